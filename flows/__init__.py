@@ -1,0 +1,7 @@
+"""Prefect flows: wiring of tasks, nothing else."""
+
+from __future__ import annotations
+
+from .benchmark import BenchmarkResult, benchmark
+
+__all__ = ["BenchmarkResult", "benchmark"]

@@ -1,0 +1,64 @@
+"""Flow ``benchmark``: engine up -> health -> (warm-up -> measure -> write) per concurrency -> summarise.
+
+Wiring only: every step is a function from ``tasks``; this module decides the order and what
+happens when a step fails (the engine is always stopped; each run is written as soon as it is
+measured, so a later failure loses nothing already measured).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.cache_policies import NONE
+
+from tcobench.schemas import BenchmarkConfig, PriceTable
+from tcobench.tasks.engine import engine_error, launch_engine, stop_engine, target_of
+from tcobench.tasks.measure import OnRequest, RunContext, measure
+from tcobench.tasks.protocols import adapter_for
+from tcobench.tasks.runs import describe_run, finish_run, new_id
+from tcobench.tasks.store import write_results
+from tcobench.tasks.summarise import Summary, summarise
+
+__all__ = ["BenchmarkResult", "benchmark"]
+
+launch_engine_task = task(launch_engine, name="launch_engine", cache_policy=NONE)
+stop_engine_task = task(stop_engine, name="stop_engine", cache_policy=NONE)
+measure_task = task(measure, name="measure", cache_policy=NONE)
+write_results_task = task(write_results, name="write_results", cache_policy=NONE)
+summarise_task = task(summarise, name="summarise", cache_policy=NONE)
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    batch_id: str
+    run_ids: list[str]
+    summary: Summary
+
+
+@flow(name="benchmark", validate_parameters=False)
+def benchmark(
+    config: BenchmarkConfig,
+    prices: PriceTable,
+    store: Path,
+    host: str,
+    model_cache: Path,
+    on_request: OnRequest | None = None,
+) -> BenchmarkResult:
+    batch_id = new_id()
+    run_ids: list[str] = []
+    engine = launch_engine_task(config, store / "logs", model_cache)
+    try:
+        target = target_of(config, engine.base_url)
+        api = adapter_for(config.engine.protocol).path(config.engine.chat)
+        for concurrency in config.workload.concurrency:
+            run = describe_run(config, engine.info, engine.base_url, api, host, batch_id, concurrency)
+            ctx = RunContext(run.run_id, run.date, run.host)
+            result = measure_task(target, config.workload, ctx, concurrency, on_request)
+            finished = finish_run(run, result, engine_error(config, engine))
+            write_results_task(store, finished, result.warmup + result.measured)
+            run_ids.append(run.run_id)
+    finally:
+        stop_engine_task(config, engine)
+    return BenchmarkResult(batch_id, run_ids, summarise_task(store, prices, run_ids))

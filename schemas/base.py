@@ -1,0 +1,47 @@
+"""Shared model configuration and enums used by every schema."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["EngineKind", "LoadMode", "Phase", "Protocol", "RunStatus", "StrictModel"]
+
+
+class StrictModel(BaseModel):
+    """Strict, closed model: unknown fields are errors, values are not coerced across types."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_enum_values=False)
+
+
+class Protocol(StrEnum):
+    """Wire protocol an engine speaks."""
+
+    openai = "openai"
+    ollama = "ollama"
+
+
+class EngineKind(StrEnum):
+    """How the engine under test is provided."""
+
+    embedded = "embedded"  # llama.cpp's llama-server started by tcobench as a local process
+    endpoint = "endpoint"  # an already running server the user points at
+
+
+class LoadMode(StrEnum):
+    """How requests are issued."""
+
+    closed = "closed"  # fixed concurrency: a new request starts when one finishes
+    poisson = "poisson"  # open loop: arrivals drawn from a Poisson process at a fixed rate
+
+
+class Phase(StrEnum):
+    warmup = "warmup"
+    measure = "measure"
+
+
+class RunStatus(StrEnum):
+    ok = "ok"  # every measured request succeeded
+    partial = "partial"  # the run finished but some requests failed
+    failed = "failed"  # the run could not be completed

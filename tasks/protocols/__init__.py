@@ -1,0 +1,8 @@
+"""Wire-protocol adapters, one module per ``schemas.Protocol`` value."""
+
+from __future__ import annotations
+
+from . import ollama, openai  # noqa: F401  (importing registers the adapters)
+from .base import Adapter, EngineInfo, LineEvent, ServerCounters, adapter_for
+
+__all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for"]

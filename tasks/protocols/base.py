@@ -1,0 +1,94 @@
+"""The interface every wire protocol implements, and the registry keyed by ``schemas.Protocol``.
+
+An adapter knows three things: how to build a streaming request, how to read one line of the
+streamed response, and how to ask a server who it is (preflight). Timing is not its business:
+``tasks.measure`` stamps every line as it arrives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from tcobench.schemas import Protocol, WorkloadConfig
+
+__all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for", "register"]
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What a server says about itself and the model, found before measuring."""
+
+    name: str
+    version: str
+    model_digest: str | None
+
+
+@dataclass
+class ServerCounters:
+    """Token counts and timings the server reported for one request (raw units: tokens, ns)."""
+
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    token_count_source: str = "none"
+    finish_reason: str | None = None
+    load_ns: int | None = None
+    prompt_eval_count: int | None = None
+    prompt_eval_ns: int | None = None
+    eval_count: int | None = None
+    eval_ns: int | None = None
+    total_ns: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class LineEvent:
+    """What one line of a stream meant."""
+
+    content: bool = False  # carried generated text (a token or more)
+    done: bool = False  # the stream's own end marker ([DONE] or done=true)
+    error: str | None = None  # the server reported an error inside the stream
+    fields: dict[str, Any] = field(default_factory=dict)  # counters to merge into ServerCounters
+
+
+class Adapter(ABC):
+    """One wire protocol."""
+
+    protocol: Protocol
+
+    @abstractmethod
+    def path(self, chat: bool) -> str:
+        """Endpoint path for streaming generation."""
+
+    @abstractmethod
+    def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+        """JSON body of one streaming request."""
+
+    @abstractmethod
+    def parse_line(self, line: str, chat: bool) -> LineEvent | None:
+        """Interpret one line of the response; None for lines that carry nothing (blank, comments)."""
+
+    @abstractmethod
+    async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:
+        """Check the server answers and serves ``model``; raise EngineError naming the problem."""
+
+
+_REGISTRY: dict[Protocol, Adapter] = {}
+
+
+def register(protocol: Protocol) -> Callable[[type[Adapter]], type[Adapter]]:
+    def wrap(cls: type[Adapter]) -> type[Adapter]:
+        cls.protocol = protocol
+        _REGISTRY[protocol] = cls()
+        return cls
+
+    return wrap
+
+
+def adapter_for(protocol: Protocol) -> Adapter:
+    return _REGISTRY[protocol]

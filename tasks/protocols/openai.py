@@ -1,0 +1,122 @@
+"""OpenAI-compatible streaming: /v1/completions and /v1/chat/completions over SSE.
+
+Token counts come from the server's ``usage`` (asked for with ``stream_options.include_usage``)
+or, failing that, from llama.cpp's ``timings`` object in the final chunk; never from chunk counts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from tcobench.errors import EngineError
+from tcobench.schemas import Protocol, WorkloadConfig
+
+from ._http import get_json
+from .base import Adapter, EngineInfo, LineEvent, register
+
+__all__ = ["OpenAIAdapter"]
+
+_MS_TO_NS = 1_000_000
+
+
+def _usage_fields(usage: dict[str, Any]) -> dict[str, Any]:
+    details = usage.get("prompt_tokens_details") or {}
+    return {
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "output_tokens": usage.get("completion_tokens"),
+        "cached_tokens": details.get("cached_tokens"),
+        "token_count_source": "usage",
+    }
+
+
+def _timings_fields(timings: dict[str, Any]) -> dict[str, Any]:
+    """llama.cpp's per-request timings (ms) as raw counters (ns)."""
+
+    def ns(key: str) -> int | None:
+        value = timings.get(key)
+        return round(float(value) * _MS_TO_NS) if value is not None else None
+
+    return {
+        "prompt_eval_count": timings.get("prompt_n"),
+        "prompt_eval_ns": ns("prompt_ms"),
+        "eval_count": timings.get("predicted_n"),
+        "eval_ns": ns("predicted_ms"),
+        "cached_tokens": timings.get("cache_n"),
+    }
+
+
+@register(Protocol.openai)
+class OpenAIAdapter(Adapter):
+    def path(self, chat: bool) -> str:
+        return "/v1/chat/completions" if chat else "/v1/completions"
+
+    def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": workload.max_tokens,
+            "temperature": workload.temperature,
+            "seed": seed,
+        }
+        if chat:
+            body["messages"] = [{"role": "user", "content": prompt}]
+        else:
+            body["prompt"] = prompt
+        if workload.ignore_eos:
+            body["ignore_eos"] = True
+        return body
+
+    def parse_line(self, line: str, chat: bool) -> LineEvent | None:
+        line = line.strip()
+        if not line.startswith("data:"):
+            return None  # blank separators, ": keep-alive" comments, event: lines
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return LineEvent(done=True)
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            return LineEvent(error=f"malformed SSE data line: {data[:120]!r}")
+        if not isinstance(chunk, dict):
+            return LineEvent(error=f"SSE data is not a JSON object: {data[:120]!r}")
+        if "error" in chunk:
+            err = chunk["error"]
+            message = err.get("message", err) if isinstance(err, dict) else err
+            return LineEvent(error=f"server error in stream: {message}")
+        fields: dict[str, Any] = {}
+        content = False
+        for choice in chunk.get("choices") or []:
+            if chat:
+                delta = choice.get("delta") or {}
+                content = content or bool(delta.get("content") or delta.get("reasoning_content"))
+            else:
+                content = content or bool(choice.get("text"))
+            if choice.get("finish_reason"):
+                fields["finish_reason"] = choice["finish_reason"]
+        if isinstance(chunk.get("timings"), dict):
+            fields.update(_timings_fields(chunk["timings"]))
+        if chunk.get("usage"):  # usage wins over timings where both count the same thing
+            fields.update(_usage_fields(chunk["usage"]))
+        return LineEvent(content=content, fields=fields)
+
+    async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:
+        status, listing = await get_json(client, f"{base_url}/v1/models")
+        if status != 200 or not isinstance(listing, dict):
+            raise EngineError(f"{base_url}/v1/models answered HTTP {status}; is this an OpenAI-compatible server?")
+        served = [str(m.get("id")) for m in listing.get("data") or [] if isinstance(m, dict)]
+        if model not in served:
+            raise EngineError(f"model {model!r} is not served by {base_url}; it serves: {', '.join(served) or 'none'}")
+        return await self._identify(client, base_url)
+
+    async def _identify(self, client: httpx.AsyncClient, base_url: str) -> EngineInfo:
+        status, props = await get_json(client, f"{base_url}/props")
+        if status == 200 and isinstance(props, dict) and "build_info" in props:
+            return EngineInfo(name="llama.cpp", version=str(props["build_info"]), model_digest=None)
+        status, version = await get_json(client, f"{base_url}/version")
+        if status == 200 and isinstance(version, dict) and "version" in version:
+            return EngineInfo(name="openai-compatible", version=str(version["version"]), model_digest=None)
+        return EngineInfo(name="openai-compatible", version="unknown", model_digest=None)

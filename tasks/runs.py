@@ -1,0 +1,139 @@
+"""describe_run / finish_run: build the RunRecord (provenance) around a measurement."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import subprocess
+import uuid
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tcobench import __version__
+from tcobench.schemas import BenchmarkConfig, RequestRecord, RunRecord, RunStatus
+
+from .hostinfo import collect_host_facts
+from .measure import MeasureResult
+from .protocols import EngineInfo
+
+__all__ = ["config_hash", "describe_run", "finish_run", "git_revision", "new_id", "prompt_set_hash"]
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _sha256_json(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def prompt_set_hash(prompts: tuple[str, ...]) -> str:
+    return _sha256_json(list(prompts))
+
+
+def config_hash(config: BenchmarkConfig) -> str:
+    return _sha256_json(config.model_dump(mode="json"))
+
+
+@cache
+def git_revision() -> str | None:
+    """Commit of the tcobench source tree, when it runs from a git checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def describe_run(
+    config: BenchmarkConfig,
+    engine: EngineInfo,
+    engine_url: str,
+    api: str,
+    host: str,
+    batch_id: str,
+    concurrency: int,
+) -> RunRecord:
+    """A RunRecord for a run about to start (status failed until finish_run says otherwise)."""
+    now = dt.datetime.now(dt.UTC)
+    w = config.workload
+    started = int(now.timestamp() * 1e9)
+    return RunRecord(
+        run_id=new_id(),
+        batch_id=batch_id,
+        date=now.date().isoformat(),
+        host=host,
+        started_ns=started,
+        finished_ns=started,
+        measure_start_ns=None,
+        measure_end_ns=None,
+        status=RunStatus.failed,
+        error="run did not finish",
+        **collect_host_facts(),
+        engine_kind=config.engine.kind.value,
+        engine_name=engine.name,
+        engine_version=engine.version,
+        engine_url=engine_url,
+        protocol=config.engine.protocol.value,
+        api=api,
+        model_name=config.model.name,
+        model_digest=engine.model_digest,
+        workload=w.name,
+        load_mode=w.mode.value,
+        concurrency=concurrency,
+        rate_rps=w.rate,
+        warmup_requests=w.warmup_requests,
+        measured_requests=w.requests,
+        max_tokens=w.max_tokens,
+        num_ctx=w.num_ctx,
+        temperature=w.temperature,
+        seed=w.seed,
+        ignore_eos=w.ignore_eos,
+        prompt_set_hash=prompt_set_hash(w.prompts),
+        config_hash=config_hash(config),
+        hardware_key=config.pricing.hardware,
+        site_key=config.pricing.site,
+        ops_key=config.pricing.ops,
+        utilisation=config.pricing.utilisation,
+        tool_version=__version__,
+        git_revision=git_revision(),
+    )
+
+
+def _status(measured: list[RequestRecord]) -> tuple[RunStatus, str | None]:
+    failed = [r for r in measured if r.error is not None]
+    if not measured or len(failed) == len(measured):
+        first = failed[0].error if failed else "no request was measured"
+        return RunStatus.failed, f"all {len(measured)} measured requests failed; first error: {first}"
+    if failed:
+        return (
+            RunStatus.partial,
+            f"{len(failed)} of {len(measured)} measured requests failed; first: {failed[0].error}",
+        )
+    return RunStatus.ok, None
+
+
+def finish_run(run: RunRecord, result: MeasureResult, error: str | None = None) -> RunRecord:
+    """The run row after measuring: window, status and error filled in."""
+    status, why = _status(result.measured)
+    if error is not None:
+        status, why = RunStatus.failed, error
+    return run.model_copy(
+        update={
+            "finished_ns": int(dt.datetime.now(dt.UTC).timestamp() * 1e9),
+            "measure_start_ns": result.measure_start_ns,
+            "measure_end_ns": result.measure_end_ns,
+            "status": status,
+            "error": why,
+        }
+    )

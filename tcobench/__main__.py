@@ -1,0 +1,3 @@
+from tcobench.cli import main
+
+main()

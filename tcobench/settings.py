@@ -1,0 +1,51 @@
+"""Settings from the environment (prefix TCOBENCH_); every default lives here."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "safe_host_name"]
+
+
+def _data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def _cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def safe_host_name(name: str) -> str:
+    """A host name usable as a hive partition value: letters, digits, '.', '_' and '-' only."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name.strip())
+    return cleaned or "unknown-host"
+
+
+class Settings(BaseSettings):
+    """Where tcobench keeps its data and what it calls this host."""
+
+    model_config = SettingsConfigDict(env_prefix="TCOBENCH_", extra="ignore")
+
+    store: Path = Field(
+        default_factory=lambda: _data_home() / "tcobench" / "store",
+        description="Root of the Parquet store (TCOBENCH_STORE).",
+    )
+    model_cache: Path = Field(
+        default_factory=lambda: _cache_home() / "tcobench" / "models",
+        description="Where the bundled model file is assembled (TCOBENCH_MODEL_CACHE).",
+    )
+    host_name: str = Field(
+        default_factory=socket.gethostname,
+        description="Name of this host in stored rows (TCOBENCH_HOST_NAME).",
+    )
+
+    @field_validator("host_name")
+    @classmethod
+    def _safe_host(cls, value: str) -> str:
+        return safe_host_name(value)

@@ -1,0 +1,160 @@
+"""load_prices / check_keys: the shipped table, and one-line errors naming the file and field path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcobench.errors import PricingError
+from tcobench.schemas import PricingConfig
+from tcobench.tasks import prices as prices_module
+from tcobench.tasks.prices import SHIPPED_TABLE, check_keys, load_prices
+
+VALID = """
+[hardware.box]
+description = "a box"
+vendor = "cpu"
+accelerators = 0
+purchase_usd = 1000
+server_share_usd = 0.0
+lifetime_months = 36
+load_watts = 50.0
+idle_watts = 10.0
+adaptation_days = 0.0
+source = "assumption: test"
+as_of = 2026-01-01
+
+[site.home]
+description = "home"
+kwh_usd = 0.2
+pue = 1.0
+source = "assumption: test"
+as_of = 2026-01-01
+
+[ops.me]
+description = "me"
+hours_per_host_month = 1.0
+hourly_usd = 50.0
+daily_usd = 400.0
+source = "assumption: test"
+as_of = "2026-01-01"
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "prices.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(PricingError) as info:
+        load_prices(path)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: ")
+    return message
+
+
+def test_all_names_exist() -> None:
+    assert sorted(prices_module.__all__) == ["SHIPPED_TABLE", "check_keys", "load_prices"]
+    for name in prices_module.__all__:
+        assert hasattr(prices_module, name)
+
+
+def test_shipped_table_validates_with_required_rows() -> None:
+    table = load_prices(None)
+    assert {"cpu-generic-2c", "nvidia-h100-sxm", "nvidia-h200-sxm", "amd-mi300x", "amd-mi325x"} <= set(table.hardware)
+    assert "default" in table.site
+    assert "default" in table.ops
+    # The shipped table must satisfy the defaults of the pricing config.
+    check_keys(table, PricingConfig(), where="defaults")
+
+
+def test_shipped_table_cites_or_labels_every_row() -> None:
+    table = load_prices(None)
+    rows = [*table.hardware.values(), *table.site.values(), *table.ops.values()]
+    for row in rows:
+        assert "assumption" in row.source or "SemiAnalysis" in row.source or "seed article" in row.source
+    assert table.hardware["cpu-generic-2c"].source.startswith("assumption:")
+    # All-in provisioned kW per GPU from SemiAnalysis InferenceX-app, as watts; 4-year life.
+    all_in_watts = {"nvidia-h100-sxm": 1730, "nvidia-h200-sxm": 1730, "amd-mi300x": 1790, "amd-mi325x": 2180}
+    for key, watts in all_in_watts.items():
+        assert table.hardware[key].load_watts == watts
+        assert table.hardware[key].lifetime_months == 48
+        assert "InferenceX" in table.hardware[key].source
+
+
+def test_valid_custom_table_accepts_toml_dates_strings_and_int_prices(tmp_path: Path) -> None:
+    table = load_prices(_write(tmp_path, VALID))
+    assert table.hardware["box"].purchase_usd == 1000.0
+    assert str(table.ops["me"].as_of) == "2026-01-01"
+
+
+def test_bad_toml_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, VALID + "\n[site.home\n"))
+    assert "invalid TOML" in message
+    assert "line" in message
+
+
+def test_negative_price_names_the_field_path(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, VALID.replace("purchase_usd = 1000", "purchase_usd = -5")))
+    assert (
+        message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: Input should be greater than or equal to 0"
+    )
+
+
+def test_zero_lifetime_names_the_field_path(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, VALID.replace("lifetime_months = 36", "lifetime_months = 0")))
+    assert message.endswith(": hardware.box.lifetime_months: Input should be greater than 0")
+
+
+def test_missing_source_names_the_field_path(tmp_path: Path) -> None:
+    text = VALID.replace('kwh_usd = 0.2\npue = 1.0\nsource = "assumption: test"\n', "kwh_usd = 0.2\npue = 1.0\n")
+    message = _error(_write(tmp_path, text))
+    assert message.endswith(": site.home.source: Field required")
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_non_finite_number_names_the_field_path(tmp_path: Path, value: str) -> None:
+    message = _error(_write(tmp_path, VALID.replace("purchase_usd = 1000", f"purchase_usd = {value}")))
+    assert message.endswith(": hardware.box.purchase_usd: Input should be a finite number")
+
+
+def test_unknown_field_names_the_field_path(tmp_path: Path) -> None:
+    message = _error(_write(tmp_path, VALID.replace("daily_usd = 400.0", "daily_usd = 400.0\ncolour = 'red'")))
+    assert message.endswith(": ops.me.colour: Extra inputs are not permitted")
+
+
+def test_several_errors_are_counted_on_one_line(tmp_path: Path) -> None:
+    text = VALID.replace("kwh_usd = 0.2", "kwh_usd = -1").replace("pue = 1.0", "pue = 9.0")
+    message = _error(_write(tmp_path, text))
+    assert "site.home.kwh_usd" in message
+    assert "(and 1 more)" in message
+
+
+def test_missing_file_is_a_pricing_error(tmp_path: Path) -> None:
+    _error(tmp_path / "prices.toml")
+
+
+def test_check_keys_names_the_missing_key_and_the_valid_ones() -> None:
+    table = load_prices(None)
+    with pytest.raises(PricingError) as info:
+        check_keys(table, PricingConfig(hardware="nvidia-b999"), where="bench.toml")
+    message = str(info.value)
+    assert message.startswith("bench.toml: pricing.hardware: no row 'nvidia-b999' in [hardware] of " + SHIPPED_TABLE)
+    assert "amd-mi300x" in message and "cpu-generic-2c" in message
+
+
+@pytest.mark.parametrize(("section", "field"), [("site", "site"), ("ops", "ops")])
+def test_check_keys_checks_site_and_ops(tmp_path: Path, section: str, field: str) -> None:
+    path = _write(tmp_path, VALID)
+    table = load_prices(path)
+    config = PricingConfig(table=path, hardware="box", site="home", ops="me")
+    check_keys(table, config, where="cli")
+    bad = config.model_copy(update={field: "nowhere"})
+    with pytest.raises(
+        PricingError, match=rf"^cli: pricing\.{section}: no row 'nowhere' in \[{section}\] of .*prices\.toml"
+    ):
+        check_keys(table, bad, where="cli")

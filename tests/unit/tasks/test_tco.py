@@ -1,0 +1,230 @@
+"""The run_summary and tco views on a hand-worked example: every number is written out here.
+
+One run, a 10 s measured window, three ok measured requests, one failed measured request and one
+warm-up request (the last two must not count), priced with a small custom table (tests/unit/factories.py):
+
+    hardware test-hw: purchase 20 000 USD, server share 4 000 USD, 48 months, 1 000 W load, 200 W idle,
+                      6 adaptation days
+    site test-site:   0.10 USD/kWh, PUE 1.5
+    ops test-ops:     2 h/month at 100 USD/h; 800 USD per engineer day
+    run:              utilisation 0.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from tcobench.schemas import Phase, RequestRecord, RunStatus
+from tcobench.tasks.query import connect
+from tcobench.tasks.store import write_results
+
+from ..factories import T0_NS, make_prices, make_request, make_run
+
+MS = 1_000_000  # ns per ms
+
+
+def _requests(run_id: str = "run0") -> list[RequestRecord]:
+    return [
+        # ok: 10 prompt + 101 output tokens; decode 1.0 s -> (101-1)/1.0 = 100 tok/s, TPOT 10 ms
+        make_request(
+            run_id=run_id,
+            request_index=0,
+            ttft_ns=100 * MS,
+            e2e_ns=1_100 * MS,
+            decode_ns=1_000 * MS,
+            prompt_tokens=10,
+            output_tokens=101,
+            chunks=4,
+            itl_ns=[10 * MS, 20 * MS, 30 * MS],
+            server_eval_count=100,
+            server_eval_ns=800 * MS,  # 100 / 0.8 s = 125 tok/s (engine clock)
+        ),
+        # ok: 20 prompt + 201 output tokens; decode 4.0 s -> 200/4.0 = 50 tok/s, TPOT 20 ms
+        make_request(
+            run_id=run_id,
+            request_index=1,
+            ttft_ns=200 * MS,
+            e2e_ns=4_200 * MS,
+            decode_ns=4_000 * MS,
+            prompt_tokens=20,
+            output_tokens=201,
+            chunks=2,
+            itl_ns=[40 * MS],
+        ),
+        # ok: 30 prompt + 298 output tokens; decode 2.97 s -> 297/2.97 = 100 tok/s, TPOT 10 ms
+        make_request(
+            run_id=run_id,
+            request_index=2,
+            ttft_ns=300 * MS,
+            e2e_ns=3_270 * MS,
+            decode_ns=2_970 * MS,
+            prompt_tokens=30,
+            output_tokens=298,
+            chunks=2,
+            itl_ns=[50 * MS],
+        ),
+        # failed measured request: counted in n and errors, in no latency or token figure
+        make_request(
+            run_id=run_id,
+            request_index=3,
+            ttft_ns=5_000 * MS,
+            e2e_ns=None,
+            decode_ns=None,
+            prompt_tokens=None,
+            output_tokens=None,
+            chunks=1,
+            itl_ns=[999 * MS],
+            http_status=500,
+            error="HTTP 500",
+        ),
+        # warm-up: ignored entirely
+        make_request(
+            run_id=run_id,
+            phase=Phase.warmup,
+            request_index=0,
+            ttft_ns=9_000 * MS,
+            e2e_ns=9_999 * MS,
+            prompt_tokens=1_000,
+            output_tokens=1_000,
+            itl_ns=[5_000 * MS],
+        ),
+    ]
+
+
+def _row(con: duckdb.DuckDBPyConnection, view: str, run_id: str = "run0") -> dict[str, Any]:
+    cursor = con.execute(f"SELECT * FROM {view} WHERE run_id = ?", [run_id])
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    assert len(rows) == 1, rows
+    return dict(zip(names, rows[0], strict=True))
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    # measured window: measure_end - measure_start = 10 000 000 000 ns = 10 s exactly
+    run = make_run(measure_start_ns=T0_NS + 5_000_000_000, measure_end_ns=T0_NS + 15_000_000_000, utilisation=0.5)
+    write_results(tmp_path, run, _requests())
+    connection = connect(tmp_path, make_prices())
+    yield connection
+    connection.close()
+
+
+def test_run_summary_counts_and_percentiles(con: duckdb.DuckDBPyConnection) -> None:
+    s = _row(con, "run_summary")
+    assert (s["n"], s["errors"], s["ok"]) == (4, 1, 3)
+    # TTFT of ok requests: 100, 200, 300 ms. quantile_cont at position (3-1)*q:
+    # p50 -> pos 1.0 -> 200; p90 -> pos 1.8 -> 200 + 0.8*100 = 280; p99 -> pos 1.98 -> 200 + 0.98*100 = 298
+    assert (s["ttft_p50_ms"], s["ttft_p90_ms"], s["ttft_p99_ms"]) == pytest.approx((200.0, 280.0, 298.0))
+    # ITL gaps of ok requests, pooled: 10, 20, 30, 40, 50 ms (not 999 of the failed one, not 5000 of the warm-up)
+    # p50 -> pos 2.0 -> 30; p90 -> pos 3.6 -> 40 + 0.6*10 = 46; p99 -> pos 3.96 -> 40 + 0.96*10 = 49.6
+    assert (s["itl_p50_ms"], s["itl_p90_ms"], s["itl_p99_ms"]) == pytest.approx((30.0, 46.0, 49.6))
+    # E2E sorted: 1100, 3270, 4200 ms; p50 = 3270; p90 = 3270 + 0.8*930 = 4014; p99 = 3270 + 0.98*930 = 4181.4
+    assert (s["e2e_p50_ms"], s["e2e_p90_ms"], s["e2e_p99_ms"]) == pytest.approx((3270.0, 4014.0, 4181.4))
+    # TPOT per request: 10, 20, 10 ms -> mean 40/3 = 13.333 ms
+    assert s["tpot_mean_ms"] == pytest.approx(40 / 3)
+    # client decode rate per request: 100, 50, 100 tok/s -> mean 250/3 = 83.333, median 100
+    assert s["req_decode_tok_s_mean"] == pytest.approx(250 / 3)
+    assert s["req_decode_tok_s_p50"] == pytest.approx(100.0)
+    # server decode rate: only request 0 reports it: 125 tok/s
+    assert (s["server_decode_tok_s_mean"], s["server_decode_tok_s_p50"]) == pytest.approx((125.0, 125.0))
+
+
+def test_run_summary_throughput(con: duckdb.DuckDBPyConnection) -> None:
+    s = _row(con, "run_summary")
+    assert s["prompt_tokens"] == 10 + 20 + 30 == 60
+    assert s["output_tokens"] == 101 + 201 + 298 == 600
+    assert s["measure_s"] == 10.0
+    assert s["output_tok_s"] == pytest.approx(600 / 10)  # 60 tok/s
+    assert s["total_tok_s"] == pytest.approx((60 + 600) / 10)  # 66 tok/s
+    assert str(s["started"]) == "2023-11-14 22:13:20"  # T0_NS as a UTC timestamp
+    assert s["status"] == RunStatus.ok.value
+
+
+def test_tco_hand_worked(con: duckdb.DuckDBPyConnection) -> None:
+    t = _row(con, "tco")
+    # assumptions shown next to the numbers
+    assert (t["hardware_key"], t["utilisation"], t["hours_per_month"]) == ("test-hw", 0.5, 730.0)
+    assert (t["purchase_usd"], t["server_share_usd"], t["lifetime_months"]) == (20_000.0, 4_000.0, 48)
+    assert (t["pue"], t["kwh_usd"], t["ops_hours_per_month"], t["hourly_usd"]) == (1.5, 0.10, 2.0, 100.0)
+    assert (t["adaptation_days"], t["daily_usd"]) == (6.0, 800.0)
+    assert t["power_basis"] == "estimate: price-table load/idle watts"
+
+    # hardware: (20 000 + 4 000) / 48 months = 500.00 USD/month
+    hardware_usd_month = 500.00
+    # power: 0.5 * 1 000 W + (1 - 0.5) * 200 W = 600 W
+    power_w = 600.0
+    # energy: 600 W * 1.5 PUE * 730 h / 1000 = 657 kWh/month
+    energy_kwh_month = 657.0
+    # power cost: 657 kWh * 0.10 USD/kWh = 65.70 USD/month
+    power_usd_month = 65.70
+    # ops: 2 h * 100 USD/h = 200.00 USD/month
+    ops_usd_month = 200.00
+    # adaptation: 6 days * 800 USD/day / 48 months = 4 800 / 48 = 100.00 USD/month
+    adaptation_usd_month = 100.00
+    # total: 500 + 65.70 + 200 + 100 = 865.70 USD/month
+    total_usd_month = 865.70
+    # output tokens: 60 tok/s * 3600 s/h * 730 h * 0.5 = 78 840 000 tokens/month
+    output_tokens_month = 78_840_000.0
+    # all tokens: 66 tok/s * 3600 * 730 * 0.5 = 86 724 000 tokens/month
+    total_tokens_month = 86_724_000.0
+    # 865.70 USD / 78.84 M tokens = 10.98047... -> 10.98 USD per 1M output tokens
+    usd_per_m_output_tokens = 10.98
+    # 865.70 USD / 86.724 M tokens = 9.98224... -> 9.98 USD per 1M tokens (prompt + output)
+    usd_per_m_total_tokens = 9.98
+
+    assert round(t["hardware_usd_month"], 2) == hardware_usd_month
+    assert t["power_w"] == pytest.approx(power_w)
+    assert t["energy_kwh_month"] == pytest.approx(energy_kwh_month)
+    assert round(t["power_usd_month"], 2) == power_usd_month
+    assert round(t["ops_usd_month"], 2) == ops_usd_month
+    assert round(t["adaptation_usd_month"], 2) == adaptation_usd_month
+    assert round(t["total_usd_month"], 2) == total_usd_month
+    assert t["output_tokens_month"] == pytest.approx(output_tokens_month)
+    assert t["total_tokens_month"] == pytest.approx(total_tokens_month)
+    assert round(t["usd_per_m_output_tokens"], 2) == usd_per_m_output_tokens
+    assert round(t["usd_per_m_total_tokens"], 2) == usd_per_m_total_tokens
+    # raw USD stays unrounded DOUBLE in the view
+    assert t["usd_per_m_output_tokens"] == pytest.approx(865.70 / 78.84)
+
+
+def test_tco_is_null_without_tokens_and_null_prices_for_unknown_keys(tmp_path: Path) -> None:
+    failed = make_run(run_id="failed", status=RunStatus.failed, error="engine died")
+    write_results(tmp_path, failed, [make_request(run_id="failed", error="refused", output_tokens=None)])
+    zero_window = make_run(run_id="zero", measure_start_ns=T0_NS, measure_end_ns=T0_NS)
+    write_results(tmp_path, zero_window, [make_request(run_id="zero")])
+    unpriced = make_run(run_id="unpriced", hardware_key="not-in-table")
+    write_results(tmp_path, unpriced, [make_request(run_id="unpriced")])
+    con = connect(tmp_path, make_prices())
+    try:
+        failed_row = _row(con, "tco", "failed")
+        assert failed_row["output_tok_s"] is None
+        assert failed_row["total_usd_month"] == pytest.approx(865.70)  # the host still costs money
+        assert failed_row["usd_per_m_output_tokens"] is None
+        assert failed_row["usd_per_m_total_tokens"] is None
+        zero_row = _row(con, "tco", "zero")
+        assert zero_row["output_tok_s"] is None
+        assert zero_row["usd_per_m_output_tokens"] is None
+        unpriced_row = _row(con, "tco", "unpriced")
+        assert unpriced_row["output_tok_s"] is not None
+        assert unpriced_row["purchase_usd"] is None
+        assert unpriced_row["usd_per_m_output_tokens"] is None
+    finally:
+        con.close()
+
+
+def test_run_without_measured_requests_still_has_a_summary_row(tmp_path: Path) -> None:
+    write_results(tmp_path, make_run(status=RunStatus.failed, error="no engine"), [])
+    con = connect(tmp_path, make_prices())
+    try:
+        s = _row(con, "run_summary")
+        assert (s["n"], s["errors"], s["ok"]) == (0, 0, 0)
+        assert s["ttft_p50_ms"] is None
+        assert s["itl_p50_ms"] is None
+        assert s["output_tok_s"] is None
+    finally:
+        con.close()
