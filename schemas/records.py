@@ -84,7 +84,9 @@ class RequestRecord(StrictModel):
     seed: int = Field(description="Seed sent with the request.")
     start_ns: int = Field(description="Request sent, ns since the Unix epoch (UTC).")
     ttft_ns: int | None = Field(description="Time to first content token: first content chunk - start, ns.")
-    e2e_ns: int | None = Field(description="End-to-end latency: last byte of the response - start, ns.")
+    e2e_ns: int | None = Field(
+        description="End-to-end latency: end of the response stream (or the failure) - start, ns."
+    )
     decode_ns: int | None = Field(description="Last content chunk - first content chunk, ns.")
     chunks: int = Field(description="Content-bearing stream chunks received.")
     itl_ns: list[int] = Field(description="Gaps between consecutive content chunks, ns (chunks - 1 values).")

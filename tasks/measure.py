@@ -80,11 +80,13 @@ class _Clock:
         return self.wall0 + (perf_ns - self.perf0)
 
 
-def _client(target: Target, workload: WorkloadConfig, concurrency: int) -> httpx.AsyncClient:
+def _client(
+    target: Target, workload: WorkloadConfig, concurrency: int, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient:
     timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
     limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
     # trust_env=False: a proxy from the environment must never sit between us and the engine.
-    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False)
+    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False, transport=transport)
 
 
 def _apply(counters: ServerCounters, update: dict[str, Any]) -> None:
@@ -147,16 +149,27 @@ async def _send(
     prompt = workload.prompts[spec.prompt_index]
     body = adapter.payload(target.model, prompt, workload, spec.seed, target.chat)
     url = target.base_url + adapter.path(target.chat)
-    stream = _Stream()
-    t0 = time.perf_counter_ns()
-    try:
-        async with asyncio.timeout(workload.request_timeout_s):
-            async with client.stream("POST", url, json=body) as response:
-                await stream.read(response, adapter, target.chat)
-    except TimeoutError:
-        stream.error = f"timed out after {workload.request_timeout_s:g} s"
-    except httpx.HTTPError as exc:
-        stream.error = f"{type(exc).__name__}: {exc or 'connection failed'}"
+    for attempt in (1, 2):
+        stream = _Stream()
+        t0 = time.perf_counter_ns()
+        try:
+            async with asyncio.timeout(workload.request_timeout_s):
+                async with client.stream("POST", url, json=body) as response:
+                    await stream.read(response, adapter, target.chat)
+        except TimeoutError:
+            stream.error = f"timed out after {workload.request_timeout_s:g} s"
+        except httpx.RemoteProtocolError as exc:
+            if stream.status is None and attempt == 1:
+                # A pooled keep-alive connection the server had already closed (llama.cpp's HTTP server
+                # closes after a few requests per connection): nothing was sent back, so send it again on a
+                # fresh connection, timed from the new start.
+                continue
+            stream.error = f"RemoteProtocolError: {exc or 'connection closed'}"
+            if stream.status is not None:
+                stream.error += " (stream truncated: the connection closed mid-response)"
+        except httpx.HTTPError as exc:
+            stream.error = f"{type(exc).__name__}: {exc or 'connection failed'}"
+        break
     t_end = time.perf_counter_ns()
     return _record(spec, ctx, clock, t0, t_end, stream)
 
@@ -165,7 +178,6 @@ def _record(spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, st
     c = stream.counters
     _finalize(c)
     times = stream.content_ns
-    ok = stream.error is None
     return RequestRecord(
         run_id=ctx.run_id,
         date=ctx.date,
@@ -176,7 +188,7 @@ def _record(spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, st
         seed=spec.seed,
         start_ns=clock.wall(t0),
         ttft_ns=times[0] - t0 if times else None,
-        e2e_ns=t_end - t0 if ok else None,
+        e2e_ns=t_end - t0,
         decode_ns=times[-1] - times[0] if len(times) > 1 else None,
         chunks=len(times),
         itl_ns=[b - a for a, b in zip(times, times[1:], strict=False)],
@@ -262,10 +274,11 @@ async def _measure(
     ctx: RunContext,
     concurrency: int,
     on_request: OnRequest | None,
+    transport: httpx.AsyncBaseTransport | None,
 ) -> MeasureResult:
     adapter = adapter_for(target.protocol)
     clock = _Clock()
-    async with _client(target, workload, concurrency) as client:
+    async with _client(target, workload, concurrency, transport) as client:
 
         async def send(spec: _Spec) -> RequestRecord:
             return await _send(client, adapter, target, workload, spec, ctx, clock)
@@ -275,7 +288,7 @@ async def _measure(
         specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
         measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request)
     starts = [r.start_ns for r in measured]
-    ends = [r.start_ns + (r.e2e_ns or 0) for r in measured if r.e2e_ns is not None]
+    ends = [r.start_ns + r.e2e_ns for r in measured if r.e2e_ns is not None]
     return MeasureResult(
         warmup=warmup,
         measured=measured,
@@ -290,9 +303,13 @@ def measure(
     ctx: RunContext,
     concurrency: int,
     on_request: OnRequest | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> MeasureResult:
-    """Warm up, then measure; every request (failed ones too) comes back as a RequestRecord."""
-    return asyncio.run(_measure(target, workload, ctx, concurrency, on_request))
+    """Warm up, then measure; every request (failed ones too) comes back as a RequestRecord.
+
+    ``transport`` replaces httpx's network transport (tests use httpx.MockTransport).
+    """
+    return asyncio.run(_measure(target, workload, ctx, concurrency, on_request, transport))
 
 
 async def _preflight(target: Target) -> EngineInfo:

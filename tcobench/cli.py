@@ -53,6 +53,10 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
 def _usd(value: Any) -> str:
     if value is None:
         return "-"
@@ -120,21 +124,23 @@ def _print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
         table.add_row(
             "power",
             _usd(row["power_usd_month"]),
-            f"{_fmt(row['power_w'])} W x PUE {row['pue']} x {row['hours_per_month']:g} h x "
+            f"{_fmt(row['power_w'])} W x PUE {row['pue']} x {_num(row['hours_per_month'])} h x "
             f"{_usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
         )
         table.add_row(
-            "ops labour", _usd(row["ops_usd_month"]), f"{row['ops_hours_per_month']:g} h x {_usd(row['hourly_usd'])}/h"
+            "ops labour",
+            _usd(row["ops_usd_month"]),
+            f"{_num(row['ops_hours_per_month'])} h x {_usd(row['hourly_usd'])}/h",
         )
         table.add_row(
             "adaptation",
             _usd(row["adaptation_usd_month"]),
-            f"{row['adaptation_days']:g} days x {_usd(row['daily_usd'])}/day / {lt} months",
+            f"{_num(row['adaptation_days'])} days x {_usd(row['daily_usd'])}/day / {lt} months",
         )
         table.add_row(
             "total",
             _usd(row["total_usd_month"]),
-            f"tokens/month = aggregate tok/s x 3600 x {row['hours_per_month']:g} h x "
+            f"tokens/month = aggregate tok/s x 3600 x {_num(row['hours_per_month'])} h x "
             f"utilisation {row['utilisation']:.0%}",
         )
         for term in ("hardware", "site", "ops"):
@@ -253,7 +259,8 @@ def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
     try:
         result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request)
     finally:
-        progress.stop()
+        if progress.live.is_started:
+            progress.stop()
     _print_runs(result.summary.runs, result.summary.tco)
     _print_assumptions(result.summary.tco, result.summary.sources)
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)

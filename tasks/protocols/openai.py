@@ -99,8 +99,8 @@ class OpenAIAdapter(Adapter):
                 fields["finish_reason"] = choice["finish_reason"]
         if isinstance(chunk.get("timings"), dict):
             fields.update(_timings_fields(chunk["timings"]))
-        if chunk.get("usage"):  # usage wins over timings where both count the same thing
-            fields.update(_usage_fields(chunk["usage"]))
+        if chunk.get("usage"):  # usage wins over timings where both count the same thing (and usage has it)
+            fields.update({k: v for k, v in _usage_fields(chunk["usage"]).items() if v is not None})
         return LineEvent(content=content, fields=fields)
 
     async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:

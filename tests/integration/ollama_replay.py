@@ -1,0 +1,287 @@
+"""A real HTTP server on 127.0.0.1 that replays Ollama's documented API (docs/api.md), for tests.
+
+No Ollama binary can be installed on our build machines, so the Ollama adapter is exercised
+against this stand-in: a stdlib ``ThreadingHTTPServer`` on an ephemeral port, run in a thread,
+that answers with the documented wire format:
+
+- ``GET /api/version`` -> ``{"version": "0.x.y"}``;
+- ``GET /api/tags`` -> ``{"models": [{"name", "model", "digest", ...}]}``;
+- ``POST /api/generate`` and ``POST /api/chat`` -> NDJSON, one JSON object per line, written as
+  HTTP/1.1 chunks with real pauses between lines (so a client sees them arrive over time); the
+  last object has ``done: true``, ``done_reason`` and the counters (durations in ns).
+
+The requested model name selects the scenario:
+
+- ``normal``: ``len(TOKENS)`` token objects, then a final object with every counter;
+- ``midstream-error``: two tokens, then ``{"error": ...}`` inside the HTTP 200 stream;
+- ``missing-metrics``: tokens, then a final object with ``eval_count`` and ``done_reason`` only;
+- ``truncated``: tokens, then half a JSON line, then the connection closes without ending the
+  chunked body (what a client sees when the server dies mid-stream);
+- ``truncated-close``: the same, with the body delimited by ``Connection: close`` instead of chunks,
+  so the half line does reach the client's line reader;
+- ``http-500``: HTTP 500 with ``{"error": ...}``;
+- any other name: HTTP 404 ``{"error": "model '...' not found"}``, as Ollama answers.
+``llama3.2:latest`` is listed by ``/api/tags`` and behaves like ``normal``.
+
+Every request is recorded (method, path, parsed JSON body) so tests can assert what the client sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "COUNTERS",
+    "DONE_REASON",
+    "ERROR_MESSAGE",
+    "FIRST_TOKEN_DELAY_S",
+    "HTTP_500_MESSAGE",
+    "LISTED_MODELS",
+    "MIDSTREAM_TOKENS",
+    "SCENARIOS",
+    "TOKEN_GAP_S",
+    "TOKENS",
+    "VERSION",
+    "OllamaReplay",
+    "Received",
+    "digest_of",
+    "ollama_replay",
+]
+
+VERSION = "0.12.6"
+SCENARIOS = ("normal", "midstream-error", "missing-metrics", "truncated", "truncated-close", "http-500")
+LISTED_MODELS = ("llama3.2:latest", *(f"{name}:latest" for name in SCENARIOS))
+TOKENS = ("The", " sky", " is", " blue", ".")
+MIDSTREAM_TOKENS = 2  # tokens sent before the in-stream error and before the truncation
+FIRST_TOKEN_DELAY_S = 0.02  # pause before the first line (the "prefill")
+TOKEN_GAP_S = 0.01  # pause before every later line
+DONE_REASON = "stop"
+ERROR_MESSAGE = "an error was encountered while running the model: unexpected EOF"
+HTTP_500_MESSAGE = "llama runner process has terminated: exit status 2"
+# Counters of the final object: distinct values, so a test can tell one from another.
+COUNTERS: dict[str, int] = {
+    "total_duration": 123_456_789,
+    "load_duration": 1_234_567,
+    "prompt_eval_count": 26,
+    "prompt_eval_duration": 45_678_901,
+    "eval_count": len(TOKENS),
+    "eval_duration": 67_890_123,
+}
+_CREATED_AT = "2026-01-01T00:00:00.000000Z"
+
+
+def digest_of(name: str) -> str:
+    """The digest /api/tags reports for a listed model (sha256 hex of its name)."""
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request the server received."""
+
+    method: str
+    path: str
+    body: dict[str, Any] | None
+
+
+def _tags() -> dict[str, Any]:
+    return {
+        "models": [
+            {
+                "name": name,
+                "model": name,
+                "modified_at": _CREATED_AT,
+                "size": 2_019_393_189,
+                "digest": digest_of(name),
+                "details": {
+                    "format": "gguf",
+                    "family": "llama",
+                    "parameter_size": "3.2B",
+                    "quantization_level": "Q4_K_M",
+                },
+            }
+            for name in LISTED_MODELS
+        ]
+    }
+
+
+def _token(model: str, chat: bool, text: str) -> dict[str, Any]:
+    obj: dict[str, Any] = {"model": model, "created_at": _CREATED_AT}
+    if chat:
+        obj["message"] = {"role": "assistant", "content": text}
+    else:
+        obj["response"] = text
+    obj["done"] = False
+    return obj
+
+
+def _final(model: str, chat: bool, counters: dict[str, int]) -> dict[str, Any]:
+    obj = _token(model, chat, "")
+    obj.update(done=True, done_reason=DONE_REASON, **counters)
+    if not chat:
+        obj["context"] = [1, 2, 3]
+    return obj
+
+
+def _lines(scenario: str, model: str, chat: bool) -> list[bytes]:
+    """Complete NDJSON lines of a streamed answer (the truncated scenarios add their half line)."""
+    tokens = TOKENS if scenario in ("normal", "missing-metrics") else TOKENS[:MIDSTREAM_TOKENS]
+    objs = [_token(model, chat, text) for text in tokens]
+    if scenario == "normal":
+        objs.append(_final(model, chat, COUNTERS))
+    elif scenario == "missing-metrics":
+        objs.append(_final(model, chat, {"eval_count": COUNTERS["eval_count"]}))
+    elif scenario == "midstream-error":
+        objs.append({"error": ERROR_MESSAGE})
+    return [json.dumps(obj).encode() + b"\n" for obj in objs]
+
+
+def _scenario(model: str) -> str | None:
+    name = model.removesuffix(":latest")
+    if name == "llama3.2":
+        return "normal"
+    return name if name in SCENARIOS else None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, like Go's net/http
+    timeout = 5.0  # idle keep-alive connections end, so server_close() can join every thread
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_GET(self) -> None:
+        self.server.replay.record(Received("GET", self.path, None))
+        if self.path == "/api/version":
+            self._json(200, {"version": VERSION})
+        elif self.path == "/api/tags":
+            self._json(200, _tags())
+        else:
+            self._json(404, {"error": "404 page not found"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length) or b"null")
+        self.server.replay.record(Received("POST", self.path, body))
+        if self.path not in ("/api/generate", "/api/chat"):
+            self._json(404, {"error": "404 page not found"})
+            return
+        model = str(body.get("model", ""))
+        scenario = _scenario(model)
+        if scenario is None:
+            self._json(404, {"error": f"model '{model}' not found"})
+        elif scenario == "http-500":
+            self._json(500, {"error": HTTP_500_MESSAGE})
+        else:
+            with self.server.replay.in_flight():
+                self._stream(scenario, model, chat=self.path == "/api/chat")
+
+    def _json(self, status: int, obj: Any) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, scenario: str, model: str, chat: bool) -> None:
+        chunked = scenario != "truncated-close"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")  # the body ends when the connection does
+            self.close_connection = True
+        self.end_headers()
+        lines = _lines(scenario, model, chat)
+        if scenario.startswith("truncated"):
+            lines.append(json.dumps(_final(model, chat, COUNTERS)).encode()[:25])  # half a line, no newline
+        try:
+            for i, line in enumerate(lines):
+                time.sleep(FIRST_TOKEN_DELAY_S if i == 0 else TOKEN_GAP_S)
+                self._write(line, chunked)
+            if scenario.startswith("truncated"):
+                self.close_connection = True  # close without the final zero-length chunk
+            elif chunked:
+                self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped reading; nothing left to say
+
+    def _write(self, data: bytes, chunked: bool) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = False  # server_close() joins the handler threads
+    replay: OllamaReplay
+
+
+class OllamaReplay:
+    """The running server: its base URL and what it received. Use through ``ollama_replay()``."""
+
+    def __init__(self) -> None:
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.replay = self
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), name="ollama-replay", daemon=True
+        )
+        self._lock = threading.Lock()
+        self._received: list[Received] = []
+        self._streaming = 0
+        self.max_streaming = 0  # most generation streams served at once
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host!s}:{port}"
+
+    @property
+    def received(self) -> list[Received]:
+        with self._lock:
+            return list(self._received)
+
+    def generations(self) -> list[Received]:
+        """POSTs to /api/generate or /api/chat, in arrival order."""
+        return [r for r in self.received if r.method == "POST"]
+
+    def record(self, request: Received) -> None:
+        with self._lock:
+            self._received.append(request)
+
+    @contextmanager
+    def in_flight(self) -> Iterator[None]:
+        with self._lock:
+            self._streaming += 1
+            self.max_streaming = max(self.max_streaming, self._streaming)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._streaming -= 1
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+
+@contextmanager
+def ollama_replay() -> Iterator[OllamaReplay]:
+    """Start the replay server; it is always shut down (and its threads joined) on exit."""
+    replay = OllamaReplay()
+    replay.start()
+    try:
+        yield replay
+    finally:
+        replay.stop()

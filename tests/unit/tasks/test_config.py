@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import EngineKind, LoadMode, Protocol
+from tcobench.tasks.config import load_config
+
+
+def test_defaults_are_the_embedded_job() -> None:
+    config = load_config()
+    assert config.engine.kind is EngineKind.embedded and config.engine.protocol is Protocol.openai
+    assert config.workload.requests == 20 and config.workload.warmup_requests == 1
+    assert config.workload.concurrency == (1, 2)
+    assert config.workload.prompts[0] == "用一句话解释什么是成本效率"
+
+
+def test_file_then_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "bench.toml"
+    text = (
+        '[engine]\nkind = "endpoint"\nurl = "http://127.0.0.1:11434/"\nprotocol = "ollama"\n'
+        '[model]\nname = "llama3.2"\n[workload]\nrequests = 5\nconcurrency = [1, 4]\n'
+    )
+    path.write_text(text, "utf-8")
+    config = load_config(path, {"workload": {"requests": 7, "mode": "poisson", "rate": 2.5, "max_tokens": None}})
+    assert config.engine.url == "http://127.0.0.1:11434" and config.engine.protocol is Protocol.ollama
+    assert config.workload.requests == 7 and config.workload.concurrency == (1, 4)
+    assert config.workload.mode is LoadMode.poisson and config.workload.rate == 2.5
+    assert config.workload.max_tokens == 64  # None means "not given on the command line"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[workload]\nrequests = 0\n", "workload.requests: Input should be greater than 0"),
+        ("[workload]\nconcurrency = [1, 0]\n", "workload.concurrency.1"),
+        ('[workload]\nmode = "poisson"\n', "workload.rate is required"),
+        ('[engine]\nkind = "endpoint"\n', "engine.url is required"),
+        ('[engine]\nurl = "ftp://x"\n', "engine.url: must start with http"),
+        ('[engine]\nprotocol = "grpc"\n', "engine.protocol: Input should be 'openai' or 'ollama'"),
+        ("[workload]\nbogus = 1\n", "workload.bogus: Extra inputs are not permitted"),
+        ('[model]\nname = "llama-70b"\n', "unknown model 'llama-70b' for the embedded engine"),
+        ("[workload\n", "not valid TOML"),
+    ],
+)
+def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "bench.toml"
+    path.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and needle in message and "\n" not in message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")

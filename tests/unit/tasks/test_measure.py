@@ -1,0 +1,121 @@
+"""measure(): load generation and failure rows. The subject is our client logic, so the transport is
+httpx.MockTransport speaking OpenAI SSE (the real engine is exercised in tests/integration)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+import pytest
+
+from tcobench.schemas import Phase, Protocol, WorkloadConfig
+from tcobench.tasks.measure import RunContext, Target, measure
+
+CTX = RunContext("run1", "2026-11-30", "host")
+TARGET = Target("http://127.0.0.1:1", Protocol.openai, "m")
+
+
+def workload(**kw: object) -> WorkloadConfig:
+    return WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a", "b", "c"], **kw}))
+
+
+class SSE(httpx.AsyncByteStream):
+    """Three content chunks, a usage chunk and [DONE], with a small real gap between chunks."""
+
+    def __init__(self, gap_s: float = 0.002, done: bool = True) -> None:
+        self.gap_s, self.done = gap_s, done
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for text in ("Hel", "lo", "!"):
+            await asyncio.sleep(self.gap_s)
+            yield f'data: {{"choices":[{{"text":"{text}","finish_reason":null}}]}}\n\n'.encode()
+        usage = {"prompt_tokens": 4, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 1}}
+        yield f'data: {{"choices":[{{"text":"","finish_reason":"length"}}],"usage":{json.dumps(usage)}}}\n\n'.encode()
+        if self.done:
+            yield b"data: [DONE]\n\n"
+
+
+def test_closed_loop_rows_seeds_and_inflight_cap() -> None:
+    sent: list[dict[str, object]] = []
+    inflight = peak = 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal inflight, peak
+        sent.append(json.loads(request.content))
+        inflight += 1
+        peak = max(peak, inflight)
+        await asyncio.sleep(0.01)
+        inflight -= 1
+        return httpx.Response(200, stream=SSE())
+
+    result = measure(TARGET, workload(requests=5, warmup_requests=1), CTX, 2, transport=httpx.MockTransport(handler))
+    assert [r.phase for r in result.warmup] == [Phase.warmup]
+    assert [r.request_index for r in result.measured] == [0, 1, 2, 3, 4]
+    assert [r.prompt_index for r in result.measured] == [0, 1, 2, 0, 1]
+    assert [r.seed for r in result.measured] == [42, 43, 44, 45, 46]
+    assert peak == 2
+    first = result.measured[0]
+    assert first.error is None and first.chunks == 3 and len(first.itl_ns) == 2
+    assert first.output_tokens == 3 and first.prompt_tokens == 4 and first.cached_tokens == 1
+    assert first.token_count_source == "usage" and first.finish_reason == "length"
+    assert first.ttft_ns is not None and first.e2e_ns is not None and 0 < first.ttft_ns < first.e2e_ns
+    assert first.decode_ns == sum(first.itl_ns)
+    assert result.measure_start_ns == min(r.start_ns for r in result.measured)
+    assert all(body["stream"] is True and body["max_tokens"] == 64 for body in sent)
+
+
+def test_poisson_sends_all_requests_within_cap() -> None:
+    inflight = peak = 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal inflight, peak
+        inflight += 1
+        peak = max(peak, inflight)
+        await asyncio.sleep(0.02)
+        inflight -= 1
+        return httpx.Response(200, stream=SSE(gap_s=0))
+
+    wl = workload(requests=12, warmup_requests=0, mode="poisson", rate=500.0)
+    result = measure(TARGET, wl, CTX, 3, transport=httpx.MockTransport(handler))
+    assert len(result.measured) == 12 and all(r.error is None for r in result.measured)
+    assert 1 <= peak <= 3
+
+
+def _http_500(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(500, text="boom")
+
+
+def _refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("connection refused", request=request)
+
+
+@pytest.mark.parametrize(("handler", "needle"), [(_http_500, "HTTP 500: boom"), (_refused, "ConnectError")])
+def test_failed_request_is_a_row(handler: Callable[[httpx.Request], httpx.Response], needle: str) -> None:
+    result = measure(TARGET, workload(requests=2, warmup_requests=0), CTX, 1, transport=httpx.MockTransport(handler))
+    assert len(result.measured) == 2
+    for row in result.measured:
+        assert row.error is not None and needle in row.error
+        assert row.output_tokens is None and row.chunks == 0
+
+
+def test_stream_without_end_marker_is_an_error() -> None:
+    class Cut(SSE):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            yield b'data: {"choices":[{"text":"x","finish_reason":null}]}\n\n'
+
+    result = measure(TARGET, workload(requests=1, warmup_requests=0), CTX, 1,
+                     transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=Cut())))  # fmt: skip
+    assert result.measured[0].error == "stream ended before the server marked it complete"
+    assert result.measured[0].chunks == 1
+
+
+def test_request_timeout_is_a_row() -> None:
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(5)
+        return httpx.Response(200, stream=SSE())
+
+    wl = workload(requests=1, warmup_requests=0, request_timeout_s=0.05)
+    result = measure(TARGET, wl, CTX, 1, transport=httpx.MockTransport(slow))
+    assert result.measured[0].error == "timed out after 0.05 s"
