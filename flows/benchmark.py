@@ -53,7 +53,7 @@ def benchmark(
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         for concurrency in config.workload.concurrency:
-            run = describe_run(config, engine.info, engine.base_url, api, host, batch_id, concurrency)
+            run = describe_run(config, engine, api, host, batch_id, concurrency)
             ctx = RunContext(run.run_id, run.date, run.host)
             result = measure_task(target, config.workload, ctx, concurrency, on_request)
             finished = finish_run(run, result, engine_error(config, engine))

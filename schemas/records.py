@@ -48,6 +48,31 @@ class RunRecord(StrictModel):
     api: str = Field(description="Endpoint path used, e.g. /v1/completions or /api/generate.")
     model_name: str = Field(description="Model name as sent to the engine.")
     model_digest: str | None = Field(description="sha256 of the model file or the engine's model digest.")
+    synthetic_model: bool = Field(
+        default=False, description="True when the model has random weights of a real shape (tcobench models synth)."
+    )
+    engine_settings: str = Field(
+        default="{}", description="JSON of the engine's pinned settings (slots, context, threads, Ollama knobs...)."
+    )
+    image: str | None = Field(default=None, description="Container image reference, for containerised engines.")
+    image_digest: str | None = Field(default=None, description="Image id/digest (sha256:...) of that container.")
+    container_settings: str | None = Field(
+        default=None, description="JSON of the container's settings (devices, groups, ipc, shm, env)."
+    )
+    # Accelerator provenance (null on CPU-only hosts)
+    gpu_vendor: str | None = Field(default=None, description="nvidia or amd; null for a CPU host.")
+    gpu_name: str | None = Field(default=None, description="Accelerator model name as the driver reports it.")
+    gpu_count: int | None = Field(default=None, description="Accelerators used by the engine.")
+    gpu_uuids: str | None = Field(default=None, description="Comma-separated UUIDs of those accelerators.")
+    driver_version: str | None = Field(default=None, description="GPU driver version.")
+    cuda_version: str | None = Field(default=None, description="CUDA driver API version (NVIDIA).")
+    rocm_version: str | None = Field(default=None, description="ROCm version (AMD).")
+    gpu_power_limit_mw: int | None = Field(default=None, description="Enforced power limit of the first GPU, mW.")
+    gpu_max_sm_clock_mhz: int | None = Field(default=None, description="Maximum SM/core clock of the first GPU, MHz.")
+    telemetry_source: str | None = Field(default=None, description="Sampler that produced telemetry rows, if any.")
+    telemetry_note: str | None = Field(
+        default=None, description="Why there is no (or only partial) power data for this run."
+    )
     # Workload
     workload: str = Field(description="Workload label.")
     load_mode: str = Field(description="closed or poisson.")

@@ -7,6 +7,7 @@ import hashlib
 import json
 import subprocess
 import uuid
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,9 @@ from typing import Any
 from tcobench import __version__
 from tcobench.schemas import BenchmarkConfig, RequestRecord, RunRecord, RunStatus
 
+from .engine.base import RunningEngine
 from .hostinfo import collect_host_facts
 from .measure import MeasureResult
-from .protocols import EngineInfo
 
 __all__ = ["config_hash", "describe_run", "finish_run", "git_revision", "new_id", "prompt_set_hash"]
 
@@ -57,14 +58,17 @@ def git_revision() -> str | None:
 
 def describe_run(
     config: BenchmarkConfig,
-    engine: EngineInfo,
-    engine_url: str,
+    engine: RunningEngine,
     api: str,
     host: str,
     batch_id: str,
     concurrency: int,
+    device_facts: Mapping[str, Any] | None = None,
 ) -> RunRecord:
-    """A RunRecord for a run about to start (status failed until finish_run says otherwise)."""
+    """A RunRecord for a run about to start (status failed until finish_run says otherwise).
+
+    ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names).
+    """
     now = dt.datetime.now(dt.UTC)
     w = config.workload
     started = int(now.timestamp() * 1e9)
@@ -81,13 +85,14 @@ def describe_run(
         error="run did not finish",
         **collect_host_facts(),
         engine_kind=config.engine.kind.value,
-        engine_name=engine.name,
-        engine_version=engine.version,
-        engine_url=engine_url,
+        engine_name=engine.info.name,
+        engine_version=engine.info.version,
+        engine_url=engine.base_url,
         protocol=config.engine.protocol.value,
         api=api,
         model_name=config.model.name,
-        model_digest=engine.model_digest,
+        model_digest=engine.info.model_digest,
+        engine_settings=json.dumps(engine.settings, sort_keys=True, default=str),
         workload=w.name,
         load_mode=w.mode.value,
         concurrency=concurrency,
@@ -107,6 +112,7 @@ def describe_run(
         utilisation=config.pricing.utilisation,
         tool_version=__version__,
         git_revision=git_revision(),
+        **dict(device_facts or {}),
     )
 
 

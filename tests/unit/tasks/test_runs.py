@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tcobench.schemas import BenchmarkConfig, RunRecord, RunStatus
+from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.measure import MeasureResult
 from tcobench.tasks.protocols import EngineInfo
 from tcobench.tasks.runs import config_hash, describe_run, finish_run, prompt_set_hash
@@ -9,8 +10,8 @@ from tests.unit.factories import make_request
 
 def _run() -> tuple[BenchmarkConfig, RunRecord]:
     config = BenchmarkConfig()
-    info = EngineInfo("llama.cpp", "b1", "abc")
-    return config, describe_run(config, info, "http://127.0.0.1:1", "/v1/completions", "h", "batch", 2)
+    engine = RunningEngine("http://127.0.0.1:1", EngineInfo("llama.cpp", "b1", "abc"), settings={"parallel": 2})
+    return config, describe_run(config, engine, "/v1/completions", "h", "batch", 2)
 
 
 def test_describe_run_records_provenance() -> None:
@@ -20,6 +21,7 @@ def test_describe_run_records_provenance() -> None:
     assert run.prompt_set_hash == prompt_set_hash(config.workload.prompts)
     assert run.config_hash == config_hash(config) and len(run.config_hash) == 64
     assert run.host_cpu_count >= 1 and run.host_kernel and run.tool_version
+    assert run.engine_settings == '{"parallel": 2}' and run.engine_url == "http://127.0.0.1:1"
 
 
 def test_hashes_change_with_content() -> None:
