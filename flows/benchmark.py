@@ -1,4 +1,5 @@
-"""Flow ``benchmark``: engine up -> health -> (warm-up -> measure -> write) per concurrency -> summarise.
+"""Flow ``benchmark``: engine up -> health -> per concurrency (telemetry idle baseline -> warm-up -> measure
+-> write) -> summarise.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the engine is always stopped; each run is written as soon as it is
@@ -10,9 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefect import flow, task
-from prefect.cache_policies import NONE
-
 from tcobench.schemas import BenchmarkConfig, PriceTable
 from tcobench.tasks.engine import engine_error, launch_engine, stop_engine, target_of
 from tcobench.tasks.measure import OnRequest, RunContext, measure
@@ -20,14 +18,19 @@ from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.store import write_results
 from tcobench.tasks.summarise import Summary, summarise
+from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
+
+from ._orchestrator import flow, task
 
 __all__ = ["BenchmarkResult", "benchmark"]
 
-launch_engine_task = task(launch_engine, name="launch_engine", cache_policy=NONE)
-stop_engine_task = task(stop_engine, name="stop_engine", cache_policy=NONE)
-measure_task = task(measure, name="measure", cache_policy=NONE)
-write_results_task = task(write_results, name="write_results", cache_policy=NONE)
-summarise_task = task(summarise, name="summarise", cache_policy=NONE)
+launch_engine_task = task(launch_engine, name="launch_engine")
+stop_engine_task = task(stop_engine, name="stop_engine")
+measure_task = task(measure, name="measure")
+write_results_task = task(write_results, name="write_results")
+summarise_task = task(summarise, name="summarise")
+start_telemetry_task = task(start_telemetry, name="start_telemetry")
+stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class BenchmarkResult:
     summary: Summary
 
 
-@flow(name="benchmark", validate_parameters=False)
+@flow(name="benchmark")
 def benchmark(
     config: BenchmarkConfig,
     prices: PriceTable,
@@ -55,9 +58,11 @@ def benchmark(
         for concurrency in config.workload.concurrency:
             run = describe_run(config, engine, api, host, batch_id, concurrency)
             ctx = RunContext(run.run_id, run.date, run.host)
-            result = measure_task(target, config.workload, ctx, concurrency, on_request)
-            finished = finish_run(run, result, engine_error(config, engine))
-            write_results_task(store, finished, result.warmup + result.measured)
+            telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host)
+            result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
+            samples = stop_telemetry_task(telemetry)
+            finished = finish_run(run, result, engine_error(config, engine), telemetry.facts)
+            write_results_task(store, finished, result.warmup + result.measured, samples)
             run_ids.append(run.run_id)
     finally:
         stop_engine_task(config, engine)

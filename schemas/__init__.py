@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .arrow import arrow_schema, arrow_type
-from .base import EngineKind, LoadMode, Phase, Protocol, RunStatus, StrictModel
+from .base import EngineKind, LoadMode, Phase, Protocol, RunStatus, SamplerKind, StrictModel, TelemetryPhase
 from .config import (
     BUNDLED_MODEL_NAME,
     DEFAULT_PROMPTS,
@@ -11,6 +11,7 @@ from .config import (
     EngineConfig,
     ModelConfig,
     PricingConfig,
+    TelemetryConfig,
     WorkloadConfig,
 )
 from .prices import HardwarePrice, OpsPrice, PriceTable, SitePrice
@@ -33,8 +34,11 @@ __all__ = [
     "RequestRecord",
     "RunRecord",
     "RunStatus",
+    "SamplerKind",
     "SitePrice",
     "StrictModel",
+    "TelemetryConfig",
+    "TelemetryPhase",
     "TelemetryRecord",
     "WorkloadConfig",
     "arrow_schema",

@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EngineKind", "LoadMode", "Phase", "Protocol", "RunStatus", "StrictModel"]
+__all__ = ["EngineKind", "LoadMode", "Phase", "Protocol", "RunStatus", "SamplerKind", "StrictModel", "TelemetryPhase"]
 
 
 class StrictModel(BaseModel):
@@ -45,3 +45,19 @@ class RunStatus(StrEnum):
     ok = "ok"  # every measured request succeeded
     partial = "partial"  # the run finished but some requests failed
     failed = "failed"  # the run could not be completed
+
+
+class SamplerKind(StrEnum):
+    """Where power/energy telemetry comes from (one sampler module per vendor)."""
+
+    auto = "auto"  # the first available of nvidia, amd, cpu
+    nvidia = "nvidia"  # NVML (nvidia-ml-py)
+    amd = "amd"  # amdsmi
+    cpu = "cpu"  # Linux RAPL powercap
+    none = "none"
+
+
+class TelemetryPhase(StrEnum):
+    idle = "idle"  # baseline before any load
+    warmup = "warmup"
+    measure = "measure"

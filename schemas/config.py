@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import EngineKind, LoadMode, Protocol, StrictModel
+from .base import EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
@@ -16,6 +16,7 @@ __all__ = [
     "EngineConfig",
     "ModelConfig",
     "PricingConfig",
+    "TelemetryConfig",
     "WorkloadConfig",
 ]
 
@@ -86,6 +87,11 @@ class ModelConfig(StrictModel):
         default=None,
         description="GGUF file for the embedded engine; default: the bundled Gemma 3 270M Q4_K_M.",
     )
+    synthetic: bool = Field(
+        default=False,
+        description="The model has random weights of a real shape (set automatically for files from "
+        "`tcobench models synth`); every row measured on it says so.",
+    )
 
 
 class WorkloadConfig(StrictModel):
@@ -120,6 +126,17 @@ class WorkloadConfig(StrictModel):
         return self
 
 
+class TelemetryConfig(StrictModel):
+    """Power/energy sampling on the measured host while a run is in progress."""
+
+    sampler: SamplerKind = Field(default=SamplerKind.auto, description="auto, nvidia, amd, cpu or none.")
+    hz: float = Field(default=10.0, gt=0, le=100, description="Samples per second.")
+    idle_s: float = Field(default=2.0, ge=0, le=600, description="Idle baseline sampled before load, seconds.")
+    devices: tuple[int, ...] | None = Field(
+        default=None, description="Device indices to sample (default: every device the sampler sees)."
+    )
+
+
 class PricingConfig(StrictModel):
     """Which price rows apply to the measured host."""
 
@@ -139,6 +156,7 @@ class BenchmarkConfig(StrictModel):
     model: ModelConfig = Field(default_factory=ModelConfig, description="Model under test.")
     workload: WorkloadConfig = Field(default_factory=WorkloadConfig, description="Requests to send.")
     pricing: PricingConfig = Field(default_factory=PricingConfig, description="Price rows for TCO.")
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig, description="Power sampling.")
 
     @model_validator(mode="after")
     def _model_fits_engine(self) -> BenchmarkConfig:

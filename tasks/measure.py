@@ -30,9 +30,10 @@ from tcobench.schemas import LoadMode, Phase, Protocol, RequestRecord, WorkloadC
 
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
 
-__all__ = ["MeasureResult", "RunContext", "Target", "measure", "preflight"]
+__all__ = ["MeasureResult", "OnPhase", "OnRequest", "RunContext", "Target", "measure", "preflight"]
 
 OnRequest = Callable[[RequestRecord], None]
+OnPhase = Callable[[Phase], None]
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,7 @@ async def _measure(
     ctx: RunContext,
     concurrency: int,
     on_request: OnRequest | None,
+    on_phase: OnPhase | None,
     transport: httpx.AsyncBaseTransport | None,
 ) -> MeasureResult:
     adapter = adapter_for(target.protocol)
@@ -283,9 +285,12 @@ async def _measure(
         async def send(spec: _Spec) -> RequestRecord:
             return await _send(client, adapter, target, workload, spec, ctx, clock)
 
+        mark = on_phase or (lambda phase: None)
         warm_specs = _specs(Phase.warmup, workload.warmup_requests, workload, seed_offset=1_000_000)
+        mark(Phase.warmup)
         warmup = await _run_phase(warm_specs, LoadMode.closed, concurrency, None, send, on_request)
         specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
+        mark(Phase.measure)
         measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request)
     starts = [r.start_ns for r in measured]
     ends = [r.start_ns + r.e2e_ns for r in measured if r.e2e_ns is not None]
@@ -303,13 +308,15 @@ def measure(
     ctx: RunContext,
     concurrency: int,
     on_request: OnRequest | None = None,
+    on_phase: OnPhase | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> MeasureResult:
     """Warm up, then measure; every request (failed ones too) comes back as a RequestRecord.
 
+    ``on_phase`` is told when warm-up and measurement start (telemetry marks its samples with it);
     ``transport`` replaces httpx's network transport (tests use httpx.MockTransport).
     """
-    return asyncio.run(_measure(target, workload, ctx, concurrency, on_request, transport))
+    return asyncio.run(_measure(target, workload, ctx, concurrency, on_request, on_phase, transport))
 
 
 async def _preflight(target: Target) -> EngineInfo:

@@ -129,8 +129,10 @@ def _status(measured: list[RequestRecord]) -> tuple[RunStatus, str | None]:
     return RunStatus.ok, None
 
 
-def finish_run(run: RunRecord, result: MeasureResult, error: str | None = None) -> RunRecord:
-    """The run row after measuring: window, status and error filled in."""
+def finish_run(
+    run: RunRecord, result: MeasureResult, error: str | None = None, facts: Mapping[str, Any] | None = None
+) -> RunRecord:
+    """The run row after measuring: window, status, error and device/telemetry provenance filled in."""
     status, why = _status(result.measured)
     if error is not None:
         status, why = RunStatus.failed, error
@@ -141,5 +143,6 @@ def finish_run(run: RunRecord, result: MeasureResult, error: str | None = None) 
             "measure_end_ns": result.measure_end_ns,
             "status": status,
             "error": why,
+            **dict(facts or {}),
         }
     )

@@ -1,0 +1,94 @@
+"""AMD GPUs through amdsmi (ROCm's Python bindings; rocm-smi was seen reporting 0-2 W on MI325X).
+
+Energy: ``amdsmi_get_energy_count`` gives ``energy_accumulator`` x ``counter_resolution`` in microjoules.
+Power: ``amdsmi_get_power_info`` in watts (``current_socket_power``, else ``average_socket_power``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcobench.schemas import SamplerKind
+
+from .base import Reading, Sampler, SamplerUnavailable, register
+
+__all__ = ["AmdSmiSampler"]
+
+
+def _number(value: Any) -> float | None:
+    """amdsmi reports 'N/A' (a string) for values a card does not support."""
+    return float(value) if isinstance(value, int | float) else None
+
+
+@register(SamplerKind.amd, "amdsmi")
+class AmdSmiSampler(Sampler):
+    def __init__(self, devices: tuple[int, ...] | None) -> None:
+        try:
+            import amdsmi
+        except ImportError as exc:
+            raise SamplerUnavailable("amdsmi: the ROCm amdsmi Python package is not installed") from exc
+        self.smi = amdsmi
+        try:
+            amdsmi.amdsmi_init()
+            handles = amdsmi.amdsmi_get_processor_handles()
+        except amdsmi.AmdSmiException as exc:
+            raise SamplerUnavailable(f"amdsmi: cannot talk to the AMD driver ({exc})") from exc
+        indices = devices if devices is not None else tuple(range(len(handles)))
+        if not handles or any(not 0 <= i < len(handles) for i in indices):
+            raise SamplerUnavailable(f"amdsmi: {len(handles)} GPU(s) visible; asked for indices {list(indices)}")
+        self.indices = indices
+        self.handles = [handles[i] for i in indices]
+        self.uuids = [self._try(lambda h=h: str(amdsmi.amdsmi_get_gpu_device_uuid(h))) for h in self.handles]
+
+    def _try(self, call: Any) -> Any:
+        try:
+            return call()
+        except (self.smi.AmdSmiException, KeyError, TypeError, ValueError):
+            return None
+
+    def _energy_mj(self, handle: Any) -> int | None:
+        info = self._try(lambda: self.smi.amdsmi_get_energy_count(handle))
+        if not info:
+            return None
+        acc, res = _number(info.get("energy_accumulator")), _number(info.get("counter_resolution"))
+        return round(acc * res / 1000) if acc is not None and res is not None else None  # uJ -> mJ
+
+    def _power_mw(self, handle: Any) -> int | None:
+        info = self._try(lambda: self.smi.amdsmi_get_power_info(handle)) or {}
+        watts = _number(info.get("current_socket_power"))
+        watts = watts if watts is not None else _number(info.get("average_socket_power"))
+        return round(watts * 1000) if watts is not None else None
+
+    def read(self) -> list[Reading]:
+        out = []
+        for index, handle, uuid in zip(self.indices, self.handles, self.uuids, strict=True):
+            activity = self._try(lambda h=handle: self.smi.amdsmi_get_gpu_activity(h)) or {}
+            vram = self._try(lambda h=handle: self.smi.amdsmi_get_gpu_vram_usage(h)) or {}
+            used_mb = _number(vram.get("vram_used"))
+            out.append(
+                Reading(
+                    device_index=index,
+                    device_uuid=uuid,
+                    power_mw=self._power_mw(handle),
+                    energy_mj=self._energy_mj(handle),
+                    util_pct=_number(activity.get("gfx_activity")),
+                    mem_used_bytes=round(used_mb * 1024 * 1024) if used_mb is not None else None,
+                )
+            )
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        first = self.handles[0]
+        asic = self._try(lambda: self.smi.amdsmi_get_gpu_asic_info(first)) or {}
+        driver = self._try(lambda: self.smi.amdsmi_get_gpu_driver_info(first)) or {}
+        return {
+            "gpu_vendor": "amd",
+            "gpu_name": asic.get("market_name"),
+            "gpu_count": len(self.handles),
+            "gpu_uuids": ",".join(u for u in self.uuids if u) or None,
+            "driver_version": driver.get("driver_version"),
+            "rocm_version": self._try(lambda: str(self.smi.amdsmi_get_rocm_version()[1])),
+        }
+
+    def close(self) -> None:
+        self._try(self.smi.amdsmi_shut_down)

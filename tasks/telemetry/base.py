@@ -1,0 +1,71 @@
+"""The sampler interface and its registry keyed by ``schemas.SamplerKind``.
+
+A sampler reads one instant from every device it covers; ``tasks.telemetry.session`` calls it at a
+fixed rate in a background thread and turns the readings into TelemetryRecord rows.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tcobench.schemas import SamplerKind
+
+__all__ = ["Reading", "Sampler", "SamplerUnavailable", "register", "sampler_class"]
+
+
+class SamplerUnavailable(Exception):
+    """This host has no such power source; the message says why (it ends up in the run row)."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One device at one instant, raw units (None where the source has no such value)."""
+
+    device_index: int
+    device_uuid: str | None = None
+    power_mw: int | None = None
+    energy_mj: int | None = None
+    util_pct: float | None = None
+    mem_used_bytes: int | None = None
+    sm_clock_mhz: int | None = None
+    temperature_c: float | None = None
+    power_limit_mw: int | None = None
+
+
+class Sampler(ABC):
+    kind: SamplerKind
+    source: str  # value of TelemetryRecord.source
+
+    @abstractmethod
+    def __init__(self, devices: tuple[int, ...] | None) -> None:
+        """Open the source; raise SamplerUnavailable with the reason if this host has none."""
+
+    @abstractmethod
+    def read(self) -> list[Reading]:
+        """One reading per device; must not raise for a single failed field (use None)."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Provenance for the RunRecord (gpu_vendor, gpu_name, gpu_count, gpu_uuids, driver_version, ...)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release the source."""
+
+
+_REGISTRY: dict[SamplerKind, type[Sampler]] = {}
+
+
+def register(kind: SamplerKind, source: str) -> Callable[[type[Sampler]], type[Sampler]]:
+    def wrap(cls: type[Sampler]) -> type[Sampler]:
+        cls.kind, cls.source = kind, source
+        _REGISTRY[kind] = cls
+        return cls
+
+    return wrap
+
+
+def sampler_class(kind: SamplerKind) -> type[Sampler]:
+    return _REGISTRY[kind]

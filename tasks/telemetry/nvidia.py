@@ -1,0 +1,88 @@
+"""NVIDIA GPUs through NVML (package nvidia-ml-py, imported as ``pynvml``).
+
+Power: ``nvmlDeviceGetPowerUsage`` (mW; a 1 s average on Ampere and newer). Energy:
+``nvmlDeviceGetTotalEnergyConsumption`` (mJ since the driver loaded), the counter energy is taken from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcobench.schemas import SamplerKind
+
+from .base import Reading, Sampler, SamplerUnavailable, register
+
+__all__ = ["NvmlSampler"]
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+@register(SamplerKind.nvidia, "nvml")
+class NvmlSampler(Sampler):
+    def __init__(self, devices: tuple[int, ...] | None) -> None:
+        try:
+            import pynvml
+        except ImportError as exc:
+            raise SamplerUnavailable("NVML: the nvidia-ml-py package is not installed") from exc
+        self.nvml = pynvml
+        try:
+            pynvml.nvmlInit()
+            count = pynvml.nvmlDeviceGetCount()
+        except pynvml.NVMLError as exc:
+            raise SamplerUnavailable(f"NVML: cannot talk to the NVIDIA driver ({exc})") from exc
+        indices = devices if devices is not None else tuple(range(count))
+        bad = [i for i in indices if not 0 <= i < count]
+        if count == 0 or bad:
+            pynvml.nvmlShutdown()
+            raise SamplerUnavailable(f"NVML: {count} GPU(s) visible; asked for indices {list(indices)}")
+        self.indices = indices
+        self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in indices]
+        self.uuids = [self._try(lambda h=h: _text(pynvml.nvmlDeviceGetUUID(h))) for h in self.handles]
+
+    def _try(self, call: Any) -> Any:
+        try:
+            return call()
+        except self.nvml.NVMLError:
+            return None
+
+    def read(self) -> list[Reading]:
+        n = self.nvml
+        out = []
+        for index, handle, uuid in zip(self.indices, self.handles, self.uuids, strict=True):
+            util = self._try(lambda h=handle: n.nvmlDeviceGetUtilizationRates(h))
+            mem = self._try(lambda h=handle: n.nvmlDeviceGetMemoryInfo(h))
+            out.append(
+                Reading(
+                    device_index=index,
+                    device_uuid=uuid,
+                    power_mw=self._try(lambda h=handle: int(n.nvmlDeviceGetPowerUsage(h))),
+                    energy_mj=self._try(lambda h=handle: int(n.nvmlDeviceGetTotalEnergyConsumption(h))),
+                    util_pct=float(util.gpu) if util is not None else None,
+                    mem_used_bytes=int(mem.used) if mem is not None else None,
+                    sm_clock_mhz=self._try(lambda h=handle: int(n.nvmlDeviceGetClockInfo(h, n.NVML_CLOCK_SM))),
+                    temperature_c=self._try(
+                        lambda h=handle: float(n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU))
+                    ),
+                    power_limit_mw=self._try(lambda h=handle: int(n.nvmlDeviceGetEnforcedPowerLimit(h))),
+                )
+            )
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        n, first = self.nvml, self.handles[0]
+        cuda = self._try(lambda: int(n.nvmlSystemGetCudaDriverVersion_v2()))
+        return {
+            "gpu_vendor": "nvidia",
+            "gpu_name": self._try(lambda: _text(n.nvmlDeviceGetName(first))),
+            "gpu_count": len(self.handles),
+            "gpu_uuids": ",".join(u for u in self.uuids if u) or None,
+            "driver_version": self._try(lambda: _text(n.nvmlSystemGetDriverVersion())),
+            "cuda_version": f"{cuda // 1000}.{cuda % 1000 // 10}" if cuda else None,
+            "gpu_power_limit_mw": self._try(lambda: int(n.nvmlDeviceGetEnforcedPowerLimit(first))),
+            "gpu_max_sm_clock_mhz": self._try(lambda: int(n.nvmlDeviceGetMaxClockInfo(first, n.NVML_CLOCK_SM))),
+        }
+
+    def close(self) -> None:
+        self._try(self.nvml.nvmlShutdown)
