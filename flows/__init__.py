@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from ._orchestrator import prefect_enabled
 from .benchmark import BenchmarkResult, benchmark
+from .nightly import NightlyResult, nightly
+from .rebuild_images import ImageResult, rebuild_images
 
-__all__ = ["BenchmarkResult", "benchmark"]
+__all__ = [
+    "BenchmarkResult",
+    "ImageResult",
+    "NightlyResult",
+    "benchmark",
+    "nightly",
+    "prefect_enabled",
+    "rebuild_images",
+]

@@ -7,11 +7,13 @@ runs and for hosts where Prefect is not installed. Default: Prefect on.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["flow", "prefect_enabled", "task"]
+__all__ = ["flow", "prefect_enabled", "publish_markdown", "task"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,10 +22,26 @@ def prefect_enabled() -> bool:
     return os.environ.get("TCOBENCH_PREFECT", "on").strip().lower() not in ("off", "0", "false", "no")
 
 
+class _PlainTask:
+    """Stand-in for a Prefect task with Prefect off: a call runs inline, ``submit`` runs in a thread."""
+
+    _pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tcobench-task")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def submit(self, *args: Any, **kwargs: Any) -> Future[Any]:
+        return self._pool.submit(self.fn, *args, **kwargs)
+
+
 def task(fn: F, name: str) -> F:
-    """A Prefect task (no caching: our inputs are live handles) or the function itself."""
+    """A Prefect task (no caching: our inputs are live handles) or a plain stand-in with ``submit``."""
     if not prefect_enabled():
-        return fn
+        return _PlainTask(fn)  # type: ignore[return-value]
     from prefect import task as prefect_task
     from prefect.cache_policies import NONE
 
@@ -37,3 +55,12 @@ def flow(name: str) -> Callable[[F], F]:
     from prefect import flow as prefect_flow
 
     return prefect_flow(name=name, validate_parameters=False)  # type: ignore[return-value]
+
+
+def publish_markdown(markdown: str, key: str) -> None:
+    """A markdown artifact on the current Prefect flow run (nothing when Prefect is off)."""
+    if not prefect_enabled():
+        return
+    from prefect.artifacts import create_markdown_artifact
+
+    create_markdown_artifact(markdown=markdown, key=key, description="tcobench summary")

@@ -3,7 +3,8 @@
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the engine is always stopped; each run is written as soon as it is
-measured, so a later failure loses nothing already measured).
+measured, so a later failure loses nothing already measured; an engine that died during a run
+ends the batch with an EngineError once that run is stored as failed).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.schemas import BenchmarkConfig, PriceTable
-from tcobench.tasks.engine import engine_error, launch_engine, stop_engine, target_of
+from tcobench.tasks.engine import OnEvent, engine_error, ensure_engine_alive, launch_engine, stop_engine, target_of
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
@@ -48,10 +49,12 @@ def benchmark(
     host: str,
     model_cache: Path,
     on_request: OnRequest | None = None,
+    on_event: OnEvent | None = None,
+    batch_id: str | None = None,
 ) -> BenchmarkResult:
-    batch_id = new_id()
+    batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     run_ids: list[str] = []
-    engine = launch_engine_task(config, store / "logs", model_cache)
+    engine = launch_engine_task(config, store / "logs", model_cache, batch_id, on_event)
     try:
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
@@ -61,9 +64,11 @@ def benchmark(
             telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host)
             result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
             samples = stop_telemetry_task(telemetry)
-            finished = finish_run(run, result, engine_error(config, engine), telemetry.facts)
+            died = engine_error(config, engine)
+            finished = finish_run(run, result, died, telemetry.facts)
             write_results_task(store, finished, result.warmup + result.measured, samples)
             run_ids.append(run.run_id)
+            ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
     finally:
         stop_engine_task(config, engine)
     return BenchmarkResult(batch_id, run_ids, summarise_task(store, prices, run_ids))

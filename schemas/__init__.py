@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from .arrow import arrow_schema, arrow_type
-from .base import EngineKind, LoadMode, Phase, Protocol, RunStatus, SamplerKind, StrictModel, TelemetryPhase
+from .base import (
+    ContainerEngine,
+    EngineKind,
+    GpuVendor,
+    LoadMode,
+    Phase,
+    Protocol,
+    RunStatus,
+    SamplerKind,
+    StrictModel,
+    TelemetryPhase,
+)
 from .config import (
     BUNDLED_MODEL_NAME,
+    CONTAINER_PROTOCOLS,
     DEFAULT_PROMPTS,
     BenchmarkConfig,
     EngineConfig,
@@ -14,23 +26,46 @@ from .config import (
     TelemetryConfig,
     WorkloadConfig,
 )
-from .prices import HardwarePrice, OpsPrice, PriceTable, SitePrice
+from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
+from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
+from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
+from .models import SHAPES, ModelShape
+from .prices import HardwarePrice, LatencyTarget, OpsPrice, PriceTable, RentalPrice, SitePrice
 from .records import RequestRecord, RunRecord, TelemetryRecord
 
 __all__ = [
+    "CONTAINER_PROTOCOLS",
+    "DOCKER_HOST_SCHEMES",
+    "IMAGE_LABEL_PREFIX",
+    "ContainerConfig",
+    "ContainerEngine",
+    "GpuConfig",
+    "GpuVendor",
+    "ImageCatalog",
+    "ImageRecord",
+    "ImageSpec",
+    "OllamaSettings",
     "BUNDLED_MODEL_NAME",
+    "SHAPES",
     "DEFAULT_PROMPTS",
     "BenchmarkConfig",
     "EngineConfig",
     "EngineKind",
     "HardwarePrice",
+    "HostSpec",
+    "Inventory",
+    "LatencyTarget",
     "LoadMode",
+    "Matrix",
+    "MatrixEngine",
     "ModelConfig",
+    "ModelShape",
     "OpsPrice",
     "Phase",
     "PriceTable",
     "PricingConfig",
     "Protocol",
+    "RentalPrice",
     "RequestRecord",
     "RunRecord",
     "RunStatus",

@@ -6,7 +6,18 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EngineKind", "LoadMode", "Phase", "Protocol", "RunStatus", "SamplerKind", "StrictModel", "TelemetryPhase"]
+__all__ = [
+    "ContainerEngine",
+    "EngineKind",
+    "GpuVendor",
+    "LoadMode",
+    "Phase",
+    "Protocol",
+    "RunStatus",
+    "SamplerKind",
+    "StrictModel",
+    "TelemetryPhase",
+]
 
 
 class StrictModel(BaseModel):
@@ -27,6 +38,22 @@ class EngineKind(StrEnum):
 
     embedded = "embedded"  # llama.cpp's llama-server started by tcobench as a local process
     endpoint = "endpoint"  # an already running server the user points at
+    container = "container"  # an engine image started by tcobench as a container on a Docker host
+
+
+class ContainerEngine(StrEnum):
+    """Which engine a container image runs (its ``io.tcobench.engine`` label)."""
+
+    llama_cpp = "llama.cpp"  # llama.cpp's llama-server (OpenAI-compatible API)
+    ollama = "ollama"  # Ollama (native API)
+
+
+class GpuVendor(StrEnum):
+    """Accelerator vendor of a host or an image; ``cpu`` when there is none."""
+
+    cpu = "cpu"
+    nvidia = "nvidia"
+    amd = "amd"
 
 
 class LoadMode(StrEnum):

@@ -7,10 +7,12 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
+from .base import ContainerEngine, EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
+from .container import ContainerConfig
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
+    "CONTAINER_PROTOCOLS",
     "DEFAULT_PROMPTS",
     "BenchmarkConfig",
     "EngineConfig",
@@ -32,13 +34,20 @@ BUNDLED_MODEL_NAME = "gemma-3-270m-q4_k_m"  # what the embedded engine ships (Py
 
 PositiveInt = Annotated[int, Field(gt=0)]
 
+# The wire protocol each container engine speaks.
+CONTAINER_PROTOCOLS: dict[ContainerEngine, Protocol] = {
+    ContainerEngine.llama_cpp: Protocol.openai,
+    ContainerEngine.ollama: Protocol.ollama,
+}
+
 
 class EngineConfig(StrictModel):
     """Where the engine under test comes from and how tcobench talks to it."""
 
     kind: EngineKind = Field(
         default=EngineKind.embedded,
-        description="embedded: start llama.cpp's llama-server locally; endpoint: measure a running server.",
+        description="embedded: start llama.cpp's llama-server locally; endpoint: measure a running server; "
+        "container: start an engine image on a Docker host.",
     )
     url: str | None = Field(
         default=None,
@@ -56,6 +65,9 @@ class EngineConfig(StrictModel):
         default=120.0, gt=0, description="Seconds to wait for the engine's health check, in seconds."
     )
     connect_timeout_s: float = Field(default=5.0, gt=0, description="TCP connect timeout per request, seconds.")
+    container: ContainerConfig | None = Field(
+        default=None, description="The engine image and its container settings (kind=container)."
+    )
 
     @field_validator("url")
     @classmethod
@@ -72,6 +84,18 @@ class EngineConfig(StrictModel):
             raise ValueError("engine.url is only valid with engine.kind 'endpoint'")
         if self.kind is EngineKind.embedded and self.protocol is not Protocol.openai:
             raise ValueError("the embedded engine (llama-server) speaks protocol 'openai' only")
+        if self.kind is EngineKind.container and self.url:
+            raise ValueError("engine.url is not valid with engine.kind 'container' (tcobench starts the engine)")
+        if (self.kind is EngineKind.container) != (self.container is not None):
+            raise ValueError("engine.container (image, docker_host, ...) is required with, and only valid with, "
+                             "engine.kind 'container'")  # fmt: skip
+        if self.container is not None and self.container.engine is not None:
+            wanted = CONTAINER_PROTOCOLS[self.container.engine]
+            if self.protocol is not wanted:
+                raise ValueError(
+                    f"engine.container.engine {self.container.engine.value!r} speaks protocol {wanted.value!r}, "
+                    f"not {self.protocol.value!r}"
+                )
         return self
 
 
@@ -85,7 +109,8 @@ class ModelConfig(StrictModel):
     )
     path: Path | None = Field(
         default=None,
-        description="GGUF file for the embedded engine; default: the bundled Gemma 3 270M Q4_K_M.",
+        description="GGUF file for the embedded engine or a llama.cpp container (mounted read-only); default: the "
+        "bundled Gemma 3 270M Q4_K_M.",
     )
     synthetic: bool = Field(
         default=False,
@@ -161,11 +186,18 @@ class BenchmarkConfig(StrictModel):
     @model_validator(mode="after")
     def _model_fits_engine(self) -> BenchmarkConfig:
         embedded = self.engine.kind is EngineKind.embedded
-        if self.model.path is not None and not embedded:
-            raise ValueError("model.path is only valid with engine.kind 'embedded'")
-        if embedded and self.model.path is None and self.model.name != BUNDLED_MODEL_NAME:
+        gguf_container = (
+            self.engine.container is not None and self.engine.container.engine is not ContainerEngine.ollama
+        )
+        if self.model.path is not None and not (embedded or gguf_container):
+            raise ValueError("model.path is only valid with engine.kind 'embedded' or a llama.cpp container")
+        llama_container = (
+            self.engine.container is not None and self.engine.container.engine is ContainerEngine.llama_cpp
+        )
+        if (embedded or llama_container) and self.model.path is None and self.model.name != BUNDLED_MODEL_NAME:
+            where = "the embedded engine" if embedded else "a llama.cpp container"
             raise ValueError(
-                f"unknown model {self.model.name!r} for the embedded engine: it bundles only "
+                f"unknown model {self.model.name!r} for {where}: it bundles only "
                 f"{BUNDLED_MODEL_NAME!r}; give model.path (--model-path) for another GGUF file"
             )
         return self

@@ -1,14 +1,20 @@
-"""Price tables: hardware, site (electricity, PUE) and ops labour. Every row names its source and date."""
+"""Price tables: hardware, site (electricity, PUE), ops labour, GPU-hour rates and latency targets.
+
+Every price row names its source and date. ``rental`` (USD per GPU-hour: hyperscaler-owned, neocloud-owned,
+3-year rental...) and ``latency_target`` are optional sections, so a table written for the first three
+sections stays valid.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .base import StrictModel
 
-__all__ = ["HardwarePrice", "OpsPrice", "PriceTable", "SitePrice"]
+__all__ = ["HardwarePrice", "LatencyTarget", "OpsPrice", "PriceTable", "RentalPrice", "SitePrice"]
 
 
 class _Sourced(StrictModel):
@@ -30,6 +36,7 @@ class HardwarePrice(_Sourced):
     adaptation_days: float = Field(
         ge=0, description="One-off engineer days from machine to first model running on this platform."
     )
+    vram_gb: float | None = Field(default=None, gt=0, description="Memory per accelerator, GB (VRAM per dollar).")
 
 
 class SitePrice(_Sourced):
@@ -49,9 +56,38 @@ class OpsPrice(_Sourced):
     daily_usd: float = Field(ge=0, description="Loaded daily rate of an engineer for adaptation work, USD.")
 
 
+class RentalPrice(_Sourced):
+    """A cost basis priced per GPU-hour instead of owned: a cloud rental or a published all-in owned rate."""
+
+    description: str = Field(min_length=1, description="Human-readable name of the rate.")
+    hardware: str = Field(min_length=1, description="Key of the [hardware] row (platform) this rate prices.")
+    tier: str = Field(min_length=1, description="Cost basis, e.g. hyperscaler-own, neocloud-own, rental-3yr.")
+    usd_per_gpu_hour: float = Field(gt=0, description="USD per accelerator per hour, paid for every hour.")
+
+
+class LatencyTarget(StrictModel):
+    """A service-level target: runs meeting it compete on cost (view cost_at_latency_target)."""
+
+    description: str = Field(min_length=1, description="What the target stands for.")
+    ttft_p90_ms: float = Field(gt=0, description="Largest acceptable 90th percentile time to first token, ms.")
+    tpot_p90_ms: float = Field(gt=0, description="Largest acceptable 90th percentile time per output token, ms.")
+
+
 class PriceTable(StrictModel):
     """All price rows, keyed by name."""
 
     hardware: dict[str, HardwarePrice] = Field(min_length=1, description="Platforms by key.")
     site: dict[str, SitePrice] = Field(min_length=1, description="Sites by key.")
     ops: dict[str, OpsPrice] = Field(min_length=1, description="Ops-labour assumptions by key.")
+    rental: dict[str, RentalPrice] = Field(default_factory=dict, description="GPU-hour rates by key (optional).")
+    latency_target: dict[str, LatencyTarget] = Field(
+        default_factory=dict, description="Latency targets by key (optional)."
+    )
+
+    @model_validator(mode="after")
+    def _rental_rows_name_a_platform(self) -> Self:
+        for key, row in self.rental.items():
+            if row.hardware not in self.hardware:
+                valid = ", ".join(sorted(self.hardware))
+                raise ValueError(f"rental.{key}.hardware: no row {row.hardware!r} in [hardware] (valid: {valid})")
+        return self

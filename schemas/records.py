@@ -71,7 +71,7 @@ class RunRecord(StrictModel):
     gpu_max_sm_clock_mhz: int | None = Field(default=None, description="Maximum SM/core clock of the first GPU, MHz.")
     telemetry_source: str | None = Field(default=None, description="Sampler that produced telemetry rows, if any.")
     telemetry_note: str | None = Field(
-        default=None, description="Why there is no (or only partial) power data for this run."
+        default=None, description="Which power reading was used, or why there is no (or only partial) power data."
     )
     # Workload
     workload: str = Field(description="Workload label.")

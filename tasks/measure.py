@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -81,13 +82,43 @@ class _Clock:
         return self.wall0 + (perf_ns - self.perf0)
 
 
-def _client(
-    target: Target, workload: WorkloadConfig, concurrency: int, transport: httpx.AsyncBaseTransport | None
-) -> httpx.AsyncClient:
-    timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
-    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
-    # trust_env=False: a proxy from the environment must never sit between us and the engine.
-    return httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False, transport=transport)
+class _Clients:
+    """One single-connection httpx client per request slot, lent to one request at a time.
+
+    httpcore's pool re-scans every connection (and, for each, every connection again) on each pool
+    event, so one shared pool of N connections costs O(N^2) per request: at 64 streams it took most of
+    the client's CPU. N one-connection pools cost O(1) each. Clients are made on demand, sharing one
+    SSL context; at most ``size`` requests are in flight, so a free client is always there.
+    """
+
+    def __init__(self, target: Target, workload: WorkloadConfig, size: int,
+                 transport: httpx.AsyncBaseTransport | None) -> None:  # fmt: skip
+        self._timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
+        self._transport = transport
+        self._ssl = httpx.create_ssl_context(trust_env=False) if target.base_url.startswith("https") else None
+        self._free: list[httpx.AsyncClient] = []
+        self._all: list[httpx.AsyncClient] = []
+        self._size = size
+
+    def _make(self) -> httpx.AsyncClient:
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        # trust_env=False: a proxy from the environment must never sit between us and the engine.
+        client = httpx.AsyncClient(timeout=self._timeout, limits=limits, trust_env=False,
+                                   transport=self._transport, verify=self._ssl or True)  # fmt: skip
+        self._all.append(client)
+        return client
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[httpx.AsyncClient]:
+        client = self._free.pop() if self._free else self._make()
+        try:
+            yield client
+        finally:
+            self._free.append(client)
+
+    async def aclose(self) -> None:
+        for client in self._all:
+            await client.aclose()
 
 
 def _apply(counters: ServerCounters, update: dict[str, Any]) -> None:
@@ -139,7 +170,7 @@ class _Stream:
 
 
 async def _send(
-    client: httpx.AsyncClient,
+    clients: _Clients,
     adapter: Adapter,
     target: Target,
     workload: WorkloadConfig,
@@ -154,7 +185,7 @@ async def _send(
         stream = _Stream()
         t0 = time.perf_counter_ns()
         try:
-            async with asyncio.timeout(workload.request_timeout_s):
+            async with asyncio.timeout(workload.request_timeout_s), clients.lease() as client:
                 async with client.stream("POST", url, json=body) as response:
                     await stream.read(response, adapter, target.chat)
         except TimeoutError:
@@ -280,10 +311,11 @@ async def _measure(
 ) -> MeasureResult:
     adapter = adapter_for(target.protocol)
     clock = _Clock()
-    async with _client(target, workload, concurrency, transport) as client:
+    clients = _Clients(target, workload, concurrency, transport)
+    try:
 
         async def send(spec: _Spec) -> RequestRecord:
-            return await _send(client, adapter, target, workload, spec, ctx, clock)
+            return await _send(clients, adapter, target, workload, spec, ctx, clock)
 
         mark = on_phase or (lambda phase: None)
         warm_specs = _specs(Phase.warmup, workload.warmup_requests, workload, seed_offset=1_000_000)
@@ -292,6 +324,8 @@ async def _measure(
         specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
         mark(Phase.measure)
         measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request)
+    finally:
+        await clients.aclose()
     starts = [r.start_ns for r in measured]
     ends = [r.start_ns + r.e2e_ns for r in measured if r.e2e_ns is not None]
     return MeasureResult(

@@ -1,9 +1,10 @@
 """Open the store in DuckDB: base views over Parquet, price tables, and the .sql views.
 
-Base views (``runs``, ``requests``, ``telemetry``) read the Parquet store with hive partitions;
-``requests`` and ``telemetry`` only show rows whose run row exists (a run row is written last).
-Price tables (``hardware``, ``site``, ``ops``) come from the validated price table. Every file in
-``tcobench/sql`` then defines one view, in file-name order.
+Base views (``runs``, ``requests``, ``telemetry``, ``images``) read the Parquet store with hive partitions;
+``requests`` and ``telemetry`` only show rows whose run row exists (a run row is written last);
+``images`` (image builds and pushes) is not tied to runs.
+Price tables (``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price
+table. Every file in ``tcobench/sql`` then defines one view, in file-name order.
 """
 
 from __future__ import annotations
@@ -11,18 +12,22 @@ from __future__ import annotations
 import re
 from importlib.resources import files
 from pathlib import Path
+from typing import get_args
 
 import duckdb
 import pyarrow as pa
+from pydantic import BaseModel
 
 from tcobench.errors import QueryError
-from tcobench.schemas import PriceTable
+from tcobench.schemas import PriceTable, arrow_type
 
 from .store import PARTITION_COLUMNS, TABLES, file_schema, table_glob
 
-__all__ = ["READ_ONLY_STATEMENTS", "connect", "read_only_query", "sql_views"]
+__all__ = ["FROZEN_VIEWS", "READ_ONLY_STATEMENTS", "connect", "freeze_views", "read_only_query", "sql_views"]
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+# Per-run views that later views build on, in dependency order (see freeze_views).
+FROZEN_VIEWS = ("run_summary", "energy", "tco", "cost_basis", "efficiency")
 
 # EXPLAIN ANALYZE runs its statement (EXPLAIN ANALYZE COPY ... TO writes a file), so the statement
 # under an EXPLAIN must itself be a SELECT. This strips "EXPLAIN [ANALYZE] [(options)] [ANALYZE]".
@@ -58,17 +63,29 @@ def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -
             empty = empty.append_column(column, pa.array([], pa.string()))
         con.register(f"_empty_{table}", empty)
         source = f"_empty_{table}"
-    where = "" if table == "runs" else " WHERE run_id IN (SELECT run_id FROM runs)"
+    keyed_by_run = table != "runs" and "run_id" in TABLES[table].model_fields
+    where = " WHERE run_id IN (SELECT run_id FROM runs)" if keyed_by_run else ""
     con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {source}{where}")
 
 
+def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
+    """Arrow schema of one price section: its key, then the row's fields (as_of as ISO text)."""
+    fields = [pa.field("key", pa.string())]
+    for name, info in row_model.model_fields.items():
+        fields.append(pa.field(name, pa.string() if name == "as_of" else arrow_type(info.annotation)[0]))
+    return pa.schema(fields)
+
+
 def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
-    for name, rows in (("hardware", prices.hardware), ("site", prices.site), ("ops", prices.ops)):
+    """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty."""
+    for name, info in PriceTable.model_fields.items():
+        rows: dict[str, BaseModel] = getattr(prices, name)
+        row_model = get_args(info.annotation)[1]
         records = [{"key": key, **row.model_dump(mode="json")} for key, row in rows.items()]
-        con.register(f"_{name}", pa.Table.from_pylist(records))
-        con.execute(
-            f"CREATE OR REPLACE TABLE {name} AS SELECT * EXCLUDE (as_of), CAST(as_of AS DATE) AS as_of FROM _{name}"
-        )
+        con.register(f"_{name}", pa.Table.from_pylist(records, schema=_price_schema(row_model)))
+        dated = "as_of" in row_model.model_fields
+        select = "* EXCLUDE (as_of), CAST(as_of AS DATE) AS as_of" if dated else "*"
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT {select} FROM _{name}")
         con.unregister(f"_{name}")
 
 
@@ -76,6 +93,9 @@ def connect(store: Path, prices: PriceTable) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with every view defined over ``store``."""
     con = duckdb.connect(":memory:")
     try:
+        # Every reference to a base view re-binds its Parquet files (union_by_name reads every footer), and
+        # the views nest: caching footers for this connection's lifetime halves connect() on real stores.
+        con.execute("SET parquet_metadata_cache = true")
         for table in ("runs", *[t for t in TABLES if t != "runs"]):
             _create_base_view(con, store, table)
         _register_prices(con, prices)
@@ -90,6 +110,21 @@ def connect(store: Path, prices: PriceTable) -> duckdb.DuckDBPyConnection:
             con.close()
             raise QueryError(f"view {name!r} (tcobench/sql) is broken: {_one_line(exc)}") from exc
     return con
+
+
+def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:
+    """Compute the named views once into temporary tables and point the views at them.
+
+    DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
+    of the same store (compare, history, report) computes the per-run views once instead. Views defined on
+    top of them read the frozen rows; the store is not re-read for them until a new connection.
+    """
+    try:
+        for name in names:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
+    except duckdb.Error as exc:
+        raise QueryError(f"cannot compute view {name!r}: {_one_line(exc)}") from exc
 
 
 def _statement_kind(con: duckdb.DuckDBPyConnection, sql: str) -> str:

@@ -18,8 +18,17 @@ from tcobench.schemas import BenchmarkConfig, RequestRecord, RunRecord, RunStatu
 from .engine.base import RunningEngine
 from .hostinfo import collect_host_facts
 from .measure import MeasureResult
+from .protocols import EngineInfo
 
-__all__ = ["config_hash", "describe_run", "finish_run", "git_revision", "new_id", "prompt_set_hash"]
+__all__ = [
+    "config_hash",
+    "describe_run",
+    "failed_run_record",
+    "finish_run",
+    "git_revision",
+    "new_id",
+    "prompt_set_hash",
+]
 
 
 def new_id() -> str:
@@ -67,7 +76,8 @@ def describe_run(
 ) -> RunRecord:
     """A RunRecord for a run about to start (status failed until finish_run says otherwise).
 
-    ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names).
+    ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names); the engine's
+    own ``provenance`` (image, image_digest, container_settings of a container) fills its columns.
     """
     now = dt.datetime.now(dt.UTC)
     w = config.workload
@@ -92,6 +102,7 @@ def describe_run(
         api=api,
         model_name=config.model.name,
         model_digest=engine.info.model_digest,
+        synthetic_model=config.model.synthetic or engine.info.synthetic,
         engine_settings=json.dumps(engine.settings, sort_keys=True, default=str),
         workload=w.name,
         load_mode=w.mode.value,
@@ -112,7 +123,7 @@ def describe_run(
         utilisation=config.pricing.utilisation,
         tool_version=__version__,
         git_revision=git_revision(),
-        **dict(device_facts or {}),
+        **{**engine.provenance, **dict(device_facts or {})},
     )
 
 
@@ -146,3 +157,11 @@ def finish_run(
             **dict(facts or {}),
         }
     )
+
+
+def failed_run_record(config: BenchmarkConfig, host: str, batch_id: str, error: str) -> RunRecord:
+    """A runs row for a cell that failed before any run started (engine never came up, daemon down...)."""
+    engine = RunningEngine(base_url="", info=EngineInfo("unknown", "unknown", None))
+    api = config.engine.kind.value
+    run = describe_run(config, engine, api, host, batch_id, max(config.workload.concurrency))
+    return run.model_copy(update={"status": RunStatus.failed, "error": error})

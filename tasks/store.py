@@ -9,6 +9,9 @@ Each file is written to a hidden temporary name in its final folder and renamed 
 so readers never see half a file. Re-writing a run replaces its files (in any partition), so
 rows are never duplicated. Tables are written telemetry -> requests -> runs: a ``runs`` row is
 the commit marker, and the views only show requests whose run row exists.
+
+The ``images`` table (one row per image build, unchanged check or push) is written the same
+atomic way, one file per event: ``STORE/images/date=.../host=<docker host>/image-<event_id>.parquet``.
 """
 
 from __future__ import annotations
@@ -23,14 +26,15 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from tcobench.errors import StoreError
-from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord, arrow_schema
+from tcobench.schemas import ImageRecord, RequestRecord, RunRecord, TelemetryRecord, arrow_schema
 
-__all__ = ["PARTITION_COLUMNS", "TABLES", "file_schema", "table_glob", "write_results"]
+__all__ = ["PARTITION_COLUMNS", "TABLES", "file_schema", "table_glob", "write_image_record", "write_results"]
 
 TABLES: dict[str, type[BaseModel]] = {
     "runs": RunRecord,
     "requests": RequestRecord,
     "telemetry": TelemetryRecord,
+    "images": ImageRecord,  # one file per build/push event: images/date=.../host=.../image-<event_id>.parquet
 }
 PARTITION_COLUMNS = ("date", "host")
 
@@ -98,3 +102,15 @@ def write_results(
     except OSError as exc:
         raise StoreError(f"cannot write run {run.run_id} to store {store}: {exc}") from exc
     return written
+
+
+def write_image_record(store: Path, record: ImageRecord) -> Path:
+    """Write one ``images`` row (a build, unchanged check or push) atomically; return its file."""
+    target = store / "images" / f"date={record.date}" / f"host={record.host}" / f"image-{record.event_id}.parquet"
+    try:
+        _write_atomic(_to_arrow("images", [record]), target)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot write image row {record.event_id} ({record.reference}) to store {store}: {exc}"
+        ) from exc
+    return target

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tcobench.errors import TcobenchError
-from tcobench.schemas import Phase, Protocol, RequestRecord
+from tcobench.schemas import SHAPES, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
 __all__ = ["app", "main"]
@@ -180,14 +180,21 @@ def _overrides(**cli: Any) -> dict[str, Any]:
         raise typer.BadParameter(
             "--model is required with --endpoint (the name the server serves)", param_hint="--model"
         )
+    from tcobench.cli_docker import container_overrides
+
     return {
         "engine": {
-            "kind": "endpoint" if endpoint else None,
+            "kind": "endpoint" if endpoint else ("container" if cli["image"] else None),
             "url": endpoint,
             "protocol": cli["protocol"].value if cli["protocol"] else None,
             "chat": cli["chat"],
+            "container": container_overrides(cli["image"], cli["docker_host"], cli["gpu_vendor"], cli["gpus"]),
         },
-        "model": {"name": cli["model"], "path": str(cli["model_path"]) if cli["model_path"] else None},
+        "model": {
+            "name": cli["model"],
+            "path": str(cli["model_path"]) if cli["model_path"] else None,
+            "synthetic": cli["synthetic"] or None,
+        },
         "workload": {
             "requests": cli["requests"],
             "warmup_requests": cli["warmup"],
@@ -195,7 +202,9 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "max_tokens": cli["max_tokens"],
             "mode": "poisson" if cli["rate"] else None,
             "rate": cli["rate"],
+            "ignore_eos": cli["ignore_eos"] or None,
         },
+        "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
         "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
     }
 
@@ -214,6 +223,24 @@ def run(
     concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Output tokens per request [64].")] = None,
+    ignore_eos: Annotated[bool, typer.Option(help="Ask for exactly --max-tokens tokens (llama.cpp, vLLM).")] = False,
+    synthetic: Annotated[bool, typer.Option(help="Mark the model as synthetic (random weights).")] = False,
+    telemetry: Annotated[SamplerKind | None, typer.Option(help="Power sampler [auto].")] = None,
+    telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
+    no_prefect: Annotated[
+        bool, typer.Option("--no-prefect", help="Run the same steps without Prefect (faster start).")
+    ] = False,
+    image: Annotated[
+        str | None, typer.Option(help="Start this engine image (reference or catalog name) as a container.")
+    ] = None,
+    docker_host: Annotated[
+        str | None, typer.Option(help="Docker host for --image: unix://..., tcp://host:2376 (TLS), ssh://user@host.")
+    ] = None,
+    gpu_vendor: Annotated[GpuVendor | None, typer.Option(help="GPUs to hand to the --image container [cpu].")] = None,
+    gpus: Annotated[
+        str | None,
+        typer.Option(help="Which GPUs: all, a count (NVIDIA), or device=ID,... (NVIDIA ids; AMD render nodes)."),
+    ] = None,
     hardware: Annotated[str | None, typer.Option(help="Price-table hardware key of this host.")] = None,
     site: Annotated[str | None, typer.Option(help="Price-table site key (electricity, PUE).")] = None,
     utilisation: Annotated[float | None, typer.Option(help="Assumed utilisation, 0-1 [0.5].")] = None,
@@ -224,6 +251,8 @@ def run(
     from tcobench.tasks.config import load_config
     from tcobench.tasks.prices import check_keys, load_prices
 
+    if no_prefect:
+        os.environ["TCOBENCH_PREFECT"] = "off"
     settings = _settings(store)
     overrides = _overrides(**locals())
     if prices_file is not None:
@@ -237,8 +266,14 @@ def run(
 def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    _prefect_defaults()
-    err.print("[dim]starting Prefect (in-process API server) and the engine...[/]")
+    _prefect_defaults()  # before importing tcobench.flows: it imports (and configures) Prefect when enabled
+    from tcobench.flows import prefect_enabled
+
+    if prefect_enabled():
+        err.print("[dim]starting Prefect (in-process API server) and the engine...[/]")
+    else:
+        err.print("[dim]starting the engine (Prefect off)...[/]")
+    from tcobench.cli_docker import engine_event_printer
     from tcobench.flows import benchmark
 
     w = config.workload
@@ -257,7 +292,8 @@ def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
         progress.update(bar, advance=1, description=f"{phase} ({errors} errors)")
 
     try:
-        result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request)
+        result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request,
+                           on_event=engine_event_printer(progress))  # fmt: skip
     finally:
         if progress.live.is_started:
             progress.stop()
@@ -343,3 +379,58 @@ def _print_result(result: pa.Table, fmt: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     app(args=list(argv) if argv is not None else None, prog_name="tcobench")
+
+
+models_app = typer.Typer(help="Synthetic models (random weights, real shapes) for hosts without downloads.")
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("synth")
+@_guard
+def models_synth(
+    shape: Annotated[str, typer.Option(help=f"Architecture shape: {', '.join(SHAPES)}.")],
+    path_out: Annotated[Path, typer.Option("--out", help="GGUF file to write.")],
+    tokenizer: Annotated[
+        Path | None, typer.Option(help="GGUF to take the tokenizer from [the bundled Gemma 3 model].")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+) -> None:
+    """Write a random-weight F16 GGUF of a real architecture shape (rows measured on it say synthetic)."""
+    from tcobench.errors import ConfigError
+    from tcobench.tasks.engine.model import bundled_model
+    from tcobench.tasks.models import synth_model
+
+    if shape not in SHAPES:
+        raise ConfigError(f"--shape {shape!r} is unknown; choose one of {', '.join(SHAPES)}")
+    source = tokenizer or bundled_model(Settings().model_cache)[0]
+    err.print(f"[dim]writing {shape} with the tokenizer of {source}...[/]")
+    path = synth_model(SHAPES[shape], path_out, source, seed)
+    size = path.stat().st_size / 2**30
+    out.print(f"wrote {path} ({size:.2f} GiB): use --model-path {path}, or serve it and pass --synthetic")
+
+
+@models_app.command("tokenizer")
+@_guard
+def models_tokenizer(
+    path_out: Annotated[Path, typer.Option("--out", help="Tokenizer-only GGUF to write (a few MB).")],
+    source: Annotated[Path | None, typer.Option("--from", help="GGUF to copy it from [bundled Gemma 3].")] = None,
+) -> None:
+    """Copy a model's tokenizer into a small GGUF, to carry to a host that synthesises models offline."""
+    from tcobench.tasks.engine.model import bundled_model
+    from tcobench.tasks.models import write_tokenizer
+
+    path = write_tokenizer(source or bundled_model(Settings().model_cache)[0], path_out)
+    out.print(f"wrote {path} ({path.stat().st_size / 2**20:.1f} MiB)", highlight=False)
+
+
+from tcobench.cli_docker import register_docker_commands  # noqa: E402  (needs the helpers above)
+
+register_docker_commands(app)
+
+from tcobench.cli_analytics import register as register_analytics_commands  # noqa: E402
+
+register_analytics_commands(app)
+
+from tcobench.cli_nightly import register_nightly_commands  # noqa: E402  (needs the helpers above)
+
+register_nightly_commands(app)

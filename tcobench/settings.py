@@ -44,6 +44,15 @@ class Settings(BaseSettings):
         default_factory=socket.gethostname,
         description="Name of this host in stored rows (TCOBENCH_HOST_NAME).",
     )
+    docker_dir: Path = Field(
+        default_factory=lambda: Path(__file__).resolve().parents[1] / "docker",
+        description="Folder of the engine Dockerfiles the image catalog builds (TCOBENCH_DOCKER_DIR).",
+    )
+    registry: str | None = Field(
+        default=None,
+        description="Registry that `tcobench images push` pushes to, e.g. registry.example.com:5000 "
+        "(TCOBENCH_REGISTRY).",
+    )
 
     @field_validator("host_name")
     @classmethod

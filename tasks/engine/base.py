@@ -12,7 +12,32 @@ from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from ..protocols import EngineInfo
 
-__all__ = ["EngineLauncher", "RunningEngine", "launcher_for", "register"]
+__all__ = ["EngineEvent", "EngineLauncher", "LaunchOptions", "OnEvent", "RunningEngine", "launcher_for", "register"]
+
+
+@dataclass(frozen=True)
+class EngineEvent:
+    """Progress while an engine starts (a model pull, a warning), for the progress display."""
+
+    message: str
+    completed: int | None = None  # bytes (or steps) done, when the step has a size
+    total: int | None = None
+    warning: bool = False
+
+
+OnEvent = Callable[[EngineEvent], None]
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What a launch needs beyond the config: the batch it serves and where to report progress."""
+
+    batch_id: str = ""
+    on_event: OnEvent | None = None
+
+    def report(self, event: EngineEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
 
 
 @dataclass
@@ -24,13 +49,16 @@ class RunningEngine:
     log_path: Path | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     handle: Any = None  # the launcher's own handle (a Popen, a container, ...)
+    provenance: dict[str, Any] = field(default_factory=dict)  # RunRecord columns (image, image_digest, ...)
 
 
 class EngineLauncher(ABC):
     kind: EngineKind
 
     @abstractmethod
-    def start(self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path) -> RunningEngine:
+    def start(
+        self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path, launch: LaunchOptions
+    ) -> RunningEngine:
         """Start (or find) the engine, wait until healthy, identify it; EngineError on failure."""
 
     @abstractmethod

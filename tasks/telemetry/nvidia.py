@@ -1,7 +1,9 @@
 """NVIDIA GPUs through NVML (package nvidia-ml-py, imported as ``pynvml``).
 
-Power: ``nvmlDeviceGetPowerUsage`` (mW; a 1 s average on Ampere and newer). Energy:
-``nvmlDeviceGetTotalEnergyConsumption`` (mJ since the driver loaded), the counter energy is taken from.
+Power: the instantaneous field ``NVML_FI_DEV_POWER_INSTANT`` (mW) where the GPU and driver offer it, else
+``nvmlDeviceGetPowerUsage`` (mW; a 1 s moving average on Ampere and newer, which lags load changes and so
+under-counts energy at the edges of a short window). Energy: ``nvmlDeviceGetTotalEnergyConsumption`` (mJ since
+the driver loaded), the counter the ``energy`` view prefers. Run rows say which power reading was used.
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from tcobench.schemas import SamplerKind
 from .base import Reading, Sampler, SamplerUnavailable, register
 
 __all__ = ["NvmlSampler"]
+
+
+# nvmlValueType_t -> member of the c_nvmlValue_t union
+_VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 
 
 def _text(value: Any) -> str:
@@ -40,6 +46,22 @@ class NvmlSampler(Sampler):
         self.indices = indices
         self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in indices]
         self.uuids = [self._try(lambda h=h: _text(pynvml.nvmlDeviceGetUUID(h))) for h in self.handles]
+        self.instant = all(self._instant_mw(h) is not None for h in self.handles)
+
+    def _instant_mw(self, handle: Any) -> int | None:
+        field = getattr(self.nvml, "NVML_FI_DEV_POWER_INSTANT", None)
+        if field is None:
+            return None
+        values = self._try(lambda: self.nvml.nvmlDeviceGetFieldValues(handle, [field]))
+        if not values or values[0].nvmlReturn != 0:
+            return None
+        member = _VALUE_MEMBERS.get(int(values[0].valueType))
+        return int(getattr(values[0].value, member)) if member else None
+
+    def _power_mw(self, handle: Any) -> int | None:
+        if self.instant:
+            return self._instant_mw(handle)
+        return self._try(lambda: int(self.nvml.nvmlDeviceGetPowerUsage(handle)))
 
     def _try(self, call: Any) -> Any:
         try:
@@ -57,7 +79,7 @@ class NvmlSampler(Sampler):
                 Reading(
                     device_index=index,
                     device_uuid=uuid,
-                    power_mw=self._try(lambda h=handle: int(n.nvmlDeviceGetPowerUsage(h))),
+                    power_mw=self._power_mw(handle),
                     energy_mj=self._try(lambda h=handle: int(n.nvmlDeviceGetTotalEnergyConsumption(h))),
                     util_pct=float(util.gpu) if util is not None else None,
                     mem_used_bytes=int(mem.used) if mem is not None else None,
@@ -82,6 +104,9 @@ class NvmlSampler(Sampler):
             "cuda_version": f"{cuda // 1000}.{cuda % 1000 // 10}" if cuda else None,
             "gpu_power_limit_mw": self._try(lambda: int(n.nvmlDeviceGetEnforcedPowerLimit(first))),
             "gpu_max_sm_clock_mhz": self._try(lambda: int(n.nvmlDeviceGetMaxClockInfo(first, n.NVML_CLOCK_SM))),
+            "telemetry_note": "power: NVML instantaneous field (NVML_FI_DEV_POWER_INSTANT)"
+            if self.instant
+            else "power: NVML 1 s average (nvmlDeviceGetPowerUsage)",
         }
 
     def close(self) -> None:

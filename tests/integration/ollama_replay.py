@@ -20,8 +20,19 @@ The requested model name selects the scenario:
 - ``truncated-close``: the same, with the body delimited by ``Connection: close`` instead of chunks,
   so the half line does reach the client's line reader;
 - ``http-500``: HTTP 500 with ``{"error": ...}``;
+- ``offload``: like ``normal``, but ``/api/ps`` reports half of it in VRAM (``size_vram < size``: partly on CPU);
 - any other name: HTTP 404 ``{"error": "model '...' not found"}``, as Ollama answers.
 ``llama3.2:latest`` is listed by ``/api/tags`` and behaves like ``normal``.
+
+Model management (what tcobench does before measuring an Ollama container):
+
+- ``POST /api/pull`` -> NDJSON status objects: ``pulling manifest``, one ``pulling <digest>`` per
+  layer with ``digest``/``total``/``completed`` bytes (``PULL_STEPS`` updates of ``PULL_TOTAL``),
+  ``verifying sha256 digest``, ``writing manifest``, ``success``; an unknown model gets
+  ``{"error": "pull model manifest: file does not exist"}`` inside the HTTP 200 stream;
+- ``POST /api/generate`` with an empty prompt and ``stream: false`` -> loads the model: one JSON object
+  with ``done_reason: "load"``; the model (and the ``options.num_ctx`` it was loaded with) joins ``/api/ps``;
+- ``GET /api/ps`` -> ``{"models": [{"name", "model", "size", "size_vram", "context_length", ...}]}``.
 
 Every request is recorded (method, path, parsed JSON body) so tests can assert what the client sent.
 """
@@ -46,6 +57,10 @@ __all__ = [
     "HTTP_500_MESSAGE",
     "LISTED_MODELS",
     "MIDSTREAM_TOKENS",
+    "PS_SIZE",
+    "PULL_ERROR",
+    "PULL_STEPS",
+    "PULL_TOTAL",
     "SCENARIOS",
     "TOKEN_GAP_S",
     "TOKENS",
@@ -57,7 +72,7 @@ __all__ = [
 ]
 
 VERSION = "0.12.6"
-SCENARIOS = ("normal", "midstream-error", "missing-metrics", "truncated", "truncated-close", "http-500")
+SCENARIOS = ("normal", "midstream-error", "missing-metrics", "truncated", "truncated-close", "http-500", "offload")
 LISTED_MODELS = ("llama3.2:latest", *(f"{name}:latest" for name in SCENARIOS))
 TOKENS = ("The", " sky", " is", " blue", ".")
 MIDSTREAM_TOKENS = 2  # tokens sent before the in-stream error and before the truncation
@@ -76,6 +91,10 @@ COUNTERS: dict[str, int] = {
     "eval_duration": 67_890_123,
 }
 _CREATED_AT = "2026-01-01T00:00:00.000000Z"
+PULL_TOTAL = 2_019_393_189  # bytes of the one layer a pull reports
+PULL_STEPS = 4  # progress updates of that layer (completed = total * i / PULL_STEPS)
+PULL_ERROR = "pull model manifest: file does not exist"
+PS_SIZE = 3_355_443_200  # bytes /api/ps reports for a loaded model
 
 
 def digest_of(name: str) -> str:
@@ -151,6 +170,35 @@ def _scenario(model: str) -> str | None:
     return name if name in SCENARIOS else None
 
 
+def _pull_lines(model: str) -> list[bytes]:
+    if _scenario(model) is None:
+        return [json.dumps({"error": PULL_ERROR}).encode() + b"\n"]
+    digest = f"sha256:{digest_of(model)}"
+    objs: list[dict[str, Any]] = [{"status": "pulling manifest"}]
+    objs += [
+        {"status": f"pulling {digest[7:19]}", "digest": digest, "total": PULL_TOTAL,
+         "completed": PULL_TOTAL * i // PULL_STEPS}
+        for i in range(1, PULL_STEPS + 1)
+    ]  # fmt: skip
+    objs += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"}, {"status": "success"}]
+    return [json.dumps(obj).encode() + b"\n" for obj in objs]
+
+
+def _ps_entry(model: str, num_ctx: int | None) -> dict[str, Any]:
+    name = model if ":" in model else f"{model}:latest"
+    vram = PS_SIZE // 2 if _scenario(model) == "offload" else PS_SIZE
+    return {
+        "name": name,
+        "model": name,
+        "size": PS_SIZE,
+        "digest": digest_of(name),
+        "details": {"format": "gguf", "family": "llama", "quantization_level": "Q4_K_M"},
+        "expires_at": "2026-01-01T01:00:00.000000Z",
+        "size_vram": vram,
+        "context_length": num_ctx,
+    }
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, like Go's net/http
     timeout = 5.0  # idle keep-alive connections end, so server_close() can join every thread
@@ -165,6 +213,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"version": VERSION})
         elif self.path == "/api/tags":
             self._json(200, _tags())
+        elif self.path == "/api/ps":
+            self._json(200, {"models": self.server.replay.loaded_models()})
         else:
             self._json(404, {"error": "404 page not found"})
 
@@ -172,12 +222,19 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"null")
         self.server.replay.record(Received("POST", self.path, body))
+        if self.path == "/api/pull":
+            self._stream_lines(_pull_lines(str(body.get("model", ""))))
+            return
         if self.path not in ("/api/generate", "/api/chat"):
             self._json(404, {"error": "404 page not found"})
             return
         model = str(body.get("model", ""))
         scenario = _scenario(model)
-        if scenario is None:
+        if scenario is not None and self._is_load(body):
+            self.server.replay.load(model, (body.get("options") or {}).get("num_ctx"))
+            self._json(200, {"model": model, "created_at": _CREATED_AT, "response": "", "done": True,
+                             "done_reason": "load"})  # fmt: skip
+        elif scenario is None:
             self._json(404, {"error": f"model '{model}' not found"})
         elif scenario == "http-500":
             self._json(500, {"error": HTTP_500_MESSAGE})
@@ -192,6 +249,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _is_load(self, body: dict[str, Any]) -> bool:
+        """Ollama loads without generating when the prompt is empty (and no messages are sent)."""
+        return self.path == "/api/generate" and not body.get("prompt") and body.get("stream") is False
+
+    def _stream_lines(self, lines: list[bytes]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for line in lines:
+            time.sleep(TOKEN_GAP_S)
+            self._write(line, chunked=True)
+        self.wfile.write(b"0\r\n\r\n")
 
     def _stream(self, scenario: str, model: str, chat: bool) -> None:
         chunked = scenario != "truncated-close"
@@ -239,6 +310,7 @@ class OllamaReplay:
         self._lock = threading.Lock()
         self._received: list[Received] = []
         self._streaming = 0
+        self._loaded: dict[str, int | None] = {}  # model -> num_ctx it was loaded with
         self.max_streaming = 0  # most generation streams served at once
         host, port = self._server.server_address[:2]
         self.url = f"http://{host!s}:{port}"
@@ -250,7 +322,16 @@ class OllamaReplay:
 
     def generations(self) -> list[Received]:
         """POSTs to /api/generate or /api/chat, in arrival order."""
-        return [r for r in self.received if r.method == "POST"]
+        return [r for r in self.received if r.method == "POST" and r.path in ("/api/generate", "/api/chat")]
+
+    def load(self, model: str, num_ctx: int | None) -> None:
+        with self._lock:
+            self._loaded[model] = num_ctx
+
+    def loaded_models(self) -> list[dict[str, Any]]:
+        """What /api/ps answers: every model loaded through an empty-prompt generate."""
+        with self._lock:
+            return [_ps_entry(model, num_ctx) for model, num_ctx in self._loaded.items()]
 
     def record(self, request: Received) -> None:
         with self._lock:

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from tcobench.schemas import (
     HardwarePrice,
+    LatencyTarget,
     OpsPrice,
     Phase,
     PriceTable,
+    RentalPrice,
     RequestRecord,
     RunRecord,
     RunStatus,
     SitePrice,
+    TelemetryRecord,
 )
 
-__all__ = ["T0_NS", "make_prices", "make_request", "make_run"]
+__all__ = ["FLEET", "T0_NS", "FleetHost", "make_prices", "make_request", "make_run", "make_telemetry", "write_fleet"]
 
 T0_NS = 1_700_000_000_000_000_000  # 2023-11-14T22:13:20Z
 
@@ -107,9 +115,17 @@ def make_request(**overrides: Any) -> RequestRecord:
 
 
 def make_prices(
-    hardware: dict[str, Any] | None = None, site: dict[str, Any] | None = None, ops: dict[str, Any] | None = None
+    hardware: dict[str, Any] | None = None,
+    site: dict[str, Any] | None = None,
+    ops: dict[str, Any] | None = None,
+    rental: dict[str, Any] | None = None,
+    latency_target: dict[str, Any] | None = None,
 ) -> PriceTable:
-    """A one-row-per-section table keyed test-hw / test-site / test-ops, fields overridable."""
+    """A one-row-per-section table keyed test-hw / test-site / test-ops, fields overridable.
+
+    ``rental`` / ``latency_target`` (None: no such rows) add one row each, ``test-rate`` (2 USD per GPU-hour
+    for test-hw, tier test-tier) / ``test-target`` (TTFT p90 500 ms, TPOT p90 50 ms), fields overridable.
+    """
     sourced = {"source": "test fixture", "as_of": dt.date(2026, 1, 1)}
     hw = {
         "description": "test platform",
@@ -133,8 +149,154 @@ def make_prices(
         **sourced,
         **(ops or {}),
     }
+    rate = {"description": "test rate", "hardware": "test-hw", "tier": "test-tier", "usd_per_gpu_hour": 2.0,
+            **sourced, **(rental or {})}  # fmt: skip
+    target = {"description": "test target", "ttft_p90_ms": 500.0, "tpot_p90_ms": 50.0, **(latency_target or {})}
     return PriceTable(
         hardware={"test-hw": HardwarePrice(**hw)},
         site={"test-site": SitePrice(**st)},
         ops={"test-ops": OpsPrice(**op)},
+        rental={"test-rate": RentalPrice(**rate)} if rental is not None else {},
+        latency_target={"test-target": LatencyTarget(**target)} if latency_target is not None else {},
     )
+
+
+def make_telemetry(**overrides: Any) -> TelemetryRecord:
+    fields: dict[str, Any] = {
+        "run_id": "run0",
+        "date": "2023-11-14",
+        "host": "testhost",
+        "ts_ns": T0_NS,
+        "phase": "measure",
+        "source": "nvml",
+        "device_index": 0,
+        "device_uuid": None,
+        "power_mw": 300_000,
+        "energy_mj": None,
+        "util_pct": None,
+        "mem_used_bytes": None,
+        "sm_clock_mhz": None,
+        "temperature_c": None,
+        "power_limit_mw": None,
+    }
+    fields.update(overrides)
+    return TelemetryRecord.model_validate(fields)
+
+
+@dataclass(frozen=True)
+class FleetHost:
+    """One simulated GPU host of the test fleet: its provenance and how fast and hungry it is."""
+
+    host: str
+    hardware_key: str
+    vendor: str
+    gpu_name: str
+    driver_version: str
+    cuda_version: str | None
+    rocm_version: str | None
+    source: str  # telemetry source
+    decode_tok_s: float  # per-request decode rate at concurrency 1, tokens/s
+    ttft_ms: float  # time to first token at concurrency 1, ms
+    idle_w: float
+    watts_per_stream: float
+    base_w: float
+    vram_gib: float
+
+
+FLEET = (
+    FleetHost("gpu-nv-1", "nvidia-h200-sxm", "nvidia", "NVIDIA H200", "580.159.04", "13.0", None, "nvml",
+              120.0, 40.0, 78.0, 25.0, 300.0, 20.0),
+    FleetHost("gpu-amd-1", "amd-mi300x", "amd", "AMD Instinct MI300X", "6.10.5", None, "6.4.1", "amdsmi",
+              72.0, 60.0, 140.0, 28.0, 350.0, 22.0),
+)  # fmt: skip
+
+_FLEET_T0_NS = 1_795_651_200_000_000_000  # 2026-11-26T00:00:00Z: the last night
+_DAY_NS = 86_400 * 10**9
+_MS = 1_000_000
+
+
+def _fleet_requests(run: RunRecord, rng: np.random.Generator, host: FleetHost, slow: float) -> list[RequestRecord]:
+    """Closed-loop requests: each stream issues its next request when the previous one finishes."""
+    c, out_tokens = run.concurrency, run.max_tokens
+    night = rng.lognormal(0.0, 0.02)  # night-to-night drift, shared by the run's requests
+    rate = host.decode_tok_s / (1 + 0.08 * (c - 1)) * night * slow
+    clocks = [run.measure_start_ns or 0] * c
+    rows = [make_request(run_id=run.run_id, date=run.date, host=run.host, phase=Phase.warmup,
+                         start_ns=run.started_ns, prompt_tokens=24, output_tokens=out_tokens)]  # fmt: skip
+    for i in range(run.measured_requests):
+        stream = i % c
+        per_request = rate * rng.lognormal(0.0, 0.03)
+        gap_ns = round(1e9 / per_request)
+        itl = [max(1, round(gap_ns * g)) for g in rng.lognormal(0.0, 0.15, out_tokens - 1)]
+        ttft = round(host.ttft_ms * (1 + 0.3 * (c - 1)) * rng.lognormal(0.0, 0.1) * _MS)
+        decode = sum(itl)
+        rows.append(make_request(
+            run_id=run.run_id, date=run.date, host=run.host, request_index=i, prompt_index=i % 5, seed=42 + i,
+            start_ns=clocks[stream], ttft_ns=ttft, e2e_ns=ttft + decode, decode_ns=decode, chunks=out_tokens,
+            itl_ns=itl, prompt_tokens=24, output_tokens=out_tokens,
+        ))  # fmt: skip
+        clocks[stream] += ttft + decode
+    return rows
+
+
+def _fleet_telemetry(run: RunRecord, host: FleetHost) -> list[TelemetryRecord]:
+    """10 Hz samples: 1 s idle baseline, then the measurement window bracketed by one sample each side."""
+    start, end = run.measure_start_ns or 0, run.measure_end_ns or 0
+    load_w = min(host.base_w + host.watts_per_stream * run.concurrency, 750.0)
+    step = 100 * _MS
+    stamps = [(run.started_ns + k * step, "idle", host.idle_w) for k in range(10)]
+    stamps += [(start - step // 2 + k * step, "measure", load_w) for k in range((end - start) // step + 2)]
+    energy_mj, rows = 0, []
+    for k, (ts, phase, watts) in enumerate(stamps):
+        if k:
+            energy_mj += round(watts * (ts - stamps[k - 1][0]) / 1e6)
+        rows.append(make_telemetry(run_id=run.run_id, date=run.date, host=run.host, ts_ns=ts, phase=phase,
+                                   source=host.source, power_mw=round(watts * 1000), energy_mj=energy_mj,
+                                   mem_used_bytes=round((host.vram_gib + 0.5 * run.concurrency) * 2**30)))  # fmt: skip
+    return rows
+
+
+def write_fleet(
+    store: Path,
+    nights: int = 5,
+    concurrency: tuple[int, ...] = (1, 4, 16),
+    seed: int = 7,
+    regression: tuple[str, int, float] | None = ("gpu-amd-1", 4, 0.85),
+    requests: int = 20,
+) -> list[RunRecord]:
+    """Write a two-host fleet (NVIDIA H200, AMD MI300X) measured over several nights; return the run rows.
+
+    Same engine (Ollama 0.32.0, same settings), model digest and prompts everywhere. ``regression``
+    (host, concurrency, factor) makes that series decode ``factor`` times as fast on the last night, after a
+    driver update: the change `tcobench history` must flag.
+    """
+    from tcobench.tasks.store import write_results
+
+    rng = np.random.default_rng(seed)
+    written = []
+    for night in range(nights):
+        for host in FLEET:
+            last = night == nights - 1
+            for c in concurrency:
+                slow = regression[2] if regression and last and regression[:2] == (host.host, c) else 1.0
+                run_id = f"{host.host}-n{night}-c{c}"
+                started = _FLEET_T0_NS + (night - nights + 1) * _DAY_NS + c * 60 * 10**9
+                run = make_run(
+                    run_id=run_id, batch_id=f"{host.host}-n{night}",
+                    date=dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat(), host=host.host,
+                    started_ns=started, measure_start_ns=started + 2 * 10**9, measure_end_ns=started + 2 * 10**9,
+                    engine_kind="container", engine_name="ollama", engine_version="0.32.0", protocol="ollama",
+                    api="/api/generate", model_name="llama3.2:3b", model_digest="sha256:" + "ab" * 32,
+                    engine_settings=json.dumps({"OLLAMA_NUM_PARALLEL": 16, "num_ctx": 4096}),
+                    gpu_vendor=host.vendor, gpu_name=host.gpu_name, gpu_count=1,
+                    driver_version=host.driver_version + (".1" if slow != 1.0 else ""),
+                    cuda_version=host.cuda_version, rocm_version=host.rocm_version, telemetry_source=host.source,
+                    workload="chat-short", concurrency=c, measured_requests=requests, max_tokens=64, num_ctx=4096,
+                    ignore_eos=True, hardware_key=host.hardware_key, site_key="datacenter", ops_key="default",
+                )  # fmt: skip
+                reqs = _fleet_requests(run, rng, host, slow)
+                end = max(r.start_ns + (r.e2e_ns or 0) for r in reqs if r.phase is Phase.measure)
+                run = run.model_copy(update={"measure_end_ns": end, "finished_ns": end + 10**9})
+                write_results(store, run, reqs, _fleet_telemetry(run, host))
+                written.append(run)
+    return written

@@ -10,10 +10,11 @@ import pytest
 
 import tcobench
 import tcobench.flows
+import tcobench.images
 import tcobench.schemas
 import tcobench.tasks
 
-PACKAGES = [tcobench, tcobench.schemas, tcobench.tasks, tcobench.flows]
+PACKAGES = [tcobench, tcobench.schemas, tcobench.tasks, tcobench.flows, tcobench.images]
 
 
 def _modules() -> list[str]:

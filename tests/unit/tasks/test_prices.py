@@ -158,3 +158,36 @@ def test_check_keys_checks_site_and_ops(tmp_path: Path, section: str, field: str
         PricingError, match=rf"^cli: pricing\.{section}: no row 'nowhere' in \[{section}\] of .*prices\.toml"
     ):
         check_keys(table, bad, where="cli")
+
+
+def test_shipped_rental_rates_and_latency_targets() -> None:
+    table = load_prices(None)
+    assert table.rental["h200-rental-3yr"].usd_per_gpu_hour == 1.60  # InferenceX constants
+    assert table.rental["mi300x-hyperscaler-own"].usd_per_gpu_hour == 1.12
+    assert {r.tier for r in table.rental.values()} == {"hyperscaler-own", "neocloud-own", "rental-3yr"}
+    assert all("SemiAnalysis" in r.source and r.hardware in table.hardware for r in table.rental.values())
+    assert {"nvidia-rtx-4090", "amd-rx-7900-xtx", "amd-radeon-pro-w7900"} <= set(table.hardware)
+    assert table.hardware["amd-rx-7900-xtx"].adaptation_days > table.hardware["nvidia-rtx-4090"].adaptation_days
+    assert set(table.latency_target) == {"interactive", "relaxed"}
+
+
+def test_rental_row_must_name_a_platform(tmp_path: Path) -> None:
+    text = (
+        VALID
+        + """
+[rental.cloud]
+description = "a cloud"
+hardware = "nope"
+tier = "rental-3yr"
+usd_per_gpu_hour = 1.5
+source = "assumption: test"
+as_of = 2026-01-01
+"""
+    )
+    message = _error(_write(tmp_path, text))
+    assert "rental.cloud.hardware: no row 'nope' in [hardware] (valid: box)" in message
+
+
+def test_tables_without_the_optional_sections_stay_valid(tmp_path: Path) -> None:
+    table = load_prices(_write(tmp_path, VALID))
+    assert table.rental == {} and table.latency_target == {}

@@ -19,11 +19,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from tcobench.schemas import Phase, RequestRecord, RunStatus
+from tcobench.schemas import Phase, RequestRecord, RunStatus, TelemetryRecord
 from tcobench.tasks.query import connect
 from tcobench.tasks.store import write_results
 
-from ..factories import T0_NS, make_prices, make_request, make_run
+from ..factories import T0_NS, make_prices, make_request, make_run, make_telemetry
 
 MS = 1_000_000  # ns per ms
 
@@ -226,5 +226,131 @@ def test_run_without_measured_requests_still_has_a_summary_row(tmp_path: Path) -
         assert s["ttft_p50_ms"] is None
         assert s["itl_p50_ms"] is None
         assert s["output_tok_s"] is None
+    finally:
+        con.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Owned TCO with measured energy and two GPUs, and the rented basis, on the same requests (60 output tok/s,
+# 66 total tok/s over the 10 s window; 600 output tokens).
+#
+#   telemetry: two GPUs, each 200 W from 0.05 s before the window opens to 0.05 s after it closes (10 Hz,
+#              energy counters consistent), and each 60 W in a 1 s idle phase before
+#   run:       gpu_count 2 (the hardware row is per GPU: accelerators 1), utilisation 0.5
+#   rental:    test-rate, 2.00 USD per GPU-hour for test-hw
+# ---------------------------------------------------------------------------------------------------------
+
+STEP = 100 * MS
+WINDOW_START, WINDOW_END = T0_NS + 5_000_000_000, T0_NS + 15_000_000_000
+
+
+def _samples() -> list[TelemetryRecord]:
+    rows = []
+    stamps = [(T0_NS + k * STEP, "idle", 60.0) for k in range(10)]
+    stamps += [(WINDOW_START - STEP // 2 + k * STEP, "measure", 200.0) for k in range(102)]
+    for device in (0, 1):
+        energy_mj = 0
+        for k, (ts, phase, watts) in enumerate(stamps):
+            energy_mj += round(watts * (ts - stamps[k - 1][0]) / 1e6) if k else 0
+            rows.append(make_telemetry(ts_ns=ts, phase=phase, device_index=device, power_mw=round(watts * 1000),
+                                       energy_mj=energy_mj, mem_used_bytes=2**30))  # fmt: skip
+    return rows
+
+
+@pytest.fixture
+def measured(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    run = make_run(gpu_count=2, gpu_vendor="nvidia", gpu_name="Test GPU", telemetry_source="nvml")
+    write_results(tmp_path, run, _requests(), _samples())
+    connection = connect(tmp_path, make_prices(rental={}))
+    yield connection
+    connection.close()
+
+
+def test_tco_owned_with_measured_energy_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
+    e = _row(measured, "energy")
+    # span 10.1 s (101 steps); 2 GPUs x 200 W x 10.1 s = 4040 J -> mean 400 W; window 400 W x 10 s = 4000 J
+    assert e["valid"] is True and round(e["mean_w"], 6) == 400.0 and round(e["idle_w"], 6) == 120.0
+    t = _row(measured, "tco")
+    assert t["power_basis"].startswith("measured: nvml mean W over the measurement window (2 device(s);")
+    assert t["power_basis"].endswith("idle: measured")
+    # units: gpu_count 2 / accelerators 1 = 2 rows of test-hw
+    assert (t["units"], t["gpus_used"]) == (2.0, 2)
+    # hardware: (20 000 + 4 000) x 2 / 48 months = 1 000.00 USD/month
+    hardware_usd_month = 1_000.00
+    # power: 0.5 x 400 W (measured, both GPUs) + 0.5 x 120 W (measured idle, 2 x 60 W) = 260 W
+    power_w = 260.0
+    # energy: 260 W x 1.5 PUE x 730 h / 1000 = 284.7 kWh/month; x 0.10 USD/kWh = 28.47 USD/month
+    energy_kwh_month, power_usd_month = 284.7, 28.47
+    # ops 2 h x 100 = 200.00 (per host, not per GPU); adaptation 6 days x 800 / 48 = 100.00 (per platform)
+    ops_usd_month, adaptation_usd_month = 200.00, 100.00
+    # total: 1 000 + 28.47 + 200 + 100 = 1 328.47 USD/month
+    total_usd_month = 1_328.47
+    # 1 328.47 USD / 78.84 M output tokens = 16.8502... -> 16.85; / 86.724 M tokens = 15.3183... -> 15.32
+    usd_per_m_output_tokens, usd_per_m_total_tokens = 16.85, 15.32
+
+    assert (t["load_w_used"], t["idle_w_used"]) == pytest.approx((400.0, 120.0))
+    assert round(t["hardware_usd_month"], 2) == hardware_usd_month
+    assert t["power_w"] == pytest.approx(power_w)
+    assert t["energy_kwh_month"] == pytest.approx(energy_kwh_month)
+    assert round(t["power_usd_month"], 2) == power_usd_month
+    assert (round(t["ops_usd_month"], 2), round(t["adaptation_usd_month"], 2)) == (ops_usd_month, adaptation_usd_month)
+    assert round(t["total_usd_month"], 2) == total_usd_month
+    assert round(t["usd_per_m_output_tokens"], 2) == usd_per_m_output_tokens
+    assert round(t["usd_per_m_total_tokens"], 2) == usd_per_m_total_tokens
+
+    f = _row(measured, "efficiency")
+    # 4 000 J / 600 output tokens = 6.6667 J/token; 3.6e6 / 6.6667 = 540 000 tokens/kWh
+    # electricity: 6.6667 J x 1.5 PUE / 3.6e6 J/kWh x 0.10 USD/kWh x 1e6 = 0.2778 USD per 1M output tokens
+    assert f["energy_basis"] == "measured"
+    assert f["j_per_output_token"] == pytest.approx(4000 / 600)
+    assert f["output_tokens_per_kwh"] == pytest.approx(540_000)
+    assert round(f["electricity_usd_per_m_output_tokens"], 4) == 0.2778
+
+
+def test_tco_rented_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
+    r = _row(measured, "tco_rented")
+    assert (r["rental_key"], r["tier"], r["gpus_rented"], r["source"]) == ("test-rate", "test-tier", 2, "test fixture")
+    # rent: 2.00 USD/GPU-hour x 2 GPUs x 730 h = 2 920.00 USD/month (every hour, whatever the utilisation)
+    assert round(r["rent_usd_month"], 2) == 2_920.00
+    # total: 2 920 + 200 ops + 100 adaptation = 3 220.00 USD/month
+    assert round(r["total_usd_month"], 2) == 3_220.00
+    # 3 220 / 78.84 M = 40.8422... -> 40.84 per 1M output tokens; 3 220 / 86.724 M = 37.1293... -> 37.13
+    assert round(r["usd_per_m_output_tokens"], 2) == 40.84
+    assert round(r["usd_per_m_total_tokens"], 2) == 37.13
+    bases = measured.execute(
+        "SELECT basis, capital_usd_month, power_usd_month, total_usd_month, output_tokens_per_usd FROM cost_basis "
+        "ORDER BY basis"
+    ).fetchall()
+    assert [b[0] for b in bases] == ["owned", "rented: test-tier"]
+    assert [round(b[3], 2) for b in bases] == [1_328.47, 3_220.00]
+    assert bases[1][2] == 0.0  # power is inside the GPU-hour rate
+    # tokens per USD: 78 840 000 / 1 328.47 = 59 346.4...; 78 840 000 / 3 220 = 24 484.47
+    assert round(bases[0][4], 1) == round(78_840_000 / 1_328.47, 1) and round(bases[1][4], 2) == 24_484.47
+
+
+def test_rented_basis_of_the_first_example_uses_the_row_accelerators(tmp_path: Path) -> None:
+    write_results(tmp_path, make_run(), _requests())  # no gpu_count: the row's accelerators (1) are rented
+    con = connect(tmp_path, make_prices(rental={}))
+    try:
+        r = _row(con, "tco_rented")
+        # 2.00 x 1 x 730 = 1 460.00; + 200 + 100 = 1 760.00; / 78.84 M = 22.3237... -> 22.32
+        assert (r["gpus_rented"], round(r["rent_usd_month"], 2), round(r["total_usd_month"], 2)) == (1, 1460.0, 1760.0)
+        assert round(r["usd_per_m_output_tokens"], 2) == 22.32
+    finally:
+        con.close()
+
+
+def test_tco_estimate_says_why_telemetry_was_not_used(tmp_path: Path) -> None:
+    gappy = [s for s in _samples() if not (WINDOW_START + 2 * 10**9 <= s.ts_ns <= WINDOW_START + 3 * 10**9)]
+    write_results(tmp_path, make_run(gpu_count=2), _requests(), gappy)
+    con = connect(tmp_path, make_prices())
+    try:
+        t = _row(con, "tco")
+        assert t["power_basis"] == (
+            "estimate: price-table load/idle watts x 2.0 units (telemetry not used: a gap of 1100 ms between "
+            "samples exceeds 500 ms)"
+        )
+        # estimate for two GPUs: 0.5 x 2 000 W + 0.5 x 400 W = 1 200 W
+        assert t["power_w"] == pytest.approx(1_200.0)
     finally:
         con.close()

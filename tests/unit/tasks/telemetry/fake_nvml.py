@@ -10,6 +10,7 @@ import time
 from types import SimpleNamespace
 
 NVML_CLOCK_SM = 1
+NVML_FI_DEV_POWER_INSTANT = 186
 NVML_TEMPERATURE_GPU = 0
 _T0 = time.monotonic()
 _WATTS = [250.0, 300.0]
@@ -83,3 +84,14 @@ def nvmlDeviceGetUtilizationRates(h: int) -> SimpleNamespace:  # noqa: N802
 
 def nvmlDeviceGetMemoryInfo(h: int) -> SimpleNamespace:  # noqa: N802
     return SimpleNamespace(total=143_771 * 2**20, used=(8 + h) * 2**30, free=0)
+
+
+def nvmlDeviceGetFieldValues(h: int, field_ids: list[int]) -> list[SimpleNamespace]:  # noqa: N802
+    """Documented shape: one c_nvmlFieldValue_t per id (nvmlReturn, valueType, value union)."""
+    if "instant" in broken_fields:
+        return [
+            SimpleNamespace(fieldId=f, nvmlReturn=3, valueType=1, value=SimpleNamespace(uiVal=0)) for f in field_ids
+        ]
+    watts = _WATTS[h] + 5.0  # the instantaneous reading differs from the 1 s average in this stand-in
+    return [SimpleNamespace(fieldId=f, nvmlReturn=0, valueType=1, value=SimpleNamespace(uiVal=int(watts * 1000)))
+            for f in field_ids]  # fmt: skip

@@ -38,21 +38,23 @@ def test_nvml_session_marks_phases_and_describes_devices(nvml: None) -> None:
     assert {r.phase for r in rows} == {"idle", "warmup", "measure"}
     assert {r.device_index for r in rows} == {0, 1} and {r.source for r in rows} == {"nvml"}
     gpu1 = [r for r in rows if r.device_index == 1]
-    assert all(r.power_mw == 300_000 and r.mem_used_bytes == 9 * 2**30 for r in gpu1)
+    assert all(r.power_mw == 305_000 and r.mem_used_bytes == 9 * 2**30 for r in gpu1)  # the instantaneous field
     energies = [r.energy_mj for r in gpu1]
     assert energies == sorted(energies) and energies[-1] > energies[0]
     facts = session.facts
     assert facts["gpu_name"] == "NVIDIA H200" and facts["gpu_count"] == 2 and facts["cuda_version"] == "13.0"
     assert facts["gpu_uuids"] == "GPU-00000000,GPU-00000001" and facts["telemetry_source"] == "nvml"
-    assert facts["gpu_power_limit_mw"] == 700_000 and facts["telemetry_note"] is None
+    assert facts["gpu_power_limit_mw"] == 700_000
+    assert facts["telemetry_note"] == "power: NVML instantaneous field (NVML_FI_DEV_POWER_INSTANT)"
 
 
 def test_unsupported_nvml_field_is_none_not_a_crash(nvml: None) -> None:
-    fake_nvml.broken_fields.add("energy")
+    fake_nvml.broken_fields.update({"energy", "instant"})  # no instantaneous field: the 1 s average is used
     sampler, note = open_sampler(config(sampler=SamplerKind.nvidia, devices=(1,)))
     assert sampler is not None and note is None
     (reading,) = sampler.read()
     assert reading.device_index == 1 and reading.energy_mj is None and reading.power_mw == 300_000
+    assert sampler.describe()["telemetry_note"] == "power: NVML 1 s average (nvmlDeviceGetPowerUsage)"
 
 
 def test_no_power_source_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

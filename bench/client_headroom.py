@@ -1,0 +1,172 @@
+"""Client headroom: our load generator (tasks/measure.py) pinned to core 0 against the zero-cost endpoint on core 1.
+
+Three scenarios, each level run by us and (unless --no-anchor) by aiperf 0.13.0 from its own venv, same core:
+
+  timing     TTFT 20 ms, gap 5 ms, 32 tokens, concurrency 1 and 16: error of measured TTFT and of every
+             inter-token gap against the configured values (p50, p99, ms)
+  requests   short streams (TTFT 10 ms, gap 1 ms, 16 tokens), concurrency swept upwards: requests/s
+  tokens     long streams (TTFT 10 ms, gap 10 ms, 256 tokens), concurrency swept upwards: streamed tokens/s
+
+A level *holds* when no request failed and the measured p50 TTFT and p50 inter-token gap are both within
+``--drift-ms`` (1 ms) of the configured ones. The headroom figure of a client is its highest rate at a level
+that holds. Both clients compute their figures the same way from per-request records (ours: RequestRecord;
+aiperf: profile_export.jsonl). The endpoint's own lateness (its /stats) and CPU use are printed per level.
+
+    .venv/bin/python bench/client_headroom.py [--no-anchor] [--quick] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from _common import cpu_seconds, endpoint, load_average, machine, pct
+
+from tcobench.schemas import Protocol, WorkloadConfig
+from tcobench.tasks.measure import RunContext, Target, measure
+
+PROMPT = " ".join(["a"] * 16)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    ttft_ms: float
+    itl_ms: float
+    tokens: int
+    levels: tuple[int, ...]
+    requests_per_slot: int  # measured requests = concurrency x this (at least min_requests)
+    min_requests: int
+
+
+SCENARIOS = (
+    Scenario("timing", 20.0, 5.0, 32, (1, 16), 6, 40),
+    Scenario("requests", 10.0, 1.0, 16, (8, 16, 32, 64, 128, 256), 12, 400),
+    Scenario("tokens", 10.0, 10.0, 256, (32, 64, 128, 256, 512), 2, 128),
+)
+QUICK = (
+    Scenario("timing", 20.0, 5.0, 32, (1,), 6, 20),
+    Scenario("requests", 10.0, 1.0, 16, (16, 64), 6, 100),
+    Scenario("tokens", 10.0, 10.0, 64, (64,), 1, 64),
+)
+
+
+def figures(sc: Scenario, ttft_ns: list[int], gaps_ns: list[int], ok: int, errors: int, tokens: int,
+            window_s: float) -> dict[str, Any]:  # fmt: skip
+    """The same figures for either client, from per-request TTFTs and every inter-chunk gap (ns)."""
+    ttft_err = [t / 1e6 - sc.ttft_ms for t in ttft_ns]
+    gap_err = [g / 1e6 - sc.itl_ms for g in gaps_ns]
+    return {
+        "ok": ok, "errors": errors, "window_s": window_s,
+        "req_s": ok / window_s if window_s else None,
+        "tok_s": tokens / window_s if window_s else None,
+        "ttft_err_p50_ms": pct(ttft_err, 0.5), "ttft_err_p99_ms": pct(ttft_err, 0.99),
+        "itl_err_p50_ms": pct(gap_err, 0.5), "itl_err_p99_ms": pct(gap_err, 0.99),
+    }  # fmt: skip
+
+
+def holds(f: dict[str, Any], drift_ms: float) -> bool:
+    if f["errors"] or not f["ok"]:
+        return False
+    return abs(f["ttft_err_p50_ms"]) <= drift_ms and abs(f["itl_err_p50_ms"]) <= drift_ms
+
+
+def run_ours(url: str, sc: Scenario, concurrency: int) -> dict[str, Any]:
+    n = max(sc.min_requests, sc.requests_per_slot * concurrency)
+    workload = WorkloadConfig(name=sc.name, prompts=(PROMPT,), max_tokens=sc.tokens, warmup_requests=concurrency,
+                              requests=n, concurrency=(concurrency,), request_timeout_s=120)  # fmt: skip
+    target = Target(url, Protocol.openai, "zero")
+    result = measure(target, workload, RunContext("headroom", dt.date.today().isoformat(), "bench"), concurrency)
+    ok = [r for r in result.measured if r.error is None]
+    window = (result.measure_end_ns or 0) - (result.measure_start_ns or 0)
+    return figures(sc, [r.ttft_ns for r in ok if r.ttft_ns is not None], [g for r in ok for g in r.itl_ns],
+                   len(ok), len(result.measured) - len(ok), sum(r.output_tokens or 0 for r in ok), window / 1e9)  # fmt: skip
+
+
+def _endpoint_stats(url: str) -> dict[str, Any]:
+    return httpx.get(f"{url}/stats?reset=1", trust_env=False).json()
+
+
+def run_level(client: str, url: str, pid: int, sc: Scenario, concurrency: int) -> dict[str, Any]:
+    _endpoint_stats(url)
+    cpu0, t0 = cpu_seconds(pid), time.monotonic()
+    if client == "ours":
+        f = run_ours(url, sc, concurrency)
+    else:
+        from anchor import run_anchor
+
+        f = run_anchor(client, url, sc, concurrency)
+    busy = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
+    late = _endpoint_stats(url)["lateness_ns"]
+    f.update({"client": client, "scenario": sc.name, "concurrency": concurrency, "endpoint_cpu": busy,
+              "endpoint_late_p50_ms": (late["p50"] or 0) / 1e6, "endpoint_late_p99_ms": (late["p99"] or 0) / 1e6,
+              "load": load_average()})  # fmt: skip
+    return f
+
+
+def _fmt(v: Any, spec: str = ".2f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def print_row(f: dict[str, Any], drift_ms: float) -> None:
+    print(f"{f['client']:8s} {f['scenario']:8s} c={f['concurrency']:<4d} ok={f['ok']:<5d} err={f['errors']:<3d} "
+          f"req/s={_fmt(f['req_s'], '.1f'):>8s} tok/s={_fmt(f['tok_s'], '.0f'):>7s} "
+          f"ttft_err p50/p99={_fmt(f['ttft_err_p50_ms'], '.3f')}/{_fmt(f['ttft_err_p99_ms'], '.3f')} ms "
+          f"itl_err p50/p99={_fmt(f['itl_err_p50_ms'], '.3f')}/{_fmt(f['itl_err_p99_ms'], '.3f')} ms "
+          f"endpoint cpu={f['endpoint_cpu']:.0%} late p50={f['endpoint_late_p50_ms']:.3f} ms "
+          f"{'holds' if holds(f, drift_ms) else 'DRIFTS'} load={f['load']}", flush=True)  # fmt: skip
+
+
+def summary(rows: list[dict[str, Any]], clients: list[str], drift_ms: float) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for client in clients:
+        mine = [r for r in rows if r["client"] == client]
+        held = [r for r in mine if holds(r, drift_ms)]
+        best_req = max((r["req_s"] for r in held if r["scenario"] == "requests"), default=None)
+        best_tok = max((r["tok_s"] for r in held if r["scenario"] == "tokens"), default=None)
+        t1 = next((r for r in mine if r["scenario"] == "timing" and r["concurrency"] == 1), None)
+        out[client] = {"req_s": best_req, "tok_s": best_tok,
+                       "ttft_err_p50_ms": t1 and t1["ttft_err_p50_ms"], "ttft_err_p99_ms": t1 and t1["ttft_err_p99_ms"],
+                       "itl_err_p50_ms": t1 and t1["itl_err_p50_ms"], "itl_err_p99_ms": t1 and t1["itl_err_p99_ms"]}  # fmt: skip
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-anchor", action="store_true", help="only our client")
+    parser.add_argument("--anchors", default="aiperf", help="comma-separated: aiperf,guidellm")
+    parser.add_argument("--quick", action="store_true", help="a few small levels (smoke test)")
+    parser.add_argument("--drift-ms", type=float, default=1.0)
+    parser.add_argument("--only", help="run only this scenario")
+    parser.add_argument("--json", help="write every level's figures here")
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {0})  # the client side (us, and aiperf started from here) on core 0
+    clients = ["ours"] + ([] if args.no_anchor else args.anchors.split(","))
+    print(f"# {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {machine()}; load {load_average()}", flush=True)
+    rows: list[dict[str, Any]] = []
+    for sc in QUICK if args.quick else SCENARIOS:
+        if args.only and sc.name != args.only:
+            continue
+        with endpoint(sc.ttft_ms, sc.itl_ms, sc.tokens, 1) as ep:
+            for concurrency in sc.levels:
+                for client in clients:
+                    row = run_level(client, ep.url, ep.pid, sc, concurrency)
+                    rows.append(row)
+                    print_row(row, args.drift_ms)
+    result = summary(rows, clients, args.drift_ms)
+    print(json.dumps(result, indent=1))
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"rows": rows, "summary": result}, handle, indent=1)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""publish_summary: the run summary as a Prefect Markdown artifact, only inside a Prefect flow run.
+
+With Prefect switched off (``TCOBENCH_PREFECT=off``), nothing imports ``prefect``, so a flow run cannot
+exist: ``prefect`` is then absent from ``sys.modules`` and these functions return None without importing
+it (6-7 s on 2 cores). tasks/ never imports flows/, so this checks for a flow run rather than the setting.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tcobench.schemas import PriceTable
+
+__all__ = ["ARTIFACT_KEY", "in_prefect_flow_run", "publish_run_summary", "publish_summary"]
+
+ARTIFACT_KEY = "tcobench-summary"  # lowercase letters, digits and dashes (Prefect's rule for keys)
+
+
+def in_prefect_flow_run() -> bool:
+    """True inside a running Prefect flow; never imports Prefect when nothing else has."""
+    if "prefect" not in sys.modules:
+        return False
+    from prefect.context import FlowRunContext
+
+    return FlowRunContext.get() is not None
+
+
+def publish_summary(markdown: str, key: str = ARTIFACT_KEY, description: str = "tcobench run summary") -> str | None:
+    """Create a Markdown artifact in the current flow run; its id, or None outside a flow run."""
+    if not in_prefect_flow_run():
+        return None
+    from prefect.artifacts import create_markdown_artifact
+
+    artifact_id = create_markdown_artifact(markdown=markdown, key=key, description=description)
+    return str(artifact_id)
+
+
+def publish_run_summary(store: Path, prices: PriceTable, run_ids: Sequence[str]) -> str | None:
+    """publish_summary of report.summary_markdown for these runs; skips building it outside a flow run."""
+    if not in_prefect_flow_run():
+        return None
+    from .report import summary_markdown
+
+    return publish_summary(summary_markdown(store, prices, run_ids))

@@ -1,0 +1,241 @@
+"""history: change detection over nightly runs, per series (host, model, workload, concurrency).
+
+Each run of a series (oldest first, view ``nightly_trend``) is tested against the runs before it (up to
+``window`` of them, at least ``min_prior``) on its per-request samples of two metrics:
+
+- ``decode_tok_s``: (output_tokens - 1) / decode time of each ok measured request (tokens/s; higher is better)
+- ``ttft_ms``: time to first token of each ok measured request (ms; lower is better)
+
+A change is flagged only when all of these hold, so run-to-run noise is not reported as a change:
+
+1. Mann-Whitney U (two-sided; normal approximation with tie and continuity corrections) of the run's samples
+   against the pooled samples of the prior runs gives p < ``alpha``;
+2. the effect is large: |rank-biserial correlation| >= ``min_effect`` (r = 2 U / (n1 n2) - 1: +1 when every
+   new sample is above every prior one) and |median / prior median - 1| >= ``min_change``;
+3. the shift exceeds night-to-night noise: |median - mean of the prior runs' medians| > ``noise_k`` x their
+   standard deviation (checked when there are at least 2 prior runs).
+
+What changed in the run's provenance since the previous run (engine version, driver, image, model digest,
+prompts) is listed next to each point, as the likely cause.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import PriceTable
+
+from .query import connect, freeze_views
+
+__all__ = ["METRICS", "Change", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
+
+METRICS = {"decode_tok_s": "higher", "ttft_ms": "lower"}  # metric -> which direction is better
+_PROVENANCE = ("engine_version", "driver_version", "image_digest", "model_digest", "prompt_set_hash", "gpu_name")
+
+
+def mann_whitney_u(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """(U of x, two-sided p) by the normal approximation with tie and continuity corrections.
+
+    U of x counts the pairs (x_i, y_j) with x_i > y_j, ties counting one half. Same as
+    scipy.stats.mannwhitneyu(x, y, method="asymptotic", use_continuity=True).
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples need at least one value")
+    pooled = np.concatenate([a, b])
+    _, inverse, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # mean rank of each distinct value
+    u1 = float(average_rank[inverse][:n1].sum() - n1 * (n1 + 1) / 2)
+    n = n1 + n2
+    ties = float((counts**3 - counts).sum())
+    sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))) if n > 1 else 0.0
+    if sigma == 0:
+        return u1, 1.0
+    z = (max(u1, n1 * n2 - u1) - n1 * n2 / 2.0 - 0.5) / sigma
+    return u1, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One metric of one run against its prior runs."""
+
+    metric: str
+    median: float
+    prior_median: float
+    change_pct: float
+    p_value: float
+    effect: float  # rank-biserial correlation, -1..1
+    noise_sd: float | None  # sd of the prior runs' medians
+    flagged: bool
+    better: bool  # the change goes the good way for this metric
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a series."""
+
+    run_id: str
+    date: str
+    started: Any
+    night: int
+    output_tok_s: float | None
+    decode_tok_s_p50: float | None
+    ttft_ms_p50: float | None
+    usd_per_m_output_tokens: float | None
+    changes: tuple[Change, ...]
+    provenance_changes: tuple[str, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return any(c.flagged for c in self.changes)
+
+
+@dataclass(frozen=True)
+class Series:
+    key: str
+    host: str
+    model_name: str
+    workload: str
+    concurrency: int
+    gpu_name: str | None
+    points: tuple[Point, ...] = field(default_factory=tuple)
+
+    @property
+    def flags(self) -> list[tuple[Point, Change]]:
+        return [(p, c) for p in self.points for c in p.changes if c.flagged]
+
+
+@dataclass(frozen=True)
+class _Rules:
+    window: int
+    min_prior: int
+    alpha: float
+    min_change: float
+    min_effect: float
+    noise_k: float
+
+
+def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, np.ndarray]]:
+    query = """
+        SELECT run_id,
+               CASE WHEN output_tokens > 1 AND decode_ns > 0 THEN (output_tokens - 1) / decode_ns * 1e9 END,
+               ttft_ns / 1e6
+        FROM requests WHERE phase = 'measure' AND error IS NULL
+    """
+    found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for run_id, rate, ttft in con.execute(query).fetchall():
+        if rate is not None:
+            found[run_id][0].append(rate)
+        if ttft is not None:
+            found[run_id][1].append(ttft)
+    return {k: {"decode_tok_s": np.array(v[0]), "ttft_ms": np.array(v[1])} for k, v in found.items()}
+
+
+def _change(metric: str, now: np.ndarray, prior: list[np.ndarray], rules: _Rules) -> Change | None:
+    prior = [p for p in prior if len(p)]
+    if len(now) == 0 or len(prior) < rules.min_prior:
+        return None
+    pooled = np.concatenate(prior)
+    u, p = mann_whitney_u(now, pooled)
+    effect = 2 * u / (len(now) * len(pooled)) - 1
+    median, prior_median = float(np.median(now)), float(np.median(pooled))
+    change = median / prior_median - 1 if prior_median else 0.0
+    medians = [float(np.median(s)) for s in prior]
+    noise_sd = float(np.std(medians, ddof=1)) if len(medians) >= 2 else None
+    beyond_noise = noise_sd is None or abs(median - float(np.mean(medians))) > rules.noise_k * noise_sd
+    flagged = p < rules.alpha and abs(effect) >= rules.min_effect and abs(change) >= rules.min_change and beyond_noise
+    better = (change > 0) == (METRICS[metric] == "higher")
+    return Change(metric, median, prior_median, change * 100, p, effect, noise_sd, flagged, better)
+
+
+def _provenance_changes(row: dict[str, Any], previous: dict[str, Any] | None) -> tuple[str, ...]:
+    if previous is None:
+        return ()
+    return tuple(f"{k} {_short(previous[k])} -> {_short(row[k])}" for k in _PROVENANCE if row[k] != previous[k])
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text[:19] + "..." if len(text) > 22 else text
+
+
+def _series(rows: list[dict[str, Any]], samples: dict[str, dict[str, np.ndarray]], rules: _Rules) -> Series:
+    points = []
+    for i, row in enumerate(rows):
+        prior_ids = [r["run_id"] for r in rows[max(0, i - rules.window) : i]]
+        changes = []
+        for metric in METRICS:
+            now = samples.get(row["run_id"], {}).get(metric, np.array([]))
+            prior = [samples.get(r, {}).get(metric, np.array([])) for r in prior_ids]
+            found = _change(metric, now, prior, rules)
+            if found is not None:
+                changes.append(found)
+        points.append(
+            Point(
+                row["run_id"],
+                row["date"],
+                row["started"],
+                row["night"],
+                row["output_tok_s"],
+                row["req_decode_tok_s_p50"],
+                row["ttft_p50_ms"],
+                row["usd_per_m_output_tokens"],
+                tuple(changes),
+                _provenance_changes(row, rows[i - 1] if i else None),
+            )
+        )
+    first = rows[0]
+    return Series(
+        first["series"],
+        first["host"],
+        first["model_name"],
+        first["workload"],
+        first["concurrency"],
+        first["gpu_name"],
+        tuple(points),
+    )
+
+
+def detect_changes(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    window: int = 5,
+    min_prior: int = 2,
+    alpha: float = 0.01,
+    min_change: float = 0.05,
+    min_effect: float = 0.5,
+    noise_k: float = 3.0,
+) -> list[Series]:
+    """Every series of view nightly_trend with its points and their tested changes (module docstring)."""
+    if window < 1 or min_prior < 1 or min_prior > window:
+        raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
+    if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
+        raise ConfigError("need 0 < alpha < 1, min_change >= 0, 0 <= min_effect <= 1 and noise_k >= 0")
+    rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
+    order = "ORDER BY host, model_name, workload, concurrency, series, night"
+    rows = con.sql(f"SELECT * FROM nightly_trend WHERE status <> 'failed' {order}").to_arrow_table()
+    by_series: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows.to_pylist():
+        by_series[row["series"]].append(row)
+    samples = _samples(con)
+    return [_series(series_rows, samples, rules) for series_rows in by_series.values()]
+
+
+def history(store: Path, prices: PriceTable, **rules: Any) -> list[Series]:
+    """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
+    con = connect(store, prices)
+    try:
+        freeze_views(con)
+        return detect_changes(con, **rules)
+    finally:
+        con.close()

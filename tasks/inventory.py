@@ -1,0 +1,128 @@
+"""load_plan: inventory + matrix files -> every nightly cell as a validated BenchmarkConfig, before anything starts.
+
+A cell is (host, engine, model, workload); its runs are the workload's concurrency levels. Everything is
+checked as a whole first (file syntax, fields, price keys, each cell's full config), and every error names
+the file and the field path, so a bad matrix never starts half a night.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import BenchmarkConfig, HostSpec, Inventory, Matrix, MatrixEngine, PriceTable
+
+from .config import first_error
+from .prices import check_keys
+
+__all__ = ["Cell", "NightlyPlan", "load_plan"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Cell:
+    host: HostSpec
+    engine: str
+    model: str
+    workload: str
+    config: BenchmarkConfig
+
+    @property
+    def label(self) -> str:
+        return f"{self.host.name}/{self.engine}/{self.model}/{self.workload}"
+
+
+@dataclass(frozen=True)
+class NightlyPlan:
+    inventory: Inventory
+    cells: tuple[Cell, ...]
+
+    def cells_of(self, host: str) -> list[Cell]:
+        return [c for c in self.cells if c.host.name == host]
+
+
+def _load(path: Path, model: type[M]) -> M:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path} does not exist") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read TOML: {exc}") from exc
+    try:
+        return model.model_validate_json(json.dumps(data, default=str))
+    except ValidationError as exc:
+        raise ConfigError(first_error(exc, str(path))) from exc
+
+
+def _applies(engine: MatrixEngine, matrix: Matrix, host: HostSpec) -> bool:
+    vendor = engine.vendor or matrix.vendor
+    return vendor is None or vendor is host.vendor
+
+
+def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
+    if engine.endpoint is not None:
+        return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value}
+    container: dict[str, Any] = {"image": engine.image, "docker_host": host.docker_host,
+                                 "ollama": engine.ollama.model_dump(mode="json")}  # fmt: skip
+    if host.gpu is not None:
+        container["gpu"] = host.gpu.model_dump(mode="json")
+    elif host.vendor.value != "cpu":
+        container["gpu"] = {"vendor": host.vendor.value}
+    return {"kind": "container", "container": container}
+
+
+def _cell_config(host: HostSpec, engine: MatrixEngine, model: Any, workload: Any) -> dict[str, Any]:
+    local = host.docker_host is None or host.docker_host.startswith("unix://")
+    return {
+        "engine": _engine(host, engine),
+        "model": model.model_dump(mode="json", exclude_none=True),
+        "workload": workload.model_dump(mode="json"),
+        "pricing": {"hardware": host.hardware, "site": host.site, "ops": host.ops},
+        # a remote host's power cannot be read from here; the run row says so
+        "telemetry": {"sampler": "auto" if local else "none"},
+    }
+
+
+def _cells(inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: PriceTable) -> list[Cell]:
+    cells = []
+    for host in inventory.hosts:
+        for path, matrix in matrices:
+            for engine in (e for e in matrix.engines if _applies(e, matrix, host)):
+                for model in matrix.models:
+                    for workload in matrix.workloads:
+                        data = _cell_config(host, engine, model, workload)
+                        where = f"{path}: cell {host.name}/{engine.name}/{model.name}/{workload.name}"
+                        try:
+                            config = BenchmarkConfig.model_validate_json(json.dumps(data))
+                        except ValidationError as exc:
+                            raise ConfigError(first_error(exc, where)) from exc
+                        check_keys(prices, config.pricing, where)
+                        cells.append(Cell(host, engine.name, model.name, workload.name, config))
+    return cells
+
+
+def load_plan(inventory_path: Path, matrix_paths: list[Path], prices: PriceTable) -> NightlyPlan:
+    """Validate the inventory and every matrix file together; every cell of the night, or one ConfigError."""
+    if not matrix_paths:
+        raise ConfigError("give at least one matrix file")
+    inventory = _load(inventory_path, Inventory)
+    matrices = [(p, _load(p, Matrix)) for p in matrix_paths]
+    cells = _cells(inventory, matrices, prices)
+    idle = [h.name for h in inventory.hosts if not any(c.host.name == h.name for c in cells)]
+    if idle:
+        raise ConfigError(
+            f"{inventory_path}: host(s) {', '.join(idle)} match no engine of {', '.join(map(str, matrix_paths))} "
+            "(check each host's vendor against the engines' vendor)"
+        )
+    labels = [c.label for c in cells]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        raise ConfigError(f"the matrix repeats cells: {', '.join(dupes)} (engine/model/workload names must differ)")
+    return NightlyPlan(inventory, tuple(cells))

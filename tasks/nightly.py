@@ -1,0 +1,101 @@
+"""run_cells: one host's nightly cells, one after another; failures recorded, never propagated.
+
+Retries: a cell is tried again (with backoff) only when it failed on I/O (connection refused or reset,
+timeouts, a Docker daemon that did not answer); configuration and measurement errors are final.
+A failed cell leaves a ``runs`` row with status failed and the error, so SQL sees every cell of the night.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tcobench.schemas import PriceTable, RunStatus
+
+from .inventory import Cell
+from .runs import failed_run_record
+from .store import write_results
+
+__all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
+
+RunCell = Callable[..., Any]  # the benchmark flow: (config, prices, store, host, model_cache, batch_id=...) -> result
+
+
+@dataclass(frozen=True)
+class CellResult:
+    cell: str
+    host: str
+    status: str  # ok | partial | failed
+    run_ids: list[str] = field(default_factory=list)
+    attempts: int = 1
+    error: str | None = None
+
+
+def is_io_error(exc: BaseException) -> bool:
+    """True when the failure (or its cause chain) is network/daemon I/O, the only kind worth retrying."""
+    io_types: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError, socket.timeout, httpx.TransportError)
+    try:
+        import requests
+
+        io_types += (requests.ConnectionError, requests.Timeout)
+    except ImportError:  # pragma: no cover - requests comes with the docker SDK
+        pass
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, io_types):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: Path, model_cache: Path, batch_id: str,
+             attempts: int, backoff_s: float) -> CellResult:  # fmt: skip
+    for attempt in range(1, attempts + 1):
+        try:
+            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id)
+        except Exception as exc:  # one failing cell never stops the others
+            if attempt < attempts and is_io_error(exc):
+                time.sleep(backoff_s * 2 ** (attempt - 1))
+                continue
+            error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
+            record = failed_run_record(cell.config, cell.host.name, batch_id, error)
+            write_results(store, record, [])
+            return CellResult(cell.label, cell.host.name, RunStatus.failed.value, [record.run_id], attempt, error)
+        statuses = {r["status"] for r in result.summary.runs.select(["status"]).to_pylist()}
+        status = RunStatus.ok.value if statuses <= {"ok"} else RunStatus.partial.value
+        if RunStatus.failed.value in statuses:
+            status = RunStatus.failed.value
+        return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def run_cells(
+    cells: list[Cell],
+    run_cell: RunCell,
+    prices: PriceTable,
+    store: Path,
+    model_cache: Path,
+    batch_id: str,
+    attempts: int = 2,
+    backoff_s: float = 5.0,
+) -> list[CellResult]:
+    """Run one host's cells one after another (one engine per GPU at a time)."""
+    return [_run_one(c, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s) for c in cells]
+
+
+def nightly_markdown(batch_id: str, results: list[CellResult]) -> str:
+    """The night as a markdown table (Prefect artifact and CLI summary)."""
+    failed = [r for r in results if r.status == RunStatus.failed.value]
+    lines = [f"# tcobench nightly {batch_id}", "",
+             f"{len(results) - len(failed)} of {len(results)} cells succeeded.", "",
+             "| cell | status | attempts | runs | error |", "|---|---|---:|---|---|"]  # fmt: skip
+    for r in results:
+        error = (r.error or "").replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r.cell} | {r.status} | {r.attempts} | {', '.join(x[:8] for x in r.run_ids)} | {error} |")
+    return "\n".join(lines) + "\n"

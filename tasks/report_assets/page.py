@@ -1,0 +1,92 @@
+"""The report page: its CSS, its one script, and the HTML shell. Nothing here loads anything from a network.
+
+The Content-Security-Policy forbids every fetch (scripts, styles, images, fonts, connections) except what is
+inline, so a report that tried to load something would show it as a console error. The script checks each
+chart has data marks, wires the legends (click to hide a series), and sets ``data-report-ready="ok"`` on
+``<html>`` only when all of that ran without an exception (the headless-browser test reads it).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+__all__ = ["PAGE_CSS", "PAGE_SCRIPT", "page"]
+
+PAGE_CSS = """
+:root { --fg: #1d2125; --muted: #5f6b76; --line: #d9dee3; --bg: #ffffff; --panel: #f6f8fa; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       background: var(--bg); }
+main { max-width: 1400px; margin: 0 auto; padding: 20px 28px 60px; }
+h1 { font-size: 24px; margin: 8px 0 4px; }
+h2 { font-size: 18px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+p.meta, .note { color: var(--muted); font-size: 12.5px; }
+.headline { background: var(--panel); border-left: 4px solid #1f77b4; padding: 10px 14px; font-size: 15px; }
+.verdict-above, .verdict-below { color: #b2182b; font-weight: 600; }
+.verdict-inside { color: #1a7f37; font-weight: 600; }
+.grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(580px, 1fr)); gap: 18px; }
+figure { margin: 0; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
+figcaption { font-weight: 600; margin: 2px 4px 6px; }
+svg.chart { display: block; max-width: 100%; height: auto; }
+svg .plot-area { fill: #fbfcfd; stroke: var(--line); }
+svg .grid { stroke: #e8ebee; stroke-width: 1; }
+svg .tick { font-size: 11px; fill: var(--muted); }
+svg .axis-label { font-size: 12px; fill: var(--fg); }
+svg .point-label { font-size: 10.5px; fill: var(--fg); }
+svg .group-label { font-size: 12px; font-weight: 600; fill: var(--fg); }
+.legend { display: flex; flex-wrap: wrap; gap: 4px 10px; margin: 6px 4px 0; }
+.legend-item { display: inline-flex; align-items: center; gap: 6px; border: 0; background: none; padding: 2px 4px;
+               font: inherit; font-size: 12px; cursor: pointer; color: var(--fg); }
+.legend-item.off { opacity: 0.35; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 4px; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: var(--panel); font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; }
+code { font-size: 12px; }
+tr.flagged td { background: #fff1f0; }
+nav.toc { font-size: 13px; margin: 4px 0 10px; }
+nav.toc a { color: #1f5fa8; text-decoration: none; }
+"""
+
+PAGE_SCRIPT = """
+(function () {
+  "use strict";
+  var charts = document.querySelectorAll("svg.chart");
+  var drawn = 0;
+  charts.forEach(function (svg) {
+    var box = svg.getBoundingClientRect();
+    if (svg.querySelectorAll(".mark").length > 0 && box.width > 0 && box.height > 0) { drawn += 1; }
+  });
+  document.querySelectorAll(".legend-item").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var figure = button.closest("figure");
+      var off = button.classList.toggle("off");
+      figure.querySelectorAll("svg [data-series='" + button.dataset.series + "']").forEach(function (el) {
+        el.style.display = off ? "none" : "";
+      });
+    });
+  });
+  var root = document.documentElement;
+  root.dataset.charts = String(charts.length);
+  root.dataset.chartsDrawn = String(drawn);
+  root.dataset.reportReady = (charts.length > 0 && drawn === charts.length) ? "ok" : "incomplete";
+})();
+"""
+
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+    "font-src 'none'; connect-src 'none'"
+)
+
+
+def page(title: str, body: str) -> str:
+    """One self-contained HTML document around ``body`` (already HTML)."""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en" data-report-ready="pending">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>{PAGE_CSS}</style>\n</head>\n<body>\n<main>\n"
+        f"{body}\n</main>\n<script>{PAGE_SCRIPT}</script>\n</body>\n</html>\n"
+    )

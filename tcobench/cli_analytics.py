@@ -1,0 +1,270 @@
+"""The analytics side of the command line: `tcobench compare`, `tcobench history`, `tcobench report`.
+
+A thin face like ``cli``: parse, call a task, print. Errors cross it as one line (``cli._guard``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from tcobench.tasks.compare import Comparison
+    from tcobench.tasks.history import Series
+
+__all__ = ["register"]
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Parquet store root [env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
+_SELECTION_HELP = (
+    "Runs: key=value terms joined by ',' (all must hold), alternatives with '|'. Keys: vendor, gpu (substring), "
+    "host, hardware, site, engine, engine_version, driver, model, workload, concurrency, date, since, until, "
+    "run (id prefix), batch (id prefix)."
+)
+_VERDICT = {
+    "inside": "inside the interval: consistent with these measurements",
+    "above": "above the interval: not supported (the measured advantage is smaller)",
+    "below": "below the interval: the measured advantage is larger than claimed",
+}
+_STYLE = {"inside": "green", "above": "bold red", "below": "bold yellow"}
+
+
+def _usd(value: float | None) -> str:
+    from tcobench.cli import _usd as usd
+
+    return usd(value)
+
+
+def _signed_usd(value: float) -> str:
+    return ("-" if value < 0 else "+") + _usd(abs(value))
+
+
+def _basis(value: str) -> str:
+    value = value.strip()
+    return value if value == "owned" or value.startswith("rented: ") else f"rented: {value}"
+
+
+def _compare(
+    a: Annotated[str, typer.Option("--a", help=f"Selection A. {_SELECTION_HELP}")],
+    b: Annotated[str, typer.Option("--b", help="Selection B, same syntax as --a.")],
+    claim: Annotated[
+        float | None, typer.Option(help="A claimed ratio 'A is N times as cost-efficient as B' to check.")
+    ] = None,
+    basis: Annotated[
+        str, typer.Option(help="Cost basis: owned, or a GPU-hour tier (hyperscaler-own, neocloud-own, rental-3yr).")
+    ] = "owned",
+    tokens: Annotated[str, typer.Option(help="Tokens counted: output, or total (prompt + output).")] = "output",
+    allow_different: Annotated[
+        bool,
+        typer.Option(
+            "--allow-different",
+            help="Compare even when workload, model digest, context length or engine settings differ.",
+        ),
+    ] = False,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (fixed: the same data give the same CI).")] = 0,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict."""
+    from tcobench.cli import _settings
+    from tcobench.tasks.compare import compare
+    from tcobench.tasks.prices import load_prices
+
+    result = compare(
+        _settings(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
+        allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence,
+    )  # fmt: skip
+    _print_comparison(result)
+
+
+def _print_comparison(c: Comparison) -> None:
+    from tcobench.cli import err, out
+
+    pct = f"{c.confidence:.0%}"
+    out.print(f"A = {escape(c.a.text)}: {escape(c.a_desc)}", highlight=False)
+    out.print(f"B = {escape(c.b.text)}: {escape(c.b_desc)}", highlight=False)
+    for line in c.differences:
+        err.print(f"[yellow]compared despite a difference (--allow-different):[/] {escape(line)}", highlight=False)
+    table = Table(title=f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", header_style="bold")
+    for name in ("concurrency", "runs A / B", "nights A / B", "tok/s A", "tok/s B", "$/1M A", "$/1M B",
+                 "ratio A/B", f"{pct} CI", *([f"claim {c.claim:g}x"] if c.claim is not None else [])):  # fmt: skip
+        table.add_column(name, justify="left" if name.startswith("claim") else "right")
+    for s in c.strata:
+        verdict = [f"[{_STYLE[s.verdict]}]{s.verdict}[/]"] if s.verdict else []
+        table.add_row(str(s.concurrency), f"{s.a_runs} / {s.b_runs}", f"{s.a_nights} / {s.b_nights}",
+                      f"{s.a_tok_s:,.1f}", f"{s.b_tok_s:,.1f}", _usd(s.a_usd_per_m), _usd(s.b_usd_per_m),
+                      f"{s.ratio:.3f}", f"{s.lo:.3f} - {s.hi:.3f}", *verdict)  # fmt: skip
+    if c.pooled:
+        ratio, lo, hi = c.pooled
+        verdict = [f"[{_STYLE[c.pooled_verdict]}]{c.pooled_verdict}[/]"] if c.pooled_verdict else []
+        table.add_row("all (geo. mean)", "", "", "", "", "", "", f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *verdict)
+    out.print(table)
+    out.print(
+        f"ratio = {c.tokens} tokens per USD of A / of B (= cost per 1M tokens of B / of A): A is that many times "
+        f"as cost-efficient as B. CI: percentile bootstrap, {c.resamples} resamples of nights, runs within nights "
+        f"and requests within runs, seed {c.seed}.",
+        style="dim", highlight=False,
+    )  # fmt: skip
+    _print_drivers(c)
+    for note in c.notes:
+        out.print(f"note: {escape(note)}", style="dim", highlight=False)
+    _print_verdict(c)
+
+
+def _print_drivers(c: Comparison) -> None:
+    from tcobench.cli import out
+
+    table = Table(title=f"What drives the difference: cost terms per 1M {c.tokens} tokens", header_style="bold")
+    for name in ("concurrency", "term", "A", "B", "B - A"):
+        table.add_column(name, justify="left" if name == "term" else "right")
+    for s in c.strata:
+        for t in s.terms:
+            a_usd, b_usd = _usd(t.a_usd_per_m), _usd(t.b_usd_per_m)
+            table.add_row(str(s.concurrency), t.term, a_usd, b_usd, _signed_usd(t.b_minus_a))
+        table.add_row(str(s.concurrency), "[bold]total[/]", _usd(s.a_usd_per_m), _usd(s.b_usd_per_m),
+                      _signed_usd(s.b_usd_per_m - s.a_usd_per_m), end_section=True)  # fmt: skip
+    out.print(table)
+    for s in c.strata:
+        d = s.driver()
+        side = "B" if d.b_minus_a > 0 else "A"
+        out.print(
+            f"concurrency {s.concurrency}: throughput A/B = {s.a_tok_s / s.b_tok_s:.2f}x, monthly cost A/B = "
+            f"{s.a_usd_month / s.b_usd_month:.2f}x; largest term difference: {d.term} ({side} pays "
+            f"{_usd(abs(d.b_minus_a))} more per 1M tokens)",
+            highlight=False,
+        )
+
+
+def _print_verdict(c: Comparison) -> None:
+    from tcobench.cli import out
+
+    if c.claim is None:
+        return
+    verdict = c.pooled_verdict if c.pooled else c.strata[0].verdict
+    ratio, lo, hi = c.pooled if c.pooled else (c.strata[0].ratio, c.strata[0].lo, c.strata[0].hi)
+    where = "over all concurrency levels (geometric mean)" if c.pooled else f"at concurrency {c.strata[0].concurrency}"
+    assert verdict is not None
+    out.print(
+        f"[bold]verdict[/]: the claim 'A is {c.claim:g}x as cost-efficient as B' is [{_STYLE[verdict]}]"
+        f"{_VERDICT[verdict]}[/] {where}: measured {ratio:.2f}x, {c.confidence:.0%} CI {lo:.2f} - {hi:.2f}",
+        highlight=False,
+    )
+
+
+def _history(
+    series: Annotated[
+        str | None, typer.Option(help="Only series whose name contains this (host | model | workload | c=N).")
+    ] = None,
+    window: Annotated[int, typer.Option(help="Previous runs each run is tested against.")] = 5,
+    min_prior: Annotated[int, typer.Option(help="Previous runs needed before testing.")] = 2,
+    alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.01,
+    min_change: Annotated[float, typer.Option(help="Smallest change of the median that counts, percent.")] = 5.0,
+    min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
+    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of previous nights' medians.")] = 3.0,
+    flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise."""
+    from tcobench.cli import _settings, out
+    from tcobench.tasks.history import history
+    from tcobench.tasks.prices import load_prices
+
+    settings = _settings(store)
+    found = history(settings.store, load_prices(prices_file), window=window, min_prior=min_prior, alpha=alpha,
+                    min_change=min_change / 100, min_effect=min_effect, noise_k=noise_k)  # fmt: skip
+    if series:
+        found = [s for s in found if series.lower() in s.key.lower()]
+    if not found:
+        out.print(f"no series{' matches ' + repr(series) if series else ''} in {settings.store}", highlight=False)
+        return
+    flags = 0
+    for s in found:
+        flags += len(s.flags)
+        if not flagged_only:
+            _print_series(s)
+    _print_flags(
+        found,
+        flags,
+        f"Mann-Whitney U p < {alpha:g} on per-request samples against up to {window} previous "
+        f"runs, |rank-biserial| >= {min_effect:g}, |change of median| >= {min_change:g}%, beyond "
+        f"{noise_k:g} sd of the previous runs' medians",
+    )
+
+
+def _print_series(s: Series) -> None:
+    from tcobench.cli import _fmt, out
+
+    table = Table(title=f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", header_style="bold")
+    for name in ("night", "date", "run", "decode tok/s p50", "TTFT p50 ms", "output tok/s", "$/1M out",
+                 "decode change", "p", "effect", "flag", "what changed"):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("date", "run", "flag", "what changed") else "right")
+    for p in s.points:
+        decode = next((c for c in p.changes if c.metric == "decode_tok_s"), None)
+        flagged = ", ".join(f"{c.metric} {c.change_pct:+.1f}%" for c in p.changes if c.flagged)
+        table.add_row(
+            str(p.night), p.date, p.run_id[:12], _fmt(p.decode_tok_s_p50), _fmt(p.ttft_ms_p50), _fmt(p.output_tok_s),
+            _usd(p.usd_per_m_output_tokens), f"{decode.change_pct:+.1f}%" if decode else "-",
+            f"{decode.p_value:.2g}" if decode else "-", f"{decode.effect:+.2f}" if decode else "-",
+            f"[bold red]{escape(flagged)}[/]" if flagged else "", escape("; ".join(p.provenance_changes)),
+        )  # fmt: skip
+    out.print(table)
+
+
+def _print_flags(found: list[Series], flags: int, rule: str) -> None:
+    from tcobench.cli import out
+
+    if not flags:
+        out.print(f"{len(found)} series; no change beyond run-to-run noise ({rule}).", highlight=False)
+        return
+    out.print(f"[bold]{flags} flagged change(s)[/] in {len(found)} series ({rule}):", highlight=False)
+    for s in found:
+        for p, c in s.flags:
+            direction = "better" if c.better else "worse"
+            out.print(
+                f"  {escape(s.key)}, {p.date} (run {p.run_id[:12]}): {c.metric} {c.prior_median:.4g} -> "
+                f"{c.median:.4g} ({c.change_pct:+.1f}%, {direction}), p={c.p_value:.2g}, effect {c.effect:+.2f}"
+                + (f"; {escape('; '.join(p.provenance_changes))}" if p.provenance_changes else ""),
+                highlight=False,
+            )
+
+
+def _report(
+    path_out: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained).")] = Path("report.html"),
+    select: Annotated[str | None, typer.Option(help=f"Report only these runs. {_SELECTION_HELP}")] = None,
+    claim: Annotated[float, typer.Option(help="Claimed ratio the headline comparison is checked against.")] = 5.0,
+    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the confidence intervals.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
+    from tcobench.cli import _settings, out
+    from tcobench.errors import ConfigError
+    from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
+    from tcobench.tasks.report import write_report
+
+    if resamples < 100:
+        raise ConfigError(f"--resamples must be at least 100, got {resamples}")
+    settings = _settings(store)
+    path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
+                        resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE))  # fmt: skip
+    out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add compare, history and report to the main app."""
+    from tcobench.cli import _guard
+
+    app.command("compare")(_guard(_compare))
+    app.command("history")(_guard(_history))
+    app.command("report")(_guard(_report))

@@ -1,0 +1,246 @@
+"""The Docker side of the command line: `tcobench images build|list|push`, `tcobench doctor`, and the
+`run --image/--docker-host/--gpu-vendor/--gpus` options. A thin face like ``cli``: parse, call, print.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from tcobench.schemas import GpuVendor
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from tcobench.tasks.engine import OnEvent
+
+__all__ = ["container_overrides", "engine_event_printer", "register_docker_commands"]
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Parquet store root [env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+]
+DockerHostOpt = Annotated[
+    str | None,
+    typer.Option("--docker-host", help="unix:///path.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "
+                 "ssh://user@host [DOCKER_HOST or the local socket]."),
+]  # fmt: skip
+_STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+def _gpu_overrides(vendor: GpuVendor | None, gpus: str | None) -> dict[str, Any]:
+    if gpus is None:
+        return {"vendor": vendor.value if vendor else None}
+    if vendor in (None, GpuVendor.cpu):
+        raise typer.BadParameter("--gpus needs --gpu-vendor nvidia or amd", param_hint="--gpus")
+    gpu: dict[str, Any] = {"vendor": vendor.value}
+    if gpus.startswith("device="):
+        gpu["device_ids"] = [d.strip() for d in gpus.removeprefix("device=").split(",") if d.strip()]
+    elif gpus == "all":
+        gpu["count"] = -1 if vendor is GpuVendor.nvidia else None
+    elif gpus.isdigit() and vendor is GpuVendor.nvidia:
+        gpu["count"] = int(gpus)
+    else:
+        raise typer.BadParameter(f"{gpus!r}: use all, a count (NVIDIA) or device=ID,...", param_hint="--gpus")
+    return gpu
+
+
+def container_overrides(
+    image: str | None, docker_host: str | None, vendor: GpuVendor | None, gpus: str | None
+) -> dict[str, Any] | None:
+    """The engine.container part of the run overrides (None when --image is not given)."""
+    if image is None:
+        for name, value in (("--docker-host", docker_host), ("--gpu-vendor", vendor), ("--gpus", gpus)):
+            if value is not None:
+                raise typer.BadParameter(f"{name} needs --image (the engine image to start)", param_hint=name)
+        return None
+    return {"image": image, "docker_host": docker_host, "gpu": _gpu_overrides(vendor, gpus)}
+
+
+def engine_event_printer(progress: Progress) -> OnEvent:
+    """Show engine start-up events: pulls as a progress bar, warnings and steps as lines."""
+    from tcobench.cli import err
+    from tcobench.tasks.engine import EngineEvent
+
+    bars: dict[str, Any] = {}
+
+    def on_event(event: EngineEvent) -> None:
+        if event.total:
+            key = event.message.split(":", 1)[0]
+            if key not in bars:
+                bars[key] = progress.add_task(key, total=event.total)
+                if not progress.live.is_started:
+                    progress.start()
+            progress.update(bars[key], completed=event.completed or 0, total=event.total,
+                            description=escape(event.message[:60]))  # fmt: skip
+        elif event.warning:
+            err.print(f"[yellow]warning[/]: {escape(event.message)}", soft_wrap=True)
+        else:
+            err.print(f"[dim]{escape(event.message)}[/]", soft_wrap=True)
+
+    return on_event
+
+
+def _parse_build_args(pairs: list[str] | None) -> dict[str, str]:
+    args = {}
+    for pair in pairs or []:
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--build-arg")
+        args[key] = value
+    return args
+
+
+def _registry(registry: str | None, settings_registry: str | None) -> str:
+    chosen = registry or settings_registry
+    if not chosen:
+        raise typer.BadParameter("give --registry (or TCOBENCH_REGISTRY)", param_hint="--registry")
+    return chosen
+
+
+def _gib(size: int | None) -> str:
+    return "-" if size is None else f"{size / 2**30:.2f} GiB"
+
+
+def _images_build(
+    names: Annotated[list[str] | None, typer.Argument(help="Catalog images to build [all].")] = None,
+    build_arg: Annotated[list[str] | None, typer.Option("--build-arg", help="KEY=VALUE; repeatable.")] = None,
+    force: Annotated[bool, typer.Option(help="Build even when the spec hash is unchanged.")] = False,
+    push: Annotated[bool, typer.Option(help="Push to --registry after the smoke test.")] = False,
+    registry: Annotated[str | None, typer.Option(help="Registry to push to [TCOBENCH_REGISTRY].")] = None,
+    gpu_check: Annotated[bool, typer.Option(help="On a GPU host, check the GPU is visible inside.")] = True,
+    no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect (faster start).")] = False,
+    docker_host: DockerHostOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Build catalog images (skipping unchanged ones), smoke-test them, optionally push; record each in `images`."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from tcobench.cli import _prefect_defaults, _settings, err, out
+
+    settings = _settings(store)
+    overrides = _parse_build_args(build_arg)
+    target = _registry(registry, settings.registry) if push else None
+    if no_prefect:
+        os.environ["TCOBENCH_PREFECT"] = "off"
+    _prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
+    from tcobench.flows import rebuild_images
+
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                        transient=True)  # fmt: skip
+    line = progress.add_task("preparing the build", total=None)
+
+    def on_log(text: str) -> None:
+        if not progress.live.is_started:
+            progress.start()
+        progress.update(line, description=escape(text.strip()[:100]))
+
+    try:
+        results = rebuild_images(settings.store, settings.docker_dir, names or [], overrides, force, target,
+                                 docker_host, gpu_check, on_log)  # fmt: skip
+    finally:
+        if progress.live.is_started:
+            progress.stop()
+    table = Table(title="Engine images", header_style="bold")
+    for column in ("image", "action", "reference", "image id", "size", "build s", "engine reports", "pushed as"):
+        table.add_column(column)
+    for r in results:
+        o = r.outcome
+        table.add_row(o.spec.name, o.action, o.reference, o.image_id[7:19], _gib(o.size_bytes),
+                      f"{o.build_ns / 1e9:.1f}", escape(r.smoke_version), r.repo_digest or "-")  # fmt: skip
+    out.print(table)
+    for r in results:
+        out.print(f"{r.outcome.spec.name}: {r.outcome.action} {r.outcome.reference} {r.outcome.image_id} "
+                  f"(spec hash {r.outcome.spec_hash[:12]})", highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def _images_list(docker_host: DockerHostOpt = None) -> None:
+    """The catalog and what the Docker host has of it."""
+    from tcobench.cli import _settings, out
+    from tcobench.errors import ImageError
+    from tcobench.images import catalog_status, load_catalog
+    from tcobench.tasks.docker_client import docker_client
+
+    settings = _settings(None)
+    client = docker_client(docker_host, ImageError)
+    try:
+        rows = catalog_status(client, load_catalog(), settings.docker_dir)
+    finally:
+        client.close()
+    table = Table(title="Image catalog", header_style="bold")
+    for column in ("image", "engine", "vendor", "reference", "built", "image id", "size", "spec hash", "built at",
+                   "repo digests"):  # fmt: skip
+        table.add_column(column)
+    for r in rows:
+        table.add_row(r.name, r.engine, r.vendor, r.reference, "yes" if r.present else "no",
+                      (r.image_id or "-")[7:19] or "-", _gib(r.size_bytes), (r.spec_hash or "-")[:12],
+                      r.build_time or "-", ", ".join(r.repo_digests) or "-")  # fmt: skip
+    out.print(table)
+
+
+def _images_push(
+    names: Annotated[list[str] | None, typer.Argument(help="Catalog images to push [all built ones].")] = None,
+    registry: Annotated[str | None, typer.Option(help="Registry, e.g. 127.0.0.1:5000 [TCOBENCH_REGISTRY].")] = None,
+    docker_host: DockerHostOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Push already built catalog images to a registry; record each push in `images`."""
+    from tcobench.cli import _settings, out
+    from tcobench.errors import ImageError
+    from tcobench.images import built_outcome, image_record, load_catalog, push_image, select
+    from tcobench.tasks.docker_client import docker_client
+    from tcobench.tasks.store import write_image_record
+
+    settings = _settings(store)
+    target = _registry(registry, settings.registry)
+    specs = select(load_catalog(), names or [])
+    client = docker_client(docker_host, ImageError, timeout_s=3600)
+    try:
+        for spec in specs:
+            outcome = built_outcome(client, spec, settings.docker_dir)
+            digest = push_image(client, outcome, target)
+            write_image_record(settings.store, image_record(outcome, docker_host, "pushed", digest))
+            out.print(f"{spec.name}: pushed {digest}", highlight=False, soft_wrap=True)
+    finally:
+        client.close()
+
+
+def _doctor(
+    docker_host: DockerHostOpt = None,
+    min_free_gb: Annotated[float, typer.Option(help="Free disk the daemon's data root needs, GiB.")] = 30.0,
+) -> None:
+    """Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk."""
+    from tcobench.cli import err, out
+    from tcobench.tasks.doctor import run_doctor
+
+    checks = run_doctor(docker_host, int(min_free_gb * 2**30))
+    table = Table(title=f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}",
+                  header_style="bold")  # fmt: skip
+    for column in ("check", "status", "finding"):
+        table.add_column(column)
+    for check in checks:
+        style = _STATUS_STYLE[check.status.value]
+        table.add_row(check.name, f"[{style}]{check.status.value}[/]", escape(check.message))
+    out.print(table)
+    failed = [c for c in checks if c.status.value == "fail"]
+    if failed:
+        err.print(f"[bold red]DoctorError[/]: {len(failed)} check(s) failed: {', '.join(c.name for c in failed)}",
+                  highlight=False)  # fmt: skip
+        raise typer.Exit(1)
+
+
+def register_docker_commands(app: typer.Typer) -> None:
+    from tcobench.cli import _guard
+
+    images = typer.Typer(help="Build, list and push the pinned engine images (docker/, images/catalog.toml).",
+                         no_args_is_help=True)  # fmt: skip
+    images.command("build")(_guard(_images_build))
+    images.command("list")(_guard(_images_list))
+    images.command("push")(_guard(_images_push))
+    app.add_typer(images, name="images")
+    app.command("doctor")(_guard(_doctor))

@@ -1,0 +1,86 @@
+"""`tcobench nightly` (run the inventory x matrix now) and `tcobench serve` (a served, cron-scheduled deployment)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = ["register_nightly_commands"]
+
+InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TOML).")]
+MatrixOpt = Annotated[
+    list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat for per-vendor files.")
+]
+StoreOpt = Annotated[Path | None, typer.Option("--store", help="Parquet store root [TCOBENCH_STORE].")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML) [the shipped one].")]
+
+
+def register_nightly_commands(app: typer.Typer) -> None:
+    from tcobench.cli import _guard, _prefect_defaults, err, out
+
+    @app.command("nightly")
+    @_guard
+    def nightly_cmd(
+        inventory: InventoryOpt,
+        matrix: MatrixOpt,
+        store: StoreOpt = None,
+        prices: PricesOpt = None,
+        no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect.")] = False,
+    ) -> None:
+        """Measure every host of the inventory on the matrix now (hosts in parallel); exit 1 naming failed cells."""
+        from tcobench.tasks.inventory import load_plan
+        from tcobench.tasks.prices import load_prices
+
+        load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        if no_prefect:
+            os.environ["TCOBENCH_PREFECT"] = "off"
+        _prefect_defaults()
+        from tcobench.flows import nightly
+
+        result = nightly(str(inventory), [str(m) for m in matrix], str(store) if store else None,
+                         str(prices) if prices else None)  # fmt: skip
+        out.print(result.markdown, highlight=False, markup=False)
+        if result.failed:
+            names = ", ".join(c.cell for c in result.failed)
+            err.print(f"[bold red]NightlyError[/]: {len(result.failed)} cell(s) failed: {names}", highlight=False)
+            raise typer.Exit(1)
+
+    @app.command("serve")
+    @_guard
+    def serve_cmd(
+        inventory: InventoryOpt,
+        matrix: MatrixOpt,
+        cron: Annotated[str, typer.Option(help="Cron schedule, host time zone [02:00 every night].")] = "0 2 * * *",
+        name: Annotated[str, typer.Option(help="Deployment name.")] = "tcobench-nightly",
+        store: StoreOpt = None,
+        prices: PricesOpt = None,
+    ) -> None:
+        """Serve the nightly flow as a deployment with a cron schedule (needs a Prefect server: PREFECT_API_URL)."""
+        from tcobench.errors import ConfigError
+        from tcobench.tasks.inventory import load_plan
+        from tcobench.tasks.prices import load_prices
+
+        load_plan(inventory, list(matrix), load_prices(prices))
+        if not os.environ.get("PREFECT_API_URL"):
+            raise ConfigError(
+                "tcobench serve needs a Prefect server for its schedule: start one (`prefect server start`) "
+                "and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api"
+            )
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
+        _prefect_defaults()
+        from tcobench.flows import nightly
+
+        params = {
+            "inventory": str(inventory.resolve()),
+            "matrices": [str(m.resolve()) for m in matrix],
+            "store": str(store.resolve()) if store else None,
+            "prices": str(prices.resolve()) if prices else None,
+        }
+        err.print(f"serving deployment {name!r} of flow 'nightly' on schedule {cron!r}; Ctrl-C stops", highlight=False)
+        from prefect.deployments.runner import EntrypointType
+
+        # module path (tcobench.flows.nightly:nightly): the flow uses package-relative imports
+        nightly.serve(name=name, cron=cron, parameters=params, entrypoint_type=EntrypointType.MODULE_PATH)  # type: ignore[attr-defined]

@@ -1,0 +1,116 @@
+"""The nightly flow over two real Docker daemons on this machine (own sockets and data roots) acting as two hosts.
+
+Host B's daemon is stopped while its first cell runs: host B's cells fail, host A's succeed, and both are
+visible in SQL. Real Prefect flow, real llama.cpp containers (host networking, 127.0.0.1 only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import tcobench
+from conftest import require
+
+pytestmark = [pytest.mark.docker, pytest.mark.engine, pytest.mark.prefect]
+
+
+def _docker(host: str, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", "-H", host, *args], capture_output=True, text=True, check=False, **kw)  # type: ignore[call-overload,no-any-return]  # noqa: E501
+
+
+@pytest.fixture
+def second_daemon(
+    cpu_image: dict[str, str], docker_host: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """A second dockerd (own socket, data root, exec root) holding a copy of the CPU engine image."""
+    if shutil.which("dockerd") is None or os.geteuid() != 0:
+        require("a second Docker daemon needs dockerd and root")
+    root = Path(tmp_path_factory.mktemp("dockerd-b", numbered=True))
+    sock = f"unix://{root}/docker.sock"
+    log = (root / "dockerd.log").open("wb")
+    proc = subprocess.Popen(
+        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false", "-H", sock, "--data-root",
+         str(root / "data"), "--exec-root", str(root / "exec"), "--pidfile", str(root / "docker.pid")],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        for _ in range(120):
+            if _docker(sock, "version").returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"second dockerd did not start: {(root / 'dockerd.log').read_text()[-2000:]}")
+        save = subprocess.Popen(["docker", "-H", docker_host, "save", cpu_image["reference"]], stdout=subprocess.PIPE)
+        loaded = subprocess.run(["docker", "-H", sock, "load"], stdin=save.stdout, capture_output=True, text=True,
+                                check=False)  # fmt: skip
+        save.wait()
+        assert loaded.returncode == 0, loaded.stderr
+        yield sock, proc
+    finally:
+        if proc.poll() is None:
+            _docker(sock, "rm", "-f", *_docker(sock, "ps", "-aq").stdout.split())
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=60)
+        log.close()
+        for line in reversed(Path("/proc/mounts").read_text().splitlines()):
+            mount = line.split()[1]
+            if mount.startswith(str(root)):
+                subprocess.run(["umount", "-l", mount], check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _stop_when_running(sock: str, proc: subprocess.Popen[bytes], stopped: list[float]) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if _docker(sock, "ps", "-q", "--filter", "label=io.tcobench.managed").stdout.strip():
+            time.sleep(2)  # the engine is up and measuring
+            os.killpg(proc.pid, signal.SIGKILL)  # the host goes away: daemon and its containers' shims
+            stopped.append(time.monotonic())
+            return
+        time.sleep(0.2)
+
+
+def test_nightly_two_hosts_one_daemon_stopped(
+    cli_env: dict[str, str], cpu_image: dict[str, str], docker_host: str,
+    second_daemon: tuple[str, subprocess.Popen[bytes]], tmp_path: Path,
+) -> None:  # fmt: skip
+    sock_b, proc_b = second_daemon
+    inventory = tmp_path / "inventory.toml"
+    inventory.write_text(
+        f'[[hosts]]\nname = "host-a"\ndocker_host = "{docker_host}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
+        f'[[hosts]]\nname = "host-b"\ndocker_host = "{sock_b}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n', "utf-8"
+    )  # fmt: skip
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(
+        f'[[engines]]\nname = "llama"\nimage = "{cpu_image["reference"]}"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
+        '[[workloads]]\nname = "w1"\nrequests = 6\nwarmup_requests = 1\nmax_tokens = 24\nconcurrency = [1]\n'
+        '[[workloads]]\nname = "w2"\nrequests = 2\nwarmup_requests = 1\nmax_tokens = 8\nconcurrency = [1]\n', "utf-8"
+    )  # fmt: skip
+    stopped: list[float] = []
+    killer = threading.Thread(target=_stop_when_running, args=(sock_b, proc_b, stopped), daemon=True)
+    killer.start()
+    done = tcobench("nightly", "-i", str(inventory), "-m", str(matrix), env=cli_env, timeout=900)
+    killer.join(timeout=5)
+    assert stopped, "host-b's engine never started, so its daemon was never stopped"
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed_line = next(x for x in done.stderr.splitlines() if x.startswith("NightlyError:"))
+    assert "host-b/llama/gemma-3-270m-q4_k_m/w1" in failed_line and "host-a" not in failed_line
+    rows = json.loads(tcobench("query", "select host, workload, status, error from runs order by host, workload",
+                               "--format", "json", env=cli_env).stdout)  # fmt: skip
+    hosts = {(r["host"], r["workload"]): r for r in rows}
+    assert {r["status"] for k, r in hosts.items() if k[0] == "host-a"} == {"ok"}
+    assert {k[1] for k in hosts if k[0] == "host-a"} == {"w1", "w2"}
+    b_rows = [r for r in rows if r["host"] == "host-b"]
+    assert b_rows and all(r["status"] == "failed" and r["error"] for r in b_rows)
+    batch = json.loads(tcobench("query", "select count(distinct batch_id) as n from runs", "--format", "json",
+                                env=cli_env).stdout)  # fmt: skip
+    assert batch == [{"n": 1}]  # one night, one batch id

@@ -1,0 +1,186 @@
+"""compare: selections, refusal of unlike runs, the ratio against the SQL, the bootstrap CI and the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.tasks import compare as compare_module
+from tcobench.tasks.compare import (
+    RunSample,
+    bootstrap_efficiency,
+    compare,
+    compare_on,
+    parse_selection,
+    point_efficiency,
+    verdict,
+)
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.query import connect, freeze_views
+from tcobench.tasks.store import write_results
+
+from ..factories import make_prices, make_request, make_run, write_fleet
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("fleet")
+    write_fleet(store)
+    return store
+
+
+@pytest.fixture(scope="module")
+def con(fleet: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One connection for the read-only tests (the per-run views frozen, as compare() does)."""
+    connection = connect(fleet, load_prices(None))
+    freeze_views(connection)
+    yield connection
+    connection.close()
+
+
+def test_parse_selection_and_matching() -> None:
+    sel = parse_selection("vendor=NVIDIA, host=a|b ,since=2026-11-24, run=ab12")
+    assert [t[:3] for t in sel.terms] == [("vendor", "gpu_vendor", "exact"), ("host", "host", "exact"),
+                                          ("since", "date", "since"), ("run", "run_id", "prefix")]  # fmt: skip
+    row = {"gpu_vendor": "nvidia", "host": "b", "date": "2026-11-25", "run_id": "ab12cd"}
+    assert sel.matches(row)
+    assert not sel.matches({**row, "date": "2026-11-23"})
+    assert not sel.matches({**row, "gpu_vendor": None})
+    assert parse_selection("gpu=h200").matches({"gpu_name": "NVIDIA H200"})
+    assert parse_selection("gpu_vendor=amd").matches({"gpu_vendor": "amd"})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "is empty"),
+        ("vendor", "is not key=value"),
+        ("vendor=", "is not key=value"),
+        ("colour=red", "unknown key 'colour'"),
+    ],
+)
+def test_parse_selection_errors_are_one_line(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_selection(text, "--a")
+    assert message in str(info.value) and "\n" not in str(info.value)
+    if "key" in message:
+        assert "vendor" in str(info.value)  # names the valid keys
+
+
+def test_point_and_bootstrap_estimates() -> None:
+    def run(run_id: str, night: str, per_usd: float) -> RunSample:
+        return RunSample(run_id, night, per_usd, np.array([64.0] * 5), np.array([1.0] * 5))
+
+    # nights weigh the same: night 1 has two runs (100, 300 -> 200), night 2 one (50): (200 + 50) / 2 = 125
+    samples = [run("a", "n1", 100.0), run("b", "n1", 300.0), run("c", "n2", 50.0)]
+    assert point_efficiency(samples) == pytest.approx(125.0)
+    reps = bootstrap_efficiency(samples, 500, np.random.default_rng(0))
+    assert reps.shape == (500,) and reps.min() >= 50.0 and reps.max() <= 300.0
+    # identical requests and a single run: no variation at all
+    single = bootstrap_efficiency([run("a", "n1", 100.0)], 200, np.random.default_rng(0))
+    assert np.all(single == 100.0)
+
+
+def test_verdict_bounds() -> None:
+    assert verdict(5.0, 1.2, 1.4) == "above"
+    assert verdict(1.3, 1.2, 1.4) == "inside"
+    assert verdict(1.0, 1.2, 1.4) == "below"
+
+
+def test_compare_matches_the_sql_and_gives_a_verdict(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
+    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", claim=5.0, resamples=500)
+    assert [s.concurrency for s in result.strata] == [1, 4, 16]
+    sql = {
+        (host, c): per_usd
+        for host, c, per_usd in con.execute(
+            "SELECT host, concurrency, output_tokens_per_usd FROM platform_cost WHERE basis = 'owned'"
+        ).fetchall()
+    }
+    for s in result.strata:
+        # the point estimate is the ratio of view platform_cost's tokens per USD
+        assert s.ratio == pytest.approx(sql[("gpu-nv-1", s.concurrency)] / sql[("gpu-amd-1", s.concurrency)])
+        assert s.lo < s.ratio < s.hi and s.hi - s.lo < 0.3
+        assert s.verdict == "above"  # 5x is far above a ratio of about 1.3
+        assert sum(t.b_minus_a for t in s.terms) == pytest.approx(s.b_usd_per_m - s.a_usd_per_m)
+        assert s.driver().term == "adaptation"  # 7 ROCm days vs 0.25 CUDA days
+    assert result.pooled is not None and result.pooled_verdict == "above"
+    again = compare_on(con, "vendor=nvidia", "vendor=amd", claim=5.0, resamples=500)
+    assert [(s.lo, s.hi) for s in again.strata] == [(s.lo, s.hi) for s in result.strata]  # fixed seed
+    inside = compare_on(con, "vendor=nvidia,concurrency=4", "vendor=amd", claim=result.strata[1].ratio,
+                        resamples=500)  # fmt: skip
+    assert inside.strata[0].verdict == "inside" and inside.pooled is None
+    assert inside.notes == ("concurrency 1 only in B: not compared", "concurrency 16 only in B: not compared")
+    below = compare_on(con, "vendor=nvidia", "vendor=amd", claim=1.0, resamples=200)
+    assert below.pooled_verdict == "below"
+
+
+def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -> None:
+    owned = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", resamples=200)
+    rented = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis="rented: rental-3yr", resamples=200)
+    # 3-year rental: H200 1.60 vs MI300X 1.55 USD/GPU-hour, so the throughput gap dominates
+    assert rented.strata[0].ratio != pytest.approx(owned.strata[0].ratio)
+    with pytest.raises(ConfigError, match="cost basis 'rented: nope' has no priced run"):
+        compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis="rented: nope")
+    total = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", tokens="total", resamples=200)
+    assert total.tokens == "total" and total.strata[0].a_tokens_per_usd > owned.strata[0].a_tokens_per_usd
+
+
+def _unlike_store(root: Path) -> Path:
+    a = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw")
+    b = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", prompt_set_hash="f" * 64,
+                 num_ctx=8192, engine_settings='{"threads": 8, "model_path": "/x"}')  # fmt: skip
+    for run in (a, b):
+        write_results(root, run, [make_request(run_id=run.run_id, host=run.host, request_index=i) for i in range(4)])
+    return root
+
+
+def test_compare_refuses_unlike_runs_and_lists_the_differences(tmp_path: Path) -> None:
+    store = _unlike_store(tmp_path)
+    with pytest.raises(QueryError) as info:
+        compare(store, make_prices(), "vendor=nvidia", "vendor=amd", claim=5)
+    message = str(info.value)
+    assert message.startswith("refused: the selections differ in what was measured: ")
+    assert "workload (prompt_set_hash): A {0000000000000000000000000000000000000...} vs B {fffff" in message
+    assert "num_ctx (context length): A {2048} vs B {8192}" in message
+    assert 'engine_settings: A {{}} vs B {{"threads": 8}}' in message  # model_path is a location, not a setting
+    assert "--allow-different" in message and "\n" not in message
+    allowed = compare(store, make_prices(), "vendor=nvidia", "vendor=amd", allow_different=True, resamples=200)
+    assert len(allowed.differences) == 3
+    assert allowed.strata[0].ratio == pytest.approx(1.0)  # same requests, same prices
+    assert "one run on a side" in allowed.notes[0]
+
+
+def test_compare_errors(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(QueryError, match="selection A 'vendor=intel' matches no stored run"):
+        compare_on(con, "vendor=intel", "vendor=amd")
+    with pytest.raises(QueryError, match="share 15 run"):
+        compare_on(con, "vendor=nvidia", "gpu=h200")
+    with pytest.raises(QueryError, match="no concurrency level in common"):
+        compare_on(con, "vendor=nvidia,concurrency=1", "vendor=amd,concurrency=4")
+    # bad arguments fail before the store is opened
+    with pytest.raises(ConfigError, match="--claim must be a positive ratio"):
+        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", claim=-1)
+    with pytest.raises(ConfigError, match="tokens must be output or total"):
+        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", tokens="prompt")
+    with pytest.raises(ConfigError, match="unknown key"):
+        compare(fleet, load_prices(None), "vendor=nvidia", "colour=red")
+
+
+def test_all_names_exist() -> None:
+    for name in compare_module.__all__:
+        assert hasattr(compare_module, name)
+
+
+def test_runs_without_a_cost_are_left_out_with_a_note(tmp_path: Path) -> None:
+    runs = [make_run(run_id="a1", gpu_vendor="nvidia"), make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
+            make_run(run_id="b1", gpu_vendor="amd")]  # fmt: skip
+    for run in runs:
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=100)
+    assert result.strata[0].a_runs == 1
+    assert "1 run(s) of A left out, without a cost: hardware key 'x' is not in the price table" in result.notes

@@ -1,0 +1,87 @@
+"""history: the Mann-Whitney U test by hand, and change detection on a simulated fleet over five nights."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tcobench.errors import ConfigError
+from tcobench.tasks.history import detect_changes, history, mann_whitney_u
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.query import connect, freeze_views
+
+from ..factories import write_fleet
+
+
+def test_mann_whitney_u_without_ties() -> None:
+    # x entirely below y: U(x) = 0. n1 = n2 = 5: mean n1 n2 / 2 = 12.5, sd sqrt(25 / 12 x 11) = 4.78714;
+    # z = (max(0, 25) - 12.5 - 0.5) / 4.78714 = 2.50672; p = 2 x (1 - Phi(2.50672)) = erfc(2.50672 / sqrt 2) = 0.012186
+    u, p = mann_whitney_u([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert u == 0.0 and p == pytest.approx(0.012186, abs=1e-6)
+    u_rev, p_rev = mann_whitney_u([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])
+    assert u_rev == 25.0 and p_rev == pytest.approx(p)
+
+
+def test_mann_whitney_u_with_ties() -> None:
+    # pooled 1, 2, 2, 2, 3: ranks 1, 3, 3, 3, 5 (the three 2s share ranks 2-4). R(x) = 1 + 3 + 3 = 7,
+    # U(x) = 7 - 3 x 4 / 2 = 1 (pairs x > y: two ties with the 2 of y count 1/2 each).
+    # tie term: 3^3 - 3 = 24; sd = sqrt(3 x 2 / 12 x (6 - 24 / (5 x 4))) = sqrt(2.4) = 1.549193;
+    # z = (max(1, 5) - 3 - 0.5) / 1.549193 = 0.968246; p = erfc(0.968246 / sqrt 2) = 0.332922
+    u, p = mann_whitney_u([1, 2, 2], [2, 3])
+    assert u == 1.0 and p == pytest.approx(0.332922, abs=1e-6)
+    assert mann_whitney_u([3, 3], [3, 3, 3]) == (3.0, 1.0)  # all equal: no evidence at all
+    with pytest.raises(ValueError, match="at least one value"):
+        mann_whitney_u([], [1.0])
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    store = tmp_path_factory.mktemp("fleet")
+    write_fleet(store)  # gpu-amd-1 at concurrency 4 decodes 15% slower on the last night, after a driver update
+    connection = connect(store, load_prices(None))
+    freeze_views(connection)
+    yield connection
+    connection.close()
+
+
+def test_flags_the_regression_and_nothing_else(con: duckdb.DuckDBPyConnection) -> None:
+    series = detect_changes(con)
+    assert [s.key for s in series][:3] == [
+        "gpu-amd-1 | llama3.2:3b | chat-short | c=1",
+        "gpu-amd-1 | llama3.2:3b | chat-short | c=4",
+        "gpu-amd-1 | llama3.2:3b | chat-short | c=16",
+    ]
+    assert all(len(s.points) == 5 for s in series) and len(series) == 6
+    flags = [(s, p, c) for s in series for p, c in s.flags]
+    assert len(flags) == 1
+    s, point, change = flags[0]
+    assert (s.host, s.concurrency, point.date, change.metric) == ("gpu-amd-1", 4, "2026-11-26", "decode_tok_s")
+    assert change.change_pct < -8 and change.p_value < 1e-6 and change.effect < -0.9 and not change.better
+    assert change.noise_sd is not None and abs(change.median - change.prior_median) > 3 * change.noise_sd
+    assert point.provenance_changes == ("driver_version 6.10.5 -> 6.10.5.1",)
+    # the first two nights have too few previous runs to be tested
+    assert [len(p.changes) for p in s.points] == [0, 0, 2, 2, 2]
+
+
+def test_noise_rule_keeps_night_to_night_drift_out(con: duckdb.DuckDBPyConnection) -> None:
+    loose = detect_changes(con, noise_k=0.0, min_effect=0.3, min_change=0.03)
+    flagged = {(s.host, s.concurrency, p.date) for s in loose for p, _ in s.flags}
+    assert ("gpu-amd-1", 4, "2026-11-26") in flagged
+    assert len(flagged) > 1  # without the noise rule, ordinary drift between nights is reported too
+
+
+def test_no_flags_without_a_change(tmp_path: Path) -> None:
+    write_fleet(tmp_path, nights=4, concurrency=(4,), regression=None)
+    series = history(tmp_path, load_prices(None))
+    assert len(series) == 2 and not [f for s in series for f in s.flags]
+
+
+@pytest.mark.parametrize(
+    "rules", [{"window": 0}, {"min_prior": 6, "window": 5}, {"alpha": 1.5}, {"min_change": -1}, {"min_effect": 2}]
+)
+def test_bad_rules(con: duckdb.DuckDBPyConnection, rules: dict[str, float]) -> None:
+    with pytest.raises(ConfigError):
+        detect_changes(con, **rules)  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcobench.errors import ConfigError, PricingError
+from tcobench.schemas import EngineKind, SamplerKind
+from tcobench.tasks.inventory import load_plan
+from tcobench.tasks.prices import load_prices
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_examples_expand_to_one_cell_per_host() -> None:
+    plan = load_plan(EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"],
+                     load_prices(None))  # fmt: skip
+    assert [c.label for c in plan.cells] == [
+        "gpu-nv-01/ollama/llama3.2:3b/short-prompts",
+        "gpu-amd-01/ollama/llama3.2:3b/short-prompts",
+    ]
+    nv, amd = plan.cells
+    assert nv.config.engine.kind is EngineKind.container and nv.config.engine.container is not None
+    assert nv.config.engine.container.image == "ollama-cuda" and nv.config.pricing.hardware == "nvidia-h200-sxm"
+    assert amd.config.engine.container is not None and amd.config.engine.container.gpu.group_add == (44, 109)
+    assert nv.config.telemetry.sampler is SamplerKind.none  # ssh:// host: its power is not readable from here
+    assert plan.cells_of("gpu-amd-01") == [amd]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    return path
+
+
+HOST = '[[hosts]]\nname = "{name}"\nvendor = "{vendor}"\nhardware = "{hw}"\n'
+MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
+          '[[workloads]]\nname = "w"\nrequests = 2\n')  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("inventory", "matrix", "error", "needle"),
+    [
+        (HOST.format(name="a", vendor="tpu", hw="cpu-generic-2c"), MATRIX, ConfigError,
+         "inventory.toml: hosts.0.vendor: Input should be 'cpu', 'nvidia' or 'amd'"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") * 2, MATRIX, ConfigError,
+         "host names must be unique; repeated: a"),
+        (HOST.format(name="a b", vendor="cpu", hw="cpu-generic-2c"), MATRIX, ConfigError, "hosts.0.name"),
+        (HOST.format(name="a", vendor="cpu", hw="nope"), MATRIX, PricingError,
+         "cell a/llama/gemma-3-270m-q4_k_m/w: pricing.hardware: no row 'nope'"),
+        (HOST.format(name="a", vendor="nvidia", hw="cpu-generic-2c"), 'vendor = "amd"\n' + MATRIX, ConfigError,
+         "host(s) a match no engine"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),
+         ConfigError, "matrix.toml: workloads.0.requests: Input should be greater than 0"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n', MATRIX,
+         ConfigError, "docker_host must start with unix://"),
+    ],
+)  # fmt: skip
+def test_bad_plan_names_file_and_field(
+    tmp_path: Path, inventory: str, matrix: str, error: type[Exception], needle: str
+) -> None:
+    inv, mat = write(tmp_path, "inventory.toml", inventory), write(tmp_path, "matrix.toml", matrix)
+    with pytest.raises(error) as info:
+        load_plan(inv, [mat], load_prices(None))
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_no_matrix(tmp_path: Path) -> None:
+    inv = write(tmp_path, "inventory.toml", HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"))
+    with pytest.raises(ConfigError, match="at least one matrix"):
+        load_plan(inv, [], load_prices(None))

@@ -1,0 +1,67 @@
+"""run_cells' failure and retry rules. The benchmark flow is replaced by a callable here (the subject is
+the loop); tests/integration/test_nightly_docker.py runs the real flow against two real Docker daemons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pyarrow as pa
+
+from tcobench.errors import ConfigError, EngineError
+from tcobench.tasks.inventory import load_plan
+from tcobench.tasks.nightly import is_io_error, nightly_markdown, run_cells
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.query import connect
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+PRICES = load_prices(None)
+
+
+def cells() -> list[Any]:
+    plan = load_plan(EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"],
+                     PRICES)  # fmt: skip
+    return plan.cells_of("gpu-nv-01")
+
+
+def ok_result(run_id: str) -> SimpleNamespace:
+    return SimpleNamespace(run_ids=[run_id], summary=SimpleNamespace(runs=pa.table({"status": ["ok"]})))
+
+
+def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str) -> Any:
+        calls.append(host)
+        if len(calls) == 1:
+            raise EngineError("cannot reach the daemon") from httpx.ConnectError("refused")
+        return ok_result("r1")
+
+    (result,) = run_cells(cells(), flaky, PRICES, tmp_path, tmp_path, "night1", attempts=2, backoff_s=0)
+    assert result.status == "ok" and result.attempts == 2 and result.run_ids == ["r1"] and calls == ["gpu-nv-01"] * 2
+
+
+def test_other_failures_are_final_and_stored(tmp_path: Path) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ConfigError("model not pulled")
+
+    (result,) = run_cells(cells(), broken, PRICES, tmp_path, tmp_path, "night1", attempts=3, backoff_s=0)
+    assert result.status == "failed" and result.attempts == 1 and result.error == "ConfigError: model not pulled"
+    con = connect(tmp_path, PRICES)
+    rows = con.sql("select host, batch_id, status, error, hardware_key from runs").to_arrow_table().to_pylist()
+    assert rows == [{"host": "gpu-nv-01", "batch_id": "night1", "status": "failed",
+                     "error": "ConfigError: model not pulled", "hardware_key": "nvidia-h200-sxm"}]  # fmt: skip
+    assert "0 of 1 cells succeeded" in nightly_markdown("night1", [result])
+
+
+def test_is_io_error_follows_the_cause_chain() -> None:
+    try:
+        try:
+            raise ConnectionRefusedError(111, "refused")
+        except OSError as inner:
+            raise EngineError("docker daemon unreachable") from inner
+    except EngineError as outer:
+        assert is_io_error(outer)
+    assert not is_io_error(ConfigError("bad"))

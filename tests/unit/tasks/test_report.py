@@ -1,0 +1,120 @@
+"""report: the HTML holds every section and record-card field, loads nothing, and errors are one line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.report import build_report, summary_markdown, write_report
+from tcobench.tasks.report_assets import Bar, Line, Mark, bar_chart, ecdf_chart, line_chart, scatter_chart
+
+from ..factories import write_fleet
+
+RECORD_TEMPLATE = ("GPU model", "driver version", "engine version", "mean tok/s", "P50 latency (ms)",
+                   "single-request time (ms)", "mean power (W)", "peak VRAM (GiB)", "adaptation days",
+                   "electricity cost per token", "context length", "mean input tokens", "concurrency",
+                   "OS / kernel", "CPU", "RAM (GiB)", "CUDA / ROCm")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("fleet")
+    write_fleet(store)
+    return store
+
+
+@pytest.fixture(scope="module")
+def html(fleet: Path) -> str:
+    return build_report(fleet, load_prices(None), resamples=200)
+
+
+def test_sections_and_record_template(html: str) -> None:
+    for heading in ("Headline", "Record card (latest night per platform)", "Throughput vs concurrency",
+                    "Time to first token (TTFT), distribution", "Inter-token latency (ITL), distribution",
+                    "Cost per 1M output tokens, 95% CI, per platform and cost basis", "Cost vs latency (Pareto)",
+                    "Energy per output token", "Cost at latency targets", "Nightly trend", "Provenance"):  # fmt: skip
+        assert heading in html, heading
+    for field in RECORD_TEMPLATE:
+        assert f"<th>{field}</th>" in html, field
+    assert "AMD Instinct MI300X @ gpu-amd-1" in html and "NVIDIA H200 @ gpu-nv-1" in html
+    assert "580.159.04" in html and "6.10.5.1" in html  # driver versions of the record card / provenance
+
+
+def test_headline_comparison_and_verdict(html: str) -> None:
+    assert "<b>vendor=nvidia</b>" in html and "<b>vendor=amd</b>" in html
+    assert 'class="verdict-above"' in html and "a claimed 5x lies above the interval" in html
+    assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
+
+
+def test_charts_are_inline_svg_with_marks(html: str) -> None:
+    charts = re.findall(r'<svg class="chart" data-kind="(\w+)" data-marks="(\d+)"', html)
+    assert len(charts) == 8
+    assert all(int(marks) > 0 for _, marks in charts)
+    assert {kind for kind, _ in charts} == {"line", "bar", "scatter"}
+    # the flagged regression is ringed on the trend chart, and listed
+    assert "flagged: decode_tok_s" in html and "driver_version 6.10.5 -&gt; 6.10.5.1" in html
+
+
+def test_self_contained(html: str) -> None:
+    assert "default-src 'none'" in html  # the page may not fetch anything
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#|data:)""", html)
+    assert not re.search(r"url\(", html) and "@import" not in html
+    urls = set(re.findall(r"https?://[^\s\"'<]+", html))
+    assert urls == {"http://www.w3.org/2000/svg"}  # the SVG namespace name, never fetched
+    assert html.count("<script>") == 1 and 'data-report-ready="pending"' in html
+
+
+def test_select_and_errors(tmp_path: Path, fleet: Path) -> None:
+    nvidia_only = build_report(fleet, load_prices(None), select="vendor=nvidia", resamples=200)
+    assert "Fewer than two GPU vendors" in nvidia_only and "MI300X @" not in nvidia_only
+    with pytest.raises(QueryError, match="no measured run to report matches --select 'vendor=intel'"):
+        build_report(fleet, load_prices(None), select="vendor=intel")
+    with pytest.raises(QueryError, match="no measured run to report is stored"):
+        build_report(tmp_path / "empty", load_prices(None))
+    with pytest.raises(ConfigError, match="unknown key"):
+        build_report(fleet, load_prices(None), select="colour=red")
+
+
+def test_write_report_is_atomic(tmp_path: Path, fleet: Path) -> None:
+    out = write_report(fleet, load_prices(None), tmp_path / "sub" / "report.html", resamples=200)
+    assert out.read_text("utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no temporary file left
+
+
+def test_summary_markdown(fleet: Path) -> None:
+    text = summary_markdown(fleet, load_prices(None))
+    assert text.startswith("# tcobench summary\n")
+    assert "| run | host | GPU model | driver | engine | model | c | mean tok/s | P50 latency ms |" in text
+    assert "30 run(s). Changes beyond run-to-run noise: 1." in text
+    assert "- gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26: decode_tok_s" in text
+
+
+def test_chart_primitives_escape_and_count_marks() -> None:
+    line = line_chart([Line("a<b", "#000", [(1, 2), (2, 3)], marks=[Mark(2, 3, "t&t", ring=True)])], "x", "y")
+    assert 'data-marks="3"' in line and "a&lt;b" in line and "t&amp;t" in line
+    ecdf = ecdf_chart([Line("l", "#000", [(1, 0.0), (10, 1.0)])], "ms")
+    assert 'data-kind="line"' in ecdf and ">fraction of requests<" in ecdf
+    bars = bar_chart([Bar("x", 2.0, "#000", 1.0, 3.0, group="g"), Bar("y", 1.0, "#111", hollow=True, group="g")], "v")
+    assert bars.count('class="group-label"') == 1 and 'stroke-dasharray="4 2"' in bars
+    scatter = scatter_chart([Mark(1, 1, "p"), Mark(2, 0.5, "q")], "x", "y", frontier=[(1, 1), (2, 0.5)])
+    assert 'class="frontier"' in scatter and 'data-marks="2"' in scatter
+
+
+def test_one_cpu_run_priced_and_unpriced(tmp_path: Path) -> None:
+    from tcobench.tasks.store import write_results
+
+    from ..factories import make_prices, make_run
+    from .test_tco import _requests
+
+    write_results(tmp_path, make_run(), _requests())
+    priced = build_report(tmp_path, make_prices(), resamples=100)
+    assert "Fewer than two GPU vendors" in priced and "CPU @ testhost" in priced
+    assert priced.count('<svg class="chart"') == 8
+    # the shipped table has no test-hw row: no cost, no energy estimate, and the report says so
+    unpriced = build_report(tmp_path, load_prices(None), resamples=100)
+    assert "No priced run" in unpriced and "No energy figure" in unpriced
+    assert unpriced.count('<svg class="chart"') == 4

@@ -1,0 +1,80 @@
+"""`tcobench compare | history | report` on stored runs: output, verdicts, refusals as one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tcobench import cli_analytics
+from tcobench.cli import app
+from tcobench.tasks.store import write_results
+from tests.unit.factories import make_request, make_run, write_fleet
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "220"}
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("fleet")
+    write_fleet(store)
+    return store
+
+
+def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
+    done = runner.invoke(app, ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--claim", "5",
+                               "--resamples", "300", "--store", str(fleet)], env=WIDE)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    text = done.stdout
+    assert "A = vendor=nvidia: 15 runs over 5 nights; hosts gpu-nv-1; GPUs NVIDIA H200" in text
+    assert "Cost efficiency, A / B (output tokens per USD, owned basis)" in text
+    assert "all (geo. mean)" in text and "What drives the difference" in text and "adaptation" in text
+    assert "verdict: the claim 'A is 5x as cost-efficient as B' is above the interval: not supported" in text
+    assert "measured 1.2" in text or "measured 1.3" in text
+
+
+def test_compare_refuses_different_workloads(tmp_path: Path) -> None:
+    for run in (make_run(run_id="a", gpu_vendor="nvidia"), make_run(run_id="b", gpu_vendor="amd", max_tokens=256)):
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
+    args = ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--claim", "5", "--store", str(tmp_path)]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 1 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stderr.startswith("QueryError: refused: the selections differ in what was measured: ")
+    assert "max_tokens: A {64} vs B {256}" in refused.stderr
+    # allowed, but these runs use the test-hw key, absent from the shipped price table: no cost to compare
+    allowed = runner.invoke(app, [*args, "--allow-different", "--resamples", "100"], env=WIDE)
+    assert allowed.exit_code == 1 and allowed.stderr.startswith(
+        "QueryError: selection A: no run has a cost on the owned basis: hardware key 'test-hw' is not in the price"
+    )
+
+
+def test_compare_bad_selection_is_one_line(fleet: Path) -> None:
+    done = runner.invoke(app, ["compare", "--a", "vendor", "--b", "vendor=amd", "--store", str(fleet)])
+    assert done.exit_code == 1 and done.stderr.startswith("ConfigError: --a 'vendor': term 'vendor' is not key=value")
+
+
+def test_history_lists_trends_and_flags(fleet: Path) -> None:
+    done = runner.invoke(app, ["history", "--store", str(fleet), "--series", "gpu-amd-1"], env=WIDE)
+    assert done.exit_code == 0, done.stderr
+    assert "gpu-amd-1 | llama3.2:3b | chat-short | c=4 (AMD Instinct MI300X)" in done.stdout
+    assert "1 flagged change(s) in 3 series" in done.stdout
+    assert "decode_tok_s" in done.stdout and "driver_version 6.10.5 -> 6.10.5.1" in done.stdout
+    quiet = runner.invoke(app, ["history", "--store", str(fleet), "--flagged-only", "--series", "gpu-nv-1"], env=WIDE)
+    assert quiet.exit_code == 0 and "no change beyond run-to-run noise" in quiet.stdout
+    bad = runner.invoke(app, ["history", "--store", str(fleet), "--window", "0"])
+    assert bad.exit_code == 1 and bad.stderr.startswith("ConfigError: need 1 <= min_prior <= window")
+
+
+def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    done = runner.invoke(app, ["report", "--out", str(out), "--store", str(fleet), "--resamples", "200"], env=WIDE)
+    assert done.exit_code == 0, done.stderr
+    assert f"wrote {out}" in done.stdout and out.read_text("utf-8").count('<svg class="chart"') == 8
+    empty = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "none")])
+    assert empty.exit_code == 1 and empty.stderr.startswith("QueryError: no measured run to report is stored")
+
+
+def test_exports() -> None:
+    assert cli_analytics.__all__ == ["register"]
