@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .base import ContainerEngine, GpuVendor, StrictModel
 
-__all__ = ["DOCKER_HOST_SCHEMES", "ContainerConfig", "GpuConfig", "OllamaSettings"]
+__all__ = ["DOCKER_HOST_SCHEMES", "ContainerConfig", "DockerHostUrl", "GpuConfig", "OllamaSettings"]
 
 DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://")
+
+
+def _docker_host_url(value: str) -> str:
+    if not value.startswith(DOCKER_HOST_SCHEMES):
+        raise ValueError(f"must start with {', '.join(DOCKER_HOST_SCHEMES)}, got {value!r}")
+    return value
+
+
+DockerHostUrl = Annotated[str, AfterValidator(_docker_host_url)]
 _SIZE = re.compile(r"^\d+[bkmg]?$")
 
 
@@ -84,7 +93,7 @@ class ContainerConfig(StrictModel):
     """An engine image to start as a container (host networking, labelled, always removed afterwards)."""
 
     image: str = Field(min_length=1, description="Image reference or catalog name, e.g. llama-cpp-cpu.")
-    docker_host: str | None = Field(
+    docker_host: DockerHostUrl | None = Field(
         default=None,
         description="Docker host: unix:///var/run/docker.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "
         "ssh://user@host; default: DOCKER_HOST or the local socket.",
@@ -102,10 +111,3 @@ class ContainerConfig(StrictModel):
         default="tcobench-ollama-models", min_length=1, description="Named volume holding pulled Ollama models."
     )
     stop_timeout_s: int = Field(default=10, ge=0, description="Seconds between SIGTERM and SIGKILL on stop.")
-
-    @field_validator("docker_host")
-    @classmethod
-    def _scheme(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(DOCKER_HOST_SCHEMES):
-            raise ValueError(f"must start with {', '.join(DOCKER_HOST_SCHEMES)}, got {value!r}")
-        return value

@@ -6,7 +6,7 @@ from pydantic import Field, model_validator
 
 from .base import GpuVendor, Protocol, StrictModel
 from .config import ModelConfig, WorkloadConfig
-from .container import DOCKER_HOST_SCHEMES, GpuConfig, OllamaSettings
+from .container import DockerHostUrl, GpuConfig, OllamaSettings
 from .records import HOST_PATTERN
 
 __all__ = ["HostSpec", "Inventory", "Matrix", "MatrixEngine"]
@@ -16,7 +16,7 @@ class HostSpec(StrictModel):
     """One measured host: where its Docker daemon is and how to price it."""
 
     name: str = Field(pattern=HOST_PATTERN, description="Host name in stored rows (letters, digits, . _ -).")
-    docker_host: str | None = Field(
+    docker_host: DockerHostUrl | None = Field(
         default=None, description="unix://..., tcp://host:2376 (TLS) or ssh://user@host; default: local daemon."
     )
     vendor: GpuVendor = Field(description="cpu, nvidia or amd: which matrix engines apply to this host.")
@@ -28,12 +28,6 @@ class HostSpec(StrictModel):
     hardware: str = Field(min_length=1, description="Key into the price table's [hardware].")
     site: str = Field(default="default", min_length=1, description="Key into [site] (electricity price, PUE).")
     ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
-
-    @model_validator(mode="after")
-    def _docker_host_scheme(self) -> HostSpec:
-        if self.docker_host is not None and not self.docker_host.startswith(DOCKER_HOST_SCHEMES):
-            raise ValueError(f"docker_host must start with {', '.join(DOCKER_HOST_SCHEMES)}, got {self.docker_host!r}")
-        return self
 
 
 class Inventory(StrictModel):

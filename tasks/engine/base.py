@@ -10,6 +10,7 @@ from typing import Any
 
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
+from .._registry import Registry
 from ..protocols import EngineInfo
 
 __all__ = ["EngineEvent", "EngineLauncher", "LaunchOptions", "OnEvent", "RunningEngine", "launcher_for", "register"]
@@ -70,16 +71,11 @@ class EngineLauncher(ABC):
         return None
 
 
-_REGISTRY: dict[EngineKind, EngineLauncher] = {}
+_REGISTRY: Registry[EngineKind, EngineLauncher] = Registry("engine launcher")
 
 
 def register(kind: EngineKind) -> Callable[[type[EngineLauncher]], type[EngineLauncher]]:
-    def wrap(cls: type[EngineLauncher]) -> type[EngineLauncher]:
-        cls.kind = kind
-        _REGISTRY[kind] = cls()
-        return cls
-
-    return wrap
+    return _REGISTRY.register(kind, kind=kind)
 
 
 def launcher_for(kind: EngineKind) -> EngineLauncher:

@@ -16,6 +16,8 @@ from typing import Any
 
 from tcobench.schemas import GpuConfig, GpuVendor
 
+from .._registry import Registry
+
 __all__ = ["Check", "CheckStatus", "GpuOptions", "Vendor", "register", "vendor_for"]
 
 
@@ -60,16 +62,11 @@ class Vendor(ABC):
         return []
 
 
-_REGISTRY: dict[GpuVendor, Vendor] = {}
+_REGISTRY: Registry[GpuVendor, Vendor] = Registry("GPU vendor")
 
 
 def register(vendor: GpuVendor) -> Callable[[type[Vendor]], type[Vendor]]:
-    def wrap(cls: type[Vendor]) -> type[Vendor]:
-        cls.vendor = vendor
-        _REGISTRY[vendor] = cls()
-        return cls
-
-    return wrap
+    return _REGISTRY.register(vendor, vendor=vendor)
 
 
 def vendor_for(vendor: GpuVendor) -> Vendor:

@@ -16,6 +16,8 @@ import httpx
 
 from tcobench.schemas import Protocol, WorkloadConfig
 
+from .._registry import Registry
+
 __all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for", "register"]
 
 
@@ -79,16 +81,11 @@ class Adapter(ABC):
         """Check the server answers and serves ``model``; raise EngineError naming the problem."""
 
 
-_REGISTRY: dict[Protocol, Adapter] = {}
+_REGISTRY: Registry[Protocol, Adapter] = Registry("protocol adapter")
 
 
 def register(protocol: Protocol) -> Callable[[type[Adapter]], type[Adapter]]:
-    def wrap(cls: type[Adapter]) -> type[Adapter]:
-        cls.protocol = protocol
-        _REGISTRY[protocol] = cls()
-        return cls
-
-    return wrap
+    return _REGISTRY.register(protocol, protocol=protocol)
 
 
 def adapter_for(protocol: Protocol) -> Adapter:

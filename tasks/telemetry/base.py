@@ -13,6 +13,8 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
+from .._registry import Registry
+
 __all__ = ["Reading", "Sampler", "SamplerUnavailable", "register", "sampler_class"]
 
 
@@ -55,16 +57,11 @@ class Sampler(ABC):
         """Release the source."""
 
 
-_REGISTRY: dict[SamplerKind, type[Sampler]] = {}
+_REGISTRY: Registry[SamplerKind, type[Sampler]] = Registry("telemetry sampler", instances=False)
 
 
 def register(kind: SamplerKind, source: str) -> Callable[[type[Sampler]], type[Sampler]]:
-    def wrap(cls: type[Sampler]) -> type[Sampler]:
-        cls.kind, cls.source = kind, source
-        _REGISTRY[kind] = cls
-        return cls
-
-    return wrap
+    return _REGISTRY.register(kind, kind=kind, source=source)
 
 
 def sampler_class(kind: SamplerKind) -> type[Sampler]:

@@ -14,6 +14,7 @@ import docker
 
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
+from ..._registry import Registry
 from ...protocols import EngineInfo
 from ..base import LaunchOptions
 
@@ -66,17 +67,11 @@ class Recipe(ABC):
         """Start the image's engine and return the version it reports; ImageError otherwise."""
 
 
-_REGISTRY: dict[ContainerEngine, Recipe] = {}
+_REGISTRY: Registry[ContainerEngine, Recipe] = Registry("engine recipe")
 
 
 def register(engine: ContainerEngine, protocol: Protocol) -> Callable[[type[Recipe]], type[Recipe]]:
-    def wrap(cls: type[Recipe]) -> type[Recipe]:
-        cls.engine = engine
-        cls.protocol = protocol
-        _REGISTRY[engine] = cls()
-        return cls
-
-    return wrap
+    return _REGISTRY.register(engine, engine=engine, protocol=protocol)
 
 
 def recipe_for(engine: ContainerEngine) -> Recipe:

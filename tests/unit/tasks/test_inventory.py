@@ -53,7 +53,7 @@ MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nnam
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),
          ConfigError, "matrix.toml: workloads.0.requests: Input should be greater than 0"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n', MATRIX,
-         ConfigError, "docker_host must start with unix://"),
+         ConfigError, "hosts.0.docker_host: must start with unix://"),
     ],
 )  # fmt: skip
 def test_bad_plan_names_file_and_field(
