@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.schemas import BenchmarkConfig, PriceTable
-from tcobench.tasks.engine import OnEvent, engine_error, ensure_engine_alive, launch_engine, stop_engine, target_of
+from tcobench.tasks.engine import (
+    OnEvent,
+    engine_error,
+    ensure_engine_alive,
+    launch_engine,
+    stop_engine,
+    target_of,
+    telemetry_access,
+)
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
@@ -61,7 +69,8 @@ def benchmark(
         for concurrency in config.workload.concurrency:
             run = describe_run(config, engine, api, host, batch_id, concurrency)
             ctx = RunContext(run.run_id, run.date, run.host)
-            telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host)
+            access = telemetry_access(config, engine)
+            telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
             result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
             samples = stop_telemetry_task(telemetry)
             died = engine_error(config, engine)

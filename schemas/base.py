@@ -77,8 +77,9 @@ class RunStatus(StrEnum):
 class SamplerKind(StrEnum):
     """Where power/energy telemetry comes from (one sampler module per vendor)."""
 
-    auto = "auto"  # the first available of nvidia, amd, cpu
+    auto = "auto"  # local engine: nvidia, amd, nvidia-smi, cpu; engine in a remote container: nvidia-smi in it
     nvidia = "nvidia"  # NVML (nvidia-ml-py)
+    nvidia_smi = "nvidia-smi"  # the nvidia-smi command, on this host or inside the engine's container
     amd = "amd"  # amdsmi
     cpu = "cpu"  # Linux RAPL powercap
     none = "none"

@@ -79,14 +79,11 @@ def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
 
 
 def _cell_config(host: HostSpec, engine: MatrixEngine, model: Any, workload: Any) -> dict[str, Any]:
-    local = host.docker_host is None or host.docker_host.startswith("unix://")
     return {
         "engine": _engine(host, engine),
         "model": model.model_dump(mode="json", exclude_none=True),
         "workload": workload.model_dump(mode="json"),
         "pricing": {"hardware": host.hardware, "site": host.site, "ops": host.ops},
-        # a remote host's power cannot be read from here; the run row says so
-        "telemetry": {"sampler": "auto" if local else "none"},
     }
 
 

@@ -8,7 +8,7 @@ from tcobench.errors import EngineError
 from tcobench.schemas import BenchmarkConfig
 
 from . import container, endpoint, local  # noqa: F401  (importing registers the launchers)
-from .base import EngineEvent, LaunchOptions, OnEvent, RunningEngine, launcher_for
+from .base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
 from .endpoint import target_of
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "launch_engine",
     "stop_engine",
     "target_of",
+    "telemetry_access",
 ]
 
 
@@ -53,3 +54,8 @@ def ensure_engine_alive(error: str | None) -> None:
     """Raise the engine's death (from ``engine_error``) as an EngineError, so no further run starts."""
     if error is not None:
         raise EngineError(error)
+
+
+def telemetry_access(config: BenchmarkConfig, engine: RunningEngine) -> tuple[Runner | None, bool]:
+    """(how to run a command where the engine runs, whether that is another host) for telemetry samplers."""
+    return launcher_for(config.engine.kind).telemetry_access(engine)

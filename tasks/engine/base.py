@@ -13,7 +13,18 @@ from tcobench.schemas import BenchmarkConfig, EngineKind
 from .._registry import Registry
 from ..protocols import EngineInfo
 
-__all__ = ["EngineEvent", "EngineLauncher", "LaunchOptions", "OnEvent", "RunningEngine", "launcher_for", "register"]
+__all__ = [
+    "EngineEvent",
+    "EngineLauncher",
+    "LaunchOptions",
+    "OnEvent",
+    "Runner",
+    "RunningEngine",
+    "launcher_for",
+    "register",
+]
+
+Runner = Callable[[list[str]], str]  # runs a command where the engine runs; returns its stdout
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,10 @@ class EngineLauncher(ABC):
     @abstractmethod
     def stop(self, engine: RunningEngine) -> None:
         """Release the engine; never raises for an engine that is already gone."""
+
+    def telemetry_access(self, engine: RunningEngine) -> tuple[Runner | None, bool]:
+        """(a way to run a command where the engine runs, whether that is another host than this one)."""
+        return None, False
 
     def alive_error(self, engine: RunningEngine) -> str | None:
         """Why the engine is no longer usable, or None while it is."""

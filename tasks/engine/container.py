@@ -40,7 +40,7 @@ from ..docker_client import (
 )
 from ..gpu import vendor_for
 from ..protocols import EngineInfo
-from .base import EngineEvent, EngineLauncher, LaunchOptions, RunningEngine, register
+from .base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 from .local import free_port
 from .recipes import ContainerPlan, Recipe, recipe_for
 
@@ -61,6 +61,18 @@ class ContainerHandle:
     log_path: Path
     where: str
     stop_timeout_s: int
+    local: bool = True  # the Docker host is this machine
+
+    def exec_stdout(self, cmd: list[str]) -> str:
+        """Run a command inside the engine container (telemetry: nvidia-smi); OSError when it cannot."""
+        try:
+            code, output = self.container.exec_run(cmd, demux=False)
+        except (DockerException, OSError) as exc:
+            raise OSError(f"docker exec {cmd[0]} in {self.container.name}: {exc}") from exc
+        text = (output or b"").decode("utf-8", "replace")
+        if code != 0:
+            raise OSError(f"{cmd[0]} in {self.container.name} exited with {code}: {text.strip()[:200]}")
+        return text
 
     @property
     def label(self) -> str:
@@ -217,7 +229,7 @@ class ContainerLauncher(EngineLauncher):
         create = self._create_kwargs(cfg, plan, gpu.environment, launch, engine_kind, reference, port)
         container = client.containers.create(image.id, **create, **gpu.create_kwargs)
         handle = ContainerHandle(client, container, log_dir / f"container-{container.name}.log", where,
-                                 cfg.stop_timeout_s)  # fmt: skip
+                                 cfg.stop_timeout_s, local)  # fmt: skip
         engine = RunningEngine(
             base_url=f"http://{connect}:{port}",
             info=EngineInfo(engine_kind.value, "unknown", plan.model_digest),
@@ -277,6 +289,10 @@ class ContainerLauncher(EngineLauncher):
         _wait_healthy(handle, engine.base_url + plan.health_path, config.engine.startup_timeout_s)
         engine.settings.update(recipe.prepare(config, engine.base_url, launch))
         engine.info = recipe.identify(config, engine.base_url, image.labels or {}, plan)
+
+    def telemetry_access(self, engine: RunningEngine) -> tuple[Runner | None, bool]:
+        handle: ContainerHandle = engine.handle
+        return handle.exec_stdout, not handle.local
 
     def stop(self, engine: RunningEngine) -> None:
         handle: ContainerHandle | None = engine.handle

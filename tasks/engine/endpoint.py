@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from ..measure import Target, preflight
-from .base import EngineLauncher, LaunchOptions, RunningEngine, register
+from .base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 
 __all__ = ["EndpointLauncher", "target_of"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def target_of(config: BenchmarkConfig, base_url: str) -> Target:
@@ -30,6 +33,10 @@ class EndpointLauncher(EngineLauncher):
         assert config.engine.url is not None  # guaranteed by EngineConfig's validator
         info = preflight(target_of(config, config.engine.url))
         return RunningEngine(base_url=config.engine.url, info=info)
+
+    def telemetry_access(self, engine: RunningEngine) -> tuple[Runner | None, bool]:
+        host = urlsplit(engine.base_url).hostname or ""
+        return None, host not in _LOOPBACK  # this machine's power says nothing about a server elsewhere
 
     def stop(self, engine: RunningEngine) -> None:
         return None

@@ -10,7 +10,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 
 __all__ = ["AmdSmiSampler"]
 
@@ -22,7 +22,7 @@ def _number(value: Any) -> float | None:
 
 @register(SamplerKind.amd, "amdsmi")
 class AmdSmiSampler(Sampler):
-    def __init__(self, devices: tuple[int, ...] | None) -> None:
+    def __init__(self, devices: tuple[int, ...] | None, runner: Runner | None = None) -> None:
         try:
             import amdsmi
         except ImportError as exc:

@@ -15,7 +15,9 @@ from tcobench.schemas import SamplerKind
 
 from .._registry import Registry
 
-__all__ = ["Reading", "Sampler", "SamplerUnavailable", "register", "sampler_class"]
+__all__ = ["Reading", "Runner", "Sampler", "SamplerUnavailable", "register", "sampler_class"]
+
+Runner = Callable[[list[str]], str]  # runs a command (e.g. inside the engine container) and returns its stdout
 
 
 class SamplerUnavailable(Exception):
@@ -42,8 +44,11 @@ class Sampler(ABC):
     source: str  # value of TelemetryRecord.source
 
     @abstractmethod
-    def __init__(self, devices: tuple[int, ...] | None) -> None:
-        """Open the source; raise SamplerUnavailable with the reason if this host has none."""
+    def __init__(self, devices: tuple[int, ...] | None, runner: Runner | None = None) -> None:
+        """Open the source; raise SamplerUnavailable with the reason if this host has none.
+
+        ``runner`` runs a command where the engine runs (inside its container) and returns its stdout;
+        only command-line samplers use it."""
 
     @abstractmethod
     def read(self) -> list[Reading]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 
 __all__ = ["RaplSampler", "powercap_root"]
 
@@ -24,7 +24,7 @@ def powercap_root() -> Path:
 
 @register(SamplerKind.cpu, "rapl")
 class RaplSampler(Sampler):
-    def __init__(self, devices: tuple[int, ...] | None) -> None:
+    def __init__(self, devices: tuple[int, ...] | None, runner: Runner | None = None) -> None:
         root = powercap_root()
         zones = sorted(root.glob("intel-rapl:[0-9]*"), key=lambda p: p.name) if root.is_dir() else []
         zones = [z for z in zones if z.name.count(":") == 1]  # packages, not their sub-zones

@@ -12,7 +12,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 
 __all__ = ["NvmlSampler"]
 
@@ -27,7 +27,7 @@ def _text(value: Any) -> str:
 
 @register(SamplerKind.nvidia, "nvml")
 class NvmlSampler(Sampler):
-    def __init__(self, devices: tuple[int, ...] | None) -> None:
+    def __init__(self, devices: tuple[int, ...] | None, runner: Runner | None = None) -> None:
         try:
             import pynvml
         except ImportError as exc:

@@ -23,7 +23,7 @@ def test_examples_expand_to_one_cell_per_host() -> None:
     assert nv.config.engine.kind is EngineKind.container and nv.config.engine.container is not None
     assert nv.config.engine.container.image == "ollama-cuda" and nv.config.pricing.hardware == "nvidia-h200-sxm"
     assert amd.config.engine.container is not None and amd.config.engine.container.gpu.group_add == (44, 109)
-    assert nv.config.telemetry.sampler is SamplerKind.none  # ssh:// host: its power is not readable from here
+    assert nv.config.telemetry.sampler is SamplerKind.auto  # remote host: nvidia-smi inside its engine container
     assert plan.cells_of("gpu-amd-01") == [amd]
 
 

@@ -55,6 +55,11 @@ def test_charts_are_inline_svg_with_marks(html: str) -> None:
     assert len(charts) == 8
     assert all(int(marks) > 0 for _, marks in charts)
     assert {kind for kind, _ in charts} == {"line", "bar", "scatter"}
+    # every chart draws one distinct line per platform (no platform's data leaks into another's)
+    for caption in ("Throughput vs concurrency", "Sensitivity: cost per 1M output tokens vs utilisation"):
+        figure = html[html.index(caption) : html.index("</figure>", html.index(caption))]
+        paths = re.findall(r'<path class="mark series-line" d="([^"]+)"', figure)
+        assert len(paths) == 2 and paths[0] != paths[1], caption
     # the flagged regression is ringed on the trend chart, and listed
     assert "flagged: decode_tok_s" in html and "driver_version 6.10.5 -&gt; 6.10.5.1" in html
 
