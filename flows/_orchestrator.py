@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["flow", "prefect_enabled", "publish_markdown", "task"]
+__all__ = ["flow", "prefect_enabled", "task"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,12 +55,3 @@ def flow(name: str) -> Callable[[F], F]:
     from prefect import flow as prefect_flow
 
     return prefect_flow(name=name, validate_parameters=False)  # type: ignore[return-value]
-
-
-def publish_markdown(markdown: str, key: str) -> None:
-    """A markdown artifact on the current Prefect flow run (nothing when Prefect is off)."""
-    if not prefect_enabled():
-        return
-    from prefect.artifacts import create_markdown_artifact
-
-    create_markdown_artifact(markdown=markdown, key=key, description="tcobench summary")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.schemas import BenchmarkConfig, PriceTable
+from tcobench.tasks.artifacts import publish_run_summary
 from tcobench.tasks.engine import (
     OnEvent,
     engine_error,
@@ -38,6 +39,7 @@ stop_engine_task = task(stop_engine, name="stop_engine")
 measure_task = task(measure, name="measure")
 write_results_task = task(write_results, name="write_results")
 summarise_task = task(summarise, name="summarise")
+publish_summary_task = task(publish_run_summary, name="publish_summary")
 start_telemetry_task = task(start_telemetry, name="start_telemetry")
 stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
 
@@ -80,4 +82,6 @@ def benchmark(
             ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
     finally:
         stop_engine_task(config, engine)
-    return BenchmarkResult(batch_id, run_ids, summarise_task(store, prices, run_ids))
+    summary = summarise_task(store, prices, run_ids)
+    publish_summary_task(store, prices, run_ids)  # a Prefect artifact; nothing when Prefect is off
+    return BenchmarkResult(batch_id, run_ids, summary)

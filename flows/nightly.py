@@ -11,18 +11,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.settings import Settings
+from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import new_id
 
-from ._orchestrator import flow, publish_markdown, task
+from ._orchestrator import flow, task
 from .benchmark import benchmark
 
 __all__ = ["NightlyResult", "nightly"]
 
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task = task(run_cells, name="run_host")
+publish_summary_task = task(publish_summary, name="publish_summary")
 
 
 @dataclass(frozen=True)
@@ -65,5 +67,5 @@ def nightly(
     ]
     cells = [cell for future in futures for cell in future.result()]
     markdown = nightly_markdown(batch_id, cells)
-    publish_markdown(markdown, key="tcobench-nightly")
+    publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
     return NightlyResult(batch_id, cells, markdown)

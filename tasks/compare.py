@@ -277,7 +277,7 @@ _RUNS_SQL = """
 SELECT r.*, c.basis, c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.adaptation_usd_month,
        c.total_usd_month, c.output_tokens_per_usd, c.total_tokens_per_usd, t.output_tok_s, t.total_tok_s,
        t.purchase_usd IS NOT NULL AS has_hardware_price, t.pue IS NOT NULL AS has_site_price,
-       t.ops_hours_per_month IS NOT NULL AS has_ops_price
+       t.ops_hours_per_month IS NOT NULL AS has_ops_price, t.energy_valid
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
@@ -363,7 +363,7 @@ def _describe(rows: Sequence[dict[str, Any]]) -> str:
         return ", ".join(sorted({str(r[column]) for r in rows if r[column] is not None})) or "-"
 
     return (
-        f"{len(rows)} runs over {_nights(rows)} nights; hosts {values('host')}; GPUs {values('gpu_name')}; "
+        f"{len(rows)} run(s) over {_nights(rows)} night(s); hosts {values('host')}; GPUs {values('gpu_name')}; "
         f"hardware {values('hardware_key')}; driver {values('driver_version')}"
     )
 
@@ -514,6 +514,10 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
     notes = [f"concurrency {c} only in A: not compared" for c in sorted(a_levels - b_levels)]
     notes += [f"concurrency {c} only in B: not compared" for c in sorted(b_levels - a_levels)]
     a_rows, b_rows = _priced(a_rows, "A", opts.basis, notes), _priced(b_rows, "B", opts.basis, notes)
+    powered = [{"measured" if r["energy_valid"] else "price-table estimate" for r in rows} for rows in (a_rows, b_rows)]
+    if opts.basis == "owned" and powered[0] != powered[1]:
+        notes.append(f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
+                     "(measured device watts leave out the rest of the host; the estimate is all-in)")  # fmt: skip
     levels = sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows})
     if not levels:
         raise QueryError("no concurrency level in common among the runs with a cost")

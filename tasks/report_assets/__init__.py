@@ -1,19 +1,20 @@
-"""Building blocks of the HTML report: inline SVG charts drawn in Python, and the page's CSS and script."""
+"""Building blocks of the HTML report: inline SVG charts drawn in Python, the page's CSS and script, and the
+report's sections (tables.py: headline, record card, trend, provenance; figures.py: the charts)."""
 
 from __future__ import annotations
 
-from .page import PAGE_CSS, PAGE_SCRIPT, page
-from .svg import (
-    PALETTE,
-    Bar,
-    Line,
-    Mark,
-    bar_chart,
-    ecdf_chart,
-    legend,
-    line_chart,
-    scatter_chart,
+from .context import Platform, ReportContext, group_platforms, query_rows
+from .figures import (
+    cost_figure,
+    distribution_figure,
+    energy_figure,
+    pareto_figure,
+    targets_section,
+    throughput_figure,
 )
+from .page import PAGE_CSS, PAGE_SCRIPT, page
+from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
+from .tables import headline_section, provenance_section, record_card_section, trend_section
 
 __all__ = [
     "PAGE_CSS",
@@ -22,10 +23,24 @@ __all__ = [
     "Bar",
     "Line",
     "Mark",
+    "Platform",
+    "ReportContext",
     "bar_chart",
+    "cost_figure",
+    "distribution_figure",
     "ecdf_chart",
+    "energy_figure",
+    "headline_section",
     "legend",
     "line_chart",
     "page",
+    "pareto_figure",
+    "group_platforms",
+    "provenance_section",
+    "record_card_section",
+    "query_rows",
     "scatter_chart",
+    "targets_section",
+    "throughput_figure",
+    "trend_section",
 ]

@@ -28,7 +28,7 @@ def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
                                "--resamples", "300", "--store", str(fleet)], env=WIDE)  # fmt: skip
     assert done.exit_code == 0, done.stderr
     text = done.stdout
-    assert "A = vendor=nvidia: 15 runs over 5 nights; hosts gpu-nv-1; GPUs NVIDIA H200" in text
+    assert "A = vendor=nvidia: 15 run(s) over 5 night(s); hosts gpu-nv-1; GPUs NVIDIA H200" in text
     assert "Cost efficiency, A / B (output tokens per USD, owned basis)" in text
     assert "all (geo. mean)" in text and "What drives the difference" in text and "adaptation" in text
     assert "verdict: the claim 'A is 5x as cost-efficient as B' is above the interval: not supported" in text

@@ -184,3 +184,17 @@ def test_runs_without_a_cost_are_left_out_with_a_note(tmp_path: Path) -> None:
     result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=100)
     assert result.strata[0].a_runs == 1
     assert "1 run(s) of A left out, without a cost: hardware key 'x' is not in the price table" in result.notes
+    assert not any(n.startswith("power basis differs") for n in result.notes)  # both sides estimated
+
+
+def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -> None:
+    own = connect(fleet, load_prices(None))
+    try:
+        freeze_views(own)
+        # as if gpu-nv-1 had no valid telemetry: its power would be the price-table estimate
+        own.execute("CREATE OR REPLACE TEMP TABLE _frozen_tco AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
+                    "energy_valid AS energy_valid) FROM _frozen_tco")  # fmt: skip
+        result = compare_on(own, "vendor=nvidia", "vendor=amd", resamples=100)
+    finally:
+        own.close()
+    assert "power basis differs: A price-table estimate, B measured" in " ".join(result.notes)

@@ -1,0 +1,246 @@
+"""The report's table-led sections: headline comparison, record card, nightly trend, provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+from tcobench.errors import TcobenchError
+
+from ..compare import Comparison, Stratum, compare_on
+from ..history import Series
+from .context import DASHES, ReportContext, figure, fmt, query_rows, table, usd
+from .svg import Line, Mark, legend, line_chart
+
+__all__ = ["headline_section", "provenance_section", "record_card_section", "trend_section"]
+
+
+def headline_section(ctx: ReportContext) -> str:
+    vendors = sorted({r["gpu_vendor"] for r in ctx.runs if r["gpu_vendor"]}, key=lambda v: (v != "nvidia", v))
+    if len(vendors) < 2:
+        return (
+            '<p class="headline">Fewer than two GPU vendors in these runs: no cross-vendor comparison here '
+            "(tcobench compare takes any two selections).</p>"
+        )
+    extra = f",{ctx.select}" if ctx.select else ""
+    a, b = f"vendor={vendors[0]}{extra}", f"vendor={vendors[1]}{extra}"
+    try:
+        result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed)
+    except TcobenchError as exc:
+        pair = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
+        return f'<p class="headline">Comparison {pair}: {escape(str(exc))}</p>'
+    return _comparison_html(result)
+
+
+def _verdict_text(verdict: str | None, claim: float) -> str:
+    if verdict is None:
+        return ""
+    words = {
+        "inside": f"a claimed {claim:g}x lies inside the interval: consistent with these measurements",
+        "above": f"a claimed {claim:g}x lies above the interval: not supported, the measured advantage is smaller",
+        "below": f"a claimed {claim:g}x lies below the interval: the measured advantage is larger",
+    }
+    return f'<span class="verdict-{verdict}">{escape(words[verdict])}</span>'
+
+
+def _stratum_row(s: Stratum, claim: float) -> list[str]:
+    return [str(s.concurrency), f"{s.a_runs} / {s.a_nights}", f"{s.b_runs} / {s.b_nights}", fmt(s.a_tok_s),
+            fmt(s.b_tok_s), usd(s.a_usd_per_m), usd(s.b_usd_per_m), f"{s.ratio:.2f}", f"{s.lo:.2f}-{s.hi:.2f}",
+            _verdict_text(s.verdict, claim)]  # fmt: skip
+
+
+def _comparison_html(c: Comparison) -> str:
+    """The headline sentence (at the highest concurrency), the table per level, and the cost terms."""
+    level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
+    sentence = (
+        f"At concurrency {level.concurrency}, <b>{escape(c.a.text)}</b> costs {usd(level.a_usd_per_m)} and "
+        f"<b>{escape(c.b.text)}</b> costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(c.basis)} basis); "
+        f"A is <b>{level.ratio:.2f}x</b> as cost-efficient as B ({pct} CI {level.lo:.2f}-{level.hi:.2f}); "
+        f"{_verdict_text(level.verdict, claim)}. Largest cost-term difference: {escape(level.driver().term)}."
+    )
+    rows = [_stratum_row(s, claim) for s in c.strata]
+    if c.pooled:
+        ratio, lo, hi = c.pooled
+        rows.append(["all (geometric mean)", *[""] * 6, f"{ratio:.2f}", f"{lo:.2f}-{hi:.2f}",
+                     _verdict_text(c.pooled_verdict, claim)])  # fmt: skip
+    headers = ["concurrency", "A runs / nights", "B runs / nights", "A tok/s", "B tok/s", "A $/1M", "B $/1M",
+               "ratio A/B", f"{pct} CI", f"claim {claim:g}x"]  # fmt: skip
+    terms = [[escape(t.term), usd(t.a_usd_per_m), usd(t.b_usd_per_m), usd(t.b_minus_a)] for t in level.terms]
+    note = (
+        f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "
+        f"A). CI: bootstrap, {c.resamples} resamples of nights, runs within nights and requests within runs "
+        f"(seed {c.seed}). {' '.join(c.notes)}"
+    )
+    return (
+        f'<p class="headline">{sentence}</p>' + table(headers, rows, numeric=range(1, 9))
+        + f'<p class="note">{escape(note)}</p>'
+        + f"<p>Cost terms per 1M output tokens at concurrency {level.concurrency}:</p>"
+        + table(["term", "A", "B", "B - A"], terms, numeric=(1, 2, 3))
+    )  # fmt: skip
+
+
+Row = dict[str, Any]
+Column = tuple[str, Callable[[Row], str]]
+
+
+def _code(text: str | None, width: int = 12) -> str:
+    return f"<code>{escape((text or '-')[:width])}</code>"
+
+
+def _per_token(card: Row) -> str:
+    per_token = card["electricity_usd_per_output_token"]
+    return f"{usd(per_token)} ({usd(per_token * 1e6 if per_token is not None else None)} per 1M)"
+
+
+# The seed's record template, then the host and software facts it also asks for (view record_card).
+_CARD: list[Column] = [
+    ("GPU model", lambda c: escape(c["gpu_model"])),
+    ("driver version", lambda c: fmt(c["driver_version"])),
+    ("engine version", lambda c: escape(f"{c['engine']} {c['engine_version']}")),
+    ("model", lambda c: escape(c["model_name"])),
+    ("concurrency", lambda c: str(c["concurrency"])),
+    ("mean tok/s", lambda c: fmt(c["mean_tok_s"])),
+    ("P50 tok/s", lambda c: fmt(c["p50_tok_s"])),
+    ("P50 latency (ms)", lambda c: fmt(c["p50_latency_ms"], 0)),
+    ("single-request time (ms)", lambda c: fmt(c["single_request_ms"], 0)),
+    ("mean power (W)", lambda c: fmt(c["mean_power_w"])),
+    ("peak VRAM (GiB)", lambda c: fmt(c["peak_vram_gib"], 2)),
+    ("adaptation days", lambda c: fmt(c["adaptation_days"], 2)),
+    ("electricity cost per token", _per_token),
+    ("energy basis", lambda c: escape(str(c["energy_basis"]))),
+    ("requests", lambda c: f"{c['requests_ok']}{'' if c['at_least_20'] else ' (< 20)'}"),
+]
+_HOST: list[Column] = [
+    ("OS / kernel", lambda c: escape(f"{c['host_os']} / {c['host_kernel']}")),
+    ("CPU", lambda c: escape(c["host_cpu"])),
+    ("cores", lambda c: str(c["host_cpu_count"])),
+    ("RAM (GiB)", lambda c: fmt(c["host_mem_gib"])),
+    ("CUDA / ROCm", lambda c: fmt(c["cuda_version"] or c["rocm_version"])),
+    ("context length", lambda c: str(c["num_ctx"])),
+    ("mean input tokens", lambda c: fmt(c["mean_input_tokens"])),
+    ("output tokens", lambda c: str(c["max_tokens"])),
+    ("prompt set", lambda c: _code(c["prompt_set_hash"])),
+    ("concurrency", lambda c: str(c["concurrency"])),
+]
+_RUN: list[Column] = [
+    ("run", lambda r: _code(r["run_id"])),
+    ("date", lambda r: escape(r["date"])),
+    ("host", lambda r: escape(r["host"])),
+    ("GPU", lambda r: escape(f"{r['gpu_name'] or 'CPU'} x{r['gpu_count'] or 0}")),
+    ("driver", lambda r: fmt(r["driver_version"])),
+    ("CUDA / ROCm", lambda r: fmt(r["cuda_version"] or r["rocm_version"])),
+    ("engine", lambda r: escape(f"{r['engine_name']} {r['engine_version']}")),
+    ("image", lambda r: _code(r["image_digest"], 19)),
+    ("model", lambda r: escape(r["model_name"])),
+    ("model digest", lambda r: _code(r["model_digest"], 19)),
+    ("prompt set", lambda r: _code(r["prompt_set_hash"])),
+    ("context", lambda r: str(r["num_ctx"])),
+    ("max tokens", lambda r: str(r["max_tokens"])),
+    ("concurrency", lambda r: str(r["concurrency"])),
+    ("status", lambda r: escape(str(r["status"]))),
+    ("ok / errors", lambda r: f"{r['ok']} / {r['errors']}"),
+    ("tcobench", lambda r: escape(f"{r['tool_version']} {(r['git_revision'] or '')[:10]}")),
+    ("prices: hardware / site / ops / utilisation",
+     lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
+]  # fmt: skip
+_CARD_NOTE = (
+    "The seed article's record template. Mean / P50 tok/s: per-request decode rate (the engine's eval_count / "
+    "eval_duration where it reports it, else the client's). P50 latency: end-to-end. Electricity cost per token: "
+    "measured J/token x PUE x USD/kWh (an estimate from the price table without valid telemetry). Peak VRAM: "
+    "model + KV cache as the driver reports it."
+)
+
+
+def _columns_table(columns: list[Column], rows: list[tuple[str, Row]], numeric: Sequence[int]) -> str:
+    """A table with a leading platform column (when labels are given) and one column per spec."""
+    headers = (["platform"] if rows and rows[0][0] else []) + [name for name, _ in columns]
+    cells = [([escape(label)] if label else []) + [cell(row) for _, cell in columns] for label, row in rows]
+    return table(headers, cells, numeric=numeric)
+
+
+def record_card_section(ctx: ReportContext) -> str:
+    """The record card of each platform's latest batch, one row per concurrency level."""
+    cards = query_rows(ctx.con, "SELECT * FROM record_card WHERE list_contains($ids, run_id) ORDER BY started", ctx.ids)
+    latest = {ctx.of_run[c["run_id"]].label: c["batch_id"] for c in cards}
+    shown = [
+        (ctx.of_run[c["run_id"]].label, c) for c in cards if latest[ctx.of_run[c["run_id"]].label] == c["batch_id"]
+    ]
+    return (
+        '<h2 id="record-card">Record card (latest night per platform)</h2>'
+        + _columns_table(_CARD, shown, numeric=range(5, 13))
+        + f'<p class="note">{escape(_CARD_NOTE)}</p>'
+        + _columns_table(_HOST, shown, numeric=(3, 4, 6, 7, 8, 10))
+    )
+
+
+def _trend_line(s: Series, index: dict[str, int], color: str, dash: str | None) -> Line:
+    """One series' medians per night, the flagged decode-rate changes ringed."""
+    pts = [(float(index[pt.date]), pt.decode_tok_s_p50) for pt in s.points if pt.decode_tok_s_p50 is not None]
+    marks = [
+        Mark(float(index[pt.date]), pt.decode_tok_s_p50,
+             f"flagged: {ch.metric} {ch.change_pct:+.1f}% (p={ch.p_value:.2g}, effect {ch.effect:+.2f}) "
+             f"{'; '.join(pt.provenance_changes)}", "#d00", s.key, "changed", ring=True)
+        for pt, ch in s.flags
+        if ch.metric == "decode_tok_s" and pt.decode_tok_s_p50 is not None
+    ]  # fmt: skip
+    return Line(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}", color, pts, dash, marks=marks)
+
+
+_FLAG_HEADERS = ["series", "night", "run", "metric", "prior median -> median", "change", "p (Mann-Whitney)",
+                 "effect (rank-biserial)", "what changed"]  # fmt: skip
+_TREND_NOTE = (
+    "Red rings: flagged changes (Mann-Whitney U on per-request samples against up to 5 previous nights, p < 0.01, "
+    "|rank-biserial| >= 0.5, |change| >= 5%, and beyond 3 sd of the previous nights' medians)."
+)
+
+
+def _flag_table(series: list[Series]) -> str:
+    rows = [
+        [escape(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"), escape(pt.date), _code(pt.run_id),
+         escape(ch.metric), f"{ch.prior_median:.4g} -> {ch.median:.4g}", f"{ch.change_pct:+.1f}%",
+         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", escape("; ".join(pt.provenance_changes) or "-")]
+        for s in series
+        for pt, ch in s.flags
+    ]  # fmt: skip
+    return table(_FLAG_HEADERS, rows, numeric=(5, 6, 7)) if rows else "<p>No change beyond run-to-run noise.</p>"
+
+
+def trend_section(ctx: ReportContext, series: list[Series]) -> str:
+    """Median decode rate per night of every series with a run in the report, and the flagged changes."""
+    wanted = set(ctx.ids)
+    series = [s for s in series if any(pt.run_id in wanted for pt in s.points)]
+    if not series:
+        return '<h2 id="trend">Nightly trend</h2><p>No series.</p>'
+    index = {d: i for i, d in enumerate(sorted({pt.date for s in series for pt in s.points}))}
+    colors = {p.key[0]: p.color for p in ctx.platforms}
+    levels = sorted({s.concurrency for s in series})
+    lines = [_trend_line(s, index, colors.get(s.host, "#555"), DASHES[levels.index(s.concurrency) % len(DASHES)])
+             for s in series]  # fmt: skip
+    x_ticks = [(float(i), d[5:]) for d, i in index.items()]
+    chart = line_chart(lines, "night (UTC date)", "median decode tokens/s per request", x_ticks=x_ticks, zero_y=False)
+    caption = "Median per-request decode rate per night"
+    items = [(ln.label, ln.color, ln.dash) for ln in lines]
+    return (
+        '<h2 id="trend">Nightly trend</h2>' + figure(caption, chart, legend(items), _TREND_NOTE) + _flag_table(series)
+    )
+
+
+def provenance_section(ctx: ReportContext) -> str:
+    """Every run's provenance, and where every price it was costed with comes from."""
+    sources = query_rows(
+        ctx.con,
+        "SELECT DISTINCT term, key, source, as_of FROM tco_sources WHERE list_contains($ids, run_id) "
+        "UNION ALL SELECT 'rental', key, source, as_of FROM rental "
+        "WHERE list_contains($hw, hardware) ORDER BY term, key",
+        ctx.ids,
+        hw=sorted({r["hardware_key"] for r in ctx.runs}),
+    )
+    src_rows = [[escape(s["term"]), escape(s["key"]), escape(str(s["source"])), escape(str(s["as_of"]))]
+                for s in sources]  # fmt: skip
+    return (
+        '<h2 id="provenance">Provenance</h2>'
+        + _columns_table(_RUN, [("", r) for r in ctx.runs], numeric=(11, 12, 13))
+        + "<p>Where every price comes from:</p>"
+        + table(["term", "key", "source", "as of"], src_rows)
+    )
