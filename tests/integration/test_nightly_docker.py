@@ -6,6 +6,7 @@ visible in SQL. Real Prefect flow, real llama.cpp containers (host networking, 1
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -61,6 +62,7 @@ def second_daemon(
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=60)
         log.close()
+        _kill_leftovers(root)
         for line in reversed(Path("/proc/mounts").read_text().splitlines()):
             mount = line.split()[1]
             if mount.startswith(str(root)):
@@ -68,12 +70,30 @@ def second_daemon(
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _stop_when_running(sock: str, proc: subprocess.Popen[bytes], stopped: list[float]) -> None:
+def _kill_leftovers(root: Path) -> None:
+    """Container shims of the daemon under ``root`` (they outlive a killed dockerd) and their containers."""
+    for proc_dir in Path("/proc").iterdir():
+        if not proc_dir.name.isdigit():
+            continue
+        try:
+            cmdline = (proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            children = (proc_dir / "task" / proc_dir.name / "children").read_text().split()
+        except OSError:
+            continue
+        if "containerd-shim" in cmdline and str(root) in cmdline:
+            for pid in [*children, proc_dir.name]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
+def _stop_when_running(sock: str, proc: subprocess.Popen[bytes], root: Path, stopped: list[float]) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        if _docker(sock, "ps", "-q", "--filter", "label=io.tcobench.managed").stdout.strip():
+        container = _docker(sock, "ps", "-q", "--filter", "label=io.tcobench.managed").stdout.strip()
+        if container:
             time.sleep(2)  # the engine is up and measuring
-            os.killpg(proc.pid, signal.SIGKILL)  # the host goes away: daemon and its containers' shims
+            os.killpg(proc.pid, signal.SIGKILL)  # the host goes away: its daemon, its engine, everything
+            _kill_leftovers(root)
             stopped.append(time.monotonic())
             return
         time.sleep(0.2)
@@ -96,7 +116,8 @@ def test_nightly_two_hosts_one_daemon_stopped(
         '[[workloads]]\nname = "w2"\nrequests = 2\nwarmup_requests = 1\nmax_tokens = 8\nconcurrency = [1]\n', "utf-8"
     )  # fmt: skip
     stopped: list[float] = []
-    killer = threading.Thread(target=_stop_when_running, args=(sock_b, proc_b, stopped), daemon=True)
+    root_b = Path(sock_b.removeprefix("unix://")).parent
+    killer = threading.Thread(target=_stop_when_running, args=(sock_b, proc_b, root_b, stopped), daemon=True)
     killer.start()
     done = tcobench("nightly", "-i", str(inventory), "-m", str(matrix), env=cli_env, timeout=900)
     killer.join(timeout=5)
