@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import selectors
@@ -345,10 +346,8 @@ def main(argv: list[str] | None = None) -> None:
     port = server.sockets[0].getsockname()[1]
     sys.stdout.write(f"listening on http://{args.host}:{port} pid {os.getpid()}\n")
     sys.stdout.flush()
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         loop.run_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

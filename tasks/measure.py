@@ -88,23 +88,21 @@ class _Clients:
     httpcore's pool re-scans every connection (and, for each, every connection again) on each pool
     event, so one shared pool of N connections costs O(N^2) per request: at 64 streams it took most of
     the client's CPU. N one-connection pools cost O(1) each. Clients are made on demand, sharing one
-    SSL context; at most ``size`` requests are in flight, so a free client is always there.
+    SSL context; one per request in flight (at most the concurrency).
     """
 
-    def __init__(self, target: Target, workload: WorkloadConfig, size: int,
-                 transport: httpx.AsyncBaseTransport | None) -> None:  # fmt: skip
+    def __init__(self, target: Target, workload: WorkloadConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self._timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
         self._transport = transport
-        self._ssl = httpx.create_ssl_context(trust_env=False) if target.base_url.startswith("https") else None
+        self._ssl = httpx.create_ssl_context(trust_env=False)  # once, not once per client
         self._free: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
-        self._size = size
 
     def _make(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         # trust_env=False: a proxy from the environment must never sit between us and the engine.
         client = httpx.AsyncClient(timeout=self._timeout, limits=limits, trust_env=False,
-                                   transport=self._transport, verify=self._ssl or True)  # fmt: skip
+                                   transport=self._transport, verify=self._ssl)  # fmt: skip
         self._all.append(client)
         return client
 
@@ -185,9 +183,12 @@ async def _send(
         stream = _Stream()
         t0 = time.perf_counter_ns()
         try:
-            async with asyncio.timeout(workload.request_timeout_s), clients.lease() as client:
-                async with client.stream("POST", url, json=body) as response:
-                    await stream.read(response, adapter, target.chat)
+            async with (
+                asyncio.timeout(workload.request_timeout_s),
+                clients.lease() as client,
+                client.stream("POST", url, json=body) as response,
+            ):
+                await stream.read(response, adapter, target.chat)
         except TimeoutError:
             stream.error = f"timed out after {workload.request_timeout_s:g} s"
         except httpx.RemoteProtocolError as exc:
@@ -311,7 +312,7 @@ async def _measure(
 ) -> MeasureResult:
     adapter = adapter_for(target.protocol)
     clock = _Clock()
-    clients = _Clients(target, workload, concurrency, transport)
+    clients = _Clients(target, workload, transport)
     try:
 
         async def send(spec: _Spec) -> RequestRecord:

@@ -1,7 +1,8 @@
 """run_cells: one host's nightly cells, one after another; failures recorded, never propagated.
 
 Retries: a cell is tried again (with backoff) only when it failed on I/O (connection refused or reset,
-timeouts, a Docker daemon that did not answer); configuration and measurement errors are final.
+timeouts, a Docker daemon that did not answer, an HTTP 502/503/504 "try later" such as Prefect's API under a
+burst of host tasks); configuration and measurement errors are final.
 A failed cell leaves a ``runs`` row with status failed and the error, so SQL sees every cell of the night.
 """
 
@@ -49,6 +50,9 @@ def is_io_error(exc: BaseException) -> bool:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, io_types):
+            return True
+        # a server that said "try later" (Prefect's API under a burst of host tasks answers 503)
+        if isinstance(seen, httpx.HTTPStatusError) and seen.response.status_code in (502, 503, 504):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

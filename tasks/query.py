@@ -63,6 +63,11 @@ def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -
             empty = empty.append_column(column, pa.array([], pa.string()))
         con.register(f"_empty_{table}", empty)
         source = f"_empty_{table}"
+    if table == "runs":
+        # Read once per connection: a view over read_parquet re-globs the store and re-reads every footer at
+        # each reference, and most views (and the run filter of requests and telemetry) reference runs.
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS SELECT * FROM {source}")
+        source = "_runs_snapshot"
     keyed_by_run = table != "runs" and "run_id" in TABLES[table].model_fields
     where = " WHERE run_id IN (SELECT run_id FROM runs)" if keyed_by_run else ""
     con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {source}{where}")
@@ -89,8 +94,12 @@ def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None
         con.unregister(f"_{name}")
 
 
-def connect(store: Path, prices: PriceTable) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with every view defined over ``store``."""
+def connect(store: Path, prices: PriceTable, upto: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with every view defined over ``store`` (its ``runs`` rows as of now).
+
+    ``upto``: define the views, in file order, only as far as this one (a view depends only on earlier ones):
+    a caller that needs the first few does not pay for binding the rest.
+    """
     con = duckdb.connect(":memory:")
     try:
         # Every reference to a base view re-binds its Parquet files (union_by_name reads every footer), and
@@ -108,6 +117,8 @@ def connect(store: Path, prices: PriceTable) -> duckdb.DuckDBPyConnection:
         except duckdb.Error as exc:
             con.close()
             raise QueryError(f"view {name!r} (tcobench/sql) is broken: {_one_line(exc)}") from exc
+        if name == upto:
+            break
     return con
 
 

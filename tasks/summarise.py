@@ -34,7 +34,7 @@ def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | No
 
 def summarise(store: Path, prices: PriceTable, run_ids: Sequence[str] | None = None) -> Summary:
     """Rows of run_summary, tco and tco_sources for the given runs (all runs when None)."""
-    con = connect(store, prices)
+    con = connect(store, prices, upto="tco_sources")  # the views after it are not needed here
     try:
         return Summary(
             _rows(con, "run_summary", run_ids), _rows(con, "tco", run_ids), _rows(con, "tco_sources", run_ids)

@@ -65,3 +65,8 @@ def test_is_io_error_follows_the_cause_chain() -> None:
     except EngineError as outer:
         assert is_io_error(outer)
     assert not is_io_error(ConfigError("bad"))
+    request = httpx.Request("POST", "http://127.0.0.1:4200/api/task_runs/")
+    busy = httpx.HTTPStatusError("503", request=request, response=httpx.Response(503, request=request))
+    assert is_io_error(busy)
+    refused = httpx.HTTPStatusError("422", request=request, response=httpx.Response(422, request=request))
+    assert not is_io_error(refused)
