@@ -32,6 +32,7 @@ from tcobench.schemas import GpuConfig, ImageRecord, ImageSpec
 from tcobench.settings import safe_host_name
 from tcobench.tasks.docker_client import describe_host, engine_address, is_local, run_to_completion
 from tcobench.tasks.engine.local import free_port
+from tcobench.tasks.engine.model import file_sha256
 from tcobench.tasks.engine.recipes import recipe_for
 from tcobench.tasks.engine.recipes.base import SmokeAddress
 from tcobench.tasks.gpu import vendor_for
@@ -70,14 +71,6 @@ class BuildOutcome:
     base_digest: str | None
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _resolve_args(spec: ImageSpec, docker_dir: Path, overrides: Mapping[str, str]) -> dict[str, str]:
     info = read_dockerfile(spec, docker_dir)
     unknown = sorted(set(overrides) - set(info.args))
@@ -109,7 +102,7 @@ def _wheelhouse(spec: ImageSpec, version: str, target: Path) -> str | None:
     if done.returncode != 0 or len(wheels) != 1:
         why = " ".join(done.stderr.split())[-300:] or f"{len(wheels)} wheels"
         raise ImageError(f"cannot get the wheel of {requirement} for image {spec.name}: {why}")
-    return _sha256_file(wheels[0])
+    return file_sha256(wheels[0])
 
 
 def _base_digest(client: docker.DockerClient, base: str) -> str | None:
@@ -125,7 +118,7 @@ def _base_digest(client: docker.DockerClient, base: str) -> str | None:
 
 
 def _spec_hash(dockerfile: str, context: Path, pins: Mapping[str, str], base_digest: str | None) -> str:
-    files = {str(p.relative_to(context)): _sha256_file(p) for p in sorted(context.rglob("*")) if p.is_file()}
+    files = {str(p.relative_to(context)): file_sha256(p) for p in sorted(context.rglob("*")) if p.is_file()}
     blob = json.dumps({"dockerfile": dockerfile, "files": files, "pins": dict(pins), "base": base_digest},
                       sort_keys=True)  # fmt: skip
     return hashlib.sha256(blob.encode()).hexdigest()

@@ -10,7 +10,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Runner, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["AmdSmiSampler"]
 
@@ -33,11 +33,8 @@ class AmdSmiSampler(Sampler):
             handles = amdsmi.amdsmi_get_processor_handles()
         except amdsmi.AmdSmiException as exc:
             raise SamplerUnavailable(f"amdsmi: cannot talk to the AMD driver ({exc})") from exc
-        indices = devices if devices is not None else tuple(range(len(handles)))
-        if not handles or any(not 0 <= i < len(handles) for i in indices):
-            raise SamplerUnavailable(f"amdsmi: {len(handles)} GPU(s) visible; asked for indices {list(indices)}")
-        self.indices = indices
-        self.handles = [handles[i] for i in indices]
+        self.indices = pick_devices("amdsmi", len(handles), devices)
+        self.handles = [handles[i] for i in self.indices]
         self.uuids = [self._try(lambda h=h: str(amdsmi.amdsmi_get_gpu_device_uuid(h))) for h in self.handles]
 
     def _try(self, call: Any) -> Any:

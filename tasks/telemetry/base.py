@@ -15,7 +15,7 @@ from tcobench.schemas import SamplerKind
 
 from .._registry import Registry
 
-__all__ = ["Reading", "Runner", "Sampler", "SamplerUnavailable", "register", "sampler_class"]
+__all__ = ["Reading", "Runner", "Sampler", "SamplerUnavailable", "pick_devices", "register", "sampler_class"]
 
 Runner = Callable[[list[str]], str]  # runs a command (e.g. inside the engine container) and returns its stdout
 
@@ -71,3 +71,11 @@ def register(kind: SamplerKind, source: str) -> Callable[[type[Sampler]], type[S
 
 def sampler_class(kind: SamplerKind) -> type[Sampler]:
     return _REGISTRY[kind]
+
+
+def pick_devices(source: str, visible: int, devices: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The device indices to sample (all visible ones by default); SamplerUnavailable naming the bad ones."""
+    indices = devices if devices is not None else tuple(range(visible))
+    if visible == 0 or any(not 0 <= i < visible for i in indices):
+        raise SamplerUnavailable(f"{source}: {visible} device(s) visible; asked for indices {list(indices)}")
+    return indices

@@ -12,7 +12,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Runner, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["RaplSampler", "powercap_root"]
 
@@ -30,9 +30,8 @@ class RaplSampler(Sampler):
         zones = [z for z in zones if z.name.count(":") == 1]  # packages, not their sub-zones
         if not zones:
             raise SamplerUnavailable(f"RAPL: no powercap package zones under {root}")
-        indices = devices if devices is not None else tuple(range(len(zones)))
-        self.zones = [zones[i] for i in indices if 0 <= i < len(zones)]
-        self.indices = indices
+        self.indices = pick_devices("RAPL", len(zones), devices)
+        self.zones = [zones[i] for i in self.indices]
         try:
             self.ranges = [int((z / "max_energy_range_uj").read_text()) for z in self.zones]
             self.last = [int((z / "energy_uj").read_text()) for z in self.zones]

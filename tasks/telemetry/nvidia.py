@@ -12,7 +12,7 @@ from typing import Any
 
 from tcobench.schemas import SamplerKind
 
-from .base import Reading, Runner, Sampler, SamplerUnavailable, register
+from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["NvmlSampler"]
 
@@ -38,13 +38,12 @@ class NvmlSampler(Sampler):
             count = pynvml.nvmlDeviceGetCount()
         except pynvml.NVMLError as exc:
             raise SamplerUnavailable(f"NVML: cannot talk to the NVIDIA driver ({exc})") from exc
-        indices = devices if devices is not None else tuple(range(count))
-        bad = [i for i in indices if not 0 <= i < count]
-        if count == 0 or bad:
+        try:
+            self.indices = pick_devices("NVML", count, devices)
+        except SamplerUnavailable:
             pynvml.nvmlShutdown()
-            raise SamplerUnavailable(f"NVML: {count} GPU(s) visible; asked for indices {list(indices)}")
-        self.indices = indices
-        self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in indices]
+            raise
+        self.handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in self.indices]
         self.uuids = [self._try(lambda h=h: _text(pynvml.nvmlDeviceGetUUID(h))) for h in self.handles]
         self.instant = all(self._instant_mw(h) is not None for h in self.handles)
 

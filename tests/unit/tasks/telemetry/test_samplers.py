@@ -80,3 +80,17 @@ def test_rapl_counter_unwraps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert [r.energy_mj for r in sampler.read()] == [900]
     (zone / "energy_uj").write_text("100000\n")  # wrapped past max_energy_range_uj
     assert [r.energy_mj for r in sampler.read()] == [1100]
+
+
+def test_device_index_out_of_range_is_named(nvml: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sampler, note = open_sampler(config(sampler=SamplerKind.nvidia, devices=(0, 5)))
+    assert (
+        sampler is None and note == "no power source on this host: NVML: 2 device(s) visible; asked for indices [0, 5]"
+    )
+    zone = tmp_path / "intel-rapl:0"
+    zone.mkdir()
+    (zone / "max_energy_range_uj").write_text("1000\n")
+    (zone / "energy_uj").write_text("1\n")
+    monkeypatch.setenv("TCOBENCH_POWERCAP_ROOT", str(tmp_path))
+    sampler, note = open_sampler(config(sampler=SamplerKind.cpu, devices=(1,)))
+    assert sampler is None and note is not None and note.endswith("RAPL: 1 device(s) visible; asked for indices [1]")
