@@ -11,7 +11,7 @@ import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["flow", "prefect_enabled", "task"]
 
@@ -45,7 +45,7 @@ def task(fn: F, name: str) -> F:
     from prefect import task as prefect_task
     from prefect.cache_policies import NONE
 
-    return prefect_task(fn, name=name, cache_policy=NONE)  # type: ignore[return-value]
+    return cast(F, prefect_task(name=name, cache_policy=NONE)(fn))
 
 
 def flow(name: str) -> Callable[[F], F]:
@@ -54,4 +54,4 @@ def flow(name: str) -> Callable[[F], F]:
         return lambda fn: fn
     from prefect import flow as prefect_flow
 
-    return prefect_flow(name=name, validate_parameters=False)  # type: ignore[return-value]
+    return cast(Callable[[F], F], prefect_flow(name=name, validate_parameters=False))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["Registry"]
 
@@ -24,7 +24,7 @@ class Registry(Generic[K, T]):
         def wrap(cls: C) -> C:
             for name, value in attrs.items():
                 setattr(cls, name, value)
-            self._items[key] = cls() if self.instances else cls
+            self._items[key] = cast(T, cls() if self.instances else cls)
             return cls
 
         return wrap

@@ -80,7 +80,7 @@ def register_nightly_commands(app: typer.Typer) -> None:
             "prices": str(prices.resolve()) if prices else None,
         }
         err.print(f"serving deployment {name!r} of flow 'nightly' on schedule {cron!r}; Ctrl-C stops", highlight=False)
-        from prefect.deployments.runner import EntrypointType
+        from prefect.types.entrypoint import EntrypointType
 
         # module path (tcobench.flows.nightly:nightly): the flow uses package-relative imports
         nightly.serve(name=name, cron=cron, parameters=params, entrypoint_type=EntrypointType.MODULE_PATH)  # type: ignore[attr-defined]

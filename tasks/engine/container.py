@@ -139,7 +139,7 @@ def _engine_of(cfg: ContainerConfig, image: Image, reference: str) -> ContainerE
         return cfg.engine
     label = (image.labels or {}).get(_ENGINE_LABEL)
     try:
-        return ContainerEngine(label)
+        return ContainerEngine(str(label))
     except ValueError:
         raise EngineError(
             f"image {reference!r} has no valid {_ENGINE_LABEL} label ({label!r}): set engine.container.engine to "

@@ -60,7 +60,8 @@ class NvmlSampler(Sampler):
     def _power_mw(self, handle: Any) -> int | None:
         if self.instant:
             return self._instant_mw(handle)
-        return self._try(lambda: int(self.nvml.nvmlDeviceGetPowerUsage(handle)))
+        power: int | None = self._try(lambda: int(self.nvml.nvmlDeviceGetPowerUsage(handle)))
+        return power
 
     def _try(self, call: Any) -> Any:
         try:
