@@ -40,7 +40,7 @@ class RunRecord(StrictModel):
     host_mem_bytes: int = Field(description="Total memory of the host, bytes.")
     python_version: str = Field(description="Python running tcobench.")
     # Engine and model
-    engine_kind: str = Field(description="embedded or endpoint.")
+    engine_kind: str = Field(description="embedded, endpoint or container.")
     engine_name: str = Field(description="Engine product, e.g. llama.cpp, ollama, vllm, or 'unknown'.")
     engine_version: str = Field(description="Engine version/build as reported by the engine itself.")
     engine_url: str = Field(description="Base URL the requests went to.")
