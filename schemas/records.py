@@ -85,6 +85,9 @@ class RunRecord(StrictModel):
     temperature: float = Field(description="Sampling temperature.")
     seed: int = Field(description="Base seed; request i used seed + i.")
     ignore_eos: bool = Field(description="Whether exactly max_tokens were requested.")
+    extra_body: str | None = Field(
+        default=None, description="JSON of the engine-specific fields added to every request body; null when none."
+    )
     prompt_set_hash: str = Field(description="sha256 of the JSON list of prompts.")
     config_hash: str = Field(description="sha256 of the canonical JSON of the whole validated config.")
     # Pricing keys (prices themselves stay in the price tables, so costs can be recomputed)

@@ -82,6 +82,7 @@ COMPARABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "max_tokens": lambda r: r["max_tokens"],
     "ignore_eos": lambda r: r["ignore_eos"],
     "temperature": lambda r: r["temperature"],
+    "extra_body (engine request fields)": lambda r: r.get("extra_body"),
     "load_mode": lambda r: r["load_mode"],
     "rate_rps": lambda r: r["rate_rps"],
     "model (digest, or name where no digest)": lambda r: r["model_digest"] or f"name:{r['model_name']}",

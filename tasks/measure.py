@@ -177,7 +177,7 @@ async def _send(
     clock: _Clock,
 ) -> RequestRecord:
     prompt = workload.prompts[spec.prompt_index]
-    body = adapter.payload(target.model, prompt, workload, spec.seed, target.chat)
+    body = adapter.request_body(target.model, prompt, workload, spec.seed, target.chat)
     url = target.base_url + adapter.path(target.chat)
     for attempt in (1, 2):
         stream = _Stream()

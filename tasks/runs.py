@@ -115,6 +115,7 @@ def describe_run(
         temperature=w.temperature,
         seed=w.seed,
         ignore_eos=w.ignore_eos,
+        extra_body=json.dumps(w.extra_body, sort_keys=True) if w.extra_body else None,
         prompt_set_hash=prompt_set_hash(w.prompts),
         config_hash=config_hash(config),
         hardware_key=config.pricing.hardware,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -35,7 +36,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 StoreOpt = Annotated[
     Path | None,
-    typer.Option("--store", help="Parquet store root [env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
 ]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
 
@@ -174,6 +175,18 @@ def _prefect_defaults() -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no network here; avoids an error line
 
 
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(
+            f"not JSON ({exc.msg} at character {exc.pos}): {text[:80]!r}", param_hint=option
+        ) from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"must be a JSON object, got {type(value).__name__}: {text[:80]!r}", param_hint=option)
+    return value
+
+
 def _overrides(**cli: Any) -> dict[str, Any]:
     endpoint = cli["endpoint"]
     if endpoint is not None and cli["model"] is None:
@@ -203,6 +216,7 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "mode": "poisson" if cli["rate"] else None,
             "rate": cli["rate"],
             "ignore_eos": cli["ignore_eos"] or None,
+            "extra_body": _json_object(cli["extra_body"], "--extra-body") if cli["extra_body"] else None,
         },
         "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
         "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
@@ -224,8 +238,14 @@ def run(
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Output tokens per request [64].")] = None,
     ignore_eos: Annotated[bool, typer.Option(help="Ask for exactly --max-tokens tokens (llama.cpp, vLLM).")] = False,
+    extra_body: Annotated[
+        str | None,
+        typer.Option(
+            help='JSON object added to every request body, e.g. \'{"samplers": ["temperature"]}\' (llama.cpp).'
+        ),
+    ] = None,
     synthetic: Annotated[bool, typer.Option(help="Mark the model as synthetic (random weights).")] = False,
-    telemetry: Annotated[SamplerKind | None, typer.Option(help="Power sampler [auto].")] = None,
+    telemetry: Annotated[SamplerKind | None, typer.Option(help=r"Power sampler \[auto: the first that works].")] = None,
     telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
     no_prefect: Annotated[
         bool, typer.Option("--no-prefect", help="Run the same steps without Prefect (faster start).")
@@ -236,7 +256,7 @@ def run(
     docker_host: Annotated[
         str | None, typer.Option(help="Docker host for --image: unix://..., tcp://host:2376 (TLS), ssh://user@host.")
     ] = None,
-    gpu_vendor: Annotated[GpuVendor | None, typer.Option(help="GPUs to hand to the --image container [cpu].")] = None,
+    gpu_vendor: Annotated[GpuVendor | None, typer.Option(help=r"GPUs to hand to the --image container \[cpu].")] = None,
     gpus: Annotated[
         str | None,
         typer.Option(help="Which GPUs: all, a count (NVIDIA), or device=ID,... (NVIDIA ids; AMD render nodes)."),
@@ -391,7 +411,7 @@ def models_synth(
     shape: Annotated[str, typer.Option(help=f"Architecture shape: {', '.join(SHAPES)}.")],
     path_out: Annotated[Path, typer.Option("--out", help="GGUF file to write.")],
     tokenizer: Annotated[
-        Path | None, typer.Option(help="GGUF to take the tokenizer from [the bundled Gemma 3 model].")
+        Path | None, typer.Option(help=r"GGUF to take the tokenizer from \[the bundled Gemma 3 model].")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
 ) -> None:
@@ -413,7 +433,7 @@ def models_synth(
 @_guard
 def models_tokenizer(
     path_out: Annotated[Path, typer.Option("--out", help="Tokenizer-only GGUF to write (a few MB).")],
-    source: Annotated[Path | None, typer.Option("--from", help="GGUF to copy it from [bundled Gemma 3].")] = None,
+    source: Annotated[Path | None, typer.Option("--from", help=r"GGUF to copy it from \[bundled Gemma 3].")] = None,
 ) -> None:
     """Copy a model's tokenizer into a small GGUF, to carry to a host that synthesises models offline."""
     from tcobench.tasks.engine.model import bundled_model

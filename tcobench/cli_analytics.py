@@ -20,7 +20,7 @@ __all__ = ["register"]
 
 StoreOpt = Annotated[
     Path | None,
-    typer.Option("--store", help="Parquet store root [env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
 ]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
 _SELECTION_HELP = (

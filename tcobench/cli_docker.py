@@ -23,7 +23,7 @@ __all__ = ["container_overrides", "engine_event_printer", "register_docker_comma
 
 StoreOpt = Annotated[
     Path | None,
-    typer.Option("--store", help="Parquet store root [env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
 ]
 DockerHostOpt = Annotated[
     str | None,
@@ -108,11 +108,11 @@ def _gib(size: int | None) -> str:
 
 
 def _images_build(
-    names: Annotated[list[str] | None, typer.Argument(help="Catalog images to build [all].")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help=r"Catalog images to build \[all].")] = None,
     build_arg: Annotated[list[str] | None, typer.Option("--build-arg", help="KEY=VALUE; repeatable.")] = None,
     force: Annotated[bool, typer.Option(help="Build even when the spec hash is unchanged.")] = False,
     push: Annotated[bool, typer.Option(help="Push to --registry after the smoke test.")] = False,
-    registry: Annotated[str | None, typer.Option(help="Registry to push to [TCOBENCH_REGISTRY].")] = None,
+    registry: Annotated[str | None, typer.Option(help=r"Registry to push to \[TCOBENCH_REGISTRY].")] = None,
     gpu_check: Annotated[bool, typer.Option(help="On a GPU host, check the GPU is visible inside.")] = True,
     no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect (faster start).")] = False,
     docker_host: DockerHostOpt = None,
@@ -184,8 +184,8 @@ def _images_list(docker_host: DockerHostOpt = None) -> None:
 
 
 def _images_push(
-    names: Annotated[list[str] | None, typer.Argument(help="Catalog images to push [all built ones].")] = None,
-    registry: Annotated[str | None, typer.Option(help="Registry, e.g. 127.0.0.1:5000 [TCOBENCH_REGISTRY].")] = None,
+    names: Annotated[list[str] | None, typer.Argument(help=r"Catalog images to push \[all built ones].")] = None,
+    registry: Annotated[str | None, typer.Option(help=r"Registry, e.g. 127.0.0.1:5000 \[TCOBENCH_REGISTRY].")] = None,
     docker_host: DockerHostOpt = None,
     store: StoreOpt = None,
 ) -> None:

@@ -14,8 +14,8 @@ InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TO
 MatrixOpt = Annotated[
     list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat for per-vendor files.")
 ]
-StoreOpt = Annotated[Path | None, typer.Option("--store", help="Parquet store root [TCOBENCH_STORE].")]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML) [the shipped one].")]
+StoreOpt = Annotated[Path | None, typer.Option("--store", help=r"Parquet store root \[TCOBENCH_STORE].")]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help=r"Price table (TOML) \[the shipped one].")]
 
 
 def register_nightly_commands(app: typer.Typer) -> None:

@@ -72,6 +72,15 @@ class Adapter(ABC):
     def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
         """JSON body of one streaming request."""
 
+    def request_body(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+        """``payload`` plus the workload's ``extra_body`` (engine extensions); an object-valued field the payload
+        already has (Ollama's ``options``) gains the extra keys. The config refused keys that would replace ours."""
+        body = self.payload(model, prompt, workload, seed, chat)
+        for key, value in workload.extra_body.items():
+            mine = body.get(key)
+            body[key] = {**mine, **value} if isinstance(mine, dict) and isinstance(value, dict) else value
+        return body
+
     @abstractmethod
     def parse_line(self, line: str, chat: bool) -> LineEvent | None:
         """Interpret one line of the response; None for lines that carry nothing (blank, comments)."""

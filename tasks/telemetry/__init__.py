@@ -6,7 +6,7 @@ import time
 
 from tcobench.schemas import SamplerKind, TelemetryConfig, TelemetryRecord
 
-from . import amd, cpu, nvidia, smi  # noqa: F401  (importing registers the samplers)
+from . import amd, amd_smi, cpu, nvidia, smi  # noqa: F401  (importing registers the samplers)
 from .base import Reading, Runner, Sampler, SamplerUnavailable, sampler_class
 from .session import TelemetrySession
 
@@ -21,8 +21,8 @@ __all__ = [
     "stop_telemetry",
 ]
 
-_AUTO_LOCAL = (SamplerKind.nvidia, SamplerKind.amd, SamplerKind.nvidia_smi, SamplerKind.cpu)
-_AUTO_REMOTE = (SamplerKind.nvidia_smi,)  # what can run inside a container on another host
+_AUTO_LOCAL = (SamplerKind.nvidia, SamplerKind.amd, SamplerKind.nvidia_smi, SamplerKind.amd_smi, SamplerKind.cpu)
+_AUTO_REMOTE = (SamplerKind.nvidia_smi, SamplerKind.amd_smi)  # what can run inside a container on another host
 
 
 def open_sampler(
@@ -41,7 +41,7 @@ def open_sampler(
     reasons = []
     for kind in kinds:
         try:
-            return sampler_class(kind)(config.devices, runner if kind is SamplerKind.nvidia_smi else None), None
+            return sampler_class(kind)(config.devices, runner), None  # only command-line samplers use the runner
         except SamplerUnavailable as exc:
             reasons.append(str(exc))
     where = "where the engine runs" if remote else "on this host"

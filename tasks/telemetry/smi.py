@@ -21,10 +21,10 @@ _QUERY = "index,uuid,power.draw,utilization.gpu,memory.used,clocks.sm,temperatur
 _DESCRIBE = "name,driver_version,power.limit,clocks.max.sm"
 
 
-def local_runner(cmd: list[str]) -> str:
-    """Run a command on this host (2 s timeout); OSError when it cannot run or fails."""
+def local_runner(cmd: list[str], timeout_s: float = 2) -> str:
+    """Run a command on this host; its stdout. OSError when it cannot run, fails or takes over ``timeout_s``."""
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=2, check=False)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise OSError(f"{cmd[0]}: {exc}") from exc
     if done.returncode != 0:

@@ -83,6 +83,20 @@ def test_run_against_running_server(cli_env: dict[str, str], llama_server: Runni
     assert query_json("select count(*) as n from requests where phase = 'measure'", cli_env) == [{"n": 3}]
 
 
+def test_extra_body_reaches_the_engine(cli_env: dict[str, str], llama_server: RunningEngine) -> None:
+    """--extra-body fields go into every request: llama.cpp lets n_predict override max_tokens."""
+    done = tcobench(
+        "run", "--no-prefect", "--endpoint", llama_server.base_url, "--model", "gemma-3-270m-q4_k_m",
+        "--requests", "2", "--warmup", "0", "--concurrency", "1", "--max-tokens", "16", "--ignore-eos",
+        "--extra-body", '{"n_predict": 3}', env=cli_env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert query_json("select max_tokens, extra_body from runs", cli_env) == [
+        {"max_tokens": 16, "extra_body": '{"n_predict": 3}'}
+    ]
+    assert query_json("select distinct output_tokens from requests", cli_env) == [{"output_tokens": 3}]
+
+
 def _assert_one_line_failure(done: subprocess.CompletedProcess[str], kind: str, *needles: str) -> None:
     assert done.returncode != 0
     lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("starting Prefect")]

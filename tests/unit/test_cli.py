@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from tcobench.cli import app
@@ -58,4 +60,27 @@ def test_run_rejects_bad_arguments_before_starting_anything(tmp_path: Path) -> N
     assert no_model.exit_code == 2 and "--model is required with --endpoint" in no_model.stderr
     bad_key = runner.invoke(app, ["run", "--hardware", "nvidia-b999", "--store", str(store)])
     assert bad_key.exit_code == 1 and bad_key.stderr.startswith("PricingError:") and "nvidia-b999" in bad_key.stderr
+    not_json = runner.invoke(app, ["run", "--extra-body", "{top_k: 1}", "--store", str(store)])
+    assert not_json.exit_code == 2 and "--extra-body: not JSON" in " ".join(not_json.stderr.split())
+    not_object = runner.invoke(app, ["run", "--extra-body", "[1]", "--store", str(store)])
+    assert not_object.exit_code == 2 and "must be a JSON object, got list" in " ".join(not_object.stderr.split())
+    ours = runner.invoke(app, ["run", "--extra-body", '{"stream": false}', "--store", str(store)])
+    assert ours.exit_code == 1 and ours.stderr.startswith("ConfigError: command line: workload.extra_body: stream:")
     assert not store.exists()
+
+
+def _commands(command: Any) -> Any:
+    yield command
+    for sub in getattr(command, "commands", {}).values():
+        yield from _commands(sub)
+
+
+def test_help_texts_keep_their_brackets() -> None:
+    """Typer renders help as rich markup: an unescaped "[auto]" is taken for a style tag and vanishes."""
+    from rich.text import Text
+
+    for command in _commands(typer.main.get_command(app)):
+        for param in command.params:
+            text = getattr(param, "help", None) or ""
+            shown = Text.from_markup(text).plain
+            assert shown.count("[") == text.replace("\\[", "[").count("["), f"{command.name} {param.name}: {text!r}"

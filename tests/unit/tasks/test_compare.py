@@ -133,7 +133,8 @@ def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -
 def _unlike_store(root: Path) -> Path:
     a = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw")
     b = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", prompt_set_hash="f" * 64,
-                 num_ctx=8192, engine_settings='{"threads": 8, "model_path": "/x"}')  # fmt: skip
+                 num_ctx=8192, engine_settings='{"threads": 8, "model_path": "/x"}',
+                 extra_body='{"samplers": ["temperature"]}')  # fmt: skip
     for run in (a, b):
         write_results(root, run, [make_request(run_id=run.run_id, host=run.host, request_index=i) for i in range(4)])
     return root
@@ -148,9 +149,10 @@ def test_compare_refuses_unlike_runs_and_lists_the_differences(tmp_path: Path) -
     assert "workload (prompt_set_hash): A {0000000000000000000000000000000000000...} vs B {fffff" in message
     assert "num_ctx (context length): A {2048} vs B {8192}" in message
     assert 'engine_settings: A {{}} vs B {{"threads": 8}}' in message  # model_path is a location, not a setting
+    assert 'extra_body (engine request fields): A {null} vs B {{"samplers": ["temperature"]}}' in message
     assert "--allow-different" in message and "\n" not in message
     allowed = compare(store, make_prices(), "vendor=nvidia", "vendor=amd", allow_different=True, resamples=200)
-    assert len(allowed.differences) == 3
+    assert len(allowed.differences) == 4
     assert allowed.strata[0].ratio == pytest.approx(1.0)  # same requests, same prices
     assert "one run on a side" in allowed.notes[0]
 

@@ -43,6 +43,9 @@ def test_file_then_overrides(tmp_path: Path) -> None:
         ("[workload]\nbogus = 1\n", "workload.bogus: Extra inputs are not permitted"),
         ('[model]\nname = "llama-70b"\n', "unknown model 'llama-70b' for the embedded engine"),
         ("[workload\n", "not valid TOML"),
+        ("[workload.extra_body]\nstream = false\n", "workload.extra_body: stream: set by tcobench"),
+        ("[workload.extra_body]\noptions = 3\n", '"options" must be an object'),
+        ("[workload.extra_body.options]\nnum_ctx = 8\n", "options.num_ctx: set by tcobench"),
     ],
 )
 def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
@@ -57,3 +60,11 @@ def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str,
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_extra_body_from_file_and_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "bench.toml"
+    path.write_text('[workload.extra_body]\nsamplers = ["temperature"]\n', "utf-8")
+    config = load_config(path, {"workload": {"extra_body": {"top_k": 1}}})
+    assert config.workload.extra_body == {"samplers": ["temperature"], "top_k": 1}
+    assert load_config().workload.extra_body == {}

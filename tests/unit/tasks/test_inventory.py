@@ -52,6 +52,8 @@ MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nnam
          "host(s) a match no engine"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),
          ConfigError, "matrix.toml: workloads.0.requests: Input should be greater than 0"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX + "[workloads.extra_body]\nmodel = 1\n",
+         ConfigError, "matrix.toml: workloads.0.extra_body: model: set by tcobench from the workload"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n', MATRIX,
          ConfigError, "hosts.0.docker_host: must start with unix://"),
     ],
@@ -63,6 +65,13 @@ def test_bad_plan_names_file_and_field(
     with pytest.raises(error) as info:
         load_plan(inv, [mat], load_prices(None))
     assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_matrix_workload_extra_body_reaches_the_cell(tmp_path: Path) -> None:
+    inv = write(tmp_path, "inventory.toml", HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"))
+    mat = write(tmp_path, "matrix.toml", MATRIX + '[workloads.extra_body]\nsamplers = ["temperature"]\n')
+    (cell,) = load_plan(inv, [mat], load_prices(None)).cells
+    assert cell.config.workload.extra_body == {"samplers": ["temperature"]}
 
 
 def test_no_matrix(tmp_path: Path) -> None:

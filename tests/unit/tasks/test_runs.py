@@ -24,6 +24,16 @@ def test_describe_run_records_provenance() -> None:
     assert run.engine_settings == '{"parallel": 2}' and run.engine_url == "http://127.0.0.1:1"
 
 
+def test_extra_body_is_recorded_as_json() -> None:
+    engine = RunningEngine("http://127.0.0.1:1", EngineInfo("llama.cpp", "b1", "abc"))
+    config = BenchmarkConfig.model_validate_json('{"workload": {"extra_body": {"top_k": 1, "samplers": ["top_k"]}}}')
+    assert (
+        describe_run(config, engine, "/v1/completions", "h", "b", 1).extra_body == '{"samplers": ["top_k"], "top_k": 1}'
+    )
+    assert describe_run(BenchmarkConfig(), engine, "/v1/completions", "h", "b", 1).extra_body is None
+    assert config_hash(config) != config_hash(BenchmarkConfig())
+
+
 def test_hashes_change_with_content() -> None:
     assert prompt_set_hash(("a",)) != prompt_set_hash(("b",))
     assert config_hash(BenchmarkConfig()) != config_hash(

@@ -269,3 +269,19 @@ def test_preflight_tags_failure_reads_as_no_models() -> None:
 def test_preflight_of_a_server_that_is_not_ollama(version: httpx.Response) -> None:
     with pytest.raises(EngineError, match=r"/api/version answered HTTP \d+; is this an Ollama server\?"):
         run_preflight(version, httpx.Response(200, json=tags("llama3.2:latest")), "llama3.2")
+
+
+def test_request_body_merges_extra_options_and_adds_fields() -> None:
+    adapter = adapter_for(Protocol.ollama)
+    workload = WorkloadConfig(extra_body={"options": {"num_gpu": 99}, "keep_alive": "10m"})
+    body = adapter.request_body("m", "hi", workload, seed=3, chat=True)
+    assert body["options"] == {"num_ctx": 2048, "num_predict": 64, "seed": 3, "temperature": 0.0, "num_gpu": 99}
+    assert body["keep_alive"] == "10m" and body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_every_field_and_option_the_payload_sets_is_reserved(chat: bool) -> None:
+    from tcobench.schemas.config import OLLAMA_OPTIONS, REQUEST_FIELDS
+
+    body = adapter_for(Protocol.ollama).payload("m", "hi", WorkloadConfig(), 1, chat)
+    assert set(body) - {"options"} <= REQUEST_FIELDS and set(body["options"]) == OLLAMA_OPTIONS

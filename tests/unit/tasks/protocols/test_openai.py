@@ -293,3 +293,22 @@ def test_preflight_connection_failure_is_an_engine_error() -> None:
 
     with pytest.raises(EngineError, match=r"cannot reach http://engine\.test/v1/models"):
         run_preflight({"/v1/models": refuse})
+
+
+def test_request_body_adds_extra_body_fields() -> None:
+    workload = WorkloadConfig(extra_body={"samplers": ["temperature"], "top_k": 1})
+    body = ADAPTER.request_body("m", "hi", workload, seed=7, chat=False)
+    assert body["samplers"] == ["temperature"] and body["top_k"] == 1
+    assert (body["prompt"], body["seed"], body["max_tokens"], body["stream"]) == ("hi", 7, 64, True)
+    assert ADAPTER.request_body("m", "hi", WorkloadConfig(), 7, False) == ADAPTER.payload(
+        "m", "hi", WorkloadConfig(), 7, False
+    )
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_every_field_the_payload_sets_is_reserved_from_extra_body(chat: bool) -> None:
+    """REQUEST_FIELDS is what the config refuses in extra_body: it must cover every key this adapter writes."""
+    from tcobench.schemas.config import REQUEST_FIELDS
+
+    body = ADAPTER.payload("m", "hi", WorkloadConfig(ignore_eos=True), 1, chat)
+    assert set(body) <= REQUEST_FIELDS

@@ -1,10 +1,10 @@
-"""The nvidia-smi sampler runs a real `nvidia-smi` command: here a stand-in script printing nvidia-smi's
-documented CSV (--query-gpu ... --format=csv,noheader,nounits), since no NVIDIA GPU exists on build machines."""
+"""The nvidia-smi sampler runs a real `nvidia-smi` command: here a stand-in script (``standins.NVIDIA_SMI``) printing
+nvidia-smi's documented CSV (--query-gpu ... --format=csv,noheader,nounits), since no NVIDIA GPU exists on build
+machines."""
 
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from pathlib import Path
 
@@ -16,26 +16,14 @@ from tcobench.tasks.engine.endpoint import EndpointLauncher
 from tcobench.tasks.protocols import EngineInfo
 from tcobench.tasks.telemetry import open_sampler
 
-SCRIPT = """#!/bin/sh
-case "$1" in
-  --query-gpu=index,uuid,power.draw,*)
-    echo "0, GPU-aaaa, 412.37, 97, 9216, 1980, 55, 700.00"
-    echo "1, GPU-bbbb, [N/A], 0, 512, 345, 31, 700.00" ;;
-  --query-gpu=index,uuid,name,*)
-    echo "0, GPU-aaaa, NVIDIA H200, 580.159.04, 700.00, 1980"
-    echo "1, GPU-bbbb, NVIDIA H200, 580.159.04, 700.00, 1980" ;;
-  *) echo "unexpected $*" >&2; exit 2 ;;
-esac
-"""
+from .standins import install
 
 
 @pytest.fixture
 def smi_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    exe = tmp_path / "nvidia-smi"
-    exe.write_text(SCRIPT)
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    install(tmp_path, amd_smi=False, nvidia_smi=True)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    return exe
+    return tmp_path / "nvidia-smi"
 
 
 def test_local_nvidia_smi(smi_path: Path) -> None:
