@@ -31,8 +31,9 @@ Sources: ROCm/amdsmi ``amdsmi_cli/amdsmi_commands.py`` (``list``, ``static_gpu``
 https://github.com/ROCm/rocm-systems/pull/3067 (duplicate JSON with ``--gpu``).
 
 Cost: every call starts amd-smi's Python and initialises the library (often several hundred ms), so samples come
-slower than ``telemetry.hz`` asks and the ``energy`` view's 500 ms gap rule may mark runs invalid; with ``-E`` the
-energy figure itself is the counter's delta between the samples that bracket the window.
+slower than ``telemetry.hz`` asks. With ``-E`` the energy figure is the counter's delta between the samples that
+bracket the window, valid however sparse the samples as long as that span stays within 10% of the window;
+without it the ``energy`` view integrates power and its 500 ms gap rule may mark runs invalid.
 """
 
 from __future__ import annotations

@@ -15,8 +15,13 @@
 --   j_per_output_token  window_j / output tokens of the run's successful measured requests             J/token
 --   peak_vram_bytes     max over sample instants of the sum over devices of mem_used_bytes             bytes
 --   max_gap_ms     largest gap between consecutive samples of one device in the span                    ms
---   valid          at least 2 samples per device, max_gap_ms <= 500 (five periods at the 10 Hz default)
---                  and an energy figure; invalid_reason says which rule failed
+--   valid          at least 2 samples per device, an energy figure, and
+--                  integrated: max_gap_ms <= 500 (five periods at the 10 Hz default): the trapezoid rule needs
+--                              dense samples;
+--                  counter:    span_s <= 1.1 * window_s: the counter's delta is exact however far apart the
+--                              samples are, but mean_w spreads it over the bracketing span, which may reach
+--                              at most 10% beyond the window (slow samplers such as the amd-smi command);
+--                  invalid_reason says which rule failed
 CREATE OR REPLACE VIEW energy AS
 WITH win AS (
     SELECT run_id, measure_start_ns AS t0, measure_end_ns AS t1
@@ -115,11 +120,17 @@ SELECT
     c.energy_j / nullif(c.span_s, 0) * c.window_s / nullif(k.output_tokens, 0) AS j_per_output_token,
     v.peak_vram_bytes,
     c.max_gap_ms,
-    c.min_samples >= 2 AND c.max_gap_ms <= 500 AND c.energy_j IS NOT NULL AS valid,
+    c.min_samples >= 2 AND c.energy_j IS NOT NULL
+        AND CASE c.energy_source WHEN 'counter' THEN c.span_s <= 1.1 * c.window_s ELSE c.max_gap_ms <= 500 END
+        AS valid,
     CASE
         WHEN c.min_samples < 2 THEN 'fewer than 2 samples in the measurement window'
-        WHEN c.max_gap_ms > 500 THEN 'a gap of ' || CAST(round(c.max_gap_ms) AS BIGINT) || ' ms between samples exceeds 500 ms'
         WHEN c.energy_j IS NULL THEN 'no power or energy readings'
+        WHEN c.energy_source = 'counter' AND c.span_s > 1.1 * c.window_s
+            THEN 'the samples bracketing the ' || CAST(round(c.window_s, 1) AS VARCHAR) || ' s window span '
+                || CAST(round(c.span_s, 1) AS VARCHAR) || ' s, over 10% more (counter energy)'
+        WHEN c.energy_source = 'integrated' AND c.max_gap_ms > 500
+            THEN 'a gap of ' || CAST(round(c.max_gap_ms) AS BIGINT) || ' ms between samples exceeds 500 ms'
     END AS invalid_reason
 FROM chosen AS c
 JOIN runs AS r USING (run_id)

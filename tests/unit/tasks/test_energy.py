@@ -50,10 +50,30 @@ def test_counter_and_integration_agree_and_give_joules_per_token(tmp_path: Path)
     assert row["valid"] is True and row["invalid_reason"] is None and row["max_gap_ms"] == 100.0
 
 
-def test_gap_makes_the_figure_invalid(tmp_path: Path) -> None:
+def test_gap_makes_an_integrated_figure_invalid(tmp_path: Path) -> None:
+    samples = [sample(START - STEP // 2 + k * STEP, "measure", 200.0).model_copy(update={"energy_mj": None})
+               for k in range(102) if not 30 <= k < 40]  # fmt: skip
+    row = energy_row(tmp_path, samples)
+    assert row["energy_source"] == "integrated"
+    assert row["valid"] is False and row["invalid_reason"] == "a gap of 1100 ms between samples exceeds 500 ms"
+
+
+def test_counter_energy_stays_valid_across_gaps_while_the_span_fits_the_window(tmp_path: Path) -> None:
+    """A counter's delta is exact however sparse the samples (the amd-smi command samples slowly)."""
     samples = [sample(START - STEP // 2 + k * STEP, "measure", 200.0) for k in range(102) if not 30 <= k < 40]
     row = energy_row(tmp_path, samples)
-    assert row["valid"] is False and row["invalid_reason"] == "a gap of 1100 ms between samples exceeds 500 ms"
+    assert row["energy_source"] == "counter" and row["max_gap_ms"] == 1100.0
+    assert round(row["energy_j"], 6) == round(200.0 * 10.1, 6) and row["valid"] is True
+
+
+def test_counter_energy_invalid_when_the_bracketing_span_overshoots(tmp_path: Path) -> None:
+    # one sample every 2 s from 1.5 s before the window: the bracketing samples span 12 s for a 10 s window
+    samples = [sample(START - 1_500_000_000 + k * 2_000_000_000, "measure", 200.0, 0) for k in range(7)]
+    row = energy_row(tmp_path, samples)
+    assert row["span_s"] == 12.0 and row["valid"] is False
+    assert (
+        row["invalid_reason"] == "the samples bracketing the 10.0 s window span 12.0 s, over 10% more (counter energy)"
+    )
 
 
 def test_integration_when_no_counter(tmp_path: Path) -> None:
