@@ -49,6 +49,8 @@ from .smi import local_runner
 
 __all__ = ["AmdSmiCliSampler"]
 
+# written by ROCm's rocm-core package in every ROCm install and ROCm image, e.g. "6.4.1-83"
+ROCM_VERSION_FILE = "/opt/rocm/.info/version"
 _TIMEOUT_S = 10.0  # a local amd-smi call; startup alone can take a second on a many-GPU host
 _METRIC = ("-p", "-u", "-m", "-c", "-t")
 _STATIC = ("-a", "-b", "-d", "-B")
@@ -193,6 +195,15 @@ class AmdSmiCliSampler(Sampler):
             return "energy counter not reported for every GPU (integrated)"
         return "energy: amd-smi total_energy_consumption counter"
 
+    def _rocm_version(self) -> str | None:
+        """The ROCm release where amd-smi runs (``ROCM_VERSION_FILE``, "6.4.1-83" -> "6.4.1"); None if absent."""
+        try:
+            text = self.run(["cat", ROCM_VERSION_FILE]).strip()
+        except OSError:
+            return None
+        release = text.split("-")[0]
+        return release or None
+
     def describe(self) -> dict[str, Any]:
         first = self.static.get(self.indices[0], {})
         name = _text(_section(first, "asic").get("market_name")) or _text(_section(first, "board").get("product_name"))
@@ -202,6 +213,7 @@ class AmdSmiCliSampler(Sampler):
             "gpu_count": len(self.indices),
             "gpu_uuids": ",".join(u for u in self.uuids.values() if u) or None,
             "driver_version": _text(_section(first, "driver").get("version")),
+            "rocm_version": self._rocm_version(),
             "gpu_power_limit_mw": self.limits[self.indices[0]],
             "gpu_max_sm_clock_mhz": _gfx_clock(_section(self.at_open.get(self.indices[0], {}), "clock"), "max_clk"),
             "telemetry_note": f"power: amd-smi socket_power {self.where}; {self._energy_note()}",

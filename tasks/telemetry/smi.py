@@ -8,6 +8,7 @@ memory in MiB (to bytes), SM clock in MHz, utilisation in %. nvidia-smi offers n
 
 from __future__ import annotations
 
+import re
 import subprocess
 from typing import Any
 
@@ -78,6 +79,14 @@ class NvidiaSmiSampler(Sampler):
             )  # fmt: skip
         return out
 
+    def _cuda_version(self) -> str | None:
+        """The driver's CUDA version from nvidia-smi's banner ("... CUDA Version: 13.0 |"); --query-gpu has none."""
+        try:
+            found = re.search(r"CUDA Version:\s*([0-9][0-9.]*)", self.run(["nvidia-smi"]))
+        except OSError:
+            return None
+        return found.group(1) if found else None
+
     def describe(self) -> dict[str, Any]:
         try:
             rows = [r for r in _rows(self._query(f"index,uuid,{_DESCRIBE}")) if int(r[0]) in self.indices]
@@ -90,6 +99,7 @@ class NvidiaSmiSampler(Sampler):
             "gpu_count": len(self.indices),
             "gpu_uuids": ",".join(r[1] for r in rows) or None,
             "driver_version": first[3],
+            "cuda_version": self._cuda_version(),
             "gpu_power_limit_mw": _scaled(first[4], 1000) if first[4] else None,
             "gpu_max_sm_clock_mhz": _scaled(first[5], 1) if first[5] else None,
             "telemetry_note": f"power: nvidia-smi power.draw {self.where}; no energy counter (integrated)",

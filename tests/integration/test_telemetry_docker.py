@@ -59,8 +59,19 @@ def _put(handle: ContainerHandle, folder: Path) -> None:
     assert handle.container.put_archive("/usr/local/bin", _tar(folder))
 
 
+def _rocm_version_file(text: str) -> bytes:
+    """A tar of opt/rocm/.info/version, as rocm-core installs it in every ROCm image."""
+    buffer, data = io.BytesIO(), text.encode()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("opt/rocm/.info/version")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
 def test_auto_picks_amd_smi_inside_the_container(handle: ContainerHandle, tmp_path: Path) -> None:
     _put(handle, _standins().install(tmp_path / "bin"))
+    assert handle.container.put_archive("/", _rocm_version_file("7.0.2-56\n"))
     sampler, note = open_sampler(TelemetryConfig(), handle.exec_stdout, remote=True)
     assert sampler is not None and note is None and sampler.source == "amd-smi"  # nvidia-smi: not in the container
     gpu0, gpu1 = sampler.read()
@@ -68,6 +79,7 @@ def test_auto_picks_amd_smi_inside_the_container(handle: ContainerHandle, tmp_pa
     assert gpu1.power_mw is None and gpu0.device_uuid == "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1"
     facts = sampler.describe()
     assert facts["gpu_name"] == "AMD Instinct MI300X" and facts["gpu_power_limit_mw"] == 750_000
+    assert facts["rocm_version"] == "7.0.2"
     assert facts["telemetry_note"] == (
         "power: amd-smi socket_power in the engine container; energy counter not reported for every GPU (integrated)"
     )  # GPU 1's energy is "N/A"
@@ -83,8 +95,10 @@ def test_without_energy_flag_and_nvidia_first(handle: ContainerHandle, tmp_path:
     assert sampler is not None
     assert [(r.power_mw, r.energy_mj) for r in sampler.read()] == [(712_000, None), (None, None)]
     assert sampler.describe()["telemetry_note"].endswith("no energy counter (integrated)")
+    assert sampler.describe()["rocm_version"] is None  # no /opt/rocm in this container
     sampler, _ = open_sampler(TelemetryConfig(), handle.exec_stdout, remote=True)
     assert sampler is not None and sampler.source == "nvidia-smi"  # auto: nvidia-smi comes first
+    assert sampler.describe()["cuda_version"] == "13.0"  # from the banner, through docker exec
 
 
 def test_no_command_in_the_container_says_why(handle: ContainerHandle) -> None:

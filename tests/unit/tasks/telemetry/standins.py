@@ -1,7 +1,8 @@
 """Stand-in ``nvidia-smi`` and ``amd-smi`` commands (shell scripts) printing the tools' documented output: no
 GPU exists on build machines, so the tests check the documented contracts.
 
-``nvidia-smi``: the CSV of ``--query-gpu=... --format=csv,noheader,nounits`` (NVIDIA's nvidia-smi documentation).
+``nvidia-smi``: the CSV of ``--query-gpu=... --format=csv,noheader,nounits`` (NVIDIA's nvidia-smi documentation),
+and without arguments the banner whose first row names the driver's CUDA version.
 
 ``amd-smi``: JSON files, built the way ROCm/amdsmi's ``amdsmi_cli/amdsmi_commands.py`` builds them (``list``,
 ``static_gpu``, ``metric_gpu``: keys, units and "N/A" defaults) and printed the way ``amdsmi_logger.py`` prints
@@ -33,6 +34,10 @@ case "$1" in
   --query-gpu=index,uuid,name,*)
     echo "0, GPU-aaaa, NVIDIA H200, 580.159.04, 700.00, 1980"
     echo "1, GPU-bbbb, NVIDIA H200, 580.159.04, 700.00, 1980" ;;
+  "")  # no arguments: the banner above the device table
+    echo "+-----------------------------------------------------------------------------------------+"
+    echo "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"
+    echo "+-----------------------------------------+------------------------+----------------------+" ;;
   *) echo "unexpected $*" >&2; exit 2 ;;
 esac
 """
@@ -160,6 +165,10 @@ case "$1" in
     echo "/usr/lib/python3/site-packages/amdsmi/amdsmi_interface.py:3569: SyntaxWarning: 'return' in a" \
       "'finally' block" >&2
     cat "$here/$1-$shape-$full.json" ;;
+  "")  # no arguments: the banner above the device table
+    echo "+-----------------------------------------------------------------------------------------+"
+    echo "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"
+    echo "+-----------------------------------------+------------------------+----------------------+" ;;
   *) echo "unexpected $*" >&2; exit 2 ;;
 esac
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tcobench.schemas import SamplerKind, TelemetryConfig
-from tcobench.tasks.telemetry import open_sampler
+from tcobench.tasks.telemetry import amd_smi, open_sampler
 
 from .standins import install
 
@@ -57,7 +57,10 @@ def test_readings_in_raw_units(standins: Path, monkeypatch: pytest.MonkeyPatch, 
     ]  # one metric call per sample
 
 
-def test_describe(standins: Path) -> None:
+def test_describe(standins: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    version = tmp_path / "version"
+    version.write_text("6.4.1-83\n")  # what rocm-core writes to /opt/rocm/.info/version
+    monkeypatch.setattr(amd_smi, "ROCM_VERSION_FILE", str(version))
     sampler, _ = open_sampler(TelemetryConfig(sampler=SamplerKind.amd_smi, devices=(0,)))
     assert sampler is not None
     assert sampler.describe() == {
@@ -66,6 +69,7 @@ def test_describe(standins: Path) -> None:
         "gpu_count": 1,
         "gpu_uuids": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1",
         "driver_version": "6.10.5",
+        "rocm_version": "6.4.1",
         "gpu_power_limit_mw": 750_000,
         "gpu_max_sm_clock_mhz": 2100,
         "telemetry_note": "power: amd-smi socket_power on this host; energy: amd-smi total_energy_consumption counter",

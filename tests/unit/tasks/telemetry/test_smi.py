@@ -40,6 +40,7 @@ def test_local_nvidia_smi(smi_path: Path) -> None:
     assert gpu1.power_mw is None  # "[N/A]" is no reading, not zero
     facts = sampler.describe()
     assert facts["gpu_name"] == "NVIDIA H200" and facts["gpu_uuids"] == "GPU-aaaa,GPU-bbbb"
+    assert facts["cuda_version"] == "13.0" and facts["driver_version"] == "580.159.04"
     assert facts["telemetry_note"].startswith("power: nvidia-smi power.draw on this host")
 
 
