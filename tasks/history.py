@@ -39,7 +39,15 @@ from .query import connect, freeze_views
 __all__ = ["METRICS", "Change", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
 
 METRICS = {"decode_tok_s": "higher", "ttft_ms": "lower"}  # metric -> which direction is better
-_PROVENANCE = ("engine_version", "driver_version", "image_digest", "model_digest", "prompt_set_hash", "gpu_name")
+_PROVENANCE = (
+    "engine_version",
+    "driver_version",
+    "image_digest",
+    "model_digest",
+    "prompt_set_hash",
+    "extra_body",
+    "gpu_name",
+)
 
 
 def mann_whitney_u(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:

@@ -50,6 +50,15 @@ def sql_views() -> list[tuple[str, str]]:
     return [(n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names]
 
 
+def _register_empty(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """A zero-row table of today's file schema plus the partition columns; its name."""
+    empty = file_schema(table).empty_table()
+    for column in PARTITION_COLUMNS:
+        empty = empty.append_column(column, pa.array([], pa.string()))
+    con.register(f"_empty_{table}", empty)
+    return f"_empty_{table}"
+
+
 def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -> None:
     if any((store / table).glob("*/*/*.parquet")):
         hive_types = ", ".join(f"'{c}': 'VARCHAR'" for c in PARTITION_COLUMNS)
@@ -57,12 +66,12 @@ def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -
             f"read_parquet({_sql_string(table_glob(store, table))}, hive_partitioning = true, "
             f"hive_types = {{{hive_types}}}, union_by_name = true)"
         )
+        if table == "runs":
+            # Run rows gain provenance columns over versions: today's schema supplies, as NULL, the columns that
+            # files written by an older tcobench lack, so every view works on a store spanning versions.
+            source = f"(SELECT * FROM {source} UNION ALL BY NAME FROM {_register_empty(con, table)})"
     else:
-        empty = file_schema(table).empty_table()
-        for column in PARTITION_COLUMNS:
-            empty = empty.append_column(column, pa.array([], pa.string()))
-        con.register(f"_empty_{table}", empty)
-        source = f"_empty_{table}"
+        source = _register_empty(con, table)
     if table == "runs":
         # Read once per connection: a view over read_parquet re-globs the store and re-reads every footer at
         # each reference, and most views (and the run filter of requests and telemetry) reference runs.

@@ -9,14 +9,16 @@
 -- decode_change_pct      (req_decode_tok_s_p50 / prev - 1) * 100                                %
 -- prior_mean_decode_tok_s_p50, prior_sd_decode_tok_s_p50
 --                        mean / sample sd of req_decode_tok_s_p50 over up to 7 previous runs   tokens/s
--- engine_version, driver_version, image_digest, model_digest, prompt_set_hash    what could explain a change
+-- engine_version, driver_version, image_digest, model_digest, prompt_set_hash, extra_body
+--                        what could explain a change
 CREATE OR REPLACE VIEW nightly_trend AS
 WITH series AS (
     SELECT
         r.host || ' | ' || r.model_name || ' | ' || r.workload || ' | c=' || r.concurrency AS series,
         r.host, r.model_name, r.workload, r.concurrency, r.run_id, r.batch_id, r.date, s.started, r.status,
         r.gpu_name, r.hardware_key, r.engine_version, r.driver_version, r.image_digest, r.model_digest,
-        r.prompt_set_hash, s.output_tok_s, s.req_decode_tok_s_p50, s.ttft_p50_ms, t.usd_per_m_output_tokens
+        r.prompt_set_hash, r.extra_body,
+        s.output_tok_s, s.req_decode_tok_s_p50, s.ttft_p50_ms, t.usd_per_m_output_tokens
     FROM runs AS r
     JOIN run_summary AS s ON s.run_id = r.run_id
     LEFT JOIN tco AS t ON t.run_id = r.run_id

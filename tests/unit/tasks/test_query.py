@@ -138,3 +138,29 @@ def test_store_path_with_a_quote(tmp_path: Path) -> None:
 def test_partition_columns_come_back_as_text(con: duckdb.DuckDBPyConnection) -> None:
     row = read_only_query(con, "SELECT typeof(date) AS d, typeof(host) AS h, date, host FROM runs").to_pylist()
     assert row == [{"d": "VARCHAR", "h": "VARCHAR", "date": "2023-11-14", "host": "testhost"}]
+
+
+@pytest.mark.parametrize("view", [name for name, _ in sql_views()])
+def test_views_work_on_run_files_written_before_a_column_existed(tmp_path: Path, view: str) -> None:
+    """A store spans tcobench versions: run files from before `extra_body` and `rocm_version` existed read as NULL."""
+    import pyarrow.parquet as pq
+
+    old = make_run(run_id="old0")
+    (path,) = [p for p in write_results(tmp_path, old, [make_request(run_id="old0")]) if "/runs/" in str(p)]
+    pq.write_table(pq.read_table(path).drop_columns(["extra_body", "rocm_version"]), path)
+    new = make_run(run_id="new0", extra_body='{"top_k": 1}')
+    write_results(tmp_path, new, [make_request(run_id="new0")])
+    con = connect(tmp_path, make_prices())
+    try:
+        rows = con.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
+        assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
+        con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both files
+    finally:
+        con.close()
+    (newer,) = [p for p in (tmp_path / "runs").rglob("*.parquet") if "new0" in p.name]
+    newer.unlink()  # a store holding only files from before the columns
+    con = connect(tmp_path, make_prices())
+    try:
+        assert con.sql("SELECT run_id, extra_body FROM runs").fetchall() == [("old0", None)]
+    finally:
+        con.close()
