@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tcobench.cli_options import PricesOpt, StoreOpt
 from tcobench.errors import TcobenchError
 from tcobench.schemas import SHAPES, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
@@ -33,12 +34,6 @@ out = Console()
 err = Console(stderr=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
-]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
 
 
 def _settings(store: Path | None) -> Settings:

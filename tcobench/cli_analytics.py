@@ -12,17 +12,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from tcobench.cli_options import PricesOpt, StoreOpt
+
 if TYPE_CHECKING:
     from tcobench.tasks.compare import Comparison
     from tcobench.tasks.history import Series
 
 __all__ = ["register"]
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
-]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
 _SELECTION_HELP = (
     "Runs: key=value terms joined by ',' (all must hold), alternatives with '|'. Keys: vendor, gpu (substring), "
     "host, hardware, site, engine, engine_version, driver, model, workload, concurrency, date, since, until, "

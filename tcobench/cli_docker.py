@@ -5,13 +5,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from tcobench.cli_options import StoreOpt
 from tcobench.schemas import GpuVendor
 
 if TYPE_CHECKING:
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
 
 __all__ = ["container_overrides", "engine_event_printer", "register_docker_commands"]
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help=r"Parquet store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
-]
 DockerHostOpt = Annotated[
     str | None,
     typer.Option("--docker-host", help="unix:///path.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "

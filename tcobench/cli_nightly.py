@@ -8,14 +8,14 @@ from typing import Annotated
 
 import typer
 
+from tcobench.cli_options import PricesOpt, StoreOpt
+
 __all__ = ["register_nightly_commands"]
 
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TOML).")]
 MatrixOpt = Annotated[
     list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat for per-vendor files.")
 ]
-StoreOpt = Annotated[Path | None, typer.Option("--store", help=r"Parquet store root \[TCOBENCH_STORE].")]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help=r"Price table (TOML) \[the shipped one].")]
 
 
 def register_nightly_commands(app: typer.Typer) -> None:
