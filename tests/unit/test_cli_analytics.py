@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from tcobench import cli_analytics
 from tcobench.cli import app
 from tcobench.tasks.store import write_results
-from tests.unit.factories import make_request, make_run, write_fleet
+from tests.unit.factories import make_request, make_run
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "220"}
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("fleet")
-    write_fleet(store)
-    return store
 
 
 def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:

@@ -24,14 +24,7 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect, freeze_views
 from tcobench.tasks.store import write_results
 
-from ..factories import make_prices, make_request, make_run, write_fleet
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("fleet")
-    write_fleet(store)
-    return store
+from ..factories import make_prices, make_request, make_run
 
 
 @pytest.fixture(scope="module")

@@ -12,19 +12,10 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report import build_report, summary_markdown, write_report
 from tcobench.tasks.report_assets import Bar, Line, Mark, bar_chart, ecdf_chart, line_chart, scatter_chart
 
-from ..factories import write_fleet
-
 RECORD_TEMPLATE = ("GPU model", "driver version", "engine version", "mean tok/s", "P50 latency (ms)",
                    "single-request time (ms)", "mean power (W)", "peak VRAM (GiB)", "adaptation days",
                    "electricity cost per token", "context length", "mean input tokens", "concurrency",
                    "OS / kernel", "CPU", "RAM (GiB)", "CUDA / ROCm")  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("fleet")
-    write_fleet(store)
-    return store
 
 
 @pytest.fixture(scope="module")
