@@ -37,7 +37,7 @@ __all__ = ["AIPERF", "TOKENIZER", "make_tokenizer", "run_anchor"]
 
 def make_tokenizer(folder: Path) -> None:
     """Write tokenizer.json + tokenizer_config.json (word level; `` tok`` is one token). Needs ``tokenizers``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # type: ignore[import-not-found, unused-ignore]
 
     words = ["[UNK]", "tok", *(chr(c) for c in range(97, 123)), "the", "and", "to", "of", "in", "is", "it"]
     tokenizer = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="[UNK]"))

@@ -77,7 +77,8 @@ def figures(sc: Scenario, ttft_ns: list[int], gaps_ns: list[int], ok: int, error
 
 def ideal_rate(f: dict[str, Any]) -> float:
     """Requests/s the endpoint would allow at this concurrency if the client cost nothing."""
-    return f["concurrency"] / ((f["ttft_ms"] + (f["tokens"] - 1) * f["itl_ms"]) / 1e3)
+    seconds_per_request = (float(f["ttft_ms"]) + (int(f["tokens"]) - 1) * float(f["itl_ms"])) / 1e3
+    return int(f["concurrency"]) / seconds_per_request
 
 
 def holds(f: dict[str, Any], drift: float) -> bool:
@@ -89,10 +90,10 @@ def holds(f: dict[str, Any], drift: float) -> bool:
     """
     if f["errors"] or not f["ok"]:
         return False
-    gap_ok = abs(f["itl_err_p50_ms"]) <= drift * f["itl_ms"]
+    gap_ok = bool(abs(f["itl_err_p50_ms"]) <= drift * f["itl_ms"])
     if f["scenario"] == "tokens":
-        return gap_ok and f["req_s"] >= (1 - drift) * ideal_rate(f)
-    return gap_ok and abs(f["ttft_err_p50_ms"]) <= drift * f["ttft_ms"]
+        return gap_ok and bool(f["req_s"] >= (1 - drift) * ideal_rate(f))
+    return gap_ok and bool(abs(f["ttft_err_p50_ms"]) <= drift * f["ttft_ms"])
 
 
 def run_ours(url: str, sc: Scenario, concurrency: int) -> dict[str, Any]:
@@ -110,7 +111,8 @@ def run_ours(url: str, sc: Scenario, concurrency: int) -> dict[str, Any]:
 
 
 def _endpoint_stats(url: str) -> dict[str, Any]:
-    return httpx.get(f"{url}/stats?reset=1", trust_env=False).json()
+    stats: dict[str, Any] = httpx.get(f"{url}/stats?reset=1", trust_env=False).json()
+    return stats
 
 
 def run_level(client: str, url: str, pid: int, sc: Scenario, concurrency: int) -> dict[str, Any]:
@@ -167,10 +169,10 @@ def main() -> None:
     parser.add_argument("--from-json", help="only summarise the rows of an earlier --json file")
     args = parser.parse_args()
     if args.from_json:
-        rows = json.loads(Path(args.from_json).read_text())["rows"]
-        for row in rows:
+        saved: list[dict[str, Any]] = json.loads(Path(args.from_json).read_text())["rows"]
+        for row in saved:
             print_row(row, args.drift)
-        print(json.dumps(summary(rows, sorted({r["client"] for r in rows}, reverse=True), args.drift), indent=1))
+        print(json.dumps(summary(saved, sorted({r["client"] for r in saved}, reverse=True), args.drift), indent=1))
         return
     os.sched_setaffinity(0, {0})  # the client side (us, and aiperf started from here) on core 0
     clients = ["ours"] + ([] if args.no_anchor else args.anchors.split(","))

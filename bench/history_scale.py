@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import os
 import statistics
 import sys
@@ -218,6 +219,10 @@ def connect_proposed(folder: Path, prices: Any) -> Any:
     return con
 
 
+def _query(con: Any, sql: str) -> Any:
+    return con.sql(sql).to_arrow_table()
+
+
 def _timed(fn: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
     fn()
@@ -238,7 +243,7 @@ def time_store(store: Path, repeat: int, proposed: bool) -> None:
         con = connect_proposed(folder, prices) if proposed else connect(store, prices)
         results.setdefault("connect", []).append(time.perf_counter() - t0)
         for name, sql in QUERIES.items():
-            results.setdefault(name, []).append(_timed(lambda sql=sql, con=con: con.sql(sql).to_arrow_table()))
+            results.setdefault(name, []).append(_timed(functools.partial(_query, con, sql)))
         con.close()
     for name, times in results.items():
         print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")

@@ -116,7 +116,7 @@ class _Wire:
                      "total_tokens": prompt_tokens + tokens}  # fmt: skip
             finish = self._token_obj()
             choice = finish["choices"][0]
-            choice.update({"text": ""} if "text" in choice else {"delta": {}})
+            choice.update({"text": ""} if "text" in choice else {"delta": dict[str, str]()})
             choice["finish_reason"] = "length"
             final = {"id": finish["id"], "object": finish["object"], "created": 0, "model": self.model,
                      "choices": [], "usage": usage}  # fmt: skip

@@ -45,8 +45,9 @@ class Settings(BaseSettings):
         description="Name of this host in stored rows (TCOBENCH_HOST_NAME).",
     )
     docker_dir: Path = Field(
-        default_factory=lambda: Path(__file__).resolve().parents[1] / "docker",
-        description="Folder of the engine Dockerfiles the image catalog builds (TCOBENCH_DOCKER_DIR).",
+        default_factory=lambda: Path(__file__).resolve().parent / "docker",
+        description="Folder of the engine Dockerfiles the image catalog builds (TCOBENCH_DOCKER_DIR); default: the "
+        "copy shipped inside the installed package.",
     )
     registry: str | None = Field(
         default=None,

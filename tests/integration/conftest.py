@@ -12,6 +12,7 @@ import pytest
 
 from tcobench.schemas import BenchmarkConfig
 from tcobench.tasks.engine import RunningEngine, launch_engine, stop_engine
+from tests.services import require
 
 
 @pytest.fixture(scope="session")
@@ -51,13 +52,6 @@ def cli_env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, 
 
 
 # --- Docker (dockerd, base image and registry are started by .ci/run; see its header) ---------------------
-
-
-def require(reason: str) -> None:
-    """Skip with ``reason`` on a developer machine; fail in CI, where every prerequisite must be there."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true, but {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ def tcobench(*args: str, env: dict[str, str], timeout: float = 600) -> subproces
     return subprocess.run([str(exe), *args], env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def query_json(sql: str, env: dict[str, str]) -> list[dict[str, object]]:
+def query_json(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
     done = tcobench("query", sql, "--format", "json", env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]

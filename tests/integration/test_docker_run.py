@@ -74,7 +74,7 @@ def test_containerised_run_and_engine_killed_mid_run(
         "--concurrency", "1", "--concurrency", "2", "--requests", str(REQUESTS), "--max-tokens", str(MAX_TOKENS),
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    done, killed = threading.Event(), {}
+    done, killed = threading.Event(), dict[str, Any]()
     killer = threading.Thread(target=_kill_during_second_run, args=(store, docker_api, done, killed))
     killer.start()
     try:

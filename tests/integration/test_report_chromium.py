@@ -117,7 +117,8 @@ def _png_pixels(data: bytes) -> np.ndarray:
     for y in range(height):
         out[y] = _unfilter(int(raw[y, 0]), raw[y, 1:], prior, bpp)
         prior = out[y]
-    return out.reshape(height, width, bpp)
+    shaped: np.ndarray = out.reshape(height, width, bpp)
+    return shaped
 
 
 def _unfilter(kind: int, line: np.ndarray, prior: np.ndarray, bpp: int) -> np.ndarray:
@@ -126,7 +127,8 @@ def _unfilter(kind: int, line: np.ndarray, prior: np.ndarray, bpp: int) -> np.nd
     if kind == 1:  # Sub: a running sum per channel
         return (np.cumsum(line.reshape(-1, bpp).astype(np.int64), axis=0) % 256).astype(np.uint8).ravel()
     if kind == 2:  # Up
-        return (line.astype(np.int64) + prior).astype(np.uint8)
+        up_sum: np.ndarray = (line.astype(np.int64) + prior).astype(np.uint8)
+        return up_sum
     cur, up = line.astype(np.int64).tolist(), prior.astype(np.int64).tolist()
     for i in range(len(cur)):
         left = cur[i - bpp] if i >= bpp else 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tcobench.schemas import TelemetryRecord
 from tcobench.tasks.prices import load_prices
@@ -24,11 +25,11 @@ def sample(ts: int, phase: str, watts: float, device: int = 0) -> TelemetryRecor
                            sm_clock_mhz=None, temperature_c=None, power_limit_mw=None)  # fmt: skip
 
 
-def energy_row(tmp_path: Path, samples: list[TelemetryRecord]) -> dict[str, object]:
+def energy_row(tmp_path: Path, samples: list[TelemetryRecord]) -> dict[str, Any]:
     requests = [make_request(request_index=i, output_tokens=100) for i in range(4)]  # 400 output tokens
     write_results(tmp_path, make_run(telemetry_source="nvml"), requests, samples)
     con = connect(tmp_path, load_prices(None))
-    rows = con.sql("SELECT * FROM energy").to_arrow_table().to_pylist()
+    rows: list[dict[str, Any]] = con.sql("SELECT * FROM energy").to_arrow_table().to_pylist()
     con.close()
     assert len(rows) == 1
     return rows[0]

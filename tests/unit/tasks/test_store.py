@@ -27,7 +27,7 @@ def _telemetry(run_id: str = "run0") -> TelemetryRecord:
 
 
 def _rows(path: Path) -> int:
-    return pq.read_table(path).num_rows
+    return int(pq.read_table(path).num_rows)
 
 
 def test_layout_and_file_schema(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tcobench import cli_analytics
 from tcobench.cli import app
 from tcobench.tasks.store import write_results
 from tests.unit.factories import make_request, make_run
@@ -66,7 +65,3 @@ def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:
     assert f"wrote {out}" in done.stdout and out.read_text("utf-8").count('<svg class="chart"') == 8
     empty = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "none")])
     assert empty.exit_code == 1 and empty.stderr.startswith("QueryError: no measured run to report is stored")
-
-
-def test_exports() -> None:
-    assert cli_analytics.__all__ == ["register"]

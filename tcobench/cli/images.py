@@ -1,5 +1,5 @@
 """The Docker side of the command line: `tcobench images build|list|push`, `tcobench doctor`, and the
-`run --image/--docker-host/--gpu-vendor/--gpus` options. A thin face like ``cli``: parse, call, print.
+`run --image/--docker-host/--gpu-vendor/--gpus` options. A thin face: parse, call, print.
 """
 
 from __future__ import annotations
@@ -11,15 +11,17 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tcobench.cli_options import StoreOpt
+from tcobench.errors import DoctorError
 from tcobench.schemas import GpuVendor
+
+from ._common import StoreOpt, err, guard, out, prefect_defaults, settings_for
 
 if TYPE_CHECKING:
     from rich.progress import Progress
 
     from tcobench.tasks.engine import OnEvent
 
-__all__ = ["container_overrides", "engine_event_printer", "register_docker_commands"]
+__all__ = ["container_overrides", "engine_event_printer", "register"]
 
 DockerHostOpt = Annotated[
     str | None,
@@ -60,7 +62,6 @@ def container_overrides(
 
 def engine_event_printer(progress: Progress) -> OnEvent:
     """Show engine start-up events: pulls as a progress bar, warnings and steps as lines."""
-    from tcobench.cli import err
     from tcobench.tasks.engine import EngineEvent
 
     bars: dict[str, Any] = {}
@@ -117,14 +118,12 @@ def _images_build(
     """Build catalog images (skipping unchanged ones), smoke-test them, optionally push; record each in `images`."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from tcobench.cli import _prefect_defaults, _settings, err, out
-
-    settings = _settings(store)
+    settings = settings_for(store)
     overrides = _parse_build_args(build_arg)
     target = _registry(registry, settings.registry) if push else None
     if no_prefect:
         os.environ["TCOBENCH_PREFECT"] = "off"
-    _prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
+    prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
     from tcobench.flows import rebuild_images
 
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
@@ -157,12 +156,11 @@ def _images_build(
 
 def _images_list(docker_host: DockerHostOpt = None) -> None:
     """The catalog and what the Docker host has of it."""
-    from tcobench.cli import _settings, out
     from tcobench.errors import ImageError
     from tcobench.images import catalog_status, load_catalog
     from tcobench.tasks.docker_client import docker_client
 
-    settings = _settings(None)
+    settings = settings_for(None)
     client = docker_client(docker_host, ImageError)
     try:
         rows = catalog_status(client, load_catalog(), settings.docker_dir)
@@ -186,13 +184,12 @@ def _images_push(
     store: StoreOpt = None,
 ) -> None:
     """Push already built catalog images to a registry; record each push in `images`."""
-    from tcobench.cli import _settings, out
     from tcobench.errors import ImageError
     from tcobench.images import built_outcome, image_record, load_catalog, push_image, select
     from tcobench.tasks.docker_client import docker_client
     from tcobench.tasks.store import write_image_record
 
-    settings = _settings(store)
+    settings = settings_for(store)
     target = _registry(registry, settings.registry)
     specs = select(load_catalog(), names or [])
     client = docker_client(docker_host, ImageError, timeout_s=3600)
@@ -211,7 +208,6 @@ def _doctor(
     min_free_gb: Annotated[float, typer.Option(help="Free disk the daemon's data root needs, GiB.")] = 30.0,
 ) -> None:
     """Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk."""
-    from tcobench.cli import err, out
     from tcobench.tasks.doctor import run_doctor
 
     checks = run_doctor(docker_host, int(min_free_gb * 2**30))
@@ -225,18 +221,14 @@ def _doctor(
     out.print(table)
     failed = [c for c in checks if c.status.value == "fail"]
     if failed:
-        err.print(f"[bold red]DoctorError[/]: {len(failed)} check(s) failed: {', '.join(c.name for c in failed)}",
-                  highlight=False)  # fmt: skip
-        raise typer.Exit(1)
+        raise DoctorError(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}")
 
 
-def register_docker_commands(app: typer.Typer) -> None:
-    from tcobench.cli import _guard
-
+def register(app: typer.Typer) -> None:
     images = typer.Typer(help="Build, list and push the pinned engine images (docker/, images/catalog.toml).",
                          no_args_is_help=True)  # fmt: skip
-    images.command("build")(_guard(_images_build))
-    images.command("list")(_guard(_images_list))
-    images.command("push")(_guard(_images_push))
+    images.command("build")(guard(_images_build))
+    images.command("list")(guard(_images_list))
+    images.command("push")(guard(_images_push))
     app.add_typer(images, name="images")
-    app.command("doctor")(_guard(_doctor))
+    app.command("doctor")(guard(_doctor))

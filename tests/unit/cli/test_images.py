@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from tcobench.cli import app
-from tcobench.cli_docker import container_overrides
+from tcobench.cli.images import container_overrides
 from tcobench.schemas import GpuVendor
 
 runner = CliRunner()

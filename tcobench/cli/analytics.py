@@ -1,6 +1,6 @@
 """The analytics side of the command line: `tcobench compare`, `tcobench history`, `tcobench report`.
 
-A thin face like ``cli``: parse, call a task, print. Errors cross it as one line (``cli._guard``).
+A thin face: parse, call a task, print. Errors cross it as one line (``_common.guard``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tcobench.cli_options import PricesOpt, StoreOpt
+from ._common import PricesOpt, StoreOpt, err, fmt, guard, out, settings_for, usd
 
 if TYPE_CHECKING:
     from tcobench.tasks.compare import Comparison
@@ -33,14 +33,8 @@ _VERDICT = {
 _STYLE = {"inside": "green", "above": "bold red", "below": "bold yellow"}
 
 
-def _usd(value: float | None) -> str:
-    from tcobench.cli import _usd as usd
-
-    return usd(value)
-
-
-def _signed_usd(value: float) -> str:
-    return ("-" if value < 0 else "+") + _usd(abs(value))
+def _signedusd(value: float) -> str:
+    return ("-" if value < 0 else "+") + usd(abs(value))
 
 
 def _basis(value: str) -> str:
@@ -72,19 +66,17 @@ def _compare(
     store: StoreOpt = None,
 ) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict."""
-    from tcobench.cli import _settings
     from tcobench.tasks.compare import compare
     from tcobench.tasks.prices import load_prices
 
     result = compare(
-        _settings(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
+        settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
         allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence,
     )  # fmt: skip
     _print_comparison(result)
 
 
 def _print_comparison(c: Comparison) -> None:
-    from tcobench.cli import err, out
 
     pct = f"{c.confidence:.0%}"
     out.print(f"A = {escape(c.a.text)}: {escape(c.a_desc)}", highlight=False)
@@ -98,7 +90,7 @@ def _print_comparison(c: Comparison) -> None:
     for s in c.strata:
         verdict = [f"[{_STYLE[s.verdict]}]{s.verdict}[/]"] if s.verdict else []
         table.add_row(str(s.concurrency), f"{s.a_runs} / {s.b_runs}", f"{s.a_nights} / {s.b_nights}",
-                      f"{s.a_tok_s:,.1f}", f"{s.b_tok_s:,.1f}", _usd(s.a_usd_per_m), _usd(s.b_usd_per_m),
+                      f"{s.a_tok_s:,.1f}", f"{s.b_tok_s:,.1f}", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
                       f"{s.ratio:.3f}", f"{s.lo:.3f} - {s.hi:.3f}", *verdict)  # fmt: skip
     if c.pooled:
         ratio, lo, hi = c.pooled
@@ -118,17 +110,16 @@ def _print_comparison(c: Comparison) -> None:
 
 
 def _print_drivers(c: Comparison) -> None:
-    from tcobench.cli import out
 
     table = Table(title=f"What drives the difference: cost terms per 1M {c.tokens} tokens", header_style="bold")
     for name in ("concurrency", "term", "A", "B", "B - A"):
         table.add_column(name, justify="left" if name == "term" else "right")
     for s in c.strata:
         for t in s.terms:
-            a_usd, b_usd = _usd(t.a_usd_per_m), _usd(t.b_usd_per_m)
-            table.add_row(str(s.concurrency), t.term, a_usd, b_usd, _signed_usd(t.b_minus_a))
-        table.add_row(str(s.concurrency), "[bold]total[/]", _usd(s.a_usd_per_m), _usd(s.b_usd_per_m),
-                      _signed_usd(s.b_usd_per_m - s.a_usd_per_m), end_section=True)  # fmt: skip
+            a_usd, b_usd = usd(t.a_usd_per_m), usd(t.b_usd_per_m)
+            table.add_row(str(s.concurrency), t.term, a_usd, b_usd, _signedusd(t.b_minus_a))
+        table.add_row(str(s.concurrency), "[bold]total[/]", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
+                      _signedusd(s.b_usd_per_m - s.a_usd_per_m), end_section=True)  # fmt: skip
     out.print(table)
     for s in c.strata:
         d = s.driver()
@@ -136,13 +127,12 @@ def _print_drivers(c: Comparison) -> None:
         out.print(
             f"concurrency {s.concurrency}: throughput A/B = {s.a_tok_s / s.b_tok_s:.2f}x, monthly cost A/B = "
             f"{s.a_usd_month / s.b_usd_month:.2f}x; largest term difference: {d.term} ({side} pays "
-            f"{_usd(abs(d.b_minus_a))} more per 1M tokens)",
+            f"{usd(abs(d.b_minus_a))} more per 1M tokens)",
             highlight=False,
         )
 
 
 def _print_verdict(c: Comparison) -> None:
-    from tcobench.cli import out
 
     if c.claim is None:
         return
@@ -172,11 +162,10 @@ def _history(
     store: StoreOpt = None,
 ) -> None:
     """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise."""
-    from tcobench.cli import _settings, out
     from tcobench.tasks.history import history
     from tcobench.tasks.prices import load_prices
 
-    settings = _settings(store)
+    settings = settings_for(store)
     found = history(settings.store, load_prices(prices_file), window=window, min_prior=min_prior, alpha=alpha,
                     min_change=min_change / 100, min_effect=min_effect, noise_k=noise_k)  # fmt: skip
     if series:
@@ -199,7 +188,6 @@ def _history(
 
 
 def _print_series(s: Series) -> None:
-    from tcobench.cli import _fmt, out
 
     table = Table(title=f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", header_style="bold")
     for name in ("night", "date", "run", "decode tok/s p50", "TTFT p50 ms", "output tok/s", "$/1M out",
@@ -209,8 +197,8 @@ def _print_series(s: Series) -> None:
         decode = next((c for c in p.changes if c.metric == "decode_tok_s"), None)
         flagged = ", ".join(f"{c.metric} {c.change_pct:+.1f}%" for c in p.changes if c.flagged)
         table.add_row(
-            str(p.night), p.date, p.run_id[:12], _fmt(p.decode_tok_s_p50), _fmt(p.ttft_ms_p50), _fmt(p.output_tok_s),
-            _usd(p.usd_per_m_output_tokens), f"{decode.change_pct:+.1f}%" if decode else "-",
+            str(p.night), p.date, p.run_id[:12], fmt(p.decode_tok_s_p50), fmt(p.ttft_ms_p50), fmt(p.output_tok_s),
+            usd(p.usd_per_m_output_tokens), f"{decode.change_pct:+.1f}%" if decode else "-",
             f"{decode.p_value:.2g}" if decode else "-", f"{decode.effect:+.2f}" if decode else "-",
             f"[bold red]{escape(flagged)}[/]" if flagged else "", escape("; ".join(p.provenance_changes)),
         )  # fmt: skip
@@ -218,7 +206,6 @@ def _print_series(s: Series) -> None:
 
 
 def _print_flags(found: list[Series], flags: int, rule: str) -> None:
-    from tcobench.cli import out
 
     if not flags:
         out.print(f"{len(found)} series; no change beyond run-to-run noise ({rule}).", highlight=False)
@@ -245,14 +232,13 @@ def _report(
     store: StoreOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
-    from tcobench.cli import _settings, out
     from tcobench.errors import ConfigError
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report import write_report
 
     if resamples < 100:
         raise ConfigError(f"--resamples must be at least 100, got {resamples}")
-    settings = _settings(store)
+    settings = settings_for(store)
     path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
                         resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE))  # fmt: skip
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
@@ -260,8 +246,7 @@ def _report(
 
 def register(app: typer.Typer) -> None:
     """Add compare, history and report to the main app."""
-    from tcobench.cli import _guard
 
-    app.command("compare")(_guard(_compare))
-    app.command("history")(_guard(_history))
-    app.command("report")(_guard(_report))
+    app.command("compare")(guard(_compare))
+    app.command("history")(guard(_history))
+    app.command("report")(guard(_report))

@@ -8,9 +8,11 @@ from typing import Annotated
 
 import typer
 
-from tcobench.cli_options import PricesOpt, StoreOpt
+from tcobench.errors import NightlyError
 
-__all__ = ["register_nightly_commands"]
+from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults
+
+__all__ = ["register"]
 
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TOML).")]
 MatrixOpt = Annotated[
@@ -18,11 +20,9 @@ MatrixOpt = Annotated[
 ]
 
 
-def register_nightly_commands(app: typer.Typer) -> None:
-    from tcobench.cli import _guard, _prefect_defaults, err, out
-
+def register(app: typer.Typer) -> None:
     @app.command("nightly")
-    @_guard
+    @guard
     def nightly_cmd(
         inventory: InventoryOpt,
         matrix: MatrixOpt,
@@ -37,7 +37,7 @@ def register_nightly_commands(app: typer.Typer) -> None:
         load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
-        _prefect_defaults()
+        prefect_defaults()
         from tcobench.flows import nightly
 
         result = nightly(str(inventory), [str(m) for m in matrix], str(store) if store else None,
@@ -45,11 +45,10 @@ def register_nightly_commands(app: typer.Typer) -> None:
         out.print(result.markdown, highlight=False, markup=False)
         if result.failed:
             names = ", ".join(c.cell for c in result.failed)
-            err.print(f"[bold red]NightlyError[/]: {len(result.failed)} cell(s) failed: {names}", highlight=False)
-            raise typer.Exit(1)
+            raise NightlyError(f"{len(result.failed)} cell(s) failed: {names}")
 
     @app.command("serve")
-    @_guard
+    @guard
     def serve_cmd(
         inventory: InventoryOpt,
         matrix: MatrixOpt,
@@ -70,7 +69,7 @@ def register_nightly_commands(app: typer.Typer) -> None:
                 "and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api"
             )
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
-        _prefect_defaults()
+        prefect_defaults()
         from tcobench.flows import nightly
 
         params = {

@@ -1,0 +1,116 @@
+"""What every command module shares: the consoles, the error guard, settings, shared options, number formats.
+
+Error policy (one place): a ``TcobenchError`` prints ``Kind: message`` on one line to stderr and exits with the
+error's ``exit_code`` (``tcobench.errors.ExitCode``); usage errors (see ``main``) print ``UsageError: ...`` and
+exit 2. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from tcobench.errors import TcobenchError
+from tcobench.settings import Settings
+
+__all__ = [
+    "PricesOpt",
+    "StoreOpt",
+    "err",
+    "fmt",
+    "guard",
+    "json_object",
+    "num",
+    "out",
+    "prefect_defaults",
+    "print_error",
+    "settings_for",
+    "usd",
+]
+
+out = Console()
+err = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help=r"Results store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+]
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
+
+
+def print_error(kind: str, message: str) -> None:
+    """``Kind: message`` on one line of stderr (newlines in the message folded)."""
+    err.print(f"[bold red]{kind}[/]: " + " ".join(message.split()), highlight=False, soft_wrap=True, markup=True)
+
+
+def guard(fn: F) -> F:
+    """Our own errors become one line on stderr and the error's exit status; anything else is a bug."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TcobenchError as exc:
+            from rich.markup import escape
+
+            print_error(exc.kind, escape(str(exc)))
+            raise typer.Exit(int(exc.exit_code)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def settings_for(store: Path | None) -> Settings:
+    """Settings from the environment, with ``--store`` taking precedence."""
+    settings = Settings()
+    return settings.model_copy(update={"store": store}) if store is not None else settings
+
+
+def prefect_defaults() -> None:
+    """Quiet, patient defaults for Prefect's in-process (ephemeral) API server; the user's env wins."""
+    # Our errors reach the CLI as exceptions and print as one line; Prefect would log each with a traceback.
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no network here; avoids an error line
+
+
+def json_object(text: str, option: str) -> dict[str, Any]:
+    """A JSON object given on the command line; a usage error naming the option and the value otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(
+            f"not JSON ({exc.msg} at character {exc.pos}): {text[:80]!r}", param_hint=option
+        ) from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"must be a JSON object, got {type(value).__name__}: {text[:80]!r}", param_hint=option)
+    return value
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return str(value)
+
+
+def num(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def usd(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value == 0:
+        return "$0"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"

@@ -1,0 +1,92 @@
+"""`tcobench summary` and `tcobench query`: read the store."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import pyarrow as pa
+import typer
+from rich.table import Table
+
+from ._common import PricesOpt, StoreOpt, fmt, guard, out, settings_for
+from ._runs_table import print_assumptions, print_runs
+
+__all__ = ["print_result", "register"]
+
+
+def _summary(
+    run_id: Annotated[
+        list[str] | None, typer.Option("--run", help="Run id (or prefix); repeatable. Default: all.")
+    ] = None,
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Per run: n, errors, TTFT/ITL/e2e p50/p90/p99, tok/s, cost per 1M tokens with its assumptions."""
+    from tcobench.errors import QueryError
+    from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.summarise import summarise
+
+    settings = settings_for(store)
+    result = summarise(settings.store, load_prices(prices_file))
+    if run_id:
+        keep = [r for r in result.runs.column("run_id").to_pylist() if any(r.startswith(p) for p in run_id)]
+        if not keep:
+            raise QueryError(f"no run matches {', '.join(run_id)} in {settings.store}")
+        result = summarise(settings.store, load_prices(prices_file), keep)
+    if result.runs.num_rows == 0:
+        out.print(f"no runs stored in {settings.store} yet; try `tcobench run`")
+        return
+    print_runs(result.runs, result.tco)
+    print_assumptions(result.tco, result.sources)
+
+
+def _query(
+    sql: Annotated[str, typer.Argument(help="One read-only SQL statement over the views.")],
+    fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
+    from tcobench.errors import ConfigError
+    from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.query import connect, read_only_query
+
+    if fmt not in ("table", "csv", "json"):
+        raise ConfigError(f"--format must be table, csv or json, got {fmt!r}")
+    settings = settings_for(store)
+    con = connect(settings.store, load_prices(prices_file))
+    try:
+        result = read_only_query(con, sql)
+    finally:
+        con.close()
+    print_result(result, fmt)
+
+
+def print_result(result: pa.Table, output: str) -> None:
+    """A query's rows as a table (numbers to 3 decimals), CSV or JSON."""
+    rows = result.to_pylist()
+    if output == "json":
+        import json
+
+        sys.stdout.write(json.dumps(rows, default=str, ensure_ascii=False, indent=1) + "\n")
+        return
+    if output == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout)
+        writer.writerow(result.column_names)
+        writer.writerows([[row[c] for c in result.column_names] for row in rows])
+        return
+    table = Table(header_style="bold")
+    for name in result.column_names:
+        table.add_column(name)
+    for row in rows:
+        table.add_row(*[fmt(row[c], 3) for c in result.column_names])
+    out.print(table)
+    out.print(f"{len(rows)} row(s)", style="dim")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("summary")(guard(_summary))
+    app.command("query")(guard(_query))

