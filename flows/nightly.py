@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcobench.schemas import RunStatus
 from tcobench.settings import Settings
 from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import load_plan
@@ -36,7 +37,7 @@ class NightlyResult:
 
     @property
     def failed(self) -> list[CellResult]:
-        return [c for c in self.cells if c.status == "failed"]
+        return [c for c in self.cells if c.status is RunStatus.failed]
 
 
 @flow(name="nightly")

@@ -30,7 +30,17 @@ from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSe
 from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
 from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
-from .prices import HardwarePrice, LatencyTarget, OpsPrice, PriceTable, RentalPrice, SitePrice
+from .prices import (
+    OWNED,
+    CostBasis,
+    HardwarePrice,
+    LatencyTarget,
+    OpsPrice,
+    PriceTable,
+    RentalPrice,
+    RentalTier,
+    SitePrice,
+)
 from .records import RequestRecord, RunRecord, TelemetryRecord
 
 __all__ = [
@@ -39,11 +49,13 @@ __all__ = [
     "IMAGE_LABEL_PREFIX",
     "ContainerConfig",
     "ContainerEngine",
+    "CostBasis",
     "GpuConfig",
     "GpuVendor",
     "ImageCatalog",
     "ImageRecord",
     "ImageSpec",
+    "OWNED",
     "OllamaSettings",
     "BUNDLED_MODEL_NAME",
     "SHAPES",
@@ -66,6 +78,7 @@ __all__ = [
     "PricingConfig",
     "Protocol",
     "RentalPrice",
+    "RentalTier",
     "RequestRecord",
     "RunRecord",
     "RunStatus",

@@ -8,13 +8,73 @@ sections stays valid.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Self
 
 from pydantic import Field, model_validator
 
-from .base import StrictModel
+from .base import GpuVendor, StrictModel
 
-__all__ = ["HardwarePrice", "LatencyTarget", "OpsPrice", "PriceTable", "RentalPrice", "SitePrice"]
+__all__ = [
+    "OWNED",
+    "CostBasis",
+    "HardwarePrice",
+    "LatencyTarget",
+    "OpsPrice",
+    "PriceTable",
+    "RentalPrice",
+    "RentalTier",
+    "SitePrice",
+]
+
+
+class RentalTier(StrEnum):
+    """How a GPU-hour rate is paid: the tiers of SemiAnalysis InferenceX (the shipped [rental] rows), and the
+    common cloud ones a team adds for its own quotes."""
+
+    hyperscaler_own = "hyperscaler-own"  # a hyperscaler's all-in cost of owning the GPU, per hour (InferenceX)
+    neocloud_own = "neocloud-own"  # a neocloud's all-in cost of owning the GPU, per hour (InferenceX)
+    rental_3yr = "rental-3yr"  # a 3-year rental contract (InferenceX)
+    rental_1yr = "rental-1yr"  # a 1-year rental contract
+    on_demand = "on-demand"  # a cloud's on-demand price
+
+
+@dataclass(frozen=True)
+class CostBasis:
+    """How the hardware is paid for: owned (the [hardware] row, amortised) or rented at a tier's GPU-hour rate.
+
+    ``str()`` is the view's ``basis`` column: ``owned`` or ``rented: <tier>`` (view cost_basis).
+    """
+
+    tier: RentalTier | None = None  # None: owned
+
+    def __str__(self) -> str:
+        return "owned" if self.tier is None else f"rented: {self.tier.value}"
+
+    @property
+    def owned(self) -> bool:
+        return self.tier is None
+
+    @classmethod
+    def parse(cls, text: str) -> CostBasis:
+        """``owned``, ``rented: <tier>`` or a bare tier name; ValueError naming the valid ones otherwise."""
+        value = text.strip().removeprefix("rented:").strip()
+        if text.strip() == "owned":
+            return cls()
+        try:
+            return cls(RentalTier(value))
+        except ValueError:
+            valid = ", ".join(str(b) for b in cls.every())
+            raise ValueError(f"unknown cost basis {text!r} (valid: {valid})") from None
+
+    @classmethod
+    def every(cls) -> list[CostBasis]:
+        """owned, then every rented tier."""
+        return [cls(), *(cls(t) for t in RentalTier)]
+
+
+OWNED = CostBasis()
 
 
 class _Sourced(StrictModel):
@@ -26,7 +86,7 @@ class HardwarePrice(_Sourced):
     """One platform: what it costs to own and how much power it is assumed to draw."""
 
     description: str = Field(min_length=1, description="Human-readable name of the platform.")
-    vendor: str = Field(min_length=1, description="nvidia, amd or cpu.")
+    vendor: GpuVendor = Field(description="nvidia, amd or cpu.")
     accelerators: int = Field(ge=0, description="Accelerators (GPUs) in this unit; 0 for a CPU host.")
     purchase_usd: float = Field(ge=0, description="Purchase price of the accelerators (or CPU host), USD.")
     server_share_usd: float = Field(ge=0, description="Share of server/chassis/memory/storage, USD.")
@@ -61,7 +121,9 @@ class RentalPrice(_Sourced):
 
     description: str = Field(min_length=1, description="Human-readable name of the rate.")
     hardware: str = Field(min_length=1, description="Key of the [hardware] row (platform) this rate prices.")
-    tier: str = Field(min_length=1, description="Cost basis, e.g. hyperscaler-own, neocloud-own, rental-3yr.")
+    tier: RentalTier = Field(
+        description="How the rate is paid: hyperscaler-own, neocloud-own, rental-3yr, rental-1yr or on-demand."
+    )
     usd_per_gpu_hour: float = Field(gt=0, description="USD per accelerator per hour, paid for every hour.")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import Phase, RunStatus, StrictModel
+from .base import GpuVendor, Phase, RunStatus, StrictModel
 
 __all__ = ["DATE_PATTERN", "HOST_PATTERN", "RequestRecord", "RunRecord", "TelemetryRecord"]
 
@@ -60,7 +60,7 @@ class RunRecord(StrictModel):
         default=None, description="JSON of the container's settings (devices, groups, ipc, shm, env)."
     )
     # Accelerator provenance (null on CPU-only hosts)
-    gpu_vendor: str | None = Field(default=None, description="nvidia or amd; null for a CPU host.")
+    gpu_vendor: GpuVendor | None = Field(default=None, description="nvidia or amd; null for a CPU host.")
     gpu_name: str | None = Field(default=None, description="Accelerator model name as the driver reports it.")
     gpu_count: int | None = Field(default=None, description="Accelerators used by the engine.")
     gpu_uuids: str | None = Field(default=None, description="Comma-separated UUIDs of those accelerators.")

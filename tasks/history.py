@@ -23,25 +23,29 @@ prompts) is listed next to each point, as the likely cause.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 import numpy as np
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import PriceTable
+from tcobench.schemas import PriceTable, RunStatus
 
 from .quantile import quantile
 from .query import connect, freeze_views
+from .rows import NightlyTrendRow, fetch_rows
 
-__all__ = ["METRICS", "Change", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
+__all__ = ["METRICS", "Better", "Change", "Metric", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
 
-METRICS = {"decode_tok_s": "higher", "ttft_ms": "lower"}  # metric -> which direction is better
+Metric = Literal["decode_tok_s", "ttft_ms"]  # per-request samples tested (module docstring)
+Better = Literal["higher", "lower"]
+METRICS: dict[Metric, Better] = {"decode_tok_s": "higher", "ttft_ms": "lower"}  # metric -> which way is better
 _PROVENANCE = (
     "engine_version",
     "driver_version",
@@ -80,7 +84,7 @@ def mann_whitney_u(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndar
 class Change:
     """One metric of one run against its prior runs."""
 
-    metric: str
+    metric: Metric
     median: float
     prior_median: float
     change_pct: float
@@ -97,7 +101,7 @@ class Point:
 
     run_id: str
     date: str
-    started: Any
+    started: dt.datetime
     night: int
     output_tok_s: float | None
     decode_tok_s_p50: float | None
@@ -136,7 +140,7 @@ class _Rules:
     noise_k: float
 
 
-def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, np.ndarray]]:
+def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[Metric, np.ndarray]]:
     query = "SELECT run_id, decode_tok_s, ttft_ns / 1e6 FROM request_metrics WHERE ok"
     found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for run_id, rate, ttft in con.execute(query).fetchall():
@@ -149,11 +153,12 @@ def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, np.ndarray]]
 
 def _median(values: np.ndarray) -> float:
     found = quantile(values, 0.5)
-    assert found is not None, "callers pass non-empty samples"
+    if found is None:
+        raise ValueError("a median of no values")
     return found
 
 
-def _change(metric: str, now: np.ndarray, prior: list[np.ndarray], rules: _Rules) -> Change | None:
+def _change(metric: Metric, now: np.ndarray, prior: list[np.ndarray], rules: _Rules) -> Change | None:
     prior = [p for p in prior if len(p)]
     if len(now) == 0 or len(prior) < rules.min_prior:
         return None
@@ -170,18 +175,19 @@ def _change(metric: str, now: np.ndarray, prior: list[np.ndarray], rules: _Rules
     return Change(metric, median, prior_median, change * 100, p, effect, noise_sd, flagged, better)
 
 
-def _provenance_changes(row: dict[str, Any], previous: dict[str, Any] | None) -> tuple[str, ...]:
+def _provenance_changes(row: Mapping[str, object], previous: Mapping[str, object] | None) -> tuple[str, ...]:
+    """What changed in the _PROVENANCE columns of nightly_trend since the previous run."""
     if previous is None:
         return ()
     return tuple(f"{k} {_short(previous[k])} -> {_short(row[k])}" for k in _PROVENANCE if row[k] != previous[k])
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = str(value)
     return text[:19] + "..." if len(text) > 22 else text
 
 
-def _series(rows: list[dict[str, Any]], samples: dict[str, dict[str, np.ndarray]], rules: _Rules) -> Series:
+def _series(rows: list[NightlyTrendRow], samples: dict[str, dict[Metric, np.ndarray]], rules: _Rules) -> Series:
     points = []
     for i, row in enumerate(rows):
         prior_ids = [r["run_id"] for r in rows[max(0, i - rules.window) : i]]
@@ -235,9 +241,9 @@ def detect_changes(
         raise ConfigError("need 0 < alpha < 1, min_change >= 0, 0 <= min_effect <= 1 and noise_k >= 0")
     rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
     order = "ORDER BY host, model_name, workload, concurrency, series, night"
-    rows = con.sql(f"SELECT * FROM nightly_trend WHERE status <> 'failed' {order}").to_arrow_table()
-    by_series: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows.to_pylist():
+    sql = f"SELECT * FROM nightly_trend WHERE status <> '{RunStatus.failed.value}' {order}"
+    by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
+    for row in fetch_rows(con, sql, NightlyTrendRow):
         by_series[row["series"]].append(row)
     samples = _samples(con)
     return [_series(series_rows, samples, rules) for series_rows in by_series.values()]

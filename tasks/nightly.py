@@ -32,7 +32,7 @@ RunCell = Callable[..., Any]  # the benchmark flow: (config, prices, store, host
 class CellResult:
     cell: str
     host: str
-    status: str  # ok | partial | failed
+    status: RunStatus
     run_ids: list[str] = field(default_factory=list)
     attempts: int = 1
     error: str | None = None
@@ -70,11 +70,11 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: Path, mod
             error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
             record = failed_run_record(cell.config, cell.host.name, batch_id, error)
             write_results(store, record, [])
-            return CellResult(cell.label, cell.host.name, RunStatus.failed.value, [record.run_id], attempt, error)
-        statuses = {r["status"] for r in result.summary.runs.select(["status"]).to_pylist()}
-        status = RunStatus.ok.value if statuses <= {"ok"} else RunStatus.partial.value
-        if RunStatus.failed.value in statuses:
-            status = RunStatus.failed.value
+            return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error)
+        statuses = {RunStatus(r["status"]) for r in result.summary.runs.select(["status"]).to_pylist()}
+        status = RunStatus.ok if statuses <= {RunStatus.ok} else RunStatus.partial
+        if RunStatus.failed in statuses:
+            status = RunStatus.failed
         return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -95,11 +95,13 @@ def run_cells(
 
 def nightly_markdown(batch_id: str, results: list[CellResult]) -> str:
     """The night as a markdown table (Prefect artifact and CLI summary)."""
-    failed = [r for r in results if r.status == RunStatus.failed.value]
+    failed = [r for r in results if r.status is RunStatus.failed]
     lines = [f"# tcobench nightly {batch_id}", "",
              f"{len(results) - len(failed)} of {len(results)} cells succeeded.", "",
              "| cell | status | attempts | runs | error |", "|---|---|---:|---|---|"]  # fmt: skip
     for r in results:
         error = (r.error or "").replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.cell} | {r.status} | {r.attempts} | {', '.join(x[:8] for x in r.run_ids)} | {error} |")
+        lines.append(
+            f"| {r.cell} | {r.status.value} | {r.attempts} | {', '.join(x[:8] for x in r.run_ids)} | {error} |"
+        )
     return "\n".join(lines) + "\n"

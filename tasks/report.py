@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from tcobench.errors import QueryError, StoreError
-from tcobench.schemas import PriceTable
+from tcobench.schemas import PriceTable, RunStatus
 
 from .compare import parse_selection
 from .history import detect_changes
@@ -30,6 +30,7 @@ from .query import connect, freeze_views
 from .report_assets import (
     Platform,
     ReportContext,
+    ReportRun,
     cost_figure,
     distribution_figure,
     energy_figure,
@@ -45,8 +46,9 @@ from .report_assets import (
     throughput_figure,
     trend_section,
 )
+from .rows import RecordCardRow, fetch_rows
 
-__all__ = ["Platform", "build_report", "summary_markdown", "write_report"]
+__all__ = ["REPORT_RUNS_SQL", "Platform", "build_report", "summary_markdown", "write_report"]
 
 _NAV = (
     '<nav class="toc">'
@@ -66,18 +68,18 @@ _NAV = (
 )
 
 
+_FROM_SUMMARY = ("ok", "errors")  # ReportRun's columns of view run_summary; the rest are view runs'
+REPORT_RUNS_SQL = (
+    f"SELECT {', '.join(('s.' if c in _FROM_SUMMARY else 'r.') + c for c in ReportRun.__annotations__)} "
+    "FROM runs AS r JOIN run_summary AS s USING (run_id) "
+    f"WHERE r.status <> '{RunStatus.failed.value}' AND s.output_tok_s IS NOT NULL ORDER BY r.started_ns, r.run_id"
+)
+
+
 def _context(
     con: duckdb.DuckDBPyConnection, select: str | None, claim: float, resamples: int, seed: int
 ) -> ReportContext:
-    runs = (
-        con.sql(
-            "SELECT r.*, s.* EXCLUDE (run_id, batch_id, host, date, engine_name, engine_version, model_name, workload, "
-            "load_mode, concurrency, status) FROM runs AS r JOIN run_summary AS s USING (run_id) "
-            "WHERE r.status <> 'failed' AND s.output_tok_s IS NOT NULL ORDER BY r.started_ns, r.run_id"
-        )
-        .to_arrow_table()
-        .to_pylist()
-    )
+    runs = fetch_rows(con, REPORT_RUNS_SQL, ReportRun)
     if select:
         selection = parse_selection(select, "--select")
         runs = [r for r in runs if selection.matches(r)]
@@ -153,6 +155,13 @@ def write_report(store: Path, prices: PriceTable, out: Path, **options: Any) -> 
     return out
 
 
+class _SummaryCard(RecordCardRow):
+    """A record_card row with its owned cost (view tco)."""
+
+    usd_per_m_output_tokens: float | None
+    power_basis: str
+
+
 def summary_markdown(store: Path, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
     """A short Markdown summary (record card and cost per run, flags) for a Prefect artifact."""
     con = connect(store, prices)
@@ -163,6 +172,7 @@ def summary_markdown(store: Path, prices: PriceTable, run_ids: Sequence[str] | N
             con,
             "SELECT c.*, t.usd_per_m_output_tokens, t.power_basis FROM record_card AS c JOIN tco AS t "
             "USING (run_id) WHERE list_contains($ids, run_id) ORDER BY c.started",
+            _SummaryCard,
             ids,
         )
         flags = [(s, p, c) for s in detect_changes(con) for p, c in s.flags if p.run_id in set(ids)]

@@ -3,7 +3,7 @@ report's sections (tables.py: headline, record card, trend, provenance; figures.
 
 from __future__ import annotations
 
-from .context import Platform, ReportContext, group_platforms, query_rows, register_platforms
+from .context import Platform, ReportContext, ReportRun, group_platforms, query_rows, register_platforms
 from .figures import (
     cost_figure,
     distribution_figure,
@@ -25,6 +25,7 @@ __all__ = [
     "Mark",
     "Platform",
     "ReportContext",
+    "ReportRun",
     "bar_chart",
     "cost_figure",
     "distribution_figure",

@@ -10,24 +10,29 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import Any, TypedDict
 
 import duckdb
 import pyarrow as pa
 
+from ..rows import Row, fetch_rows
 from .svg import PALETTE
 
 __all__ = [
     "DASHES",
     "GROUP_FIELDS",
     "PLATFORM_TABLE",
+    "NightWeightedRow",
     "Platform",
+    "PlatformKey",
     "ReportContext",
+    "ReportRun",
     "cheapest_levels",
     "figure",
     "fmt",
     "group_platforms",
     "night_weighted_rows",
+    "platform_key",
     "query_rows",
     "register_platforms",
     "table",
@@ -37,6 +42,7 @@ __all__ = [
 DASHES = (None, "7 3", "2 3", "9 3 2 3", "4 4")
 
 GROUP_FIELDS = ("host", "gpu", "hardware_key", "model_name", "workload", "engine_name")
+PlatformKey = tuple[str, str, str, str, str, str]  # GROUP_FIELDS' values
 PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id -> platform label
 
 
@@ -44,16 +50,71 @@ PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id 
 class Platform:
     """A group of runs drawn as one series: the same host, GPU, price row, model, workload and engine."""
 
-    key: tuple[str, ...]
+    key: PlatformKey
     label: str
     color: str
     run_ids: tuple[str, ...]
 
 
+class ReportRun(TypedDict):
+    """A run in the report: view runs' provenance and view run_summary's request counts (report.REPORT_RUNS_SQL)."""
+
+    run_id: str
+    batch_id: str
+    date: str
+    host: str
+    gpu_vendor: str | None
+    gpu_name: str | None
+    gpu_count: int | None
+    driver_version: str | None
+    cuda_version: str | None
+    rocm_version: str | None
+    hardware_key: str
+    site_key: str
+    ops_key: str
+    utilisation: float
+    engine_name: str
+    engine_version: str
+    image_digest: str | None
+    model_name: str
+    model_digest: str | None
+    workload: str
+    prompt_set_hash: str
+    num_ctx: int
+    max_tokens: int
+    concurrency: int
+    status: str
+    ok: int
+    errors: int
+    tool_version: str
+    git_revision: str | None
+
+
+class _NightWeightedBy(TypedDict, total=False):
+    """The keys a night_weighted_rows query adds with ``by`` or ``extra``."""
+
+    basis: str  # view cost_basis
+    value: float  # view sensitivity
+    i: int  # the latency distributions: 1-based index into the probabilities
+    measured: bool  # the energy figure: every run measured
+
+
+class NightWeightedRow(_NightWeightedBy):
+    """One row of night_weighted_rows: a platform at one concurrency (and ``by`` value)."""
+
+    platform: str
+    concurrency: int
+    mean: float  # night_weighted_mean of the value
+    lowest: float  # the lowest night's mean
+    highest: float  # the highest night's mean
+    nights: int
+    runs: int
+
+
 @dataclass(frozen=True)
 class ReportContext:
     con: duckdb.DuckDBPyConnection
-    runs: list[dict[str, Any]]  # runs + run_summary rows in the report, oldest first
+    runs: list[ReportRun]  # oldest first
     platforms: list[Platform]
     of_run: dict[str, Platform]
     select: str | None
@@ -66,18 +127,29 @@ class ReportContext:
         return [r["run_id"] for r in self.runs]
 
 
-def query_rows(con: duckdb.DuckDBPyConnection, sql: str, ids: Sequence[str], **params: Any) -> list[dict[str, Any]]:
-    """Rows of ``sql`` as dicts; ``$ids`` is bound to ``ids``, other ``$name`` parameters to ``params``."""
-    found: list[dict[str, Any]] = con.sql(sql, params={"ids": list(ids), **params}).to_arrow_table().to_pylist()
-    return found
+def query_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, row: type[Row], ids: Sequence[str], **params: object
+) -> list[Row]:
+    """Rows of ``sql`` as ``row`` (tasks/rows.py); ``$ids`` is bound to ``ids``, other ``$name`` parameters to
+    ``params``."""
+    return fetch_rows(con, sql, row, {"ids": list(ids), **params})
 
 
-def group_platforms(runs: list[dict[str, Any]]) -> list[Platform]:
+def platform_key(
+    host: str, gpu_name: str | None, hardware_key: str, model: str, workload: str, engine: str
+) -> PlatformKey:
+    """A platform's key in GROUP_FIELDS order: host, GPU ('CPU' without one), price row, model, workload, engine."""
+    return (host, gpu_name or "CPU", hardware_key, model, workload, engine)
+
+
+def group_platforms(runs: Sequence[ReportRun]) -> list[Platform]:
     """Group runs; a label is 'GPU @ host' plus whichever of hardware key, model, workload, engine vary."""
-    keys: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    keys: dict[PlatformKey, list[str]] = defaultdict(list)
     for r in runs:
-        r["gpu"] = r["gpu_name"] or "CPU"
-        keys[tuple(str(r[f]) for f in GROUP_FIELDS)].append(r["run_id"])
+        key = platform_key(
+            r["host"], r["gpu_name"], r["hardware_key"], r["model_name"], r["workload"], r["engine_name"]
+        )
+        keys[key].append(r["run_id"])
     # a field joins the label only where it tells apart platforms of the same GPU and host
     varying = [
         i for i in range(2, len(GROUP_FIELDS)) if len({k[:2] + (k[i],) for k in keys}) > len({k[:2] for k in keys})
@@ -95,8 +167,8 @@ def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platfor
 
 
 def night_weighted_rows(
-    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", **params: Any
-) -> list[dict[str, Any]]:
+    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", **params: object
+) -> list[NightWeightedRow]:
     """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
     with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
     ``value`` (SQL macro night_weighted_mean: the mean over nights of each night's mean over its runs), the
@@ -111,14 +183,13 @@ def night_weighted_rows(
         f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
         f"WHERE v.{value} IS NOT NULL GROUP BY ALL ORDER BY p.platform, r.concurrency{group}"
     )
-    rows: list[dict[str, Any]] = ctx.con.sql(sql, params=params or None).to_arrow_table().to_pylist()
-    return rows
+    return fetch_rows(ctx.con, sql, NightWeightedRow, params)
 
 
-def cheapest_levels(owned: Sequence[dict[str, Any]]) -> dict[str, int]:
+def cheapest_levels(owned: Sequence[NightWeightedRow]) -> dict[str, int]:
     """Per platform label, the concurrency with the most tokens per USD, from night_weighted_rows of
     view cost_basis' output_tokens_per_usd on the owned basis."""
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, NightWeightedRow] = {}
     for row in owned:
         if row["platform"] not in best or row["mean"] > best[row["platform"]]["mean"]:
             best[row["platform"]] = row

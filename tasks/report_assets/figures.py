@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from collections import defaultdict
 from html import escape
-from typing import Any
 
 import numpy as np
 
-from ..compare import bootstrap_efficiency, load_candidates, load_samples, percentile_interval
+from tcobench.schemas import CostBasis
+
+from ..compare import CandidateRun, bootstrap_efficiency, load_candidates, percentile_interval, samples_of
+from ..rows import CostAtLatencyTargetRow
 from .context import (
     DASHES,
     PLATFORM_TABLE,
+    NightWeightedRow,
     Platform,
+    PlatformKey,
     ReportContext,
     cheapest_levels,
     figure,
     fmt,
     night_weighted_rows,
+    platform_key,
     query_rows,
     table,
     usd,
@@ -106,10 +111,10 @@ _COST_NOTE = (
 
 
 def _cost_bar(
-    ctx: ReportContext, p: Platform, point: dict[str, Any], rows: list[dict[str, Any]], rng: np.random.Generator
+    ctx: ReportContext, p: Platform, point: NightWeightedRow, rows: list[CandidateRun], rng: np.random.Generator
 ) -> Bar:
     """Cost per 1M output tokens of these runs (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI."""
-    reps = bootstrap_efficiency(load_samples(ctx.con, rows, "output"), ctx.resamples, rng)
+    reps = bootstrap_efficiency(samples_of(ctx.con, rows, "output"), ctx.resamples, rng)
     fewest, most = percentile_interval(reps, 0.95)  # tokens per USD
     lo, hi = 1e6 / most, 1e6 / fewest
     value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
@@ -119,7 +124,7 @@ def _cost_bar(
                series=p.label, note=f"{usd(value)} ({usd(lo)}-{usd(hi)})", group=p.label)  # fmt: skip
 
 
-def _cost_points(ctx: ReportContext) -> list[dict[str, Any]]:
+def _cost_points(ctx: ReportContext) -> list[NightWeightedRow]:
     """Night-weighted output tokens per USD per platform, concurrency and basis (owned first)."""
     rows = night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",))
     return sorted(rows, key=lambda r: (r["basis"] != "owned", r["basis"]))
@@ -129,7 +134,7 @@ def cost_figure(ctx: ReportContext) -> str:
     """Cost per 1M output tokens with CI, per platform and cost basis (owned, then every GPU-hour tier)."""
     points = _cost_points(ctx)
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
-    candidates = {basis: load_candidates(ctx.con, basis) for basis in dict.fromkeys(r["basis"] for r in points)}
+    candidates = {b: load_candidates(ctx.con, CostBasis.parse(b)) for b in dict.fromkeys(r["basis"] for r in points)}
     rng = np.random.default_rng(ctx.seed)
     bars = []
     for p in ctx.platforms:
@@ -238,9 +243,8 @@ _SENSITIVITY_NOTE = (
 )
 
 
-def _platform_key(r: dict[str, Any]) -> tuple[str, ...]:
-    fields = (r["host"], r["gpu_name"] or "CPU", r["hardware_key"], r["model_name"], r["workload"], r["engine_name"])
-    return tuple(str(f) for f in fields)
+def _platform_key(r: CostAtLatencyTargetRow) -> PlatformKey:
+    return platform_key(r["host"], r["gpu_name"], r["hardware_key"], r["model_name"], r["workload"], r["engine_name"])
 
 
 def _target_rows(ctx: ReportContext) -> list[list[str]]:
@@ -248,6 +252,7 @@ def _target_rows(ctx: ReportContext) -> list[list[str]]:
         ctx.con,
         "SELECT * FROM cost_at_latency_target WHERE list_contains($ids, best_run_id) OR best_run_id IS NULL "
         "ORDER BY target, usd_per_m_output_tokens NULLS LAST",
+        CostAtLatencyTargetRow,
         ctx.ids,
     )
     labels = {p.key: p.label for p in ctx.platforms}

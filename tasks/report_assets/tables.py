@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any
+from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
+from tcobench.schemas import GpuVendor
 
-from ..compare import Comparison, Stratum, compare_on
+from ..compare import Comparison, Stratum, Verdict, compare_on
 from ..history import Series
-from .context import DASHES, ReportContext, figure, fmt, query_rows, table, usd
+from ..rows import RecordCardRow
+from .context import DASHES, ReportContext, ReportRun, figure, fmt, query_rows, table, usd
 from .svg import Line, Mark, legend, line_chart
 
 __all__ = ["headline_section", "provenance_section", "record_card_section", "trend_section"]
 
 
 def headline_section(ctx: ReportContext) -> str:
-    vendors = sorted({r["gpu_vendor"] for r in ctx.runs if r["gpu_vendor"]}, key=lambda v: (v != "nvidia", v))
+    vendors = sorted({v for r in ctx.runs if (v := r["gpu_vendor"])}, key=lambda v: (v != GpuVendor.nvidia, v))
     if len(vendors) < 2:
         return (
             '<p class="headline">Fewer than two GPU vendors in these runs: no cross-vendor comparison here '
@@ -33,15 +36,16 @@ def headline_section(ctx: ReportContext) -> str:
     return _comparison_html(result)
 
 
-def _verdict_text(verdict: str | None, claim: float) -> str:
+def _verdict_text(verdict: Verdict | None, claim: float) -> str:
     if verdict is None:
         return ""
     words = {
-        "inside": f"a claimed {claim:g}x lies inside the interval: consistent with these measurements",
-        "above": f"a claimed {claim:g}x lies above the interval: not supported, the measured advantage is smaller",
-        "below": f"a claimed {claim:g}x lies below the interval: the measured advantage is larger",
+        Verdict.inside: f"a claimed {claim:g}x lies inside the interval: consistent with these measurements",
+        Verdict.above: f"a claimed {claim:g}x lies above the interval: not supported, the measured advantage is "
+        "smaller",
+        Verdict.below: f"a claimed {claim:g}x lies below the interval: the measured advantage is larger",
     }
-    return f'<span class="verdict-{verdict}">{escape(words[verdict])}</span>'
+    return f'<span class="verdict-{verdict.value}">{escape(words[verdict])}</span>'
 
 
 def _stratum_row(s: Stratum, claim: float) -> list[str]:
@@ -55,7 +59,8 @@ def _comparison_html(c: Comparison) -> str:
     level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
     sentence = (
         f"At concurrency {level.concurrency}, <b>{escape(c.a.text)}</b> costs {usd(level.a_usd_per_m)} and "
-        f"<b>{escape(c.b.text)}</b> costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(c.basis)} basis); "
+        f"<b>{escape(c.b.text)}</b> costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(str(c.basis))} "
+        "basis); "
         f"A is <b>{level.ratio:.2f}x</b> as cost-efficient as B ({pct} CI {level.lo:.2f}-{level.hi:.2f}); "
         f"{_verdict_text(level.verdict, claim)}. Largest cost-term difference: {escape(level.driver().term)}."
     )
@@ -81,21 +86,22 @@ def _comparison_html(c: Comparison) -> str:
     )  # fmt: skip
 
 
-Row = dict[str, Any]
-Column = tuple[str, Callable[[Row], str]]
+Row = TypeVar("Row", RecordCardRow, ReportRun)
+CardColumn = tuple[str, Callable[[RecordCardRow], str]]
+RunColumn = tuple[str, Callable[[ReportRun], str]]
 
 
 def _code(text: str | None, width: int = 12) -> str:
     return f"<code>{escape((text or '-')[:width])}</code>"
 
 
-def _per_token(card: Row) -> str:
+def _per_token(card: RecordCardRow) -> str:
     per_token = card["electricity_usd_per_output_token"]
     return f"{usd(per_token)} ({usd(per_token * 1e6 if per_token is not None else None)} per 1M)"
 
 
 # The seed's record template, then the host and software facts it also asks for (view record_card).
-_CARD: list[Column] = [
+_CARD: list[CardColumn] = [
     ("GPU model", lambda c: escape(c["gpu_model"])),
     ("driver version", lambda c: fmt(c["driver_version"])),
     ("engine version", lambda c: escape(f"{c['engine']} {c['engine_version']}")),
@@ -112,7 +118,7 @@ _CARD: list[Column] = [
     ("energy basis", lambda c: escape(str(c["energy_basis"]))),
     ("requests", lambda c: f"{c['requests_ok']}{'' if c['at_least_20'] else ' (< 20)'}"),
 ]
-_HOST: list[Column] = [
+_HOST: list[CardColumn] = [
     ("OS / kernel", lambda c: escape(f"{c['host_os']} / {c['host_kernel']}")),
     ("CPU", lambda c: escape(c["host_cpu"])),
     ("cores", lambda c: str(c["host_cpu_count"])),
@@ -124,7 +130,7 @@ _HOST: list[Column] = [
     ("prompt set", lambda c: _code(c["prompt_set_hash"])),
     ("concurrency", lambda c: str(c["concurrency"])),
 ]
-_RUN: list[Column] = [
+_RUN: list[RunColumn] = [
     ("run", lambda r: _code(r["run_id"])),
     ("date", lambda r: escape(r["date"])),
     ("host", lambda r: escape(r["host"])),
@@ -153,7 +159,9 @@ _CARD_NOTE = (
 )
 
 
-def _columns_table(columns: list[Column], rows: list[tuple[str, Row]], numeric: Sequence[int]) -> str:
+def _columns_table(
+    columns: Sequence[tuple[str, Callable[[Row], str]]], rows: Sequence[tuple[str, Row]], numeric: Sequence[int]
+) -> str:
     """A table with a leading platform column (when labels are given) and one column per spec."""
     headers = (["platform"] if rows and rows[0][0] else []) + [name for name, _ in columns]
     cells = [([escape(label)] if label else []) + [cell(row) for _, cell in columns] for label, row in rows]
@@ -162,7 +170,8 @@ def _columns_table(columns: list[Column], rows: list[tuple[str, Row]], numeric: 
 
 def record_card_section(ctx: ReportContext) -> str:
     """The record card of each platform's latest batch, one row per concurrency level."""
-    cards = query_rows(ctx.con, "SELECT * FROM record_card WHERE list_contains($ids, run_id) ORDER BY started", ctx.ids)
+    sql = "SELECT * FROM record_card WHERE list_contains($ids, run_id) ORDER BY started"
+    cards = query_rows(ctx.con, sql, RecordCardRow, ctx.ids)
     latest = {ctx.of_run[c["run_id"]].label: c["batch_id"] for c in cards}
     shown = [
         (ctx.of_run[c["run_id"]].label, c) for c in cards if latest[ctx.of_run[c["run_id"]].label] == c["batch_id"]
@@ -227,6 +236,15 @@ def trend_section(ctx: ReportContext, series: list[Series]) -> str:
     )
 
 
+class _Source(TypedDict):
+    """Where one price comes from: view tco_sources' term, key, source and as_of, and the [rental] rows'."""
+
+    term: str
+    key: str
+    source: str | None
+    as_of: dt.date | None
+
+
 def provenance_section(ctx: ReportContext) -> str:
     """Every run's provenance, and where every price it was costed with comes from."""
     sources = query_rows(
@@ -234,6 +252,7 @@ def provenance_section(ctx: ReportContext) -> str:
         "SELECT DISTINCT term, key, source, as_of FROM tco_sources WHERE list_contains($ids, run_id) "
         "UNION ALL SELECT 'rental', key, source, as_of FROM rental "
         "WHERE list_contains($hw, hardware) ORDER BY term, key",
+        _Source,
         ctx.ids,
         hw=sorted({r["hardware_key"] for r in ctx.runs}),
     )

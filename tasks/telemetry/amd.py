@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcobench.schemas import SamplerKind
+from tcobench.schemas import GpuVendor, SamplerKind
 
 from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
@@ -79,7 +79,7 @@ class AmdSmiSampler(Sampler):
         asic = self._try(lambda: self.smi.amdsmi_get_gpu_asic_info(first)) or {}
         driver = self._try(lambda: self.smi.amdsmi_get_gpu_driver_info(first)) or {}
         return {
-            "gpu_vendor": "amd",
+            "gpu_vendor": GpuVendor.amd,
             "gpu_name": asic.get("market_name"),
             "gpu_count": len(self.handles),
             "gpu_uuids": ",".join(u for u in self.uuids if u) or None,

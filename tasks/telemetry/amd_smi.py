@@ -42,7 +42,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tcobench.schemas import SamplerKind
+from tcobench.schemas import GpuVendor, SamplerKind
 
 from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 from .smi import local_runner
@@ -208,7 +208,7 @@ class AmdSmiCliSampler(Sampler):
         first = self.static.get(self.indices[0], {})
         name = _text(_section(first, "asic").get("market_name")) or _text(_section(first, "board").get("product_name"))
         return {
-            "gpu_vendor": "amd",
+            "gpu_vendor": GpuVendor.amd,
             "gpu_name": name,
             "gpu_count": len(self.indices),
             "gpu_uuids": ",".join(u for u in self.uuids.values() if u) or None,

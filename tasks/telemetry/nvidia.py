@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcobench.schemas import SamplerKind
+from tcobench.schemas import GpuVendor, SamplerKind
 
 from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
@@ -96,7 +96,7 @@ class NvmlSampler(Sampler):
         n, first = self.nvml, self.handles[0]
         cuda = self._try(lambda: int(n.nvmlSystemGetCudaDriverVersion_v2()))
         return {
-            "gpu_vendor": "nvidia",
+            "gpu_vendor": GpuVendor.nvidia,
             "gpu_name": self._try(lambda: _text(n.nvmlDeviceGetName(first))),
             "gpu_count": len(self.handles),
             "gpu_uuids": ",".join(u for u in self.uuids if u) or None,

@@ -12,7 +12,7 @@ import re
 import subprocess
 from typing import Any
 
-from tcobench.schemas import SamplerKind
+from tcobench.schemas import GpuVendor, SamplerKind
 
 from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 
@@ -94,7 +94,7 @@ class NvidiaSmiSampler(Sampler):
             rows = []
         first = rows[0] if rows else ["", "", None, None, "", ""]
         return {
-            "gpu_vendor": "nvidia",
+            "gpu_vendor": GpuVendor.nvidia,
             "gpu_name": first[2],
             "gpu_count": len(self.indices),
             "gpu_uuids": ",".join(r[1] for r in rows) or None,

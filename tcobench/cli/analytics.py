@@ -12,6 +12,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from tcobench.schemas import CostBasis, RentalTier
+
 from ._common import PricesOpt, StoreOpt, err, fmt, guard, out, settings_for, usd
 
 if TYPE_CHECKING:
@@ -25,21 +27,24 @@ _SELECTION_HELP = (
     "host, hardware, site, engine, engine_version, driver, model, workload, concurrency, date, since, until, "
     "run (id prefix), batch (id prefix)."
 )
-_VERDICT = {
+# Verdict (tcobench.tasks.compare) -> words and style; keyed by the enum's values so the CLI imports it lazily
+_VERDICT: dict[str, str] = {
     "inside": "inside the interval: consistent with these measurements",
     "above": "above the interval: not supported (the measured advantage is smaller)",
     "below": "below the interval: the measured advantage is larger than claimed",
 }
-_STYLE = {"inside": "green", "above": "bold red", "below": "bold yellow"}
+_STYLE: dict[str, str] = {"inside": "green", "above": "bold red", "below": "bold yellow"}
 
 
 def _signedusd(value: float) -> str:
     return ("-" if value < 0 else "+") + usd(abs(value))
 
 
-def _basis(value: str) -> str:
-    value = value.strip()
-    return value if value == "owned" or value.startswith("rented: ") else f"rented: {value}"
+def _basis(value: str) -> CostBasis:
+    try:
+        return CostBasis.parse(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--basis") from None
 
 
 def _compare(
@@ -49,7 +54,7 @@ def _compare(
         float | None, typer.Option(help="A claimed ratio 'A is N times as cost-efficient as B' to check.")
     ] = None,
     basis: Annotated[
-        str, typer.Option(help="Cost basis: owned, or a GPU-hour tier (hyperscaler-own, neocloud-own, rental-3yr).")
+        str, typer.Option(help=f"Cost basis: owned, or a GPU-hour tier ({', '.join(t.value for t in RentalTier)}).")
     ] = "owned",
     tokens: Annotated[str, typer.Option(help="Tokens counted: output, or total (prompt + output).")] = "output",
     allow_different: Annotated[

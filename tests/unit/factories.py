@@ -11,12 +11,14 @@ from typing import Any
 import numpy as np
 
 from tcobench.schemas import (
+    GpuVendor,
     HardwarePrice,
     LatencyTarget,
     OpsPrice,
     Phase,
     PriceTable,
     RentalPrice,
+    RentalTier,
     RequestRecord,
     RunRecord,
     RunStatus,
@@ -77,6 +79,8 @@ def make_run(**overrides: Any) -> RunRecord:
         "git_revision": None,
     }
     fields.update(overrides)
+    if isinstance(fields.get("gpu_vendor"), str):  # the record holds the enum (strict model); tests say "nvidia"
+        fields["gpu_vendor"] = GpuVendor(fields["gpu_vendor"])
     return RunRecord.model_validate(fields)
 
 
@@ -124,7 +128,7 @@ def make_prices(
     """A one-row-per-section table keyed test-hw / test-site / test-ops, fields overridable.
 
     ``rental`` / ``latency_target`` (None: no such rows) add one row each, ``test-rate`` (2 USD per GPU-hour
-    for test-hw, tier test-tier) / ``test-target`` (TTFT p90 500 ms, TPOT p90 50 ms), fields overridable.
+    for test-hw, tier on-demand) / ``test-target`` (TTFT p90 500 ms, TPOT p90 50 ms), fields overridable.
     """
     sourced = {"source": "test fixture", "as_of": dt.date(2026, 1, 1)}
     hw = {
@@ -149,9 +153,10 @@ def make_prices(
         **sourced,
         **(ops or {}),
     }
-    rate = {"description": "test rate", "hardware": "test-hw", "tier": "test-tier", "usd_per_gpu_hour": 2.0,
+    rate = {"description": "test rate", "hardware": "test-hw", "tier": RentalTier.on_demand, "usd_per_gpu_hour": 2.0,
             **sourced, **(rental or {})}  # fmt: skip
     target = {"description": "test target", "ttft_p90_ms": 500.0, "tpot_p90_ms": 50.0, **(latency_target or {})}
+    hw["vendor"] = GpuVendor(hw["vendor"])  # strict models take the enum; overrides may say "amd"
     return PriceTable(
         hardware={"test-hw": HardwarePrice(**hw)},
         site={"test-site": SitePrice(**st)},

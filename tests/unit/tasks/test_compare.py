@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import CostBasis, RentalTier
 from tcobench.tasks import compare as compare_module
 from tcobench.tasks.compare import (
     RunSample,
+    Verdict,
     bootstrap_efficiency,
     compare,
     compare_on,
@@ -37,8 +39,9 @@ def con(fleet: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def test_parse_selection_and_matching() -> None:
     sel = parse_selection("vendor=NVIDIA, host=a|b ,since=2026-11-24, run=ab12")
-    assert [t[:3] for t in sel.terms] == [("vendor", "gpu_vendor", "exact"), ("host", "host", "exact"),
-                                          ("since", "date", "since"), ("run", "run_id", "prefix")]  # fmt: skip
+    assert [(t.key, t.column, t.mode) for t in sel.terms] == [
+        ("vendor", "gpu_vendor", "exact"), ("host", "host", "exact"), ("since", "date", "since"),
+        ("run", "run_id", "prefix")]  # fmt: skip
     row = {"gpu_vendor": "nvidia", "host": "b", "date": "2026-11-25", "run_id": "ab12cd"}
     assert sel.matches(row)
     assert not sel.matches({**row, "date": "2026-11-23"})
@@ -82,9 +85,10 @@ def test_bootstrap_weighs_nights_not_runs() -> None:
 
 
 def test_verdict_bounds() -> None:
-    assert verdict(5.0, 1.2, 1.4) == "above"
-    assert verdict(1.3, 1.2, 1.4) == "inside"
-    assert verdict(1.0, 1.2, 1.4) == "below"
+    assert verdict(5.0, 1.2, 1.4) is Verdict.above
+    assert verdict(1.3, 1.2, 1.4) is Verdict.inside
+    assert verdict(1.4, 1.2, 1.4) is Verdict.inside  # the bounds belong to the interval
+    assert verdict(1.0, 1.2, 1.4) is Verdict.below
 
 
 def test_compare_matches_the_sql_and_gives_a_verdict(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
@@ -100,27 +104,29 @@ def test_compare_matches_the_sql_and_gives_a_verdict(fleet: Path, con: duckdb.Du
         # the point estimate is the ratio of view platform_cost's tokens per USD
         assert s.ratio == pytest.approx(sql[("gpu-nv-1", s.concurrency)] / sql[("gpu-amd-1", s.concurrency)])
         assert s.lo < s.ratio < s.hi and s.hi - s.lo < 0.3
-        assert s.verdict == "above"  # 5x is far above a ratio of about 1.3
+        assert s.verdict is Verdict.above  # 5x is far above a ratio of about 1.3
         assert sum(t.b_minus_a for t in s.terms) == pytest.approx(s.b_usd_per_m - s.a_usd_per_m)
         assert s.driver().term == "adaptation"  # 7 ROCm days vs 0.25 CUDA days
-    assert result.pooled is not None and result.pooled_verdict == "above"
+    assert result.pooled is not None and result.pooled_verdict is Verdict.above
     again = compare_on(con, "vendor=nvidia", "vendor=amd", claim=5.0, resamples=500)
     assert [(s.lo, s.hi) for s in again.strata] == [(s.lo, s.hi) for s in result.strata]  # fixed seed
     inside = compare_on(con, "vendor=nvidia,concurrency=4", "vendor=amd", claim=result.strata[1].ratio,
                         resamples=500)  # fmt: skip
-    assert inside.strata[0].verdict == "inside" and inside.pooled is None
+    assert inside.strata[0].verdict is Verdict.inside and inside.pooled is None
     assert inside.notes == ("concurrency 1 only in B: not compared", "concurrency 16 only in B: not compared")
     below = compare_on(con, "vendor=nvidia", "vendor=amd", claim=1.0, resamples=200)
-    assert below.pooled_verdict == "below"
+    assert below.pooled_verdict is Verdict.below
 
 
 def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -> None:
     owned = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", resamples=200)
-    rented = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis="rented: rental-3yr", resamples=200)
+    rented = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis=CostBasis(RentalTier.rental_3yr), resamples=200)
     # 3-year rental: H200 1.60 vs MI300X 1.55 USD/GPU-hour, so the throughput gap dominates
     assert rented.strata[0].ratio != pytest.approx(owned.strata[0].ratio)
-    with pytest.raises(ConfigError, match="cost basis 'rented: nope' has no priced run"):
-        compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis="rented: nope")
+    with pytest.raises(
+        ConfigError, match=r"cost basis 'rented: on-demand' has no priced run \(priced: owned, rented: "
+    ):
+        compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis=CostBasis(RentalTier.on_demand))
     total = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", tokens="total", resamples=200)
     assert total.tokens == "total" and total.strata[0].a_tokens_per_usd > owned.strata[0].a_tokens_per_usd
 

@@ -101,12 +101,12 @@ def test_tco_scenarios_rows_and_the_views_that_select_them(con: duckdb.DuckDBPyC
     rows = _dicts(con, "SELECT basis, scenario, parameter, value, total_usd_month FROM tco_scenarios ORDER BY ALL")
     assert len(rows) == 1 + 14 + 1
     assert [(r["basis"], r["scenario"]) for r in rows if r["parameter"] is None] == [
-        ("owned", "baseline"), ("rented: test-tier", "baseline")]  # fmt: skip
+        ("owned", "baseline"), ("rented: on-demand", "baseline")]  # fmt: skip
     # tco is the owned baseline, cost_basis the baselines, sensitivity the owned scenarios: no row computed twice
     (tco,) = _dicts(con, "SELECT total_usd_month, output_tokens_per_usd FROM tco")
     assert round(tco["total_usd_month"], 2) == 865.70 and round(tco["output_tokens_per_usd"], 2) == 91_070.81
     assert [r["basis"] for r in _dicts(con, "SELECT basis FROM cost_basis ORDER BY basis")] == [
-        "owned", "rented: test-tier"]  # fmt: skip
+        "owned", "rented: on-demand"]  # fmt: skip
     (full,) = _dicts(con, "SELECT * FROM sensitivity WHERE parameter = 'utilisation' AND value = 1.0")
     # 157 680 000 tokens / 909.50 USD = 173 369.98 tokens per USD (909.50 x 173 370 = 157 680 015: 15 too many)
     assert round(full["output_tokens_per_usd"], 2) == 173_369.98

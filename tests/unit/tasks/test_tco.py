@@ -339,7 +339,7 @@ def test_tco_owned_with_measured_energy_hand_worked(measured: duckdb.DuckDBPyCon
 
 def test_tco_rented_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
     r = _row(measured, "tco_rented")
-    assert (r["rental_key"], r["tier"], r["gpus_rented"], r["source"]) == ("test-rate", "test-tier", 2, "test fixture")
+    assert (r["rental_key"], r["tier"], r["gpus_rented"], r["source"]) == ("test-rate", "on-demand", 2, "test fixture")
     # rent: 2.00 USD/GPU-hour x 2 GPUs x 730 h = 2 920.00 USD/month (every hour, whatever the utilisation)
     assert round(r["rent_usd_month"], 2) == 2_920.00
     # total: 2 920 + 200 ops + 100 adaptation = 3 220.00 USD/month
@@ -351,7 +351,7 @@ def test_tco_rented_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
         "SELECT basis, capital_usd_month, power_usd_month, total_usd_month, output_tokens_per_usd FROM cost_basis "
         "ORDER BY basis"
     ).fetchall()
-    assert [b[0] for b in bases] == ["owned", "rented: test-tier"]
+    assert [b[0] for b in bases] == ["owned", "rented: on-demand"]
     assert [round(b[3], 2) for b in bases] == [1_328.47, 3_220.00]
     assert bases[1][2] == 0.0  # power is inside the GPU-hour rate
     # tokens per USD: 78 840 000 / 1 328.47 = 59 346.4...; 78 840 000 / 3 220 = 24 484.47

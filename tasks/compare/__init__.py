@@ -1,0 +1,61 @@
+"""compare: cost efficiency of two selections of runs, with a bootstrap confidence interval and a verdict.
+
+Cost efficiency is tokens per USD (view ``cost_basis``: output_tokens_per_usd or total_tokens_per_usd); the ratio
+is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A is R times as cost-efficient".
+
+- ``selection``: which runs a side takes (``vendor=nvidia,since=2026-11-01``);
+- ``candidates``: the runs a comparison may take (views runs, tco, cost_basis), what must agree on both sides, and
+  each side's night-weighted figures;
+- ``comparison``: per concurrency level, the ratio, the cost terms and the verdict on a claim;
+- ``bootstrap``: the confidence interval, resampling nights, runs within nights and requests within runs.
+"""
+
+from __future__ import annotations
+
+from .bootstrap import RunSample, TokenCount, bootstrap_efficiency, load_samples, percentile_interval
+from .candidates import (
+    COMPARABLE,
+    CandidateRun,
+    CostTermName,
+    SideFigures,
+    comparison_differences,
+    load_candidates,
+    load_runs,
+    night_weighted,
+    priced,
+    samples_of,
+)
+from .comparison import Comparison, CostTerm, Stratum, Verdict, compare, compare_on, token_count, verdict
+from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, parse_selection, pick
+
+__all__ = [
+    "COMPARABLE",
+    "SELECTION_KEYS",
+    "CandidateRun",
+    "Comparison",
+    "CostTerm",
+    "CostTermName",
+    "MatchMode",
+    "RunSample",
+    "Selection",
+    "SelectionTerm",
+    "SideFigures",
+    "Stratum",
+    "TokenCount",
+    "Verdict",
+    "bootstrap_efficiency",
+    "compare",
+    "compare_on",
+    "comparison_differences",
+    "load_candidates",
+    "load_runs",
+    "load_samples",
+    "night_weighted",
+    "parse_selection",
+    "percentile_interval",
+    "pick",
+    "priced",
+    "samples_of",
+    "token_count",
+    "verdict",
+]

@@ -1,0 +1,228 @@
+"""candidates: the runs a comparison may take, read from the views, and each side's figures.
+
+``load_runs`` reads every run that did not fail with what a selection matches, what must agree on both sides
+(``COMPARABLE``) and its cost on one basis (view ``cost_basis``); ``night_weighted`` gives a side's figures: the
+night-weighted mean (SQL macro ``night_weighted_mean``, as in view ``platform_cost``) of view ``cost_basis``'
+tokens per USD, tok/s and monthly cost terms.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+import duckdb
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import CostBasis, RunStatus
+
+from ..rows import fetch_rows
+from .bootstrap import RunSample, TokenCount, load_samples
+
+__all__ = [
+    "COMPARABLE",
+    "CandidateRun",
+    "CostTermName",
+    "SideFigures",
+    "comparison_differences",
+    "load_candidates",
+    "load_runs",
+    "night_weighted",
+    "priced",
+    "samples_of",
+]
+
+CostTermName = Literal["capital", "power", "ops", "adaptation"]
+
+
+class CandidateRun(TypedDict):
+    """A run that did not fail, with what selections match, what must agree, and its cost on one basis."""
+
+    run_id: str
+    batch_id: str
+    date: str
+    host: str
+    gpu_vendor: str | None
+    gpu_name: str | None
+    driver_version: str | None
+    hardware_key: str
+    site_key: str
+    ops_key: str
+    engine_name: str
+    engine_version: str
+    engine_settings: str | None
+    model_name: str
+    model_digest: str | None
+    synthetic_model: bool
+    workload: str
+    prompt_set_hash: str
+    max_tokens: int
+    ignore_eos: bool
+    temperature: float
+    extra_body: str | None
+    load_mode: str
+    rate_rps: float | None
+    num_ctx: int
+    concurrency: int
+    # cost on the basis asked for (NULL where the run has no price there)
+    output_tokens_per_usd: float | None
+    total_tokens_per_usd: float | None
+    # why a run has no cost
+    output_tok_s: float | None
+    has_hardware_price: bool
+    has_site_price: bool
+    has_ops_price: bool
+    energy_valid: bool
+
+
+# label -> how to read it from a run row; runs compared must agree on every one of these
+COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
+    "workload (prompt_set_hash)": lambda r: r["prompt_set_hash"],
+    "max_tokens": lambda r: r["max_tokens"],
+    "ignore_eos": lambda r: r["ignore_eos"],
+    "temperature": lambda r: r["temperature"],
+    "extra_body (engine request fields)": lambda r: r["extra_body"],
+    "load_mode": lambda r: r["load_mode"],
+    "rate_rps": lambda r: r["rate_rps"],
+    "model (digest, or name where no digest)": lambda r: r["model_digest"] or f"name:{r['model_name']}",
+    "synthetic_model": lambda r: r["synthetic_model"],
+    "num_ctx (context length)": lambda r: r["num_ctx"],
+    "engine": lambda r: r["engine_name"],
+    "engine_version": lambda r: r["engine_version"],
+    "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
+}
+
+
+def _settings_without_paths(text: str | None) -> str:
+    """Canonical engine settings less host-local locations (keys ending in path/dir): they name no setting."""
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return text or ""
+    if not isinstance(data, dict):
+        return json.dumps(data, sort_keys=True)
+    kept = {k: v for k, v in data.items() if not k.lower().endswith(("path", "_dir"))}
+    return json.dumps(kept, sort_keys=True)
+
+
+# CandidateRun's keys that do not come from view runs, and how they are read
+_COST_COLUMNS = {
+    "output_tokens_per_usd": "c.output_tokens_per_usd",
+    "total_tokens_per_usd": "c.total_tokens_per_usd",
+    "output_tok_s": "t.output_tok_s",
+    "has_hardware_price": "t.purchase_usd IS NOT NULL",
+    "has_site_price": "t.pue IS NOT NULL",
+    "has_ops_price": "t.ops_hours_per_month IS NOT NULL",
+    "energy_valid": "t.energy_valid",
+}
+_SELECT = [f"{_COST_COLUMNS[c]} AS {c}" if c in _COST_COLUMNS else f"r.{c}" for c in CandidateRun.__annotations__]
+_RUNS_SQL = f"""
+SELECT {", ".join(_SELECT)}
+FROM runs AS r
+JOIN tco AS t ON t.run_id = r.run_id
+LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
+WHERE r.status <> '{RunStatus.failed.value}'
+ORDER BY r.started_ns, r.run_id
+"""
+
+
+def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
+    bases = [b for (b,) in con.execute("SELECT DISTINCT basis FROM cost_basis ORDER BY 1").fetchall()]
+    if str(basis) not in bases and bases:
+        raise ConfigError(f"cost basis {str(basis)!r} has no priced run (priced: {', '.join(bases)})")
+
+
+def load_runs(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> list[CandidateRun]:
+    """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there)."""
+    _check_basis(con, basis)
+    return fetch_rows(con, _RUNS_SQL, CandidateRun, {"basis": str(basis)})
+
+
+def load_candidates(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> list[CandidateRun]:
+    """Runs with a cost on ``basis``; a basis no run is priced on is a ConfigError."""
+    return [r for r in load_runs(con, basis) if r["output_tokens_per_usd"] is not None]
+
+
+@dataclass(frozen=True)
+class SideFigures:
+    """Night-weighted means (SQL macro night_weighted_mean) of view cost_basis' columns over one side's runs."""
+
+    output_tokens_per_usd: float
+    total_tokens_per_usd: float
+    output_tok_s: float
+    total_tok_s: float
+    total_usd_month: float
+    capital_usd_month: float
+    power_usd_month: float
+    ops_usd_month: float
+    adaptation_usd_month: float
+
+    def tokens_per_usd(self, tokens: TokenCount) -> float:
+        return self.output_tokens_per_usd if tokens == "output" else self.total_tokens_per_usd
+
+    def tok_s(self, tokens: TokenCount) -> float:
+        return self.output_tok_s if tokens == "output" else self.total_tok_s
+
+    def term_usd_month(self, term: CostTermName) -> float:
+        return {"capital": self.capital_usd_month, "power": self.power_usd_month, "ops": self.ops_usd_month,
+                "adaptation": self.adaptation_usd_month}[term]  # fmt: skip
+
+
+def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> SideFigures:
+    """The night-weighted mean of each SideFigures column of view cost_basis over these runs on ``basis``
+    (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
+    names = list(SideFigures.__dataclass_fields__)
+    columns = ", ".join(f"night_weighted_mean(list(({c}, date))) AS {c}" for c in names)
+    sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains($ids, run_id)"
+    row = con.execute(sql, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
+    values = row if row is not None else [None] * len(names)
+    return SideFigures(*(math.nan if v is None else float(v) for v in values))
+
+
+def _short(value: object) -> str:
+    text = "null" if value is None else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def comparison_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[CandidateRun]) -> list[str]:
+    """'field: A {...} vs B {...}' for every COMPARABLE field that is not one value across both sides."""
+    found = []
+    for label, read in COMPARABLE.items():
+        a_vals = {_short(read(r)) for r in a_rows}
+        b_vals = {_short(read(r)) for r in b_rows}
+        if len(a_vals | b_vals) > 1:
+            found.append(f"{label}: A {{{', '.join(sorted(a_vals))}}} vs B {{{', '.join(sorted(b_vals))}}}")
+    return found
+
+
+def _why_unpriced(row: CandidateRun, basis: CostBasis) -> str:
+    if not row["has_hardware_price"]:
+        return f"hardware key {row['hardware_key']!r} is not in the price table"
+    if not row["has_site_price"]:
+        return f"site key {row['site_key']!r} is not in the price table"
+    if not row["has_ops_price"]:
+        return f"ops key {row['ops_key']!r} is not in the price table"
+    if row["output_tok_s"] is None:
+        return "no measured tokens"
+    return f"no [rental] row prices hardware {row['hardware_key']!r} as {str(basis)!r}"
+
+
+def priced(rows: list[CandidateRun], label: str, basis: CostBasis, notes: list[str]) -> list[CandidateRun]:
+    """The rows with a cost; a note for those without one, a QueryError when none has one."""
+    kept = [r for r in rows if r["output_tokens_per_usd"] is not None]
+    reasons = sorted({_why_unpriced(r, basis) for r in rows if r["output_tokens_per_usd"] is None})
+    if not kept:
+        raise QueryError(f"selection {label}: no run has a cost on the {basis} basis: {'; '.join(reasons)}")
+    if reasons:
+        notes.append(f"{len(rows) - len(kept)} run(s) of {label} left out, without a cost: {'; '.join(reasons)}")
+    return kept
+
+
+def samples_of(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], tokens: TokenCount) -> list[RunSample]:
+    """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests)."""
+    per_usd = [(r["run_id"], r["date"], r["output_tokens_per_usd" if tokens == "output" else "total_tokens_per_usd"])
+               for r in rows]  # fmt: skip
+    return load_samples(con, [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None], tokens)

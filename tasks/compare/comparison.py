@@ -1,0 +1,345 @@
+"""comparison: the cost efficiency of two selections of runs, per concurrency level, with a verdict on a claim.
+
+Runs are compared per concurrency level present in both selections; every other setting that shapes the
+measurement (candidates.COMPARABLE) must be the same on both sides, or the comparison is refused with the list of
+differences (``allow_different=True`` overrides that, and the differences are kept). Each side's point figures
+(tokens per USD, tok/s, USD per month and its terms) are night-weighted means of view ``cost_basis``' columns
+(candidates.night_weighted); the interval comes from bootstrap.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import get_args
+
+import duckdb
+import numpy as np
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import OWNED, CostBasis, PriceTable
+
+from ..query import connect, freeze_views
+from .bootstrap import TokenCount, bootstrap_efficiency, percentile_interval
+from .candidates import (
+    CandidateRun,
+    CostTermName,
+    SideFigures,
+    comparison_differences,
+    load_runs,
+    night_weighted,
+    priced,
+    samples_of,
+)
+from .selection import Selection, parse_selection, pick
+
+__all__ = ["Comparison", "CostTerm", "Stratum", "Verdict", "compare", "compare_on", "token_count", "verdict"]
+
+_TERMS: tuple[CostTermName, ...] = get_args(CostTermName)
+
+
+class Verdict(StrEnum):
+    """Where a claimed ratio lies against the measured interval."""
+
+    inside = "inside"  # consistent with the measurements
+    above = "above"  # not supported: the measured advantage is smaller
+    below = "below"  # the measured advantage is larger than claimed
+
+
+def verdict(claim: float, lo: float, hi: float) -> Verdict:
+    """Where a claimed ratio lies against the interval [lo, hi]."""
+    if claim > hi:
+        return Verdict.above
+    if claim < lo:
+        return Verdict.below
+    return Verdict.inside
+
+
+def token_count(text: str) -> TokenCount:
+    """'output' or 'total'; a ConfigError otherwise."""
+    if text == "output":
+        return "output"
+    if text == "total":
+        return "total"
+    raise ConfigError(f"tokens must be output or total, got {text!r}")
+
+
+@dataclass(frozen=True)
+class CostTerm:
+    """One cost term of a stratum, per 1M tokens, on each side."""
+
+    term: CostTermName
+    a_usd_per_m: float
+    b_usd_per_m: float
+
+    @property
+    def b_minus_a(self) -> float:
+        return self.b_usd_per_m - self.a_usd_per_m
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """The comparison at one concurrency level."""
+
+    concurrency: int
+    a_runs: int
+    b_runs: int
+    a_nights: int
+    b_nights: int
+    a_tokens_per_usd: float
+    b_tokens_per_usd: float
+    a_tok_s: float
+    b_tok_s: float
+    a_usd_month: float
+    b_usd_month: float
+    ratio: float
+    lo: float
+    hi: float
+    terms: tuple[CostTerm, ...]
+    verdict: Verdict | None
+
+    @property
+    def a_usd_per_m(self) -> float:
+        return 1e6 / self.a_tokens_per_usd
+
+    @property
+    def b_usd_per_m(self) -> float:
+        return 1e6 / self.b_tokens_per_usd
+
+    def driver(self) -> CostTerm:
+        """The cost term whose per-1M-token difference is the largest."""
+        return max(self.terms, key=lambda t: abs(t.b_minus_a))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Selection
+    b: Selection
+    basis: CostBasis
+    tokens: TokenCount
+    confidence: float
+    resamples: int
+    seed: int
+    claim: float | None
+    strata: tuple[Stratum, ...]
+    pooled: tuple[float, float, float] | None  # geometric mean over strata: ratio, lo, hi
+    pooled_verdict: Verdict | None
+    differences: tuple[str, ...]  # non-empty only when compared despite differences
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    a_desc: str = ""
+    b_desc: str = ""
+
+
+def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
+    """Per-1M-token share of each monthly term: cost per 1M x term / total (night-weighted), as in platform_cost."""
+
+    def split(side: SideFigures, eff: float, term: CostTermName) -> float:
+        return 1e6 / eff * side.term_usd_month(term) / side.total_usd_month
+
+    return tuple(CostTerm(t, split(a, a_eff, t), split(b, b_eff, t)) for t in _TERMS)
+
+
+def _nights(rows: Sequence[CandidateRun]) -> int:
+    return len({r["date"] for r in rows})
+
+
+def _describe(rows: Sequence[CandidateRun]) -> str:
+    def values(read: Callable[[CandidateRun], str | None]) -> str:
+        return ", ".join(sorted({v for r in rows if (v := read(r)) is not None})) or "-"
+
+    return (
+        f"{len(rows)} run(s) over {_nights(rows)} night(s); hosts {values(lambda r: r['host'])}; "
+        f"GPUs {values(lambda r: r['gpu_name'])}; hardware {values(lambda r: r['hardware_key'])}; "
+        f"driver {values(lambda r: r['driver_version'])}"
+    )
+
+
+@dataclass(frozen=True)
+class _Options:
+    basis: CostBasis
+    tokens: TokenCount
+    claim: float | None
+    allow_different: bool
+    resamples: int
+    seed: int
+    confidence: float
+
+
+def _stratum(
+    con: duckdb.DuckDBPyConnection,
+    level: int,
+    a_rows: list[CandidateRun],
+    b_rows: list[CandidateRun],
+    opts: _Options,
+    rng: np.random.Generator,
+) -> tuple[Stratum, np.ndarray]:
+    a = night_weighted(con, [r["run_id"] for r in a_rows], opts.basis)
+    b = night_weighted(con, [r["run_id"] for r in b_rows], opts.basis)
+    a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng)
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng)
+    lo, hi = percentile_interval(reps, opts.confidence)
+    stratum = Stratum(
+        concurrency=level,
+        a_runs=len(a_rows),
+        b_runs=len(b_rows),
+        a_nights=_nights(a_rows),
+        b_nights=_nights(b_rows),
+        a_tokens_per_usd=a_eff,
+        b_tokens_per_usd=b_eff,
+        a_tok_s=a.tok_s(opts.tokens),
+        b_tok_s=b.tok_s(opts.tokens),
+        a_usd_month=a.total_usd_month,
+        b_usd_month=b.total_usd_month,
+        ratio=a_eff / b_eff,
+        lo=lo,
+        hi=hi,
+        terms=_terms(a, b, a_eff, b_eff),
+        verdict=verdict(opts.claim, lo, hi) if opts.claim is not None else None,
+    )
+    return stratum, reps
+
+
+def _options(
+    basis: CostBasis = OWNED,
+    tokens: str = "output",
+    claim: float | None = None,
+    allow_different: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> _Options:
+    counted = token_count(tokens)
+    if not 0 < confidence < 1 or resamples < 100:
+        raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {confidence}, {resamples}")
+    if claim is not None and not (math.isfinite(claim) and claim > 0):
+        raise ConfigError(f"--claim must be a positive ratio, got {claim}")
+    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence)
+
+
+def compare_on(
+    con: duckdb.DuckDBPyConnection,
+    a: str,
+    b: str,
+    *,
+    basis: CostBasis = OWNED,
+    tokens: str = "output",
+    claim: float | None = None,
+    allow_different: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Comparison:
+    """Compare selection ``a`` with ``b`` over an open connection (see the module docstring).
+
+    tokens: 'output' or 'total'; claim: a ratio to judge; resamples, seed, confidence: of the bootstrap.
+    """
+    opts = _options(basis, tokens, claim, allow_different, resamples, seed, confidence)
+    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), opts)
+
+
+def compare(
+    store: Path,
+    prices: PriceTable,
+    a: str,
+    b: str,
+    *,
+    basis: CostBasis = OWNED,
+    tokens: str = "output",
+    claim: float | None = None,
+    allow_different: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Comparison:
+    """compare_on over the store; QueryError when refused or a selection is empty, ConfigError on bad input."""
+    opts = _options(basis, tokens, claim, allow_different, resamples, seed, confidence)  # fails before the store opens
+    sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
+    con = connect(store, prices)
+    try:
+        freeze_views(con)
+        return _compare(con, sel_a, sel_b, opts)
+    finally:
+        con.close()
+
+
+def _sides(
+    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options
+) -> tuple[list[CandidateRun], list[CandidateRun], list[str], list[str]]:
+    """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far."""
+    a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
+    both = {r["run_id"] for r in a_rows} & {r["run_id"] for r in b_rows}
+    if both:
+        raise QueryError(f"selections A and B share {len(both)} run(s), e.g. {sorted(both)[0]}: make them disjoint")
+    a_levels, b_levels = {r["concurrency"] for r in a_rows}, {r["concurrency"] for r in b_rows}
+    levels = a_levels & b_levels
+    if not levels:
+        raise QueryError(
+            f"no concurrency level in common: A has {sorted(a_levels)}, B has {sorted(b_levels)}; "
+            "runs are compared at equal concurrency"
+        )
+    a_rows = [r for r in a_rows if r["concurrency"] in levels]
+    b_rows = [r for r in b_rows if r["concurrency"] in levels]
+    diffs = comparison_differences(a_rows, b_rows)
+    if diffs and not opts.allow_different:
+        raise QueryError(
+            "refused: the selections differ in what was measured: "
+            + "; ".join(diffs)
+            + " (compare like with like, or pass --allow-different to compare anyway)"
+        )
+    notes = [f"concurrency {c} only in A: not compared" for c in sorted(a_levels - b_levels)]
+    notes += [f"concurrency {c} only in B: not compared" for c in sorted(b_levels - a_levels)]
+    a_rows, b_rows = priced(a_rows, "A", opts.basis, notes), priced(b_rows, "B", opts.basis, notes)
+    powered = [{"measured" if r["energy_valid"] else "price-table estimate" for r in rows} for rows in (a_rows, b_rows)]
+    if opts.basis.owned and powered[0] != powered[1]:
+        notes.append(f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
+                     "(measured device watts leave out the rest of the host; the estimate is all-in)")  # fmt: skip
+    return a_rows, b_rows, diffs, notes
+
+
+def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
+    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis), sel_a, sel_b, opts)
+    levels = sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows})
+    if not levels:
+        raise QueryError("no concurrency level in common among the runs with a cost")
+    rng = np.random.default_rng(opts.seed)
+    strata, reps = [], []
+    for level in levels:
+        a_level = [r for r in a_rows if r["concurrency"] == level]
+        stratum, rep = _stratum(con, level, a_level, [r for r in b_rows if r["concurrency"] == level], opts, rng)
+        strata.append(stratum)
+        reps.append(rep)
+        if min(stratum.a_runs, stratum.b_runs) == 1:
+            notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
+    pooled, pooled_verdict = _pooled(strata, reps, opts)
+    return Comparison(
+        sel_a,
+        sel_b,
+        opts.basis,
+        opts.tokens,
+        opts.confidence,
+        opts.resamples,
+        opts.seed,
+        opts.claim,
+        tuple(strata),
+        pooled,
+        pooled_verdict,
+        tuple(diffs),
+        tuple(notes),
+        _describe(a_rows),
+        _describe(b_rows),
+    )
+
+
+def _pooled(
+    strata: list[Stratum], reps: list[np.ndarray], opts: _Options
+) -> tuple[tuple[float, float, float] | None, Verdict | None]:
+    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI."""
+    if len(strata) < 2:
+        return None, None
+    ratio = math.exp(float(np.mean([math.log(s.ratio) for s in strata])))
+    lo, hi = percentile_interval(np.exp(np.log(np.vstack(reps)).mean(axis=0)), opts.confidence)
+    return (ratio, lo, hi), (verdict(opts.claim, lo, hi) if opts.claim is not None else None)

@@ -1,0 +1,121 @@
+"""selection: which stored runs a side of a comparison (or the report's ``--select``) takes.
+
+A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separates alternatives of one key:
+``vendor=nvidia``, ``host=gpu-a|gpu-b,since=2026-11-01``, ``run=3f2a`` (run id prefix). Keys: ``SELECTION_KEYS``,
+and the run columns they read work as keys too (``gpu_vendor=amd``, ``run_id=...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeVar
+
+from tcobench.errors import ConfigError, QueryError
+
+__all__ = ["SELECTION_KEYS", "MatchMode", "Selection", "SelectionTerm", "parse_selection", "pick"]
+
+
+class MatchMode(StrEnum):
+    """How a term's value matches a run's column (case-insensitive except prefixes)."""
+
+    exact = "exact"
+    contains = "contains"  # the value is a substring of the column
+    prefix = "prefix"  # the column starts with the value (ids)
+    since = "since"  # the column is >= the value (dates)
+    until = "until"  # the column is <= the value (dates)
+
+
+# key -> (run column, how a value matches)
+SELECTION_KEYS: dict[str, tuple[str, MatchMode]] = {
+    "vendor": ("gpu_vendor", MatchMode.exact),
+    "gpu": ("gpu_name", MatchMode.contains),
+    "host": ("host", MatchMode.exact),
+    "hardware": ("hardware_key", MatchMode.exact),
+    "site": ("site_key", MatchMode.exact),
+    "engine": ("engine_name", MatchMode.exact),
+    "engine_version": ("engine_version", MatchMode.exact),
+    "driver": ("driver_version", MatchMode.exact),
+    "model": ("model_name", MatchMode.exact),
+    "workload": ("workload", MatchMode.exact),
+    "concurrency": ("concurrency", MatchMode.exact),
+    "date": ("date", MatchMode.exact),
+    "since": ("date", MatchMode.since),
+    "until": ("date", MatchMode.until),
+    "run": ("run_id", MatchMode.prefix),
+    "batch": ("batch_id", MatchMode.prefix),
+}
+# column names work as keys too (gpu_vendor=nvidia, hardware_key=..., run_id=..., batch_id=...)
+_COLUMN_KEYS = {
+    column: (column, mode) for column, mode in SELECTION_KEYS.values() if mode not in (MatchMode.since, MatchMode.until)
+}
+
+
+@dataclass(frozen=True)
+class SelectionTerm:
+    """One ``key=value[|value...]`` term: the run column it reads, how it matches, the alternatives."""
+
+    key: str
+    column: str
+    mode: MatchMode
+    values: tuple[str, ...]
+
+    def holds(self, actual: object) -> bool:
+        if actual is None:
+            return False
+        text = str(actual)
+        if self.mode is MatchMode.exact:
+            return any(text.lower() == v.lower() for v in self.values)
+        if self.mode is MatchMode.contains:
+            return any(v.lower() in text.lower() for v in self.values)
+        if self.mode is MatchMode.prefix:
+            return any(text.startswith(v) for v in self.values)
+        if self.mode is MatchMode.since:
+            return any(text >= v for v in self.values)
+        return any(text <= v for v in self.values)  # until
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A parsed selection: terms that must all hold."""
+
+    text: str
+    terms: tuple[SelectionTerm, ...]
+
+    def matches(self, row: Mapping[str, object]) -> bool:
+        return all(term.holds(row.get(term.column)) for term in self.terms)
+
+
+def parse_selection(text: str, label: str = "selection") -> Selection:
+    """Parse ``key=value[|value...][,key=value...]``; a bad term is a one-line ConfigError naming the keys."""
+    terms = []
+    valid = ", ".join(sorted({*SELECTION_KEYS, *_COLUMN_KEYS}))
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        key, sep, value = part.partition("=")
+        key = key.strip().lower()
+        values = tuple(v.strip() for v in value.split("|") if v.strip())
+        if not sep or not values:
+            raise ConfigError(f"{label} {text!r}: term {part!r} is not key=value (keys: {valid})")
+        spec = SELECTION_KEYS.get(key) or _COLUMN_KEYS.get(key)
+        if spec is None:
+            raise ConfigError(f"{label} {text!r}: unknown key {key!r} (keys: {valid})")
+        terms.append(SelectionTerm(key, spec[0], spec[1], values))
+    if not terms:
+        raise ConfigError(f"{label} is empty: give key=value terms, e.g. vendor=nvidia (keys: {valid})")
+    return Selection(text, tuple(terms))
+
+
+Row = TypeVar("Row", bound=Mapping[str, object])
+
+
+def pick(rows: Sequence[Row], selection: Selection, label: str) -> list[Row]:
+    """The rows the selection matches; a QueryError naming the vendors and hosts there are when none does."""
+    chosen = [r for r in rows if selection.matches(r)]
+    if not chosen:
+        raise QueryError(
+            f"selection {label} {selection.text!r} matches no stored run ({len(rows)} runs; "
+            f"vendors: {', '.join(sorted({str(r.get('gpu_vendor')) for r in rows})) or '-'}; "
+            f"hosts: {', '.join(sorted({str(r.get('host')) for r in rows})) or '-'})"
+        )
+    return chosen
