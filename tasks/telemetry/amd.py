@@ -1,23 +1,34 @@
 """AMD GPUs through amdsmi (ROCm's Python bindings; rocm-smi was seen reporting 0-2 W on MI325X).
 
-Energy: ``amdsmi_get_energy_count`` gives ``energy_accumulator`` x ``counter_resolution`` in microjoules.
-Power: ``amdsmi_get_power_info`` in watts (``current_socket_power``, else ``average_socket_power``).
+Units as amdsmi documents them (ROCm/amdsmi ``docs/how-to/using-amdsmi-for-python.md``, ``amdsmi.h``), converted
+to the raw units of ``Reading``:
+  amdsmi_get_energy_count     energy_accumulator x counter_resolution = microjoules  -> energy_mj (/ 1000)
+  amdsmi_get_power_info       current_socket_power, else average_socket_power, W     -> power_mw (x 1000)
+  amdsmi_get_gpu_activity     gfx_activity, percent                                  -> util_pct
+  amdsmi_get_gpu_vram_usage   vram_used, MB of 2**20 bytes (bytes / 1024 / 1024)     -> mem_used_bytes
+"N/A" (the interface's word for 0xFFFF) and an all-ones integer (newer libraries' "not supported") are no
+reading, never a number. The ROCm release comes from ``amdsmi_get_rocm_version`` where the package has it
+(older ones have none), else from /opt/rocm/.info/version.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import GpuVendor, SamplerKind
 
+from .amd_smi import ROCM_VERSION_FILE, UNSUPPORTED, rocm_release
 from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["AmdSmiSampler"]
 
 
 def _number(value: Any) -> float | None:
-    """amdsmi reports 'N/A' (a string) for values a card does not support."""
-    return float(value) if isinstance(value, int | float) else None
+    """amdsmi reports 'N/A' (a string), or an all-ones integer, for values a card does not support."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value in UNSUPPORTED:
+        return None
+    return float(value)
 
 
 @register(SamplerKind.amd, "amdsmi")
@@ -84,8 +95,20 @@ class AmdSmiSampler(Sampler):
             "gpu_count": len(self.handles),
             "gpu_uuids": ",".join(u for u in self.uuids if u) or None,
             "driver_version": driver.get("driver_version"),
-            "rocm_version": self._try(lambda: str(self.smi.amdsmi_get_rocm_version()[1])),
+            "rocm_version": self._rocm_version(),
         }
+
+    def _rocm_version(self) -> str | None:
+        get = getattr(self.smi, "amdsmi_get_rocm_version", None)  # newer amdsmi: (found, version)
+        found = self._try(get) if get is not None else None
+        if isinstance(found, tuple):
+            found = found[1] if len(found) == 2 and found[0] else None
+        if found:
+            return rocm_release(str(found))
+        try:
+            return rocm_release(Path(ROCM_VERSION_FILE).read_text("utf-8"))
+        except OSError:
+            return None
 
     def close(self) -> None:
         self._try(self.smi.amdsmi_shut_down)

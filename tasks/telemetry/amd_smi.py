@@ -47,14 +47,14 @@ from tcobench.schemas import GpuVendor, SamplerKind
 from .base import Reading, Runner, Sampler, SamplerUnavailable, register
 from .smi import local_runner
 
-__all__ = ["AmdSmiCliSampler"]
+__all__ = ["ROCM_VERSION_FILE", "UNSUPPORTED", "AmdSmiCliSampler", "rocm_release"]
 
 # written by ROCm's rocm-core package in every ROCm install and ROCm image, e.g. "6.4.1-83"
 ROCM_VERSION_FILE = "/opt/rocm/.info/version"
 _TIMEOUT_S = 10.0  # a local amd-smi call; startup alone can take a second on a many-GPU host
 _METRIC = ("-p", "-u", "-m", "-c", "-t")
 _STATIC = ("-a", "-b", "-d", "-B")
-_UNSUPPORTED = {0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF}
+UNSUPPORTED = frozenset({0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF})  # all-ones integers: amdsmi's "not supported"
 
 # unit label -> factor to the raw unit; the first entry is the unit amd-smi documents for the field
 _MW = {"W": 1e3, "mW": 1.0, "uW": 1e-3}
@@ -63,6 +63,11 @@ _BYTES = {"MB": 2.0**20, "B": 1.0, "KB": 2.0**10, "GB": 2.0**30, "MiB": 2.0**20,
 _MHZ = {"MHz": 1.0, "Mhz": 1.0, "GHz": 1e3}
 _PCT = {"%": 1.0}
 _CELSIUS = {"C": 1.0, "\N{DEGREE SIGN}C": 1.0}
+
+
+def rocm_release(text: str) -> str | None:
+    """The release in a ROCm version string ("6.4.1-83" -> "6.4.1"); None if there is none."""
+    return text.strip().split("-")[0] or None
 
 
 def _local(cmd: list[str]) -> str:
@@ -103,7 +108,7 @@ def _scaled(node: Any, units: Mapping[str, float]) -> float | None:
     value, unit = (node.get("value"), node.get("unit")) if isinstance(node, Mapping) else (node, None)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if isinstance(value, int) and value in _UNSUPPORTED:
+    if isinstance(value, int) and value in UNSUPPORTED:
         return None
     factor = units.get(str(unit)) if unit is not None else next(iter(units.values()))
     return value * factor if factor is not None else None
@@ -196,13 +201,11 @@ class AmdSmiCliSampler(Sampler):
         return "energy: amd-smi total_energy_consumption counter"
 
     def _rocm_version(self) -> str | None:
-        """The ROCm release where amd-smi runs (``ROCM_VERSION_FILE``, "6.4.1-83" -> "6.4.1"); None if absent."""
+        """The ROCm release where amd-smi runs (``ROCM_VERSION_FILE``); None if absent."""
         try:
-            text = self.run(["cat", ROCM_VERSION_FILE]).strip()
+            return rocm_release(self.run(["cat", ROCM_VERSION_FILE]))
         except OSError:
             return None
-        release = text.split("-")[0]
-        return release or None
 
     def describe(self) -> dict[str, Any]:
         first = self.static.get(self.indices[0], {})

@@ -26,7 +26,17 @@ from tcobench.schemas import (
     TelemetryRecord,
 )
 
-__all__ = ["FLEET", "T0_NS", "FleetHost", "make_prices", "make_request", "make_run", "make_telemetry", "write_fleet"]
+__all__ = [
+    "FLEET",
+    "T0_NS",
+    "FleetHost",
+    "make_prices",
+    "make_request",
+    "make_run",
+    "make_telemetry",
+    "write_fleet",
+    "write_nights",
+]
 
 T0_NS = 1_700_000_000_000_000_000  # 2023-11-14T22:13:20Z
 
@@ -304,4 +314,23 @@ def write_fleet(
                 run = run.model_copy(update={"measure_end_ns": end, "finished_ns": end + 10**9})
                 write_results(store, run, reqs, _fleet_telemetry(run, host))
                 written.append(run)
+    return written
+
+
+def write_nights(store: Path, host: str, vendor: str, windows_s: dict[str, list[int]]) -> list[RunRecord]:
+    """Runs of one platform at concurrency 1, per night (a date) one run per measurement window given (s); each
+    run's one ok request counts 60 prompt and 600 output tokens, so a run measures 600 / window output tok/s."""
+    from tcobench.tasks.store import write_results
+
+    written = []
+    for night, windows in windows_s.items():
+        for k, window in enumerate(windows):
+            run_id = f"{host}-{night}-{k}"
+            start = int(dt.datetime.fromisoformat(f"{night}T00:00:00+00:00").timestamp() * 10**9) + k * 60 * 10**9
+            run = make_run(run_id=run_id, batch_id=f"{host}-{night}", date=night, host=host, gpu_vendor=vendor,
+                           started_ns=start, measure_start_ns=start, measure_end_ns=start + window * 10**9)  # fmt: skip
+            request = make_request(run_id=run_id, date=night, host=host, start_ns=start, prompt_tokens=60,
+                                   output_tokens=600)  # fmt: skip
+            write_results(store, run, [request])
+            written.append(run)
     return written

@@ -8,9 +8,23 @@ from pathlib import Path
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
+from tcobench.tasks import report
 from tcobench.tasks.prices import load_prices
+from tcobench.tasks.query import connect, freeze_views
 from tcobench.tasks.report import build_report, summary_markdown, write_report
-from tcobench.tasks.report_assets import Bar, Line, Mark, bar_chart, ecdf_chart, line_chart, scatter_chart
+from tcobench.tasks.report_assets import (
+    Bar,
+    Line,
+    Mark,
+    bar_chart,
+    ecdf_chart,
+    line_chart,
+    scatter_chart,
+    throughput_figure,
+)
+from tcobench.tasks.report_assets.context import night_weighted_rows
+
+from ..factories import make_prices, write_nights
 
 RECORD_TEMPLATE = ("GPU model", "driver version", "engine version", "mean tok/s", "P50 latency (ms)",
                    "single-request time (ms)", "mean power (W)", "peak VRAM (GiB)", "adaptation days",
@@ -114,3 +128,25 @@ def test_one_cpu_run_priced_and_unpriced(tmp_path: Path) -> None:
     unpriced = build_report(tmp_path, load_prices(None), resamples=100)
     assert "No priced run" in unpriced and "No energy figure" in unpriced
     assert unpriced.count('<svg class="chart"') == 4
+
+
+def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
+    # platform ha: night 1 runs of 60 and 120 output tok/s, night 2 one of 30: night means 90 and 30 -> 60 tok/s
+    # (a run-weighted mean says 70); hb: 60 tok/s each night
+    write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10, 5], "2023-11-15": [20]})
+    write_nights(tmp_path, "hb", "amd", {"2023-11-14": [10], "2023-11-15": [10]})
+    con = connect(tmp_path, make_prices())
+    try:
+        freeze_views(con)
+        ctx = report._context(con, None, 5.0, 200, 0)
+        rows = {r["platform"]: r for r in night_weighted_rows(ctx, "run_summary", "output_tok_s")}
+        cost = {r["platform"]: r for r in night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", ("basis",))}
+        throughput = throughput_figure(ctx)
+    finally:
+        con.close()
+    ha = rows["CPU @ ha"]
+    assert (ha["mean"], ha["lowest"], ha["highest"], ha["nights"], ha["runs"]) == (60.0, 30.0, 90.0, 2, 3)
+    assert (rows["CPU @ hb"]["mean"], rows["CPU @ hb"]["nights"]) == (60.0, 2)
+    # tokens per USD is linear in tok/s: 60 tok/s -> 78 840 000 / 865.70 = 91 070.81 (as one run at 60 tok/s)
+    assert round(cost["CPU @ ha"]["mean"], 2) == 91_070.81 and cost["CPU @ ha"]["basis"] == "owned"
+    assert "CPU @ ha: 1, 60</title>" in throughput and "lowest and highest night" in throughput

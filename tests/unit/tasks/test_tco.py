@@ -354,8 +354,8 @@ def test_tco_rented_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
     assert [b[0] for b in bases] == ["owned", "rented: on-demand"]
     assert [round(b[3], 2) for b in bases] == [1_328.47, 3_220.00]
     assert bases[1][2] == 0.0  # power is inside the GPU-hour rate
-    # tokens per USD: 78 840 000 / 1 328.47 = 59 346.4...; 78 840 000 / 3 220 = 24 484.47
-    assert round(bases[0][4], 1) == round(78_840_000 / 1_328.47, 1) and round(bases[1][4], 2) == 24_484.47
+    # tokens per USD: 78 840 000 / 1 328.47 = 59 346.47; 78 840 000 / 3 220 = 24 484.47
+    assert round(bases[0][4], 2) == 59_346.47 and round(bases[1][4], 2) == 24_484.47
 
 
 def test_rented_basis_of_the_first_example_uses_the_row_accelerators(tmp_path: Path) -> None:

@@ -164,3 +164,23 @@ def test_auto_on_a_local_amd_host_without_amdsmi(standins: Path, monkeypatch: py
     assert sampler is None and note is not None
     order = [note.index(s) for s in ("NVML", "amdsmi", "nvidia-smi on", "amd-smi on", "RAPL")]
     assert order == sorted(order)
+
+
+@pytest.mark.parametrize(
+    ("node", "units", "expected"),
+    [
+        ({"value": 712, "unit": "W"}, amd_smi._MW, 712_000.0),  # W -> mW
+        ({"value": 712_000, "unit": "mW"}, amd_smi._MW, 712_000.0),
+        ({"value": 1234567.891, "unit": "J"}, amd_smi._MJ, 1_234_567_891.0),  # J (3 decimals) -> mJ
+        ({"value": 1.5, "unit": "kJ"}, amd_smi._MJ, 1_500_000.0),
+        ({"value": 182_345, "unit": "MB"}, amd_smi._BYTES, 191_202_590_720.0),  # MB = 2**20 bytes
+        ({"value": 3, "unit": "GB"}, amd_smi._BYTES, 3_221_225_472.0),  # 3 x 2**30
+        (712, amd_smi._MW, 712_000.0),  # a bare number is in the field's documented unit (the first listed)
+        ({"value": 712, "unit": "hp"}, amd_smi._MW, None),  # an unknown unit is no reading
+        ({"value": 0xFFFFFFFF, "unit": "W"}, amd_smi._MW, None),  # all ones: "not supported"
+        ({"value": "N/A", "unit": "W"}, amd_smi._MW, None),
+        ({"value": True, "unit": "W"}, amd_smi._MW, None),
+    ],
+)
+def test_unit_conversions(node: object, units: dict[str, float], expected: float | None) -> None:
+    assert amd_smi._scaled(node, units) == expected

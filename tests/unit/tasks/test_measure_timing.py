@@ -1,0 +1,127 @@
+"""measure against a real server in its own process (schedule_server.py) that sends on a known schedule and logs
+when it really sent: TTFT and inter-token gaps pinned to those sends, and the one resend of a request that met a
+keep-alive connection the server had already closed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tcobench.schemas import Protocol, RequestRecord, WorkloadConfig
+from tcobench.tasks.measure import MeasureResult, RunContext, Target, measure
+
+SERVER = Path(__file__).with_name("schedule_server.py")
+MS = 1_000_000
+Server = Callable[..., str]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    """Start schedule_server.py with the given options; return its base URL. Every one started is stopped."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*options: str) -> str:
+        proc = subprocess.Popen([sys.executable, str(SERVER), *options], stdout=subprocess.PIPE, text=True)
+        procs.append(proc)
+        assert proc.stdout is not None
+        return f"http://127.0.0.1:{int(proc.stdout.readline())}"
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait(10)
+
+
+def _log(base_url: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{base_url}/log", timeout=10) as response:
+        entries: list[dict[str, Any]] = json.load(response)
+    return entries
+
+
+def _measure(base_url: str, requests: int) -> MeasureResult:
+    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 0, "concurrency": (1,),
+                                              "max_tokens": 4, "prompts": ("hi",)})  # fmt: skip
+    return measure(Target(base_url, Protocol.openai, "m"), workload, RunContext("r", "2026-01-01", "h"), 1)
+
+
+def _wall_minus_monotonic() -> int:
+    """time.time_ns() - time.perf_counter_ns() now: how measure's wall-clock start_ns maps to the server's clock."""
+    return time.time_ns() - time.perf_counter_ns()
+
+
+def _errors_ms(record: RequestRecord, sent: dict[str, Any], offset_ns: int) -> list[float]:
+    """When the client saw the first content chunk minus when the server sent it, then each client gap minus the
+    server's gap, ms (the server's clock is CLOCK_MONOTONIC; start_ns is wall clock: offset_ns maps them)."""
+    writes = sent["writes_ns"]
+    assert record.ttft_ns is not None
+    sent_at = record.start_ns - offset_ns  # the request was sent (measure's t0), monotonic
+    assert sent_at <= sent["read_ns"] + MS, "TTFT starts before the server read the request"
+    first_seen = sent_at + record.ttft_ns
+    server_gaps = [b - a for a, b in zip(writes, writes[1:], strict=False)]
+    gap_errors = [c - s for c, s in zip(record.itl_ns, server_gaps, strict=True)]
+    return [e / MS for e in [first_seen - writes[0], *gap_errors]]
+
+
+def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> None:
+    """TTFT ends, and every gap lies, within 1 ms of the server's sends. (TTFT starts when measure sends the
+    request; the client's own cost of sending, which a loaded machine stretches, is not asserted here.)"""
+    # content chunks 20, 30, 60 and 70 ms after the request was read: gaps 10, 30 and 10 ms
+    base_url = server("--offsets-ms", "20,30,60,70")
+    worst: list[float] = []
+    for _ in range(5):  # a loaded machine can delay one read by more than 1 ms: try again, up to 5 times
+        offset_ns = _wall_minus_monotonic()
+        result = _measure(base_url, 3)
+        sent = [e for e in _log(base_url)][-3:]
+        errors = []
+        for record, entry in zip(result.measured, sent, strict=True):
+            # what is counted, whatever the load: 4 content chunks, 3 gaps, decode = their sum, usage's tokens
+            assert record.error is None and (record.chunks, len(record.itl_ns)) == (4, 3)
+            assert record.decode_ns == sum(record.itl_ns) and record.output_tokens == 4 and record.prompt_tokens == 3
+            assert record.ttft_ns is not None and record.ttft_ns >= 20 * MS  # never before the server sent
+            assert record.e2e_ns is not None and record.e2e_ns >= record.ttft_ns + record.decode_ns
+            errors += _errors_ms(record, entry, offset_ns)
+        if max(abs(e) for e in errors) < 1.0:
+            return
+        worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
+    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 5 tries: {[round(e, 3) for e in worst]}")
+
+
+def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(server: Server) -> None:
+    # the 2nd request on every connection is read, held 200 ms, and the connection closed without a response
+    base_url = server("--offsets-ms", "5,10", "--drop-nth", "2", "--drop-after-ms", "200")
+    result = _measure(base_url, 3)
+    log = _log(base_url)
+    # request 1 on connection 1; request 2 met it closed and went again on connection 2; request 3 likewise on 3
+    assert [(e["connection"], e["index"], e.get("dropped", False)) for e in log[:5]] == [
+        (1, 1, False), (1, 2, True), (2, 1, False), (2, 2, True), (3, 1, False)]  # fmt: skip
+    assert [r.error for r in result.measured] == [None, None, None]
+    assert [r.output_tokens for r in result.measured] == [2, 2, 2]
+    # timed from the resend: the 200 ms the dropped attempt waited are in no TTFT (the server sends at 5 ms)
+    assert all(r.ttft_ns is not None and 5 * MS <= r.ttft_ns < 150 * MS for r in result.measured)
+
+
+def test_a_request_is_resent_once_only(server: Server) -> None:
+    base_url = server("--offsets-ms", "5", "--drop-nth", "1")  # every connection is closed on its first request
+    result = _measure(base_url, 2)
+    (record_1, record_2) = result.measured
+    assert record_1.error is not None and record_1.error.startswith("RemoteProtocolError")
+    assert record_2.error is not None and record_2.error.startswith("RemoteProtocolError")
+    assert record_1.http_status is None and record_1.ttft_ns is None
+    log = _log(base_url)
+    assert len([e for e in log if e.get("dropped")]) == 4  # two attempts per request, never a third
+
+
+def test_a_response_cut_mid_stream_is_an_error_not_a_resend(server: Server) -> None:
+    base_url = server("--offsets-ms", "5,10,15", "--cut-after", "2")
+    (record,) = _measure(base_url, 1).measured
+    assert record.http_status == 200 and record.chunks == 2
+    assert record.error is not None and "stream truncated" in record.error
+    assert len([e for e in _log(base_url) if "read_ns" in e]) == 1  # sent once
