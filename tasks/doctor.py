@@ -1,6 +1,7 @@
 """run_doctor: preflight checks of a Docker host before containers start, as plain findings.
 
-The seed's troubleshooting list, turned into checks with a cause and a fix each:
+The usual reasons a GPU benchmark run fails or measures the wrong thing, turned into checks with a cause
+and a fix each:
 
 - the Docker daemon answers (and which version, where its data lives);
 - NVIDIA: the kernel module is loaded (else: nouveau holds the GPU, Secure Boot blocks the module,

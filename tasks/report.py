@@ -1,7 +1,7 @@
 """report: one self-contained HTML file over the stored runs, and a Markdown summary for Prefect artifacts.
 
 Sections: the headline comparison (first two GPU vendors, with a bootstrap CI and the verdict on a claimed
-ratio), the seed's record card per platform, throughput vs concurrency, TTFT and inter-token latency
+ratio), the record card per platform, throughput vs concurrency, TTFT and inter-token latency
 distributions, cost per 1M output tokens with CI per platform and cost basis, cost vs latency (Pareto),
 energy per token, cost at latency targets and sensitivity to utilisation, the nightly trend with flagged
 changes, and the provenance of every run and price. Charts are inline SVG drawn here (tasks/report_assets);

@@ -100,7 +100,7 @@ def _per_token(card: RecordCardRow) -> str:
     return f"{usd(per_token)} ({usd(per_token * 1e6 if per_token is not None else None)} per 1M)"
 
 
-# The seed's record template, then the host and software facts it also asks for (view record_card).
+# The record card (view record_card), then the host and software facts behind it.
 _CARD: list[CardColumn] = [
     ("GPU model", lambda c: escape(c["gpu_model"])),
     ("driver version", lambda c: fmt(c["driver_version"])),
@@ -152,10 +152,10 @@ _RUN: list[RunColumn] = [
      lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
 ]  # fmt: skip
 _CARD_NOTE = (
-    "The seed article's record template. Mean / P50 tok/s: per-request decode rate (the engine's eval_count / "
-    "eval_duration where it reports it, else the client's). P50 latency: end-to-end. Electricity cost per token: "
-    "measured J/token x PUE x USD/kWh (an estimate from the price table without valid telemetry). Peak VRAM: "
-    "model + KV cache as the driver reports it."
+    "The record card: what a reader needs to reproduce or question these figures. Mean / P50 tok/s: per-request "
+    "decode rate (the engine's eval_count / eval_duration where it reports it, else the client's). P50 latency: "
+    "end-to-end. Electricity cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table "
+    "without valid telemetry). Peak VRAM: model + KV cache as the driver reports it."
 )
 
 

@@ -1,12 +1,14 @@
--- record_card: one row per run with every field of the seed article's record template, in its words.
+-- record_card: one row per run with every field of the record card: what a reader needs to reproduce or question a
+-- cost-per-token figure (hardware, driver, engine, model, load, speed, latency, power, memory, adaptation, energy cost).
 --
 -- gpu_model              runs.gpu_name, or 'CPU: ' || host_cpu on a host without an accelerator
 -- driver_version, cuda_version, rocm_version, host_os, host_kernel, host_cpu, host_cpu_count   (runs)
 -- host_mem_gib           host_mem_bytes / 2^30                                                 GiB
--- engine, engine_version the framework and its version (the seed's "Ollama version")
+-- engine, engine_version the serving framework and its version (e.g. Ollama's)
 -- model_name, model_digest, synthetic_model, num_ctx (context length), prompt_set_hash, concurrency
 -- mean_input_tokens      run_summary.prompt_tokens / ok                                       tokens per request
--- requests_ok            ok measured requests; at_least_20 = requests_ok >= 20 (the seed's minimum)
+-- requests_ok            ok measured requests; at_least_20 = requests_ok >= 20 (the default run's count; the report
+--                        flags runs with fewer, whose percentiles rest on few requests)
 -- mean_tok_s, p50_tok_s  per-request decode rate: the engine's eval_count / eval_duration where it reports
 --                        it (Ollama), else the client's (run_summary's server_ / req_decode_tok_s_*);
 --                        tok_s_source says which                                               tokens/s
