@@ -21,6 +21,8 @@ __all__ = [
     "CostAtLatencyTargetRow",
     "NightlyTrendRow",
     "RecordCardRow",
+    "RunIdentityRow",
+    "RunRow",
     "RunSummaryRow",
     "TcoRow",
     "TcoSourcesRow",
@@ -29,8 +31,8 @@ __all__ = [
 ]
 
 
-class RunSummaryRow(TypedDict):
-    """View run_summary (tcobench/sql/10_run_summary.sql): one row per run."""
+class RunIdentityRow(TypedDict):
+    """The identity columns run_summary starts with (copied from runs), and tco after it."""
 
     run_id: str
     batch_id: str
@@ -44,6 +46,22 @@ class RunSummaryRow(TypedDict):
     load_mode: str
     concurrency: int
     status: str
+
+
+class RunRow(TypedDict):
+    """Which run and where it ran: the view runs' columns that queries joining runs select first."""
+
+    run_id: str
+    batch_id: str
+    date: str
+    host: str
+    gpu_vendor: str | None
+    gpu_name: str | None
+
+
+class RunSummaryRow(RunIdentityRow):
+    """View run_summary (tcobench/sql/10_run_summary.sql): one row per run."""
+
     n: int
     errors: int
     ok: int
@@ -71,21 +89,9 @@ class RunSummaryRow(TypedDict):
     tpot_p99_ms: float | None
 
 
-class TcoRow(TypedDict):
+class TcoRow(RunIdentityRow):
     """View tco (tcobench/sql/21_tco.sql): one row per run, owned basis; NULL prices for keys not in the table."""
 
-    run_id: str
-    batch_id: str
-    host: str
-    date: str
-    started: dt.datetime
-    engine_name: str
-    engine_version: str
-    model_name: str
-    workload: str
-    load_mode: str
-    concurrency: int
-    status: str
     hardware_key: str
     site_key: str
     ops_key: str

@@ -25,13 +25,24 @@ from .candidates import (
     priced,
     samples_of,
 )
-from .comparison import Comparison, CostTerm, Stratum, Verdict, compare, compare_on, token_count, verdict
+from .comparison import (
+    CompareOptions,
+    Comparison,
+    CostTerm,
+    Stratum,
+    Verdict,
+    compare,
+    compare_on,
+    token_count,
+    verdict,
+)
 from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, parse_selection, pick
 
 __all__ = [
     "COMPARABLE",
     "SELECTION_KEYS",
     "CandidateRun",
+    "CompareOptions",
     "Comparison",
     "CostTerm",
     "CostTermName",

@@ -12,14 +12,14 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
 
 import duckdb
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
 
-from ..rows import fetch_rows
+from ..rows import RunRow, fetch_rows
 from .bootstrap import RunSample, TokenCount, load_samples
 
 __all__ = [
@@ -38,15 +38,9 @@ __all__ = [
 CostTermName = Literal["capital", "power", "ops", "adaptation"]
 
 
-class CandidateRun(TypedDict):
+class CandidateRun(RunRow):
     """A run that did not fail, with what selections match, what must agree, and its cost on one basis."""
 
-    run_id: str
-    batch_id: str
-    date: str
-    host: str
-    gpu_vendor: str | None
-    gpu_name: str | None
     driver_version: str | None
     hardware_key: str
     site_key: str

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import get_args
+from typing import TypedDict, Unpack, get_args
 
 import duckdb
 import numpy as np
@@ -36,7 +36,17 @@ from .candidates import (
 )
 from .selection import Selection, parse_selection, pick
 
-__all__ = ["Comparison", "CostTerm", "Stratum", "Verdict", "compare", "compare_on", "token_count", "verdict"]
+__all__ = [
+    "CompareOptions",
+    "Comparison",
+    "CostTerm",
+    "Stratum",
+    "Verdict",
+    "compare",
+    "compare_on",
+    "token_count",
+    "verdict",
+]
 
 _TERMS: tuple[CostTermName, ...] = get_args(CostTermName)
 
@@ -220,43 +230,27 @@ def _options(
     return _Options(basis, counted, claim, allow_different, resamples, seed, confidence)
 
 
-def compare_on(
-    con: duckdb.DuckDBPyConnection,
-    a: str,
-    b: str,
-    *,
-    basis: CostBasis = OWNED,
-    tokens: str = "output",
-    claim: float | None = None,
-    allow_different: bool = False,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> Comparison:
-    """Compare selection ``a`` with ``b`` over an open connection (see the module docstring).
+class CompareOptions(TypedDict, total=False):
+    """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
+    judge), allow_different (False), and the bootstrap's resamples (2000), seed (0) and confidence (0.95)."""
 
-    tokens: 'output' or 'total'; claim: a ratio to judge; resamples, seed, confidence: of the bootstrap.
-    """
-    opts = _options(basis, tokens, claim, allow_different, resamples, seed, confidence)
-    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), opts)
+    basis: CostBasis
+    tokens: str
+    claim: float | None
+    allow_different: bool
+    resamples: int
+    seed: int
+    confidence: float
 
 
-def compare(
-    store: Path,
-    prices: PriceTable,
-    a: str,
-    b: str,
-    *,
-    basis: CostBasis = OWNED,
-    tokens: str = "output",
-    claim: float | None = None,
-    allow_different: bool = False,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> Comparison:
+def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
+    """Compare selection ``a`` with ``b`` over an open connection (see the module docstring)."""
+    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _options(**options))
+
+
+def compare(store: Path, prices: PriceTable, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
     """compare_on over the store; QueryError when refused or a selection is empty, ConfigError on bad input."""
-    opts = _options(basis, tokens, claim, allow_different, resamples, seed, confidence)  # fails before the store opens
+    opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
     con = connect(store, prices)
     try:

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 import duckdb
 import pyarrow as pa
 
-from ..rows import Row, fetch_rows
+from ..rows import Row, RunRow, fetch_rows
 from .svg import PALETTE
 
 __all__ = [
@@ -56,15 +56,9 @@ class Platform:
     run_ids: tuple[str, ...]
 
 
-class ReportRun(TypedDict):
+class ReportRun(RunRow):
     """A run in the report: view runs' provenance and view run_summary's request counts (report.REPORT_RUNS_SQL)."""
 
-    run_id: str
-    batch_id: str
-    date: str
-    host: str
-    gpu_vendor: str | None
-    gpu_name: str | None
     gpu_count: int | None
     driver_version: str | None
     cuda_version: str | None
