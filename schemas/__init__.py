@@ -32,6 +32,7 @@ from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
 from .prices import HardwarePrice, LatencyTarget, OpsPrice, PriceTable, RentalPrice, SitePrice
 from .records import RequestRecord, RunRecord, TelemetryRecord
+from .store import CommitRecord
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
@@ -49,6 +50,7 @@ __all__ = [
     "SHAPES",
     "DEFAULT_PROMPTS",
     "BenchmarkConfig",
+    "CommitRecord",
     "EngineConfig",
     "EngineKind",
     "HardwarePrice",

@@ -270,10 +270,11 @@ def write_fleet(
     (host, concurrency, factor) makes that series decode ``factor`` times as fast on the last night, after a
     driver update: the change `tcobench history` must flag.
     """
-    from tcobench.tasks.store import write_results
+    from tcobench.tasks.store import RunRows, write_runs
 
     rng = np.random.default_rng(seed)
     written = []
+    batch = []
     for night in range(nights):
         for host in FLEET:
             last = night == nights - 1
@@ -297,6 +298,7 @@ def write_fleet(
                 reqs = _fleet_requests(run, rng, host, slow)
                 end = max(r.start_ns + (r.e2e_ns or 0) for r in reqs if r.phase is Phase.measure)
                 run = run.model_copy(update={"measure_end_ns": end, "finished_ns": end + 10**9})
-                write_results(store, run, reqs, _fleet_telemetry(run, host))
+                batch.append(RunRows(run, reqs, _fleet_telemetry(run, host)))
                 written.append(run)
+    write_runs(store, batch)  # one commit for the whole fleet (each run in its own commit works the same)
     return written
