@@ -267,9 +267,9 @@ def attach_sql(location: StoreLocation, *, read_only: bool, snapshot: int | None
 
 def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation) -> None:
     """Restrict a connection to the store: no other file or URL, no extension loading, settings locked."""
-    data = location.data_dir
-    if data is not None:  # views over damaged stores read named data files (tasks/query.py)
-        con.execute(f"SET allowed_directories = [{sql_string(str(data) + '/')}]")
+    # the store's data files only (DuckLake reads them through the same file system; views over a damaged store
+    # read named data files, tasks/health.py)
+    con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET allow_community_extensions = false")
     con.execute("SET lock_configuration = true")

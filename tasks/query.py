@@ -1,7 +1,8 @@
 """Open the store read-only in a sandboxed DuckDB: base views, cached per-run views, price tables, the .sql views.
 
-``connect`` attaches the store (``tasks.lake``) read-only, pinned to one snapshot (the newest, or the one asked for),
-so every query of a session sees the same data; the view ``store_snapshot`` says which (id, commit time, store).
+``connect`` attaches the store (``tasks.lake``) read-only and reads every table at one snapshot (the newest, or the
+one asked for: DuckLake time travel), so every query of a session sees the same data; the view ``store_snapshot``
+says which (id, commit time, store).
 Base views: ``runs`` (read once per connection into a table), ``requests``, ``telemetry``, ``images``,
 ``commits``; columns a record gained since the store's older rows were written read as NULL. The per-run views
 ``run_summary`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where their SQL matches
@@ -57,15 +58,17 @@ _BASE_ORDER = ("runs", *[t for t in TABLES if t != "runs"])
 _EXPLAIN_PREFIX = re.compile(r"\s*explain\b\s*(?:analy[sz]e\b\s*)?(?:\([^)]*\)\s*)?(?:analy[sz]e\b\s*)?", re.IGNORECASE)
 
 
-def _lake_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    rows = con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main'",
-        [LAKE],
-    ).fetchall()
-    found: dict[str, list[str]] = {}
-    for table, column in rows:
-        found.setdefault(table, []).append(column)
-    return found
+def _at(schema: str, table: str, snapshot: int) -> str:
+    """A lake table as it was at ``snapshot`` (DuckLake time travel)."""
+    return f"{LAKE}.{schema}.{table} AT (VERSION => {int(snapshot)})"
+
+
+def _columns_at(con: duckdb.DuckDBPyConnection, ref: str) -> list[str] | None:
+    """Column names of a table reference, or None when it did not exist then."""
+    try:
+        return [str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {ref}").fetchall()]
+    except duckdb.Error:
+        return None
 
 
 def _null_columns(con: duckdb.DuckDBPyConnection, table: str, have: list[str]) -> str:
@@ -87,18 +90,17 @@ def _empty(con: duckdb.DuckDBPyConnection, table: str) -> str:
 
 
 def _base_views(
-    con: duckdb.DuckDBPyConnection,
-    columns: dict[str, list[str]] | None,
-    damage: list[Damage],
-    files: list[DataFile],
+    con: duckdb.DuckDBPyConnection, snapshot: int | None, damage: list[Damage], files: list[DataFile]
 ) -> None:
     for table in _BASE_ORDER:
         bad = {d.path for d in damage if d.table == table and d.schema == "main"}
-        if columns is None or table not in columns:
+        ref = _at("main", table, snapshot) if snapshot is not None else None
+        columns = _columns_at(con, ref) if ref is not None else None
+        if ref is None or columns is None:
             select = f"SELECT * FROM {_empty(con, table)}"
         else:
-            source = readable_rows(con, "main", table, files, bad) if bad else f"{LAKE}.main.{table}"
-            select = f"SELECT *{_null_columns(con, table, columns[table])} FROM {source}"
+            source = readable_rows(con, "main", table, files, bad) if bad else ref
+            select = f"SELECT *{_null_columns(con, table, columns)} FROM {source}"
         if table == "runs":
             # Read once per connection: most views (and the run filter below) reference runs.
             con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS {select}")
@@ -121,12 +123,14 @@ def _leave_out(con: duckdb.DuckDBPyConnection, damage: list[Damage], warn: Calla
         warn(f"store: {len(bad)} run(s) with rows in damaged files are left out: {shown}")
 
 
-def _cached_views(con: duckdb.DuckDBPyConnection, has_cache: bool, usable: bool) -> None:
+def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: bool) -> set[str]:
     """Point the cached per-run views at the stored rows, plus the computed rows of runs the cache lacks."""
-    schema = f"{LAKE}.{cache_schema()}"
-    if has_cache and usable:
+    schema = cache_schema()
+    has_cache = snapshot is not None and usable and _columns_at(con, _at(schema, "covered", snapshot)) is not None
+    if has_cache:
+        assert snapshot is not None
         con.execute(f"CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs "
-                    f"WHERE run_id NOT IN (SELECT run_id FROM {schema}.covered)")  # fmt: skip
+                    f"WHERE run_id NOT IN (SELECT run_id FROM {_at(schema, 'covered', snapshot)})")  # fmt: skip
     else:
         con.execute("CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs")
     pending = con.execute("SELECT count(*) FROM _uncovered").fetchone()
@@ -137,10 +141,12 @@ def _cached_views(con: duckdb.DuckDBPyConnection, has_cache: bool, usable: bool)
             keyed = " WHERE run_id IN (SELECT run_id FROM _uncovered)" if table != "images" else ""
             con.execute(f"CREATE VIEW _pending.{table} AS SELECT * FROM main.{table}{keyed}")
         computed = compute_per_run(con, "_pending")
+    defined: set[str] = set()
     for view in CACHED_VIEWS:
         parts = []
-        if has_cache and usable:
-            parts.append(f"SELECT * FROM {schema}.{view} WHERE run_id IN (SELECT run_id FROM runs) "
+        if has_cache:
+            assert snapshot is not None
+            parts.append(f"SELECT * FROM {_at(schema, view, snapshot)} WHERE run_id IN (SELECT run_id FROM runs) "
                          "AND run_id NOT IN (SELECT run_id FROM _uncovered)")  # fmt: skip
         if view in computed:
             con.register(f"_computed_{view}", computed[view])
@@ -149,6 +155,8 @@ def _cached_views(con: duckdb.DuckDBPyConnection, has_cache: bool, usable: bool)
             parts.append(f"SELECT * FROM _fresh_{view}")
         if parts:
             con.execute(f"CREATE OR REPLACE TEMP VIEW _cached_{view} AS {' UNION ALL BY NAME '.join(parts)}")
+            defined.add(view)
+    return defined
 
 
 def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
@@ -173,25 +181,23 @@ def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None
 
 
 def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: int | None) -> tuple[int, str]:
-    """Attach read-only at ``snapshot`` (default: the newest, pinned); (snapshot id, its commit time)."""
+    """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time)."""
+    which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
     try:
-        if snapshot is None:
-            con.execute(attach_sql(location, read_only=True))
-            row = con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()
-            snapshot = int(row[0]) if row and row[0] is not None else 0
-            con.execute(f"DETACH {LAKE}")
-        con.execute(attach_sql(location, read_only=True, snapshot=snapshot))
-        found = con.execute(f"SELECT snapshot_time FROM {LAKE}.snapshots() WHERE snapshot_id = ?", [snapshot])
-        when = found.fetchone()
+        con.execute(attach_sql(location, read_only=True))
+        found = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() {which}").fetchone()
     except duckdb.Error as exc:
-        raise StoreError(f"cannot open store {location} (snapshot {snapshot}): {one_line(exc)}") from exc
-    if when is None:
-        raise StoreError(f"store {location} has no snapshot {snapshot}")
-    return snapshot, str(when[0])
+        raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc
+    if found is None:
+        raise StoreError(f"store {location} has no snapshot {snapshot} (`tcobench store snapshots` lists them)")
+    return int(found[0]), str(found[1])
 
 
-def _open(location: StoreLocation, snapshot: int | None, warn: Callable[[str], None]) -> duckdb.DuckDBPyConnection:
-    """A connection with the base and cached views over the store (empty, typed views when there is none)."""
+def _open(
+    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None]
+) -> tuple[duckdb.DuckDBPyConnection, set[str]]:
+    """A connection with the base views over the store (empty, typed views when there is none), and the names of
+    the cached per-run views it prepared (``_cached_<name>``)."""
     legacy = legacy_layout(location.root)
     if legacy:
         raise StoreError(f"store {location} holds results in the folder layout of tcobench < 0.2 "
@@ -203,8 +209,7 @@ def _open(location: StoreLocation, snapshot: int | None, warn: Callable[[str], N
         _base_views(con, None, [], [])
         con.execute(f"CREATE VIEW store_snapshot AS SELECT NULL::BIGINT AS snapshot_id, NULL::TIMESTAMPTZ AS "
                     f"snapshot_time, {sql_string(str(location))} AS store")  # fmt: skip
-        _cached_views(con, has_cache=False, usable=False)
-        return con
+        return con, _cached_views(con, None, usable=False)
     con = new_instance(location)
     try:
         snap, when = _attach(con, location, snapshot)
@@ -214,20 +219,17 @@ def _open(location: StoreLocation, snapshot: int | None, warn: Callable[[str], N
         )
         files = data_files(con, snap) if location.data_dir is not None else []
         damage = damaged_files(con, location, snap, files)
-        _base_views(con, _lake_columns(con), damage, files)
+        _base_views(con, snap, damage, files)
         if damage:
             _leave_out(con, damage, warn)
-        schemas = {r[0] for r in con.execute(
-            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?", [LAKE]).fetchall()}  # fmt: skip
-        cache_damaged = any(d.schema == cache_schema() for d in damage)
-        _cached_views(con, has_cache=cache_schema() in schemas, usable=not cache_damaged)
+        cached = _cached_views(con, snap, usable=not any(d.schema == cache_schema() for d in damage))
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc
     except (StoreError, QueryError):
         con.close()
         raise
-    return con
+    return con, cached
 
 
 def connect(
@@ -245,7 +247,7 @@ def connect(
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
     """
     location = open_store(store).location if not isinstance(store, StoreLocation) else store
-    con = _open(location, snapshot, on_warning or log.warning)
+    con, cached = _open(location, snapshot, on_warning or log.warning)
     try:
         _register_prices(con, prices)
         views = sql_views()
@@ -254,7 +256,7 @@ def connect(
             views = views[: names.index(upto) + 1] if upto in names else views
         for name, text in views:
             define_views(con, [(name, text)])
-            if name in CACHED_VIEWS and _has_view(con, f"_cached_{name}"):
+            if name in cached:
                 con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
         sandbox(con, location)
     except QueryError:
@@ -273,11 +275,6 @@ def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:
         return f"store {row[0] if row else '?'} (empty)"
     when = row[2].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if hasattr(row[2], "astimezone") else row[2]
     return f"store {row[0]} at snapshot {row[1]} (committed {when})"
-
-
-def _has_view(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    found = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [name]).fetchone()
-    return bool(found and found[0])
 
 
 def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:
