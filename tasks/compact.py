@@ -47,8 +47,12 @@ def _count_files(con: duckdb.DuckDBPyConnection) -> int:
 def _uncached(con: duckdb.DuckDBPyConnection) -> list[str]:
     schemas = {r[0] for r in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?",
                                          [LAKE]).fetchall()}  # fmt: skip
-    covered = f"(SELECT run_id FROM {LAKE}.{cache_schema()}.covered)" if cache_schema() in schemas else "(NULL)"
-    rows = con.execute(f"SELECT run_id FROM {LAKE}.runs WHERE run_id NOT IN {covered} ORDER BY run_id").fetchall()
+    where = (
+        f" WHERE run_id NOT IN (SELECT run_id FROM {LAKE}.{cache_schema()}.covered)"
+        if cache_schema() in schemas
+        else ""
+    )
+    rows = con.execute(f"SELECT run_id FROM {LAKE}.runs{where} ORDER BY run_id").fetchall()
     return [r[0] for r in rows]
 
 

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TypeAlias, TypeVar
 
@@ -90,7 +91,12 @@ _process_lock = threading.RLock()  # one transaction at a time per process (one 
 
 def table_schema(table: str) -> pa.Schema:
     """Arrow schema of a stored table, from its record model."""
-    return arrow_schema(TABLES[table])
+    return _schema_of(TABLES[table])
+
+
+@cache
+def _schema_of(model: type[BaseModel]) -> pa.Schema:
+    return arrow_schema(model)
 
 
 def cache_schema(key: str | None = None) -> str:

@@ -146,10 +146,17 @@ def verify_store(
         files = data_files(con)
         result.files = len(files) + sum(1 for f in files if f.delete_path)
         bad = _damaged(con, location, files, deep, progress)
+        try:
+            result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
+        except duckdb.Error:
+            if deep:
+                raise
+            progress("a file that passed the quick check does not decode; decoding every file to find it")
+            bad = _damaged(con, location, files, True, progress)
+            result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
         result.problems += [Problem("damaged file", path, f"{f.table}: {why}") for path, (f, why) in bad.items()]
         result.problems += [Problem("orphan file", p, "no snapshot references it (a writer killed mid-commit?)")
                             for p in _orphans(con, orphan_age_s)]  # fmt: skip
-        result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
         result.problems += found
         return files, bad
 
@@ -185,7 +192,8 @@ def _repair(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list
     src = _sources(con, files, set(bad))
     dropped = sorted({p.subject for p in result.problems if p.kind in ("incomplete run", "orphan rows")})
     con.execute("CREATE OR REPLACE TEMP TABLE _tcob_drop (run_id VARCHAR)")
-    con.executemany("INSERT INTO _tcob_drop VALUES (?)", [[r] for r in dropped])
+    if dropped:
+        con.executemany("INSERT INTO _tcob_drop VALUES (?)", [[r] for r in dropped])
     drop = "(SELECT run_id FROM _tcob_drop)"
     for table in RUN_TABLES:
         target = folder / f"rows-{table}.parquet"

@@ -31,7 +31,10 @@ def test_sqlite_is_a_shared_catalog_with_local_data(tmp_path: Path) -> None:
     for given in (f"sqlite://{tmp_path}/s", f"sqlite:{tmp_path}/s"):
         loc = parse_store(given)
         assert (loc.catalog, loc.catalog_target, loc.data_path) == (
-            "sqlite", f"{tmp_path}/s/catalog.sqlite", f"{tmp_path}/s/data/")
+            "sqlite",
+            f"{tmp_path}/s/catalog.sqlite",
+            f"{tmp_path}/s/data/",
+        )
         assert loc.uri == f"sqlite://{tmp_path}/s"
     moved = parse_store(f"sqlite://{tmp_path}/s?data=s3://bucket/runs")
     assert (moved.data_path, moved.remote_data, moved.data_dir) == ("s3://bucket/runs/", True, None)
@@ -92,8 +95,8 @@ def test_extensions_load_from_the_wheels_never_the_network(tmp_path: Path) -> No
     try:
         loaded = {r[0] for r in con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
         assert {"ducklake", "sqlite_scanner"} <= loaded
-        settings = dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name LIKE 'auto%_known_extensions'")
-                        .fetchall())  # fmt: skip
+        query = "SELECT name, value FROM duckdb_settings() WHERE name LIKE 'auto%_known_extensions'"
+        settings = dict(con.execute(query).fetchall())
         assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
     finally:
         con.close()
