@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._orchestrator import prefect_enabled
 from .benchmark import BenchmarkResult, benchmark
+from .compact import compact
 from .nightly import NightlyResult, nightly
 from .rebuild_images import ImageResult, rebuild_images
 
@@ -12,6 +13,7 @@ __all__ = [
     "ImageResult",
     "NightlyResult",
     "benchmark",
+    "compact",
     "nightly",
     "prefect_enabled",
     "rebuild_images",

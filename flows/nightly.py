@@ -50,7 +50,7 @@ def nightly(
     backoff_s: float = 5.0,
 ) -> NightlyResult:
     settings = Settings()
-    store_path = Path(store) if store else settings.store
+    store_path = store or settings.store
     price_table = load_prices(Path(prices) if prices else None)
     plan = load_plan_task(Path(inventory), [Path(m) for m in matrices], price_table)
     batch_id = new_id()

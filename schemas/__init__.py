@@ -42,6 +42,7 @@ from .prices import (
     SitePrice,
 )
 from .records import RequestRecord, RunRecord, TelemetryRecord
+from .store import CommitRecord
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
@@ -61,6 +62,7 @@ __all__ = [
     "SHAPES",
     "DEFAULT_PROMPTS",
     "BenchmarkConfig",
+    "CommitRecord",
     "EngineConfig",
     "EngineKind",
     "HardwarePrice",

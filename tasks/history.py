@@ -28,7 +28,6 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
@@ -40,6 +39,7 @@ from tcobench.schemas import PriceTable, RunStatus
 from .quantile import quantile
 from .query import connect, freeze_views
 from .rows import NightlyTrendRow, fetch_rows
+from .store import StoreRef
 
 __all__ = ["METRICS", "Better", "Change", "Metric", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
 
@@ -249,9 +249,9 @@ def detect_changes(
     return [_series(series_rows, samples, rules) for series_rows in by_series.values()]
 
 
-def history(store: Path, prices: PriceTable, **rules: Any) -> list[Series]:
+def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
-    con = connect(store, prices)
+    con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
         return detect_changes(con, **rules)

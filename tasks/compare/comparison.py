@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from pathlib import Path
 from typing import TypedDict, Unpack, get_args
 
 import duckdb
@@ -22,7 +21,8 @@ import numpy as np
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
 
-from ..query import connect, freeze_views
+from ..query import connect, describe_snapshot, freeze_views
+from ..store import StoreRef
 from .bootstrap import TokenCount, bootstrap_efficiency, percentile_interval
 from .candidates import (
     CandidateRun,
@@ -141,6 +141,7 @@ class Comparison:
     notes: tuple[str, ...] = field(default_factory=tuple)
     a_desc: str = ""
     b_desc: str = ""
+    snapshot: str = ""  # which store snapshot was read (query.describe_snapshot)
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -248,14 +249,22 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
     return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _options(**options))
 
 
-def compare(store: Path, prices: PriceTable, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
-    """compare_on over the store; QueryError when refused or a selection is empty, ConfigError on bad input."""
+def compare(
+    store: StoreRef,
+    prices: PriceTable,
+    a: str,
+    b: str,
+    snapshot: int | None = None,
+    **options: Unpack[CompareOptions],
+) -> Comparison:
+    """compare_on over the store (at ``snapshot``, default the newest); QueryError when refused or a selection is
+    empty, ConfigError on bad input."""
     opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
-    con = connect(store, prices)
+    con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
-        return _compare(con, sel_a, sel_b, opts)
+        return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
     finally:
         con.close()
 
