@@ -16,7 +16,7 @@ from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.runs import new_id
+from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
 
 from ._orchestrator import flow, task
 from .benchmark import benchmark
@@ -38,6 +38,11 @@ class NightlyResult:
     def failed(self) -> list[CellResult]:
         return [c for c in self.cells if c.status == "failed"]
 
+    @property
+    def not_ok(self) -> list[CellResult]:
+        """Cells whose runs call for a non-zero exit (failed, or partial over the threshold), worst first."""
+        return sorted((c for c in self.cells if c.exit_code != 0), key=lambda c: c.exit_code != 3)
+
 
 @flow(name="nightly")
 def nightly(
@@ -47,6 +52,7 @@ def nightly(
     prices: str | None = None,
     attempts: int = 2,
     backoff_s: float = 5.0,
+    partial_threshold: float = PARTIAL_THRESHOLD,
 ) -> NightlyResult:
     settings = Settings()
     store_path = Path(store) if store else settings.store
@@ -63,6 +69,7 @@ def nightly(
             batch_id,
             attempts,
             backoff_s,
+            partial_threshold,
         )  # fmt: skip
         for host in plan.inventory.hosts
     ]

@@ -282,7 +282,7 @@ SELECT r.*, c.basis, c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
-WHERE r.status <> 'failed'
+WHERE r.status IN ('ok', 'partial')  -- not failed, not interrupted (cut short)
 ORDER BY r.started_ns, r.run_id
 """
 

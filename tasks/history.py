@@ -231,7 +231,7 @@ def detect_changes(
         raise ConfigError("need 0 < alpha < 1, min_change >= 0, 0 <= min_effect <= 1 and noise_k >= 0")
     rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
     order = "ORDER BY host, model_name, workload, concurrency, series, night"
-    rows = con.sql(f"SELECT * FROM nightly_trend WHERE status <> 'failed' {order}").to_arrow_table()
+    rows = con.sql(f"SELECT * FROM nightly_trend WHERE status IN ('ok', 'partial') {order}").to_arrow_table()
     by_series: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows.to_pylist():
         by_series[row["series"]].append(row)

@@ -72,7 +72,7 @@ def _context(
         con.sql(
             "SELECT r.*, s.* EXCLUDE (run_id, batch_id, host, date, engine_name, engine_version, model_name, workload, "
             "load_mode, concurrency, status) FROM runs AS r JOIN run_summary AS s USING (run_id) "
-            "WHERE r.status <> 'failed' AND s.output_tok_s IS NOT NULL ORDER BY r.started_ns, r.run_id"
+            "WHERE r.status IN ('ok', 'partial') AND s.output_tok_s IS NOT NULL ORDER BY r.started_ns, r.run_id"
         )
         .to_arrow_table()
         .to_pylist()

@@ -12,6 +12,7 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
     ├── MeasurementError   the measurement itself could not be carried out
     ├── RunError           a run finished but failed (exit 3), or failed requests over the threshold (exit 4)
     ├── Interrupted        stopped by a signal: SIGINT (exit 130), SIGTERM (143), SIGHUP (129)
+    ├── ChangeError        `history --fail-on-change` flagged a change beyond run-to-run noise (exit 3)
     ├── StoreError         reading or writing the results store
     ├── QueryError         SQL refused or failed
     ├── DoctorError        a preflight check of a host failed
@@ -23,6 +24,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 __all__ = [
+    "ChangeError",
     "ConfigError",
     "DoctorError",
     "EngineDiedError",
@@ -127,3 +129,10 @@ class Interrupted(TcobenchError):
     def __init__(self, message: str, exit_code: ExitCode = ExitCode.interrupted) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class ChangeError(TcobenchError):
+    """`tcobench history --fail-on-change` flagged a change beyond run-to-run noise."""
+
+    kind = "ChangeError"
+    exit_code = ExitCode.failed

@@ -21,6 +21,7 @@ from tcobench.errors import TcobenchError
 from tcobench.settings import Settings
 
 __all__ = [
+    "PartialThresholdOpt",
     "PricesOpt",
     "StoreOpt",
     "err",
@@ -45,6 +46,12 @@ StoreOpt = Annotated[
     typer.Option("--store", help=r"Results store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
 ]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
+PartialThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0, max=1.0, help="Exit 4 when more than this share of a run's measured requests failed (0-1) [0.05]."
+    ),
+]
 
 
 def print_error(kind: str, message: str) -> None:
