@@ -7,8 +7,15 @@ The command line sends SIGINT, SIGTERM and SIGHUP to ``on_signal`` (``tcobench/c
   sends nothing more, gives requests in flight ``grace_s()`` to finish and returns what finished, which is
   stored as an ``interrupted`` run; the flow then stops at ``check_stop``. A second signal ends the grace period
   at once (what finished is still stored); a third raises ``Interrupted`` on the spot;
-- anywhere else (Prefect or the engine starting, the summary), a signal raises ``Interrupted`` right away:
-  nothing is half-done there, and ``finally`` blocks stop what was started.
+- anywhere else (Prefect or the engine starting, the summary), a signal raises ``Stop`` right away: nothing is
+  half-done there, and ``finally`` blocks stop what was started. ``Stop`` is a BaseException, so it passes
+  through libraries' ``except Exception`` (Prefect turns those into other errors) to the command line, which
+  reports it as ``Interrupted``.
+
+``handling_signals()`` installs ``handle`` for the three signals (the command line does, for `run` and
+`nightly`). Prefect's flow engine replaces the SIGTERM handler for the duration of a flow run with its own (it
+raises ``TerminationSignal``, crashing the flow, then re-sends the signal); ``deferred()`` puts ``handle`` back for
+its section when it runs in the main thread, so SIGTERM stops as gracefully as SIGINT there.
 
 Listeners are kept in a tuple that is replaced, never mutated, and the signal path takes no lock: a signal
 handler runs between two bytecodes of the main thread, which may hold any lock at that moment.
@@ -21,22 +28,28 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import FrameType
+from typing import Any
 
 from tcobench.errors import ExitCode, Interrupted
 
 __all__ = [
     "Listener",
+    "Stop",
     "StopRequest",
     "check_stop",
     "configure",
     "deferred",
     "grace_s",
+    "handle",
+    "handling_signals",
     "listen",
     "on_signal",
     "reset",
     "stop_requested",
 ]
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _EXIT = {signal.SIGINT: ExitCode.interrupted, signal.SIGTERM: ExitCode.terminated, signal.SIGHUP: ExitCode.hangup}
 
 Listener = Callable[[str, bool], None]  # (reason, hurry: end the grace period now)
@@ -65,6 +78,17 @@ class StopRequest:
         return Interrupted(f"{self.name}: {kept}", self.exit_code)
 
 
+class Stop(BaseException):  # noqa: N818 - a control-flow signal like KeyboardInterrupt, not an error
+    """A signal that must stop the work at once (see the module doc); ``error()`` is what the CLI reports."""
+
+    def __init__(self, request: StopRequest) -> None:
+        super().__init__(request.reason)
+        self.request = request
+
+    def error(self) -> Interrupted:
+        return self.request.error("stopped at once; runs finished before it are stored")
+
+
 class _State:
     request: StopRequest | None = None
     signals = 0
@@ -72,6 +96,7 @@ class _State:
     deferring = 0
     lock = threading.Lock()  # for ``deferred`` only, never taken on the signal path
     grace_s = 5.0
+    handling = False  # handling_signals() is active
 
 
 def configure(grace: float) -> None:
@@ -92,7 +117,34 @@ def on_signal(signum: int) -> None:
     for listener in _State.listeners:
         listener(request.reason, hurry)
     if _State.signals >= 3 or not (_State.listeners or _State.deferring):
-        raise request.error("stopped at once; runs finished before this one are stored")
+        raise Stop(request)
+
+
+def handle(signum: int, frame: FrameType | None) -> None:
+    """The signal handler: ``on_signal``."""
+    on_signal(signum)
+
+
+@contextlib.contextmanager
+def handling_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP go to ``handle`` (main thread only); the previous handlers come back after."""
+    reset()
+    previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
+    _State.handling = True
+    try:
+        yield
+    finally:
+        _State.handling = False
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _reclaim_sigterm() -> Any:
+    """Put ``handle`` back on SIGTERM if someone (Prefect's flow engine) replaced it; the replaced handler."""
+    if not _State.handling or threading.current_thread() is not threading.main_thread():
+        return None
+    current = signal.getsignal(signal.SIGTERM)
+    return None if current is handle else signal.signal(signal.SIGTERM, handle)
 
 
 def stop_requested() -> StopRequest | None:
@@ -115,6 +167,7 @@ def listen(listener: Listener) -> Callable[[], None]:
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """A section that honours a stop request at its next ``check_stop`` instead of being broken off."""
+    replaced = _reclaim_sigterm()
     with _State.lock:
         _State.deferring += 1
     try:
@@ -122,6 +175,8 @@ def deferred() -> Iterator[None]:
     finally:
         with _State.lock:
             _State.deferring -= 1
+        if replaced is not None:
+            signal.signal(signal.SIGTERM, replaced)
 
 
 def check_stop(kept: str = "the run in progress is stored as interrupted") -> None:
