@@ -446,8 +446,8 @@ class _Stop:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.event.wait(), timeout=max(0.0, seconds))
 
-    async def bounded(self, phase: Awaitable[None]) -> bool:
-        """Run ``phase`` to its end, or to a stop plus the grace period; True if it had to be cancelled."""
+    async def bounded(self, phase: Awaitable[None]) -> None:
+        """Run ``phase`` to its end, or to a stop plus the grace period, then cancel it."""
         work = asyncio.ensure_future(phase)
         stop = asyncio.ensure_future(self.event.wait())
         hurry = asyncio.ensure_future(self.hurried.wait())
@@ -457,11 +457,10 @@ class _Stop:
                 await asyncio.wait({work, hurry}, timeout=self.grace_s, return_when=asyncio.FIRST_COMPLETED)
             if work.done():
                 work.result()
-                return False
+                return
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
-            return True
         finally:
             stop.cancel()
             hurry.cancel()
@@ -542,15 +541,13 @@ async def _run_phase(
     stop: _Stop,
 ) -> _Phase:
     result = _Phase([])
-    inflight = 0
 
     async def fire(spec: _Spec) -> None:
-        nonlocal inflight
-        inflight += 1
         try:
             record = await send(spec)
-        finally:
-            inflight -= 1
+        except asyncio.CancelledError:
+            result.cancelled += 1  # in flight when the grace period ended
+            raise
         result.records.append(record)
         if on_request is not None:
             on_request(record)
@@ -559,8 +556,7 @@ async def _run_phase(
         load = _poisson(specs, rate, concurrency, specs[0].seed if specs else 0, fire, stop)
     else:
         load = _closed_loop(specs, concurrency, fire, stop)
-    if await stop.bounded(load):
-        result.cancelled = inflight
+    await stop.bounded(load)
     result.records.sort(key=lambda r: r.request_index)
     return result
 

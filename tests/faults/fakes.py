@@ -9,6 +9,7 @@ request is answered by its own thread, and ``stop`` ends them all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -58,10 +59,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake.authorised(self.headers.get("Authorization")):
             self._json(401, {"error": f"bad token {self.headers.get('Authorization')}"})
             return
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up: fine
             fake.behaviour(self, attempt)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     # helpers for behaviours
     def start_stream(self) -> None:
@@ -78,7 +77,9 @@ class _Handler(BaseHTTPRequestHandler):
         for _ in range(tokens):
             self.data({"choices": [{"index": 0, "text": " tok", "finish_reason": None}]})
         self.data({"choices": [{"index": 0, "text": "", "finish_reason": "length"}]})
-        self.data({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}})
+        self.data(
+            {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": tokens, "total_tokens": 5 + tokens}}
+        )
         self.wfile.write(b"data: [DONE]\n\n")
 
     def wait_until_stopped(self, seconds: float = 600) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pyarrow as pa
-
 import pytest
 
 from tcobench.errors import ConfigError, EngineError, ExitCode, Interrupted

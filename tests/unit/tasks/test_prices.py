@@ -100,9 +100,7 @@ def test_bad_toml_is_one_line_naming_the_file(tmp_path: Path) -> None:
 
 def test_negative_price_names_the_field_path(tmp_path: Path) -> None:
     message = _error(_write(tmp_path, VALID.replace("purchase_usd = 1000", "purchase_usd = -5")))
-    assert (
-        message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: -5 is not >= 0"
-    )
+    assert message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: -5 is not >= 0"
 
 
 def test_zero_lifetime_names_the_field_path(tmp_path: Path) -> None:
