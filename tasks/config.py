@@ -24,8 +24,9 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _shown(value: Any) -> str:
-    """A given value as a message shows it: repr, URL credentials masked, cut at 80 characters."""
-    text = redact_url(repr(value))
+    """A given value as a message shows it: repr (numbers as given: -1, not -1.0), URL credentials masked, cut at
+    80 characters."""
+    text = f"{value:g}" if isinstance(value, float) else redact_url(repr(value))
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -53,6 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
+        self.body: dict[str, Any] = body
         fake = self.server.fake
         attempt = fake.count(body.get("seed"))
         fake.seen_auth.append(self.headers.get("Authorization"))
@@ -149,6 +150,14 @@ def no_newline(h: _Handler, attempt: int) -> None:
     h.wait_until_stopped()
 
 
+def every_fourth_fails(h: _Handler, attempt: int) -> None:
+    """HTTP 500 for the requests whose seed is a multiple of 4 (a quarter of them), good streams otherwise."""
+    if int(h.body.get("seed", 1)) % 4 == 0:
+        http_500(h, attempt)
+    else:
+        h.good_stream()
+
+
 def echo_auth_500(h: _Handler, attempt: int) -> None:
     """An error body that repeats the Authorization header it was sent (servers do)."""
     h._json(500, {"error": f"rejected credentials {h.headers.get('Authorization')}"})
@@ -165,6 +174,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "malformed": malformed,
     "no_newline": no_newline,
     "echo_auth_500": echo_auth_500,
+    "every_fourth_fails": every_fourth_fails,
 }
 
 

@@ -128,7 +128,7 @@ def test_unknown_field_names_the_field_path(tmp_path: Path) -> None:
 def test_several_errors_are_all_listed_on_one_line(tmp_path: Path) -> None:
     text = VALID.replace("kwh_usd = 0.2", "kwh_usd = -1").replace("pue = 1.0", "pue = 9.0")
     message = _error(_write(tmp_path, text))
-    assert "site.home.kwh_usd: -1 is not > 0; site.home.pue: 9.0 is not <= 3" in message
+    assert "site.home.kwh_usd: -1 is not > 0; site.home.pue: 9 is not <= 3" in message
     assert "more" not in message and "\n" not in message
 
 
