@@ -184,4 +184,4 @@ def files_with(roots: list[Path], needle: str) -> list[Path]:
     return [p for root in roots if root.exists() for p in root.rglob("*") if p.is_file() and data in p.read_bytes()]
 
 
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+SIGNAL_EXIT: dict[int, int] = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}

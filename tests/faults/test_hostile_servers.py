@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from tcobench.tasks.procs import ProcessId
 from tests.faults.fakes import MODEL, fake_server
 from tests.faults.harness import descendants, fault_env, one_error_line, start, still_running, store_rows
 
 ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect", "--warmup", "1", "--concurrency", "1")
 
 
-def _run(tmp_path: Path, url: str, *args: str, **env: str) -> tuple[int, str, str, list[object]]:
+def _run(tmp_path: Path, url: str, *args: str, **env: str) -> tuple[int, str, str, list[ProcessId]]:
     """Run to the end; (exit status, stdout, stderr, the processes it had started, seen while it ran)."""
-    seen: dict[int, object] = {}
-    with start(tmp_path, "run", "--endpoint", url, *ARGS, *args, env=fault_env(tmp_path, **env)) as run:
+    seen: dict[int, ProcessId] = {}
+    with start(tmp_path, "run", "--endpoint", url, *ARGS, *args, env=fault_env(tmp_path, None, **env)) as run:
         while run.proc.poll() is None:
             seen.update({p.pid: p for p in descendants(run.pid)})
             time.sleep(0.05)
@@ -28,8 +29,8 @@ def _run(tmp_path: Path, url: str, *args: str, **env: str) -> tuple[int, str, st
     return code, out, err, list(seen.values())
 
 
-def _no_process_left(processes: list[object], tmp_path: Path) -> None:
-    assert still_running(processes, timeout_s=10) == []  # type: ignore[arg-type]
+def _no_process_left(processes: list[ProcessId], tmp_path: Path) -> None:
+    assert still_running(processes, timeout_s=10) == []
     assert not list((tmp_path / "state" / "procs").glob("*.json"))  # its pid file is gone too
 
 
@@ -39,7 +40,7 @@ FAILING = [
     ("http_500", (), 'HTTP 500: {"error": {"message": "internal boom"}}'),
     ("malformed", (), "malformed SSE data line: '{not json at all'"),
     ("no_newline", (), "stream refused: no line end within 1,048,576 bytes of the stream"),
-    ("throttled_forever", (), "HTTP 503: {\"error\": \"overloaded\"} (gave up after 3 retries)"),
+    ("throttled_forever", (), 'HTTP 503: {"error": "overloaded"} (gave up after 3 retries)'),
 ]
 
 
@@ -84,7 +85,9 @@ def test_failed_requests_over_the_partial_threshold_exit_4(tmp_path: Path, thres
         line = one_error_line(err)
         assert line.startswith("RunError: run ") and "partial: 2 of 8 measured requests failed" in line
         assert line.endswith("(25% failed, over the 5% partial threshold)")
-    runs = store_rows(tmp_path / "store", "SELECT r.status, s.n, s.errors FROM runs r JOIN run_summary s USING (run_id)")
+    runs = store_rows(
+        tmp_path / "store", "SELECT r.status, s.n, s.errors FROM runs r JOIN run_summary s USING (run_id)"
+    )
     assert runs == [{"status": "partial", "n": 8, "errors": 2}]
     _no_process_left(processes, tmp_path)
 
@@ -95,8 +98,9 @@ def test_the_run_deadline_bounds_a_hanging_server(tmp_path: Path) -> None:
                                        "--deadline", "2", TCOBENCH_STOP_GRACE_S="0.5")  # fmt: skip
     assert code == 3, err[-3000:]  # nothing finished: the run failed
     line = one_error_line(err)
-    assert line.startswith("RunError: run ") and " (concurrency 1) interrupted: run deadline of 2 s reached: kept 0 " \
-                                                 "of 5 measured requests (0 ok); 1 in flight cancelled" in line  # fmt: skip
+    assert line.startswith("RunError: run ")
+    assert " (concurrency 1) interrupted: run deadline of 2 s reached: kept 0 of 5 measured requests (0 ok); 1 in " \
+           "flight cancelled" in line  # fmt: skip
     runs = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
     assert [r["status"] for r in runs] == ["interrupted"] and "run deadline of 2 s reached" in runs[0]["error"]
     assert store_rows(tmp_path / "store", "SELECT count(*) AS n FROM requests") == [{"n": 0}]
@@ -109,8 +113,8 @@ def test_a_failing_nightly_cell_exits_3_and_a_partial_one_4(tmp_path: Path) -> N
     with fake_server("http_500") as bad, fake_server("every_fourth_fails") as flaky:
         for url, code, what in ((bad.url, 3, "failed"), (flaky.url, 4, "lost more than 5% of a run's requests")):
             matrix = tmp_path / "matrix.toml"
-            matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{url}"\n[[models]]\nname = "{MODEL}"\n'
-                              '[[workloads]]\nname = "w"\nrequests = 8\nwarmup_requests = 0\nconcurrency = [1]\n')  # fmt: skip
+            workload = '[[workloads]]\nname = "w"\nrequests = 8\nwarmup_requests = 0\nconcurrency = [1]\n'
+            matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{url}"\n[[models]]\nname = "{MODEL}"\n{workload}')
             with start(tmp_path, "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect",
                        env=fault_env(tmp_path)) as run:  # fmt: skip
                 got, _, err = run.finish()
