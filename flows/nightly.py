@@ -17,6 +17,7 @@ from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
+from tcobench.tasks.shutdown import deferred
 
 from ._orchestrator import flow, task
 from .benchmark import benchmark
@@ -73,7 +74,8 @@ def nightly(
         )  # fmt: skip
         for host in plan.inventory.hosts
     ]
-    cells = [cell for future in futures for cell in future.result()]
+    with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
+        cells = [cell for future in futures for cell in future.result()]
     markdown = nightly_markdown(batch_id, cells)
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
     return NightlyResult(batch_id, cells, markdown)

@@ -25,6 +25,7 @@ from tcobench.schemas import PriceTable, RunStatus
 
 from .inventory import Cell
 from .runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
+from .shutdown import check_stop
 from .store import write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
@@ -71,6 +72,7 @@ def _verdict(result: Any, threshold: float) -> ExitCode:
 def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: Path, model_cache: Path, batch_id: str,
              attempts: int, backoff_s: float, threshold: float) -> CellResult:  # fmt: skip
     for attempt in range(1, attempts + 1):
+        check_stop("no further cell was started")
         try:
             result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id)
         except Interrupted:

@@ -199,6 +199,11 @@ def _pid_files(state_dir: Path) -> list[Path]:
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
+def _forget(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
 def reclaim_leftovers(state_dir: Path, timeout_s: float = 5.0) -> list[str]:
     """End what crashed tcobench processes left behind (proven by pid file, start time and command line).
 
@@ -212,14 +217,14 @@ def reclaim_leftovers(state_dir: Path, timeout_s: float = 5.0) -> list[str]:
             owner = ProcessId(**{**record["owner"], "cmdline": tuple(record["owner"]["cmdline"])})
             children = [(c["what"], ProcessId(c["pid"], c["start"], tuple(c["cmdline"]))) for c in record["children"]]
         except (OSError, ValueError, KeyError, TypeError):
-            path.unlink(missing_ok=True)
+            _forget(path)
             continue
         if record.get("boot_id") == boot and owner.alive():
             continue  # a live tcobench: its children are its own business
         for what, child in children if record.get("boot_id") == boot else []:
             if child.alive() and _end(child, timeout_s):
                 reclaimed.append(f"{what} {child.describe()} of tcobench pid {owner.pid}")
-        path.unlink(missing_ok=True)
+        _forget(path)
     return reclaimed
 
 
@@ -228,9 +233,10 @@ class Guard:
 
     def __init__(self, state_dir: Path) -> None:
         me = ProcessId.of(os.getpid())
-        assert me is not None
-        self.owner = me
-        self.path = state_dir / "procs" / f"{_boot_id()[:8]}-{me.pid}-{me.start}.json"
+        self.enabled = me is not None  # False where there is no /proc: children still get their own session
+        self.owner = me or ProcessId(os.getpid(), 0, ())
+        self.path = state_dir / "procs" / f"{_boot_id()[:8]}-{self.owner.pid}-{self.owner.start}.json"
+        self.warning: str | None = None
         self._children: dict[int, tuple[str, ProcessId]] = {}
         self._borrowed: set[int] = set()  # guarded, but stopped by whoever started them (Prefect's server)
         self._lock = threading.Lock()
@@ -238,6 +244,8 @@ class Guard:
         self._pipe: IO[bytes] | None = None
 
     def start_watchdog(self) -> None:
+        if not self.enabled:
+            return
         read_end, write_end = os.pipe()  # not inheritable (PEP 446): only we hold the write end
         try:
             self._watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=read_end,
@@ -252,15 +260,24 @@ class Guard:
                 self._pipe.write(line.encode() + b"\n")
 
     def _save(self) -> None:
+        if not self.enabled or self.warning is not None:
+            return
         record = {
             "boot_id": _boot_id(),
             "owner": asdict(self.owner),
             "children": [{"what": what, **asdict(proc)} for what, proc in self._children.values()],
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_text(json.dumps(record), "utf-8")
-        tmp.replace(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(record), "utf-8")
+            tmp.replace(self.path)
+        except OSError as exc:  # the watchdog and the death signal still work; only a later reclaim cannot
+            _forget(tmp)
+            self.warning = (
+                f"cannot keep a pid file in {self.path.parent} ({exc.strerror or exc}): should this run "
+                "crash with its watchdog, a later run cannot reclaim what it started; set TCOBENCH_STATE_DIR"
+            )
 
     def add(self, what: str, pid: int, borrowed: bool = False) -> None:
         """Guard a running process (pid file and watchdog); a ``borrowed`` one is left running by ``close``."""
@@ -290,7 +307,8 @@ class Guard:
                 _end(proc, 5.0)
             self._tell(f"- {pid}")  # the watchdog ends at the pipe's end whatever it still guards
         self._children.clear()
-        self.path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)
         if self._pipe is not None:
             with contextlib.suppress(OSError):
                 self._pipe.close()

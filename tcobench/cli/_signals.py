@@ -33,6 +33,8 @@ def measuring(settings: Settings) -> Iterator[procs.Guard]:
         try:
             for line in reclaimed:
                 err.print(f"[yellow]reclaimed a leftover of a crashed run:[/] {escape(line)}", highlight=False)
+            if guard.warning:
+                err.print(f"[yellow]warning:[/] {escape(guard.warning)}", highlight=False)
             yield guard
         except shutdown.Stop as stop:
             raise stop.error() from None

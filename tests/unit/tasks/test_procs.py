@@ -184,3 +184,16 @@ def test_the_pid_file_lists_what_is_guarded_and_goes_when_closed(tmp_path: Path)
     assert not guard.path.exists() and gone(other.pid)  # close ends what is still guarded
     other.wait()
     assert procs.current_guard() is None
+
+
+def test_an_unwritable_state_folder_costs_the_pid_file_only(tmp_path: Path) -> None:
+    state = tmp_path / "a-file"
+    state.write_text("not a folder")
+    guard, reclaimed = procs.open_guard(state)
+    try:
+        assert reclaimed == [] and guard.warning is not None and "cannot keep a pid file" in guard.warning
+        proc = procs.spawn(["sleep", "300"], "sleeper")
+        assert guard._watchdog is not None and guard._watchdog.poll() is None  # still guarded by the watchdog
+        procs.stop_process(proc)
+    finally:
+        guard.close()
