@@ -56,10 +56,18 @@ class ExitCode(IntEnum):
 
 
 class TcobenchError(Exception):
-    """Root of every error tcobench raises on purpose (anything else is a bug)."""
+    """Root of every error tcobench raises on purpose (anything else is a bug).
+
+    ``exit_code`` is the class's unless one is given (a RunError is 3 or 4, an Interrupted 130, 143 or 129).
+    """
 
     kind = "Error"
     exit_code: ExitCode = ExitCode.error
+
+    def __init__(self, message: str = "", exit_code: ExitCode | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
 
 
 class ConfigError(TcobenchError):
@@ -104,10 +112,6 @@ class NightlyError(TcobenchError):
     kind = "NightlyError"
     exit_code = ExitCode.failed
 
-    def __init__(self, message: str, exit_code: ExitCode = ExitCode.failed) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
 
 class RunError(TcobenchError):
     """Runs were measured and stored, but one failed (exit 3) or lost too many requests (exit 4)."""
@@ -115,20 +119,12 @@ class RunError(TcobenchError):
     kind = "RunError"
     exit_code = ExitCode.failed
 
-    def __init__(self, message: str, exit_code: ExitCode = ExitCode.failed) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
 
 class Interrupted(TcobenchError):
     """A signal stopped the work; what was finished is stored first. Exit 128 + the signal's number."""
 
     kind = "Interrupted"
     exit_code = ExitCode.interrupted
-
-    def __init__(self, message: str, exit_code: ExitCode = ExitCode.interrupted) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 class ChangeError(TcobenchError):

@@ -10,7 +10,8 @@ import email.utils
 import json
 import signal
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
@@ -184,18 +185,34 @@ def test_missing_key_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch)
 # --- stopping early: signals, deadline, grace ---------------------------------------------------------------
 
 
-def _slow(gap_s: float) -> httpx.MockTransport:
-    return httpx.MockTransport(lambda r: httpx.Response(200, stream=Chunks(DONE, gap_s=gap_s)))
+class Slow:
+    """A transport whose streams take ``gap_s`` per chunk, counting requests begun (for signals sent mid-run)."""
+
+    def __init__(self, gap_s: float) -> None:
+        self.gap_s = gap_s
+        self.begun = 0
+        self.lock = threading.Lock()
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        with self.lock:
+            self.begun += 1
+        return httpx.Response(200, stream=Chunks(DONE, gap_s=self.gap_s))
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
 
 
-def _signal_later(seconds: float, signum: int = signal.SIGINT, times: int = 1) -> threading.Thread:
-    """Call the stop path a signal handler calls, from another thread, as a signal would arrive mid-run."""
+def _signal_when(ready: Callable[[], bool], signum: int = signal.SIGINT, times: int = 1) -> threading.Thread:
+    """Call the stop path a signal handler calls, from another thread, once ``ready()`` (a signal mid-run)."""
 
     def fire() -> None:
+        deadline = time.monotonic() + 60
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.01)
         for _ in range(times):
-            threading.Event().wait(seconds)
             with shutdown.deferred():
                 shutdown.on_signal(signum)
+            time.sleep(0.2)
 
     thread = threading.Thread(target=fire)
     thread.start()
@@ -203,27 +220,30 @@ def _signal_later(seconds: float, signum: int = signal.SIGINT, times: int = 1) -
 
 
 def test_a_signal_stops_sending_and_keeps_what_finished_in_the_grace_period() -> None:
-    shutdown.configure(10.0)  # long enough for the request in flight
-    thread = _signal_later(0.5)
-    result = measure(TARGET, workload(requests=50), CTX, 1, transport=_slow(0.2))
+    shutdown.configure(30.0)  # long enough for the request in flight
+    slow = Slow(0.1)
+    thread = _signal_when(lambda: slow.begun >= 3)  # two finished, the third in flight
+    result = measure(TARGET, workload(requests=50), CTX, 1, transport=slow.transport())
     thread.join()
     assert result.stopped == "interrupted by SIGINT" and result.cancelled == 0
-    assert 1 <= len(result.measured) < 50 and all(r.error is None for r in result.measured)
+    assert 3 <= len(result.measured) < 50 and all(r.error is None for r in result.measured)
     assert [r.request_index for r in result.measured] == list(range(len(result.measured)))
 
 
 def test_requests_in_flight_past_the_grace_period_are_cancelled_and_dropped() -> None:
     shutdown.configure(0.2)
-    thread = _signal_later(0.3, signal.SIGTERM)
-    result = measure(TARGET, workload(requests=4), CTX, 2, transport=_slow(30.0))
+    slow = Slow(30.0)
+    thread = _signal_when(lambda: slow.begun >= 2, signal.SIGTERM)
+    result = measure(TARGET, workload(requests=4), CTX, 2, transport=slow.transport())
     thread.join()
     assert result.stopped == "interrupted by SIGTERM" and result.cancelled == 2 and result.measured == []
 
 
 def test_a_second_signal_ends_the_grace_period_at_once() -> None:
     shutdown.configure(60.0)
-    thread = _signal_later(0.3, times=2)
-    result = measure(TARGET, workload(requests=4), CTX, 1, transport=_slow(30.0))  # done in well under 60 s
+    slow = Slow(30.0)
+    thread = _signal_when(lambda: slow.begun >= 1, times=2)
+    result = measure(TARGET, workload(requests=4), CTX, 1, transport=slow.transport())  # done in well under 60 s
     thread.join()
     assert result.stopped == "interrupted by SIGINT" and result.cancelled == 1
 
@@ -231,20 +251,22 @@ def test_a_second_signal_ends_the_grace_period_at_once() -> None:
 def test_a_pending_stop_sends_nothing() -> None:
     with shutdown.deferred():
         shutdown.on_signal(signal.SIGHUP)
-    result = measure(TARGET, workload(requests=3, warmup_requests=1), CTX, 1, transport=_slow(0.0))
+    result = measure(TARGET, workload(requests=3, warmup_requests=1), CTX, 1, transport=Slow(0.0).transport())
     assert result.stopped == "interrupted by SIGHUP" and result.warmup == [] and result.measured == []
 
 
 def test_the_run_deadline_stops_the_run_like_a_signal() -> None:
     shutdown.configure(0.1)
-    result = measure(TARGET, workload(requests=100, run_deadline_s=0.5), CTX, 1, transport=_slow(0.05))
+    slow = Slow(0.05)
+    result = measure(TARGET, workload(requests=100_000, run_deadline_s=0.5), CTX, 1, transport=slow.transport())
     assert result.stopped == "run deadline of 0.5 s reached"
-    assert 0 < len(result.measured) < 100
+    assert len(result.measured) < 100_000
 
 
 def test_poisson_arrivals_stop_too() -> None:
     shutdown.configure(5.0)
-    thread = _signal_later(0.3)
-    result = measure(TARGET, workload(requests=1000, mode="poisson", rate=20.0), CTX, 4, transport=_slow(0.0))
+    slow = Slow(0.0)
+    thread = _signal_when(lambda: slow.begun >= 3)
+    result = measure(TARGET, workload(requests=1000, mode="poisson", rate=20.0), CTX, 4, transport=slow.transport())
     thread.join()
-    assert result.stopped == "interrupted by SIGINT" and 0 < len(result.measured) < 1000
+    assert result.stopped == "interrupted by SIGINT" and 3 <= len(result.measured) < 1000
