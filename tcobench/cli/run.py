@@ -149,16 +149,22 @@ def _run(
 
 def _kept(store: Path, prices: Any, batch_id: str) -> str:
     """One line: which runs of this batch are stored, with their measured requests."""
+    import duckdb
+
+    from tcobench.errors import TcobenchError
     from tcobench.tasks.query import connect
 
-    con = connect(store, prices, upto="run_summary")
     try:
-        rows = con.execute(
-            "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
-            {"b": batch_id},
-        ).fetchall()
-    finally:
-        con.close()
+        con = connect(store, prices, upto="run_summary")
+        try:
+            rows = con.execute(
+                "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
+                {"b": batch_id},
+            ).fetchall()
+        finally:
+            con.close()
+    except (TcobenchError, duckdb.Error) as exc:  # the line must still come out
+        return f"what finished is stored in {store} as batch {batch_id} (cannot list it: {exc})"
     if not rows:
         return f"nothing was measured yet, so nothing was stored (store {store})"
     runs = "; ".join(f"run {r[0][:8]} (concurrency {r[1]}) {r[2]}: {r[4]} of {r[3]} measured requests ok"
