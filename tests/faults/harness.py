@@ -88,6 +88,10 @@ class Run:
     def signal(self, signum: int) -> None:
         os.kill(self.proc.pid, signum)
 
+    def signal_group(self, signum: int) -> None:
+        """Signal its whole process group, as a terminal's Ctrl-C does (started with ``own_group``)."""
+        os.killpg(self.proc.pid, signum)
+
     def finish(self, timeout: float = 300) -> tuple[int, str, str]:
         """(exit status, stdout, stderr) once it ends; killed if it does not within ``timeout``."""
         try:
@@ -100,11 +104,14 @@ class Run:
 
 
 @contextmanager
-def start(tmp_path: Path, *args: str, env: dict[str, str]) -> Iterator[Run]:
-    """`tcobench ARGS` in the background for the ``with`` block; killed at its end if still running."""
+def start(tmp_path: Path, *args: str, env: dict[str, str], own_group: bool = False) -> Iterator[Run]:
+    """`tcobench ARGS` in the background for the ``with`` block; killed at its end if still running.
+
+    ``own_group``: in a process group of its own, like a shell's foreground job, for ``Run.signal_group``."""
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with out.open("wb") as o, err.open("wb") as e:
-        proc = subprocess.Popen([_exe(), *args], env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen([_exe(), *args], env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
+                                process_group=0 if own_group else None)  # fmt: skip
     try:
         yield Run(proc, out, err)
     finally:
