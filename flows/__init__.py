@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._orchestrator import prefect_enabled
+from ._orchestrator import prefect_enabled, start_api_server
 from .benchmark import BenchmarkResult, benchmark
 from .compact import compact
 from .nightly import NightlyResult, nightly
@@ -17,4 +17,5 @@ __all__ = [
     "nightly",
     "prefect_enabled",
     "rebuild_images",
+    "start_api_server",
 ]

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-__all__ = ["flow", "prefect_enabled", "task"]
+from tcobench.tasks.procs import spawn_options
+
+__all__ = ["flow", "prefect_enabled", "start_api_server", "task"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,3 +58,50 @@ def flow(name: str) -> Callable[[F], F]:
     from prefect import flow as prefect_flow
 
     return cast(Callable[[F], F], prefect_flow(name=name, validate_parameters=False))
+
+
+class _SubprocessWith:
+    """The ``subprocess`` module as one module sees it while Prefect starts its server: ``Popen`` gets our options."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._options = options
+
+    def Popen(self, *args: Any, **kwargs: Any) -> subprocess.Popen[Any]:  # noqa: N802 - subprocess's own name
+        return subprocess.Popen(*args, **{**self._options, **kwargs})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+
+def start_api_server() -> int | None:
+    """Start Prefect's in-process (ephemeral) API server now and return its pid; None when Prefect is off or
+    talks to a configured server (PREFECT_API_URL).
+
+    Prefect starts this server by itself on first use (``SubprocessASGIServer``, a singleton its client looks up;
+    a ``python -m uvicorn ... prefect.server.api.server:create_app`` child in tcobench's process group, stopped by
+    ``atexit``). Started here instead, from the main thread, it gets the options of ``tasks.procs.spawn_options``:
+    its own session (the terminal's Ctrl-C reaches tcobench, which still needs the server to store the
+    interrupted run, not the server) and a death signal (it dies with tcobench, even on SIGKILL). Should a Prefect
+    release move these internals, Prefect starts the server itself as before.
+    """
+    if not prefect_enabled():
+        return None
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():
+        return None
+    from prefect.server.api import server as api_server
+
+    server_class = getattr(api_server, "SubprocessASGIServer", None)
+    if server_class is None or not hasattr(api_server, "subprocess"):  # pragma: no cover - another Prefect release
+        return None
+    server = server_class()  # the instance Prefect's client will find (no port given: the same singleton key)
+    if not server.running:
+        real = api_server.subprocess
+        api_server.subprocess = _SubprocessWith(spawn_options())
+        try:
+            server.start()
+        finally:
+            api_server.subprocess = real
+    process = getattr(server, "server_process", None)
+    return int(process.pid) if process is not None else None

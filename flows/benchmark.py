@@ -4,9 +4,10 @@
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
 each run is committed as soon as it is measured, so a later failure loses nothing already measured; an
-engine that died during a run ends the batch with an EngineError once that run is stored as failed; a
+engine that died during a run ends the batch with an EngineDiedError once that run is stored as failed; a
 store that refuses a write, a full disk say, ends the batch with a StoreError that carries the summary of
-the runs already stored).
+the runs already stored; a signal ends it with Interrupted once the finished requests of the run in
+progress are stored as an interrupted run).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.errors import StoreError
-from tcobench.schemas import BenchmarkConfig, PriceTable
+from tcobench.schemas import BenchmarkConfig, PriceTable, RunRecord
 from tcobench.tasks.artifacts import publish_run_summary
 from tcobench.tasks.engine import (
     OnEvent,
@@ -29,6 +30,7 @@ from tcobench.tasks.engine import (
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
+from tcobench.tasks.shutdown import check_stop, deferred
 from tcobench.tasks.store import StoreRef, check_store, write_results
 from tcobench.tasks.summarise import Summary, summarise
 from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
@@ -53,6 +55,7 @@ class BenchmarkResult:
     batch_id: str
     run_ids: list[str]
     summary: Summary
+    runs: list[RunRecord]  # the stored run rows, in order
 
 
 @flow(name="benchmark")
@@ -67,34 +70,37 @@ def benchmark(
     batch_id: str | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
-    run_ids: list[str] = []
+    runs: list[RunRecord] = []
     store = check_store_task(store)  # writable, not a file, free space above the floor: before the engine starts
     stopped: StoreError | None = None
     engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event)
     try:
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
-        for concurrency in config.workload.concurrency:
-            run = describe_run(config, engine, api, host, batch_id, concurrency)
-            ctx = RunContext(run.run_id, run.date, run.host)
-            access = telemetry_access(config, engine)
-            telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
-            result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
-            samples = stop_telemetry_task(telemetry)
-            died = engine_error(config, engine)
-            finished = finish_run(run, result, died, telemetry.facts)
-            try:
-                write_results_task(store, finished, result.warmup + result.measured, samples)
-            except StoreError as exc:
-                stopped = exc
-                break
-            run_ids.append(run.run_id)
-            ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
+        with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
+            for concurrency in config.workload.concurrency:
+                run = describe_run(config, engine, api, host, batch_id, concurrency)
+                ctx = RunContext(run.run_id, run.date, run.host)
+                access = telemetry_access(config, engine)
+                telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
+                result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
+                samples = stop_telemetry_task(telemetry)
+                died = engine_error(config, engine)
+                finished = finish_run(run, result, died, telemetry.facts)
+                try:
+                    write_results_task(store, finished, result.warmup + result.measured, samples)
+                except StoreError as exc:
+                    stopped = exc
+                    break
+                runs.append(finished)
+                check_stop()  # a signal ends the batch: the run in progress is stored (interrupted) first
+                ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
     finally:
         stop_engine_task(config, engine)
+    run_ids = [r.run_id for r in runs]
     summary = summarise_task(store, prices, run_ids)
     if stopped is not None:
-        stopped.stored = BenchmarkResult(batch_id, run_ids, summary)
+        stopped.stored = BenchmarkResult(batch_id, run_ids, summary, runs)
         raise stopped
     publish_summary_task(store, prices, run_ids)  # a Prefect artifact; nothing when Prefect is off
-    return BenchmarkResult(batch_id, run_ids, summary)
+    return BenchmarkResult(batch_id, run_ids, summary, runs)

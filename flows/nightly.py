@@ -17,7 +17,8 @@ from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.runs import new_id
+from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
+from tcobench.tasks.shutdown import deferred
 
 from ._orchestrator import flow, task
 from .benchmark import benchmark
@@ -39,6 +40,11 @@ class NightlyResult:
     def failed(self) -> list[CellResult]:
         return [c for c in self.cells if c.status is RunStatus.failed]
 
+    @property
+    def not_ok(self) -> list[CellResult]:
+        """Cells whose runs call for a non-zero exit (failed, or partial over the threshold), worst first."""
+        return sorted((c for c in self.cells if c.exit_code != 0), key=lambda c: c.exit_code != 3)
+
 
 @flow(name="nightly")
 def nightly(
@@ -48,6 +54,7 @@ def nightly(
     prices: str | None = None,
     attempts: int = 2,
     backoff_s: float = 5.0,
+    partial_threshold: float = PARTIAL_THRESHOLD,
 ) -> NightlyResult:
     settings = Settings()
     store_path = store or settings.store
@@ -64,10 +71,12 @@ def nightly(
             batch_id,
             attempts,
             backoff_s,
+            partial_threshold,
         )  # fmt: skip
         for host in plan.inventory.hosts
     ]
-    cells = [cell for future in futures for cell in future.result()]
+    with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
+        cells = [cell for future in futures for cell in future.result()]
     markdown = nightly_markdown(batch_id, cells)
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
     return NightlyResult(batch_id, cells, markdown)

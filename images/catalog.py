@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from tcobench.errors import ImageError
 from tcobench.schemas import ImageCatalog, ImageSpec
+from tcobench.tasks.config import validation_message
 
 __all__ = [
     "CATALOG_PATH",
@@ -100,9 +101,7 @@ def load_catalog(path: Path | None = None) -> ImageCatalog:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ImageError(f"cannot read image catalog {source}: {exc}") from exc
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ImageError(f"{source}: {where}: {err['msg']}") from exc
+        raise ImageError(validation_message(exc, str(source))) from exc
 
 
 def select(catalog: ImageCatalog, names: Iterable[str]) -> list[ImageSpec]:

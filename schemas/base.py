@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,7 +19,39 @@ __all__ = [
     "SamplerKind",
     "StrictModel",
     "TelemetryPhase",
+    "check_env_name",
+    "check_no_user_info",
+    "redact_url",
 ]
+
+_USER_INFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@\s]*)@")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the user info of every URL in it masked: ``http://user:pw@host`` -> ``http://***@host``."""
+    return _USER_INFO.sub(lambda m: f"{m['scheme']}***@", text)
+
+
+def check_no_user_info(url: str) -> str:
+    """Refuse a URL that carries credentials (``user:password@``): they would be stored and printed with it."""
+    if "@" in (urlsplit(url).netloc or ""):
+        raise ValueError(
+            f"{redact_url(url)!r} carries user info (user:password@), which would be stored with every run; give "
+            "the URL without it and the credential as an API key (--api-key, TCOBENCH_API_KEY or api_key_env)"
+        )
+    return url
+
+
+def check_env_name(name: str) -> str:
+    """An environment variable's name (where a secret is read from), never the secret itself."""
+    if not _ENV_NAME.match(name):
+        raise ValueError(
+            f"must be the NAME of an environment variable holding the key (letters, digits, _), got a value of "
+            f"{len(name)} characters that is not one (not shown: it may be the key itself, which never belongs in a "
+            "file)"
+        )
+    return name
 
 
 class StrictModel(BaseModel):
@@ -72,6 +106,7 @@ class RunStatus(StrEnum):
     ok = "ok"  # every measured request succeeded
     partial = "partial"  # the run finished but some requests failed
     failed = "failed"  # the run could not be completed
+    interrupted = "interrupted"  # stopped early (a signal, or its deadline): its finished requests are kept
 
 
 class SamplerKind(StrEnum):

@@ -7,7 +7,16 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
-from .base import ContainerEngine, EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
+from .base import (
+    ContainerEngine,
+    EngineKind,
+    LoadMode,
+    Protocol,
+    SamplerKind,
+    StrictModel,
+    check_env_name,
+    check_no_user_info,
+)
 from .container import ContainerConfig
 
 __all__ = [
@@ -73,6 +82,11 @@ class EngineConfig(StrictModel):
         default=120.0, gt=0, description="Seconds to wait for the engine's health check, in seconds."
     )
     connect_timeout_s: float = Field(default=5.0, gt=0, description="TCP connect timeout per request, seconds.")
+    api_key_env: str | None = Field(
+        default=None,
+        description="NAME of the environment variable holding the API key sent as `Authorization: Bearer` "
+        "(kind=endpoint); default: TCOBENCH_API_KEY when set. The key itself never goes into a file.",
+    )
     container: ContainerConfig | None = Field(
         default=None, description="The engine image and its container settings (kind=container)."
     )
@@ -80,9 +94,17 @@ class EngineConfig(StrictModel):
     @field_validator("url")
     @classmethod
     def _url_scheme(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
+        if value is None:
+            return value
+        check_no_user_info(value)
+        if not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/") if value else value
+        return value.rstrip("/")
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_env_name(value)
 
     @model_validator(mode="after")
     def _url_matches_kind(self) -> EngineConfig:
@@ -92,6 +114,8 @@ class EngineConfig(StrictModel):
             raise ValueError("engine.url is only valid with engine.kind 'endpoint'")
         if self.kind is EngineKind.embedded and self.protocol is not Protocol.openai:
             raise ValueError("the embedded engine (llama-server) speaks protocol 'openai' only")
+        if self.api_key_env is not None and self.kind is not EngineKind.endpoint:
+            raise ValueError("engine.api_key_env is only valid with engine.kind 'endpoint' (a server you run)")
         if self.kind is EngineKind.container and self.url:
             raise ValueError("engine.url is not valid with engine.kind 'container' (tcobench starts the engine)")
         if (self.kind is EngineKind.container) != (self.container is not None):
@@ -148,7 +172,24 @@ class WorkloadConfig(StrictModel):
     )
     mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
     rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
-    request_timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout, seconds.")
+    request_timeout_s: float = Field(
+        default=120.0, gt=0, description="Per-request timeout (sending to the end of the stream), seconds."
+    )
+    run_deadline_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Wall-clock limit of one run (warm-up and measured requests of one concurrency level), seconds; "
+        "when it passes, no further request is sent, requests in flight get a short grace period and the run is "
+        "stored as interrupted with what finished. Default: none (each request is still bounded by "
+        "request_timeout_s).",
+    )
+    max_retries: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="How often a request answered HTTP 429 or 503 with a Retry-After header is sent again (after "
+        "that wait, at most 60 s); the count is stored per request (requests.retries).",
+    )
     extra_body: dict[str, JsonValue] = Field(
         default_factory=dict,
         description="Engine-specific fields added to every request body, e.g. llama.cpp's "

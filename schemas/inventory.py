@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from .base import GpuVendor, Protocol, StrictModel
+from .base import GpuVendor, Protocol, StrictModel, check_env_name, check_no_user_info
 from .config import ModelConfig, WorkloadConfig
 from .container import DockerHostUrl, GpuConfig, OllamaSettings
 from .records import HOST_PATTERN
@@ -54,15 +54,32 @@ class MatrixEngine(StrictModel):
         description="Instead of an image: a running server's base URL (simulated hosts, engines run elsewhere).",
     )
     protocol: Protocol = Field(default=Protocol.openai, description="Wire protocol of `endpoint`.")
+    api_key_env: str | None = Field(
+        default=None,
+        description="NAME of the environment variable holding the API key of `endpoint` (sent as `Authorization: "
+        "Bearer`); never the key itself.",
+    )
     vendor: GpuVendor | None = Field(
         default=None, description="Only for hosts of this vendor (default: the matrix file's vendor, else all)."
     )
     ollama: OllamaSettings = Field(default_factory=OllamaSettings, description="Ollama knobs (Ollama images).")
 
+    @field_validator("endpoint")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        return value if value is None else check_no_user_info(value)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        return value if value is None else check_env_name(value)
+
     @model_validator(mode="after")
     def _image_or_endpoint(self) -> MatrixEngine:
         if (self.image is None) == (self.endpoint is None):
             raise ValueError("give exactly one of image (a container) or endpoint (a running server)")
+        if self.api_key_env is not None and self.endpoint is None:
+            raise ValueError("api_key_env is only valid with endpoint (a server you run)")
         return self
 
 

@@ -29,8 +29,11 @@ class RunRecord(StrictModel):
     finished_ns: int = Field(description="Run end, ns since the Unix epoch (UTC).")
     measure_start_ns: int | None = Field(description="First measured request sent, ns since epoch.")
     measure_end_ns: int | None = Field(description="Last measured request finished, ns since epoch.")
-    status: RunStatus = Field(description="ok, partial (some requests failed) or failed.")
-    error: str | None = Field(description="Why the run failed or is partial; null when ok.")
+    status: RunStatus = Field(
+        description="ok, partial (some requests failed), failed, or interrupted (stopped early by a signal or its "
+        "deadline: only the requests that finished are stored)."
+    )
+    error: str | None = Field(description="Why the run failed, is partial or was interrupted; null when ok.")
     # Host facts
     host_os: str = Field(description="Operating system and release, e.g. 'Linux 6.1.0 (Debian 12)'.")
     host_kernel: str = Field(description="Kernel release (uname -r).")
@@ -133,6 +136,11 @@ class RequestRecord(StrictModel):
     server_total_ns: int | None = Field(description="Engine-reported total request time, ns (Ollama).")
     counter_note: str | None = Field(description="Caveat on the server counters, e.g. Ollama's cache rule.")
     http_status: int | None = Field(description="HTTP status of the response; null if none arrived.")
+    retries: int = Field(
+        default=0,
+        description="Times the request was sent again after HTTP 429/503 with Retry-After; its timings are those of "
+        "the last attempt.",
+    )
     error: str | None = Field(description="Why the request failed; null on success.")
 
 

@@ -9,21 +9,58 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig
+from tcobench.schemas.base import redact_url
 
-__all__ = ["first_error", "load_config"]
+__all__ = ["load_config", "validation_message"]
 
 
-def first_error(exc: ValidationError, where: str) -> str:
-    """One line: where, field path, what is wrong (and how many more problems there are)."""
-    errors = exc.errors()
-    err = errors[0]
-    path = ".".join(str(p) for p in err["loc"])
-    more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+_BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
+           "less_than_equal": ("le", "<=")}  # fmt: skip
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _shown(value: Any) -> str:
+    """A given value as a message shows it: repr (numbers as given: -1, not -1.0), URL credentials masked, cut at
+    80 characters."""
+    text = f"{value:g}" if isinstance(value, float) else redact_url(repr(value))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _problem(err: ErrorDetails) -> str:
+    """One validation problem as ``what is wrong with which value``."""
+    kind, value, ctx = err["type"], err.get("input"), err.get("ctx") or {}
     message = err["msg"].removeprefix("Value error, ")
-    return f"{where}: {path}: {message}{more}" if path else f"{where}: {message}{more}"
+    if kind in _BOUNDS:
+        key, op = _BOUNDS[kind]
+        bound = ctx.get(key)
+        return f"{_shown(value)} is not {op} {f'{bound:g}' if isinstance(bound, int | float) else bound}"
+    if kind == "missing":
+        return "required, but missing"
+    if kind == "extra_forbidden":
+        return f"unknown field (given {_shown(value)}); check its spelling and section"
+    if kind == "value_error" or not isinstance(value, _SCALARS):
+        return message  # our validators name the value themselves; a whole table is not worth repeating
+    return f"{message[0].lower()}{message[1:]}, got {_shown(value)}" if message else f"invalid: {_shown(value)}"
+
+
+def _under(loc: tuple[int | str, ...], parent: tuple[int | str, ...]) -> bool:
+    return len(loc) > len(parent) and loc[: len(parent)] == parent
+
+
+def validation_message(exc: ValidationError, where: str) -> str:
+    """Every problem on one line: ``where: field.path: -1 is not > 0; other.field: ...``."""
+    errors = exc.errors(include_url=False)
+    problems = []
+    for err in errors:
+        if err["type"] == "too_short" and any(_under(other["loc"], err["loc"]) for other in errors):
+            continue  # a list whose items failed also reports "too short": the items' own errors say it all
+        path = ".".join(str(p) for p in err["loc"])
+        problems.append(f"{path}: {_problem(err)}" if path else _problem(err))
+    return " ".join(f"{where}: {'; '.join(problems)}".split())
 
 
 def _merge(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -55,4 +92,4 @@ def load_config(path: Path | None = None, overrides: Mapping[str, Any] | None = 
     try:
         return BenchmarkConfig.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
-        raise ConfigError(first_error(exc, where)) from exc
+        raise ConfigError(validation_message(exc, where)) from exc

@@ -241,7 +241,8 @@ def detect_changes(
         raise ConfigError("need 0 < alpha < 1, min_change >= 0, 0 <= min_effect <= 1 and noise_k >= 0")
     rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
     order = "ORDER BY host, model_name, workload, concurrency, series, night"
-    sql = f"SELECT * FROM nightly_trend WHERE status <> '{RunStatus.failed.value}' {order}"
+    ok = ", ".join(f"'{s.value}'" for s in (RunStatus.ok, RunStatus.partial))  # interrupted/failed runs are not trends
+    sql = f"SELECT * FROM nightly_trend WHERE status IN ({ok}) {order}"
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
     for row in fetch_rows(con, sql, NightlyTrendRow):
         by_series[row["series"]].append(row)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, HostSpec, Inventory, Matrix, MatrixEngine, PriceTable
 
-from .config import first_error
+from .config import validation_message
 from .prices import check_keys
 
 __all__ = ["Cell", "NightlyPlan", "load_plan"]
@@ -58,7 +58,7 @@ def _load(path: Path, model: type[M]) -> M:
     try:
         return model.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
-        raise ConfigError(first_error(exc, str(path))) from exc
+        raise ConfigError(validation_message(exc, str(path))) from exc
 
 
 def _applies(engine: MatrixEngine, matrix: Matrix, host: HostSpec) -> bool:
@@ -68,7 +68,8 @@ def _applies(engine: MatrixEngine, matrix: Matrix, host: HostSpec) -> bool:
 
 def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
     if engine.endpoint is not None:
-        return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value}
+        return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value,
+                "api_key_env": engine.api_key_env}  # fmt: skip
     container: dict[str, Any] = {"image": engine.image, "docker_host": host.docker_host,
                                  "ollama": engine.ollama.model_dump(mode="json")}  # fmt: skip
     if host.gpu is not None:
@@ -99,7 +100,7 @@ def _cells(inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: Pr
                         try:
                             config = BenchmarkConfig.model_validate_json(json.dumps(data))
                         except ValidationError as exc:
-                            raise ConfigError(first_error(exc, where)) from exc
+                            raise ConfigError(validation_message(exc, where)) from exc
                         check_keys(prices, config.pricing, where)
                         cells.append(Cell(host, engine.name, model.name, workload.name, config))
     return cells

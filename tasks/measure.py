@@ -12,26 +12,62 @@ durations are exact differences of a monotonic clock.
 Load: ``closed`` keeps ``concurrency`` requests in flight; ``poisson`` sends at exponentially
 distributed gaps (mean 1/rate, seeded) with at most ``concurrency`` in flight. Warm-up requests
 run first at the same concurrency and are stored with phase=warmup.
+
+Bounds (a hostile or broken server costs a bounded time and memory):
+- every attempt has ``workload.request_timeout_s``; a run has ``workload.run_deadline_s`` (if set);
+- a stream line (SSE or NDJSON) longer than ``MAX_LINE_BYTES`` with no line end, or a network chunk larger than
+  that, fails the request; an error body is read up to ``MAX_ERROR_BODY_BYTES``; compressed streams are refused;
+- HTTP 429/503 with ``Retry-After`` is retried at most ``workload.max_retries`` times, each wait at most
+  ``MAX_RETRY_AFTER_S``; the count is stored per request (``retries``).
+
+Stopping early: a signal (``tasks.shutdown``) or the run's deadline stops sending; requests in flight get
+``shutdown.grace_s()`` to finish, the rest are cancelled and dropped; what finished comes back with the reason in
+``MeasureResult.stopped``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import datetime as dt
+import email.utils
+import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
 import httpx
 
-from tcobench.errors import EngineError
+from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
 
+from . import shutdown
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
 
-__all__ = ["MeasureResult", "OnPhase", "OnRequest", "RunContext", "Target", "measure", "preflight"]
+__all__ = [
+    "MAX_ERROR_BODY_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_RETRY_AFTER_S",
+    "MeasureResult",
+    "OnPhase",
+    "OnRequest",
+    "RunContext",
+    "StreamLimitError",
+    "Target",
+    "api_key",
+    "bounded_lines",
+    "measure",
+    "preflight",
+    "retry_delay",
+]
+
+MAX_LINE_BYTES = 1 << 20  # 1 MiB: a streamed line (one SSE data line or NDJSON object) or network chunk
+MAX_ERROR_BODY_BYTES = 4096  # what is read of a non-200 answer's body
+MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is not waited for: the request fails naming it
+RETRY_STATUSES = (429, 503)
 
 OnRequest = Callable[[RequestRecord], None]
 OnPhase = Callable[[Phase], None]
@@ -46,6 +82,29 @@ class Target:
     model: str
     chat: bool = False
     connect_timeout_s: float = 5.0
+    api_key_env: str | None = None  # NAME of the environment variable with the Bearer token; never the token
+
+
+def api_key(target: Target) -> str | None:
+    """The API key of ``target`` from its environment variable (read at use, never stored); ConfigError if unset."""
+    if target.api_key_env is None:
+        return None
+    value = os.environ.get(target.api_key_env, "")
+    if not value:
+        raise ConfigError(f"engine.api_key_env: the environment variable {target.api_key_env} is not set or empty")
+    return value
+
+
+def _headers(key: str | None) -> dict[str, str]:
+    headers = {"Accept-Encoding": "identity"}  # compressed streams could expand without bound
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
+
+
+def _redact(text: str | None, key: str | None) -> str | None:
+    """An error text with the API key masked (a server may echo the header it was sent)."""
+    return text.replace(key, "***") if text and key else text
 
 
 @dataclass(frozen=True)
@@ -63,6 +122,8 @@ class MeasureResult:
     measured: list[RequestRecord]
     measure_start_ns: int | None
     measure_end_ns: int | None
+    stopped: str | None = None  # why the run stopped before every request finished (a signal, its deadline)
+    cancelled: int = 0  # requests in flight when the grace period ended: cancelled and not stored
 
 
 @dataclass(frozen=True)
@@ -94,6 +155,8 @@ class _Clients:
     def __init__(self, target: Target, workload: WorkloadConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self._timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
         self._transport = transport
+        self.key = api_key(target)
+        self._headers = _headers(self.key)
         self._ssl = httpx.create_ssl_context(trust_env=False)  # once, not once per client
         self._free: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
@@ -101,7 +164,7 @@ class _Clients:
     def _make(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         # trust_env=False: a proxy from the environment must never sit between us and the engine.
-        client = httpx.AsyncClient(timeout=self._timeout, limits=limits, trust_env=False,
+        client = httpx.AsyncClient(timeout=self._timeout, limits=limits, trust_env=False, headers=self._headers,
                                    transport=self._transport, verify=self._ssl)  # fmt: skip
         self._all.append(client)
         return client
@@ -135,6 +198,89 @@ def _finalize(counters: ServerCounters) -> None:
         counters.prompt_tokens = counters.prompt_eval_count + (counters.cached_tokens or 0)
 
 
+class StreamLimitError(Exception):
+    """A response broke a bound of the stream reader (line or chunk size, compression)."""
+
+
+async def bounded_lines(chunks: AsyncIterator[bytes], max_bytes: int = MAX_LINE_BYTES) -> AsyncIterator[str]:
+    """Lines (ended by LF, CRLF or CR, ends removed) of a byte stream, holding at most ``max_bytes`` of one line.
+
+    A chunk over ``max_bytes``, or a line still without its end past ``max_bytes``, raises StreamLimitError: a
+    stream with no newline costs bounded memory, not memory until the timeout.
+    """
+    pending = b""
+    async for chunk in chunks:
+        if len(chunk) > max_bytes:
+            raise StreamLimitError(f"a stream chunk of {len(chunk):,} bytes exceeds the {max_bytes:,}-byte limit")
+        pieces = (pending + chunk).splitlines(keepends=True)
+        # the last piece is unfinished unless it ends with LF (a trailing CR may be the first half of CRLF)
+        pending = pieces.pop() if pieces and not pieces[-1].endswith(b"\n") else b""
+        for piece in pieces:
+            yield piece.rstrip(b"\r\n").decode("utf-8", "replace")
+        if len(pending) > max_bytes:
+            raise StreamLimitError(
+                f"no line end within {max_bytes:,} bytes of the stream (malformed or hostile server)"
+            )
+    if pending:
+        yield pending.rstrip(b"\r\n").decode("utf-8", "replace")
+
+
+async def _raw(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body as it arrives, not decoded (a response built with its content, as in tests, is that content)."""
+    if response.is_stream_consumed:
+        yield response.content
+        return
+    async for chunk in response.aiter_raw():
+        yield chunk
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of a non-200 answer's body (at most MAX_ERROR_BODY_BYTES are read), one line."""
+    body = b""
+    async for chunk in _raw(response):
+        body += chunk
+        if len(body) >= MAX_ERROR_BODY_BYTES:
+            break
+    return " ".join(body[:MAX_ERROR_BODY_BYTES].decode("utf-8", "replace").split())
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None if absent or invalid."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def retry_delay(status: int | None, retry_after: str | None, retries: int, max_retries: int) -> float | None:
+    """Seconds to wait before sending again, or None: only HTTP 429/503 with a usable Retry-After, at most
+    ``max_retries`` times, each wait at most MAX_RETRY_AFTER_S."""
+    if status not in RETRY_STATUSES or retries >= max_retries:
+        return None
+    wait = _retry_after_s(retry_after)
+    return wait if wait is not None and wait <= MAX_RETRY_AFTER_S else None
+
+
+def _retry_note(status: int | None, retry_after: str | None, retries: int, max_retries: int) -> str:
+    """Why a 429/503 was not (or no longer) retried, for the request's error."""
+    if status not in RETRY_STATUSES:
+        return ""
+    wait = _retry_after_s(retry_after)
+    if retries >= max_retries and wait is not None:
+        return f" (gave up after {retries} retries)"
+    if wait is None:
+        return " (no usable Retry-After: not retried)"
+    return f" (Retry-After {wait:g} s is over the {MAX_RETRY_AFTER_S:g} s limit: not retried)"
+
+
 class _Stream:
     """Accumulates one response: content timestamps, counters, end marker, error."""
 
@@ -144,14 +290,19 @@ class _Stream:
         self.done = False
         self.error: str | None = None
         self.status: int | None = None
+        self.retry_after: str | None = None
 
     async def read(self, response: httpx.Response, adapter: Adapter, chat: bool) -> None:
         self.status = response.status_code
         if response.status_code != 200:
-            body = (await response.aread()).decode("utf-8", "replace").strip()
-            self.error = f"HTTP {response.status_code}: {body[:200]}"
+            self.retry_after = response.headers.get("retry-after")
+            self.error = f"HTTP {response.status_code}: {(await _error_body(response))[:200]}"
             return
-        async for line in response.aiter_lines():
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise StreamLimitError(f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
+                                   "tcobench asked for identity")  # fmt: skip
+        async for line in bounded_lines(_raw(response)):
             now = time.perf_counter_ns()
             event = adapter.parse_line(line, chat)
             if event is None:
@@ -167,6 +318,29 @@ class _Stream:
             self.error = "stream ended before the server marked it complete"
 
 
+async def _attempt(clients: _Clients, adapter: Adapter, target: Target, url: str, body: dict[str, Any],
+                   timeout_s: float) -> tuple[_Stream, int, bool]:  # fmt: skip
+    """One send: (what came back, when it was sent, whether the connection was stale and nothing came back)."""
+    stream = _Stream()
+    t0 = time.perf_counter_ns()
+    try:
+        async with asyncio.timeout(timeout_s), clients.lease() as client, client.stream("POST", url, json=body) as r:
+            await stream.read(r, adapter, target.chat)
+    except TimeoutError:
+        stream.error = f"timed out after {timeout_s:g} s"
+    except StreamLimitError as exc:
+        stream.error = f"stream refused: {exc}"
+    except httpx.RemoteProtocolError as exc:
+        if stream.status is None:  # a kept-alive connection the server had closed: nothing was sent back
+            stream.error = f"RemoteProtocolError: {exc or 'connection closed'}"
+            return stream, t0, True
+        stream.error = f"RemoteProtocolError: {exc or 'connection closed'} (stream truncated: the connection closed "
+        stream.error += "mid-response)"
+    except httpx.HTTPError as exc:
+        stream.error = f"{type(exc).__name__}: {exc or 'connection failed'}"
+    return stream, t0, False
+
+
 async def _send(
     clients: _Clients,
     adapter: Adapter,
@@ -179,35 +353,29 @@ async def _send(
     prompt = workload.prompts[spec.prompt_index]
     body = adapter.request_body(target.model, prompt, workload, spec.seed, target.chat)
     url = target.base_url + adapter.path(target.chat)
-    for attempt in (1, 2):
-        stream = _Stream()
-        t0 = time.perf_counter_ns()
-        try:
-            async with (
-                asyncio.timeout(workload.request_timeout_s),
-                clients.lease() as client,
-                client.stream("POST", url, json=body) as response,
-            ):
-                await stream.read(response, adapter, target.chat)
-        except TimeoutError:
-            stream.error = f"timed out after {workload.request_timeout_s:g} s"
-        except httpx.RemoteProtocolError as exc:
-            if stream.status is None and attempt == 1:
-                # A pooled keep-alive connection the server had already closed (llama.cpp's HTTP server
-                # closes after a few requests per connection): nothing was sent back, so send it again on a
-                # fresh connection, timed from the new start.
-                continue
-            stream.error = f"RemoteProtocolError: {exc or 'connection closed'}"
-            if stream.status is not None:
-                stream.error += " (stream truncated: the connection closed mid-response)"
-        except httpx.HTTPError as exc:
-            stream.error = f"{type(exc).__name__}: {exc or 'connection failed'}"
-        break
+    retries, reconnected = 0, False
+    while True:
+        stream, t0, stale = await _attempt(clients, adapter, target, url, body, workload.request_timeout_s)
+        if stale and not reconnected:
+            # llama.cpp's HTTP server closes a connection after a few requests: send again on a fresh one, timed
+            # from the new start.
+            reconnected = True
+            continue
+        wait = retry_delay(stream.status, stream.retry_after, retries, workload.max_retries)
+        if wait is None:
+            break
+        retries += 1
+        await asyncio.sleep(wait)
+    if stream.error is not None:
+        stream.error = _redact(stream.error + _retry_note(stream.status, stream.retry_after, retries,
+                                                          workload.max_retries), clients.key)  # fmt: skip
     t_end = time.perf_counter_ns()
-    return _record(spec, ctx, clock, t0, t_end, stream)
+    return _record(spec, ctx, clock, t0, t_end, stream, retries)
 
 
-def _record(spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, stream: _Stream) -> RequestRecord:
+def _record(
+    spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, stream: _Stream, retries: int
+) -> RequestRecord:
     c = stream.counters
     _finalize(c)
     times = stream.content_ns
@@ -238,6 +406,7 @@ def _record(spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, st
         server_total_ns=c.total_ns,
         counter_note=c.note,
         http_status=stream.status,
+        retries=retries,
         error=stream.error,
     )
 
@@ -245,17 +414,90 @@ def _record(spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, st
 Fire = Callable[[_Spec], Awaitable[None]]
 
 
-async def _closed_loop(specs: Sequence[_Spec], concurrency: int, fire: Fire) -> None:
+class _Stop:
+    """Why this run stops early, if it does: a signal (``tasks.shutdown``) or the run's deadline.
+
+    ``bounded`` runs a phase; on a stop the load loops send nothing more, requests in flight get ``grace_s`` to
+    finish (less if ``hurry`` is called: a second signal), and the phase is then cancelled; its finished records
+    stay where ``fire`` put them.
+    """
+
+    def __init__(self, grace_s: float) -> None:
+        self.event = asyncio.Event()
+        self.hurried = asyncio.Event()
+        self.reason: str | None = None
+        self.grace_s = grace_s
+
+    def set(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            self.event.set()
+
+    def hurry(self, reason: str) -> None:
+        self.set(reason)
+        self.hurried.set()
+
+    @property
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, waking early on a stop."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.event.wait(), timeout=max(0.0, seconds))
+
+    async def bounded(self, phase: Awaitable[None]) -> None:
+        """Run ``phase`` to its end, or to a stop plus the grace period, then cancel it."""
+        work = asyncio.ensure_future(phase)
+        stop = asyncio.ensure_future(self.event.wait())
+        hurry = asyncio.ensure_future(self.hurried.wait())
+        try:
+            await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():
+                await asyncio.wait({work, hurry}, timeout=self.grace_s, return_when=asyncio.FIRST_COMPLETED)
+            if work.done():
+                work.result()
+                return
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+        finally:
+            stop.cancel()
+            hurry.cancel()
+
+
+@contextlib.contextmanager
+def _stop_on_signal_or_deadline(stop: _Stop, deadline_s: float | None) -> Iterator[None]:
+    """Wire ``stop`` to stop requests (from any thread) and to the run's deadline, for the duration."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal(reason: str, hurry: bool) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(stop.hurry if hurry else stop.set, reason)
+
+    unlisten = shutdown.listen(on_signal)
+    timer = loop.call_later(deadline_s, stop.set, f"run deadline of {deadline_s:g} s reached") if deadline_s else None
+    try:
+        yield
+    finally:
+        unlisten()
+        if timer is not None:
+            timer.cancel()
+
+
+async def _closed_loop(specs: Sequence[_Spec], concurrency: int, fire: Fire, stop: _Stop) -> None:
     queue = iter(specs)
 
     async def worker() -> None:
         for spec in queue:  # one shared iterator: each spec goes to exactly one worker
+            if stop.is_set:
+                return
             await fire(spec)
 
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(specs)))))
 
 
-async def _poisson(specs: Sequence[_Spec], rate: float, cap: int, seed: int, fire: Fire) -> None:
+async def _poisson(specs: Sequence[_Spec], rate: float, cap: int, seed: int, fire: Fire, stop: _Stop) -> None:
     rng = random.Random(seed)
     loop = asyncio.get_running_loop()
     slots = asyncio.Semaphore(cap)
@@ -264,11 +506,14 @@ async def _poisson(specs: Sequence[_Spec], rate: float, cap: int, seed: int, fir
 
     async def one(spec: _Spec) -> None:
         async with slots:
-            await fire(spec)
+            if not stop.is_set:
+                await fire(spec)
 
     for spec in specs:
         due += rng.expovariate(rate)
-        await asyncio.sleep(max(0.0, due - loop.time()))
+        await stop.sleep(due - loop.time())
+        if stop.is_set:
+            break
         tasks.append(asyncio.create_task(one(spec)))
     await asyncio.gather(*tasks)
 
@@ -278,6 +523,14 @@ def _specs(phase: Phase, count: int, workload: WorkloadConfig, seed_offset: int)
     return [_Spec(phase, i, i % n, workload.seed + seed_offset + i) for i in range(count)]
 
 
+@dataclass
+class _Phase:
+    """The records of one phase, and how many requests were cut off by a stop."""
+
+    records: list[RequestRecord]
+    cancelled: int = 0
+
+
 async def _run_phase(
     specs: list[_Spec],
     mode: LoadMode,
@@ -285,20 +538,27 @@ async def _run_phase(
     rate: float | None,
     send: Callable[[_Spec], Awaitable[RequestRecord]],
     on_request: OnRequest | None,
-) -> list[RequestRecord]:
-    records: list[RequestRecord] = []
+    stop: _Stop,
+) -> _Phase:
+    result = _Phase([])
 
     async def fire(spec: _Spec) -> None:
-        record = await send(spec)
-        records.append(record)
+        try:
+            record = await send(spec)
+        except asyncio.CancelledError:
+            result.cancelled += 1  # in flight when the grace period ended
+            raise
+        result.records.append(record)
         if on_request is not None:
             on_request(record)
 
     if mode is LoadMode.poisson and rate is not None:
-        await _poisson(specs, rate, concurrency, specs[0].seed if specs else 0, fire)
+        load = _poisson(specs, rate, concurrency, specs[0].seed if specs else 0, fire, stop)
     else:
-        await _closed_loop(specs, concurrency, fire)
-    return sorted(records, key=lambda r: r.request_index)
+        load = _closed_loop(specs, concurrency, fire, stop)
+    await stop.bounded(load)
+    result.records.sort(key=lambda r: r.request_index)
+    return result
 
 
 async def _measure(
@@ -313,27 +573,33 @@ async def _measure(
     adapter = adapter_for(target.protocol)
     clock = _Clock()
     clients = _Clients(target, workload, transport)
+    stop = _Stop(shutdown.grace_s())
     try:
+        with _stop_on_signal_or_deadline(stop, workload.run_deadline_s):
 
-        async def send(spec: _Spec) -> RequestRecord:
-            return await _send(clients, adapter, target, workload, spec, ctx, clock)
+            async def send(spec: _Spec) -> RequestRecord:
+                return await _send(clients, adapter, target, workload, spec, ctx, clock)
 
-        mark = on_phase or (lambda phase: None)
-        warm_specs = _specs(Phase.warmup, workload.warmup_requests, workload, seed_offset=1_000_000)
-        mark(Phase.warmup)
-        warmup = await _run_phase(warm_specs, LoadMode.closed, concurrency, None, send, on_request)
-        specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
-        mark(Phase.measure)
-        measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request)
+            mark = on_phase or (lambda phase: None)
+            warm_specs = _specs(Phase.warmup, workload.warmup_requests, workload, seed_offset=1_000_000)
+            mark(Phase.warmup)
+            warmup = await _run_phase(warm_specs, LoadMode.closed, concurrency, None, send, on_request, stop)
+            specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
+            measured = _Phase([])
+            if not stop.is_set:
+                mark(Phase.measure)
+                measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request, stop)
     finally:
         await clients.aclose()
-    starts = [r.start_ns for r in measured]
-    ends = [r.start_ns + r.e2e_ns for r in measured if r.e2e_ns is not None]
+    starts = [r.start_ns for r in measured.records]
+    ends = [r.start_ns + r.e2e_ns for r in measured.records if r.e2e_ns is not None]
     return MeasureResult(
-        warmup=warmup,
-        measured=measured,
+        warmup=warmup.records,
+        measured=measured.records,
         measure_start_ns=min(starts) if starts else None,
         measure_end_ns=max(ends) if ends else None,
+        stopped=stop.reason,
+        cancelled=warmup.cancelled + measured.cancelled,
     )
 
 
@@ -356,7 +622,7 @@ def measure(
 
 async def _preflight(target: Target) -> EngineInfo:
     timeout = httpx.Timeout(10.0, connect=target.connect_timeout_s)
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=_headers(api_key(target))) as client:
         return await adapter_for(target.protocol).preflight(client, target.base_url, target.model)
 
 

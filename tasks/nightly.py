@@ -4,6 +4,9 @@ Retries: a cell is tried again (with backoff) only when it failed on I/O (connec
 timeouts, a Docker daemon that did not answer, an HTTP 502/503/504 "try later" such as Prefect's API under a
 burst of host tasks); configuration and measurement errors are final.
 A failed cell leaves a ``runs`` row with status failed and the error, so SQL sees every cell of the night.
+A signal (``Interrupted``) is not a cell failure: it stops the night once the run in progress is stored.
+Each cell carries the exit status its runs call for (``tasks.runs.run_verdict``), so `tcobench nightly` exits
+by the same table as `tcobench run`.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from typing import Any
 
 import httpx
 
+from tcobench.errors import ExitCode, Interrupted
 from tcobench.schemas import PriceTable, RunStatus
 
 from .inventory import Cell
-from .runs import failed_run_record
+from .runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
+from .shutdown import check_stop
 from .store import StoreRef, write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
@@ -36,6 +41,7 @@ class CellResult:
     run_ids: list[str] = field(default_factory=list)
     attempts: int = 1
     error: str | None = None
+    exit_code: ExitCode = ExitCode.ok  # what its runs call for: 3 failed, 4 partial over the threshold, 0 ok
 
 
 def is_io_error(exc: BaseException) -> bool:
@@ -58,11 +64,19 @@ def is_io_error(exc: BaseException) -> bool:
     return False
 
 
+def _verdict(result: Any, threshold: float) -> ExitCode:
+    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.summary.runs.to_pylist()}
+    return worst_exit([run_verdict(r.status, *counts.get(r.run_id, (0, 0)), threshold) for r in result.runs])
+
+
 def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef, model_cache: Path, batch_id: str,
-             attempts: int, backoff_s: float) -> CellResult:  # fmt: skip
+             attempts: int, backoff_s: float, threshold: float) -> CellResult:  # fmt: skip
     for attempt in range(1, attempts + 1):
+        check_stop("no further cell was started")
         try:
             result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id)
+        except Interrupted:
+            raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
             if attempt < attempts and is_io_error(exc):
                 time.sleep(backoff_s * 2 ** (attempt - 1))
@@ -70,12 +84,14 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
             error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
             record = failed_run_record(cell.config, cell.host.name, batch_id, error)
             write_results(store, record, [])
-            return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error)
+            return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error,
+                              ExitCode.failed)  # fmt: skip
         statuses = {RunStatus(r["status"]) for r in result.summary.runs.select(["status"]).to_pylist()}
         status = RunStatus.ok if statuses <= {RunStatus.ok} else RunStatus.partial
         if RunStatus.failed in statuses:
             status = RunStatus.failed
-        return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt)
+        return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt,
+                          exit_code=_verdict(result, threshold))  # fmt: skip
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -88,9 +104,11 @@ def run_cells(
     batch_id: str,
     attempts: int = 2,
     backoff_s: float = 5.0,
+    partial_threshold: float = PARTIAL_THRESHOLD,
 ) -> list[CellResult]:
     """Run one host's cells one after another (one engine per GPU at a time)."""
-    return [_run_one(c, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s) for c in cells]
+    return [_run_one(c, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s, partial_threshold)
+            for c in cells]  # fmt: skip
 
 
 def nightly_markdown(batch_id: str, results: list[CellResult]) -> str:

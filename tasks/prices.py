@@ -19,6 +19,8 @@ from pydantic import ValidationError
 from tcobench.errors import PricingError
 from tcobench.schemas import PriceTable, PricingConfig
 
+from .config import validation_message
+
 __all__ = ["SHIPPED_TABLE", "check_keys", "load_prices"]
 
 SHIPPED_TABLE = "tcobench/data/prices.toml"  # how the shipped table is named in messages
@@ -36,14 +38,6 @@ def _read(path: Path | None) -> tuple[str, str]:
         return str(path), path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise PricingError(f"{path}: cannot read the price table: {_one_line(str(exc))}") from exc
-
-
-def _validation_message(name: str, exc: ValidationError) -> str:
-    errors = exc.errors(include_url=False)
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return _one_line(f"{name}: {where}: {first['msg']}{more}")
 
 
 def _first_non_finite(data: Any, where: str = "") -> str | None:
@@ -72,7 +66,7 @@ def load_prices(path: Path | None = None) -> PriceTable:
         # JSON mode: TOML dates become ISO strings, which the strict date fields accept there.
         return PriceTable.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
-        raise PricingError(_validation_message(name, exc)) from exc
+        raise PricingError(validation_message(exc, name)) from exc
 
 
 def check_keys(prices: PriceTable, pricing: PricingConfig, where: str) -> None:

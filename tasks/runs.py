@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tcobench import __version__
+from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, RequestRecord, RunRecord, RunStatus
 
 from .engine.base import RunningEngine
@@ -21,6 +22,8 @@ from .measure import MeasureResult
 from .protocols import EngineInfo
 
 __all__ = [
+    "PARTIAL_THRESHOLD",
+    "check_runs",
     "config_hash",
     "describe_run",
     "failed_run_record",
@@ -28,7 +31,13 @@ __all__ = [
     "git_revision",
     "new_id",
     "prompt_set_hash",
+    "run_verdict",
+    "worst_exit",
 ]
+
+# A run whose failed share of measured requests is above this makes the command exit 4 (partial); at or below it
+# the run is still stored as partial, but the command exits 0. `--partial-threshold` changes it.
+PARTIAL_THRESHOLD = 0.05
 
 
 def new_id() -> str:
@@ -141,11 +150,25 @@ def _status(measured: list[RequestRecord]) -> tuple[RunStatus, str | None]:
     return RunStatus.ok, None
 
 
+def _stopped(run: RunRecord, result: MeasureResult) -> str:
+    """Why a run stopped early and what of it is kept."""
+    ok = sum(r.error is None for r in result.measured)
+    kept = f"{result.stopped}: kept {len(result.measured)} of {run.measured_requests} measured requests ({ok} ok)"
+    if result.cancelled:
+        kept += f"; {result.cancelled} in flight cancelled after the grace period (not stored)"
+    return kept
+
+
 def finish_run(
     run: RunRecord, result: MeasureResult, error: str | None = None, facts: Mapping[str, Any] | None = None
 ) -> RunRecord:
-    """The run row after measuring: window, status, error and device/telemetry provenance filled in."""
+    """The run row after measuring: window, status, error and device/telemetry provenance filled in.
+
+    A run stopped early (a signal, its deadline) is ``interrupted``; an engine that died makes it ``failed``.
+    """
     status, why = _status(result.measured)
+    if result.stopped is not None:
+        status, why = RunStatus.interrupted, _stopped(run, result)
     if error is not None:
         status, why = RunStatus.failed, error
     return run.model_copy(
@@ -166,3 +189,37 @@ def failed_run_record(config: BenchmarkConfig, host: str, batch_id: str, error: 
     api = config.engine.kind.value
     run = describe_run(config, engine, api, host, batch_id, max(config.workload.concurrency))
     return run.model_copy(update={"status": RunStatus.failed, "error": error})
+
+
+_SEVERITY = (ExitCode.ok, ExitCode.partial, ExitCode.failed)  # least to most severe
+
+
+def worst_exit(codes: list[ExitCode]) -> ExitCode:
+    """The most severe of some exit statuses (failed over partial over ok)."""
+    return max(codes, key=_SEVERITY.index, default=ExitCode.ok)
+
+
+def run_verdict(status: str, measured: int, failed: int, threshold: float = PARTIAL_THRESHOLD) -> ExitCode:
+    """Exit status a stored run calls for: failed (3) when it failed or no measured request of it succeeded,
+    partial (4) when it was cut short or more than ``threshold`` of its measured requests failed, else ok (0)."""
+    if status == RunStatus.failed or measured - failed <= 0:
+        return ExitCode.failed
+    if status == RunStatus.interrupted or (status == RunStatus.partial and failed / measured > threshold):
+        return ExitCode.partial
+    return ExitCode.ok
+
+
+def check_runs(runs: list[RunRecord], counts: Mapping[str, tuple[int, int]], threshold: float) -> None:
+    """Raise RunError (exit 3 or 4) naming the worst stored run; ``counts``: run id -> (measured, failed)."""
+    verdicts = [(run_verdict(r.status, *counts.get(r.run_id, (0, 0)), threshold), r) for r in runs]
+    code = worst_exit([v for v, _ in verdicts])
+    if code is ExitCode.ok:
+        return
+    bad = [r for v, r in verdicts if v is code]
+    run = bad[0]
+    measured, failed = counts.get(run.run_id, (0, 0))
+    what = f"run {run.run_id[:8]} (concurrency {run.concurrency}) {run.status.value}: {run.error}"
+    if code is ExitCode.partial and run.status is RunStatus.partial:
+        what += f" ({failed / measured:.0%} failed, over the {threshold:.0%} partial threshold)"
+    more = f"; {len(bad) - 1} more run(s) like it" if len(bad) > 1 else ""
+    raise RunError(f"{what}{more}", code)

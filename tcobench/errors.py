@@ -8,7 +8,11 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
     ├── PricingError       bad or missing price table / price row
     ├── ImageError         building, pushing or finding an engine image
     ├── EngineError        starting, reaching or talking to an inference engine
+    │   └── EngineDiedError  the engine died while a run was measured (exit 3)
     ├── MeasurementError   the measurement itself could not be carried out
+    ├── RunError           a run finished but failed (exit 3), or failed requests over the threshold (exit 4)
+    ├── Interrupted        stopped by a signal: SIGINT (exit 130), SIGTERM (143), SIGHUP (129)
+    ├── ChangeError        `history --fail-on-change` flagged a change beyond run-to-run noise (exit 3)
     ├── StoreError         reading or writing the results store
     ├── QueryError         SQL refused or failed
     ├── DoctorError        a preflight check of a host failed
@@ -21,15 +25,19 @@ from enum import IntEnum
 from typing import Any
 
 __all__ = [
+    "ChangeError",
     "ConfigError",
     "DoctorError",
+    "EngineDiedError",
     "EngineError",
     "ExitCode",
     "ImageError",
+    "Interrupted",
     "MeasurementError",
     "NightlyError",
     "PricingError",
     "QueryError",
+    "RunError",
     "StoreError",
     "TcobenchError",
 ]
@@ -43,15 +51,24 @@ class ExitCode(IntEnum):
     usage = 2  # the command line itself is wrong (unknown option, bad value of an option, missing argument)
     failed = 3  # a run (or a nightly cell) finished but failed
     partial = 4  # a run finished with failed requests above the partial threshold
+    hangup = 129  # SIGHUP (the terminal went away): 128 + 1
     interrupted = 130  # SIGINT (Ctrl-C): 128 + 2
     terminated = 143  # SIGTERM: 128 + 15
 
 
 class TcobenchError(Exception):
-    """Root of every error tcobench raises on purpose (anything else is a bug)."""
+    """Root of every error tcobench raises on purpose (anything else is a bug).
+
+    ``exit_code`` is the class's unless one is given (a RunError is 3 or 4, an Interrupted 130, 143 or 129).
+    """
 
     kind = "Error"
     exit_code: ExitCode = ExitCode.error
+
+    def __init__(self, message: str = "", exit_code: ExitCode | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
 
 
 class ConfigError(TcobenchError):
@@ -68,6 +85,12 @@ class ImageError(TcobenchError):
 
 class EngineError(TcobenchError):
     kind = "EngineError"
+
+
+class EngineDiedError(EngineError):
+    """The engine died while a run was being measured; that run is stored as failed first."""
+
+    exit_code = ExitCode.failed
 
 
 class MeasurementError(TcobenchError):
@@ -89,4 +112,25 @@ class DoctorError(TcobenchError):
 
 class NightlyError(TcobenchError):
     kind = "NightlyError"
+    exit_code = ExitCode.failed
+
+
+class RunError(TcobenchError):
+    """Runs were measured and stored, but one failed (exit 3) or lost too many requests (exit 4)."""
+
+    kind = "RunError"
+    exit_code = ExitCode.failed
+
+
+class Interrupted(TcobenchError):
+    """A signal stopped the work; what was finished is stored first. Exit 128 + the signal's number."""
+
+    kind = "Interrupted"
+    exit_code = ExitCode.interrupted
+
+
+class ChangeError(TcobenchError):
+    """`tcobench history --fail-on-change` flagged a change beyond run-to-run noise."""
+
+    kind = "ChangeError"
     exit_code = ExitCode.failed

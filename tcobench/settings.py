@@ -17,6 +17,10 @@ def _data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
+def _state_home() -> Path:
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+
+
 def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 
@@ -49,6 +53,18 @@ class Settings(BaseSettings):
         default_factory=lambda: Path(__file__).resolve().parent / "docker",
         description="Folder of the engine Dockerfiles the image catalog builds (TCOBENCH_DOCKER_DIR); default: the "
         "copy shipped inside the installed package.",
+    )
+    state_dir: Path = Field(
+        default_factory=lambda: _state_home() / "tcobench",
+        description="Where a running tcobench keeps its pid file (procs/), so a later run can reclaim what a "
+        "crashed one left behind (TCOBENCH_STATE_DIR).",
+    )
+    stop_grace_s: float = Field(
+        default=5.0,
+        ge=0,
+        le=600,
+        description="Seconds requests in flight may take to finish after SIGINT/SIGTERM/SIGHUP or a run deadline "
+        "(TCOBENCH_STOP_GRACE_S).",
     )
     registry: str | None = Field(
         default=None,

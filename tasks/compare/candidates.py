@@ -118,7 +118,7 @@ SELECT {", ".join(_SELECT)}
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
-WHERE r.status <> '{RunStatus.failed.value}'
+WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted (cut short)
 ORDER BY r.started_ns, r.run_id
 """
 

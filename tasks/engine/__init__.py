@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tcobench.errors import EngineError
+from tcobench.errors import EngineDiedError
 from tcobench.schemas import BenchmarkConfig
 
 from . import container, endpoint, local  # noqa: F401  (importing registers the launchers)
@@ -51,9 +51,9 @@ def engine_error(config: BenchmarkConfig, engine: RunningEngine) -> str | None:
 
 
 def ensure_engine_alive(error: str | None) -> None:
-    """Raise the engine's death (from ``engine_error``) as an EngineError, so no further run starts."""
+    """Raise the engine's death (from ``engine_error``) as an EngineDiedError (exit 3), so no further run starts."""
     if error is not None:
-        raise EngineError(error)
+        raise EngineDiedError(error)
 
 
 def telemetry_access(config: BenchmarkConfig, engine: RunningEngine) -> tuple[Runner | None, bool]:

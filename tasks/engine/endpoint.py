@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -10,9 +11,18 @@ from tcobench.schemas import BenchmarkConfig, EngineKind
 from ..measure import Target, preflight
 from .base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 
-__all__ = ["EndpointLauncher", "target_of"]
+__all__ = ["API_KEY_ENV", "EndpointLauncher", "api_key_env", "target_of"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
+API_KEY_ENV = "TCOBENCH_API_KEY"  # the default key variable (`tcobench run --api-key` sets it for the process)
+
+
+def api_key_env(config: BenchmarkConfig) -> str | None:
+    """NAME of the variable whose value is sent as the Bearer token: only to an endpoint, never to an engine
+    tcobench starts; the config's ``engine.api_key_env``, else TCOBENCH_API_KEY when it is set."""
+    if config.engine.kind is not EngineKind.endpoint:
+        return None
+    return config.engine.api_key_env or (API_KEY_ENV if os.environ.get(API_KEY_ENV) else None)
 
 
 def target_of(config: BenchmarkConfig, base_url: str) -> Target:
@@ -22,6 +32,7 @@ def target_of(config: BenchmarkConfig, base_url: str) -> Target:
         model=config.model.name,
         chat=config.engine.chat,
         connect_timeout_s=config.engine.connect_timeout_s,
+        api_key_env=api_key_env(config),
     )
 
 

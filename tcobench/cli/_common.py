@@ -22,6 +22,7 @@ from tcobench.errors import TcobenchError
 from tcobench.settings import Settings
 
 __all__ = [
+    "PartialThresholdOpt",
     "PricesOpt",
     "SnapshotOpt",
     "StoreOpt",
@@ -56,6 +57,12 @@ SnapshotOpt = Annotated[
     typer.Option("--snapshot", help="Read the store as it was at this snapshot (`tcobench store snapshots`)."),
 ]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
+PartialThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0, max=1.0, help="Exit 4 when more than this share of a run's measured requests failed (0-1) [0.05]."
+    ),
+]
 
 
 def print_error(kind: str, message: str) -> None:

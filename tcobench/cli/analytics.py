@@ -166,6 +166,9 @@ def _history(
     min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
     noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of previous nights' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
+    fail_on_change: Annotated[
+        bool, typer.Option("--fail-on-change", help="Exit 3 when a change is flagged (for CI and cron).")
+    ] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
@@ -194,6 +197,11 @@ def _history(
         f"runs, |rank-biserial| >= {min_effect:g}, |change of median| >= {min_change:g}%, beyond "
         f"{noise_k:g} sd of the previous runs' medians",
     )
+    if fail_on_change and flags:
+        from tcobench.errors import ChangeError
+
+        first = next(f"{s.key}, {p.date}: {c.metric} {c.change_pct:+.1f}%" for s in found for p, c in s.flags)
+        raise ChangeError(f"{flags} flagged change(s) in {len(found)} series (--fail-on-change); first: {first}")
 
 
 def _print_series(s: Series) -> None:

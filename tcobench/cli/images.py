@@ -226,7 +226,7 @@ def _doctor(
 
 def register(app: typer.Typer) -> None:
     images = typer.Typer(help="Build, list and push the pinned engine images (docker/, images/catalog.toml).",
-                         no_args_is_help=True)  # fmt: skip
+                         no_args_is_help=False)  # fmt: skip
     images.command("build")(guard(_images_build))
     images.command("list")(guard(_images_list))
     images.command("push")(guard(_images_push))

@@ -35,9 +35,6 @@ class _OneLineErrors(TyperGroup):
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:  # fmt: skip
         try:
             value = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
-        except cx.NoArgsIsHelpError as exc:  # `tcobench images` alone: its help (printed by get_help), exit 2
-            exc.ctx.get_help()
-            return _finish(ExitCode.usage, standalone_mode)
         except cx.UsageError as exc:
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
             print_error("UsageError", escape(_usage_message(exc) + where))
@@ -52,8 +49,12 @@ class _OneLineErrors(TyperGroup):
 
 
 def _usage_message(exc: Exception) -> str:
-    """Click's message, plus the value given where click leaves it out (a value that failed to convert)."""
+    """Click's message, plus the value given where click leaves it out (a value that failed to convert), or the
+    commands there are where one is missing (`tcobench images` alone)."""
     message = str(exc.format_message()).replace("Value error, ", "")  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    if message.startswith("Missing command") and ctx is not None and hasattr(ctx.command, "list_commands"):
+        return f"{message} Commands: {', '.join(ctx.command.list_commands(ctx))}."
     errors = getattr(exc.__cause__, "errors", None)  # typer converts with pydantic: the cause has the input
     given = errors()[0].get("input") if callable(errors) and errors() else None
     if given is not None and str(given) not in message:
@@ -71,7 +72,7 @@ app = typer.Typer(
     name="tcobench",
     cls=_OneLineErrors,
     help="Measure LLM inference engines on your own hosts and price the tokens (TCO per 1M tokens).",
-    no_args_is_help=True,
+    no_args_is_help=False,  # a missing command is a one-line usage error listing the commands (see main)
     add_completion=False,
     pretty_exceptions_enable=False,
 )

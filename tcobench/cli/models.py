@@ -51,7 +51,7 @@ def _models_tokenizer(
 
 def register(app: typer.Typer) -> None:
     models = typer.Typer(help="Synthetic models (random weights, real shapes) for hosts without downloads.",
-                         no_args_is_help=True)  # fmt: skip
+                         no_args_is_help=False)  # fmt: skip
     models.command("synth")(guard(_models_synth))
     models.command("tokenizer")(guard(_models_tokenizer))
     app.add_typer(models, name="models")

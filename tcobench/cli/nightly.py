@@ -10,7 +10,8 @@ import typer
 
 from tcobench.errors import NightlyError
 
-from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults
+from ._common import PartialThresholdOpt, PricesOpt, StoreOpt, err, guard, out, prefect_defaults, settings_for
+from ._signals import measuring
 
 __all__ = ["register"]
 
@@ -29,8 +30,13 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
         prices: PricesOpt = None,
         no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect.")] = False,
+        partial_threshold: PartialThresholdOpt = 0.05,
     ) -> None:
-        """Measure every host of the inventory on the matrix now (hosts in parallel); exit 1 naming failed cells."""
+        """Measure every host of the inventory on the matrix now (hosts in parallel).
+
+        Exit status as `tcobench run`: 3 naming failed cells, 4 naming cells with a run that lost more than
+        --partial-threshold of its requests, 130/143/129 when a signal stopped the night.
+        """
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
@@ -38,17 +44,23 @@ def register(app: typer.Typer) -> None:
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()
-        from tcobench.flows import nightly
+        from tcobench.flows import nightly, start_api_server
         from tcobench.settings import Settings
         from tcobench.tasks.store import check_store
 
         check_store(store or Settings().store)  # before any engine starts
-        result = nightly(str(inventory), [str(m) for m in matrix], store,
-                         str(prices) if prices else None)  # fmt: skip
+        with measuring(settings_for(store)) as children:
+            server = start_api_server()
+            if server is not None:
+                children.add("prefect-server", server, borrowed=True)
+            result = nightly(str(inventory), [str(m) for m in matrix], store,
+                             str(prices) if prices else None, partial_threshold=partial_threshold)  # fmt: skip
         out.print(result.markdown, highlight=False, markup=False)
-        if result.failed:
-            names = ", ".join(c.cell for c in result.failed)
-            raise NightlyError(f"{len(result.failed)} cell(s) failed: {names}")
+        if result.not_ok:
+            code = result.not_ok[0].exit_code
+            bad = [c for c in result.not_ok if c.exit_code == code]
+            what = "failed" if code == 3 else f"lost more than {partial_threshold:.0%} of a run's requests"
+            raise NightlyError(f"{len(bad)} cell(s) {what}: {', '.join(c.cell for c in bad)}", code)
 
     @app.command("serve")
     @guard

@@ -4,17 +4,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tcobench.errors import StoreError
+from tcobench.errors import Interrupted, StoreError
 from tcobench.schemas import GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
-from ._common import PricesOpt, StoreOpt, err, guard, json_object, out, prefect_defaults, settings_for
+from ._common import (
+    PartialThresholdOpt,
+    PricesOpt,
+    StoreOpt,
+    err,
+    guard,
+    json_object,
+    out,
+    prefect_defaults,
+    settings_for,
+)
 from ._runs_table import print_assumptions, print_runs
+from ._signals import measuring
 from .images import container_overrides, engine_event_printer
+
+if TYPE_CHECKING:
+    from tcobench.tasks.store import StoreRef
 
 __all__ = ["register"]
 
@@ -46,6 +60,8 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "mode": "poisson" if cli["rate"] else None,
             "rate": cli["rate"],
             "ignore_eos": cli["ignore_eos"] or None,
+            "request_timeout_s": cli["request_timeout"],
+            "run_deadline_s": cli["deadline"],
             "extra_body": json_object(cli["extra_body"], "--extra-body") if cli["extra_body"] else None,
         },
         "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
@@ -65,6 +81,20 @@ def _run(
     concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Output tokens per request [64].")] = None,
+    request_timeout: Annotated[
+        float | None, typer.Option(help="Seconds one request may take, sending to the end of its stream [120].")
+    ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(help="Seconds one run (concurrency level) may take; then it stops and keeps what finished."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            help="API key sent as `Authorization: Bearer` to --endpoint; prefer the environment: TCOBENCH_API_KEY.",
+            show_default=False,
+        ),
+    ] = None,
     ignore_eos: Annotated[bool, typer.Option(help="Ask for exactly --max-tokens tokens (llama.cpp, vLLM).")] = False,
     extra_body: Annotated[
         str | None,
@@ -92,38 +122,76 @@ def _run(
     hardware: Annotated[str | None, typer.Option(help="Price-table hardware key of this host.")] = None,
     site: Annotated[str | None, typer.Option(help="Price-table site key (electricity, PUE).")] = None,
     utilisation: Annotated[float | None, typer.Option(help="Assumed utilisation, 0-1 [0.5].")] = None,
+    partial_threshold: PartialThresholdOpt = 0.05,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
 ) -> None:
-    """Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens."""
+    """Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens.
+
+    Exit status: 0 ok; 1 an error before measuring; 3 a run failed (every measured request failed, or the engine
+    died); 4 a run lost more than --partial-threshold of its requests or hit --deadline; 130/143/129 stopped by
+    SIGINT/SIGTERM/SIGHUP (finished requests are kept as an interrupted run).
+    """
     from tcobench.tasks.config import load_config
     from tcobench.tasks.prices import check_keys, load_prices
     from tcobench.tasks.store import check_store
 
     if no_prefect:
         os.environ["TCOBENCH_PREFECT"] = "off"
+    if api_key:
+        os.environ["TCOBENCH_API_KEY"] = api_key  # read from the environment where used; never stored
     settings = settings_for(store)
-    overrides = _overrides(**locals())
+    overrides = _overrides(**{k: v for k, v in locals().items() if k != "api_key"})
     if prices_file is not None:
         overrides["pricing"]["table"] = str(prices_file)
     config = load_config(config_file, overrides)
     prices = load_prices(config.pricing.table)
     check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
-    _run_flow(config, prices, settings)
+    with measuring(settings) as children:
+        _run_flow(config, prices, settings, partial_threshold, children)
 
 
-def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
+def _kept(store: StoreRef, prices: Any, batch_id: str) -> str:
+    """One line: which runs of this batch are stored, with their measured requests."""
+    import duckdb
+
+    from tcobench.errors import TcobenchError
+    from tcobench.tasks.query import connect
+
+    try:
+        con = connect(store, prices, upto="run_summary")
+        try:
+            rows = con.execute(
+                "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
+                {"b": batch_id},
+            ).fetchall()
+        finally:
+            con.close()
+    except (TcobenchError, duckdb.Error) as exc:  # the line must still come out
+        return f"what finished is stored in {store} as batch {batch_id} (cannot list it: {exc})"
+    if not rows:
+        return f"nothing was measured yet, so nothing was stored (store {store})"
+    runs = "; ".join(f"run {r[0][:8]} (concurrency {r[1]}) {r[2]}: {r[4]} of {r[3]} measured requests ok"
+                     for r in rows)  # fmt: skip
+    return f"kept {len(rows)} run(s) of batch {batch_id[:8]} in {store}: {runs}"
+
+
+def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: float, children: Any) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prefect_defaults()  # before importing tcobench.flows: it imports (and configures) Prefect when enabled
-    from tcobench.flows import prefect_enabled
+    from tcobench.flows import prefect_enabled, start_api_server
 
     if prefect_enabled():
         err.print("[dim]starting Prefect (in-process API server) and the engine...[/]")
+        server = start_api_server()
+        if server is not None:
+            children.add("prefect-server", server, borrowed=True)
     else:
         err.print("[dim]starting the engine (Prefect off)...[/]")
     from tcobench.flows import benchmark
+    from tcobench.tasks.runs import check_runs, new_id
 
     w = config.workload
     total = (w.warmup_requests + w.requests) * len(w.concurrency)
@@ -140,19 +208,28 @@ def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
         phase = "warm-up" if record.phase is Phase.warmup else "measure"
         progress.update(bar, advance=1, description=f"{phase} ({errors} errors)")
 
+    batch_id = new_id()
     try:
         result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request,
-                           on_event=engine_event_printer(progress))  # fmt: skip
+                           on_event=engine_event_printer(progress), batch_id=batch_id)  # fmt: skip
     except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
         if progress.live.is_started:
             progress.stop()
         if exc.stored is not None and exc.stored.run_ids:
             _print_result(exc.stored, settings)
         raise
+    except Interrupted as exc:
+        if progress.live.is_started:
+            progress.stop()
+        raise Interrupted(
+            f"{str(exc).split(':')[0]}: {_kept(settings.store, prices, batch_id)}", exc.exit_code
+        ) from None
     finally:
         if progress.live.is_started:
             progress.stop()
     _print_result(result, settings)
+    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.summary.runs.to_pylist()}
+    check_runs(result.runs, counts, partial_threshold)
 
 
 def _print_result(result: Any, settings: Settings) -> None:

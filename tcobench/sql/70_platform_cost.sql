@@ -1,5 +1,6 @@
 -- platform_cost: one row per (platform, workload, concurrency, cost basis): the cost efficiency that
--- `tcobench compare` compares, over every run of that group with a price (status ok or partial).
+-- `tcobench compare` compares, over every run of that group with a price (status ok or partial: never failed or
+-- interrupted runs, whose figures cover only part of the planned requests).
 --
 -- Group: gpu_vendor, gpu_name, host, hardware_key, engine_name, engine_version, model_name, model_digest,
 --        workload, prompt_set_hash, max_tokens, num_ctx, load_mode, concurrency, basis (view cost_basis).
@@ -23,7 +24,7 @@ WITH per_run AS (
         c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.adaptation_usd_month, c.total_usd_month
     FROM cost_basis AS c
     JOIN runs AS r ON r.run_id = c.run_id
-    WHERE r.status <> 'failed' AND c.output_tokens_per_usd IS NOT NULL
+    WHERE r.status IN ('ok', 'partial') AND c.output_tokens_per_usd IS NOT NULL
 ),
 grouped AS (
     SELECT

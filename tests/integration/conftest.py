@@ -44,6 +44,7 @@ def cli_env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
     env.update(
         TCOBENCH_STORE=str(tmp_path / "store"),
+        TCOBENCH_STATE_DIR=str(tmp_path / "state"),  # pid files of this test's runs (tasks/procs.py)
         TCOBENCH_MODEL_CACHE=str(model_cache),
         PREFECT_HOME=str(prefect_home),
         COLUMNS="200",

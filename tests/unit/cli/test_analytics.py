@@ -58,6 +58,17 @@ def test_history_lists_trends_and_flags(fleet: Path) -> None:
     assert bad.exit_code == 1 and bad.stderr.startswith("ConfigError: need 1 <= min_prior <= window")
 
 
+def test_history_fail_on_change_exits_3_only_when_something_is_flagged(fleet: Path) -> None:
+    flagged = runner.invoke(app, ["history", "--store", str(fleet), "--fail-on-change"], env=WIDE)
+    assert flagged.exit_code == 3, flagged.stderr
+    assert flagged.stderr.strip().splitlines() == [
+        "ChangeError: 1 flagged change(s) in 6 series (--fail-on-change); first: gpu-amd-1 | llama3.2:3b | "
+        "chat-short | c=4, 2026-11-26: decode_tok_s -10.9%"
+    ]
+    quiet = runner.invoke(app, ["history", "--store", str(fleet), "--fail-on-change", "--series", "gpu-nv-1"])
+    assert quiet.exit_code == 0, quiet.stderr
+
+
 def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     done = runner.invoke(app, ["report", "--out", str(out), "--store", str(fleet), "--resamples", "200"], env=WIDE)

@@ -34,20 +34,26 @@ def test_file_then_overrides(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ("[workload]\nrequests = 0\n", "workload.requests: Input should be greater than 0"),
+        ("[workload]\nrequests = 0\n", "workload.requests: 0 is not > 0"),
+        ("[workload]\nrequest_timeout_s = -1.5\n", "workload.request_timeout_s: -1.5 is not > 0"),
         ("[workload]\nconcurrency = [1, 0]\n", "workload.concurrency.1"),
         ('[workload]\nmode = "poisson"\n', "workload.rate is required"),
         ('[engine]\nkind = "endpoint"\n', "engine.url is required"),
         ('[engine]\nurl = "ftp://x"\n', "engine.url: must start with http"),
-        ('[engine]\nprotocol = "grpc"\n', "engine.protocol: Input should be 'openai' or 'ollama'"),
-        ("[workload]\nbogus = 1\n", "workload.bogus: Extra inputs are not permitted"),
+        ('[engine]\nprotocol = "grpc"\n', "engine.protocol: input should be 'openai' or 'ollama', got 'grpc'"),
+        ("[workload]\nbogus = 1\n", "workload.bogus: unknown field (given 1)"),
         ('[model]\nname = "llama-70b"\n', "unknown model 'llama-70b' for the embedded engine"),
         ("[workload\n", "not valid TOML"),
+        ('[engine]\nkind = "endpoint"\nurl = "http://me:hunter2@h:8080"\n',
+         "engine.url: 'http://***@h:8080' carries user info"),
+        ('[engine]\nkind = "endpoint"\nurl = "http://h"\napi_key_env = "sk-live-123"\n',
+         "engine.api_key_env: must be the NAME"),
+        ('[engine]\napi_key_env = "KEY"\n', "api_key_env is only valid with engine.kind 'endpoint'"),
         ("[workload.extra_body]\nstream = false\n", "workload.extra_body: stream: set by tcobench"),
         ("[workload.extra_body]\noptions = 3\n", '"options" must be an object'),
         ("[workload.extra_body.options]\nnum_ctx = 8\n", "options.num_ctx: set by tcobench"),
     ],
-)
+)  # fmt: skip
 def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "bench.toml"
     path.write_text(text, "utf-8")
@@ -55,6 +61,16 @@ def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str,
         load_config(path)
     message = str(info.value)
     assert message.startswith(str(path)) and needle in message and "\n" not in message
+    assert "hunter2" not in message and "sk-live" not in message
+
+
+def test_every_problem_is_listed_with_its_value() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, {"workload": {"rate": -1, "mode": "poisson", "requests": 0, "concurrency": [2, 0]}})
+    assert str(info.value) == (
+        "command line: workload.requests: 0 is not > 0; workload.concurrency.1: 0 is not > 0; "
+        "workload.rate: -1 is not > 0"
+    )
 
 
 def test_missing_file(tmp_path: Path) -> None:

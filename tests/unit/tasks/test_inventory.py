@@ -42,7 +42,7 @@ MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nnam
     ("inventory", "matrix", "error", "needle"),
     [
         (HOST.format(name="a", vendor="tpu", hw="cpu-generic-2c"), MATRIX, ConfigError,
-         "inventory.toml: hosts.0.vendor: Input should be 'cpu', 'nvidia' or 'amd'"),
+         "inventory.toml: hosts.0.vendor: input should be 'cpu', 'nvidia' or 'amd', got 'tpu'"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") * 2, MATRIX, ConfigError,
          "host names must be unique; repeated: a"),
         (HOST.format(name="a b", vendor="cpu", hw="cpu-generic-2c"), MATRIX, ConfigError, "hosts.0.name"),
@@ -51,7 +51,7 @@ MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nnam
         (HOST.format(name="a", vendor="nvidia", hw="cpu-generic-2c"), 'vendor = "amd"\n' + MATRIX, ConfigError,
          "host(s) a match no engine"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),
-         ConfigError, "matrix.toml: workloads.0.requests: Input should be greater than 0"),
+         ConfigError, "matrix.toml: workloads.0.requests: -1 is not > 0"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX + "[workloads.extra_body]\nmodel = 1\n",
          ConfigError, "matrix.toml: workloads.0.extra_body: model: set by tcobench from the workload"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n', MATRIX,

@@ -9,8 +9,10 @@ from typing import Any
 
 import httpx
 import pyarrow as pa
+import pytest
 
-from tcobench.errors import ConfigError, EngineError
+from tcobench.errors import ConfigError, EngineError, ExitCode, Interrupted
+from tcobench.schemas import RunStatus
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import is_io_error, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
@@ -26,8 +28,33 @@ def cells() -> list[Any]:
     return plan.cells_of("gpu-nv-01")
 
 
-def ok_result(run_id: str) -> SimpleNamespace:
-    return SimpleNamespace(run_ids=[run_id], summary=SimpleNamespace(runs=pa.table({"status": ["ok"]})))
+def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0) -> SimpleNamespace:
+    runs = pa.table({"run_id": [run_id], "status": [status], "n": [n], "errors": [errors]})
+    rows = [SimpleNamespace(run_id=run_id, status=RunStatus(status))]
+    return SimpleNamespace(run_ids=[run_id], summary=SimpleNamespace(runs=runs), runs=rows)
+
+
+@pytest.mark.parametrize(
+    ("status", "errors", "code"),
+    [("ok", 0, ExitCode.ok), ("partial", 1, ExitCode.ok), ("partial", 2, ExitCode.partial),
+     ("partial", 20, ExitCode.failed), ("interrupted", 0, ExitCode.partial)],
+)  # fmt: skip
+def test_cells_carry_the_exit_status_their_runs_call_for(tmp_path: Path, status: str, errors: int,
+                                                        code: ExitCode) -> None:  # fmt: skip
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return ok_result("r1", status, 20, errors)
+
+    (result,) = run_cells(cells(), run, PRICES, tmp_path, tmp_path, "night1", attempts=1, partial_threshold=0.05)
+    assert result.exit_code is code
+
+
+def test_a_signal_stops_the_night_instead_of_failing_a_cell(tmp_path: Path) -> None:
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        raise Interrupted("SIGTERM: stopped", ExitCode.terminated)
+
+    with pytest.raises(Interrupted):
+        run_cells(cells() * 2, stopped, PRICES, tmp_path, tmp_path, "night1", attempts=2, backoff_s=0)
+    assert not list(tmp_path.rglob("*.parquet"))  # no failed-cell rows for an interruption
 
 
 def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:

@@ -105,20 +105,18 @@ def test_bad_toml_is_one_line_naming_the_file(tmp_path: Path) -> None:
 
 def test_negative_price_names_the_field_path(tmp_path: Path) -> None:
     message = _error(_write(tmp_path, VALID.replace("purchase_usd = 1000", "purchase_usd = -5")))
-    assert (
-        message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: Input should be greater than or equal to 0"
-    )
+    assert message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: -5 is not >= 0"
 
 
 def test_zero_lifetime_names_the_field_path(tmp_path: Path) -> None:
     message = _error(_write(tmp_path, VALID.replace("lifetime_months = 36", "lifetime_months = 0")))
-    assert message.endswith(": hardware.box.lifetime_months: Input should be greater than 0")
+    assert message.endswith(": hardware.box.lifetime_months: 0 is not > 0")
 
 
 def test_missing_source_names_the_field_path(tmp_path: Path) -> None:
     text = VALID.replace('kwh_usd = 0.2\npue = 1.0\nsource = "assumption: test"\n', "kwh_usd = 0.2\npue = 1.0\n")
     message = _error(_write(tmp_path, text))
-    assert message.endswith(": site.home.source: Field required")
+    assert message.endswith(": site.home.source: required, but missing")
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
@@ -129,14 +127,14 @@ def test_non_finite_number_names_the_field_path(tmp_path: Path, value: str) -> N
 
 def test_unknown_field_names_the_field_path(tmp_path: Path) -> None:
     message = _error(_write(tmp_path, VALID.replace("daily_usd = 400.0", "daily_usd = 400.0\ncolour = 'red'")))
-    assert message.endswith(": ops.me.colour: Extra inputs are not permitted")
+    assert message.endswith(": ops.me.colour: unknown field (given 'red'); check its spelling and section")
 
 
-def test_several_errors_are_counted_on_one_line(tmp_path: Path) -> None:
+def test_several_errors_are_all_listed_on_one_line(tmp_path: Path) -> None:
     text = VALID.replace("kwh_usd = 0.2", "kwh_usd = -1").replace("pue = 1.0", "pue = 9.0")
     message = _error(_write(tmp_path, text))
-    assert "site.home.kwh_usd" in message
-    assert "(and 1 more)" in message
+    assert "site.home.kwh_usd: -1 is not > 0; site.home.pue: 9 is not <= 3" in message
+    assert "more" not in message and "\n" not in message
 
 
 def test_missing_file_is_a_pricing_error(tmp_path: Path) -> None:

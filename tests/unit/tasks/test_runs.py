@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import pytest
+
+from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, RunRecord, RunStatus
 from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.measure import MeasureResult
 from tcobench.tasks.protocols import EngineInfo
-from tcobench.tasks.runs import config_hash, describe_run, finish_run, prompt_set_hash
+from tcobench.tasks.runs import check_runs, config_hash, describe_run, finish_run, prompt_set_hash, run_verdict
 from tests.unit.factories import make_request
 
 
@@ -56,3 +59,51 @@ def test_finish_run_status() -> None:
     died = finish_run(run, _result([None]), "llama-server exited with code 9")
     assert died.status is RunStatus.failed and died.error == "llama-server exited with code 9"
     assert died.measure_start_ns == 1 and died.measure_end_ns == 2
+
+
+def test_a_stopped_run_is_interrupted_and_says_what_it_kept() -> None:
+    _, run = _run()
+    rows = [make_request(request_index=i, error=e) for i, e in enumerate([None, None, "HTTP 500"])]
+    stopped = finish_run(run, MeasureResult([], rows, 1, 2, stopped="interrupted by SIGTERM", cancelled=2))
+    assert stopped.status is RunStatus.interrupted
+    assert stopped.error == (
+        "interrupted by SIGTERM: kept 3 of 20 measured requests (2 ok); 2 in flight cancelled after the grace "
+        "period (not stored)"
+    )
+    died = finish_run(run, MeasureResult([], rows, 1, 2, stopped="run deadline of 5 s reached"), "engine died")
+    assert died.status is RunStatus.failed  # a dead engine is the worse news
+
+
+@pytest.mark.parametrize(
+    ("status", "measured", "failed", "code"),
+    [
+        ("ok", 20, 0, ExitCode.ok),
+        ("partial", 20, 1, ExitCode.ok),  # 5%: at the threshold, not over it
+        ("partial", 20, 2, ExitCode.partial),
+        ("partial", 20, 20, ExitCode.failed),
+        ("failed", 20, 20, ExitCode.failed),
+        ("failed", 0, 0, ExitCode.failed),
+        ("interrupted", 7, 0, ExitCode.partial),  # cut short by its deadline
+        ("interrupted", 0, 0, ExitCode.failed),  # nothing finished: a hanging server
+    ],
+)
+def test_run_verdict_follows_the_exit_table(status: str, measured: int, failed: int, code: ExitCode) -> None:
+    assert run_verdict(status, measured, failed, 0.05) is code
+
+
+def test_check_runs_names_the_worst_run() -> None:
+    _, run = _run()
+    ok = run.model_copy(update={"run_id": "a" * 32, "status": RunStatus.ok, "error": None})
+    partial = run.model_copy(update={"run_id": "b" * 32, "status": RunStatus.partial, "error": "3 of 20 failed"})
+    failed = run.model_copy(update={"run_id": "c" * 32, "status": RunStatus.failed, "error": "all 20 failed"})
+    counts = {ok.run_id: (20, 0), partial.run_id: (20, 3), failed.run_id: (20, 20)}
+    check_runs([ok], counts, 0.05)  # nothing to say
+    with pytest.raises(RunError) as info:
+        check_runs([ok, partial], counts, 0.05)
+    assert info.value.exit_code is ExitCode.partial
+    assert str(info.value) == "run bbbbbbbb (concurrency 2) partial: 3 of 20 failed (15% failed, over the 5% " \
+                              "partial threshold)"  # fmt: skip
+    with pytest.raises(RunError) as info:
+        check_runs([ok, partial, failed], counts, 0.05)
+    assert info.value.exit_code is ExitCode.failed and str(info.value).startswith("run cccccccc (concurrency 2) failed")
+    check_runs([ok, partial], counts, 0.2)  # a looser threshold

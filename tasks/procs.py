@@ -1,0 +1,342 @@
+"""Process hygiene: what tcobench starts dies with it, and leftovers of a crashed run are reclaimed, by proof.
+
+Three layers, so no engine or API server outlives the ``tcobench`` that started it:
+
+1. ``spawn`` starts a child in its own session (its own process group: the terminal's Ctrl-C reaches tcobench,
+   which stops gracefully, not the engine mid-request; ``stop`` ends the whole group) with ``PR_SET_PDEATHSIG``
+   (Linux): the kernel sends it SIGKILL when tcobench dies, even by SIGKILL. The death signal follows the thread
+   that spawned the child, so it is set only from the main thread, which lives as long as the process.
+2. A ``Guard`` (``open_guard``, one per command) writes a pid file ``STATE/procs/<boot>-<pid>-<start>.json``
+   naming every child it guards, and starts a small watchdog process that reads a pipe from tcobench: when the
+   pipe closes (tcobench exited or was killed), it ends every guarded process still alive. This covers children
+   tcobench did not spawn itself (Prefect's API server) and children of other threads.
+3. ``open_guard`` first reclaims what earlier, dead tcobench processes left: a pid file whose owner is gone is
+   read, and each process in it is ended only when its pid, start time (``/proc/PID/stat`` field 22) and command
+   line all match what was recorded, on this same boot. Never by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "Guard",
+    "ProcessId",
+    "current_guard",
+    "die_with_parent",
+    "open_guard",
+    "reclaim_leftovers",
+    "spawn",
+    "spawn_options",
+    "stop_process",
+]
+
+_PR_SET_PDEATHSIG = 1
+_STOP_WAIT_S = 10.0
+
+# The watchdog: reads "+ PID START" / "- PID" lines; at end of input (tcobench is gone) ends what is still guarded.
+_WATCHDOG = r"""
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+guarded = {}
+for line in sys.stdin:
+    parts = line.split()
+    if len(parts) == 3 and parts[0] == "+":
+        guarded[int(parts[1])] = parts[2]
+    elif len(parts) == 2 and parts[0] == "-":
+        guarded.pop(int(parts[1]), None)
+def same(pid, start):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19] == start
+    except (OSError, IndexError):
+        return False
+for sig in (signal.SIGTERM, signal.SIGKILL):
+    live = [pid for pid, start in guarded.items() if same(pid, start)]
+    for pid in live:
+        try:
+            os.killpg(pid, sig) if os.getpgid(pid) == pid else os.kill(pid, sig)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 5
+    while live and time.monotonic() < deadline:
+        time.sleep(0.05)
+        live = [pid for pid in live if same(pid, guarded[pid])]
+"""
+
+
+@dataclass(frozen=True)
+class ProcessId:
+    """A process as it can be proven again later: pid, start time (clock ticks after boot), command line."""
+
+    pid: int
+    start: int
+    cmdline: tuple[str, ...]
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessId | None:
+        """The process with this pid now, or None if there is none (or it is a zombie)."""
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":
+            return None
+        return cls(pid, int(fields[19]), tuple(x.decode("utf-8", "replace") for x in raw.split(b"\0") if x))
+
+    def alive(self) -> bool:
+        """True only when the same process (pid, start time and command line) is still running."""
+        return ProcessId.of(self.pid) == self
+
+    def describe(self) -> str:
+        return f"{Path(self.cmdline[0]).name if self.cmdline else '?'} (pid {self.pid})"
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def _libc_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _libc_prctl()  # looked up before any fork: the child only calls it
+
+
+def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
+    """A ``preexec_fn`` making the child receive ``sig`` when this process dies (Linux), or None elsewhere."""
+    if _PRCTL is None:
+        return None
+    prctl, parent = _PRCTL, os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the death signal was armed
+            os._exit(1)
+
+    return preexec
+
+
+def spawn_options() -> dict[str, Any]:
+    """Popen options for a child that must die with tcobench: own session; death signal from the main thread."""
+    options: dict[str, Any] = {"start_new_session": True}
+    preexec = die_with_parent() if threading.current_thread() is threading.main_thread() else None
+    if preexec is not None:
+        options["preexec_fn"] = preexec
+    return options
+
+
+def spawn(cmd: Sequence[str], what: str, stdout: IO[bytes] | int | None = None) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` so that it dies with tcobench (see module doc) and guard it; stdin is /dev/null."""
+    proc = subprocess.Popen(list(cmd), stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None,
+                            stdin=subprocess.DEVNULL, **spawn_options())  # fmt: skip
+    guard = current_guard()
+    if guard is not None:
+        guard.add(what, proc.pid)
+    return proc
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)  # the child leads its own group: whatever it started goes too
+        else:
+            os.kill(pid, sig)
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = _STOP_WAIT_S) -> None:
+    """SIGTERM to the child's process group, SIGKILL after ``timeout_s``; never raises for one that is gone."""
+    if proc.poll() is None:
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=timeout_s)
+    guard = current_guard()
+    if guard is not None:
+        guard.remove(proc.pid)
+
+
+def _end(process: ProcessId, timeout_s: float) -> bool:
+    """End a proven process (its group when it leads one): SIGTERM, then SIGKILL; True when it is gone."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not process.alive():
+            return True
+        _signal_group(process.pid, sig)
+        deadline = time.monotonic() + timeout_s
+        while process.alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return not process.alive()
+
+
+def _pid_files(state_dir: Path) -> list[Path]:
+    folder = state_dir / "procs"
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def _forget(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
+def reclaim_leftovers(state_dir: Path, timeout_s: float = 5.0) -> list[str]:
+    """End what crashed tcobench processes left behind (proven by pid file, start time and command line).
+
+    A pid file is skipped while its owner runs; one of another boot, or unreadable, is removed (nothing in it can
+    be proven any more). Returns a description of each process ended.
+    """
+    boot, reclaimed = _boot_id(), []
+    for path in _pid_files(state_dir):
+        try:
+            record = json.loads(path.read_text("utf-8"))
+            owner = ProcessId(**{**record["owner"], "cmdline": tuple(record["owner"]["cmdline"])})
+            children = [(c["what"], ProcessId(c["pid"], c["start"], tuple(c["cmdline"]))) for c in record["children"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            _forget(path)
+            continue
+        if record.get("boot_id") == boot and owner.alive():
+            continue  # a live tcobench: its children are its own business
+        for what, child in children if record.get("boot_id") == boot else []:
+            if child.alive() and _end(child, timeout_s):
+                reclaimed.append(f"{what} {child.describe()} of tcobench pid {owner.pid}")
+        _forget(path)
+    return reclaimed
+
+
+class Guard:
+    """This tcobench's pid file and watchdog: the processes it must not leave behind."""
+
+    def __init__(self, state_dir: Path) -> None:
+        me = ProcessId.of(os.getpid())
+        self.enabled = me is not None  # False where there is no /proc: children still get their own session
+        self.owner = me or ProcessId(os.getpid(), 0, ())
+        self.path = state_dir / "procs" / f"{_boot_id()[:8]}-{self.owner.pid}-{self.owner.start}.json"
+        self.warning: str | None = None
+        self._children: dict[int, tuple[str, ProcessId]] = {}
+        self._borrowed: set[int] = set()  # guarded, but stopped by whoever started them (Prefect's server)
+        self._lock = threading.Lock()
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._pipe: IO[bytes] | None = None
+
+    def start_watchdog(self) -> None:
+        if not self.enabled:
+            return
+        read_end, write_end = os.pipe()  # not inheritable (PEP 446): only we hold the write end
+        try:
+            self._watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=read_end,
+                                              start_new_session=True, close_fds=True)  # fmt: skip
+        finally:
+            os.close(read_end)
+        self._pipe = os.fdopen(write_end, "wb", buffering=0)
+
+    def _tell(self, line: str) -> None:
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                self._pipe.write(line.encode() + b"\n")
+
+    def _save(self) -> None:
+        if not self.enabled or self.warning is not None:
+            return
+        record = {
+            "boot_id": _boot_id(),
+            "owner": asdict(self.owner),
+            "children": [{"what": what, **asdict(proc)} for what, proc in self._children.values()],
+        }
+        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(record), "utf-8")
+            tmp.replace(self.path)
+        except OSError as exc:  # the watchdog and the death signal still work; only a later reclaim cannot
+            _forget(tmp)
+            self.warning = (
+                f"cannot keep a pid file in {self.path.parent} ({exc.strerror or exc}): should this run "
+                "crash with its watchdog, a later run cannot reclaim what it started; set TCOBENCH_STATE_DIR"
+            )
+
+    def add(self, what: str, pid: int, borrowed: bool = False) -> None:
+        """Guard a running process (pid file and watchdog); a ``borrowed`` one is left running by ``close``."""
+        proc = ProcessId.of(pid)
+        if proc is None:
+            return
+        with self._lock:
+            self._children[pid] = (what, proc)
+            if borrowed:
+                self._borrowed.add(pid)
+            self._save()
+            self._tell(f"+ {pid} {proc.start}")
+
+    def remove(self, pid: int) -> None:
+        """Stop guarding a process that was stopped the ordinary way."""
+        with self._lock:
+            if self._children.pop(pid, None) is not None:
+                self._save()
+                self._tell(f"- {pid}")
+
+    def close(self) -> None:
+        """End what is still guarded (borrowed processes aside), remove the pid file, let the watchdog go."""
+        if self in _CURRENT:
+            _CURRENT.remove(self)
+        for pid, (_, proc) in list(self._children.items()):
+            if pid not in self._borrowed:
+                _end(proc, 5.0)
+            self._tell(f"- {pid}")  # the watchdog ends at the pipe's end whatever it still guards
+        self._children.clear()
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                self._pipe.close()
+            self._pipe = None
+        if self._watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._watchdog.wait(timeout=10)
+            self._watchdog = None
+
+
+_CURRENT: list[Guard] = []
+
+
+def current_guard() -> Guard | None:
+    return _CURRENT[-1] if _CURRENT else None
+
+
+def open_guard(state_dir: Path) -> tuple[Guard, list[str]]:
+    """Reclaim leftovers of crashed runs, then guard this process's children; (the guard, what was reclaimed).
+
+    Close it when the command ends; it closes itself at the latest when the process exits normally (atexit).
+    """
+    import atexit
+
+    reclaimed = reclaim_leftovers(state_dir)
+    guard = Guard(state_dir)
+    guard._save()
+    guard.start_watchdog()
+    _CURRENT.append(guard)
+    atexit.register(guard.close)
+    return guard, reclaimed

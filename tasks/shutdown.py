@@ -1,0 +1,192 @@
+"""Stop requests: a signal asks the work in progress to stop, and what is finished to be kept.
+
+The command line sends SIGINT, SIGTERM and SIGHUP to ``on_signal`` (``tcobench/cli/_signals.py``):
+
+- while runs are being measured (inside ``deferred()``, which the benchmark flow holds around its runs), the
+  first signal asks to stop: a measurement ``listen``ing is told at once, from whichever thread it runs in; it
+  sends nothing more, gives requests in flight ``grace_s()`` to finish and returns what finished, which is
+  stored as an ``interrupted`` run; the flow then stops at ``check_stop``. A second signal ends the grace period
+  at once (what finished is still stored); a third raises ``Interrupted`` on the spot;
+- anywhere else (Prefect or the engine starting, the summary), a signal raises ``Stop`` right away: nothing is
+  half-done there, and ``finally`` blocks stop what was started. ``Stop`` is a BaseException, so it passes
+  through libraries' ``except Exception`` (Prefect turns those into other errors) to the command line, which
+  reports it as ``Interrupted``.
+
+``handling_signals()`` installs ``handle`` for the three signals (the command line does, for `run` and
+`nightly`). Prefect's flow engine replaces the SIGTERM handler for the duration of a flow run with its own (it
+raises ``TerminationSignal``, crashing the flow, then re-sends the signal); ``deferred()`` puts ``handle`` back for
+its section when it runs in the main thread, so SIGTERM stops as gracefully as SIGINT there.
+
+Listeners are kept in a tuple that is replaced, never mutated, and the signal path takes no lock: a signal
+handler runs between two bytecodes of the main thread, which may hold any lock at that moment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from tcobench.errors import ExitCode, Interrupted
+
+__all__ = [
+    "Listener",
+    "Stop",
+    "StopRequest",
+    "check_stop",
+    "configure",
+    "deferred",
+    "grace_s",
+    "handle",
+    "handling_signals",
+    "listen",
+    "on_signal",
+    "reset",
+    "stop_requested",
+]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_EXIT = {signal.SIGINT: ExitCode.interrupted, signal.SIGTERM: ExitCode.terminated, signal.SIGHUP: ExitCode.hangup}
+
+Listener = Callable[[str, bool], None]  # (reason, hurry: end the grace period now)
+
+
+@dataclass(frozen=True)
+class StopRequest:
+    """Which signal asked to stop."""
+
+    signum: int
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def reason(self) -> str:
+        return f"interrupted by {self.name}"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return _EXIT.get(signal.Signals(self.signum), ExitCode.interrupted)
+
+    def error(self, kept: str) -> Interrupted:
+        """The Interrupted error for this signal, saying what was kept."""
+        return Interrupted(f"{self.name}: {kept}", self.exit_code)
+
+
+class Stop(BaseException):  # noqa: N818 - a control-flow signal like KeyboardInterrupt, not an error
+    """A signal that must stop the work at once (see the module doc); ``error()`` is what the CLI reports."""
+
+    def __init__(self, request: StopRequest) -> None:
+        super().__init__(request.reason)
+        self.request = request
+
+    def error(self) -> Interrupted:
+        return self.request.error("stopped at once; runs finished before it are stored")
+
+
+class _State:
+    request: StopRequest | None = None
+    signals = 0
+    listeners: tuple[Listener, ...] = ()
+    deferring = 0
+    lock = threading.Lock()  # for ``deferred`` only, never taken on the signal path
+    grace_s = 5.0
+    handling = False  # handling_signals() is active
+
+
+def configure(grace: float) -> None:
+    """Seconds requests in flight may take to finish once a stop is requested (Settings.stop_grace_s)."""
+    _State.grace_s = grace
+
+
+def grace_s() -> float:
+    return _State.grace_s
+
+
+def on_signal(signum: int) -> None:
+    """A signal arrived: ask to stop (see the module doc); raises Interrupted where nothing can stop gracefully."""
+    _State.signals += 1
+    if _State.request is None:
+        _State.request = StopRequest(signum)
+    request, hurry = _State.request, _State.signals > 1
+    for listener in _State.listeners:
+        listener(request.reason, hurry)
+    if _State.signals >= 3 or not (_State.listeners or _State.deferring):
+        raise Stop(request)
+
+
+def handle(signum: int, frame: FrameType | None) -> None:
+    """The signal handler: ``on_signal``."""
+    on_signal(signum)
+
+
+@contextlib.contextmanager
+def handling_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP go to ``handle`` (main thread only); the previous handlers come back after."""
+    reset()
+    previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
+    _State.handling = True
+    try:
+        yield
+    finally:
+        _State.handling = False
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _reclaim_sigterm() -> Any:
+    """Put ``handle`` back on SIGTERM if someone (Prefect's flow engine) replaced it; the replaced handler."""
+    if not _State.handling or threading.current_thread() is not threading.main_thread():
+        return None
+    current = signal.getsignal(signal.SIGTERM)
+    return None if current is handle else signal.signal(signal.SIGTERM, handle)
+
+
+def stop_requested() -> StopRequest | None:
+    return _State.request
+
+
+def listen(listener: Listener) -> Callable[[], None]:
+    """Call ``listener(reason, hurry)`` on each stop request (at once if one is pending); returns the way to stop
+    listening."""
+    _State.listeners = (*_State.listeners, listener)
+    if _State.request is not None:
+        listener(_State.request.reason, _State.signals > 1)
+
+    def unlisten() -> None:
+        _State.listeners = tuple(x for x in _State.listeners if x is not listener)
+
+    return unlisten
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """A section that honours a stop request at its next ``check_stop`` instead of being broken off."""
+    replaced = _reclaim_sigterm()
+    with _State.lock:
+        _State.deferring += 1
+    try:
+        yield
+    finally:
+        with _State.lock:
+            _State.deferring -= 1
+        if replaced is not None:
+            signal.signal(signal.SIGTERM, replaced)
+
+
+def check_stop(kept: str = "the run in progress is stored as interrupted") -> None:
+    """Raise ``Interrupted`` if a signal asked to stop."""
+    if _State.request is not None:
+        raise _State.request.error(kept)
+
+
+def reset() -> None:
+    """Forget past stop requests (a new command in the same process; tests)."""
+    _State.request = None
+    _State.signals = 0
+    _State.listeners = ()

@@ -1,0 +1,203 @@
+"""Real signals to a real `tcobench run`: what finished is kept, the exit status says which signal, and nothing it
+started outlives it, even SIGKILL; a later run reclaims, by proof, what a crashed one left.
+
+The embedded engine is the real llama.cpp `llama-server`; the other tests use a fake server on 127.0.0.1
+(tests/faults/fakes.py) whose streams take long enough for a signal to land mid-run. Processes are checked by pid
+and start time, never by name (tests/faults/harness.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tcobench.tasks.procs import ProcessId
+from tests.faults.fakes import MODEL, fake_server
+from tests.faults.harness import (
+    SIGNAL_EXIT,
+    descendants,
+    fault_env,
+    model_cache,
+    one_error_line,
+    start,
+    still_running,
+    store_rows,
+    tcobench,
+    wait_for,
+)
+
+__all__ = ["model_cache"]  # the session fixture, imported for the engine tests
+
+ENDPOINT_ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect")
+KEPT = re.compile(r"^Interrupted: (SIG\w+): kept 1 run\(s\) of batch \w{8} in .+: run \w{8} \(concurrency (\d+)\) "
+                  r"interrupted: (\d+) of (\d+) measured requests ok$")  # fmt: skip
+
+
+def _pid_files(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "state" / "procs").glob("*.json"))
+
+
+def _engine_port(processes: list[ProcessId]) -> int | None:
+    for p in processes:
+        if "--port" in p.cmdline and "--model" in p.cmdline:  # llama-server's command line, as tcobench builds it
+            return int(p.cmdline[p.cmdline.index("--port") + 1])
+    return None
+
+
+def _tokens_served(port: int) -> int:
+    """llama-server's own count of generated tokens (GET /metrics; started with --metrics)."""
+    try:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=5, trust_env=False).text
+    except httpx.HTTPError:
+        return 0
+    found = re.search(r"^llamacpp:tokens_predicted_total\s+([\d.e+]+)", text, re.M)
+    return int(float(found.group(1))) if found else 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGHUP], ids=["SIGINT", "SIGHUP"])
+def test_a_signal_mid_run_keeps_the_finished_requests(tmp_path: Path, signum: int) -> None:
+    """SIGINT goes to the whole process group, as a terminal's Ctrl-C does: what tcobench started runs in sessions
+    of its own and is not hit, so the requests in flight can still finish."""
+    with fake_server("slow_ok") as server:  # each stream takes about 1.5 s
+        args = ("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "40", "--concurrency", "2")
+        with start(tmp_path, *args, env=fault_env(tmp_path), own_group=True) as run:
+            wait_for(lambda: sum(server.attempts.values()) >= 4, 120, "a few requests to be served")
+            processes = descendants(run.pid)
+            run.signal_group(signum) if signum == signal.SIGINT else run.signal(signum)
+            code, _, err = run.finish(timeout=120)
+    assert code == SIGNAL_EXIT[signum], err[-3000:]
+    found = KEPT.match(one_error_line(err))
+    assert found is not None, one_error_line(err)
+    name, concurrency, ok, kept = found.groups()
+    assert name == signal.Signals(signum).name and concurrency == "2" and ok == kept and int(kept) >= 2
+    rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
+    assert rows == [{"status": "interrupted",
+                     "error": f"interrupted by {name}: kept {kept} of 40 measured requests ({kept} ok)"}]  # fmt: skip
+    counts = store_rows(tmp_path / "store", "SELECT phase, count(*) AS n FROM requests GROUP BY 1 ORDER BY 1")
+    assert counts == [{"phase": "measure", "n": int(kept)}, {"phase": "warmup", "n": 1}]
+    assert processes and still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+def test_a_second_signal_ends_the_grace_period(tmp_path: Path) -> None:
+    env = fault_env(tmp_path, TCOBENCH_STOP_GRACE_S="300")
+    with fake_server("hang") as server:
+        args = ("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "5", "--request-timeout", "600")
+        with start(tmp_path, *args, env=env) as run:
+            wait_for(lambda: sum(server.attempts.values()) >= 1, 120, "the warm-up request to be in flight")
+            run.signal(signal.SIGINT)
+            time.sleep(1.0)
+            assert run.proc.poll() is None  # the request in flight has its grace period
+            run.signal(signal.SIGINT)
+            code, _, err = run.finish(timeout=120)  # well before the 300 s grace
+    assert code == 130, err[-3000:]
+    assert one_error_line(err).endswith("(concurrency 1) interrupted: 0 of 0 measured requests ok")
+    rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
+    assert rows == [{"status": "interrupted", "error": "interrupted by SIGINT: kept 0 of 5 measured requests (0 ok); "
+                     "1 in flight cancelled after the grace period (not stored)"}]  # fmt: skip
+
+
+@pytest.mark.engine
+@pytest.mark.prefect
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path, model_cache: Path, how: str) -> None:
+    """SIGTERM to tcobench (Prefect's flow engine replaces that handler during a flow; tcobench takes it back while
+    it measures), or SIGINT to the whole process group as a terminal's Ctrl-C (the engine and Prefect's server,
+    in sessions of their own, keep serving until tcobench has stored the run)."""
+    env = fault_env(tmp_path, model_cache)
+    args = ("run", "--requests", "200", "--concurrency", "1", "--concurrency", "2")
+    with start(tmp_path, *args, env=env, own_group=True) as run:
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) >= 150, 300, "a few requests to be served", interval_s=1)
+        processes = descendants(run.pid)
+        assert len(processes) >= 3  # the engine, Prefect's API server, the watchdog
+        assert all(os.getsid(p.pid) == p.pid for p in processes)  # each in its own session
+        run.signal(signal.SIGTERM) if how == "SIGTERM" else run.signal_group(signal.SIGINT)
+        code, _, err = run.finish(timeout=300)
+    name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
+    assert code == SIGNAL_EXIT[getattr(signal, name)], err[-3000:]
+    found = KEPT.match(one_error_line(err))
+    assert found is not None and found.group(1) == name and found.group(2) == "1", one_error_line(err)
+    rows = store_rows(tmp_path / "store", "SELECT status, error, engine_name FROM runs")
+    assert len(rows) == 1 and rows[0]["status"] == "interrupted" and rows[0]["engine_name"] == "llama.cpp"
+    assert rows[0]["error"].startswith(f"interrupted by {name}: kept {found.group(4)} of 200 measured requests")
+    assert int(found.group(4)) >= 1  # requests finished before the signal were stored
+    assert still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+@pytest.mark.engine
+@pytest.mark.prefect
+def test_sigkill_leaves_no_process_and_the_next_run_clears_its_pid_file(tmp_path: Path, model_cache: Path) -> None:
+    env = fault_env(tmp_path, model_cache)
+    with start(tmp_path, "run", "--requests", "200", "--concurrency", "1", env=env) as run:
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        processes = descendants(run.pid)
+        assert any("prefect.server.api.server:create_app" in p.cmdline for p in processes)
+        run.signal(signal.SIGKILL)  # no code of tcobench runs after this
+        run.proc.wait(timeout=60)
+        assert still_running(processes, timeout_s=30) == []  # death signal and watchdog
+        with pytest.raises(httpx.HTTPError):
+            httpx.get(f"http://127.0.0.1:{port}/health", timeout=5, trust_env=False)
+    (left,) = _pid_files(tmp_path)
+    assert json.loads(left.read_text())["owner"]["pid"] == run.pid
+    with fake_server("ok") as server:
+        done = tcobench("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "1", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _pid_files(tmp_path) == []  # nothing to reclaim (all gone), so the dead run's file goes
+
+
+def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
+    """Both tcobench and its watchdog were killed (say, by the OOM killer): its engine still runs. The next run
+    ends it, because the pid file proves it is that engine; a process whose command line differs is left alone."""
+    ours = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    stranger = subprocess.Popen(["sleep", "301"], start_new_session=True)
+    try:
+        left, other = ProcessId.of(ours.pid), ProcessId.of(stranger.pid)
+        assert left is not None and other is not None
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        record = {"boot_id": boot, "owner": {"pid": 999_999_999, "start": 1, "cmdline": ["tcobench", "run"]},
+                  "children": [{"what": "llama-server", "pid": left.pid, "start": left.start,
+                                "cmdline": list(left.cmdline)},
+                               {"what": "llama-server", "pid": other.pid, "start": other.start,
+                                "cmdline": ["llama-server", "--port", "8080"]}]}  # fmt: skip
+        (tmp_path / "state" / "procs").mkdir(parents=True)
+        (tmp_path / "state" / "procs" / "crashed.json").write_text(json.dumps(record))
+        with fake_server("ok") as server:
+            done = tcobench("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "1",
+                            env=fault_env(tmp_path))  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert (f"reclaimed a leftover of a crashed run: llama-server sleep (pid {ours.pid}) of tcobench pid "
+                "999999999") in done.stderr  # fmt: skip
+        assert ours.wait(timeout=30) is not None
+        assert stranger.poll() is None  # not provably ours
+        assert _pid_files(tmp_path) == []
+    finally:
+        for proc in (ours, stranger):
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.engine
+def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) -> None:
+    env = fault_env(tmp_path, model_cache)
+    with start(tmp_path, "run", "--no-prefect", "--requests", "200", "--concurrency", "1", env=env) as run:
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        processes = descendants(run.pid)
+        engine = next(p for p in processes if "--port" in p.cmdline)
+        os.kill(engine.pid, signal.SIGKILL)
+        code, _, err = run.finish(timeout=600)
+    assert code == 3, err[-3000:]
+    line = one_error_line(err)
+    assert line.startswith("EngineError: llama-server exited with code -9; log ")
+    rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
+    assert len(rows) == 1 and rows[0]["status"] == "failed"
+    assert rows[0]["error"].startswith("llama-server exited with code -9")
+    assert still_running(processes) == [] and _pid_files(tmp_path) == []
