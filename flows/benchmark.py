@@ -1,5 +1,5 @@
-"""Flow ``benchmark``: engine up -> health -> per concurrency (telemetry idle baseline -> warm-up -> measure
--> write) -> summarise.
+"""Flow ``benchmark``: dataset check -> engine up -> health -> workload plan (tokenizer, prompt overhead, context
+check) -> per concurrency (telemetry idle baseline -> warm-up -> measure -> write -> sweep verdict) -> summarise.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the engine is always stopped; each run is written as soon as it is
@@ -24,10 +24,12 @@ from tcobench.tasks.engine import (
     telemetry_access,
 )
 from tcobench.tasks.measure import OnRequest, RunContext, measure
+from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.store import write_results
 from tcobench.tasks.summarise import Summary, summarise
+from tcobench.tasks.sweep import sweep_verdict
 from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
 
 from ._orchestrator import flow, task
@@ -41,6 +43,9 @@ write_results_task = task(write_results, name="write_results")
 summarise_task = task(summarise, name="summarise")
 publish_summary_task = task(publish_run_summary, name="publish_summary")
 start_telemetry_task = task(start_telemetry, name="start_telemetry")
+open_dataset_task = task(open_workload_dataset, name="open_dataset")
+prepare_workload_task = task(prepare_workload, name="prepare_workload")
+sweep_verdict_task = task(sweep_verdict, name="sweep_verdict")
 stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
 
 
@@ -49,6 +54,7 @@ class BenchmarkResult:
     batch_id: str
     run_ids: list[str]
     summary: Summary
+    sweep_stop: str | None = None  # why a self-stopping sweep skipped its remaining levels
 
 
 @flow(name="benchmark")
@@ -64,24 +70,31 @@ def benchmark(
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     run_ids: list[str] = []
+    stop: str | None = None
+    dataset = open_dataset_task(config)  # a bad file stops here, before the engine starts
     engine = launch_engine_task(config, store / "logs", model_cache, batch_id, on_event)
     try:
+        plan = prepare_workload_task(config, engine, model_cache, dataset)
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         for concurrency in config.workload.concurrency:
-            run = describe_run(config, engine, api, host, batch_id, concurrency)
+            run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan)
             ctx = RunContext(run.run_id, run.date, run.host)
             access = telemetry_access(config, engine)
             telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
-            result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
+            result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase,
+                                  plan=plan)  # fmt: skip
             samples = stop_telemetry_task(telemetry)
             died = engine_error(config, engine)
             finished = finish_run(run, result, died, telemetry.facts)
             write_results_task(store, finished, result.warmup + result.measured, samples)
             run_ids.append(run.run_id)
             ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
+            stop = sweep_verdict_task(store, prices, config.workload, run_ids)
+            if stop is not None:
+                break
     finally:
         stop_engine_task(config, engine)
     summary = summarise_task(store, prices, run_ids)
     publish_summary_task(store, prices, run_ids)  # a Prefect artifact; nothing when Prefect is off
-    return BenchmarkResult(batch_id, run_ids, summary)
+    return BenchmarkResult(batch_id, run_ids, summary, stop)

@@ -32,12 +32,32 @@ from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
 from .prices import HardwarePrice, LatencyTarget, OpsPrice, PriceTable, RentalPrice, SitePrice
 from .records import RequestRecord, RunRecord, TelemetryRecord
+from .workload import (
+    DatasetConfig,
+    DatasetFormat,
+    DatasetOrder,
+    LengthDist,
+    LengthKind,
+    Preset,
+    SloConfig,
+    SweepConfig,
+    parse_length,
+)
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
     "DOCKER_HOST_SCHEMES",
     "IMAGE_LABEL_PREFIX",
     "ContainerConfig",
+    "DatasetConfig",
+    "DatasetFormat",
+    "DatasetOrder",
+    "LengthDist",
+    "LengthKind",
+    "Preset",
+    "SloConfig",
+    "SweepConfig",
+    "parse_length",
     "ContainerEngine",
     "GpuConfig",
     "GpuVendor",

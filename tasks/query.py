@@ -66,8 +66,8 @@ def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -
             f"read_parquet({_sql_string(table_glob(store, table))}, hive_partitioning = true, "
             f"hive_types = {{{hive_types}}}, union_by_name = true)"
         )
-        if table == "runs":
-            # Run rows gain provenance columns over versions: today's schema supplies, as NULL, the columns that
+        if table in ("runs", "requests"):
+            # Run and request rows gain columns over versions: today's schema supplies, as NULL, the columns that
             # files written by an older tcobench lack, so every view works on a store spanning versions.
             source = f"(SELECT * FROM {source} UNION ALL BY NAME FROM {_register_empty(con, table)})"
     else:

@@ -21,10 +21,14 @@ class Summary:
     runs: pa.Table  # view run_summary, one row per run, oldest first
     tco: pa.Table  # view tco, same order, with every assumption used
     sources: pa.Table  # view tco_sources: where each price assumption comes from
+    goodput: pa.Table  # view goodput: requests within the SLO, goodput tok/s, cost per 1M good tokens
+
+
+_ORDER = {"tco_sources": "ORDER BY run_id, term", "goodput": "ORDER BY run_id"}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
-    order = "ORDER BY started, concurrency" if view != "tco_sources" else "ORDER BY run_id, term"
+    order = _ORDER.get(view, "ORDER BY started, concurrency")
     if run_ids is None:
         return con.sql(f"SELECT * FROM {view} {order}").to_arrow_table()
     return con.sql(
@@ -33,11 +37,9 @@ def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | No
 
 
 def summarise(store: Path, prices: PriceTable, run_ids: Sequence[str] | None = None) -> Summary:
-    """Rows of run_summary, tco and tco_sources for the given runs (all runs when None)."""
+    """Rows of run_summary, tco, tco_sources and goodput for the given runs (all runs when None)."""
     con = connect(store, prices, upto="tco_sources")  # the views after it are not needed here
     try:
-        return Summary(
-            _rows(con, "run_summary", run_ids), _rows(con, "tco", run_ids), _rows(con, "tco_sources", run_ids)
-        )
+        return Summary(*(_rows(con, view, run_ids) for view in ("run_summary", "tco", "tco_sources", "goodput")))
     finally:
         con.close()

@@ -14,7 +14,36 @@ from ._common import fmt, num, out, usd
 __all__ = ["print_assumptions", "print_runs"]
 
 _RUNS_PER_TABLE = 6
-_METRICS: list[tuple[str, Callable[[dict[str, Any], dict[str, Any]], str]]] = [
+Cell = Callable[[dict[str, Any], dict[str, Any]], str]  # (run_summary row, tco + goodput row) -> text
+
+
+def _slo(c: dict[str, Any]) -> str:
+    targets = [f"{name} <= {c[key]:g} ms" for name, key in (("TTFT", "slo_ttft_ms"), ("TPOT", "slo_tpot_ms"),
+                                                             ("ITL", "slo_itl_ms")) if c.get(key) is not None]  # fmt: skip
+    if not targets:
+        return "- (no SLO targets)"
+    met = {True: "met", False: "not met"}.get(c.get("slo_met"), "-")
+    fraction = c.get("good_fraction")
+    share = f"{c['good']}/{c['n']} = {fraction:.1%}" if fraction is not None else "-"
+    return f"{share} ({', '.join(targets)}; {met} at {c['slo_quantile']:.0%})"
+
+
+def _cost(r: dict[str, Any], c: dict[str, Any], key: str) -> str:
+    """A cost per 1M tokens, or "-" with the reason it cannot be given."""
+    if c.get(key) is not None:
+        return usd(c[key])
+    if not r.get("ok"):
+        return "- (no request succeeded)"
+    if c.get("total_usd_month") is None:
+        return "- (no price row for this host)"
+    if c.get("usd_per_m_output_tokens") is None:
+        return "- (no token counts: the server reported none and no tokenizer was found)"
+    if key == "usd_per_m_good_tokens":
+        return "- (no SLO targets)" if c.get("slo_met") is None else "- (no request met the SLO)"
+    return "-"
+
+
+_METRICS: list[tuple[str, Cell]] = [
     ("model", lambda r, c: str(r["model_name"])),
     ("engine", lambda r, c: f"{r['engine_name']}"),
     ("workload / mode", lambda r, c: f"{r['workload']} / {r['load_mode']}"),
@@ -31,14 +60,19 @@ _METRICS: list[tuple[str, Callable[[dict[str, Any], dict[str, Any]], str]]] = [
     ("engine-reported decode tok/s, mean", lambda r, c: fmt(r["server_decode_tok_s_mean"])),
     ("aggregate output tok/s", lambda r, c: fmt(r["output_tok_s"])),
     ("aggregate total tok/s", lambda r, c: fmt(r["total_tok_s"])),
-    ("cost per 1M output tokens", lambda r, c: usd(c.get("usd_per_m_output_tokens"))),
-    ("cost per 1M total tokens", lambda r, c: usd(c.get("usd_per_m_total_tokens"))),
+    ("cost per 1M output tokens", lambda r, c: _cost(r, c, "usd_per_m_output_tokens")),
+    ("cost per 1M total tokens", lambda r, c: _cost(r, c, "usd_per_m_total_tokens")),
+    ("requests within SLO", lambda r, c: _slo(c)),
+    ("goodput tok/s", lambda r, c: fmt(c.get("goodput_tok_s"))),
+    ("cost per 1M good tokens", lambda r, c: _cost(r, c, "usd_per_m_good_tokens")),
 ]
 
 
-def print_runs(runs: pa.Table, tco: pa.Table) -> None:
+def print_runs(runs: pa.Table, tco: pa.Table, goodput: pa.Table | None = None) -> None:
     """One column per run (metrics down the side), a table per six runs."""
     costs = {row["run_id"]: row for row in tco.to_pylist()}
+    for row in goodput.to_pylist() if goodput is not None else []:
+        costs[row["run_id"]] = {**costs.get(row["run_id"], {}), **row}
     rows = runs.to_pylist()
     for start in range(0, len(rows), _RUNS_PER_TABLE):
         chunk = rows[start : start + _RUNS_PER_TABLE]

@@ -1,0 +1,83 @@
+-- goodput: one row per run: how many measured requests met the run's SLO, the output tokens per second they
+-- delivered, and the price of a million tokens counting only those (goodput, as DistServe/vLLM define it).
+--
+-- Inputs:
+--   runs:      slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1),
+--              measure_start_ns, measure_end_ns (ns)
+--   requests:  measured rows (phase = 'measure'): error, ttft_ns, decode_ns, output_tokens, itl_ns (ns, tokens)
+--   run_summary: n, output_tokens, measure_s;   tco: usd_per_m_output_tokens (USD per 1M output tokens)
+--
+-- A measured request is good when it succeeded (error IS NULL) and meets every target given:
+--   ttft_ns <= slo_ttft_ms * 1e6
+--   tpot_ns  = decode_ns / (output_tokens - 1) <= slo_tpot_ms * 1e6      (a request of <= 1 output token has no
+--                                                                          decode gap: it meets the TPOT target)
+--   at least slo_quantile of the request's own gaps itl_ns are <= slo_itl_ms * 1e6, i.e. its slo_quantile-th
+--   gap (lower empirical quantile) is within the target                                  (no gap: meets)
+-- Computed:
+--   good                    measured requests that are good                                      count
+--   good_fraction           good / n  (failed requests count against it; NULL when n = 0)         fraction
+--   slo_met                 good_fraction >= slo_quantile  (NULL when the run has no target)      bool
+--   good_output_tokens      sum(output_tokens) over good requests                                 tokens
+--   goodput_tok_s           good_output_tokens / measure_s                                        tokens/s
+--   good_token_fraction     good_output_tokens / run_summary.output_tokens                        fraction
+--   usd_per_m_good_tokens   usd_per_m_output_tokens / good_token_fraction
+--                           = total_usd_month / (goodput_tok_s * 3600 * hours_per_month * utilisation) * 1e6
+--                           (the month's cost spread over the tokens delivered within the SLO)   USD per 1M tokens
+--                           NULL when no token was good or the run has no price.
+CREATE OR REPLACE VIEW goodput AS
+WITH targets AS (
+    SELECT
+        run_id,
+        slo_ttft_ms,
+        slo_tpot_ms,
+        slo_itl_ms,
+        coalesce(slo_quantile, 0.9) AS slo_quantile,
+        (slo_ttft_ms IS NOT NULL OR slo_tpot_ms IS NOT NULL OR slo_itl_ms IS NOT NULL) AS has_slo
+    FROM runs
+),
+judged AS (
+    SELECT
+        q.run_id,
+        q.output_tokens,
+        q.error IS NULL
+        AND (t.slo_ttft_ms IS NULL OR q.ttft_ns <= t.slo_ttft_ms * 1e6)
+        AND (t.slo_tpot_ms IS NULL OR coalesce(q.output_tokens, 0) <= 1
+             OR q.decode_ns / (q.output_tokens - 1) <= t.slo_tpot_ms * 1e6)
+        AND (t.slo_itl_ms IS NULL OR len(q.itl_ns) = 0
+             OR len(list_filter(q.itl_ns, gap -> gap <= t.slo_itl_ms * 1e6)) >= t.slo_quantile * len(q.itl_ns))
+            AS is_good
+    FROM requests AS q
+    JOIN targets AS t ON t.run_id = q.run_id
+    WHERE q.phase = 'measure'
+),
+counted AS (
+    SELECT
+        run_id,
+        count(*) FILTER (WHERE is_good) AS good,
+        CAST(sum(output_tokens) FILTER (WHERE is_good) AS BIGINT) AS good_output_tokens
+    FROM judged
+    GROUP BY run_id
+)
+SELECT
+    s.run_id,
+    s.batch_id,
+    s.host,
+    s.workload,
+    s.concurrency,
+    t.slo_ttft_ms,
+    t.slo_tpot_ms,
+    t.slo_itl_ms,
+    t.slo_quantile,
+    s.n,
+    coalesce(c.good, 0) AS good,
+    coalesce(c.good, 0) / NULLIF(s.n, 0) AS good_fraction,
+    CASE WHEN t.has_slo AND s.n > 0 THEN coalesce(c.good, 0) / s.n >= t.slo_quantile END AS slo_met,
+    coalesce(c.good_output_tokens, 0) AS good_output_tokens,
+    coalesce(c.good_output_tokens, 0) / NULLIF(s.measure_s, 0) AS goodput_tok_s,
+    coalesce(c.good_output_tokens, 0) / NULLIF(s.output_tokens, 0) AS good_token_fraction,
+    x.usd_per_m_output_tokens / NULLIF(coalesce(c.good_output_tokens, 0) / NULLIF(s.output_tokens, 0), 0)
+        AS usd_per_m_good_tokens
+FROM run_summary AS s
+JOIN targets AS t ON t.run_id = s.run_id
+LEFT JOIN counted AS c ON c.run_id = s.run_id
+LEFT JOIN tco AS x ON x.run_id = s.run_id;
