@@ -169,8 +169,9 @@ class RequestRecord(StrictModel):
         default=None, description="Prompt tokens asked for (synthetic prompts; history included); null: not shaped."
     )
     requested_output_tokens: int | None = Field(default=None, description="Output tokens asked for (max_tokens).")
-    in_flight_at_stop: bool = Field(
-        default=False, description="Sent before a timed run's end, finished after it (counted once, flagged)."
+    in_flight_at_stop: bool | None = Field(
+        default=None, description="Sent before a timed run's end, finished after it (counted once, flagged); null in "
+        "rows written before timed runs existed."
     )
     start_ns: int = Field(description="Request sent, ns since the Unix epoch (UTC).")
     ttft_ns: int | None = Field(description="Time to first content token: first content chunk - start, ns.")

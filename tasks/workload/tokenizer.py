@@ -97,7 +97,8 @@ class LocalTokenizer(PromptTokenizer):
         return str(self._tok.decode(ids, skip_special_tokens=False))
 
     def special_tokens(self) -> int:
-        return len(self._tok.encode("a", add_special_tokens=True).ids) - len(self._tok.encode("a").ids)
+        with_specials = self._tok.encode("a", add_special_tokens=True).ids
+        return len(with_specials) - len(self._tok.encode("a", add_special_tokens=False).ids)
 
 
 def _file_id(path: Path) -> str:
