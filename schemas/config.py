@@ -139,8 +139,9 @@ class WorkloadConfig(StrictModel):
 
     name: str = Field(default="default-short", min_length=1, description="Label of this workload.")
     preset: str | None = Field(
-        default=None, description="Named preset the workload starts from (`tcobench presets`); its fields are "
-        "defaults that the file and the command line override."
+        default=None,
+        description="Named preset the workload starts from (`tcobench presets`); its fields are "
+        "defaults that the file and the command line override.",
     )
     prompts: tuple[str, ...] = Field(
         default=DEFAULT_PROMPTS, min_length=1, description="Prompts, used round-robin by request index."
@@ -180,8 +181,10 @@ class WorkloadConfig(StrictModel):
     warmup_requests: int = Field(default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup).")
     requests: PositiveInt = Field(default=20, description="Measured requests per run (without duration_s).")
     duration_s: float | None = Field(
-        default=None, gt=0, description="Measure for this many seconds after warm-up instead of a request count; "
-        "requests in flight at the end are finished and flagged."
+        default=None,
+        gt=0,
+        description="Measure for this many seconds after warm-up instead of a request count; "
+        "requests in flight at the end are finished and flagged.",
     )
     min_requests: PositiveInt = Field(
         default=1, description="With duration_s: keep going past the duration until this many requests were sent."

@@ -112,22 +112,25 @@ class RunRecord(StrictModel):
         default=None, description="Tokenizer that built the prompts and counted tokens the server did not count."
     )
     prompt_overhead_tokens: int | None = Field(
-        default=None, description="Tokens the server adds to a prompt's own (BOS, chat template), subtracted when "
-        "building synthetic prompts."
+        default=None,
+        description="Tokens the server adds to a prompt's own (BOS, chat template), subtracted when "
+        "building synthetic prompts.",
     )
     prompt_overhead_source: str | None = Field(
         default=None, description="How that overhead was found: probe (a request's usage), tokenizer, or none."
     )
     output_len_enforced: bool | None = Field(
-        default=None, description="True when every ok measured request got exactly its requested output tokens; "
-        "false when the engine could not be made to (see output_len_note); null when no length was requested."
+        default=None,
+        description="True when every ok measured request got exactly its requested output tokens; "
+        "false when the engine could not be made to (see output_len_note); null when no length was requested.",
     )
     output_len_note: str | None = Field(default=None, description="How output length was enforced, or why not.")
     duration_s: float | None = Field(default=None, description="Requested measurement duration, s (timed runs).")
     min_requests: int | None = Field(default=None, description="Smallest request count of a timed run.")
     stop_rule: str | None = Field(
-        default=None, description="What ended the measurement: requests (the count), duration, min_requests (the "
-        "duration passed first), or interrupted."
+        default=None,
+        description="What ended the measurement: requests (the count), duration, min_requests (the "
+        "duration passed first), or interrupted.",
     )
     slo_ttft_ms: float | None = Field(default=None, description="SLO target: time to first token, ms.")
     slo_tpot_ms: float | None = Field(default=None, description="SLO target: time per output token, ms.")
@@ -170,8 +173,9 @@ class RequestRecord(StrictModel):
     )
     requested_output_tokens: int | None = Field(default=None, description="Output tokens asked for (max_tokens).")
     in_flight_at_stop: bool | None = Field(
-        default=None, description="Sent before a timed run's end, finished after it (counted once, flagged); null in "
-        "rows written before timed runs existed."
+        default=None,
+        description="Sent before a timed run's end, finished after it (counted once, flagged); null in "
+        "rows written before timed runs existed.",
     )
     start_ns: int = Field(description="Request sent, ns since the Unix epoch (UTC).")
     ttft_ns: int | None = Field(description="Time to first content token: first content chunk - start, ns.")

@@ -64,11 +64,9 @@ class LengthDist(StrictModel):
             data = {"kind": "fixed", "value": data}
         elif isinstance(data, str):
             data = parse_length(data)
-        if isinstance(data, dict) and isinstance(data.get("kind"), str):
-            try:  # the short forms (and Python callers) name the kind as text: strict mode wants the enum
-                data = {**data, "kind": LengthKind(data["kind"])}
-            except ValueError:
-                pass  # let pydantic name the valid kinds
+        kinds = {k.value: k for k in LengthKind}  # the short forms and Python callers name the kind as text
+        if isinstance(data, dict) and data.get("kind") in kinds:  # strict mode wants the enum (others: refused)
+            data = {**data, "kind": kinds[data["kind"]]}
         return data
 
     @model_validator(mode="after")
@@ -180,8 +178,10 @@ class SloConfig(StrictModel):
         default=None, gt=0, description="Time per output token target, ms: decode time / (output tokens - 1)."
     )
     itl_ms: float | None = Field(
-        default=None, gt=0, description="Inter-token latency target, ms: at least `quantile` of a request's gaps "
-        "between tokens must be within it."
+        default=None,
+        gt=0,
+        description="Inter-token latency target, ms: at least `quantile` of a request's gaps "
+        "between tokens must be within it.",
     )
     quantile: float = Field(
         default=0.9, gt=0, le=1, description="Fraction of requests that must be good for the run to meet the SLO."

@@ -8,6 +8,10 @@ A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separ
 ``SELECTION_KEYS``. Runs are compared per concurrency level present in both selections; every other
 setting that shapes the measurement (``COMPARABLE``) must be the same on both sides, or the comparison is
 refused with the list of differences (``allow_different=True`` overrides that, and the differences are kept).
+So is a pair of sides whose *achieved* shape differs: the mean over a side's runs of run_summary's isl_mean
+(prompt tokens as the server counted them) or osl_mean (output tokens), at a concurrency level, more than
+``shape_tolerance`` (default 5%) apart, relative to B's. Each side's goodput (view goodput: the fraction of
+requests within the run's SLO and the cost per 1M tokens delivered within it) is reported next to its cost.
 
 Point estimates of a selection (the same as view ``platform_cost``): the night-weighted mean (SQL macro
 ``night_weighted_mean``: the mean over nights, run dates, of the mean over that night's runs) of view
@@ -40,6 +44,7 @@ from .query import connect, freeze_views
 __all__ = [
     "COMPARABLE",
     "SELECTION_KEYS",
+    "SHAPE_COLUMNS",
     "Comparison",
     "CostTerm",
     "RunSample",
@@ -49,12 +54,14 @@ __all__ = [
     "compare",
     "compare_on",
     "comparison_differences",
+    "goodput_of",
     "load_candidates",
     "load_runs",
     "load_samples",
     "night_weighted",
     "parse_selection",
     "percentile_interval",
+    "shape_differences",
     "verdict",
 ]
 
@@ -95,7 +102,10 @@ COMPARABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "engine": lambda r: r["engine_name"],
     "engine_version": lambda r: r["engine_version"],
     "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
+    "output lengths (output_tokens_spec)": lambda r: r.get("output_tokens_spec"),
 }
+# achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
+SHAPE_COLUMNS = {"isl_mean": "achieved ISL mean", "osl_mean": "achieved OSL mean"}
 _TERMS = ("capital", "power", "ops", "adaptation")
 
 
@@ -238,6 +248,10 @@ class Stratum:
     hi: float
     terms: tuple[CostTerm, ...]
     verdict: str | None
+    a_good_fraction: float = math.nan  # night-weighted fraction of requests within the SLO (NaN: no SLO)
+    b_good_fraction: float = math.nan
+    a_good_usd_per_m: float = math.nan  # cost per 1M tokens delivered within the SLO (NaN: none)
+    b_good_usd_per_m: float = math.nan
 
     @property
     def a_usd_per_m(self) -> float:
@@ -275,9 +289,10 @@ _RUNS_SQL = """
 SELECT r.*, c.basis, c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.adaptation_usd_month,
        c.total_usd_month, c.output_tokens_per_usd, c.total_tokens_per_usd, t.output_tok_s, t.total_tok_s,
        t.purchase_usd IS NOT NULL AS has_hardware_price, t.pue IS NOT NULL AS has_site_price,
-       t.ops_hours_per_month IS NOT NULL AS has_ops_price, t.energy_valid
+       t.ops_hours_per_month IS NOT NULL AS has_ops_price, t.energy_valid, s.isl_mean, s.osl_mean
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
+JOIN run_summary AS s ON s.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
 WHERE r.status <> 'failed'
 ORDER BY r.started_ns, r.run_id
@@ -352,6 +367,44 @@ def comparison_differences(a_rows: Sequence[dict[str, Any]], b_rows: Sequence[di
     return found
 
 
+def _side_mean(rows: Sequence[dict[str, Any]], column: str) -> float | None:
+    values = [float(r[column]) for r in rows if r.get(column) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def shape_differences(
+    a_rows: Sequence[dict[str, Any]], b_rows: Sequence[dict[str, Any]], tolerance: float
+) -> list[str]:
+    """'concurrency C: achieved ISL mean A x vs B y (+d%)' where a side's mean over its runs of a SHAPE_COLUMNS
+    column differs from the other side's by more than ``tolerance`` (relative to B); levels without counts pass."""
+    found = []
+    for level in sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows}):
+        for column, label in SHAPE_COLUMNS.items():
+            a = _side_mean([r for r in a_rows if r["concurrency"] == level], column)
+            b = _side_mean([r for r in b_rows if r["concurrency"] == level], column)
+            if a is None or b is None or b == 0 or abs(a / b - 1) <= tolerance:
+                continue
+            found.append(f"concurrency {level}: {label} A {a:,.1f} vs B {b:,.1f} ({a / b - 1:+.1%})")
+    return found
+
+
+_GOODPUT_SQL = """
+SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
+       night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
+FROM goodput
+WHERE basis = $basis AND list_contains($ids, run_id) AND has_slo
+"""
+
+
+def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: str) -> tuple[float, float]:
+    """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
+    ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
+    row = con.execute(_GOODPUT_SQL, {"basis": basis, "ids": list(run_ids)}).fetchone()
+    fraction, per_usd = row if row is not None else (None, None)
+    return (math.nan if fraction is None else float(fraction),
+            math.nan if not per_usd else 1e6 / float(per_usd))  # fmt: skip
+
+
 def _terms(a: dict[str, float], b: dict[str, float], a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
     """Per-1M-token share of each monthly term: cost per 1M x term / total (night-weighted), as in platform_cost."""
 
@@ -385,6 +438,7 @@ class _Options:
     resamples: int
     seed: int
     confidence: float
+    shape_tolerance: float
 
 
 def _pick(rows: list[dict[str, Any]], selection: Selection, label: str) -> list[dict[str, Any]]:
@@ -437,6 +491,8 @@ def _stratum(
     reps = bootstrap_efficiency(a_samples, opts.resamples, rng) / bootstrap_efficiency(b_samples, opts.resamples, rng)
     lo, hi = percentile_interval(reps, opts.confidence)
     ratio = a_eff / b_eff
+    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
+    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
     stratum = Stratum(
         concurrency=level,
         a_runs=len(a_rows),
@@ -454,6 +510,10 @@ def _stratum(
         hi=hi,
         terms=_terms(a, b, a_eff, b_eff),
         verdict=verdict(opts.claim, lo, hi) if opts.claim is not None else None,
+        a_good_fraction=a_good[0],
+        b_good_fraction=b_good[0],
+        a_good_usd_per_m=a_good[1],
+        b_good_usd_per_m=b_good[1],
     )
     return stratum, reps
 
@@ -466,6 +526,7 @@ def _options(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
+    shape_tolerance: float = 0.05,
 ) -> _Options:
     if tokens not in ("output", "total"):
         raise ConfigError(f"tokens must be output or total, got {tokens!r}")
@@ -473,14 +534,16 @@ def _options(
         raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {confidence}, {resamples}")
     if claim is not None and not (math.isfinite(claim) and claim > 0):
         raise ConfigError(f"--claim must be a positive ratio, got {claim}")
-    return _Options(basis, tokens, claim, allow_different, resamples, seed, confidence)
+    if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
+        raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
+    return _Options(basis, tokens, claim, allow_different, resamples, seed, confidence, shape_tolerance)
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Any) -> Comparison:
     """Compare selection ``a`` with ``b`` over an open connection (see the module docstring).
 
     Options: basis ('owned' or 'rented: <tier>'), tokens ('output' or 'total'), claim (a ratio to judge),
-    allow_different, resamples (2000), seed (0), confidence (0.95).
+    allow_different, resamples (2000), seed (0), confidence (0.95), shape_tolerance (0.05).
     """
     opts = _options(**options)
     return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), opts)
@@ -514,12 +577,21 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
     a_rows = [r for r in a_rows if r["concurrency"] in levels]
     b_rows = [r for r in b_rows if r["concurrency"] in levels]
     diffs = comparison_differences(a_rows, b_rows)
+    shapes = shape_differences(a_rows, b_rows, opts.shape_tolerance)
     if diffs and not opts.allow_different:
         raise QueryError(
             "refused: the selections differ in what was measured: "
             + "; ".join(diffs)
             + " (compare like with like, or pass --allow-different to compare anyway)"
         )
+    if shapes and not opts.allow_different:
+        raise QueryError(
+            f"refused: the achieved workload shapes differ by more than {opts.shape_tolerance:.0%}: "
+            + "; ".join(shapes)
+            + " (the servers counted different prompt or answer lengths; pass --shape-tolerance or "
+            "--allow-different to compare anyway)"
+        )
+    diffs += shapes
     notes = [f"concurrency {c} only in A: not compared" for c in sorted(a_levels - b_levels)]
     notes += [f"concurrency {c} only in B: not compared" for c in sorted(b_levels - a_levels)]
     a_rows, b_rows = _priced(a_rows, "A", opts.basis, notes), _priced(b_rows, "B", opts.basis, notes)

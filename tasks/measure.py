@@ -23,9 +23,10 @@ duration passed before ``min_requests`` were sent, so the run went on until they
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -307,7 +308,7 @@ Fire = Callable[[int], Awaitable[bool]]  # runs one unit of work (a request, or 
 
 
 async def _closed_loop(units: int | None, concurrency: int, fire: Fire) -> None:
-    counter = iter(range(units)) if units is not None else _count()
+    counter = iter(range(units)) if units is not None else itertools.count()
 
     async def worker() -> None:
         for unit in counter:  # one shared iterator: each unit goes to exactly one worker
@@ -315,13 +316,6 @@ async def _closed_loop(units: int | None, concurrency: int, fire: Fire) -> None:
                 return
 
     await asyncio.gather(*(worker() for _ in range(concurrency if units is None else min(concurrency, units))))
-
-
-def _count() -> Any:
-    n = 0
-    while True:
-        yield n
-        n += 1
 
 
 async def _poisson(units: int | None, rate: float, cap: int, seed: int, fire: Fire, gate: _Gate) -> None:
@@ -368,10 +362,10 @@ class _Phase:
             index = unit * turns + turn
             if not self.gate.admit(index):
                 return False
-            self.gate.started += 1
             spec = await self._spec(index)
             if turn and turn >= self.plan.turns_of(spec):
                 return True
+            self.gate.started += 1
             sent = await self._send(spec, history, self.gate.deadline)
             self.records.append(sent.record)
             if self._on_request is not None:

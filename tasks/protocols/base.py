@@ -30,7 +30,9 @@ class EngineInfo:
     version: str
     model_digest: str | None
     synthetic: bool = False  # the model file says it has random weights (tcobench models synth)
-    context_tokens: int | None = None  # context per sequence the server says it has (llama.cpp n_ctx, vLLM max_model_len)
+    context_tokens: int | None = (
+        None  # context per sequence the server says it has (llama.cpp n_ctx, vLLM max_model_len)
+    )
 
 
 @dataclass

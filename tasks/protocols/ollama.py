@@ -18,8 +18,8 @@ import httpx
 from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
 
-from ._http import get_json
 from ..workload.plan import RequestInput
+from ._http import get_json
 from .base import Adapter, EngineInfo, LineEvent, register
 
 __all__ = ["CACHE_NOTE", "OllamaAdapter"]

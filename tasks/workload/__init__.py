@@ -8,7 +8,7 @@ from .dataset import Dataset, DatasetRecord, open_dataset
 from .gguf_vocab import gguf_tokenizer, read_gguf_metadata
 from .lengths import draw_length, rng_for
 from .plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
-from .presets import apply_preset, presets
+from .presets import apply_preset, preset_workload, presets
 from .tokenizer import (
     Encoded,
     EngineTokenizer,
@@ -40,6 +40,7 @@ __all__ = [
     "lead_of_token_string",
     "local_tokenizer",
     "open_dataset",
+    "preset_workload",
     "presets",
     "read_gguf_metadata",
     "rng_for",

@@ -71,7 +71,9 @@ def _messages(value: Any, path: Path, line: int) -> tuple[dict[str, str], ...]:
 def _conversation(value: Any, path: Path, line: int) -> DatasetRecord:
     if not isinstance(value, list):
         raise _bad(path, line, '"conversations" must be a list of {"from", "value"} objects')
-    system, users, replies = None, [], []
+    system: str | None = None
+    users: list[str] = []
+    replies: list[str | None] = []
     for item in value:
         who, text = (item.get("from"), item.get("value")) if isinstance(item, dict) else (None, None)
         if not isinstance(text, str) or not isinstance(who, str):
@@ -180,9 +182,8 @@ def _scan_lines(path: Path, fmt: DatasetFormat, check: Any) -> tuple[array[int],
     offsets: array[int] = array("q")
     digest = hashlib.sha256()
     with path.open("rb") as handle:
-        at, line = 0, 0
-        for raw in handle:
-            line += 1
+        at = 0
+        for line, raw in enumerate(handle, start=1):
             digest.update(raw)
             if raw.strip():
                 check(_record(_parse(raw, path, line), fmt, path, line))
@@ -250,7 +251,7 @@ def open_dataset(config: DatasetConfig, turns: int, max_output: int) -> Dataset:
             raise _bad(path, record.line, f'"output_tokens" {record.output_tokens} is larger than the context '
                        f"(num_ctx {max_output})")  # fmt: skip
         if turns > 1 and not record.user_turns:
-            raise _bad(path, record.line, f"turns = {turns} needs ShareGPT conversations (\"conversations\")")
+            raise _bad(path, record.line, f'turns = {turns} needs ShareGPT conversations ("conversations")')
 
     try:
         offsets, digest = (_scan_array if array_layout else _scan_lines)(path, fmt, check)

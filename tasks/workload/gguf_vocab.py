@@ -90,7 +90,7 @@ def read_gguf_metadata(path: Path, prefix: str = "") -> dict[str, Any]:
 
 
 def _spm_merges(tokens: list[str], scores: list[float], types: list[int], vocab: dict[str, int]) -> list[Any]:
-    ranked = []
+    ranked: list[tuple[float, int, str, str]] = []
     for index, piece in enumerate(tokens):
         if types[index] != _NORMAL:
             continue
@@ -121,7 +121,7 @@ def _build(meta: dict[str, Any], where: Path) -> Any:
         merges = _spm_merges(tokens, scores, types, vocab)
         unk = tokens[unk_id] if unk_id is not None else None
         tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=unk, fuse_unk=True, byte_fallback=True))
-        steps = [normalizers.Replace(" ", "\u2581")]
+        steps: list[Any] = [normalizers.Replace(" ", "\u2581")]
         if meta.get("tokenizer.ggml.add_space_prefix", True):
             steps.insert(0, normalizers.Prepend("\u2581"))
         tokenizer.normalizer = normalizers.Sequence(steps)

@@ -136,10 +136,14 @@ class WorkloadPlan:
         """Tokens of corpus passage in a synthetic prompt of ``total`` tokens (this turn's own share)."""
         return total - self.overhead - self.workload.shared_prefix_tokens - TAG_WORDS
 
+    def _input_length(self, phase: Phase, index: int) -> int:
+        assert self.workload.input_tokens is not None
+        return draw_length(self.workload.input_tokens, self.workload.seed, phase.value, index, "input")
+
     def _synthetic_spec(self, phase: Phase, index: int, seed: int, conv: int | None, turn: int | None) -> RequestSpec:
         assert self.corpus is not None and self.workload.input_tokens is not None
         w = self.workload
-        total = draw_length(w.input_tokens, w.seed, phase.value, index, "input")
+        total = self._input_length(phase, index)
         size = self.passage_tokens(total) if not turn else total - TAG_WORDS
         wanted = rng_for(w.seed, self.run_key, phase.value, index, "window").randrange(len(self.corpus.ids))
         start = self.corpus.window_start(wanted, size)
@@ -216,7 +220,7 @@ class WorkloadPlan:
     def _turn_lengths(self, spec: RequestSpec) -> list[int]:
         """The requested own lengths of the earlier turns of spec's conversation (turn 0 carries the overhead)."""
         first = spec.index - (spec.turn or 0)
-        return [self.spec(spec.phase, first + t).input_tokens or 0 for t in range(spec.turn or 0)]
+        return [self._input_length(spec.phase, first + t) for t in range(spec.turn or 0)]
 
     # -- counting ---------------------------------------------------------------------------------------------
     def count(self, text: str) -> int | None:

@@ -15,7 +15,7 @@ from typing import Any
 from tcobench.errors import ConfigError
 from tcobench.schemas import Preset, WorkloadConfig
 
-__all__ = ["apply_preset", "presets"]
+__all__ = ["apply_preset", "preset_workload", "presets"]
 
 
 @cache
@@ -25,9 +25,14 @@ def presets() -> dict[str, Preset]:
     out = {}
     for name, body in tomllib.loads(text).items():
         preset = Preset.model_validate({"name": name, **body})
-        WorkloadConfig.model_validate_json(_json(preset.workload))  # a shipped preset is valid on its own
+        preset_workload(preset)  # a shipped preset is a valid workload on its own
         out[name] = preset
     return out
+
+
+def preset_workload(preset: Preset) -> WorkloadConfig:
+    """The workload a preset gives with nothing overridden."""
+    return WorkloadConfig.model_validate_json(_json({**preset.workload, "preset": preset.name}))
 
 
 def _json(data: Mapping[str, Any]) -> str:
@@ -45,8 +50,7 @@ def apply_preset(workload: Mapping[str, Any], where: str) -> dict[str, Any]:
     merged: dict[str, Any] = dict(known[name].workload)
     for key, value in workload.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = {**merged[key], **value}  # type: ignore[dict-item]
+            merged[key] = {**merged[key], **value}
         elif value is not None:
             merged[key] = value
     return merged
-

@@ -171,7 +171,9 @@ class EngineTokenizer(PromptTokenizer):
         return Encoded(ids, spans)
 
     def decode(self, ids: list[int]) -> str:
-        body: dict[str, Any] = {"tokens": ids} if self._flavour == "llama.cpp" else {"model": self._model, "tokens": ids}
+        body: dict[str, Any] = (
+            {"tokens": ids} if self._flavour == "llama.cpp" else {"model": self._model, "tokens": ids}
+        )
         answer = self._post("/detokenize", body)
         text = answer.get("content", answer.get("prompt"))
         if not isinstance(text, str):

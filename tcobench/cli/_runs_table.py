@@ -18,11 +18,11 @@ Cell = Callable[[dict[str, Any], dict[str, Any]], str]  # (run_summary row, tco 
 
 
 def _slo(c: dict[str, Any]) -> str:
-    targets = [f"{name} <= {c[key]:g} ms" for name, key in (("TTFT", "slo_ttft_ms"), ("TPOT", "slo_tpot_ms"),
-                                                             ("ITL", "slo_itl_ms")) if c.get(key) is not None]  # fmt: skip
+    keys = (("TTFT", "slo_ttft_ms"), ("TPOT", "slo_tpot_ms"), ("ITL", "slo_itl_ms"))
+    targets = [f"{name} <= {c[key]:g} ms" for name, key in keys if c.get(key) is not None]
     if not targets:
         return "- (no SLO targets)"
-    met = {True: "met", False: "not met"}.get(c.get("slo_met"), "-")
+    met = "-" if c.get("slo_met") is None else ("met" if c["slo_met"] else "not met")
     fraction = c.get("good_fraction")
     share = f"{c['good']}/{c['n']} = {fraction:.1%}" if fraction is not None else "-"
     return f"{share} ({', '.join(targets)}; {met} at {c['slo_quantile']:.0%})"
@@ -43,6 +43,21 @@ def _cost(r: dict[str, Any], c: dict[str, Any], key: str) -> str:
     return "-"
 
 
+def _shape(r: dict[str, Any], side: str) -> str:
+    """Requested shape, then the achieved mean / p50 / p99 as the server counted it."""
+    spec = r.get(f"{'input' if side == 'isl' else 'output'}_tokens_spec")
+    requested = r.get(f"requested_{side}_mean")
+    asked = spec or (fmt(requested, 0) if requested is not None else "-")
+    achieved = " / ".join(fmt(r.get(f"{side}_{k}"), 0) for k in ("mean", "p50", "p99"))
+    return f"{asked} -> {achieved}"
+
+
+def _stop(r: dict[str, Any]) -> str:
+    rule = r.get("stop_rule") or "-"
+    flagged = r.get("in_flight_at_stop") or 0
+    return f"{rule} ({flagged} in flight at the end)" if flagged else rule
+
+
 _METRICS: list[tuple[str, Cell]] = [
     ("model", lambda r, c: str(r["model_name"])),
     ("engine", lambda r, c: f"{r['engine_name']}"),
@@ -50,6 +65,10 @@ _METRICS: list[tuple[str, Cell]] = [
     ("concurrency", lambda r, c: str(r["concurrency"])),
     ("status", lambda r, c: str(r["status"])),
     ("requests measured / errors", lambda r, c: f"{r['n']} / {r['errors']}"),
+    ("stopped by", lambda r, c: _stop(r)),
+    ("input tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "isl")),
+    ("output tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "osl")),
+    ("token counts from", lambda r, c: str(r.get("token_count_source") or "-")),
     ("TTFT p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"ttft_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("ITL p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"itl_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("e2e p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"e2e_{p}_ms"], 0) for p in ("p50", "p90", "p99"))),

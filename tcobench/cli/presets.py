@@ -17,7 +17,7 @@ def _presets(
 ) -> None:
     """List the workload presets: lengths, concurrency sweep, duration, SLO and the public shape each follows."""
     from tcobench.errors import ConfigError
-    from tcobench.tasks.workload import presets
+    from tcobench.tasks.workload import preset_workload, presets
 
     known = presets()
     if name is not None:
@@ -32,16 +32,16 @@ def _presets(
     for column in ("preset", "input tokens", "output tokens", "concurrency", "measure", "SLO"):
         table.add_column(column, overflow="fold")
     for preset in known.values():
-        w = preset.workload
-        slo = w.get("slo") if isinstance(w.get("slo"), dict) else {}
-        targets = ", ".join(f"{k.removesuffix('_ms')} {v} ms" for k, v in (slo or {}).items() if k.endswith("_ms"))
+        w = preset_workload(preset)
+        slo = [(name, getattr(w.slo, f"{name}_ms")) for name in ("ttft", "tpot", "itl")]
+        targets = ", ".join(f"{name} {value:g} ms" for name, value in slo if value is not None)
         table.add_row(
             preset.name,
-            str(w.get("input_tokens", "literal prompts")),
-            str(w.get("output_tokens", w.get("max_tokens", "-"))),
-            str(w.get("concurrency", "-")) + (" (sweep)" if w.get("sweep") else ""),
-            f">= {w['duration_s']} s" if "duration_s" in w else f"{w.get('requests', '-')} requests",
-            f"{targets} at p{float(slo['quantile']) * 100:g}" if targets and slo and "quantile" in slo else "-",
+            w.input_tokens.describe() if w.input_tokens is not None else "literal prompts",
+            w.output_tokens.describe() if w.output_tokens is not None else f"up to {w.max_tokens}",
+            ", ".join(map(str, w.concurrency)) + (" (sweep)" if w.sweep is not None else ""),
+            f">= {w.duration_s:g} s" if w.duration_s is not None else f"{w.requests} requests",
+            f"{targets} at p{w.slo.quantile * 100:g}" if targets else "-",
         )
     out.print(table)
     out.print("`tcobench presets NAME` shows a preset's fields and the public benchmark it follows.", highlight=False)

@@ -55,8 +55,12 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "duration_s": cli["duration"],
             "min_requests": cli["min_requests"],
             "tokenizer": cli["tokenizer"],
-            "slo": {"ttft_ms": cli["slo_ttft_ms"], "tpot_ms": cli["slo_tpot_ms"], "itl_ms": cli["slo_itl_ms"],
-                    "quantile": cli["slo_quantile"]},  # fmt: skip
+            "slo": {
+                "ttft_ms": cli["slo_ttft_ms"],
+                "tpot_ms": cli["slo_tpot_ms"],
+                "itl_ms": cli["slo_itl_ms"],
+                "quantile": cli["slo_quantile"],
+            },  # fmt: skip
             "sweep": {"margin": cli["sweep_margin"]} if cli["sweep_margin"] is not None else None,
         },
         "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
@@ -75,31 +79,42 @@ def _run(
     warmup: Annotated[int | None, typer.Option(help="Warm-up requests per run [1].")] = None,
     concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")
+    ] = None,
     ignore_eos: Annotated[
         bool | None,
-        typer.Option("--ignore-eos/--no-ignore-eos", help="Ask for exactly the requested output tokens (llama.cpp, "
-                     "vLLM) [on with --output-tokens].", show_default=False),
+        typer.Option(
+            "--ignore-eos/--no-ignore-eos",
+            help=r"Ask for exactly the requested output tokens (llama.cpp, "
+            r"vLLM) \[on with --output-tokens].",
+            show_default=False,
+        ),
     ] = None,
     preset: Annotated[
         str | None, typer.Option(help="Named workload shape (`tcobench presets`), e.g. chat-1k-1k; flags override it.")
     ] = None,
     input_tokens: Annotated[
         str | None,
-        typer.Option(help="Synthetic prompts of N tokens as the server counts them: N, uniform:MIN-MAX, "
-                     "normal:MEAN,SD[,MIN-MAX], lognormal:MEAN,SD[,MIN-MAX]."),
+        typer.Option(
+            help="Synthetic prompts of N tokens as the server counts them: N, uniform:MIN-MAX, "
+            "normal:MEAN,SD[,MIN-MAX], lognormal:MEAN,SD[,MIN-MAX]."
+        ),
     ] = None,
     output_tokens: Annotated[
         str | None, typer.Option(help="Output tokens per request: N or a distribution (as --input-tokens).")
     ] = None,
     dataset: Annotated[
-        Path | None, typer.Option(help="JSONL of requests ({prompt} or {messages}, optional output_tokens) or ShareGPT.")
+        Path | None,
+        typer.Option(help="JSONL of requests ({prompt} or {messages}, optional output_tokens) or ShareGPT."),
     ] = None,
     dataset_format: Annotated[str | None, typer.Option(help=r"auto, jsonl or sharegpt \[auto].")] = None,
     shared_prefix: Annotated[
         int | None, typer.Option(help="A system prompt of N tokens shared by every synthetic request [0].")
     ] = None,
-    turns: Annotated[int | None, typer.Option(help="Turns per conversation; turn n+1 carries turn n's answer [1].")] = None,
+    turns: Annotated[
+        int | None, typer.Option(help="Turns per conversation; turn n+1 carries turn n's answer [1].")
+    ] = None,
     duration: Annotated[
         float | None, typer.Option(help="Measure for S seconds after warm-up instead of --requests.")
     ] = None,

@@ -13,10 +13,10 @@ Gemma's. It follows the documented wire formats:
   ids of the prompt with special tokens (BOS); for chat, of a simple template ``<|role|>\\n{content}\\n`` per message
   plus ``<|assistant|>\\n``; then ``data: [DONE]``.
 
-Output length: ``max_tokens`` tokens when the request has ``ignore_eos: true``, else the model "stops" after
-``natural_stop`` tokens (finish_reason ``stop``). Each output token is the text ``ANSWER_WORD`` (one token of the
-tokenizer). The first token waits ``ttft_s(body)`` seconds (plantable per request), the next ones ``token_gap_s``.
-Every request body is recorded for assertions.
+Output length: ``max_tokens`` tokens when the request has ``ignore_eos: true`` (and ``honours_ignore_eos``), else
+the model "stops" after ``natural_stop`` tokens (finish_reason ``stop``). Each output token is the text
+``ANSWER_WORD`` (one token of the tokenizer). The first token waits ``ttft_s(body)`` seconds (plantable per
+request), the next ones ``token_gap_s``. Every request body is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class StubConfig:
     tokenize_endpoint: bool = True
     usage: bool = True
     natural_stop: int = 5
+    honours_ignore_eos: bool = True  # False: a server that ignores ignore_eos (its model stops at natural_stop)
     token_gap_s: float = 0.002
     ttft_s: Callable[[dict[str, Any]], float] = lambda body: 0.005
 
@@ -116,7 +117,7 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
 
         def _stream(self, body: dict[str, Any], chat: bool) -> None:
             want = int(body.get("max_tokens", 16))
-            n = want if body.get("ignore_eos") else min(want, cfg.natural_stop)
+            n = want if body.get("ignore_eos") and cfg.honours_ignore_eos else min(want, cfg.natural_stop)
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")

@@ -132,7 +132,8 @@ def test_counts_from_the_tokenizer_when_the_server_reports_none(
 ) -> None:
     with openai_stub(StubConfig(tokenizer=stub_tokenizer, usage=False, tokenize_endpoint=False)) as server:
         out = run(env, "--endpoint", server.url, "--model", "stub-model", "--tokenizer", str(tokenizer_file),
-                  "--input-tokens", "128", "--output-tokens", "12", "--requests", "4", "--concurrency", "2")  # fmt: skip
+                  "--input-tokens", "128", "--output-tokens", "12", "--requests", "4",
+                  "--concurrency", "2")  # fmt: skip
     rows = query("select prompt_tokens, output_tokens, token_count_source from requests where phase = 'measure'", env)
     assert rows == [{"prompt_tokens": 128, "output_tokens": 12, "token_count_source": "tokenizer"}] * 4
     (cost,) = query("select usd_per_m_output_tokens from tco", env)
@@ -265,3 +266,34 @@ def test_bad_input_is_one_line_and_stores_nothing(env: dict[str, str], stub: Stu
                     "normal:5", env=env)  # fmt: skip
     refused(done, "ConfigError", "workload.input_tokens", "uniform:MIN-MAX")
     assert no_parquet(env)
+
+
+def test_reproduce_a_claim_between_two_hosts(env: dict[str, str], stub_tokenizer: Any) -> None:
+    """The README's walk, shortened: the chat-1k-1k preset on two "hosts" (two stub servers, host names set), one
+    store, then `compare --claim`. Host A streams twice as fast as B. A third host whose server ignores ignore_eos
+    delivers other answer lengths: compare refuses it, naming the achieved OSL."""
+
+    def measure(host: str, config: StubConfig) -> None:
+        with openai_stub(config) as server:
+            run({**env, "TCOBENCH_HOST_NAME": host}, "--endpoint", server.url, "--model", "stub-model", "--preset",
+                "chat-1k-1k", "--duration", "2", "--min-requests", "3", "--warmup", "1", "--concurrency", "1",
+                "--concurrency", "2")  # fmt: skip
+
+    measure("gpu-a", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0001))
+    measure("gpu-b", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0004))
+    measure("gpu-c", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0001, honours_ignore_eos=False,
+                                natural_stop=700))  # fmt: skip
+    shapes = query("select host, min(isl_mean) as isl, min(osl_mean) as osl from run_summary group by 1 order by 1",
+                   env)  # fmt: skip
+    assert all(819 <= r["isl"] <= 1024 for r in shapes) and shapes[2]["osl"] <= 700 < shapes[0]["osl"]
+    done = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-b", "--claim", "5", "--resamples", "200",
+                    env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "verdict" in done.stdout and "goodput at concurrency 1" in done.stdout
+    refused = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-c", env=env)
+    assert refused.returncode == 1
+    line = one_line_error(refused.stderr)
+    assert "achieved workload shapes differ by more than 5%" in line and "achieved OSL mean" in line
+    forced = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-c", "--allow-different", "--resamples", "200",
+                      env=env)  # fmt: skip
+    assert forced.returncode == 0 and "achieved OSL mean" in forced.stderr

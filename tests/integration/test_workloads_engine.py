@@ -39,7 +39,8 @@ def test_preset_512_128_is_token_exact_on_the_embedded_engine(cli_env: dict[str,
     (run,) = query("select preset, tokenizer, prompt_overhead_tokens, prompt_overhead_source, output_len_enforced "
                    "from runs", cli_env)  # fmt: skip
     assert run == {"preset": "smoke-512-128", "tokenizer": "engine POST /tokenize (llama.cpp)",
-                   "prompt_overhead_tokens": 1, "prompt_overhead_source": "probe", "output_len_enforced": True}  # fmt: skip
+                   "prompt_overhead_tokens": 1, "prompt_overhead_source": "probe",
+                   "output_len_enforced": True}  # fmt: skip
 
 
 def test_gguf_vocabulary_tokenizes_like_llama_server(llama_server: RunningEngine, model_cache: Path) -> None:
@@ -72,4 +73,3 @@ def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     longest = max(r["e2e_ns"] for r in rows)
     assert run["measure_end_ns"] - run["measure_start_ns"] <= 8e9 + longest + 0.5e9
     assert sum(r["in_flight_at_stop"] for r in rows) <= 2  # at most one per slot crossed the end
-

@@ -92,7 +92,7 @@ def test_bad_lines_are_named_with_their_number(tmp_path: Path, lines: list[str],
 
 def test_turns_need_conversations_and_files_must_exist(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "d.jsonl", [{"prompt": "a"}])
-    with pytest.raises(ConfigError, match='turns = 2 needs ShareGPT conversations'):
+    with pytest.raises(ConfigError, match="turns = 2 needs ShareGPT conversations"):
         open_dataset(dataset_config(path), 2, 2048)
     with pytest.raises(ConfigError, match="does not exist"):
         open_dataset(dataset_config(tmp_path / "none.jsonl"), 1, 2048)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import statistics
+from typing import Any
 
 import pytest
 
 from tcobench.schemas import LengthDist, WorkloadConfig
 from tcobench.tasks.workload import draw_length
 
-KINDS = {
+KINDS: dict[str, tuple[dict[str, Any], float]] = {
     "fixed": ({"kind": "fixed", "value": 512}, 512.0),
     "uniform": ({"kind": "uniform", "min": 256, "max": 1024}, (256 + 1024) / 2),
     "normal": ({"kind": "normal", "mean": 1024, "stddev": 128}, 1024.0),

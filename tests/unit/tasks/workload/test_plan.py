@@ -88,7 +88,7 @@ def test_a_conversation_carries_earlier_turns_and_answers(corpus: CorpusTokens) 
     p = plan(corpus, input_tokens=100, turns=3)
     first, second = p.spec(Phase.measure, 3), p.spec(Phase.measure, 4)  # conversation 1, turns 0 and 1
     assert (first.conversation, first.turn, second.conversation, second.turn) == (1, 0, 1, 1)
-    history = [(first.user, " An answer of five tokens.", 5)]
+    history: list[tuple[str, str, int | None]] = [(first.user, " An answer of five tokens.", 5)]
     given = p.request_input(second, history)
     assert [m["role"] for m in given.messages] == ["user", "assistant", "user"]
     assert given.messages[1]["content"] == " An answer of five tokens."

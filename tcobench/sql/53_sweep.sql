@@ -2,7 +2,7 @@
 -- end the sweep? Levels of one sweep share batch_id and config_hash (one cell's runs), in concurrency order.
 --
 -- Inputs:  runs.sweep_margin (fraction), runs.sweep_stop_on_slo (bool); run_summary.output_tok_s (tokens/s);
---          goodput.slo_met (bool)
+--          goodput.slo_met (bool, the same on every cost basis: read on 'owned')
 -- Computed:
 --   best_before_tok_s   max(output_tok_s) over the sweep's lower concurrency levels (NULL at the first)  tokens/s
 --   gain                output_tok_s / best_before_tok_s - 1                                        fraction
@@ -27,7 +27,7 @@ WITH levels AS (
         ) AS best_before_tok_s
     FROM runs AS r
     JOIN run_summary AS s ON s.run_id = r.run_id
-    LEFT JOIN goodput AS g ON g.run_id = r.run_id
+    LEFT JOIN goodput AS g ON g.run_id = r.run_id AND g.basis = 'owned'
     WHERE r.sweep_margin IS NOT NULL
 ),
 judged AS (
