@@ -15,7 +15,7 @@ from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.engine.model import bundled_model
 from tcobench.tasks.workload import corpus_text, local_tokenizer
 
-pytestmark = [pytest.mark.engine]
+pytestmark = [pytest.mark.engine, pytest.mark.prefect]
 
 
 def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -27,8 +27,9 @@ def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
 def test_preset_512_128_is_token_exact_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     """Acceptance: server-reported prompt_tokens within 1 of 512 on every measured request (it is exactly 512:
     the probe measured llama-server's BOS), and exactly 128 output tokens (ignore_eos)."""
-    done = tcobench("run", "--no-prefect", "--preset", "smoke-512-128", "--requests", "4", "--concurrency", "2",
-                    env=cli_env, timeout=1800)  # fmt: skip
+    # Prefect on (the default): the workload plan travels through the flow's tasks
+    done = tcobench("run", "--preset", "smoke-512-128", "--requests", "4", "--concurrency", "2", env=cli_env,
+                    timeout=1800)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     rows = query("select prompt_tokens, output_tokens, requested_input_tokens, token_count_source, error "
                  "from requests where phase = 'measure'", cli_env)  # fmt: skip
