@@ -1,5 +1,5 @@
-"""Flow ``benchmark``: engine up -> health -> per concurrency (telemetry idle baseline -> warm-up -> measure
--> write) -> summarise.
+"""Flow ``benchmark``: dataset check -> engine up -> health -> workload plan (tokenizer, prompt overhead, context
+check) -> per concurrency (telemetry idle baseline -> warm-up -> measure -> write -> sweep verdict) -> summarise.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
@@ -28,11 +28,13 @@ from tcobench.tasks.engine import (
     telemetry_access,
 )
 from tcobench.tasks.measure import OnRequest, RunContext, measure
+from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.shutdown import check_stop, deferred
 from tcobench.tasks.store import StoreRef, check_store, write_results
 from tcobench.tasks.summarise import Summary, summarise
+from tcobench.tasks.sweep import sweep_verdict
 from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
 
 from ._orchestrator import flow, task
@@ -47,6 +49,9 @@ write_results_task = task(write_results, name="write_results")
 summarise_task = task(summarise, name="summarise")
 publish_summary_task = task(publish_run_summary, name="publish_summary")
 start_telemetry_task = task(start_telemetry, name="start_telemetry")
+open_dataset_task = task(open_workload_dataset, name="open_dataset")
+prepare_workload_task = task(prepare_workload, name="prepare_workload")
+sweep_verdict_task = task(sweep_verdict, name="sweep_verdict")
 stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
 
 
@@ -56,6 +61,7 @@ class BenchmarkResult:
     run_ids: list[str]
     summary: Summary
     runs: list[RunRecord]  # the stored run rows, in order
+    sweep_stop: str | None = None  # why a self-stopping sweep skipped its remaining levels
 
 
 @flow(name="benchmark")
@@ -71,19 +77,23 @@ def benchmark(
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
+    stop: str | None = None
     store = check_store_task(store)  # writable, not a file, free space above the floor: before the engine starts
     stopped: StoreError | None = None
+    dataset = open_dataset_task(config)  # a bad file stops here, before the engine starts
     engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event)
     try:
+        plan = prepare_workload_task(config, engine, model_cache, dataset)
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
             for concurrency in config.workload.concurrency:
-                run = describe_run(config, engine, api, host, batch_id, concurrency)
+                run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan)
                 ctx = RunContext(run.run_id, run.date, run.host)
                 access = telemetry_access(config, engine)
                 telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
-                result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
+                result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase,
+                                      plan=plan)  # fmt: skip
                 samples = stop_telemetry_task(telemetry)
                 died = engine_error(config, engine)
                 finished = finish_run(run, result, died, telemetry.facts)
@@ -95,6 +105,9 @@ def benchmark(
                 runs.append(finished)
                 check_stop()  # a signal ends the batch: the run in progress is stored (interrupted) first
                 ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
+                stop = sweep_verdict_task(store, prices, config.workload, [r.run_id for r in runs])
+                if stop is not None:
+                    break
     finally:
         stop_engine_task(config, engine)
     run_ids = [r.run_id for r in runs]
@@ -103,4 +116,4 @@ def benchmark(
         stopped.stored = BenchmarkResult(batch_id, run_ids, summary, runs)
         raise stopped
     publish_summary_task(store, prices, run_ids)  # a Prefect artifact; nothing when Prefect is off
-    return BenchmarkResult(batch_id, run_ids, summary, runs)
+    return BenchmarkResult(batch_id, run_ids, summary, runs, stop)

@@ -43,12 +43,32 @@ from .prices import (
 )
 from .records import RequestRecord, RunRecord, TelemetryRecord
 from .store import CommitRecord
+from .workload import (
+    DatasetConfig,
+    DatasetFormat,
+    DatasetOrder,
+    LengthDist,
+    LengthKind,
+    Preset,
+    SloConfig,
+    SweepConfig,
+    parse_length,
+)
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
     "DOCKER_HOST_SCHEMES",
     "IMAGE_LABEL_PREFIX",
     "ContainerConfig",
+    "DatasetConfig",
+    "DatasetFormat",
+    "DatasetOrder",
+    "LengthDist",
+    "LengthKind",
+    "Preset",
+    "SloConfig",
+    "SweepConfig",
+    "parse_length",
     "ContainerEngine",
     "CostBasis",
     "GpuConfig",

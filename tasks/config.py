@@ -1,4 +1,5 @@
-"""load_config: a TOML file plus CLI overrides -> one validated BenchmarkConfig, or one ConfigError."""
+"""load_config: a TOML file plus CLI overrides (over a named workload preset) -> one validated BenchmarkConfig,
+or one ConfigError."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pydantic_core import ErrorDetails
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig
 from tcobench.schemas.base import redact_url
+
+from .workload.presets import apply_preset
 
 __all__ = ["load_config", "validation_message"]
 
@@ -89,6 +92,8 @@ def load_config(path: Path | None = None, overrides: Mapping[str, Any] | None = 
     data = _read_toml(path) if path is not None else {}
     data = _merge(data, overrides or {})
     where = str(path) if path is not None else "command line"
+    if isinstance(data.get("workload"), dict):
+        data["workload"] = apply_preset(data["workload"], where)
     try:
         return BenchmarkConfig.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:

@@ -52,6 +52,8 @@ _PROVENANCE = (
     "image_digest",
     "model_digest",
     "prompt_set_hash",
+    "output_tokens_spec",
+    "tokenizer",
     "extra_body",
     "gpu_name",
 )

@@ -20,6 +20,7 @@ from tcobench.schemas import BenchmarkConfig, HostSpec, Inventory, Matrix, Matri
 
 from .config import validation_message
 from .prices import check_keys
+from .workload.presets import apply_preset
 
 __all__ = ["Cell", "NightlyPlan", "load_plan"]
 
@@ -55,6 +56,8 @@ def _load(path: Path, model: type[M]) -> M:
         raise ConfigError(f"{path} does not exist") from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from exc
+    if model is Matrix and isinstance(data.get("workloads"), list):  # a workload may start from a named preset
+        data["workloads"] = [apply_preset(w, str(path)) if isinstance(w, dict) else w for w in data["workloads"]]
     try:
         return model.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:

@@ -11,7 +11,13 @@ durations are exact differences of a monotonic clock.
 
 Load: ``closed`` keeps ``concurrency`` requests in flight; ``poisson`` sends at exponentially
 distributed gaps (mean 1/rate, seeded) with at most ``concurrency`` in flight. Warm-up requests
-run first at the same concurrency and are stored with phase=warmup.
+run first at the same concurrency and are stored with phase=warmup. What request i is comes from the
+``WorkloadPlan`` (a pure function of seed and index); a conversation (turns > 1) is one unit of work whose
+turns go one after another, each carrying the earlier answers.
+
+Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` after warm-up; no request starts
+after it, requests in flight then are finished and flagged ``in_flight_at_stop``), ``min_requests`` (the
+duration passed before ``min_requests`` were sent, so the run went on until they were).
 
 Bounds (a hostile or broken server costs a bounded time and memory):
 - every attempt has ``workload.request_timeout_s``; a run has ``workload.run_deadline_s`` (if set);
@@ -31,10 +37,11 @@ import asyncio
 import contextlib
 import datetime as dt
 import email.utils
+import itertools
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -46,6 +53,7 @@ from tcobench.schemas import LoadMode, Phase, Protocol, RequestRecord, WorkloadC
 
 from . import shutdown
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
+from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
@@ -61,6 +69,7 @@ __all__ = [
     "bounded_lines",
     "measure",
     "preflight",
+    "probe_prompt_tokens",
     "retry_delay",
 ]
 
@@ -124,14 +133,7 @@ class MeasureResult:
     measure_end_ns: int | None
     stopped: str | None = None  # why the run stopped before every request finished (a signal, its deadline)
     cancelled: int = 0  # requests in flight when the grace period ended: cancelled and not stored
-
-
-@dataclass(frozen=True)
-class _Spec:
-    phase: Phase
-    index: int
-    prompt_index: int
-    seed: int
+    stop_rule: str = "requests"  # requests | duration | min_requests
 
 
 class _Clock:
@@ -291,6 +293,7 @@ class _Stream:
         self.error: str | None = None
         self.status: int | None = None
         self.retry_after: str | None = None
+        self.text: list[str] = []  # the answer (multi-turn history; counting when the server counts nothing)
 
     async def read(self, response: httpx.Response, adapter: Adapter, chat: bool) -> None:
         self.status = response.status_code
@@ -309,6 +312,7 @@ class _Stream:
                 continue
             if event.content:
                 self.content_ns.append(now)
+                self.text.append(event.text)
             _apply(self.counters, event.fields)
             if event.error:
                 self.error = event.error
@@ -341,17 +345,19 @@ async def _attempt(clients: _Clients, adapter: Adapter, target: Target, url: str
     return stream, t0, False
 
 
+@dataclass(frozen=True)
+class _Sent:
+    """One finished request: its row, and the answer text a later turn carries."""
+
+    record: RequestRecord
+    answer: str
+
+
 async def _send(
-    clients: _Clients,
-    adapter: Adapter,
-    target: Target,
-    workload: WorkloadConfig,
-    spec: _Spec,
-    ctx: RunContext,
-    clock: _Clock,
-) -> RequestRecord:
-    prompt = workload.prompts[spec.prompt_index]
-    body = adapter.request_body(target.model, prompt, workload, spec.seed, target.chat)
+    clients: _Clients, adapter: Adapter, target: Target, workload: WorkloadConfig, given: RequestInput
+) -> tuple[int, int, _Stream, int]:
+    """Send one request and read its stream: (start, end) on the perf counter, what arrived, and the retries."""
+    body = adapter.request_body(target.model, given, workload, target.chat)
     url = target.base_url + adapter.path(target.chat)
     retries, reconnected = 0, False
     while True:
@@ -370,12 +376,13 @@ async def _send(
         stream.error = _redact(stream.error + _retry_note(stream.status, stream.retry_after, retries,
                                                           workload.max_retries), clients.key)  # fmt: skip
     t_end = time.perf_counter_ns()
-    return _record(spec, ctx, clock, t0, t_end, stream, retries)
+    return t0, t_end, stream, retries
 
 
 def _record(
-    spec: _Spec, ctx: RunContext, clock: _Clock, t0: int, t_end: int, stream: _Stream, retries: int
-) -> RequestRecord:
+    spec: RequestSpec, given: RequestInput, ctx: RunContext, clock: _Clock, t0: int, t_end: int, stream: _Stream,
+    retries: int, deadline: int | None,
+) -> RequestRecord:  # fmt: skip
     c = stream.counters
     _finalize(c)
     times = stream.content_ns
@@ -387,6 +394,12 @@ def _record(
         request_index=spec.index,
         prompt_index=spec.prompt_index,
         seed=spec.seed,
+        conversation=spec.conversation,
+        turn=spec.turn,
+        prompt_sha256=given.sha256,
+        requested_input_tokens=given.requested_input_tokens,
+        requested_output_tokens=given.max_tokens,
+        in_flight_at_stop=deadline is not None and t0 < deadline < t_end,
         start_ns=clock.wall(t0),
         ttft_ns=times[0] - t0 if times else None,
         e2e_ns=t_end - t0,
@@ -411,7 +424,46 @@ def _record(
     )
 
 
-Fire = Callable[[_Spec], Awaitable[None]]
+async def _count_missing(plan: WorkloadPlan, given: RequestInput, stream: _Stream) -> None:
+    """Token counts the server did not give, from the run's tokenizer (off the event loop)."""
+    c = stream.counters
+    if plan.tokenizer is None or stream.error is not None:
+        return
+    if c.output_tokens is None and c.eval_count is None:
+        c.output_tokens = await asyncio.to_thread(plan.tokenizer.count, "".join(stream.text))
+        c.token_count_source = "tokenizer"
+    if c.prompt_tokens is None and c.prompt_eval_count is None:
+        c.prompt_tokens = await asyncio.to_thread(plan.tokenizer.count, given.text) + plan.overhead
+        c.token_count_source = "tokenizer"
+
+
+class _Gate:
+    """Whether another request may start: a count of requests, or a deadline with a minimum count."""
+
+    def __init__(self, count: int | None, duration_s: float | None, min_requests: int) -> None:
+        self.count, self.min_requests, self.started = count, min_requests, 0
+        self.deadline = time.perf_counter_ns() + int(duration_s * 1e9) if duration_s is not None else None
+        self.forced = False  # a request started after the deadline because min_requests was not reached
+
+    def admit(self, index: int) -> bool:
+        if self.count is not None:
+            return index < self.count
+        assert self.deadline is not None
+        if time.perf_counter_ns() < self.deadline:
+            return True
+        if self.started < self.min_requests:
+            self.forced = True
+            return True
+        return False
+
+    @property
+    def rule(self) -> str:
+        if self.count is not None:
+            return "requests"
+        return "min_requests" if self.forced else "duration"
+
+
+Fire = Callable[[int], Awaitable[bool]]  # runs one unit of work (a request, or a conversation's turns)
 
 
 class _Stop:
@@ -485,110 +537,143 @@ def _stop_on_signal_or_deadline(stop: _Stop, deadline_s: float | None) -> Iterat
             timer.cancel()
 
 
-async def _closed_loop(specs: Sequence[_Spec], concurrency: int, fire: Fire, stop: _Stop) -> None:
-    queue = iter(specs)
+async def _closed_loop(units: int | None, concurrency: int, fire: Fire, stop: _Stop) -> None:
+    counter = iter(range(units)) if units is not None else itertools.count()
 
     async def worker() -> None:
-        for spec in queue:  # one shared iterator: each spec goes to exactly one worker
-            if stop.is_set:
+        for unit in counter:  # one shared iterator: each unit goes to exactly one worker
+            if stop.is_set or not await fire(unit):
                 return
-            await fire(spec)
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(specs)))))
+    await asyncio.gather(*(worker() for _ in range(concurrency if units is None else min(concurrency, units))))
 
 
-async def _poisson(specs: Sequence[_Spec], rate: float, cap: int, seed: int, fire: Fire, stop: _Stop) -> None:
+async def _poisson(units: int | None, rate: float, cap: int, seed: int, fire: Fire, gate: _Gate, stop: _Stop) -> None:
     rng = random.Random(seed)
     loop = asyncio.get_running_loop()
     slots = asyncio.Semaphore(cap)
     due = loop.time()
     tasks = []
 
-    async def one(spec: _Spec) -> None:
+    async def one(unit: int) -> None:
         async with slots:
             if not stop.is_set:
-                await fire(spec)
+                await fire(unit)
 
-    for spec in specs:
+    unit = 0
+    while units is None or unit < units:
         due += rng.expovariate(rate)
         await stop.sleep(due - loop.time())
         if stop.is_set:
             break
-        tasks.append(asyncio.create_task(one(spec)))
+        if units is None and not gate.admit(unit):
+            break
+        tasks.append(asyncio.create_task(one(unit)))
+        unit += 1
     await asyncio.gather(*tasks)
 
 
-def _specs(phase: Phase, count: int, workload: WorkloadConfig, seed_offset: int) -> list[_Spec]:
-    n = len(workload.prompts)
-    return [_Spec(phase, i, i % n, workload.seed + seed_offset + i) for i in range(count)]
+Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], int | None], Awaitable[_Sent]]
 
 
-@dataclass
 class _Phase:
-    """The records of one phase, and how many requests were cut off by a stop."""
+    """One phase of a run: its units of work (requests or conversations), the gate, the rows it made, and how
+    many requests a stop cut off."""
 
-    records: list[RequestRecord]
-    cancelled: int = 0
+    def __init__(self, phase: Phase, plan: WorkloadPlan, gate: _Gate, send: Send, on_request: OnRequest | None):
+        self.phase, self.plan, self.gate, self._send, self._on_request = phase, plan, gate, send, on_request
+        self.records: list[RequestRecord] = []
+        self.cancelled = 0  # in flight when the grace period ended
+
+    @property
+    def units(self) -> int | None:
+        if self.gate.count is None:
+            return None
+        turns = self.plan.workload.turns
+        return -(-self.gate.count // turns)
+
+    async def fire(self, unit: int) -> bool:
+        """Run unit ``unit``: one request, or each turn of conversation ``unit``; False once the gate closed."""
+        turns = self.plan.workload.turns
+        history: list[tuple[str, str, int | None]] = []
+        for turn in range(turns):
+            index = unit * turns + turn
+            if not self.gate.admit(index):
+                return False
+            spec = await self._spec(index)
+            if turn and turn >= self.plan.turns_of(spec):
+                return True
+            self.gate.started += 1
+            try:
+                sent = await self._send(spec, history, self.gate.deadline)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+            self.records.append(sent.record)
+            if self._on_request is not None:
+                self._on_request(sent.record)
+            if sent.record.error is not None:
+                return True  # a conversation ends at its first failed turn
+            history.append((spec.user, sent.answer, sent.record.output_tokens))
+        return True
+
+    async def _spec(self, index: int) -> RequestSpec:
+        if self.plan.blocking:  # builds that call a tokenizer stay off the event loop
+            return await asyncio.to_thread(self.plan.spec, self.phase, index)
+        return self.plan.spec(self.phase, index)
 
 
 async def _run_phase(
-    specs: list[_Spec],
-    mode: LoadMode,
-    concurrency: int,
-    rate: float | None,
-    send: Callable[[_Spec], Awaitable[RequestRecord]],
-    on_request: OnRequest | None,
-    stop: _Stop,
+    phase: _Phase, mode: LoadMode, concurrency: int, rate: float | None, seed: int, stop: _Stop
 ) -> _Phase:
-    result = _Phase([])
-
-    async def fire(spec: _Spec) -> None:
-        try:
-            record = await send(spec)
-        except asyncio.CancelledError:
-            result.cancelled += 1  # in flight when the grace period ended
-            raise
-        result.records.append(record)
-        if on_request is not None:
-            on_request(record)
-
     if mode is LoadMode.poisson and rate is not None:
-        load = _poisson(specs, rate, concurrency, specs[0].seed if specs else 0, fire, stop)
+        load = _poisson(phase.units, rate, concurrency, seed, phase.fire, phase.gate, stop)
     else:
-        load = _closed_loop(specs, concurrency, fire, stop)
+        load = _closed_loop(phase.units, concurrency, phase.fire, stop)
     await stop.bounded(load)
-    result.records.sort(key=lambda r: r.request_index)
-    return result
+    phase.records.sort(key=lambda r: r.request_index)
+    return phase
 
 
 async def _measure(
     target: Target,
-    workload: WorkloadConfig,
+    plan: WorkloadPlan,
     ctx: RunContext,
     concurrency: int,
     on_request: OnRequest | None,
     on_phase: OnPhase | None,
     transport: httpx.AsyncBaseTransport | None,
 ) -> MeasureResult:
+    workload = plan.workload
     adapter = adapter_for(target.protocol)
     clock = _Clock()
     clients = _Clients(target, workload, transport)
     stop = _Stop(shutdown.grace_s())
+    timed = workload.duration_s is not None
     try:
         with _stop_on_signal_or_deadline(stop, workload.run_deadline_s):
 
-            async def send(spec: _Spec) -> RequestRecord:
-                return await _send(clients, adapter, target, workload, spec, ctx, clock)
+            async def send(
+                spec: RequestSpec, history: list[tuple[str, str, int | None]], deadline: int | None
+            ) -> _Sent:
+                given = plan.request_input(spec, history)
+                t0, t_end, stream, retries = await _send(clients, adapter, target, workload, given)
+                await _count_missing(plan, given, stream)
+                record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, deadline)
+                return _Sent(record, "".join(stream.text))
 
             mark = on_phase or (lambda phase: None)
-            warm_specs = _specs(Phase.warmup, workload.warmup_requests, workload, seed_offset=1_000_000)
             mark(Phase.warmup)
-            warmup = await _run_phase(warm_specs, LoadMode.closed, concurrency, None, send, on_request, stop)
-            specs = _specs(Phase.measure, workload.requests, workload, seed_offset=0)
-            measured = _Phase([])
+            warm = _Phase(Phase.warmup, plan, _Gate(workload.warmup_requests, None, 0), send, on_request)
+            warmup = await _run_phase(warm, LoadMode.closed, concurrency, None, 0, stop)
+            gate = _Gate(0, None, 0)
+            measured = _Phase(Phase.measure, plan, gate, send, on_request)
             if not stop.is_set:
                 mark(Phase.measure)
-                measured = await _run_phase(specs, workload.mode, concurrency, workload.rate, send, on_request, stop)
+                gate = _Gate(None if timed else workload.requests, workload.duration_s, workload.min_requests)
+                measured = _Phase(Phase.measure, plan, gate, send, on_request)
+                seed = plan.seed_of(Phase.measure, 0)
+                measured = await _run_phase(measured, workload.mode, concurrency, workload.rate, seed, stop)
     finally:
         await clients.aclose()
     starts = [r.start_ns for r in measured.records]
@@ -600,6 +685,7 @@ async def _measure(
         measure_end_ns=max(ends) if ends else None,
         stopped=stop.reason,
         cancelled=warmup.cancelled + measured.cancelled,
+        stop_rule=gate.rule if stop.reason is None else "interrupted",
     )
 
 
@@ -611,13 +697,34 @@ def measure(
     on_request: OnRequest | None = None,
     on_phase: OnPhase | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    plan: WorkloadPlan | None = None,
 ) -> MeasureResult:
     """Warm up, then measure; every request (failed ones too) comes back as a RequestRecord.
 
-    ``on_phase`` is told when warm-up and measurement start (telemetry marks its samples with it);
-    ``transport`` replaces httpx's network transport (tests use httpx.MockTransport).
+    ``plan`` says what each request is (default: the workload's prompt list, no tokenizer); ``on_phase`` is told
+    when warm-up and measurement start (telemetry marks its samples with it); ``transport`` replaces httpx's
+    network transport (tests use httpx.MockTransport).
     """
-    return asyncio.run(_measure(target, workload, ctx, concurrency, on_request, on_phase, transport))
+    plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
+    return asyncio.run(_measure(target, plan, ctx, concurrency, on_request, on_phase, transport))
+
+
+async def _probe(target: Target, plan: WorkloadPlan, given: RequestInput) -> int | None:
+    clients = _Clients(target, plan.workload, None)
+    try:
+        adapter = adapter_for(target.protocol)
+        _, _, stream, _ = await _send(clients, adapter, target, plan.workload, given)
+    finally:
+        await clients.aclose()
+    if stream.error is not None:
+        raise EngineError(f"the prompt-length probe request to {target.base_url} failed: {stream.error}")
+    _finalize(stream.counters)
+    return stream.counters.prompt_tokens
+
+
+def probe_prompt_tokens(target: Target, plan: WorkloadPlan, given: RequestInput) -> int | None:
+    """Send ``given`` once (not stored) and return the prompt tokens the server counted, or None if it says not."""
+    return asyncio.run(_probe(target, plan, given))
 
 
 async def _preflight(target: Target) -> EngineInfo:

@@ -82,6 +82,19 @@ class RunSummaryRow(RunIdentityRow):
     prompt_tokens: int | None
     output_tokens: int | None
     measure_s: float | None
+    input_tokens_spec: str | None
+    output_tokens_spec: str | None
+    isl_mean: float | None
+    isl_p50: float | None
+    isl_p99: float | None
+    osl_mean: float | None
+    osl_p50: float | None
+    osl_p99: float | None
+    requested_isl_mean: float | None
+    requested_osl_mean: float | None
+    in_flight_at_stop: int | None
+    stop_rule: str | None
+    token_count_source: str | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None

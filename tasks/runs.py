@@ -14,12 +14,13 @@ from typing import Any
 
 from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
-from tcobench.schemas import BenchmarkConfig, RequestRecord, RunRecord, RunStatus
+from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
 
 from .engine.base import RunningEngine
 from .hostinfo import collect_host_facts
 from .measure import MeasureResult
-from .protocols import EngineInfo
+from .protocols import EngineInfo, adapter_for
+from .workload import WorkloadPlan
 
 __all__ = [
     "PARTIAL_THRESHOLD",
@@ -49,8 +50,8 @@ def _sha256_json(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def prompt_set_hash(prompts: tuple[str, ...]) -> str:
-    return _sha256_json(list(prompts))
+def prompt_set_hash(plan: WorkloadPlan) -> str:
+    return _sha256_json(plan.prompt_set_key())
 
 
 def config_hash(config: BenchmarkConfig) -> str:
@@ -82,11 +83,13 @@ def describe_run(
     batch_id: str,
     concurrency: int,
     device_facts: Mapping[str, Any] | None = None,
+    plan: WorkloadPlan | None = None,
 ) -> RunRecord:
     """A RunRecord for a run about to start (status failed until finish_run says otherwise).
 
     ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names); the engine's
-    own ``provenance`` (image, image_digest, container_settings of a container) fills its columns.
+    own ``provenance`` (image, image_digest, container_settings of a container) fills its columns; ``plan`` the
+    workload's shape (tokenizer, prompt overhead, dataset).
     """
     now = dt.datetime.now(dt.UTC)
     w = config.workload
@@ -125,8 +128,9 @@ def describe_run(
         seed=w.seed,
         ignore_eos=w.ignore_eos,
         extra_body=json.dumps(w.extra_body, sort_keys=True) if w.extra_body else None,
-        prompt_set_hash=prompt_set_hash(w.prompts),
+        prompt_set_hash=prompt_set_hash(plan or WorkloadPlan(w)),
         config_hash=config_hash(config),
+        **_shape(config, plan),
         hardware_key=config.pricing.hardware,
         site_key=config.pricing.site,
         ops_key=config.pricing.ops,
@@ -135,6 +139,50 @@ def describe_run(
         git_revision=git_revision(),
         **{**engine.provenance, **dict(device_facts or {})},
     )
+
+
+def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]:
+    """The workload-shape columns of a run row."""
+    w = config.workload
+    return {
+        "preset": w.preset,
+        "prompt_source": w.prompt_source,
+        "input_tokens_spec": w.input_tokens.describe() if w.input_tokens is not None else None,
+        "output_tokens_spec": w.output_tokens.describe() if w.output_tokens is not None else None,
+        "dataset_path": str(w.dataset.path) if w.dataset is not None else None,
+        "dataset_records": plan.dataset.records if plan is not None and plan.dataset is not None else None,
+        "shared_prefix_tokens": w.shared_prefix_tokens,
+        "turns": w.turns,
+        "tokenizer": plan.tokenizer.name if plan is not None and plan.tokenizer is not None else None,
+        "prompt_overhead_tokens": plan.overhead if plan is not None and plan.overhead_source else None,
+        "prompt_overhead_source": plan.overhead_source if plan is not None else None,
+        "duration_s": w.duration_s,
+        "min_requests": w.min_requests if w.duration_s is not None else None,
+        "slo_ttft_ms": w.slo.ttft_ms,
+        "slo_tpot_ms": w.slo.tpot_ms,
+        "slo_itl_ms": w.slo.itl_ms,
+        "slo_quantile": w.slo.quantile,
+        "sweep_margin": w.sweep.margin if w.sweep is not None else None,
+        "sweep_stop_on_slo": w.sweep.stop_on_slo if w.sweep is not None else None,
+    }
+
+
+def _output_length(run: RunRecord, measured: list[RequestRecord]) -> dict[str, Any]:
+    """Whether every ok request got exactly its requested output tokens, and how that was asked for."""
+    if run.output_tokens_spec is None and not run.ignore_eos:
+        return {"output_len_enforced": None, "output_len_note": None}
+    how = adapter_for(Protocol(run.protocol)).output_enforcement
+    if run.protocol == Protocol.openai.value and not run.ignore_eos:
+        how = "max_tokens only (ignore_eos off): the model may stop before the requested length"
+    ok = [r for r in measured if r.error is None]
+    short = [r for r in ok if r.output_tokens is not None and r.output_tokens != r.requested_output_tokens]
+    uncounted = sum(r.output_tokens is None for r in ok)
+    if short:
+        note = f"{how}; {len(short)} of {len(ok)} ok requests got another length than requested"
+        return {"output_len_enforced": False, "output_len_note": note}
+    if uncounted:
+        return {"output_len_enforced": None, "output_len_note": f"{how}; {uncounted} requests were not counted"}
+    return {"output_len_enforced": bool(ok), "output_len_note": how}
 
 
 def _status(measured: list[RequestRecord]) -> tuple[RunStatus, str | None]:
@@ -176,8 +224,11 @@ def finish_run(
             "finished_ns": int(dt.datetime.now(dt.UTC).timestamp() * 1e9),
             "measure_start_ns": result.measure_start_ns,
             "measure_end_ns": result.measure_end_ns,
+            "measured_requests": len(result.measured),
+            "stop_rule": result.stop_rule,
             "status": status,
             "error": why,
+            **_output_length(run, result.measured),
             **dict(facts or {}),
         }
     )

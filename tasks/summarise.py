@@ -21,25 +21,29 @@ class Summary:
     runs: pa.Table  # view run_summary, one row per run, oldest first
     tco: pa.Table  # view tco, same order, with every assumption used
     sources: pa.Table  # view tco_sources: where each price assumption comes from
+    goodput: pa.Table  # view goodput (owned basis): requests within the SLO, goodput tok/s, cost per 1M good tokens
+
+
+_ORDER = {"tco_sources": "ORDER BY run_id, term", "goodput": "ORDER BY run_id"}
+_WHERE = {"goodput": "basis = 'owned'"}
 
 
 def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
-    order = "ORDER BY started, concurrency" if view != "tco_sources" else "ORDER BY run_id, term"
-    if run_ids is None:
-        return con.sql(f"SELECT * FROM {view} {order}").to_arrow_table()
-    return con.sql(
-        f"SELECT * FROM {view} WHERE list_contains($ids, run_id) {order}", params={"ids": list(run_ids)}
-    ).to_arrow_table()
+    order = _ORDER.get(view, "ORDER BY started, concurrency")
+    where = [_WHERE[view]] if view in _WHERE else []
+    if run_ids is not None:
+        where.append("list_contains($ids, run_id)")
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    params = {"ids": list(run_ids)} if run_ids is not None else None
+    return con.sql(f"SELECT * FROM {view} {clause} {order}", params=params).to_arrow_table()
 
 
 def summarise(
     store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None, snapshot: int | None = None
 ) -> Summary:
-    """Rows of run_summary, tco and tco_sources for the given runs (all runs when None)."""
-    con = connect(store, prices, upto="tco_sources", snapshot=snapshot)  # later views are not needed here
+    """Rows of run_summary, tco, tco_sources and goodput for the given runs (all runs when None)."""
+    con = connect(store, prices, upto="goodput", snapshot=snapshot)  # the views after it are not needed here
     try:
-        return Summary(
-            _rows(con, "run_summary", run_ids), _rows(con, "tco", run_ids), _rows(con, "tco_sources", run_ids)
-        )
+        return Summary(*(_rows(con, view, run_ids) for view in ("run_summary", "tco", "tco_sources", "goodput")))
     finally:
         con.close()

@@ -15,15 +15,18 @@ from __future__ import annotations
 from .bootstrap import RunSample, TokenCount, bootstrap_efficiency, load_samples, percentile_interval
 from .candidates import (
     COMPARABLE,
+    SHAPE_COLUMNS,
     CandidateRun,
     CostTermName,
     SideFigures,
     comparison_differences,
+    goodput_of,
     load_candidates,
     load_runs,
     night_weighted,
     priced,
     samples_of,
+    shape_differences,
 )
 from .comparison import (
     CompareOptions,
@@ -41,6 +44,7 @@ from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, pars
 __all__ = [
     "COMPARABLE",
     "SELECTION_KEYS",
+    "SHAPE_COLUMNS",
     "CandidateRun",
     "CompareOptions",
     "Comparison",
@@ -58,6 +62,7 @@ __all__ = [
     "compare",
     "compare_on",
     "comparison_differences",
+    "goodput_of",
     "load_candidates",
     "load_runs",
     "load_samples",
@@ -67,6 +72,7 @@ __all__ = [
     "pick",
     "priced",
     "samples_of",
+    "shape_differences",
     "token_count",
     "verdict",
 ]

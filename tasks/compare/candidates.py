@@ -24,15 +24,18 @@ from .bootstrap import RunSample, TokenCount, load_samples
 
 __all__ = [
     "COMPARABLE",
+    "SHAPE_COLUMNS",
     "CandidateRun",
     "CostTermName",
     "SideFigures",
     "comparison_differences",
+    "goodput_of",
     "load_candidates",
     "load_runs",
     "night_weighted",
     "priced",
     "samples_of",
+    "shape_differences",
 ]
 
 CostTermName = Literal["capital", "power", "ops", "adaptation"]
@@ -61,6 +64,10 @@ class CandidateRun(RunRow):
     rate_rps: float | None
     num_ctx: int
     concurrency: int
+    output_tokens_spec: str | None
+    # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
+    isl_mean: float | None
+    osl_mean: float | None
     # cost on the basis asked for (NULL where the run has no price there)
     output_tokens_per_usd: float | None
     total_tokens_per_usd: float | None
@@ -87,7 +94,11 @@ COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "engine": lambda r: r["engine_name"],
     "engine_version": lambda r: r["engine_version"],
     "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
+    "output lengths (output_tokens_spec)": lambda r: r["output_tokens_spec"],
 }
+# achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
+SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {"isl_mean": "achieved ISL mean",
+                                                             "osl_mean": "achieved OSL mean"}  # fmt: skip
 
 
 def _settings_without_paths(text: str | None) -> str:
@@ -111,12 +122,15 @@ _COST_COLUMNS = {
     "has_site_price": "t.pue IS NOT NULL",
     "has_ops_price": "t.ops_hours_per_month IS NOT NULL",
     "energy_valid": "t.energy_valid",
+    "isl_mean": "s.isl_mean",
+    "osl_mean": "s.osl_mean",
 }
 _SELECT = [f"{_COST_COLUMNS[c]} AS {c}" if c in _COST_COLUMNS else f"r.{c}" for c in CandidateRun.__annotations__]
 _RUNS_SQL = f"""
 SELECT {", ".join(_SELECT)}
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
+JOIN run_summary AS s ON s.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
 WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted (cut short)
 ORDER BY r.started_ns, r.run_id
@@ -190,6 +204,42 @@ def comparison_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[Cand
         if len(a_vals | b_vals) > 1:
             found.append(f"{label}: A {{{', '.join(sorted(a_vals))}}} vs B {{{', '.join(sorted(b_vals))}}}")
     return found
+
+
+def _side_mean(rows: Sequence[CandidateRun], column: Literal["isl_mean", "osl_mean"]) -> float | None:
+    values = [float(v) for r in rows if (v := r[column]) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def shape_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[CandidateRun], tolerance: float) -> list[str]:
+    """'concurrency C: achieved ISL mean A x vs B y (+d%)' where a side's mean over its runs of a SHAPE_COLUMNS
+    column differs from the other side's by more than ``tolerance`` (relative to B); levels without counts pass."""
+    found = []
+    for level in sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows}):
+        for column, label in SHAPE_COLUMNS.items():
+            a = _side_mean([r for r in a_rows if r["concurrency"] == level], column)
+            b = _side_mean([r for r in b_rows if r["concurrency"] == level], column)
+            if a is None or b is None or b == 0 or abs(a / b - 1) <= tolerance:
+                continue
+            found.append(f"concurrency {level}: {label} A {a:,.1f} vs B {b:,.1f} ({a / b - 1:+.1%})")
+    return found
+
+
+_GOODPUT_SQL = """
+SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
+       night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
+FROM goodput
+WHERE basis = $basis AND list_contains($ids, run_id) AND has_slo
+"""
+
+
+def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> tuple[float, float]:
+    """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
+    ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
+    row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
+    fraction, per_usd = row if row is not None else (None, None)
+    return (math.nan if fraction is None else float(fraction),
+            math.nan if not per_usd else 1e6 / float(per_usd))  # fmt: skip
 
 
 def _why_unpriced(row: CandidateRun, basis: CostBasis) -> str:

@@ -5,6 +5,10 @@ measurement (candidates.COMPARABLE) must be the same on both sides, or the compa
 differences (``allow_different=True`` overrides that, and the differences are kept). Each side's point figures
 (tokens per USD, tok/s, USD per month and its terms) are night-weighted means of view ``cost_basis``' columns
 (candidates.night_weighted); the interval comes from bootstrap.py.
+A pair of sides whose *achieved* shape differs is refused too: the mean over a side's runs of run_summary's isl_mean
+(prompt tokens as the server counted them) or osl_mean (output tokens), at a concurrency level, more than
+``shape_tolerance`` (default 5%) apart, relative to B's. Each side's goodput (view goodput: the fraction of requests
+within the run's SLO and the cost per 1M tokens delivered within it) is reported next to its cost.
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ from .candidates import (
     CostTermName,
     SideFigures,
     comparison_differences,
+    goodput_of,
     load_runs,
     night_weighted,
     priced,
     samples_of,
+    shape_differences,
 )
 from .selection import Selection, parse_selection, pick
 
@@ -110,6 +116,10 @@ class Stratum:
     hi: float
     terms: tuple[CostTerm, ...]
     verdict: Verdict | None
+    a_good_fraction: float = math.nan  # night-weighted fraction of requests within the SLO (NaN: no SLO)
+    b_good_fraction: float = math.nan
+    a_good_usd_per_m: float = math.nan  # cost per 1M tokens delivered within the SLO (NaN: none)
+    b_good_usd_per_m: float = math.nan
 
     @property
     def a_usd_per_m(self) -> float:
@@ -177,6 +187,7 @@ class _Options:
     resamples: int
     seed: int
     confidence: float
+    shape_tolerance: float
 
 
 def _stratum(
@@ -193,6 +204,8 @@ def _stratum(
     a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng)
     reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng)
     lo, hi = percentile_interval(reps, opts.confidence)
+    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
+    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
     stratum = Stratum(
         concurrency=level,
         a_runs=len(a_rows),
@@ -210,6 +223,10 @@ def _stratum(
         hi=hi,
         terms=_terms(a, b, a_eff, b_eff),
         verdict=verdict(opts.claim, lo, hi) if opts.claim is not None else None,
+        a_good_fraction=a_good[0],
+        b_good_fraction=b_good[0],
+        a_good_usd_per_m=a_good[1],
+        b_good_usd_per_m=b_good[1],
     )
     return stratum, reps
 
@@ -222,18 +239,22 @@ def _options(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
+    shape_tolerance: float = 0.05,
 ) -> _Options:
     counted = token_count(tokens)
     if not 0 < confidence < 1 or resamples < 100:
         raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {confidence}, {resamples}")
     if claim is not None and not (math.isfinite(claim) and claim > 0):
         raise ConfigError(f"--claim must be a positive ratio, got {claim}")
-    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence)
+    if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
+        raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
+    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance)
 
 
 class CompareOptions(TypedDict, total=False):
     """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
-    judge), allow_different (False), and the bootstrap's resamples (2000), seed (0) and confidence (0.95)."""
+    judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
+    shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be)."""
 
     basis: CostBasis
     tokens: str
@@ -242,6 +263,7 @@ class CompareOptions(TypedDict, total=False):
     resamples: int
     seed: int
     confidence: float
+    shape_tolerance: float
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
@@ -287,12 +309,21 @@ def _sides(
     a_rows = [r for r in a_rows if r["concurrency"] in levels]
     b_rows = [r for r in b_rows if r["concurrency"] in levels]
     diffs = comparison_differences(a_rows, b_rows)
+    shapes = shape_differences(a_rows, b_rows, opts.shape_tolerance)
     if diffs and not opts.allow_different:
         raise QueryError(
             "refused: the selections differ in what was measured: "
             + "; ".join(diffs)
             + " (compare like with like, or pass --allow-different to compare anyway)"
         )
+    if shapes and not opts.allow_different:
+        raise QueryError(
+            f"refused: the achieved workload shapes differ by more than {opts.shape_tolerance:.0%}: "
+            + "; ".join(shapes)
+            + " (the servers counted different prompt or answer lengths; pass --shape-tolerance or "
+            "--allow-different to compare anyway)"
+        )
+    diffs += shapes
     notes = [f"concurrency {c} only in A: not compared" for c in sorted(a_levels - b_levels)]
     notes += [f"concurrency {c} only in B: not compared" for c in sorted(b_levels - a_levels)]
     a_rows, b_rows = priced(a_rows, "A", opts.basis, notes), priced(b_rows, "B", opts.basis, notes)

@@ -17,6 +17,7 @@ import httpx
 from tcobench.schemas import Protocol, WorkloadConfig
 
 from .._registry import Registry
+from ..workload.plan import RequestInput
 
 __all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for", "register"]
 
@@ -29,6 +30,9 @@ class EngineInfo:
     version: str
     model_digest: str | None
     synthetic: bool = False  # the model file says it has random weights (tcobench models synth)
+    context_tokens: int | None = (
+        None  # context per sequence the server says it has (llama.cpp n_ctx, vLLM max_model_len)
+    )
 
 
 @dataclass
@@ -54,6 +58,7 @@ class LineEvent:
     """What one line of a stream meant."""
 
     content: bool = False  # carried generated text (a token or more)
+    text: str = ""  # that text (the answer a later turn carries; counted when the server counts nothing)
     done: bool = False  # the stream's own end marker ([DONE] or done=true)
     error: str | None = None  # the server reported an error inside the stream
     fields: dict[str, Any] = field(default_factory=dict)  # counters to merge into ServerCounters
@@ -69,13 +74,14 @@ class Adapter(ABC):
         """Endpoint path for streaming generation."""
 
     @abstractmethod
-    def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
-        """JSON body of one streaming request."""
+    def payload(self, model: str, given: RequestInput, workload: WorkloadConfig, chat: bool) -> dict[str, Any]:
+        """JSON body of one streaming request: ``given.text`` (completion) or ``given.messages`` (chat), with
+        ``given.max_tokens`` output tokens and ``given.seed``."""
 
-    def request_body(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+    def request_body(self, model: str, given: RequestInput, workload: WorkloadConfig, chat: bool) -> dict[str, Any]:
         """``payload`` plus the workload's ``extra_body`` (engine extensions); an object-valued field the payload
         already has (Ollama's ``options``) gains the extra keys. The config refused keys that would replace ours."""
-        body = self.payload(model, prompt, workload, seed, chat)
+        body = self.payload(model, given, workload, chat)
         for key, value in workload.extra_body.items():
             mine = body.get(key)
             body[key] = {**mine, **value} if isinstance(mine, dict) and isinstance(value, dict) else value
@@ -84,6 +90,8 @@ class Adapter(ABC):
     @abstractmethod
     def parse_line(self, line: str, chat: bool) -> LineEvent | None:
         """Interpret one line of the response; None for lines that carry nothing (blank, comments)."""
+
+    output_enforcement: str = ""  # how this protocol asks for an exact output length (run rows say it)
 
     @abstractmethod
     async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:

@@ -18,6 +18,7 @@ import httpx
 from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
 
+from ..workload.plan import RequestInput
 from ._http import get_json
 from .base import Adapter, EngineInfo, LineEvent, register
 
@@ -54,21 +55,23 @@ class OllamaAdapter(Adapter):
     def path(self, chat: bool) -> str:
         return "/api/chat" if chat else "/api/generate"
 
-    def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+    output_enforcement = "num_predict only: Ollama has no ignore_eos, the model may stop before the requested length"
+
+    def payload(self, model: str, given: RequestInput, workload: WorkloadConfig, chat: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "stream": True,
             "options": {
                 "num_ctx": workload.num_ctx,
-                "num_predict": workload.max_tokens,
-                "seed": seed,
+                "num_predict": given.max_tokens,
+                "seed": given.seed,
                 "temperature": workload.temperature,
             },
         }
         if chat:
-            body["messages"] = [{"role": "user", "content": prompt}]
+            body["messages"] = given.messages
         else:
-            body["prompt"] = prompt
+            body["prompt"] = given.text
         return body
 
     def parse_line(self, line: str, chat: bool) -> LineEvent | None:
@@ -83,14 +86,12 @@ class OllamaAdapter(Adapter):
             return LineEvent(error=f"NDJSON line is not a JSON object: {line[:120]!r}")
         if "error" in obj:
             return LineEvent(error=f"server error in stream: {obj['error']}")
-        if chat:
-            message = obj.get("message") or {}
-            content = bool(message.get("content") or message.get("thinking"))
-        else:
-            content = bool(obj.get("response") or obj.get("thinking"))
+        source = (obj.get("message") or {}) if chat else obj
+        piece = source.get("content" if chat else "response") or source.get("thinking") or ""
+        text = piece if isinstance(piece, str) else ""
         if obj.get("done") is True:
-            return LineEvent(content=content, done=True, fields=_final_fields(obj))
-        return LineEvent(content=content)
+            return LineEvent(content=bool(piece), text=text, done=True, fields=_final_fields(obj))
+        return LineEvent(content=bool(piece), text=text)
 
     async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:
         status, version = await get_json(client, f"{base_url}/api/version")

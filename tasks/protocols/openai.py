@@ -14,6 +14,7 @@ import httpx
 from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
 
+from ..workload.plan import RequestInput
 from ._http import get_json
 from .base import Adapter, EngineInfo, LineEvent, register
 
@@ -53,19 +54,21 @@ class OpenAIAdapter(Adapter):
     def path(self, chat: bool) -> str:
         return "/v1/chat/completions" if chat else "/v1/completions"
 
-    def payload(self, model: str, prompt: str, workload: WorkloadConfig, seed: int, chat: bool) -> dict[str, Any]:
+    output_enforcement = "ignore_eos + max_tokens (llama.cpp, vLLM, SGLang)"
+
+    def payload(self, model: str, given: RequestInput, workload: WorkloadConfig, chat: bool) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": model,
             "stream": True,
             "stream_options": {"include_usage": True},
-            "max_tokens": workload.max_tokens,
+            "max_tokens": given.max_tokens,
             "temperature": workload.temperature,
-            "seed": seed,
+            "seed": given.seed,
         }
         if chat:
-            body["messages"] = [{"role": "user", "content": prompt}]
+            body["messages"] = given.messages
         else:
-            body["prompt"] = prompt
+            body["prompt"] = given.text
         if workload.ignore_eos:
             body["ignore_eos"] = True
         return body
@@ -89,34 +92,43 @@ class OpenAIAdapter(Adapter):
             return LineEvent(error=f"server error in stream: {message}")
         fields: dict[str, Any] = {}
         content = False
+        text = ""
         for choice in chunk.get("choices") or []:
             if chat:
                 delta = choice.get("delta") or {}
-                content = content or bool(delta.get("content") or delta.get("reasoning_content"))
+                piece = delta.get("content") or delta.get("reasoning_content") or ""
             else:
-                content = content or bool(choice.get("text"))
+                piece = choice.get("text") or ""
+            text += piece if isinstance(piece, str) else ""
+            content = content or bool(piece)
             if choice.get("finish_reason"):
                 fields["finish_reason"] = choice["finish_reason"]
         if isinstance(chunk.get("timings"), dict):
             fields.update(_timings_fields(chunk["timings"]))
         if chunk.get("usage"):  # usage wins over timings where both count the same thing (and usage has it)
             fields.update({k: v for k, v in _usage_fields(chunk["usage"]).items() if v is not None})
-        return LineEvent(content=content, fields=fields)
+        return LineEvent(content=content, text=text, fields=fields)
 
     async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:
         status, listing = await get_json(client, f"{base_url}/v1/models")
         if status != 200 or not isinstance(listing, dict):
             raise EngineError(f"{base_url}/v1/models answered HTTP {status}; is this an OpenAI-compatible server?")
-        served = [str(m.get("id")) for m in listing.get("data") or [] if isinstance(m, dict)]
+        entries = [m for m in listing.get("data") or [] if isinstance(m, dict)]
+        served = [str(m.get("id")) for m in entries]
         if model not in served:
             raise EngineError(f"model {model!r} is not served by {base_url}; it serves: {', '.join(served) or 'none'}")
-        return await self._identify(client, base_url)
+        entry = entries[served.index(model)]
+        context = entry.get("max_model_len") if isinstance(entry.get("max_model_len"), int) else None  # vLLM
+        return await self._identify(client, base_url, context)
 
-    async def _identify(self, client: httpx.AsyncClient, base_url: str) -> EngineInfo:
+    async def _identify(self, client: httpx.AsyncClient, base_url: str, context: int | None) -> EngineInfo:
         status, props = await get_json(client, f"{base_url}/props")
         if status == 200 and isinstance(props, dict) and "build_info" in props:
-            return EngineInfo(name="llama.cpp", version=str(props["build_info"]), model_digest=None)
+            settings = props.get("default_generation_settings")
+            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+            context = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else context
+            return EngineInfo("llama.cpp", str(props["build_info"]), None, context_tokens=context)
         status, version = await get_json(client, f"{base_url}/version")
         if status == 200 and isinstance(version, dict) and "version" in version:
-            return EngineInfo(name="openai-compatible", version=str(version["version"]), model_digest=None)
-        return EngineInfo(name="openai-compatible", version="unknown", model_digest=None)
+            return EngineInfo("openai-compatible", str(version["version"]), None, context_tokens=context)
+        return EngineInfo("openai-compatible", "unknown", None, context_tokens=context)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Sequence
 from html import escape
 from typing import TypedDict, TypeVar
@@ -54,6 +55,19 @@ def _stratum_row(s: Stratum, claim: float) -> list[str]:
             _verdict_text(s.verdict, claim)]  # fmt: skip
 
 
+def _goodput_html(c: Comparison) -> str:
+    """A line per concurrency level with an SLO: requests within it and cost per 1M good tokens, each side."""
+
+    def side(fraction: float, cost: float) -> str:
+        share = "-" if math.isnan(fraction) else f"{fraction:.1%}"
+        return f"{share} of requests within the SLO, {'-' if math.isnan(cost) else usd(cost)} per 1M good tokens"
+
+    lines = [f"Goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
+             f"B {side(s.b_good_fraction, s.b_good_usd_per_m)} (view goodput)."
+             for s in c.strata if not (math.isnan(s.a_good_fraction) and math.isnan(s.b_good_fraction))]  # fmt: skip
+    return "".join(f'<p class="goodput">{escape(line)}</p>' for line in lines)
+
+
 def _comparison_html(c: Comparison) -> str:
     """The headline sentence (at the highest concurrency), the table per level, and the cost terms."""
     level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
@@ -80,6 +94,7 @@ def _comparison_html(c: Comparison) -> str:
     )
     return (
         f'<p class="headline">{sentence}</p>' + table(headers, rows, numeric=range(1, 9))
+        + _goodput_html(c)
         + f'<p class="note">{escape(note)}</p>'
         + f"<p>Cost terms per 1M output tokens at concurrency {level.concurrency}:</p>"
         + table(["term", "A", "B", "B - A"], terms, numeric=(1, 2, 3))

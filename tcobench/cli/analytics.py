@@ -67,6 +67,10 @@ def _compare(
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (fixed: the same data give the same CI).")] = 0,
     confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
+    shape_tolerance: Annotated[
+        float,
+        typer.Option(help="Largest relative difference of the achieved ISL/OSL means (server-counted) accepted."),
+    ] = 0.05,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
@@ -78,6 +82,7 @@ def _compare(
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
         allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
+        shape_tolerance=shape_tolerance,
     )  # fmt: skip
     _print_comparison(result)
 
@@ -112,9 +117,26 @@ def _print_comparison(c: Comparison) -> None:
         style="dim", highlight=False,
     )  # fmt: skip
     _print_drivers(c)
+    _print_goodput(c)
     for note in c.notes:
         out.print(f"note: {escape(note)}", style="dim", highlight=False)
     _print_verdict(c)
+
+
+def _print_goodput(c: Comparison) -> None:
+    """One line per concurrency level with an SLO on either side: requests within it and $/1M good tokens."""
+    import math
+
+    for s in c.strata:
+        if math.isnan(s.a_good_fraction) and math.isnan(s.b_good_fraction):
+            continue
+
+        def side(fraction: float, cost: float) -> str:
+            share = "-" if math.isnan(fraction) else f"{fraction:.1%}"
+            return f"{share} within SLO, {'-' if math.isnan(cost) else usd(cost)}/1M good tokens"
+
+        out.print(f"goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
+                  f"B {side(s.b_good_fraction, s.b_good_usd_per_m)}", highlight=False)  # fmt: skip
 
 
 def _print_drivers(c: Comparison) -> None:

@@ -38,7 +38,7 @@ def _summary(
     if result.runs.num_rows == 0:
         out.print(f"no runs stored in {settings.store} yet; try `tcobench run`")
         return
-    print_runs(result.runs, result.tco)
+    print_runs(result.runs, result.tco, result.goodput)
     print_assumptions(result.tco, result.sources)
 
 

@@ -53,16 +53,32 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "synthetic": cli["synthetic"] or None,
         },
         "workload": {
+            "preset": cli["preset"],
             "requests": cli["requests"],
             "warmup_requests": cli["warmup"],
             "concurrency": list(cli["concurrency"]) if cli["concurrency"] else None,
             "max_tokens": cli["max_tokens"],
+            "input_tokens": cli["input_tokens"],
+            "output_tokens": cli["output_tokens"],
             "mode": "poisson" if cli["rate"] else None,
             "rate": cli["rate"],
-            "ignore_eos": cli["ignore_eos"] or None,
+            "ignore_eos": cli["ignore_eos"],
             "request_timeout_s": cli["request_timeout"],
             "run_deadline_s": cli["deadline"],
             "extra_body": json_object(cli["extra_body"], "--extra-body") if cli["extra_body"] else None,
+            "dataset": {"path": str(cli["dataset"]), "format": cli["dataset_format"]} if cli["dataset"] else None,
+            "shared_prefix_tokens": cli["shared_prefix"],
+            "turns": cli["turns"],
+            "duration_s": cli["duration"],
+            "min_requests": cli["min_requests"],
+            "tokenizer": cli["tokenizer"],
+            "slo": {
+                "ttft_ms": cli["slo_ttft_ms"],
+                "tpot_ms": cli["slo_tpot_ms"],
+                "itl_ms": cli["slo_itl_ms"],
+                "quantile": cli["slo_quantile"],
+            },  # fmt: skip
+            "sweep": {"margin": cli["sweep_margin"]} if cli["sweep_margin"] is not None else None,
         },
         "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
         "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
@@ -80,7 +96,18 @@ def _run(
     warmup: Annotated[int | None, typer.Option(help="Warm-up requests per run [1].")] = None,
     concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
-    max_tokens: Annotated[int | None, typer.Option(help="Output tokens per request [64].")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")
+    ] = None,
+    ignore_eos: Annotated[
+        bool | None,
+        typer.Option(
+            "--ignore-eos/--no-ignore-eos",
+            help=r"Ask for exactly the requested output tokens (llama.cpp, "
+            r"vLLM) \[on with --output-tokens].",
+            show_default=False,
+        ),
+    ] = None,
     request_timeout: Annotated[
         float | None, typer.Option(help="Seconds one request may take, sending to the end of its stream [120].")
     ] = None,
@@ -95,7 +122,48 @@ def _run(
             show_default=False,
         ),
     ] = None,
-    ignore_eos: Annotated[bool, typer.Option(help="Ask for exactly --max-tokens tokens (llama.cpp, vLLM).")] = False,
+    preset: Annotated[
+        str | None, typer.Option(help="Named workload shape (`tcobench presets`), e.g. chat-1k-1k; flags override it.")
+    ] = None,
+    input_tokens: Annotated[
+        str | None,
+        typer.Option(
+            help="Synthetic prompts of N tokens as the server counts them: N, uniform:MIN-MAX, "
+            "normal:MEAN,SD[,MIN-MAX], lognormal:MEAN,SD[,MIN-MAX]."
+        ),
+    ] = None,
+    output_tokens: Annotated[
+        str | None, typer.Option(help="Output tokens per request: N or a distribution (as --input-tokens).")
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(help="JSONL of requests ({prompt} or {messages}, optional output_tokens) or ShareGPT."),
+    ] = None,
+    dataset_format: Annotated[str | None, typer.Option(help=r"auto, jsonl or sharegpt \[auto].")] = None,
+    shared_prefix: Annotated[
+        int | None, typer.Option(help="A system prompt of N tokens shared by every synthetic request [0].")
+    ] = None,
+    turns: Annotated[
+        int | None, typer.Option(help="Turns per conversation; turn n+1 carries turn n's answer [1].")
+    ] = None,
+    duration: Annotated[
+        float | None, typer.Option(help="Measure for S seconds after warm-up instead of --requests.")
+    ] = None,
+    min_requests: Annotated[int | None, typer.Option(help="With --duration: at least this many requests [1].")] = None,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(help=r"auto, engine, or a local tokenizer.json / .gguf of the model (never downloaded) \[auto]."),
+    ] = None,
+    slo_ttft_ms: Annotated[float | None, typer.Option(help="SLO: time to first token target, ms.")] = None,
+    slo_tpot_ms: Annotated[float | None, typer.Option(help="SLO: time per output token target, ms.")] = None,
+    slo_itl_ms: Annotated[float | None, typer.Option(help="SLO: inter-token latency target, ms.")] = None,
+    slo_quantile: Annotated[
+        float | None, typer.Option(help="SLO: fraction of requests that must meet every target [0.9].")
+    ] = None,
+    sweep_margin: Annotated[
+        float | None,
+        typer.Option(help="Stop the concurrency levels once aggregate tok/s rises less than this fraction (0.05)."),
+    ] = None,
     extra_body: Annotated[
         str | None,
         typer.Option(
@@ -194,7 +262,7 @@ def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: f
     from tcobench.tasks.runs import check_runs, new_id
 
     w = config.workload
-    total = (w.warmup_requests + w.requests) * len(w.concurrency)
+    total = None if w.duration_s is not None else (w.warmup_requests + w.requests) * len(w.concurrency)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=err)  # fmt: skip
     bar = progress.add_task("requests (0 errors)", total=total)
@@ -233,8 +301,10 @@ def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: f
 
 
 def _print_result(result: Any, settings: Settings) -> None:
-    print_runs(result.summary.runs, result.summary.tco)
+    print_runs(result.summary.runs, result.summary.tco, result.summary.goodput)
     print_assumptions(result.summary.tco, result.summary.sources)
+    if result.sweep_stop is not None:
+        out.print(f"sweep stopped: {result.sweep_stop}", highlight=False)
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)
 
 

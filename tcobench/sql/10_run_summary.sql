@@ -25,6 +25,15 @@
 -- output_tok_s          output_tokens / measure_s                         tokens/s, aggregate over the run
 -- total_tok_s           (prompt_tokens + output_tokens) / measure_s       tokens/s, aggregate over the run
 --                       (NULL when measure_s is 0 or NULL)
+-- Achieved shape next to the requested one (ok requests; requested: every measured request):
+-- input_tokens_spec, output_tokens_spec   the requested lengths, copied from runs (NULL: not shaped)
+-- isl_mean, isl_p50, isl_p99              avg / quantile_cont of prompt_tokens (as the server counted)   tokens
+-- osl_mean, osl_p50, osl_p99              avg / quantile_cont of output_tokens                           tokens
+-- requested_isl_mean, requested_osl_mean  avg of requested_input_tokens / requested_output_tokens       tokens
+-- in_flight_at_stop     measured requests in flight when a timed run ended (finished, counted once)   count
+-- stop_rule             what ended the measurement (runs.stop_rule)
+-- token_count_source    the distinct sources of the ok requests' token counts, comma-separated
+--                       (usage, server_counters, tokenizer, none)
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (
     SELECT
@@ -47,7 +56,18 @@ WITH request_stats AS (
         avg(server_decode_tok_s) FILTER (WHERE ok) AS server_decode_tok_s_mean,
         quantile_cont(server_decode_tok_s, 0.50) FILTER (WHERE ok) AS server_decode_tok_s_p50,
         CAST(sum(prompt_tokens) FILTER (WHERE ok) AS BIGINT) AS prompt_tokens,
-        CAST(sum(output_tokens) FILTER (WHERE ok) AS BIGINT) AS output_tokens
+        CAST(sum(output_tokens) FILTER (WHERE ok) AS BIGINT) AS output_tokens,
+        avg(prompt_tokens) FILTER (WHERE ok) AS isl_mean,
+        quantile_cont(prompt_tokens, 0.50) FILTER (WHERE ok) AS isl_p50,
+        quantile_cont(prompt_tokens, 0.99) FILTER (WHERE ok) AS isl_p99,
+        avg(output_tokens) FILTER (WHERE ok) AS osl_mean,
+        quantile_cont(output_tokens, 0.50) FILTER (WHERE ok) AS osl_p50,
+        quantile_cont(output_tokens, 0.99) FILTER (WHERE ok) AS osl_p99,
+        avg(requested_input_tokens) AS requested_isl_mean,
+        avg(requested_output_tokens) AS requested_osl_mean,
+        count(*) FILTER (WHERE in_flight_at_stop) AS in_flight_at_stop,
+        string_agg(DISTINCT token_count_source, ',' ORDER BY token_count_source) FILTER (WHERE ok)
+            AS token_count_source
     FROM request_metrics
     WHERE measured
     GROUP BY run_id
@@ -102,7 +122,20 @@ joined AS (
         (r.measure_end_ns - r.measure_start_ns) / 1e9 AS measure_s,
         s.tpot_p50_ms,
         s.tpot_p90_ms,
-        s.tpot_p99_ms
+        s.tpot_p99_ms,
+        r.input_tokens_spec,
+        r.output_tokens_spec,
+        s.isl_mean,
+        s.isl_p50,
+        s.isl_p99,
+        s.osl_mean,
+        s.osl_p50,
+        s.osl_p99,
+        s.requested_isl_mean,
+        s.requested_osl_mean,
+        coalesce(s.in_flight_at_stop, 0) AS in_flight_at_stop,
+        r.stop_rule,
+        s.token_count_source
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id

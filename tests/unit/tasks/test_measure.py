@@ -119,3 +119,77 @@ def test_request_timeout_is_a_row() -> None:
     wl = workload(requests=1, warmup_requests=0, request_timeout_s=0.05)
     result = measure(TARGET, wl, CTX, 1, transport=httpx.MockTransport(slow))
     assert result.measured[0].error == "timed out after 0.05 s"
+
+
+def test_timed_phase_stops_starting_requests_at_the_deadline() -> None:
+    """duration_s: requests start until the deadline; the ones in flight then finish, are kept and flagged."""
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.05)
+        return httpx.Response(200, stream=SSE(gap_s=0))
+
+    wl = workload(duration_s=0.3, warmup_requests=0, requests=1)
+    result = measure(TARGET, wl, CTX, 2, transport=httpx.MockTransport(handler))
+    assert result.stop_rule == "duration"
+    assert len(result.measured) >= 4  # about 2 x 0.3 / 0.05; `requests` is not a limit in a timed run
+    assert result.measure_end_ns is not None and result.measure_start_ns is not None
+    deadline, slack = result.measure_start_ns + 0.3e9, 0.02e9  # the clock starts just before the first request
+    for r in result.measured:
+        assert r.e2e_ns is not None
+        end = r.start_ns + r.e2e_ns
+        assert r.start_ns <= deadline + slack  # nothing starts after the deadline
+        assert end >= deadline - slack if r.in_flight_at_stop else end <= deadline + slack
+    assert any(r.in_flight_at_stop for r in result.measured)  # two always in flight: the end cut at least one
+    assert [r.request_index for r in result.measured] == list(range(len(result.measured)))
+
+
+def test_min_requests_outlast_the_deadline() -> None:
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.03)
+        return httpx.Response(200, stream=SSE(gap_s=0))
+
+    wl = workload(duration_s=0.01, min_requests=5, warmup_requests=0)
+    result = measure(TARGET, wl, CTX, 1, transport=httpx.MockTransport(handler))
+    assert result.stop_rule == "min_requests" and len(result.measured) == 5
+
+
+def test_conversation_turns_carry_the_earlier_answers() -> None:
+    sent: list[dict[str, object]] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        return httpx.Response(200, stream=SSE(gap_s=0))
+
+    wl = workload(requests=6, warmup_requests=0, turns=3)
+    result = measure(TARGET, wl, CTX, 2, transport=httpx.MockTransport(handler))
+    rows = result.measured
+    assert [(r.conversation, r.turn) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    third = next(b for b in sent if isinstance(b["prompt"], str) and b["prompt"].count("Hello!") == 2)
+    assert third["prompt"] == "a\n\nHello!\n\nb\n\nHello!\n\nc"  # turns 0 and 1 with their answers, then turn 2
+
+
+def test_tokenizer_counts_what_the_server_does_not() -> None:
+    from tcobench.tasks.workload import WorkloadPlan
+
+    class Words:
+        name = "words"
+
+        def count(self, text: str) -> int:
+            return len(text.split())
+
+        def special_tokens(self) -> int:
+            return 1
+
+    class NoUsage(SSE):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for text in ("Hel lo", " there", "!"):
+                yield f'data: {{"choices":[{{"text":"{text}","finish_reason":null}}]}}\n\n'.encode()
+            yield b'data: {"choices":[{"text":"","finish_reason":"length"}]}\n\n'
+            yield b"data: [DONE]\n\n"
+
+    wl = workload(requests=1, warmup_requests=0, prompts=["one two three"])
+    plan = WorkloadPlan(wl, tokenizer=Words(), overhead=1)  # type: ignore[arg-type]
+    result = measure(TARGET, wl, CTX, 1, plan=plan,
+                     transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=NoUsage())))  # fmt: skip
+    row = result.measured[0]
+    assert (row.output_tokens, row.prompt_tokens, row.token_count_source) == (3, 3 + 1, "tokenizer")

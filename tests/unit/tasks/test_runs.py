@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import hashlib
+import json
+
 import pytest
 
 from tcobench.errors import ExitCode, RunError
@@ -8,6 +11,7 @@ from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.measure import MeasureResult
 from tcobench.tasks.protocols import EngineInfo
 from tcobench.tasks.runs import check_runs, config_hash, describe_run, finish_run, prompt_set_hash, run_verdict
+from tcobench.tasks.workload import WorkloadPlan
 from tests.unit.factories import make_request
 
 
@@ -21,7 +25,11 @@ def test_describe_run_records_provenance() -> None:
     config, run = _run()
     assert run.status is RunStatus.failed and run.error == "run did not finish"  # until finish_run says so
     assert run.concurrency == 2 and run.engine_version == "b1" and run.model_digest == "abc"
-    assert run.prompt_set_hash == prompt_set_hash(config.workload.prompts)
+    assert run.prompt_set_hash == prompt_set_hash(WorkloadPlan(config.workload))
+    # a prompt list hashes as runs stored it before workload shapes existed, so old runs stay comparable
+    legacy = json.dumps(list(config.workload.prompts), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert run.prompt_set_hash == hashlib.sha256(legacy.encode("utf-8")).hexdigest()
+    assert run.prompt_source == "prompts" and run.input_tokens_spec is None and run.turns == 1
     assert run.config_hash == config_hash(config) and len(run.config_hash) == 64
     assert run.host_cpu_count >= 1 and run.host_kernel and run.tool_version
     assert run.engine_settings == '{"parallel": 2}' and run.engine_url == "http://127.0.0.1:1"
@@ -37,8 +45,16 @@ def test_extra_body_is_recorded_as_json() -> None:
     assert config_hash(config) != config_hash(BenchmarkConfig())
 
 
+def _plan(**workload: object) -> WorkloadPlan:
+    from tcobench.schemas import WorkloadConfig
+
+    return WorkloadPlan(WorkloadConfig.model_validate_json(json.dumps(workload)))
+
+
 def test_hashes_change_with_content() -> None:
-    assert prompt_set_hash(("a",)) != prompt_set_hash(("b",))
+    assert prompt_set_hash(_plan(prompts=["a"])) != prompt_set_hash(_plan(prompts=["b"]))
+    assert prompt_set_hash(_plan(input_tokens=64)) != prompt_set_hash(_plan(input_tokens=65))
+    assert prompt_set_hash(_plan(input_tokens=64)) != prompt_set_hash(_plan(input_tokens=64, seed=1))
     assert config_hash(BenchmarkConfig()) != config_hash(
         BenchmarkConfig.model_validate_json('{"workload": {"requests": 3}}')
     )
@@ -59,6 +75,23 @@ def test_finish_run_status() -> None:
     died = finish_run(run, _result([None]), "llama-server exited with code 9")
     assert died.status is RunStatus.failed and died.error == "llama-server exited with code 9"
     assert died.measure_start_ns == 1 and died.measure_end_ns == 2
+    assert died.stop_rule == "requests" and died.measured_requests == 1
+
+
+def test_output_length_enforcement_is_judged_from_the_rows() -> None:
+    engine = RunningEngine("http://127.0.0.1:1", EngineInfo("llama.cpp", "b1", "abc"))
+    config = BenchmarkConfig.model_validate_json('{"workload": {"output_tokens": 11}}')
+    run = describe_run(config, engine, "/v1/completions", "h", "b", 1)
+    exact = [make_request(request_index=i, output_tokens=11, requested_output_tokens=11) for i in range(2)]
+    done = finish_run(run, MeasureResult([], exact, 1, 2))
+    assert done.output_len_enforced is True and "ignore_eos" in (done.output_len_note or "")
+    short = exact + [make_request(request_index=2, output_tokens=4, requested_output_tokens=11)]
+    done = finish_run(run, MeasureResult([], short, 1, 2))
+    assert done.output_len_enforced is False and "1 of 3 ok requests" in (done.output_len_note or "")
+    ollama = run.model_copy(update={"protocol": "ollama"})
+    assert "no ignore_eos" in (finish_run(ollama, MeasureResult([], exact, 1, 2)).output_len_note or "")
+    plain = describe_run(BenchmarkConfig(), engine, "/v1/completions", "h", "b", 1)
+    assert finish_run(plain, MeasureResult([], exact, 1, 2)).output_len_enforced is None
 
 
 def test_a_stopped_run_is_interrupted_and_says_what_it_kept() -> None:

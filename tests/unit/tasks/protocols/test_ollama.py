@@ -17,6 +17,13 @@ from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.protocols import EngineInfo, LineEvent, adapter_for
 from tcobench.tasks.protocols.ollama import CACHE_NOTE, OllamaAdapter
+from tcobench.tasks.workload import RequestInput
+
+
+def given(prompt: str, seed: int, max_tokens: int = 64) -> RequestInput:
+    """What the workload plan hands an adapter for a one-prompt request."""
+    return RequestInput(prompt, [{"role": "user", "content": prompt}], max_tokens, seed, None)
+
 
 ADAPTER = adapter_for(Protocol.ollama)
 BASE = "http://ollama.test:11434"
@@ -60,12 +67,12 @@ def test_blank_lines_carry_nothing(text: str) -> None:
 
 
 def test_generate_token_line() -> None:
-    assert parse(line({"model": "m", "response": "The", "done": False})) == LineEvent(content=True)
+    assert parse(line({"model": "m", "response": "The", "done": False})) == LineEvent(content=True, text="The")
 
 
 def test_chat_token_line() -> None:
     text = line({"model": "m", "message": {"role": "assistant", "content": "The"}, "done": False})
-    assert parse(text, chat=True) == LineEvent(content=True)
+    assert parse(text, chat=True) == LineEvent(content=True, text="The")
     # read as generate, a chat line carries no "response"
     assert parse(text, chat=False).content is False
 
@@ -185,7 +192,7 @@ def workload(**overrides: Any) -> WorkloadConfig:
 
 
 def test_generate_payload() -> None:
-    body = ADAPTER.payload("llama3.2", "Say hi.", workload(), seed=7, chat=False)
+    body = ADAPTER.payload("llama3.2", given("Say hi.", 7, max_tokens=32), workload(), chat=False)
     assert body == {
         "model": "llama3.2",
         "stream": True,
@@ -195,7 +202,7 @@ def test_generate_payload() -> None:
 
 
 def test_chat_payload() -> None:
-    body = ADAPTER.payload("llama3.2", "Say hi.", workload(), seed=7, chat=True)
+    body = ADAPTER.payload("llama3.2", given("Say hi.", 7, max_tokens=32), workload(), chat=True)
     assert body == {
         "model": "llama3.2",
         "stream": True,
@@ -205,14 +212,14 @@ def test_chat_payload() -> None:
 
 
 def test_temperature_zero_is_still_sent() -> None:
-    body = ADAPTER.payload("m", "p", workload(temperature=0.0), seed=0, chat=False)
+    body = ADAPTER.payload("m", given("p", 0), workload(temperature=0.0), chat=False)
     assert body["options"]["temperature"] == 0.0
     assert body["options"]["seed"] == 0
 
 
 @pytest.mark.parametrize("chat", [False, True])
 def test_ignore_eos_is_not_an_ollama_option(chat: bool) -> None:
-    body = ADAPTER.payload("m", "p", workload(ignore_eos=True), seed=1, chat=chat)
+    body = ADAPTER.payload("m", given("p", 1), workload(ignore_eos=True), chat=chat)
     assert "ignore_eos" not in body
     assert "ignore_eos" not in body["options"]
 
@@ -274,7 +281,7 @@ def test_preflight_of_a_server_that_is_not_ollama(version: httpx.Response) -> No
 def test_request_body_merges_extra_options_and_adds_fields() -> None:
     adapter = adapter_for(Protocol.ollama)
     workload = WorkloadConfig(extra_body={"options": {"num_gpu": 99}, "keep_alive": "10m"})
-    body = adapter.request_body("m", "hi", workload, seed=3, chat=True)
+    body = adapter.request_body("m", given("hi", 3), workload, chat=True)
     assert body["options"] == {"num_ctx": 2048, "num_predict": 64, "seed": 3, "temperature": 0.0, "num_gpu": 99}
     assert body["keep_alive"] == "10m" and body["messages"] == [{"role": "user", "content": "hi"}]
 
@@ -283,5 +290,5 @@ def test_request_body_merges_extra_options_and_adds_fields() -> None:
 def test_every_field_and_option_the_payload_sets_is_reserved(chat: bool) -> None:
     from tcobench.schemas.config import OLLAMA_OPTIONS, REQUEST_FIELDS
 
-    body = adapter_for(Protocol.ollama).payload("m", "hi", WorkloadConfig(), 1, chat)
+    body = adapter_for(Protocol.ollama).payload("m", given("hi", 1), WorkloadConfig(), chat)
     assert set(body) - {"options"} <= REQUEST_FIELDS and set(body["options"]) == OLLAMA_OPTIONS

@@ -14,6 +14,13 @@ from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.protocols import EngineInfo, LineEvent, adapter_for
 from tcobench.tasks.protocols.openai import OpenAIAdapter
+from tcobench.tasks.workload import RequestInput
+
+
+def given(prompt: str, seed: int, max_tokens: int = 64) -> RequestInput:
+    """What the workload plan hands an adapter for a one-prompt request."""
+    return RequestInput(prompt, [{"role": "user", "content": prompt}], max_tokens, seed, None)
+
 
 ADAPTER = adapter_for(Protocol.openai)
 BASE = "http://engine.test"
@@ -51,7 +58,7 @@ def test_done_marker(line: str) -> None:
 
 def test_completion_text_chunk_is_content() -> None:
     event = parse(data({"choices": [{"index": 0, "text": " Paris", "finish_reason": None}]}))
-    assert event == LineEvent(content=True)
+    assert event == LineEvent(content=True, text=" Paris")
 
 
 def test_chat_delta_chunk_is_content() -> None:
@@ -192,7 +199,7 @@ def workload(**overrides: Any) -> WorkloadConfig:
 
 
 def test_completion_payload() -> None:
-    body = ADAPTER.payload("m1", "Say hi.", workload(), seed=7, chat=False)
+    body = ADAPTER.payload("m1", given("Say hi.", 7, max_tokens=32), workload(), chat=False)
     assert body == {
         "model": "m1",
         "stream": True,
@@ -205,7 +212,7 @@ def test_completion_payload() -> None:
 
 
 def test_chat_payload() -> None:
-    body = ADAPTER.payload("m1", "Say hi.", workload(), seed=7, chat=True)
+    body = ADAPTER.payload("m1", given("Say hi.", 7, max_tokens=32), workload(), chat=True)
     assert body["messages"] == [{"role": "user", "content": "Say hi."}]
     assert "prompt" not in body
     assert body["stream"] is True
@@ -215,8 +222,8 @@ def test_chat_payload() -> None:
 
 @pytest.mark.parametrize("chat", [False, True])
 def test_ignore_eos_only_when_set(chat: bool) -> None:
-    assert "ignore_eos" not in ADAPTER.payload("m1", "p", workload(), seed=1, chat=chat)
-    assert ADAPTER.payload("m1", "p", workload(ignore_eos=True), seed=1, chat=chat)["ignore_eos"] is True
+    assert "ignore_eos" not in ADAPTER.payload("m1", given("p", 1), workload(), chat=chat)
+    assert ADAPTER.payload("m1", given("p", 1), workload(ignore_eos=True), chat=chat)["ignore_eos"] is True
 
 
 # --- preflight -----------------------------------------------------------------------------------
@@ -297,11 +304,11 @@ def test_preflight_connection_failure_is_an_engine_error() -> None:
 
 def test_request_body_adds_extra_body_fields() -> None:
     workload = WorkloadConfig(extra_body={"samplers": ["temperature"], "top_k": 1})
-    body = ADAPTER.request_body("m", "hi", workload, seed=7, chat=False)
+    body = ADAPTER.request_body("m", given("hi", 7), workload, chat=False)
     assert body["samplers"] == ["temperature"] and body["top_k"] == 1
     assert (body["prompt"], body["seed"], body["max_tokens"], body["stream"]) == ("hi", 7, 64, True)
-    assert ADAPTER.request_body("m", "hi", WorkloadConfig(), 7, False) == ADAPTER.payload(
-        "m", "hi", WorkloadConfig(), 7, False
+    assert ADAPTER.request_body("m", given("hi", 7), WorkloadConfig(), False) == ADAPTER.payload(
+        "m", given("hi", 7), WorkloadConfig(), False
     )
 
 
@@ -310,5 +317,5 @@ def test_every_field_the_payload_sets_is_reserved_from_extra_body(chat: bool) ->
     """REQUEST_FIELDS is what the config refuses in extra_body: it must cover every key this adapter writes."""
     from tcobench.schemas.config import REQUEST_FIELDS
 
-    body = ADAPTER.payload("m", "hi", WorkloadConfig(ignore_eos=True), 1, chat)
+    body = ADAPTER.payload("m", given("hi", 1), WorkloadConfig(ignore_eos=True), chat)
     assert set(body) <= REQUEST_FIELDS
