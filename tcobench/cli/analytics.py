@@ -162,7 +162,7 @@ def _history(
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.01,
     min_change: Annotated[float, typer.Option(help="Smallest change of the median that counts, percent.")] = 5.0,
     min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
-    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of previous nights' medians.")] = 3.0,
+    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of prior runs' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
