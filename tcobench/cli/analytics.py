@@ -238,12 +238,11 @@ def _report(
     store: StoreOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report import write_report
 
     if resamples < 100:
-        raise ConfigError(f"--resamples must be at least 100, got {resamples}")
+        raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")
     settings = settings_for(store)
     path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
                         resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE))  # fmt: skip
