@@ -217,5 +217,5 @@ def table(
 
 
 def figure(caption: str, chart: str, legend_html: str = "", note: str = "") -> str:
-    note_html = f'<p class="note">{note}</p>' if note else ""
+    note_html = f'<p class="note">{escape(note)}</p>' if note else ""
     return f"<figure><figcaption>{escape(caption)}</figcaption>{chart}{legend_html}{note_html}</figure>"

@@ -167,10 +167,14 @@ _RUN: list[RunColumn] = [
      lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
 ]  # fmt: skip
 _CARD_NOTE = (
-    "The record card: what a reader needs to reproduce or question these figures. Mean / P50 tok/s: per-request "
-    "decode rate (the engine's eval_count / eval_duration where it reports it, else the client's). P50 latency: "
-    "end-to-end. Electricity cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table "
-    "without valid telemetry). Peak VRAM: model + KV cache as the driver reports it."
+    "The record card: what a reader needs to reproduce or question these figures. One row per run of the "
+    "platform's latest batch (its latest night); nothing is averaged over runs or nights. Mean / P50 tok/s: the "
+    "mean / median over the run's ok measured requests of each request's decode rate (the engine's eval_count / "
+    "eval_duration where it reports it, else the client's). P50 latency: the median end-to-end time of the run's "
+    "ok measured requests. Mean input tokens: the run's prompt tokens / its ok measured requests. Mean power: the "
+    "devices' energy over the samples bracketing the measurement window / their span (view energy). Electricity "
+    "cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table without valid telemetry). "
+    "Peak VRAM: model + KV cache as the driver reports it."
 )
 
 
@@ -215,8 +219,11 @@ def _trend_line(s: Series, index: dict[str, int], color: str, dash: str | None) 
 _FLAG_HEADERS = ["series", "night", "run", "metric", "prior median -> median", "change", "p (Mann-Whitney)",
                  "effect (rank-biserial)", "what changed"]  # fmt: skip
 _TREND_NOTE = (
-    "Red rings: flagged changes (Mann-Whitney U on per-request samples against up to 5 previous nights, p < 0.01, "
-    "|rank-biserial| >= 0.5, |change| >= 5%, and beyond 3 sd of the previous nights' medians)."
+    "Each point: one run of a series (host, model, workload, concurrency) at its night (UTC date): the median over "
+    "the run's ok measured requests of each request's decode rate, client clock (view run_summary's "
+    "req_decode_tok_s_p50); nothing is averaged over runs or nights. Red rings: flagged changes (Mann-Whitney U of "
+    "the run's per-request decode rates against those of up to 5 previous runs of its series, p < 0.01, "
+    "|rank-biserial| >= 0.5, |change of the median| >= 5%, and beyond 3 sd of those runs' medians)."
 )
 
 
@@ -232,7 +239,7 @@ def _flag_table(series: list[Series]) -> str:
 
 
 def trend_section(ctx: ReportContext, series: list[Series]) -> str:
-    """Median decode rate per night of every series with a run in the report, and the flagged changes."""
+    """Each run's median decode rate, by night, of every series with a run in the report, and the flagged changes."""
     wanted = set(ctx.ids)
     series = [s for s in series if any(pt.run_id in wanted for pt in s.points)]
     if not series:
@@ -244,7 +251,7 @@ def trend_section(ctx: ReportContext, series: list[Series]) -> str:
              for s in series]  # fmt: skip
     x_ticks = [(float(i), d[5:]) for d, i in index.items()]
     chart = line_chart(lines, "night (UTC date)", "median decode tokens/s per request", x_ticks=x_ticks, zero_y=False)
-    caption = "Median per-request decode rate per night"
+    caption = "Median per-request decode rate of each run, by night"
     items = [(ln.label, ln.color, ln.dash) for ln in lines]
     return (
         '<h2 id="trend">Nightly trend</h2>' + figure(caption, chart, legend(items), _TREND_NOTE) + _flag_table(series)

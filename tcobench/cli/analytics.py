@@ -186,7 +186,7 @@ def _history(
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.01,
     min_change: Annotated[float, typer.Option(help="Smallest change of the median that counts, percent.")] = 5.0,
     min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
-    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of previous nights' medians.")] = 3.0,
+    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of prior runs' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 3 when a change is flagged (for CI and cron).")
@@ -272,12 +272,11 @@ def _report(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report import write_report
 
     if resamples < 100:
-        raise ConfigError(f"--resamples must be at least 100, got {resamples}")
+        raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")
     settings = settings_for(store)
     path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
                         resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE),

@@ -50,12 +50,11 @@ def _query(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.query import connect, read_only_query
 
     if fmt not in ("table", "csv", "json"):
-        raise ConfigError(f"--format must be table, csv or json, got {fmt!r}")
+        raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
     settings = settings_for(store)
     con = connect(settings.store, load_prices(prices_file), snapshot=snapshot)
     try:

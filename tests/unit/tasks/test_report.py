@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,39 @@ def test_headline_comparison_and_verdict(html: str) -> None:
     assert "<b>vendor=nvidia</b>" in html and "<b>vendor=amd</b>" in html
     assert 'class="verdict-above"' in html and "a claimed 5x lies above the interval" in html
     assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
+
+
+NIGHTS = "the mean over nights of each night's mean over its runs"
+NOT_AVERAGED = "nothing is averaged over runs or nights"
+# caption -> what its note must say was averaged (the column, its view, over what)
+AVERAGED = {
+    "Throughput vs concurrency": ["Aggregate output tokens/s of a run (view run_summary)", NIGHTS],
+    "Time to first token (TTFT), distribution": ["quantile (quantile_cont) of each run's ok measured requests", NIGHTS],
+    "Inter-token latency (ITL), distribution": ["quantile (quantile_cont) of each run's ok measured requests", NIGHTS],
+    "Cost per 1M output tokens, 95% CI, per platform and cost basis": ["tokens per USD (view cost_basis)", NIGHTS],
+    "Cost vs latency (Pareto)": ["e2e p90 latency (view run_summary)", "USD (view cost_basis, owned)", NIGHTS],
+    "Energy per output token": ["Joules per output token (view efficiency)", NIGHTS],
+    "Sensitivity: cost per 1M output tokens vs utilisation (owned)": ["View sensitivity", NIGHTS],
+    "Median per-request decode rate of each run, by night": [
+        "the median over the run's ok measured requests of each request's decode rate",
+        NOT_AVERAGED,
+    ],
+}
+
+
+def test_captions_say_exactly_what_was_averaged(html: str) -> None:
+    figures = re.findall(r"<figure><figcaption>(.*?)</figcaption>(.*?)</figure>", html, flags=re.DOTALL)
+    notes = {unescape(c): unescape(" ".join(re.findall(r'<p class="note">(.*?)</p>', body))) for c, body in figures}
+    assert set(notes) == set(AVERAGED)  # every figure of the report is listed here, with its note
+    for caption, phrases in AVERAGED.items():
+        for phrase in phrases:
+            assert phrase in notes[caption], (caption, phrase)
+    # the headline's and the record card's figures: night-weighted; one row per run
+    text = unescape(html)
+    assert "Each side's tok/s, $/1M and cost terms: " + NIGHTS in text
+    card = text[text.index("The record card:") : text.index("</p>", text.index("The record card:"))]
+    assert NOT_AVERAGED in card and "the mean / median over the run's ok measured requests" in card
+    assert "mean over nights" not in text.replace(NIGHTS, "")  # the loose wording the report used to print
 
 
 def test_charts_are_inline_svg_with_marks(html: str) -> None:
