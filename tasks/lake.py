@@ -202,7 +202,7 @@ def parse_store(uri: str | Path) -> StoreLocation:
 @cache
 def _extension_dir() -> Path:
     """The duckdb-ext-* wheels' folder for this DuckDB version and platform (a namespace package's folder)."""
-    import duckdb_ext  # type: ignore[import-not-found]  # a namespace package: data only
+    import duckdb_ext  # type: ignore[import-untyped]  # a namespace package: data only
 
     platform = duckdb.execute("PRAGMA platform").fetchone()
     for base in duckdb_ext.__path__:

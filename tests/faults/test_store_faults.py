@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tcobench.errors import StoreError
 from tcobench.tasks.verify import verify_store
 from tests.services import free_ports, require
 from tests.store_helpers import data_files, lake_rows
@@ -183,10 +184,10 @@ def test_a_write_that_runs_out_of_space_midway_removes_its_files(tiny_disk: Path
 
     store = tiny_disk / "store"
     saved = store_module._check_room
-    store_module._check_room = lambda location, need: None  # type: ignore[assignment]
+    store_module._check_room = lambda location, need: None
     try:
         stored = 0
-        with pytest.raises(store_module.StoreError, match="No space left on device|no space left"):
+        with pytest.raises(StoreError, match="No space left on device|no space left"):
             for i in range(400):
                 run_id = f"r{i}"
                 store_module.write_results(store, make_run(run_id=run_id), [
