@@ -66,7 +66,8 @@ def test_a_signal_mid_run_keeps_the_finished_requests(tmp_path: Path, signum: in
     of its own and is not hit, so the requests in flight can still finish."""
     with fake_server("slow_ok") as server:  # each stream takes about 1.5 s
         args = ("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "40", "--concurrency", "2")
-        with start(tmp_path, *args, env=fault_env(tmp_path), own_group=True) as run:
+        env = fault_env(tmp_path, TCOBENCH_STOP_GRACE_S="120")  # the requests in flight finish, however loaded
+        with start(tmp_path, *args, env=env, own_group=True) as run:
             wait_for(lambda: sum(server.attempts.values()) >= 4, 120, "a few requests to be served")
             processes = descendants(run.pid)
             run.signal_group(signum) if signum == signal.SIGINT else run.signal(signum)
