@@ -112,15 +112,17 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     it measures), or SIGINT to the whole process group as a terminal's Ctrl-C (the engine and Prefect's server,
     in sessions of their own, keep serving until tcobench has stored the run)."""
     env = fault_env(tmp_path, model_cache)
-    args = ("run", "--requests", "200", "--concurrency", "1", "--concurrency", "2")
+    args = ("run", "--requests", "200", "--warmup", "1", "--max-tokens", "32",
+            "--concurrency", "1", "--concurrency", "2")  # fmt: skip
     with start(tmp_path, *args, env=env, own_group=True) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) >= 150, 300, "a few requests to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
+        wait_for(lambda: _tokens_served(port) > 32, 900, "a measured request to be served", interval_s=1)
         processes = descendants(run.pid)
         assert len(processes) >= 3  # the engine, Prefect's API server, the watchdog
         assert all(os.getsid(p.pid) == p.pid for p in processes)  # each in its own session
         run.signal(signal.SIGTERM) if how == "SIGTERM" else run.signal_group(signal.SIGINT)
-        code, _, err = run.finish(timeout=300)
+        code, _, err = run.finish(timeout=600)
     name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
     assert code == SIGNAL_EXIT[getattr(signal, name)], err[-3000:]
     found = KEPT.match(one_error_line(err))
@@ -137,8 +139,8 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
 def test_sigkill_leaves_no_process_and_the_next_run_clears_its_pid_file(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
     with start(tmp_path, "run", "--requests", "200", "--concurrency", "1", env=env) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
         processes = descendants(run.pid)
         assert any("prefect.server.api.server:create_app" in p.cmdline for p in processes)
         run.signal(signal.SIGKILL)  # no code of tcobench runs after this
@@ -189,8 +191,8 @@ def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
 def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
     with start(tmp_path, "run", "--no-prefect", "--requests", "200", "--concurrency", "1", env=env) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
         processes = descendants(run.pid)
         engine = next(p for p in processes if "--port" in p.cmdline)
         os.kill(engine.pid, signal.SIGKILL)
