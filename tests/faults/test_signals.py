@@ -204,3 +204,20 @@ def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) 
     assert len(rows) == 1 and rows[0]["status"] == "failed"
     assert rows[0]["error"].startswith("llama-server exited with code -9")
     assert still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+@pytest.mark.prefect
+def test_a_signal_while_prefect_starts_stops_at_once_and_leaves_nothing(tmp_path: Path) -> None:
+    """Nothing is measured yet, so nothing waits: the signal ends the command, and Prefect's API server with it."""
+    with fake_server("ok") as server:
+        args = ("run", "--endpoint", server.url, "--model", MODEL, "--protocol", "openai", "--requests", "5")
+        with start(tmp_path, *args, env=fault_env(tmp_path)) as run:
+            prefect = wait_for(lambda: [p for p in descendants(run.pid) if "create_app" in " ".join(p.cmdline)],
+                               900, "Prefect's API server to start")  # fmt: skip
+            run.signal(signal.SIGTERM)
+            code, _, err = run.finish(timeout=600)
+        assert sum(server.attempts.values()) == 0, "a request was sent after the signal"
+    assert code == 143, err[-3000:]
+    assert one_error_line(err) == "Interrupted: SIGTERM: stopped at once; runs finished before it are stored"
+    assert not list((tmp_path / "store").rglob("*.parquet"))
+    assert still_running(prefect, timeout_s=60) == [] and _pid_files(tmp_path) == []
