@@ -15,9 +15,9 @@ run first at the same concurrency and are stored with phase=warmup. What request
 ``WorkloadPlan`` (a pure function of seed and index); a conversation (turns > 1) is one unit of work whose
 turns go one after another, each carrying the earlier answers.
 
-Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` after warm-up; no request starts
-after it, requests in flight then are finished and flagged ``in_flight_at_stop``), ``min_requests`` (the
-duration passed before ``min_requests`` were sent, so the run went on until they were).
+Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` from the first measured request
+sent; no request is sent after it, requests in flight then are finished and flagged ``in_flight_at_stop``),
+``min_requests`` (the duration passed before ``min_requests`` were sent, so the run went on until they were).
 
 Bounds (a hostile or broken server costs a bounded time and memory):
 - every attempt has ``workload.request_timeout_s``; a run has ``workload.run_deadline_s`` (if set);
@@ -442,14 +442,20 @@ class _Gate:
 
     def __init__(self, count: int | None, duration_s: float | None, min_requests: int) -> None:
         self.count, self.min_requests, self.started = count, min_requests, 0
-        self.deadline = time.perf_counter_ns() + int(duration_s * 1e9) if duration_s is not None else None
+        self.duration_ns = int(duration_s * 1e9) if duration_s is not None else None
+        # the clock starts when the first request is sent (not when the phase is set up): building prompts
+        # (tokenizer calls) on a busy machine must not eat into the measured duration
+        self.deadline: int | None = None
         self.forced = False  # a request started after the deadline because min_requests was not reached
+
+    def start(self, now: int) -> None:
+        if self.duration_ns is not None and self.deadline is None:
+            self.deadline = now + self.duration_ns
 
     def admit(self, index: int) -> bool:
         if self.count is not None:
             return index < self.count
-        assert self.deadline is not None
-        if time.perf_counter_ns() < self.deadline:
+        if self.deadline is None or time.perf_counter_ns() < self.deadline:
             return True
         if self.started < self.min_requests:
             self.forced = True
@@ -573,7 +579,7 @@ async def _poisson(units: int | None, rate: float, cap: int, seed: int, fire: Fi
     await asyncio.gather(*tasks)
 
 
-Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], int | None], Awaitable[_Sent]]
+Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], _Gate], Awaitable[_Sent | None]]
 
 
 class _Phase:
@@ -603,12 +609,13 @@ class _Phase:
             spec = await self._spec(index)
             if turn and turn >= self.plan.turns_of(spec):
                 return True
-            self.gate.started += 1
             try:
-                sent = await self._send(spec, history, self.gate.deadline)
+                sent = await self._send(spec, history, self.gate)
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise
+            if sent is None:
+                return False  # the deadline passed while its prompt was built: never sent
             self.records.append(sent.record)
             if self._on_request is not None:
                 self._on_request(sent.record)
@@ -653,13 +660,15 @@ async def _measure(
     try:
         with _stop_on_signal_or_deadline(stop, workload.run_deadline_s):
 
-            async def send(
-                spec: RequestSpec, history: list[tuple[str, str, int | None]], deadline: int | None
-            ) -> _Sent:
+            async def send(spec: RequestSpec, history: list[tuple[str, str, int | None]], gate: _Gate) -> _Sent | None:
                 given = plan.request_input(spec, history)
+                if not gate.admit(spec.index):  # checked again once the prompt is built, just before it is sent
+                    return None
+                gate.started += 1
+                gate.start(time.perf_counter_ns())
                 t0, t_end, stream, retries = await _send(clients, adapter, target, workload, given)
                 await _count_missing(plan, given, stream)
-                record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, deadline)
+                record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline)
                 return _Sent(record, "".join(stream.text))
 
             mark = on_phase or (lambda phase: None)

@@ -72,6 +72,10 @@ _METRICS: list[tuple[str, Cell]] = [
     ("input tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "isl")),
     ("output tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "osl")),
     ("token counts from", lambda r, c: str(r.get("token_count_source") or "-")),
+    (
+        "prompt tokens served from cache",
+        lambda r, c: "-" if r.get("cached_share") is None else f"{r['cached_share']:.1%}",
+    ),
     ("TTFT p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"ttft_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("ITL p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"itl_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("e2e p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"e2e_{p}_ms"], 0) for p in ("p50", "p90", "p99"))),

@@ -184,3 +184,22 @@ def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
     # tokens per USD is linear in tok/s: 60 tok/s -> 78 840 000 / 865.70 = 91 070.81 (as one run at 60 tok/s)
     assert round(cost["CPU @ ha"]["mean"], 2) == 91_070.81 and cost["CPU @ ha"]["basis"] == "owned"
     assert "CPU @ ha: 1, 60</title>" in throughput and "lowest and highest night" in throughput
+
+
+def test_comparison_goodput_line(fleet: Path) -> None:
+    """Issue 14: the report prints each side's share of requests within the SLO and cost per 1M good tokens; a
+    level without an SLO on either side gets no line."""
+    import dataclasses
+
+    from tcobench.tasks.compare import compare
+    from tcobench.tasks.report_assets.tables import _goodput_html
+
+    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", resamples=100)
+    assert _goodput_html(result) == ""  # the fleet's runs have no SLO
+    first, *rest = result.strata
+    planted = dataclasses.replace(first, a_good_fraction=0.5, b_good_fraction=0.9, a_good_usd_per_m=2.0)
+    html = _goodput_html(dataclasses.replace(result, strata=(planted, *rest)))
+    assert html == (
+        f'<p class="goodput">Goodput at concurrency {first.concurrency}: A 50.0% of requests within the SLO, '
+        "$2.00 per 1M good tokens; B 90.0% of requests within the SLO, - per 1M good tokens (view goodput).</p>"
+    )
