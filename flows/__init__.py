@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from ._orchestrator import prefect_enabled
 from .benchmark import BenchmarkResult, benchmark
+from .fleet import FleetNight, fleet_host
 from .nightly import NightlyResult, nightly
 from .rebuild_images import ImageResult, rebuild_images
 
 __all__ = [
     "BenchmarkResult",
+    "FleetNight",
     "ImageResult",
     "NightlyResult",
     "benchmark",
+    "fleet_host",
     "nightly",
     "prefect_enabled",
     "rebuild_images",

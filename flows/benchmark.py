@@ -61,6 +61,7 @@ def benchmark(
     on_request: OnRequest | None = None,
     on_event: OnEvent | None = None,
     batch_id: str | None = None,
+    cell: str | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     run_ids: list[str] = []
@@ -69,7 +70,7 @@ def benchmark(
         target = target_of(config, engine.base_url)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         for concurrency in config.workload.concurrency:
-            run = describe_run(config, engine, api, host, batch_id, concurrency)
+            run = describe_run(config, engine, api, host, batch_id, concurrency, cell=cell)
             ctx = RunContext(run.run_id, run.date, run.host)
             access = telemetry_access(config, engine)
             telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)

@@ -18,6 +18,7 @@ throughput). The CI is the percentile interval of the ratio over the resamples.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 from collections import defaultdict
@@ -25,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import duckdb
 import numpy as np
@@ -91,8 +93,23 @@ COMPARABLE: dict[str, Callable[[dict[str, Any]], Any]] = {
     "engine": lambda r: r["engine_name"],
     "engine_version": lambda r: r["engine_version"],
     "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
+    "client_placement (where the load generator ran)": lambda r: _placement(r),
 }
 _TERMS = ("capital", "power", "ops", "adaptation")
+
+
+def _placement(row: dict[str, Any]) -> str:
+    """The run's client placement; for a row stored before placement was recorded, inferred from its engine URL
+    (a loopback host: loopback, anything else: network), as the measuring code then behaved."""
+    recorded = row.get("client_placement")
+    if recorded:
+        return str(recorded)
+    host = urlsplit(str(row.get("engine_url") or "")).hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    return "loopback" if loopback else "network"
 
 
 def _settings_without_paths(text: str | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,8 @@ from .store import write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
 
-RunCell = Callable[..., Any]  # the benchmark flow: (config, prices, store, host, model_cache, batch_id=...) -> result
+# the benchmark flow: (config, prices, store, host, model_cache, batch_id=..., cell=...) -> result
+RunCell = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class CellResult:
     host: str
     status: str  # ok | partial | failed
     run_ids: list[str] = field(default_factory=list)
-    attempts: int = 1
+    attempts: int | None = 1  # None: not known here (fleet mode reads cells back from the store)
     error: str | None = None
 
 
@@ -62,13 +63,14 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: Path, mod
              attempts: int, backoff_s: float) -> CellResult:  # fmt: skip
     for attempt in range(1, attempts + 1):
         try:
-            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id)
+            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id,
+                              cell=cell.label)  # fmt: skip
         except Exception as exc:  # one failing cell never stops the others
             if attempt < attempts and is_io_error(exc):
                 time.sleep(backoff_s * 2 ** (attempt - 1))
                 continue
             error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
-            record = failed_run_record(cell.config, cell.host.name, batch_id, error)
+            record = failed_run_record(cell.config, cell.host.name, batch_id, error, cell=cell.label)
             write_results(store, record, [])
             return CellResult(cell.label, cell.host.name, RunStatus.failed.value, [record.run_id], attempt, error)
         statuses = {r["status"] for r in result.summary.runs.select(["status"]).to_pylist()}
@@ -93,13 +95,24 @@ def run_cells(
     return [_run_one(c, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s) for c in cells]
 
 
-def nightly_markdown(batch_id: str, results: list[CellResult]) -> str:
-    """The night as a markdown table (Prefect artifact and CLI summary)."""
+def _cell_text(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def nightly_markdown(
+    batch_id: str, results: list[CellResult], hosts: Sequence[tuple[str, str, str | None]] = ()
+) -> str:
+    """The night as a markdown table (Prefect artifact and CLI summary); ``hosts``: (host, outcome, reason) of
+    each host's run in fleet mode."""
     failed = [r for r in results if r.status == RunStatus.failed.value]
     lines = [f"# tcobench nightly {batch_id}", "",
              f"{len(results) - len(failed)} of {len(results)} cells succeeded.", "",
              "| cell | status | attempts | runs | error |", "|---|---|---:|---|---|"]  # fmt: skip
     for r in results:
-        error = (r.error or "").replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.cell} | {r.status} | {r.attempts} | {', '.join(x[:8] for x in r.run_ids)} | {error} |")
+        attempts = "-" if r.attempts is None else r.attempts
+        runs = ", ".join(x[:8] for x in r.run_ids)
+        lines.append(f"| {r.cell} | {r.status} | {attempts} | {runs} | {_cell_text(r.error)} |")
+    if hosts:
+        lines += ["", "| host | its run | reason |", "|---|---|---|"]
+        lines += [f"| {host} | {outcome} | {_cell_text(reason)} |" for host, outcome, reason in hosts]
     return "\n".join(lines) + "\n"

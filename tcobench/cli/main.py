@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from tcobench import __version__
 from tcobench.errors import ExitCode
 
-from . import analytics, images, models, nightly, results, run
+from . import analytics, fleet, images, models, nightly, results, run
 from ._common import print_error
 
 try:  # typer >= 0.20 carries its own copy of click; older ones use the click package
@@ -92,7 +92,7 @@ def _root(
     """Measure LLM inference engines on your own hosts and price the tokens (TCO per 1M tokens)."""
 
 
-for _module in (run, results, analytics, images, nightly, models):
+for _module in (run, results, analytics, images, nightly, fleet, models):
     _module.register(app)
 
 

@@ -30,11 +30,22 @@ def register(app: typer.Typer) -> None:
         prices: PricesOpt = None,
         no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect.")] = False,
     ) -> None:
-        """Measure every host of the inventory on the matrix now (hosts in parallel); exit 1 naming failed cells."""
+        """Measure every host of the inventory on the matrix now (hosts in parallel); exit 3 naming failed cells.
+
+        With a [fleet] table in the inventory, each host's cells run on that host's `tcobench worker`
+        (Prefect server from PREFECT_API_URL / PREFECT_API_AUTH_STRING)."""
+        from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
-        load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        plan = load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        if plan.inventory.fleet is not None:
+            if no_prefect:
+                raise ConfigError(f"{inventory} has a [fleet] table: fleet mode runs on Prefect; drop --no-prefect")
+            if not os.environ.get("PREFECT_API_URL"):
+                raise ConfigError(f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
+                                  "PREFECT_API_AUTH_STRING) to the fleet's Prefect server")  # fmt: skip
+            os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()
@@ -44,8 +55,7 @@ def register(app: typer.Typer) -> None:
                          str(prices) if prices else None)  # fmt: skip
         out.print(result.markdown, highlight=False, markup=False)
         if result.failed:
-            names = ", ".join(c.cell for c in result.failed)
-            raise NightlyError(f"{len(result.failed)} cell(s) failed: {names}")
+            raise NightlyError(result.failure_line)
 
     @app.command("serve")
     @guard

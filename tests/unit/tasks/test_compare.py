@@ -193,3 +193,20 @@ def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -
     finally:
         own.close()
     assert "power basis differs: A price-table estimate, B measured" in " ".join(result.notes)
+
+
+def test_compare_refuses_runs_measured_from_different_placements(tmp_path: Path) -> None:
+    near = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw", client_placement="loopback")
+    far = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", client_placement="network",
+                   rtt_p50_ns=2_400_000, engine_url="http://gpu-b.example.internal:8000")  # fmt: skip
+    old = make_run(run_id="c", host="hc", gpu_vendor="amd", hardware_key="test-hw")  # stored before placement was
+    for run in (near, far, old):
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
+                                      for i in range(4)])  # fmt: skip
+    with pytest.raises(QueryError) as info:
+        compare(tmp_path, make_prices(), "host=ha", "host=hb")
+    assert "client_placement (where the load generator ran): A {loopback} vs B {network}" in str(info.value)
+    allowed = compare(tmp_path, make_prices(), "host=ha", "host=hb", allow_different=True, resamples=100)
+    assert allowed.differences == ("client_placement (where the load generator ran): A {loopback} vs B {network}",)
+    # a row from before placement was recorded: its loopback engine URL says loopback, so it compares
+    assert compare(tmp_path, make_prices(), "host=ha", "host=hc", resamples=100).differences == ()
