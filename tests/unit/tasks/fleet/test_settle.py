@@ -24,10 +24,9 @@ def cell(host: str, workload: str = "w") -> Cell:
     return Cell(spec, "zero", "m", workload, CONFIG)
 
 
-def stored(store: Path, c: Cell, concurrency: int, status: str = "ok", started: int = 1, error: str | None = None
-           ) -> str:  # fmt: skip
-    run = make_run(run_id=f"{c.host.name}-{c.workload}-{concurrency}-{started}", batch_id="night", host=c.host.name,
-                   cell=c.label, concurrency=concurrency, status=RunStatus(status), started_ns=started, error=error)  # fmt: skip
+def stored(store: Path, c: Cell, level: int, status: str = "ok", started: int = 1, error: str | None = None) -> str:
+    run = make_run(run_id=f"{c.host.name}-{c.workload}-{level}-{started}", batch_id="night", host=c.host.name,
+                   cell=c.label, concurrency=level, status=RunStatus(status), started_ns=started, error=error)  # fmt: skip
     write_results(store, run, [])
     return run.run_id
 
@@ -38,9 +37,11 @@ def test_cells_are_read_back_and_lost_runs_get_failed_rows_with_the_hosts_reason
     stored(tmp_path, half, 1)  # the host died during the second level
     recorded = failed_run_record(CONFIG, "host-a", "night", "EngineError: engine never came up", cell=broke.label)
     write_results(tmp_path, recorded, [])
-    outcomes = {"host-a": HostOutcome("host-a", "completed", None, "r-a"),
-                "host-b": HostOutcome("host-b", "lost", "host lost: its worker sent no heartbeat for 95 s", "r-b"),
-                "host-c": HostOutcome("host-c", "offline", "host offline: no worker picked up its run", "r-c")}  # fmt: skip
+    outcomes = {
+        "host-a": HostOutcome("host-a", "completed", None, "r-a"),
+        "host-b": HostOutcome("host-b", "lost", "host lost: its worker sent no heartbeat for 95 s", "r-b"),
+        "host-c": HostOutcome("host-c", "offline", "host offline: no worker picked up its run", "r-c"),
+    }
     results = {r.cell: r for r in settle(tmp_path, PRICES, [done, half, gone, broke], "night", outcomes)}
     assert results[done.label].status == "ok" and len(results[done.label].run_ids) == 2
     assert results[half.label].status == "failed"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,9 +81,8 @@ def test_a_run_dies_with_its_worker() -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            with open(f"/proc/{pid}/stat") as stat:
-                if stat.read().split()[2] == "Z":  # exited, waiting to be reaped by init
-                    break
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":  # exited, not yet reaped by init
+                break
         except FileNotFoundError:
             break
         time.sleep(0.1)
