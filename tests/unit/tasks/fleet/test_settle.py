@@ -26,7 +26,8 @@ def cell(host: str, workload: str = "w") -> Cell:
 
 def stored(store: Path, c: Cell, level: int, status: str = "ok", started: int = 1, error: str | None = None) -> str:
     run = make_run(run_id=f"{c.host.name}-{c.workload}-{level}-{started}", batch_id="night", host=c.host.name,
-                   cell=c.label, concurrency=level, status=RunStatus(status), started_ns=started, error=error)  # fmt: skip
+                   cell=c.label, concurrency=level, status=RunStatus(status), started_ns=started,
+                   error=error)  # fmt: skip
     write_results(store, run, [])
     return run.run_id
 
