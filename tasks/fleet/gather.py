@@ -9,8 +9,10 @@ Every host is judged on its own clock (``judge``), so one bad host never holds t
     ended                  COMPLETED / FAILED / CRASHED / CANCELLED  -> completed, or the state's message
 
 A worker's heartbeat is judged by whether it *changes* (clock skew between machines cannot matter), and only while
-the Prefect API answers: after an outage every worker gets ``lost_after_s`` again. If the API stays unreachable
-past a host's last deadline, that host is reported "unreachable" with what is known. Reading and changing states
+the Prefect API answers. After an outage (a failed read, or one that hung in the client's retries) every worker
+gets ``lost_after_s`` again plus 16 of its heartbeat intervals, the longest Prefect's worker backs off between
+failed heartbeats, until its first new heartbeat. If the API stays unreachable past a host's last deadline, that
+host is reported "unreachable" with what is known. Reading and changing states
 uses Prefect's client; the decisions (``judge``) are plain functions of what was read.
 """
 
@@ -53,6 +55,7 @@ class Observation:
     message: str | None
     worker: str  # the worker as messages describe it
     heartbeat: str | None  # the worker's last heartbeat time as the server reports it; None: no such worker
+    heartbeat_interval_s: float = 30.0  # the worker's own heartbeat interval (Prefect's default 30 s)
 
 
 @dataclass
@@ -67,6 +70,7 @@ class HostTrack:
     verdict: tuple[str, str] | None = None  # (status, reason) decided here, kept until the run is final
     heartbeat: str | None = None
     heartbeat_seen: float | None = None
+    after_outage: bool = False  # the API was down: the worker may be backing off until its next heartbeat
     last_state: str | None = None
     outcome: HostOutcome | None = field(default=None)
 
@@ -92,6 +96,8 @@ def _ended(obs: Observation) -> tuple[str, str | None]:
 def judge(track: HostTrack, obs: Observation, now: float, fleet: FleetSettings) -> Action:
     """What to do about one host's run given what was just read (pure apart from updating ``track``)."""
     if obs.heartbeat != track.heartbeat or track.heartbeat_seen is None:
+        if track.heartbeat_seen is not None:
+            track.after_outage = False  # a fresh heartbeat: the worker is back to its rhythm
         track.heartbeat, track.heartbeat_seen = obs.heartbeat, now
     track.last_state = obs.state or track.last_state
     if obs.state in FINAL_STATES:  # a run that completed after all is reported as completed
@@ -109,7 +115,8 @@ def judge(track: HostTrack, obs: Observation, now: float, fleet: FleetSettings) 
         return "wait", None, None
     track.picked = track.picked or now
     silent = now - max(track.heartbeat_seen, track.picked)
-    if obs.heartbeat is not None and silent > fleet.lost_after_s:
+    allowed = fleet.lost_after_s + (16 * obs.heartbeat_interval_s if track.after_outage else 0.0)
+    if obs.heartbeat is not None and silent > allowed:
         return "crash", "lost", (f"host lost: its worker sent no heartbeat for {silent:.0f} s while its run was "
                                  f"{(obs.state or 'running').lower()} ({obs.worker})")  # fmt: skip
     if now - track.picked > fleet.host_budget_s:
@@ -157,6 +164,7 @@ class _Api:
                 message=state.message if state is not None else None,
                 worker=_describe_worker(worker, worker_name(track.host)),
                 heartbeat=beat.isoformat() if beat is not None else None,
+                heartbeat_interval_s=float(getattr(worker, "heartbeat_interval_seconds", None) or 30),
             )
         return seen
 
@@ -230,22 +238,26 @@ def dispatch_and_gather(
     try:
         while any(t.outcome is None for t in tracks):
             time.sleep(fleet.poll_s)
-            now = time.monotonic()
+            asked = time.monotonic()
             pending = [t for t in tracks if t.outcome is None]
             try:
                 seen = api.observe(pending)
             except Exception as exc:  # API down (a server restart): keep every deadline, judge when it is back
+                now = time.monotonic()
                 if down_since is None:
-                    down_since = now
+                    down_since = asked
                     log(f"Prefect API unreachable ({type(exc).__name__}); waiting for it")
                 for track in pending:
                     if now > track.deadline(fleet):
                         _give_up(track, down_since, now)
                 continue
+            now = time.monotonic()
+            if down_since is None and now - asked > max(10.0, 3 * fleet.poll_s):  # hung in the client's retries
+                down_since = asked
             if down_since is not None:
                 log(f"Prefect API back after {now - down_since:.0f} s")
                 for track in pending:
-                    track.heartbeat_seen = now  # workers could not send heartbeats meanwhile
+                    track.heartbeat_seen, track.after_outage = now, True  # no heartbeat could arrive meanwhile
                 down_since = None
             for track in pending:
                 _apply(api, track, judge(track, seen[track.host], now, fleet), now, log)

@@ -46,6 +46,7 @@ def register(app: typer.Typer) -> None:
                 raise ConfigError(f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
                                   "PREFECT_API_AUTH_STRING) to the fleet's Prefect server")  # fmt: skip
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
+            os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
         result = nightly(str(inventory), [str(m) for m in matrix], str(store) if store else None,
                          str(prices) if prices else None)  # fmt: skip
-        out.print(result.markdown, highlight=False, markup=False)
+        out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.failed:
             raise NightlyError(result.failure_line)
 

@@ -65,3 +65,16 @@ def test_final_states_end_the_host_with_their_message() -> None:
     assert judge(cancelled, seen("CANCELLED"), 2.0, FLEET) == ("done", "over-budget", "over budget: ...")
     finished_anyway = HostTrack("h", "r", 0.0, verdict=("over-budget", "over budget: ..."), stopping_since=0.5)
     assert judge(finished_anyway, seen("COMPLETED"), 2.0, FLEET) == ("done", "completed", None)
+
+
+def test_after_an_api_outage_a_worker_gets_its_backoff_before_it_is_lost() -> None:
+    track = HostTrack("host-b", "run-1", dispatched=0.0)
+    slow = Observation(state="RUNNING", message=None, worker=WORKER, heartbeat="t1", heartbeat_interval_s=5)
+    judge(track, slow, 10.0, FLEET)
+    track.heartbeat_seen, track.after_outage = 100.0, True  # what the loop does when the API comes back
+    assert judge(track, slow, 100.0 + 90 + 16 * 5 - 1, FLEET)[0] == "wait"  # Prefect's worker may still back off
+    assert judge(track, slow, 100.0 + 90 + 16 * 5 + 1, FLEET)[1] == "lost"
+    fresh = HostTrack("host-b", "run-1", dispatched=0.0, heartbeat="t1", heartbeat_seen=100.0, after_outage=True)
+    judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 120.0, FLEET)  # its first heartbeat since
+    assert not fresh.after_outage and judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 211.0,
+                                            FLEET)[1] == "lost"  # fmt: skip
