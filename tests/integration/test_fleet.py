@@ -173,8 +173,9 @@ def _fleet_user() -> str | None:
     if os.geteuid() != 0:
         return None
     try:
-        probe = subprocess.run([sys.executable, "-c", "import tcobench.tasks.fleet"], user="nobody", env={"HOME": "/tmp"},
-                               capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        probe = subprocess.run([sys.executable, "-c", "import tcobench.tasks.fleet"], user="nobody",
+                               env={"HOME": "/tmp"}, capture_output=True, text=True, timeout=120,
+                               check=False)  # fmt: skip
         why = probe.stderr.strip()[-300:] if probe.returncode != 0 else None
     except OSError as exc:  # e.g. the venv's interpreter lives under /root
         why = str(exc)
