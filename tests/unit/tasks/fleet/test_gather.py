@@ -47,6 +47,7 @@ def test_over_budget_is_cancelled_then_given_up_after_the_grace() -> None:
     action, status, reason = judge(track, seen("RUNNING", next(beats)), 606.0, FLEET)
     assert (action, status, reason) == ("stop", "over-budget",
                                         "over budget: its run took more than 600 s and was cancelled")  # fmt: skip
+    assert status is not None and reason is not None
     track.stopping_since, track.verdict = 606.0, (status, reason)
     assert judge(track, seen("CANCELLING", next(beats)), 630.0, FLEET)[0] == "wait"
     action, status, reason = judge(track, seen("CANCELLING", next(beats)), 637.0, FLEET)
