@@ -121,3 +121,13 @@ def test_fleet_plan_refuses_what_cannot_run_on_the_host(tmp_path: Path, inventor
     with pytest.raises(ConfigError) as info:
         load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
     assert needle in str(info.value), str(info.value)
+
+
+def test_the_fleet_example_expands_like_the_in_process_one() -> None:
+    matrices = [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"]
+    fleet = load_plan(EXAMPLES / "inventory-fleet.toml", matrices, load_prices(None))
+    local = load_plan(EXAMPLES / "inventory.toml", matrices, load_prices(None))
+    assert fleet.inventory.fleet is not None and local.inventory.fleet is None
+    assert [c.label for c in fleet.cells] == [c.label for c in local.cells]
+    for cell in fleet.cells:  # the local Docker socket of the host that runs the cell
+        assert cell.config.engine.container is not None and cell.config.engine.container.docker_host is None
