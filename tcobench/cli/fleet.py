@@ -20,7 +20,9 @@ from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults
 __all__ = ["register", "store_parameter"]
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
-PoolOpt = Annotated[str, typer.Option("--pool", help="Prefect work pool (type process) [env TCOBENCH_FLEET_POOL].")]
+PoolOpt = Annotated[
+    str, typer.Option("--pool", help=r"Prefect work pool (type process) \[env TCOBENCH_FLEET_POOL; tcobench-fleet].")
+]
 
 
 def _default_pool() -> str:
@@ -71,7 +73,7 @@ def _worker(
 
 
 def _fleet_deploy(
-    inventory: Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TOML) with a [fleet] table.")],
+    inventory: Annotated[Path, typer.Option("--inventory", "-i", help=r"Hosts (TOML) with a \[fleet] table.")],
     matrix: Annotated[list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat.")],
     cron: Annotated[str | None, typer.Option(help="Cron schedule of the nightly, e.g. '0 2 * * *'.")] = None,
     store: StoreOpt = None,

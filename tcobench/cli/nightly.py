@@ -32,8 +32,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Measure every host of the inventory on the matrix now (hosts in parallel); exit 3 naming failed cells.
 
-        With a [fleet] table in the inventory, each host's cells run on that host's `tcobench worker`
-        (Prefect server from PREFECT_API_URL / PREFECT_API_AUTH_STRING)."""
+        When the inventory turns fleet mode on (its fleet table), each host's cells run on that host's
+        `tcobench worker` (Prefect server from PREFECT_API_URL / PREFECT_API_AUTH_STRING)."""
         from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
