@@ -29,6 +29,7 @@ from tcobench.tasks.fleet import (
     ensure_queues,
     host_parameters,
     prices_from_parameters,
+    refuse_remote_engines,
     settle,
 )
 from tcobench.tasks.inventory import NightlyPlan
@@ -58,6 +59,7 @@ def fleet_host(
     check_worker_host(str(host.get("name")))
     settings = Settings()
     host_cells = cells_from_parameters(host, cells)
+    refuse_remote_engines(host_cells)
     results = run_cells(host_cells, benchmark, prices_from_parameters(prices), Path(store) if store else settings.store,
                         settings.model_cache, batch_id, attempts, backoff_s)  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
@@ -123,5 +125,6 @@ def run_fleet(
     deploy_host_flow(fleet.work_pool)
     params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, str(store), attempts, backoff_s)
               for h in hosts}  # fmt: skip
-    outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log())
+    budgets = {h.name: h.budget_s for h in hosts if h.budget_s is not None}
+    outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log(), budgets)
     return FleetNight(settle(store, prices, list(plan.cells), batch_id, outcomes), outcomes)

@@ -31,6 +31,10 @@ class HostSpec(StrictModel):
     hardware: str = Field(min_length=1, description="Key into the price table's [hardware].")
     site: str = Field(default="default", min_length=1, description="Key into [site] (electricity price, PUE).")
     ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
+    budget_s: float | None = Field(
+        default=None, gt=0, description="Fleet mode: time this host's run may take once picked up "
+        "(default: [fleet] host_budget_s).",
+    )  # fmt: skip
 
 
 class FleetSettings(StrictModel):

@@ -13,7 +13,14 @@ outcome back from the store, ``worker`` runs Prefect's worker for one host.
 from __future__ import annotations
 
 from .gather import FINAL_STATES, HostOutcome, HostTrack, Observation, dispatch_and_gather, judge, worker_name
-from .params import cells_from_parameters, host_parameters, prices_from_parameters, refuse_secrets, secret_values
+from .params import (
+    cells_from_parameters,
+    host_parameters,
+    prices_from_parameters,
+    refuse_remote_engines,
+    refuse_secrets,
+    secret_values,
+)
 from .settle import batch_rows, settle
 from .worker import (
     WORKER_HOST_ENV,
@@ -44,6 +51,7 @@ __all__ = [
     "host_parameters",
     "judge",
     "prices_from_parameters",
+    "refuse_remote_engines",
     "refuse_secrets",
     "run_worker",
     "secret_values",

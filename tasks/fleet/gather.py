@@ -65,6 +65,7 @@ class HostTrack:
     host: str
     flow_run_id: str | None
     dispatched: float
+    budget_s: float | None = None  # this host's own budget (HostSpec.budget_s), else the fleet's
     picked: float | None = None
     stopping_since: float | None = None
     verdict: tuple[str, str] | None = None  # (status, reason) decided here, kept until the run is final
@@ -74,9 +75,12 @@ class HostTrack:
     last_state: str | None = None
     outcome: HostOutcome | None = field(default=None)
 
+    def budget(self, fleet: FleetSettings) -> float:
+        return self.budget_s or fleet.host_budget_s
+
     def deadline(self, fleet: FleetSettings) -> float:
         """The latest moment this host can still need: pickup + budget + grace + a lost worker's silence."""
-        return self.dispatched + fleet.pickup_timeout_s + fleet.host_budget_s + fleet.cancel_grace_s + \
+        return self.dispatched + fleet.pickup_timeout_s + self.budget(fleet) + fleet.cancel_grace_s + \
             fleet.lost_after_s  # fmt: skip
 
 
@@ -119,8 +123,8 @@ def judge(track: HostTrack, obs: Observation, now: float, fleet: FleetSettings) 
     if obs.heartbeat is not None and silent > allowed:
         return "crash", "lost", (f"host lost: its worker sent no heartbeat for {silent:.0f} s while its run was "
                                  f"{(obs.state or 'running').lower()} ({obs.worker})")  # fmt: skip
-    if now - track.picked > fleet.host_budget_s:
-        return "stop", "over-budget", f"over budget: its run took more than {fleet.host_budget_s:g} s and was cancelled"
+    if now - track.picked > track.budget(fleet):
+        return "stop", "over-budget", f"over budget: its run took more than {track.budget(fleet):g} s and was cancelled"
     return "wait", None, None
 
 
@@ -177,7 +181,8 @@ class _Api:
         self.client.set_flow_run_state(UUID(flow_run_id), make(message=f"tcobench nightly: {reason}"), force=True)
 
 
-def _dispatch(deployment: str, params: Mapping[str, dict[str, Any]], batch_id: str, log: Log) -> list[HostTrack]:
+def _dispatch(deployment: str, params: Mapping[str, dict[str, Any]], batch_id: str, log: Log,
+              budgets: Mapping[str, float]) -> list[HostTrack]:  # fmt: skip
     from prefect.deployments import run_deployment
 
     tracks = []
@@ -188,12 +193,12 @@ def _dispatch(deployment: str, params: Mapping[str, dict[str, Any]], batch_id: s
                                  flow_run_name=f"{host}-{batch_id[:8]}", tags=["tcobench", f"batch-{batch_id[:8]}"],
                                  idempotency_key=f"tcobench-{batch_id}-{host}")  # fmt: skip
         except Exception as exc:  # the API refused or is down: this host is reported, the others go on
-            track = HostTrack(host, None, now)
+            track = HostTrack(host, None, now, budgets.get(host))
             reason = f"not dispatched: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
             track.outcome = HostOutcome(host, "not-dispatched", reason, None)
             log(f"{host}: {reason}")
         else:
-            track = HostTrack(host, str(run.id), now)
+            track = HostTrack(host, str(run.id), now, budgets.get(host))
             log(f"{host}: run {run.id} queued on work queue {host!r}")
         tracks.append(track)
     return tracks
@@ -229,10 +234,11 @@ def dispatch_and_gather(
     fleet: FleetSettings,
     batch_id: str,
     log: Log = lambda message: None,
+    budgets: Mapping[str, float] | None = None,
 ) -> dict[str, HostOutcome]:
     """Start one run of ``deployment`` per host (``params``: host -> parameters) on the host's queue; every
-    host's outcome once each has ended or been judged."""
-    tracks = _dispatch(deployment, params, batch_id, log)
+    host's outcome once each has ended or been judged. ``budgets``: hosts with a budget of their own."""
+    tracks = _dispatch(deployment, params, batch_id, log, budgets or {})
     api = _Api(fleet.work_pool)
     down_since: float | None = None
     try:

@@ -17,11 +17,20 @@ from collections.abc import Iterator
 from typing import Any
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import BenchmarkConfig, HostSpec, PriceTable
+from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, PriceTable
 
+from ..docker_client import describe_host, is_local
 from ..inventory import Cell
+from ..placement import placement_of_url
 
-__all__ = ["cells_from_parameters", "host_parameters", "prices_from_parameters", "refuse_secrets", "secret_values"]
+__all__ = [
+    "cells_from_parameters",
+    "host_parameters",
+    "prices_from_parameters",
+    "refuse_remote_engines",
+    "refuse_secrets",
+    "secret_values",
+]
 
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:[^/@\s]+@")
 _SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|AUTH_STRING|API_KEY|ACCESS_KEY|CREDENTIAL", re.IGNORECASE)
@@ -61,6 +70,22 @@ def cells_from_parameters(host: dict[str, Any], cells: list[dict[str, Any]]) -> 
     return [Cell(spec, c["engine"], c["model"], c["workload"],
                  _validated(BenchmarkConfig, c["config"], f"fleet-host cell {c.get('engine')}/{c.get('workload')}"))
             for c in cells]  # fmt: skip
+
+
+def refuse_remote_engines(cells: list[Cell]) -> None:
+    """On the host, before anything starts: every engine is on this host (fleet mode measures next to it).
+
+    The plan was checked on the control machine; what "local" means is only known here (this worker's DOCKER_HOST,
+    what ``localhost`` resolves to).
+    """
+    for cell in cells:
+        engine = cell.config.engine
+        if engine.container is not None and not is_local(engine.container.docker_host):
+            raise ConfigError(f"cell {cell.label}: the Docker daemon {describe_host(engine.container.docker_host)} "
+                              "is not this host's; a fleet worker starts engines on its own host's Docker socket "
+                              "(unset DOCKER_HOST in the worker's environment, or point it at unix://...)")  # fmt: skip
+        if engine.url is not None and placement_of_url(engine.url) is not ClientPlacement.loopback:
+            raise ConfigError(f"cell {cell.label}: endpoint {engine.url!r} is not on this host's loopback interface")
 
 
 def prices_from_parameters(prices: dict[str, Any]) -> PriceTable:

@@ -86,13 +86,16 @@ def _fleet_deploy(
     plan = load_plan(inventory, list(matrix), load_prices(prices))
     if plan.inventory.fleet is None:
         raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see README 'Run a fleet')")
+    if store is None and not os.environ.get("TCOBENCH_STORE"):
+        raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
     _need_server("fleet deploy")
     prefect_defaults()
     from tcobench.flows.fleet import HOST_DEPLOYMENT, NIGHTLY_DEPLOYMENT, deploy_nightly
     from tcobench.tasks.fleet import refuse_secrets
 
     params = {"inventory": str(inventory.resolve()), "matrices": [str(m.resolve()) for m in matrix],
-              "store": store_parameter(store), "prices": str(prices.resolve()) if prices else None,
+              "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
+              "prices": str(prices.resolve()) if prices else None,
               "fail_on_failed_cells": True}  # fmt: skip
     refuse_secrets(params, "nightly deployment parameters")
     pool = plan.inventory.fleet.work_pool

@@ -45,6 +45,9 @@ def register(app: typer.Typer) -> None:
             if not os.environ.get("PREFECT_API_URL"):
                 raise ConfigError(f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
                                   "PREFECT_API_AUTH_STRING) to the fleet's Prefect server")  # fmt: skip
+            if store is None and not os.environ.get("TCOBENCH_STORE"):
+                raise ConfigError(f"{inventory} has a [fleet] table: give the store every host writes to "
+                                  "(--store or TCOBENCH_STORE)")  # fmt: skip
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
             os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
         if no_prefect:

@@ -6,7 +6,8 @@ queue and as `tcobench nightly`, and the shared store read back by `tcobench que
 As root, every fleet process runs as `nobody` (the documented setup runs workers unprivileged); where `nobody`
 cannot run this checkout's Python, they run as this user with --allow-root, and the test says so in its output.
 The nights: both hosts complete (through the deployment); host-b's worker is killed mid-cell while host-c's was
-stopped before the night; the Prefect server restarts mid-night. Then every secret the workers held is looked
+stopped before the night and host-d overruns a budget of its own (cancelled through Prefect); the Prefect server
+restarts mid-night. Then every secret the workers held is looked
 for in the store, the Prefect API (parameters, logs, artifacts, deployments...) and every log file.
 """
 
@@ -141,11 +142,13 @@ class Fleet:
         response.raise_for_status()
         return response.json()
 
-    def plan(self, name: str, hosts: list[str], settings: str, workloads: str = STEADY) -> list[str]:
+    def plan(self, name: str, hosts: list[str], settings: str, workloads: str = STEADY,
+             budgets: dict[str, int] | None = None) -> list[str]:  # fmt: skip
         host = '[[hosts]]\nname = "{}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
         inventory = self.root / f"{name}-inventory.toml"
         inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n{settings}\n' +
-                             "".join(host.format(h) for h in hosts), "utf-8")  # fmt: skip
+                             "".join(host.format(h) + (f"budget_s = {(budgets or {})[h]}\n" if h in (budgets or {})
+                                                       else "") for h in hosts), "utf-8")  # fmt: skip
         engines = "".join(f'[[engines]]\nname = "zero-{h}"\nendpoint = "{self.endpoints[h].url}"\nhosts = ["{h}"]\n'
                           for h in hosts)  # fmt: skip
         matrix = self.root / f"{name}-matrix.toml"
@@ -199,9 +202,10 @@ def fleet(prefect_pg: PrefectServer) -> Iterator[Fleet]:
         "auth": registry_auth}}}), "utf-8")  # fmt: skip
     (root / "store").mkdir()
     fleet.own(root / "store")
-    fleet.endpoints = {"host-a": _start_endpoint(2), "host-b": _start_endpoint(150), "host-c": _start_endpoint(2)}
+    fleet.endpoints = {"host-a": _start_endpoint(2), "host-b": _start_endpoint(150), "host-c": _start_endpoint(2),
+                       "host-d": _start_endpoint(150)}  # fmt: skip
     try:
-        fleet.start_worker("host-a", "host-b", "host-c", "control")
+        fleet.start_worker("host-a", "host-b", "host-c", "host-d", "control")
         yield fleet
     finally:
         fleet.stop_worker(*fleet.workers)
@@ -253,9 +257,9 @@ def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet:
     print(f"fleet night through the deployment: {wall:.1f} s for {len(rows)} runs on 2 hosts")
 
 
-def test_killed_and_stopped_workers_cost_their_own_cells_only(fleet: Fleet) -> None:
-    settings = "pickup_timeout_s = 30\nlost_after_s = 12\nhost_budget_s = 240\ncancel_grace_s = 20\n"
-    args = fleet.plan("faults", ["host-a", "host-b", "host-c"], settings)
+def test_killed_stopped_and_overrunning_hosts_cost_their_own_cells_only(fleet: Fleet) -> None:
+    settings = "pickup_timeout_s = 30\nlost_after_s = 12\nhost_budget_s = 240\ncancel_grace_s = 45\n"
+    args = fleet.plan("faults", ["host-a", "host-b", "host-c", "host-d"], settings, budgets={"host-d": 8})
     fleet.stop_worker("host-c")  # stopped before the night starts
     before = fleet.endpoints["host-b"].requests()
     started = time.monotonic()
@@ -273,7 +277,7 @@ def test_killed_and_stopped_workers_cost_their_own_cells_only(fleet: Fleet) -> N
     wall = time.monotonic() - started
     output = (fleet.root / "faults-night.log").read_text("utf-8")
     assert code == 3, output[-4000:]
-    deadline = 30 + 240 + 20 + 12  # pickup + budget + grace + a lost worker's silence
+    deadline = 30 + 240 + 45 + 12  # pickup + budget + grace + a lost worker's silence
     assert wall < deadline, f"the night took {wall:.0f} s, past its deadline of {deadline} s"
     line = next(x for x in output.splitlines() if x.startswith("NightlyError:"))
     assert "host-a/" not in line
@@ -290,8 +294,16 @@ def test_killed_and_stopped_workers_cost_their_own_cells_only(fleet: Fleet) -> N
     offline = by_host["host-c"]
     assert len(offline) == 3 and all(r["status"] == "failed" for r in offline)
     assert all(r["error"].startswith("host offline: no worker picked up its run within 30 s") for r in offline)
-    for cell in ("host-b/zero-host-b/zero/steady", "host-c/zero-host-c/zero/quick"):
+    over = by_host["host-d"]
+    assert over and all(r["status"] == "failed" for r in over if r["cell"].endswith("/steady"))
+    assert any(r["error"].startswith("over budget: its run took more than 8 s and was cancelled") for r in over)
+    for cell in ("host-b/zero-host-b/zero/steady", "host-c/zero-host-c/zero/quick", "host-d/zero-host-d/zero/steady"):
         assert cell in line
+    runs = fleet.api("POST", "/flow_runs/filter", {"flow_runs": {"name": {"any_": [f"host-d-{batch[:8]}"]}}})
+    assert [r["state_type"] for r in runs] == ["CANCELLED"], runs  # Prefect's worker stopped the run
+    served = fleet.endpoints["host-d"].requests()
+    time.sleep(5)
+    assert fleet.endpoints["host-d"].requests() == served  # nothing is still measuring host-d
     print(f"faults night: host-b killed at {killed:.1f} s, night over at {wall:.1f} s (deadline {deadline} s)")
     fleet.start_worker("host-b", "host-c")
 

@@ -39,7 +39,14 @@ def test_worker_needs_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
     assert done.exit_code == 1 and done.stderr.startswith("ConfigError: tcobench worker needs the fleet's Prefect")
 
 
-def test_fleet_nightly_needs_prefect_and_a_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_fleet_nightly_needs_prefect_a_server_and_a_shared_store(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:  # fmt: skip
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    monkeypatch.delenv("TCOBENCH_STORE", raising=False)
+    no_store = runner.invoke(app, ["nightly", *FLEET])
+    assert (
+        no_store.exit_code == 1 and "give the store every host writes to (--store or TCOBENCH_STORE)" in no_store.stderr
+    )
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     no_prefect = runner.invoke(app, ["nightly", *FLEET, "--store", str(tmp_path), "--no-prefect"])
     assert no_prefect.exit_code == 1 and "fleet mode runs on Prefect; drop --no-prefect" in no_prefect.stderr
@@ -50,10 +57,13 @@ def test_fleet_nightly_needs_prefect_and_a_server(monkeypatch: pytest.MonkeyPatc
 
 def test_fleet_deploy_refuses_an_inventory_without_fleet_and_a_missing_server(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("TCOBENCH_STORE", raising=False)
     plain = ["-i", str(EXAMPLES / "inventory.toml"), *FLEET[2:]]
     done = runner.invoke(app, ["fleet", "deploy", *plain])
     assert done.exit_code == 1 and "no [fleet] table; fleet mode is opt-in" in done.stderr
     done = runner.invoke(app, ["fleet", "deploy", *FLEET])
+    assert done.exit_code == 1 and "give the store every host writes to" in done.stderr
+    done = runner.invoke(app, ["fleet", "deploy", *FLEET, "--store", "/srv/store"])
     assert done.exit_code == 1 and "tcobench fleet deploy needs the fleet's Prefect server" in done.stderr
     done = runner.invoke(app, ["fleet", "status"])
     assert done.exit_code == 1 and "tcobench fleet status needs the fleet's Prefect server" in done.stderr

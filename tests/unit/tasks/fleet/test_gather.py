@@ -79,3 +79,11 @@ def test_after_an_api_outage_a_worker_gets_its_backoff_before_it_is_lost() -> No
     judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 120.0, FLEET)  # its first heartbeat since
     assert not fresh.after_outage and judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 211.0,
                                             FLEET)[1] == "lost"  # fmt: skip
+
+
+def test_a_host_with_a_budget_of_its_own_is_held_to_it() -> None:
+    track = HostTrack("host-d", "run-1", dispatched=0.0, budget_s=20)
+    judge(track, seen("RUNNING", "t1"), 1.0, FLEET)
+    assert judge(track, seen("RUNNING", "t2"), 20.0, FLEET)[0] == "wait"
+    assert judge(track, seen("RUNNING", "t3"), 22.0, FLEET)[:2] == ("stop", "over-budget")
+    assert track.deadline(FLEET) == 0.0 + 60 + 20 + 30 + 90

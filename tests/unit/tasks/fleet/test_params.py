@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from tcobench.errors import ConfigError
-from tcobench.tasks.fleet import cells_from_parameters, host_parameters, prices_from_parameters, refuse_secrets
+from tcobench.schemas import BenchmarkConfig
+from tcobench.tasks.fleet import (
+    cells_from_parameters,
+    host_parameters,
+    prices_from_parameters,
+    refuse_remote_engines,
+    refuse_secrets,
+)
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.prices import load_prices
 
@@ -60,3 +67,20 @@ def test_secrets_are_refused_by_name_never_echoed(value: object, needle: str, mo
 def test_plain_values_and_short_flags_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HAS_TOKEN", "1")  # too short to be a secret: it would match everywhere
     refuse_secrets({"store": "/srv/store", "url": "http://127.0.0.1:1/v1", "n": [1, 2]}, "parameters")
+
+
+def test_a_host_refuses_engines_that_are_not_its_own(plan: NightlyPlan, monkeypatch: pytest.MonkeyPatch) -> None:
+    (cell,) = plan.cells_of("host-a")
+    refuse_remote_engines([cell])  # http://127.0.0.1:8080: this host's loopback
+    elsewhere = cell.config.model_copy(update={"engine": cell.config.engine.model_copy(
+        update={"url": "http://192.0.2.7:8080"})})  # fmt: skip
+    with pytest.raises(ConfigError, match="endpoint 'http://192.0.2.7:8080' is not on this host's loopback"):
+        refuse_remote_engines([cell.__class__(cell.host, "e", "m", "w", elsewhere)])
+    container = BenchmarkConfig.model_validate_json(
+        '{"engine": {"kind": "container", "container": {"image": "llama-cpp-cpu"}}}'
+    )
+    monkeypatch.setenv("DOCKER_HOST", "tcp://gpu-7.example.internal:2376")  # the worker's environment
+    with pytest.raises(ConfigError, match="the Docker daemon tcp://gpu-7.example.internal:2376 is not this host's"):
+        refuse_remote_engines([cell.__class__(cell.host, "e", "m", "w", container)])
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/user/1000/docker.sock")  # rootless Docker on this host
+    refuse_remote_engines([cell.__class__(cell.host, "e", "m", "w", container)])
