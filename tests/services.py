@@ -86,6 +86,18 @@ def _wait_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | None
     return False
 
 
+def _stop_group(process: subprocess.Popen[bytes] | None, grace_s: float) -> None:
+    """SIGTERM the process group of a server started with start_new_session; SIGKILL after ``grace_s``."""
+    if process is None or process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
 def pg_bin() -> Path | None:
     """Folder of the newest PostgreSQL server binaries on this machine, if any."""
     root = Path("/usr/lib/postgresql")
@@ -260,13 +272,7 @@ class S3Server:
         return True
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        _stop_group(self.process, 10)
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -345,13 +351,7 @@ class PrefectServer:
         return time.monotonic() - down
 
     def _terminate(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        _stop_group(self.process, 30)
 
     def stop(self) -> None:
         self._terminate()

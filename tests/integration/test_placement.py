@@ -14,10 +14,8 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 
 import pytest
 from cli_helpers import tcobench
+from dockerd import extra_daemon
 
 from tests.services import free_ports, require
 
@@ -116,38 +115,11 @@ def remote_daemon(netns: Namespace, cpu_image: dict[str, str], docker_host: str,
     """A Docker daemon inside the namespace on tcp://NS_IP:PORT, holding a copy of the CPU engine image."""
     if shutil.which("dockerd") is None:
         require("the remote-Docker placement test needs dockerd")
-    root = Path(tmp_path_factory.mktemp("dockerd-remote", numbered=True))
     (port,) = free_ports(1)
     url = f"tcp://{netns.ns_ip}:{port}"
-    log = (root / "dockerd.log").open("wb")
-    proc = subprocess.Popen(netns.exec("dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false", "-H", url,
-                                       "-H", f"unix://{root}/docker.sock", "--data-root", str(root / "data"),
-                                       "--exec-root", str(root / "exec"), "--pidfile", str(root / "docker.pid")),
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    try:
-        for _ in range(240):  # dockerd waits ~15 s before it serves a tcp socket without TLS
-            if subprocess.run(["docker", "-H", url, "version"], capture_output=True, check=False).returncode == 0:
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail(f"dockerd in the namespace did not start: {(root / 'dockerd.log').read_text()[-2000:]}")
-        save = subprocess.Popen(["docker", "-H", docker_host, "save", cpu_image["reference"]], stdout=subprocess.PIPE)
-        loaded = subprocess.run(["docker", "-H", url, "load"], stdin=save.stdout, capture_output=True, text=True,
-                                check=False)  # fmt: skip
-        save.wait()
-        assert loaded.returncode == 0, loaded.stderr
+    with extra_daemon(Path(tmp_path_factory.mktemp("dockerd-remote", numbered=True)), cpu_image["reference"],
+                      docker_host, listen=[url], prefix=netns.exec()):  # fmt: skip
         yield url
-    finally:
-        ids = subprocess.run(["docker", "-H", url, "ps", "-aq"], capture_output=True, text=True, check=False).stdout
-        if ids.split():
-            subprocess.run(["docker", "-H", url, "rm", "-f", *ids.split()], capture_output=True, check=False)
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=60)
-        log.close()
-        for line in reversed(Path("/proc/mounts").read_text().splitlines()):
-            if line.split()[1].startswith(str(root)):
-                subprocess.run(["umount", "-l", line.split()[1]], check=False)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.docker
