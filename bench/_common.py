@@ -1,4 +1,6 @@
-"""Helpers shared by the bench scripts: the zero-cost endpoint as a pinned subprocess, load, percentiles."""
+"""Helpers shared by the bench scripts: the zero-cost endpoint as a pinned subprocess, load, machine facts.
+
+Percentiles: tcobench.tasks.quantile (the rule of the SQL views)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,12 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BENCH", "ROOT", "Endpoint", "cpu_seconds", "endpoint", "load_average", "machine", "pct", "wait_quiet"]
+__all__ = ["BENCH", "ROOT", "Endpoint", "cpu_seconds", "endpoint", "load_average", "machine", "wait_quiet"]
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -23,14 +25,6 @@ ROOT = BENCH.parent
 class Endpoint:
     url: str
     pid: int
-
-
-def pct(values: Sequence[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..1); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
 
 
 def load_average() -> str:

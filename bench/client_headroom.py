@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import cpu_seconds, endpoint, load_average, machine, pct
+from _common import cpu_seconds, endpoint, load_average, machine
 
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.measure import RunContext, Target, measure
+from tcobench.tasks.quantile import quantile
 
 PROMPT = " ".join(["a"] * 16)
 
@@ -70,8 +71,8 @@ def figures(sc: Scenario, ttft_ns: list[int], gaps_ns: list[int], ok: int, error
         "ok": ok, "errors": errors, "window_s": window_s,
         "req_s": ok / window_s if window_s else None,
         "tok_s": tokens / window_s if window_s else None,
-        "ttft_err_p50_ms": pct(ttft_err, 0.5), "ttft_err_p99_ms": pct(ttft_err, 0.99),
-        "itl_err_p50_ms": pct(gap_err, 0.5), "itl_err_p99_ms": pct(gap_err, 0.99),
+        "ttft_err_p50_ms": quantile(ttft_err, 0.5), "ttft_err_p99_ms": quantile(ttft_err, 0.99),
+        "itl_err_p50_ms": quantile(gap_err, 0.5), "itl_err_p99_ms": quantile(gap_err, 0.99),
     }  # fmt: skip
 
 

@@ -184,7 +184,9 @@ def prepare_proposed(store: Path) -> Path:
         return out
     con = _plain_connection(store)
     out.mkdir(parents=True)
-    con.execute(dict(sql_views())["run_summary"])
+    views = dict(sql_views())
+    con.execute(views["request_metrics"])
+    con.execute(views["run_summary"])
     t0 = time.monotonic()
     for table, select in (("runs", "SELECT *, left(date, 7) AS month FROM runs"),
                           ("requests", "SELECT *, left(date, 7) AS month FROM requests"),

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tcobench.tasks.quantile import quantile
+
 __all__ = ["EndpointConfig", "Stats", "ZeroProtocol", "main", "serve", "start_in_thread"]
 
 TOKEN_TEXT = " tok"
@@ -54,15 +56,11 @@ class Stats:
     lateness_ns: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        late = sorted(self.lateness_ns)
-
-        def q(p: float) -> int | None:
-            return late[min(len(late) - 1, int(p * len(late)))] if late else None
-
+        late = self.lateness_ns
         mean = statistics.fmean(late) if late else None
         return {"requests": self.requests, "tokens": self.tokens, "timed_writes": len(late),
-                "lateness_ns": {"p50": q(0.5), "p99": q(0.99), "max": late[-1] if late else None,
-                                "mean": mean}}  # fmt: skip
+                "lateness_ns": {"p50": quantile(late, 0.5), "p99": quantile(late, 0.99),
+                                "max": max(late) if late else None, "mean": mean}}  # fmt: skip
 
 
 def _chunk(payload: bytes) -> bytes:

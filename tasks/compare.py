@@ -1,6 +1,6 @@
 """compare: cost efficiency of two selections of runs, with a bootstrap confidence interval and a verdict.
 
-Cost efficiency is tokens per USD (``tokens_month / total_usd_month`` of view ``cost_basis``); the ratio is
+Cost efficiency is tokens per USD (view ``cost_basis``: output_tokens_per_usd or total_tokens_per_usd); the ratio is
 A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A is R times as cost-efficient".
 
 A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separates alternatives of one key:
@@ -9,11 +9,13 @@ A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separ
 setting that shapes the measurement (``COMPARABLE``) must be the same on both sides, or the comparison is
 refused with the list of differences (``allow_different=True`` overrides that, and the differences are kept).
 
-Point estimate of a selection (the same as view ``platform_cost``): the mean over nights (run dates) of the
-mean over that night's runs of tokens per USD. Bootstrap (fixed seed): resample nights, runs within each
-night, and measured requests within each run; a resampled run's tokens per USD is its measured figure times
-(sum tokens* / sum e2e*) / (sum tokens / sum e2e) over the resampled requests (a ratio estimator of its
-throughput). The CI is the percentile interval of the ratio over the resamples.
+Point estimates of a selection (the same as view ``platform_cost``): the night-weighted mean (SQL macro
+``night_weighted_mean``: the mean over nights, run dates, of the mean over that night's runs) of view
+``cost_basis``' tokens per USD, tokens/s and monthly cost terms. Bootstrap (fixed seed): resample nights, runs
+within each night, and ok requests within each run (view ``request_metrics``); a resampled run's tokens per
+USD is its measured figure times (sum tokens* / sum e2e*) / (sum tokens / sum e2e) over the resampled requests
+(a ratio estimator of its throughput), and a replicate weighs nights as ``night_weighted_mean`` does. The CI
+is the percentile interval of the ratio over the resamples (tasks/quantile.py: the views' quantile rule).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PriceTable
 
+from .quantile import quantile
 from .query import connect, freeze_views
 
 __all__ = [
@@ -51,8 +54,9 @@ __all__ = [
     "load_candidates",
     "load_runs",
     "load_samples",
+    "night_weighted",
     "parse_selection",
-    "point_efficiency",
+    "percentile_interval",
     "verdict",
 ]
 
@@ -180,14 +184,6 @@ class RunSample:
     e2e_s: np.ndarray  # per ok measured request: end-to-end latency, s
 
 
-def point_efficiency(samples: Sequence[RunSample]) -> float:
-    """Mean over nights of the mean over the night's runs of tokens per USD."""
-    nights: dict[str, list[float]] = defaultdict(list)
-    for s in samples:
-        nights[s.night].append(s.tokens_per_usd)
-    return float(np.mean([np.mean(v) for v in nights.values()]))
-
-
 def _run_replicates(sample: RunSample, resamples: int, rng: np.random.Generator) -> np.ndarray:
     n = len(sample.tokens)
     if n < 2 or sample.e2e_s.sum() <= 0:
@@ -199,7 +195,8 @@ def _run_replicates(sample: RunSample, resamples: int, rng: np.random.Generator)
 
 
 def bootstrap_efficiency(samples: Sequence[RunSample], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``resamples`` bootstrap replicates of point_efficiency: nights, runs within nights, requests within runs."""
+    """``resamples`` bootstrap replicates of the night-weighted tokens per USD: nights, runs within nights and
+    requests within runs are resampled; each replicate is the mean over its nights of each night's mean."""
     ordered = sorted(samples, key=lambda s: (s.night, s.run_id))
     nights: dict[str, list[np.ndarray]] = defaultdict(list)
     for s in ordered:
@@ -323,12 +320,10 @@ def load_candidates(con: duckdb.DuckDBPyConnection, basis: str) -> list[dict[str
 
 
 def load_samples(con: duckdb.DuckDBPyConnection, runs: Sequence[dict[str, Any]], tokens: str) -> list[RunSample]:
-    """RunSample per run row (tokens: 'output' or 'total')."""
-    counted = "output_tokens" if tokens == "output" else "coalesce(prompt_tokens, 0) + output_tokens"
+    """RunSample per run row (tokens: 'output' or 'total'), from the ok requests of view request_metrics."""
     query = (
-        f"SELECT run_id, {counted} AS tokens, e2e_ns / 1e9 AS e2e_s FROM requests "
-        "WHERE phase = 'measure' AND error IS NULL AND output_tokens IS NOT NULL AND e2e_ns > 0 "
-        "AND list_contains($ids, run_id)"
+        f"SELECT run_id, {tokens}_tokens AS tokens, e2e_ns / 1e9 AS e2e_s FROM request_metrics "
+        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND list_contains($ids, run_id)"
     )
     found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for run_id, n, secs in con.execute(query, {"ids": [r["run_id"] for r in runs]}).fetchall():
@@ -341,6 +336,21 @@ def load_samples(con: duckdb.DuckDBPyConnection, runs: Sequence[dict[str, Any]],
         )
         for r in runs
     ]
+
+
+# view cost_basis' columns that compare reports per side, each night-weighted (macro night_weighted_mean)
+_NIGHT_WEIGHTED = ("output_tokens_per_usd", "total_tokens_per_usd", "output_tok_s", "total_tok_s", "total_usd_month",
+                   *(f"{term}_usd_month" for term in _TERMS))  # fmt: skip
+
+
+def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: str) -> dict[str, float]:
+    """The night-weighted mean of each of view cost_basis' cost and rate columns over these runs on ``basis``
+    (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
+    columns = ", ".join(f"night_weighted_mean(list(({c}, date))) AS {c}" for c in _NIGHT_WEIGHTED)
+    sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains($ids, run_id)"
+    row = con.execute(sql, {"basis": basis, "ids": list(run_ids)}).fetchone()
+    assert row is not None, "an aggregate without GROUP BY returns one row"
+    return {c: math.nan if v is None else float(v) for c, v in zip(_NIGHT_WEIGHTED, row, strict=True)}
 
 
 def _short(value: Any) -> str:
@@ -359,17 +369,14 @@ def comparison_differences(a_rows: Sequence[dict[str, Any]], b_rows: Sequence[di
     return found
 
 
-def _terms(
-    a_rows: Sequence[dict[str, Any]], b_rows: Sequence[dict[str, Any]], a_eff: float, b_eff: float
-) -> tuple[CostTerm, ...]:
-    """Per-1M-token share of each monthly term: cost per 1M x sum(term) / sum(total), as in platform_cost."""
+def _terms(a: dict[str, float], b: dict[str, float], a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
+    """Per-1M-token share of each monthly term: cost per 1M x term / total (night-weighted), as in platform_cost."""
 
-    def split(rows: Sequence[dict[str, Any]], eff: float) -> dict[str, float]:
-        total = sum(r["total_usd_month"] for r in rows)
-        return {t: 1e6 / eff * sum(r[f"{t}_usd_month"] for r in rows) / total for t in _TERMS}
+    def split(side: dict[str, float], eff: float) -> dict[str, float]:
+        return {t: 1e6 / eff * side[f"{t}_usd_month"] / side["total_usd_month"] for t in _TERMS}
 
-    a, b = split(a_rows, a_eff), split(b_rows, b_eff)
-    return tuple(CostTerm(t, a[t], b[t]) for t in _TERMS)
+    a_split, b_split = split(a, a_eff), split(b, b_eff)
+    return tuple(CostTerm(t, a_split[t], b_split[t]) for t in _TERMS)
 
 
 def _nights(rows: Sequence[dict[str, Any]]) -> int:
@@ -440,12 +447,13 @@ def _stratum(
     rng: np.random.Generator,
 ) -> tuple[Stratum, np.ndarray]:
     a_samples, b_samples = load_samples(con, a_rows, opts.tokens), load_samples(con, b_rows, opts.tokens)
-    a_eff, b_eff = point_efficiency(a_samples), point_efficiency(b_samples)
+    a = night_weighted(con, [r["run_id"] for r in a_rows], opts.basis)
+    b = night_weighted(con, [r["run_id"] for r in b_rows], opts.basis)
+    per_usd, rate = f"{opts.tokens}_tokens_per_usd", f"{opts.tokens}_tok_s"
+    a_eff, b_eff = a[per_usd], b[per_usd]
     reps = bootstrap_efficiency(a_samples, opts.resamples, rng) / bootstrap_efficiency(b_samples, opts.resamples, rng)
-    tail = (1 - opts.confidence) / 2 * 100
-    lo, hi = (float(x) for x in np.percentile(reps, [tail, 100 - tail]))
+    lo, hi = percentile_interval(reps, opts.confidence)
     ratio = a_eff / b_eff
-    rate = f"{opts.tokens}_tok_s"
     stratum = Stratum(
         concurrency=level,
         a_runs=len(a_rows),
@@ -454,14 +462,14 @@ def _stratum(
         b_nights=_nights(b_rows),
         a_tokens_per_usd=a_eff,
         b_tokens_per_usd=b_eff,
-        a_tok_s=float(np.mean([r[rate] for r in a_rows])),
-        b_tok_s=float(np.mean([r[rate] for r in b_rows])),
-        a_usd_month=float(np.mean([r["total_usd_month"] for r in a_rows])),
-        b_usd_month=float(np.mean([r["total_usd_month"] for r in b_rows])),
+        a_tok_s=a[rate],
+        b_tok_s=b[rate],
+        a_usd_month=a["total_usd_month"],
+        b_usd_month=b["total_usd_month"],
         ratio=ratio,
         lo=lo,
         hi=hi,
-        terms=_terms(a_rows, b_rows, a_eff, b_eff),
+        terms=_terms(a, b, a_eff, b_eff),
         verdict=verdict(opts.claim, lo, hi) if opts.claim is not None else None,
     )
     return stratum, reps
@@ -581,7 +589,12 @@ def _pooled(
     if len(strata) < 2:
         return None, None
     ratio = math.exp(float(np.mean([math.log(s.ratio) for s in strata])))
-    pooled_reps = np.exp(np.log(np.vstack(reps)).mean(axis=0))
-    tail = (1 - opts.confidence) / 2 * 100
-    lo, hi = (float(x) for x in np.percentile(pooled_reps, [tail, 100 - tail]))
+    lo, hi = percentile_interval(np.exp(np.log(np.vstack(reps)).mean(axis=0)), opts.confidence)
     return (ratio, lo, hi), (verdict(opts.claim, lo, hi) if opts.claim is not None else None)
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval: the (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of the replicates."""
+    lo, hi = quantile(replicates, (1 - confidence) / 2), quantile(replicates, (1 + confidence) / 2)
+    assert lo is not None and hi is not None, "there are at least 100 replicates"
+    return lo, hi

@@ -3,8 +3,10 @@
 Each run of a series (oldest first, view ``nightly_trend``) is tested against the runs before it (up to
 ``window`` of them, at least ``min_prior``) on its per-request samples of two metrics:
 
-- ``decode_tok_s``: (output_tokens - 1) / decode time of each ok measured request (tokens/s; higher is better)
-- ``ttft_ms``: time to first token of each ok measured request (ms; lower is better)
+- ``decode_tok_s``: view request_metrics' decode_tok_s of each ok request (tokens/s; higher is better)
+- ``ttft_ms``: request_metrics' ttft_ns / 1e6 of each ok request (ms; lower is better)
+
+Medians are tcobench's one quantile rule (tasks/quantile.py, = SQL quantile_cont) at 0.5.
 
 A change is flagged only when all of these hold, so run-to-run noise is not reported as a change:
 
@@ -34,6 +36,7 @@ import numpy as np
 from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable
 
+from .quantile import quantile
 from .query import connect, freeze_views
 
 __all__ = ["METRICS", "Change", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
@@ -134,12 +137,7 @@ class _Rules:
 
 
 def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, np.ndarray]]:
-    query = """
-        SELECT run_id,
-               CASE WHEN output_tokens > 1 AND decode_ns > 0 THEN (output_tokens - 1) / decode_ns * 1e9 END,
-               ttft_ns / 1e6
-        FROM requests WHERE phase = 'measure' AND error IS NULL
-    """
+    query = "SELECT run_id, decode_tok_s, ttft_ns / 1e6 FROM request_metrics WHERE ok"
     found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for run_id, rate, ttft in con.execute(query).fetchall():
         if rate is not None:
@@ -149,6 +147,12 @@ def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, np.ndarray]]
     return {k: {"decode_tok_s": np.array(v[0]), "ttft_ms": np.array(v[1])} for k, v in found.items()}
 
 
+def _median(values: np.ndarray) -> float:
+    found = quantile(values, 0.5)
+    assert found is not None, "callers pass non-empty samples"
+    return found
+
+
 def _change(metric: str, now: np.ndarray, prior: list[np.ndarray], rules: _Rules) -> Change | None:
     prior = [p for p in prior if len(p)]
     if len(now) == 0 or len(prior) < rules.min_prior:
@@ -156,9 +160,9 @@ def _change(metric: str, now: np.ndarray, prior: list[np.ndarray], rules: _Rules
     pooled = np.concatenate(prior)
     u, p = mann_whitney_u(now, pooled)
     effect = 2 * u / (len(now) * len(pooled)) - 1
-    median, prior_median = float(np.median(now)), float(np.median(pooled))
+    median, prior_median = _median(now), _median(pooled)
     change = median / prior_median - 1 if prior_median else 0.0
-    medians = [float(np.median(s)) for s in prior]
+    medians = [_median(s) for s in prior]
     noise_sd = float(np.std(medians, ddof=1)) if len(medians) >= 2 else None
     beyond_noise = noise_sd is None or abs(median - float(np.mean(medians))) > rules.noise_k * noise_sd
     flagged = p < rules.alpha and abs(effect) >= rules.min_effect and abs(change) >= rules.min_change and beyond_noise

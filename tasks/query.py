@@ -4,7 +4,8 @@ Base views (``runs``, ``requests``, ``telemetry``, ``images``) read the Parquet 
 ``requests`` and ``telemetry`` only show rows whose run row exists (a run row is written last);
 ``images`` (image builds and pushes) is not tied to runs.
 Price tables (``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price
-table. Every file in ``tcobench/sql`` then defines one view, in file-name order.
+table. Every file in ``tcobench/sql`` then defines one view (or one macro: night_means, night_weighted_mean), named
+as the file, in file-name order; docs/formulas.md says which file holds which formula.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def sql_views() -> list[tuple[str, str]]:
-    """(view name, SQL text) of every shipped view, in creation order."""
+    """(name, SQL text) of every shipped view and macro, in creation order (macros: ``CREATE ... MACRO``)."""
     folder = files("tcobench").joinpath("sql")
     names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
     return [(n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names]

@@ -40,6 +40,7 @@ from .report_assets import (
     provenance_section,
     query_rows,
     record_card_section,
+    register_platforms,
     targets_section,
     throughput_figure,
     trend_section,
@@ -84,6 +85,7 @@ def _context(
         raise QueryError("no measured run to report" + (f" matches --select {select!r}" if select else " is stored"))
     groups = group_platforms(runs)
     of_run = {run_id: p for p in groups for run_id in p.run_ids}
+    register_platforms(con, of_run)
     return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed)
 
 

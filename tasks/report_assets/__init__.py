@@ -3,7 +3,7 @@ report's sections (tables.py: headline, record card, trend, provenance; figures.
 
 from __future__ import annotations
 
-from .context import Platform, ReportContext, group_platforms, query_rows
+from .context import Platform, ReportContext, group_platforms, query_rows, register_platforms
 from .figures import (
     cost_figure,
     distribution_figure,
@@ -39,6 +39,7 @@ __all__ = [
     "provenance_section",
     "record_card_section",
     "query_rows",
+    "register_platforms",
     "scatter_chart",
     "targets_section",
     "throughput_figure",

@@ -13,20 +13,23 @@ from html import escape
 from typing import Any
 
 import duckdb
-import numpy as np
+import pyarrow as pa
 
 from .svg import PALETTE
 
 __all__ = [
     "DASHES",
     "GROUP_FIELDS",
+    "PLATFORM_TABLE",
     "Platform",
     "ReportContext",
-    "cheapest_level",
+    "cheapest_levels",
     "figure",
     "fmt",
     "group_platforms",
+    "night_weighted_rows",
     "query_rows",
+    "register_platforms",
     "table",
     "usd",
 ]
@@ -34,6 +37,7 @@ __all__ = [
 DASHES = (None, "7 3", "2 3", "9 3 2 3", "4 4")
 
 GROUP_FIELDS = ("host", "gpu", "hardware_key", "model_name", "workload", "engine_name")
+PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id -> platform label
 
 
 @dataclass(frozen=True)
@@ -85,12 +89,40 @@ def group_platforms(runs: list[dict[str, Any]]) -> list[Platform]:
     return platforms
 
 
-def cheapest_level(p: Platform, owned: dict[str, dict[str, Any]]) -> int | None:
-    costs: dict[int, list[float]] = defaultdict(list)
-    for run_id in p.run_ids:
-        if run_id in owned:
-            costs[owned[run_id]["concurrency"]].append(owned[run_id]["output_tokens_per_usd"])
-    return max(costs, key=lambda c: float(np.mean(costs[c]))) if costs else None
+def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platform]) -> None:
+    """Register PLATFORM_TABLE (run_id, platform label) for the runs in the report."""
+    con.register(PLATFORM_TABLE, pa.table({"run_id": list(of_run), "platform": [p.label for p in of_run.values()]}))
+
+
+def night_weighted_rows(
+    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", **params: Any
+) -> list[dict[str, Any]]:
+    """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
+    with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
+    ``value`` (SQL macro night_weighted_mean: the mean over nights of each night's mean over its runs), the
+    ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and ``runs``. ``extra``: more
+    aggregates (", bool_and(v.x) AS y"); ``params``: ``$name`` parameters of ``source``."""
+    group = "".join(f", v.{column}" for column in by)
+    pairs = f"list((v.{value}, r.date))"
+    sql = (
+        f"SELECT p.platform, r.concurrency{group}, night_weighted_mean({pairs}) AS mean, "
+        f"list_min(night_means({pairs})) AS lowest, list_max(night_means({pairs})) AS highest, "
+        f"count(DISTINCT r.date) AS nights, count(*) AS runs{extra} "
+        f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
+        f"WHERE v.{value} IS NOT NULL GROUP BY ALL ORDER BY p.platform, r.concurrency{group}"
+    )
+    rows: list[dict[str, Any]] = ctx.con.sql(sql, params=params or None).to_arrow_table().to_pylist()
+    return rows
+
+
+def cheapest_levels(owned: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Per platform label, the concurrency with the most tokens per USD, from night_weighted_rows of
+    view cost_basis' output_tokens_per_usd on the owned basis."""
+    best: dict[str, dict[str, Any]] = {}
+    for row in owned:
+        if row["platform"] not in best or row["mean"] > best[row["platform"]]["mean"]:
+            best[row["platform"]] = row
+    return {label: row["concurrency"] for label, row in best.items()}
 
 
 def fmt(value: Any, digits: int = 1) -> str:

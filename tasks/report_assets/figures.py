@@ -8,8 +8,20 @@ from typing import Any
 
 import numpy as np
 
-from ..compare import bootstrap_efficiency, load_candidates, load_samples, point_efficiency
-from .context import DASHES, Platform, ReportContext, cheapest_level, figure, fmt, query_rows, table, usd
+from ..compare import bootstrap_efficiency, load_candidates, load_samples, percentile_interval
+from .context import (
+    DASHES,
+    PLATFORM_TABLE,
+    Platform,
+    ReportContext,
+    cheapest_levels,
+    figure,
+    fmt,
+    night_weighted_rows,
+    query_rows,
+    table,
+    usd,
+)
 from .svg import Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
 
 __all__ = [
@@ -23,14 +35,12 @@ __all__ = [
 
 
 def throughput_figure(ctx: ReportContext) -> str:
+    rows = night_weighted_rows(ctx, "run_summary", "output_tok_s")
     lines = []
     for p in ctx.platforms:
-        by_level: dict[int, list[float]] = defaultdict(list)
-        for r in ctx.runs:
-            if r["run_id"] in p.run_ids:
-                by_level[r["concurrency"]].append(r["output_tok_s"])
-        pts = [(float(c), float(np.mean(v))) for c, v in sorted(by_level.items())]
-        errs = [(float(c), min(v), max(v)) for c, v in sorted(by_level.items()) if len(v) > 1]
+        mine = [r for r in rows if r["platform"] == p.label]
+        pts = [(float(r["concurrency"]), r["mean"]) for r in mine]
+        errs = [(float(r["concurrency"]), r["lowest"], r["highest"]) for r in mine if r["nights"] > 1]
         lines.append(Line(p.label, p.color, pts, errors=errs))
     levels = {r["concurrency"] for r in ctx.runs}
     log_x = max(levels) / max(min(levels), 1) >= 8
@@ -45,7 +55,8 @@ def throughput_figure(ctx: ReportContext) -> str:
         "Throughput vs concurrency",
         chart,
         legend([(p.label, p.color, None) for p in ctx.platforms]),
-        "Mean over nights; bars span the lowest and highest night.",
+        "Aggregate output tokens/s of a run (view run_summary), averaged over nights: the mean over nights of each "
+        "night's mean over its runs (macro night_weighted_mean). Bars span the lowest and highest night's mean.",
     )
 
 
@@ -54,69 +65,79 @@ _PROBS = [i / 100 for i in range(101)]
 
 def distribution_figure(ctx: ReportContext, metric: str) -> str:
     if metric == "ttft":
-        source = "SELECT run_id, ttft_ns / 1e6 AS v FROM requests WHERE ttft_ns IS NOT NULL"
+        values = "SELECT run_id, ttft_ns / 1e6 AS v FROM request_metrics WHERE ok AND ttft_ns IS NOT NULL"
         caption, axis = "Time to first token (TTFT), distribution", "TTFT (ms), log scale"
     else:
-        source = "SELECT run_id, unnest(itl_ns) / 1e6 AS v FROM requests"
+        values = "SELECT run_id, unnest(itl_ns) / 1e6 AS v FROM request_metrics WHERE ok"
         caption, axis = "Inter-token latency (ITL), distribution", "gap between tokens (ms), log scale"
-    sql = (
-        f"WITH x AS ({source}{' AND' if metric == 'ttft' else ' WHERE'} phase = 'measure' AND error IS NULL "
-        "AND list_contains($ids, run_id)) SELECT x.run_id, r.concurrency, quantile_cont(v, $p) AS q "
-        "FROM x JOIN runs AS r USING (run_id) GROUP BY ALL"
+    # per run: its quantile_cont at every probability of _PROBS, one row each (i = 1-based index into _PROBS)
+    per_run = (
+        "(SELECT run_id, generate_subscripts(qs, 1) AS i, unnest(qs) AS q FROM (SELECT run_id, quantile_cont(v, $p) "
+        f"AS qs FROM ({values}) WHERE run_id IN (SELECT run_id FROM {PLATFORM_TABLE}) GROUP BY run_id))"
     )
-    rows = ctx.con.sql(sql, params={"ids": ctx.ids, "p": _PROBS}).to_arrow_table().to_pylist()
-    per_line: dict[tuple[str, int], list[list[float]]] = defaultdict(list)
-    for row in rows:
-        per_line[(ctx.of_run[row["run_id"]].label, row["concurrency"])].append(row["q"])
-    levels = sorted({c for _, c in per_line})
+    curves: dict[tuple[str, int], list[tuple[int, float]]] = defaultdict(list)
+    for row in night_weighted_rows(ctx, per_run, "q", by=("i",), p=_PROBS):
+        curves[(row["platform"], row["concurrency"])].append((row["i"], row["mean"]))
+    levels = sorted({c for _, c in curves})
     lines, items = [], []
     for p in ctx.platforms:
         for c in levels:
-            if (p.label, c) not in per_line:
+            if (p.label, c) not in curves:
                 continue
-            quantiles = np.mean(np.array(per_line[(p.label, c)]), axis=0)  # mean quantile curve over runs
             dash = DASHES[levels.index(c) % len(DASHES)]
             label = f"{p.label}, c={c}"
-            lines.append(
-                Line(label, p.color, [(max(float(q), 1e-3), pr) for q, pr in zip(quantiles, _PROBS, strict=True)], dash)
-            )
+            pts = [(max(q, 1e-3), _PROBS[i - 1]) for i, q in sorted(curves[(p.label, c)])]
+            lines.append(Line(label, p.color, pts, dash))
             items.append((label, p.color, dash))
-    note = "Each curve: the quantiles of a run's ok measured requests, averaged over the runs (nights) of that line."
+    note = (
+        "Each curve: at every probability, the quantile (quantile_cont) of each run's ok measured requests, averaged "
+        "over nights (the mean over nights of each night's mean over its runs)."
+    )
     return figure(caption, ecdf_chart(lines, axis), legend(items), note)
 
 
 _COST_NOTE = (
-    "Each platform at its cheapest concurrency on the owned basis. Solid: owned (capex amortised + power + ops + "
-    "adaptation); dashed outline: per-GPU-hour rates (rented or published all-in owned rates) + ops + adaptation. "
-    "Whiskers: bootstrap 95% CI over nights, runs and requests."
+    "Each platform at its cheapest concurrency on the owned basis. Cost per 1M output tokens = 1e6 / tokens per USD, "
+    "where tokens per USD (view cost_basis) is averaged over nights: the mean over nights of each night's mean over "
+    "its runs, as in view platform_cost. Solid: owned (capex amortised + power + ops + adaptation); dashed outline: "
+    "per-GPU-hour rates (rented or published all-in owned rates) + ops + adaptation. Whiskers: bootstrap 95% CI "
+    "over nights, runs and requests."
 )
 
 
-def _cost_bar(ctx: ReportContext, p: Platform, basis: str, rows: list[dict[str, Any]], rng: np.random.Generator) -> Bar:
-    """Cost per 1M output tokens of these runs (1e6 / tokens per USD) with its bootstrap 95% CI."""
-    samples = load_samples(ctx.con, rows, "output")
-    reps = bootstrap_efficiency(samples, ctx.resamples, rng)
-    lo, hi = (1e6 / float(v) for v in np.percentile(reps, [97.5, 2.5]))
-    value, level = 1e6 / point_efficiency(samples), rows[0]["concurrency"]
+def _cost_bar(
+    ctx: ReportContext, p: Platform, point: dict[str, Any], rows: list[dict[str, Any]], rng: np.random.Generator
+) -> Bar:
+    """Cost per 1M output tokens of these runs (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI."""
+    reps = bootstrap_efficiency(load_samples(ctx.con, rows, "output"), ctx.resamples, rng)
+    fewest, most = percentile_interval(reps, 0.95)  # tokens per USD
+    lo, hi = 1e6 / most, 1e6 / fewest
+    value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
     title = (f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
-             f"{usd(hi)} ({len(rows)} runs)")  # fmt: skip
+             f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)")  # fmt: skip
     return Bar(f"{basis} (c={level})", value, p.color, lo, hi, title=title, hollow=basis != "owned",
                series=p.label, note=f"{usd(value)} ({usd(lo)}-{usd(hi)})", group=p.label)  # fmt: skip
 
 
+def _cost_points(ctx: ReportContext) -> list[dict[str, Any]]:
+    """Night-weighted output tokens per USD per platform, concurrency and basis (owned first)."""
+    rows = night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",))
+    return sorted(rows, key=lambda r: (r["basis"] != "owned", r["basis"]))
+
+
 def cost_figure(ctx: ReportContext) -> str:
     """Cost per 1M output tokens with CI, per platform and cost basis (owned, then every GPU-hour tier)."""
-    query = "SELECT DISTINCT basis FROM cost_basis ORDER BY basis <> 'owned', basis"
-    candidates = {basis: load_candidates(ctx.con, basis) for (basis,) in ctx.con.execute(query).fetchall()}
-    owned = {r["run_id"]: r for r in candidates.get("owned", [])}
+    points = _cost_points(ctx)
+    cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
+    candidates = {basis: load_candidates(ctx.con, basis) for basis in dict.fromkeys(r["basis"] for r in points)}
     rng = np.random.default_rng(ctx.seed)
     bars = []
     for p in ctx.platforms:
-        level = cheapest_level(p, owned)
-        for basis, rows in candidates.items():
-            mine = [r for r in rows if r["run_id"] in p.run_ids and r["concurrency"] == level]
-            if mine:
-                bars.append(_cost_bar(ctx, p, basis, mine, rng))
+        for point in points:
+            if point["platform"] == p.label and point["concurrency"] == cheapest.get(p.label):
+                mine = [r for r in candidates[point["basis"]] if r["run_id"] in p.run_ids
+                        and r["concurrency"] == point["concurrency"]]  # fmt: skip
+                bars.append(_cost_bar(ctx, p, point, mine, rng))
     if not bars:
         return "<p>No priced run: cost per 1M tokens needs the run's hardware, site and ops price rows.</p>"
     chart = bar_chart(bars, "USD per 1M output tokens", label_width=230)
@@ -125,17 +146,13 @@ def cost_figure(ctx: ReportContext) -> str:
 
 
 def pareto_figure(ctx: ReportContext) -> str:
-    tco = {r["run_id"]: r for r in query_rows(ctx.con, "SELECT * FROM tco WHERE list_contains($ids, run_id)", ctx.ids)}
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for r in ctx.runs:
-        if tco.get(r["run_id"], {}).get("usd_per_m_output_tokens") is not None and r["e2e_p90_ms"] is not None:
-            groups[(ctx.of_run[r["run_id"]].label, r["concurrency"])].append(r)
-    points = []
-    for (label, level), rows in groups.items():
-        p = next(p for p in ctx.platforms if p.label == label)
-        x = float(np.mean([r["e2e_p90_ms"] for r in rows]))
-        y = float(np.mean([tco[r["run_id"]]["usd_per_m_output_tokens"] for r in rows]))
-        points.append((x, y, p, level))
+    latency = {
+        (r["platform"], r["concurrency"]): r["mean"] for r in night_weighted_rows(ctx, "run_summary", "e2e_p90_ms")
+    }
+    owned = [r for r in _cost_points(ctx) if r["basis"] == "owned"]
+    by_label = {p.label: p for p in ctx.platforms}
+    points = [(latency[(r["platform"], r["concurrency"])], 1e6 / r["mean"], by_label[r["platform"]], r["concurrency"])
+              for r in owned if (r["platform"], r["concurrency"]) in latency]  # fmt: skip
     if not points:
         return "<p>No priced run with latency figures: no cost vs latency chart.</p>"
     frontier, best = [], float("inf")
@@ -168,24 +185,19 @@ def pareto_figure(ctx: ReportContext) -> str:
         "Cost vs latency (Pareto)",
         chart,
         legend([(p.label, p.color, None) for p in ctx.platforms]),
-        "One point per platform and concurrency (mean over nights). Ringed points are Pareto-optimal: no "
-        "other point is both faster and cheaper.",
+        "One point per platform and concurrency: x the runs' e2e p90 latency (view run_summary), y 1e6 / tokens per "
+        "USD (view cost_basis, owned), each averaged over nights (the mean over nights of each night's mean over its "
+        "runs). Ringed points are Pareto-optimal: no other point is both faster and cheaper.",
     )
 
 
 def energy_figure(ctx: ReportContext) -> str:
-    rows = query_rows(ctx.con, "SELECT * FROM efficiency WHERE list_contains($ids, run_id)", ctx.ids)
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        if r["j_per_output_token"] is not None:
-            groups[(ctx.of_run[r["run_id"]].label, r["concurrency"])].append(r)
+    measured_sql = ", bool_and(v.energy_basis = 'measured') AS measured"
+    rows = night_weighted_rows(ctx, "efficiency", "j_per_output_token", extra=measured_sql)
     bars = []
     for p in ctx.platforms:
-        for (label, level), items in sorted(groups.items(), key=lambda kv: kv[0][1]):
-            if label != p.label:
-                continue
-            j = float(np.mean([i["j_per_output_token"] for i in items]))
-            measured = all(i["energy_basis"] == "measured" for i in items)
+        for row in (r for r in rows if r["platform"] == p.label):
+            j, level, measured = row["mean"], row["concurrency"], row["measured"]
             per_kwh = 3.6e6 / j if j else 0.0
             bars.append(
                 Bar(
@@ -206,8 +218,9 @@ def energy_figure(ctx: ReportContext) -> str:
         "Energy per output token",
         bar_chart(bars, "joules per output token (device)", label_width=150),
         legend([(p.label, p.color, None) for p in ctx.platforms]),
-        "Solid: measured (energy counter or integrated power over the measurement window / output "
-        "tokens). Dashed outline: estimate from the price table's load watts / throughput.",
+        "Joules per output token (view efficiency) averaged over nights: the mean over nights of each night's mean "
+        "over its runs. Solid: every run measured (energy counter or integrated power over the measurement window / "
+        "output tokens). Dashed outline: an estimate from the price table's load watts / throughput for some run.",
     )
 
 
@@ -219,8 +232,9 @@ _TARGET_NOTE = (
     "targets from the price table's [latency_target] rows)."
 )
 _SENSITIVITY_NOTE = (
-    "View sensitivity: the same run re-priced at other utilisations (also: electricity price, lifetime). A card "
-    "at 30% utilisation is not cheaper than one at 80%."
+    "View sensitivity: the same runs re-priced at other utilisations (also: electricity price, lifetime); cost per "
+    "1M output tokens = 1e6 / tokens per USD averaged over nights (the mean over nights of each night's mean over "
+    "its runs). A card at 30% utilisation is not cheaper than one at 80%."
 )
 
 
@@ -248,23 +262,16 @@ def _target_rows(ctx: ReportContext) -> list[list[str]]:
 
 def _sensitivity_lines(ctx: ReportContext) -> list[Line]:
     """Per platform, at its cheapest concurrency: cost per 1M output tokens against utilisation."""
-    found = query_rows(
-        ctx.con,
-        "SELECT run_id, value, usd_per_m_output_tokens FROM sensitivity "
-        "WHERE parameter = 'utilisation' AND list_contains($ids, run_id)",
-        ctx.ids,
-    )
-    owned = {r["run_id"]: r for r in load_candidates(ctx.con, "owned")}
+    source = "(SELECT * FROM sensitivity WHERE parameter = 'utilisation')"
+    found = night_weighted_rows(ctx, source, "output_tokens_per_usd", by=("value",))
+    cheapest = cheapest_levels([r for r in _cost_points(ctx) if r["basis"] == "owned"])
     lines = []
     for p in ctx.platforms:
-        level = cheapest_level(p, owned)
-        curve: dict[float, list[float]] = defaultdict(list)
-        for s in found:
-            priced = owned.get(s["run_id"]) if s["run_id"] in p.run_ids else None
-            if priced is not None and priced["concurrency"] == level and s["usd_per_m_output_tokens"] is not None:
-                curve[s["value"]].append(s["usd_per_m_output_tokens"])
-        if curve:
-            points = [(u, float(np.mean(v))) for u, v in sorted(curve.items())]
+        level = cheapest.get(p.label)
+        points = [
+            (r["value"], 1e6 / r["mean"]) for r in found if r["platform"] == p.label and r["concurrency"] == level
+        ]
+        if points:
             lines.append(Line(f"{p.label} (c={level})", p.color, points))
     return lines
 

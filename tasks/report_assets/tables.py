@@ -69,8 +69,9 @@ def _comparison_html(c: Comparison) -> str:
     terms = [[escape(t.term), usd(t.a_usd_per_m), usd(t.b_usd_per_m), usd(t.b_minus_a)] for t in level.terms]
     note = (
         f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "
-        f"A). CI: bootstrap, {c.resamples} resamples of nights, runs within nights and requests within runs "
-        f"(seed {c.seed}). {' '.join(c.notes)}"
+        f"A). Each side's tok/s, $/1M and cost terms: the mean over nights of each night's mean over its runs "
+        f"(view cost_basis; as in view platform_cost). CI: bootstrap, {c.resamples} resamples of nights, runs within "
+        f"nights and requests within runs (seed {c.seed}). {' '.join(c.notes)}"
     )
     return (
         f'<p class="headline">{sentence}</p>' + table(headers, rows, numeric=range(1, 9))

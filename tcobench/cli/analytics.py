@@ -99,7 +99,8 @@ def _print_comparison(c: Comparison) -> None:
     out.print(table)
     out.print(
         f"ratio = {c.tokens} tokens per USD of A / of B (= cost per 1M tokens of B / of A): A is that many times "
-        f"as cost-efficient as B. CI: percentile bootstrap, {c.resamples} resamples of nights, runs within nights "
+        f"as cost-efficient as B. Each side's tok/s, $/1M and cost terms: the mean over nights of each night's mean "
+        f"over its runs. CI: percentile bootstrap, {c.resamples} resamples of nights, runs within nights "
         f"and requests within runs, seed {c.seed}.",
         style="dim", highlight=False,
     )  # fmt: skip

@@ -1,78 +1,61 @@
--- run_summary: one row per run, over its measured requests only (requests.phase = 'measure').
+-- run_summary: one row per run, over its measured requests (view request_metrics: measured, ok).
 --
--- A run with no measured request still has its row (n = 0, metrics NULL). Percentiles are
--- quantile_cont (linear interpolation). "ok" requests are measured requests with error IS NULL;
--- latency and token figures use ok requests only.
+-- A run with no measured request still has its row (n = 0, metrics NULL). Percentiles are quantile_cont
+-- (linear interpolation between the two nearest order statistics; docs/formulas.md says why). Latency, rate
+-- and token figures are over ok requests only (request_metrics.ok); per-request figures are request_metrics'.
 --
 -- Identity (copied from runs): run_id, batch_id, host, date, engine_name, engine_version,
 --   model_name, workload, load_mode, concurrency, status
 -- started               TIMESTAMP (UTC, microseconds) = make_timestamp(runs.started_ns // 1000)
--- n                     measured requests                            count
--- errors                measured requests with error IS NOT NULL     count
--- ok                    measured requests with error IS NULL         count
--- ttft_p50_ms/p90/p99   quantile_cont(ttft_ns, q) / 1e6              ms
+-- n                     measured requests                                 count
+-- errors                measured requests that are not ok                 count
+-- ok                    ok measured requests                              count
+-- ttft_p50_ms/p90/p99   quantile_cont(ttft_ns, q) / 1e6                   ms
 -- itl_p50_ms/p90/p99    quantile_cont over every gap of every ok request, unnest(itl_ns), / 1e6   ms
--- e2e_p50_ms/p90/p99    quantile_cont(e2e_ns, q) / 1e6               ms
--- tpot_mean_ms          mean over ok requests with output_tokens > 1 of
---                       decode_ns / (output_tokens - 1) / 1e6        ms per output token
+-- e2e_p50_ms/p90/p99    quantile_cont(e2e_ns, q) / 1e6                    ms
+-- tpot_mean_ms          avg(tpot_ns) / 1e6                                ms per output token
+-- tpot_p50_ms/p90/p99   quantile_cont(tpot_ns, q) / 1e6                   ms per output token
 -- req_decode_tok_s_mean, req_decode_tok_s_p50
---                       mean / median over ok requests with output_tokens > 1 and decode_ns > 0 of
---                       (output_tokens - 1) / decode_ns * 1e9        tokens/s per request (client clock)
+--                       avg / quantile_cont(0.5) of decode_tok_s          tokens/s per request (client clock)
 -- server_decode_tok_s_mean, server_decode_tok_s_p50
---                       mean / median over ok requests with server_eval_ns > 0 of
---                       server_eval_count / server_eval_ns * 1e9     tokens/s (engine clock; NULL if unreported)
--- prompt_tokens         sum(prompt_tokens) over ok requests          tokens (NULL if never counted)
--- output_tokens         sum(output_tokens) over ok requests          tokens (NULL if never counted)
--- measure_s             (measure_end_ns - measure_start_ns) / 1e9    s
--- output_tok_s          output_tokens / measure_s                    tokens/s, aggregate over the run
--- total_tok_s           (prompt_tokens + output_tokens) / measure_s  tokens/s, aggregate over the run
+--                       avg / quantile_cont(0.5) of server_decode_tok_s   tokens/s (engine clock; NULL if unreported)
+-- prompt_tokens         sum(prompt_tokens)                                tokens (NULL if never counted)
+-- output_tokens         sum(output_tokens)                                tokens (NULL if never counted)
+-- measure_s             (measure_end_ns - measure_start_ns) / 1e9         s
+-- output_tok_s          output_tokens / measure_s                         tokens/s, aggregate over the run
+-- total_tok_s           (prompt_tokens + output_tokens) / measure_s       tokens/s, aggregate over the run
 --                       (NULL when measure_s is 0 or NULL)
 CREATE OR REPLACE VIEW run_summary AS
-WITH measured AS (
-    SELECT * FROM requests WHERE phase = 'measure'
-),
-per_request AS (
-    SELECT
-        run_id,
-        error IS NULL AS is_ok,
-        ttft_ns,
-        e2e_ns,
-        prompt_tokens,
-        output_tokens,
-        CASE WHEN output_tokens > 1 AND decode_ns IS NOT NULL
-            THEN decode_ns / (output_tokens - 1) END AS tpot_ns,
-        CASE WHEN output_tokens > 1 AND decode_ns > 0
-            THEN (output_tokens - 1) / decode_ns * 1e9 END AS decode_tok_s,
-        CASE WHEN server_eval_ns > 0
-            THEN server_eval_count / server_eval_ns * 1e9 END AS server_tok_s
-    FROM measured
-),
-request_stats AS (
+WITH request_stats AS (
     SELECT
         run_id,
         count(*) AS n,
-        count(*) FILTER (WHERE NOT is_ok) AS errors,
-        count(*) FILTER (WHERE is_ok) AS ok,
-        quantile_cont(ttft_ns, 0.50) FILTER (WHERE is_ok) / 1e6 AS ttft_p50_ms,
-        quantile_cont(ttft_ns, 0.90) FILTER (WHERE is_ok) / 1e6 AS ttft_p90_ms,
-        quantile_cont(ttft_ns, 0.99) FILTER (WHERE is_ok) / 1e6 AS ttft_p99_ms,
-        quantile_cont(e2e_ns, 0.50) FILTER (WHERE is_ok) / 1e6 AS e2e_p50_ms,
-        quantile_cont(e2e_ns, 0.90) FILTER (WHERE is_ok) / 1e6 AS e2e_p90_ms,
-        quantile_cont(e2e_ns, 0.99) FILTER (WHERE is_ok) / 1e6 AS e2e_p99_ms,
-        avg(tpot_ns) FILTER (WHERE is_ok) / 1e6 AS tpot_mean_ms,
-        avg(decode_tok_s) FILTER (WHERE is_ok) AS req_decode_tok_s_mean,
-        quantile_cont(decode_tok_s, 0.50) FILTER (WHERE is_ok) AS req_decode_tok_s_p50,
-        avg(server_tok_s) FILTER (WHERE is_ok) AS server_decode_tok_s_mean,
-        quantile_cont(server_tok_s, 0.50) FILTER (WHERE is_ok) AS server_decode_tok_s_p50,
-        CAST(sum(prompt_tokens) FILTER (WHERE is_ok) AS BIGINT) AS prompt_tokens,
-        CAST(sum(output_tokens) FILTER (WHERE is_ok) AS BIGINT) AS output_tokens
-    FROM per_request
+        count(*) FILTER (WHERE NOT ok) AS errors,
+        count(*) FILTER (WHERE ok) AS ok,
+        quantile_cont(ttft_ns, 0.50) FILTER (WHERE ok) / 1e6 AS ttft_p50_ms,
+        quantile_cont(ttft_ns, 0.90) FILTER (WHERE ok) / 1e6 AS ttft_p90_ms,
+        quantile_cont(ttft_ns, 0.99) FILTER (WHERE ok) / 1e6 AS ttft_p99_ms,
+        quantile_cont(e2e_ns, 0.50) FILTER (WHERE ok) / 1e6 AS e2e_p50_ms,
+        quantile_cont(e2e_ns, 0.90) FILTER (WHERE ok) / 1e6 AS e2e_p90_ms,
+        quantile_cont(e2e_ns, 0.99) FILTER (WHERE ok) / 1e6 AS e2e_p99_ms,
+        avg(tpot_ns) FILTER (WHERE ok) / 1e6 AS tpot_mean_ms,
+        quantile_cont(tpot_ns, 0.50) FILTER (WHERE ok) / 1e6 AS tpot_p50_ms,
+        quantile_cont(tpot_ns, 0.90) FILTER (WHERE ok) / 1e6 AS tpot_p90_ms,
+        quantile_cont(tpot_ns, 0.99) FILTER (WHERE ok) / 1e6 AS tpot_p99_ms,
+        avg(decode_tok_s) FILTER (WHERE ok) AS req_decode_tok_s_mean,
+        quantile_cont(decode_tok_s, 0.50) FILTER (WHERE ok) AS req_decode_tok_s_p50,
+        avg(server_decode_tok_s) FILTER (WHERE ok) AS server_decode_tok_s_mean,
+        quantile_cont(server_decode_tok_s, 0.50) FILTER (WHERE ok) AS server_decode_tok_s_p50,
+        CAST(sum(prompt_tokens) FILTER (WHERE ok) AS BIGINT) AS prompt_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE ok) AS BIGINT) AS output_tokens
+    FROM request_metrics
+    WHERE measured
     GROUP BY run_id
 ),
 gaps AS (
     SELECT run_id, unnest(itl_ns) AS gap_ns
-    FROM measured
-    WHERE error IS NULL
+    FROM request_metrics
+    WHERE ok
 ),
 gap_stats AS (
     SELECT
@@ -116,13 +99,19 @@ joined AS (
         s.server_decode_tok_s_p50,
         s.prompt_tokens,
         s.output_tokens,
-        (r.measure_end_ns - r.measure_start_ns) / 1e9 AS measure_s
+        (r.measure_end_ns - r.measure_start_ns) / 1e9 AS measure_s,
+        s.tpot_p50_ms,
+        s.tpot_p90_ms,
+        s.tpot_p99_ms
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
 )
 SELECT
-    *,
+    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms),
     output_tokens / NULLIF(measure_s, 0) AS output_tok_s,
-    (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s
+    (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s,
+    tpot_p50_ms,
+    tpot_p90_ms,
+    tpot_p99_ms
 FROM joined;

@@ -12,7 +12,7 @@
 --   mean_w         energy_j / span_s                                                                   W
 --   window_j       mean_w * measurement window (measure_end_ns - measure_start_ns) / 1e9                 J
 --   idle_w         sum over devices of mean power_mw / 1e3 over samples marked phase = 'idle'            W
---   j_per_output_token  window_j / output tokens of the run's successful measured requests             J/token
+--   j_per_output_token  window_j / run_summary.output_tokens (output tokens of the ok measured requests) J/token
 --   peak_vram_bytes     max over sample instants of the sum over devices of mem_used_bytes             bytes
 --   max_gap_ms     largest gap between consecutive samples of one device in the span                    ms
 --   valid          at least 2 samples per device, an energy figure, and
@@ -90,10 +90,6 @@ vram AS (
     FROM (SELECT run_id, ts_ns, sum(mem_used_bytes) AS total FROM telemetry GROUP BY run_id, ts_ns)
     GROUP BY run_id
 ),
-tokens AS (
-    SELECT run_id, sum(output_tokens) AS output_tokens
-    FROM requests WHERE phase = 'measure' AND error IS NULL GROUP BY run_id
-),
 chosen AS (
     SELECT
         p.*,
@@ -103,6 +99,10 @@ chosen AS (
         (w.t1 - w.t0) / 1e9 AS window_s
     FROM per_run AS p
     JOIN win AS w USING (run_id)
+),
+rated AS (
+    SELECT *, energy_j / nullif(span_s, 0) AS mean_w, mean_w * window_s AS window_j
+    FROM chosen
 )
 SELECT
     c.run_id,
@@ -114,10 +114,10 @@ SELECT
     c.integrated_j,
     c.energy_j,
     c.energy_source,
-    c.energy_j / nullif(c.span_s, 0) AS mean_w,
-    c.energy_j / nullif(c.span_s, 0) * c.window_s AS window_j,
+    c.mean_w,
+    c.window_j,
     i.idle_w,
-    c.energy_j / nullif(c.span_s, 0) * c.window_s / nullif(k.output_tokens, 0) AS j_per_output_token,
+    c.window_j / nullif(k.output_tokens, 0) AS j_per_output_token,
     v.peak_vram_bytes,
     c.max_gap_ms,
     c.min_samples >= 2 AND c.energy_j IS NOT NULL
@@ -132,8 +132,8 @@ SELECT
         WHEN c.energy_source = 'integrated' AND c.max_gap_ms > 500
             THEN 'a gap of ' || CAST(round(c.max_gap_ms) AS BIGINT) || ' ms between samples exceeds 500 ms'
     END AS invalid_reason
-FROM chosen AS c
+FROM rated AS c
 JOIN runs AS r USING (run_id)
 LEFT JOIN idle AS i USING (run_id)
 LEFT JOIN vram AS v USING (run_id)
-LEFT JOIN tokens AS k USING (run_id);
+LEFT JOIN run_summary AS k USING (run_id);

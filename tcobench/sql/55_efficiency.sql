@@ -7,10 +7,9 @@
 -- output_tokens_per_kwh  3.6e6 / j_per_output_token                                          tokens/kWh (IT)
 -- electricity_usd_per_m_output_tokens
 --                        j_per_output_token * pue / 3.6e6 * kwh_usd * 1e6                     USD per 1M tokens
---                        (electricity at load with the facility overhead: the seed's "electricity cost
---                         per token" x 1e6; tco's monthly power term also pays for idle hours)
--- output_tokens_per_usd  output_tokens_month / total_usd_month                                tokens/USD
--- total_tokens_per_usd   total_tokens_month / total_usd_month                                 tokens/USD
+--                        (electricity at load with the facility overhead, per 1M output tokens; tco's monthly
+--                         power term also pays for idle hours)
+-- output_tokens_per_usd, total_tokens_per_usd   tco's (tokens per month / total USD per month) tokens/USD
 CREATE OR REPLACE VIEW efficiency AS
 WITH joules AS (
     SELECT
@@ -24,8 +23,8 @@ WITH joules AS (
         CASE WHEN energy_valid THEN 'measured' ELSE 'estimate: price-table load watts' END AS energy_basis,
         CASE WHEN energy_valid THEN measured_j_per_output_token ELSE load_w_used / NULLIF(output_tok_s, 0) END
             AS j_per_output_token,
-        output_tokens_month / NULLIF(total_usd_month, 0) AS output_tokens_per_usd,
-        total_tokens_month / NULLIF(total_usd_month, 0) AS total_tokens_per_usd
+        output_tokens_per_usd,
+        total_tokens_per_usd
     FROM tco
 )
 SELECT

@@ -3,28 +3,20 @@
 --
 -- Targets come from the price table's [latency_target.*] rows (ttft_p90_ms, tpot_p90_ms).
 -- A platform is (host, hardware_key, gpu_name, engine_name, model_name, workload, prompt_set_hash).
---   tpot_p90_ms        quantile_cont over ok measured requests with output_tokens > 1 of
---                      decode_ns / (output_tokens - 1), 0.90 / 1e6                          ms per output token
---   meets              run_summary.ttft_p90_ms <= ttft target AND tpot_p90_ms <= tpot target
+--   ttft_p90_ms, tpot_p90_ms   run_summary's (ok measured requests)                       ms, ms per output token
+--   meets              ttft_p90_ms <= ttft target AND tpot_p90_ms <= tpot target
 --   runs, runs_meeting runs of the platform with a cost / of them meeting the target         count
 --   best_run_id        arg_max(run_id, output_tok_s) over runs meeting the target
 --   output_tok_s, concurrency, ttft_p90_ms, tpot_p90_ms, usd_per_m_output_tokens   of that run
 --                      (all NULL when no run meets the target)
 CREATE OR REPLACE VIEW cost_at_latency_target AS
-WITH tpot AS (
-    SELECT run_id, quantile_cont(decode_ns / (output_tokens - 1), 0.90) / 1e6 AS tpot_p90_ms
-    FROM requests
-    WHERE phase = 'measure' AND error IS NULL AND output_tokens > 1 AND decode_ns IS NOT NULL
-    GROUP BY run_id
-),
-candidates AS (
+WITH candidates AS (
     SELECT
         t.run_id, t.host, t.hardware_key, r.gpu_name, t.engine_name, t.model_name, t.workload, r.prompt_set_hash,
-        t.concurrency, t.output_tok_s, s.ttft_p90_ms, p.tpot_p90_ms, t.usd_per_m_output_tokens
+        t.concurrency, t.output_tok_s, s.ttft_p90_ms, s.tpot_p90_ms, t.usd_per_m_output_tokens
     FROM tco AS t
     JOIN runs AS r ON r.run_id = t.run_id
     JOIN run_summary AS s ON s.run_id = t.run_id
-    LEFT JOIN tpot AS p ON p.run_id = t.run_id
     WHERE t.usd_per_m_output_tokens IS NOT NULL
 ),
 judged AS (

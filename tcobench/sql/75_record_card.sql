@@ -8,7 +8,7 @@
 -- mean_input_tokens      run_summary.prompt_tokens / ok                                       tokens per request
 -- requests_ok            ok measured requests; at_least_20 = requests_ok >= 20 (the seed's minimum)
 -- mean_tok_s, p50_tok_s  per-request decode rate: the engine's eval_count / eval_duration where it reports
---                        it (Ollama), else the client's (output_tokens - 1) / decode time;
+--                        it (Ollama), else the client's (run_summary's server_ / req_decode_tok_s_*);
 --                        tok_s_source says which                                               tokens/s
 -- p50_latency_ms         run_summary.e2e_p50_ms                                                ms
 -- single_request_ms      e2e_p50_ms of the concurrency-1 run of the same batch (NULL if none)  ms
@@ -32,7 +32,7 @@ WITH card AS (
         coalesce(s.server_decode_tok_s_mean, s.req_decode_tok_s_mean) AS mean_tok_s,
         coalesce(s.server_decode_tok_s_p50, s.req_decode_tok_s_p50) AS p50_tok_s,
         CASE WHEN s.server_decode_tok_s_mean IS NOT NULL THEN 'engine: eval_count / eval_duration'
-            WHEN s.req_decode_tok_s_mean IS NOT NULL THEN 'client: (output_tokens - 1) / decode time' END
+            WHEN s.req_decode_tok_s_mean IS NOT NULL THEN 'client: decode tokens after the first / decode time' END
             AS tok_s_source,
         s.e2e_p50_ms AS p50_latency_ms,
         min(s.e2e_p50_ms) FILTER (WHERE r.concurrency = 1)

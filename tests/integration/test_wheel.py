@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the tool reads at run time: if one of these is missing from the wheel, an installed tcobench breaks.
 PACKAGE_DATA = [
     "tcobench/sql/10_run_summary.sql",
-    "tcobench/sql/20_tco.sql",
+    "tcobench/sql/05_request_metrics.sql",
+    "tcobench/sql/20_tco_scenarios.sql",
+    "tcobench/sql/21_tco.sql",
     "tcobench/data/prices.toml",
     "tcobench/images/catalog.toml",
     "tcobench/docker/llama-cpp-cpu.Dockerfile",

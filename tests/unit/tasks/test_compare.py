@@ -17,7 +17,6 @@ from tcobench.tasks.compare import (
     compare,
     compare_on,
     parse_selection,
-    point_efficiency,
     verdict,
 )
 from tcobench.tasks.prices import load_prices
@@ -65,15 +64,18 @@ def test_parse_selection_errors_are_one_line(text: str, message: str) -> None:
         assert "vendor" in str(info.value)  # names the valid keys
 
 
-def test_point_and_bootstrap_estimates() -> None:
+def test_bootstrap_weighs_nights_not_runs() -> None:
     def run(run_id: str, night: str, per_usd: float) -> RunSample:
         return RunSample(run_id, night, per_usd, np.array([64.0] * 5), np.array([1.0] * 5))
 
-    # nights weigh the same: night 1 has two runs (100, 300 -> 200), night 2 one (50): (200 + 50) / 2 = 125
+    # night n1 has two runs (100, 300: night mean 200), n2 one (50). Night-weighted: (200 + 50) / 2 = 125;
+    # run-weighted: (100 + 300 + 50) / 3 = 150. A replicate is the mean of 2 nights drawn with replacement, each
+    # the mean of 2 of its runs drawn: E = 125; its sd is sqrt((0.5 x 5000 + 75^2) / 2) = 63.7, so the mean of
+    # 2000 replicates lies within 125 +- 7 (5 standard errors of 1.43) and far from 150.
     samples = [run("a", "n1", 100.0), run("b", "n1", 300.0), run("c", "n2", 50.0)]
-    assert point_efficiency(samples) == pytest.approx(125.0)
-    reps = bootstrap_efficiency(samples, 500, np.random.default_rng(0))
-    assert reps.shape == (500,) and reps.min() >= 50.0 and reps.max() <= 300.0
+    reps = bootstrap_efficiency(samples, 2000, np.random.default_rng(0))
+    assert reps.shape == (2000,) and reps.min() >= 50.0 and reps.max() <= 300.0
+    assert abs(float(reps.mean()) - 125.0) < 7.0
     # identical requests and a single run: no variation at all
     single = bootstrap_efficiency([run("a", "n1", 100.0)], 200, np.random.default_rng(0))
     assert np.all(single == 100.0)

@@ -19,7 +19,7 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect, freeze_views
 from tcobench.tasks.store import write_results
 
-from ..factories import make_prices, make_run, write_fleet
+from ..factories import T0_NS, make_prices, make_run, write_fleet
 from .test_tco import _requests
 
 
@@ -94,6 +94,62 @@ def test_efficiency_estimate_and_record_card(con: duckdb.DuckDBPyConnection) -> 
     assert card["electricity_usd_per_output_token"] == pytest.approx(0.6944e-6, rel=1e-3)
     assert (card["requests_ok"], card["at_least_20"]) == (3, False)
     assert card["mean_input_tokens"] == pytest.approx(20.0)  # 60 prompt tokens / 3
+
+
+def test_tco_scenarios_rows_and_the_views_that_select_them(con: duckdb.DuckDBPyConnection) -> None:
+    # one run priced owned (baseline + 14 one-assumption scenarios) and at its one GPU-hour rate (baseline only)
+    rows = _dicts(con, "SELECT basis, scenario, parameter, value, total_usd_month FROM tco_scenarios ORDER BY ALL")
+    assert len(rows) == 1 + 14 + 1
+    assert [(r["basis"], r["scenario"]) for r in rows if r["parameter"] is None] == [
+        ("owned", "baseline"), ("rented: test-tier", "baseline")]  # fmt: skip
+    # tco is the owned baseline, cost_basis the baselines, sensitivity the owned scenarios: no row computed twice
+    (tco,) = _dicts(con, "SELECT total_usd_month, output_tokens_per_usd FROM tco")
+    assert round(tco["total_usd_month"], 2) == 865.70 and round(tco["output_tokens_per_usd"], 2) == 91_070.81
+    assert [r["basis"] for r in _dicts(con, "SELECT basis FROM cost_basis ORDER BY basis")] == [
+        "owned", "rented: test-tier"]  # fmt: skip
+    (full,) = _dicts(con, "SELECT * FROM sensitivity WHERE parameter = 'utilisation' AND value = 1.0")
+    # 157 680 000 tokens / 909.50 USD = 173 369.98 tokens per USD (909.50 x 173 370 = 157 680 015: 15 too many)
+    assert round(full["output_tokens_per_usd"], 2) == 173_369.98
+
+
+def test_night_weighting_macros_hand_worked(con: duckdb.DuckDBPyConnection) -> None:
+    # night n1: runs 100 and 300 (mean 200); n2: 50. Night-weighted (200 + 50) / 2 = 125; run-weighted 150.
+    pairs = "[(100.0, 'n1'), (300.0, 'n1'), (50.0, 'n2')]"
+    assert con.sql(f"SELECT night_means({pairs}), night_weighted_mean({pairs})").fetchone() == ([200.0, 50.0], 125.0)
+    # a NULL value is left out of its night; a night without any value is left out of the mean
+    with_nulls = "[(NULL::DOUBLE, 'n1'), (300.0, 'n1'), (NULL::DOUBLE, 'n2')]"
+    assert con.sql(f"SELECT night_means({with_nulls}), night_weighted_mean({with_nulls})").fetchone() == (
+        [300.0, None], 300.0)  # fmt: skip
+
+
+def _three_runs_two_nights(root: Path) -> None:
+    """One platform at one concurrency: night 2023-11-14 has runs of 60 and 120 output tok/s (10 s and 5 s windows
+    for the same 600 tokens), night 2023-11-15 one of 30 tok/s (20 s)."""
+    day2 = T0_NS + 86_400 * 10**9
+    for run_id, date, start, window_s in (("a", "2023-11-14", T0_NS, 10), ("b", "2023-11-14", T0_NS + 60 * 10**9, 5),
+                                          ("c", "2023-11-15", day2, 20)):  # fmt: skip
+        run = make_run(run_id=run_id, date=date, started_ns=start, measure_start_ns=start,
+                       measure_end_ns=start + window_s * 10**9)  # fmt: skip
+        write_results(root, run, [r.model_copy(update={"date": date}) for r in _requests(run_id)])
+
+
+def test_platform_cost_is_night_weighted_where_that_differs_from_run_weighted(tmp_path: Path) -> None:
+    _three_runs_two_nights(tmp_path)
+    con = connect(tmp_path, make_prices())
+    try:
+        (row,) = _dicts(con, "SELECT * FROM platform_cost WHERE basis = 'owned'")
+    finally:
+        con.close()
+    assert (row["runs"], row["nights"]) == (3, 2)
+    # night means: (60 + 120) / 2 = 90 and 30 -> (90 + 30) / 2 = 60 tok/s (a run-weighted mean says 70)
+    assert row["output_tok_s"] == pytest.approx(60.0)
+    # every run costs 865.70 USD/month (price-table power); tokens per USD = tok/s x 3600 x 730 x 0.5 / 865.70,
+    # linear in tok/s: the night-weighted 60 tok/s gives 78 840 000 / 865.70 = 91 070.81 (run-weighted: 106 249.28)
+    assert round(row["output_tokens_per_usd"], 2) == 91_070.81
+    assert round(row["usd_per_m_output_tokens"], 2) == 10.98 and round(row["total_usd_month"], 2) == 865.70
+    # terms: hardware 500.00, power 65.70, ops 200, adaptation 100 of 865.70, times 10.9805 USD per 1M
+    assert round(row["capital_usd_per_m_output_tokens"], 4) == round(500.00 / 78.84, 4)
+    assert round(row["power_usd_per_m_output_tokens"], 4) == round(65.70 / 78.84, 4)
 
 
 def test_platform_cost_weighs_nights_equally_and_terms_add_up(tmp_path: Path) -> None:

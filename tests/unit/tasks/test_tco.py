@@ -134,6 +134,36 @@ def test_run_summary_counts_and_percentiles(con: duckdb.DuckDBPyConnection) -> N
     assert (s["server_decode_tok_s_mean"], s["server_decode_tok_s_p50"]) == pytest.approx((125.0, 125.0))
 
 
+def test_request_metrics_hand_worked(con: duckdb.DuckDBPyConnection) -> None:
+    cursor = con.execute(
+        "SELECT phase, request_index, measured, ok, total_tokens, decode_tokens, tpot_ns, decode_tok_s, "
+        "server_decode_tok_s FROM request_metrics ORDER BY phase, request_index"
+    )
+    rows = cursor.fetchall()
+    assert [r[:4] for r in rows] == [
+        ("measure", 0, True, True),
+        ("measure", 1, True, True),
+        ("measure", 2, True, True),
+        ("measure", 3, True, False),  # failed: measured, not ok
+        ("warmup", 0, False, False),  # warm-up: never ok
+    ]
+    # request 0: 10 + 101 = 111 tokens; 100 decoded after the first over 1.0 s: TPOT 10 ms = 1e7 ns, 100 tok/s;
+    # the engine: 100 tokens / 0.8 s = 125 tok/s
+    assert rows[0][4:] == (111, 100, 10_000_000.0, 100.0, 125.0)
+    # request 1: 20 + 201 = 221; 200 over 4.0 s: TPOT 20 ms, 50 tok/s; request 2: 30 + 298 = 328; 297 over 2.97 s
+    assert rows[1][4:8] == (221, 200, 20_000_000.0, 50.0) and rows[1][8] is None
+    assert rows[2][4:6] == (328, 297) and rows[2][6] == pytest.approx(10_000_000.0) and rows[2][7] == pytest.approx(100)
+    # the failed request counted no tokens and has no decode time: every derived figure is NULL
+    assert rows[3][4:] == (None, None, None, None, None)
+
+
+def test_run_summary_tpot_percentiles(con: duckdb.DuckDBPyConnection) -> None:
+    s = _row(con, "run_summary")
+    # TPOT of ok requests sorted: 10, 10, 20 ms; p50 -> pos 1.0 -> 10; p90 -> pos 1.8 -> 10 + 0.8 x 10 = 18;
+    # p99 -> pos 1.98 -> 10 + 0.98 x 10 = 19.8
+    assert (s["tpot_p50_ms"], s["tpot_p90_ms"], s["tpot_p99_ms"]) == pytest.approx((10.0, 18.0, 19.8))
+
+
 def test_run_summary_throughput(con: duckdb.DuckDBPyConnection) -> None:
     s = _row(con, "run_summary")
     assert s["prompt_tokens"] == 10 + 20 + 30 == 60

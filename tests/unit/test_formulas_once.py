@@ -1,0 +1,109 @@
+"""Every formula once: a grep over the shipped SQL and the Python package finds each piece of the monthly TCO
+arithmetic, each per-request formula and the "ok measured request" filter in exactly one view.
+
+A formula written twice drifts apart (issue 10). The patterns match arithmetic, not prose: SQL comments (view
+headers state their formulas in words) and Python comments are left out.
+Where one of these fails, read the named view's column instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+import tcobench
+
+PACKAGE = Path(tcobench.__file__).resolve().parent
+TCO_VIEW = "20_tco_scenarios.sql"
+REQUEST_VIEW = "05_request_metrics.sql"
+
+# pattern -> what it computes; each must occur once, in TCO_VIEW
+TCO_ARITHMETIC = {
+    r"\(\s*purchase_usd\s*\+\s*server_share_usd\s*\)": "hardware capital",
+    r"/\s*lifetime_months\b": "a cost spread over the hardware lifetime",
+    r"\bhours_per_month\b\W{0,3}\s*[*/]|[*/]\s*\w*\W{0,2}hours_per_month\b": "a rate times the hours of a month",
+    r"\*\s*3600\b": "tokens/s to tokens per hour",
+    r"\b730(\.0)?\b": "hours per month",
+    r"\bhourly_usd\b\W{0,3}\s*\*|\*\s*\w*\W{0,2}hourly_usd\b": "ops labour per month",
+    r"\bdaily_usd\b\W{0,3}\s*[*/]|\*\s*\w*\W{0,2}daily_usd\b": "adaptation labour per month",
+    r"\busd_per_gpu_hour\b\W{0,3}\s*\*": "GPU-hour rent per month",
+    r"\bpower_usd_month\b\W{0,3}\s*\+|\+\s*\w*\W{0,2}power_usd_month\b": "the sum of the monthly terms",
+    r"\btokens_month\b\W{0,3}\s*/|/\s*(NULLIF\()?\s*\w*\W{0,2}\w*tokens_month\b": "cost per token or tokens per USD",
+}
+# pattern -> what it computes; each must occur once, in REQUEST_VIEW
+PER_REQUEST = {
+    r"output_tokens\s*-\s*1\b": "decode rate and TPOT (tokens after the first)",
+    r"server_eval_count\s*/": "the engine's decode rate",
+    r"error\s+IS\s+NULL": "the ok filter",
+    r"phase\s*=\s*'measure'": "the measured filter",
+}
+
+
+def _sql_code(text: str) -> str:
+    """SQL without -- comments."""
+    return re.sub(r"--[^\n]*", "", text)
+
+
+def _python_code(text: str) -> str:
+    """Python without comments (strings stay: they hold SQL)."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type != tokenize.COMMENT]
+    return tokenize.untokenize(tokens)
+
+
+def _sources() -> dict[str, str]:
+    """Relative path -> code of every .sql and .py file of the installed package (links resolved once)."""
+    found: dict[str, str] = {}
+    for folder, _, names in os.walk(PACKAGE, followlinks=True):  # tasks/, flows/, ... are links in the package
+        for path in (Path(folder) / n for n in sorted(names)):
+            key = str(path.relative_to(PACKAGE.parent))
+            if path.suffix == ".sql":
+                found[key] = _sql_code(path.read_text("utf-8"))
+            elif path.suffix == ".py":
+                found[key] = _python_code(path.read_text("utf-8"))
+    return found
+
+
+SOURCES = _sources()
+
+
+def _hits(pattern: str) -> list[str]:
+    return [name for name, code in SOURCES.items() for _ in re.finditer(pattern, code, flags=re.IGNORECASE)]
+
+
+def test_the_package_sources_are_found() -> None:
+    names = {Path(n).name for n in SOURCES}
+    assert {TCO_VIEW, REQUEST_VIEW, "compare.py", "history.py", "figures.py"} <= names
+    assert len(SOURCES) > 50
+
+
+@pytest.mark.parametrize(("pattern", "what"), TCO_ARITHMETIC.items(), ids=list(TCO_ARITHMETIC.values()))
+def test_tco_arithmetic_exists_in_exactly_one_view(pattern: str, what: str) -> None:
+    hits = _hits(pattern)
+    assert hits, f"{what}: not found at all (pattern {pattern!r}): has the formula moved?"
+    assert {Path(h).name for h in hits} == {TCO_VIEW}, f"{what} is computed outside {TCO_VIEW}: {sorted(hits)}"
+
+
+@pytest.mark.parametrize(("pattern", "what"), PER_REQUEST.items(), ids=list(PER_REQUEST.values()))
+def test_per_request_formulas_exist_in_exactly_one_view(pattern: str, what: str) -> None:
+    hits = _hits(pattern)
+    assert [Path(h).name for h in hits] == [REQUEST_VIEW], f"{what}: found in {sorted(hits)}, want {REQUEST_VIEW} once"
+
+
+def test_the_grep_finds_a_formula_written_again() -> None:
+    """The check itself can fail: the old sensitivity view's arithmetic and history's decode rate are caught."""
+    old_sensitivity = _sql_code(
+        "SELECT (purchase_usd + server_share_usd) * units / l + (u * load_w_used) * pue * hours_per_month / 1000 * k "
+        "-- (purchase_usd + server_share_usd) in a comment does not count\nFROM tco"
+    )
+    assert re.search(next(iter(TCO_ARITHMETIC)), old_sensitivity)
+    assert len(re.findall(r"\(\s*purchase_usd", old_sensitivity)) == 1
+    assert re.search(r"\bhours_per_month\b\W{0,3}\s*[*/]", old_sensitivity)
+    old_history = _python_code(
+        'query = "CASE WHEN output_tokens > 1 THEN (output_tokens - 1) / decode_ns * 1e9 END"  # output_tokens - 1\n'
+    )
+    assert len(re.findall(next(iter(PER_REQUEST)), _python_code(old_history))) == 1
