@@ -51,7 +51,7 @@ class FleetSettings(StrictModel):
         default=300.0, gt=0, description="A host whose worker has not picked up its run by then is 'host offline'."
     )
     host_budget_s: float = Field(
-        default=6 * 3600.0, gt=0, description="Time a host's run may take once picked up; then it is cancelled."
+        default=21600.0, gt=0, description="Time a host's run may take once picked up (6 h); then it is cancelled."
     )
     cancel_grace_s: float = Field(
         default=60.0, gt=0, description="Time a cancelled run gets to stop before it is given up as lost."

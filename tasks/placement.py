@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import statistics
 import time
 from urllib.parse import urlsplit
 
@@ -26,6 +25,7 @@ from tcobench.errors import EngineError
 from tcobench.schemas import ClientPlacement, Protocol
 
 from .protocols import adapter_for
+from .quantile import quantile
 
 __all__ = ["RTT_PROBES", "is_local_address", "placement_of_url", "probe_rtt_ns"]
 
@@ -67,7 +67,9 @@ def placement_of_url(url: str) -> ClientPlacement | None:
 
 
 def probe_rtt_ns(base_url: str, protocol: Protocol, probes: int = RTT_PROBES, timeout_s: float = 5.0) -> int:
-    """Median round trip (ns) of ``probes`` GETs of the protocol's health path on one kept-alive connection."""
+    """Median round trip (ns) of ``probes`` (>= 1) GETs of the protocol's health path on one kept-alive connection."""
+    if probes < 1:
+        raise ValueError(f"probes must be at least 1, got {probes}")
     url = base_url.rstrip("/") + adapter_for(protocol).probe_path
     samples: list[int] = []
     with httpx.Client(timeout=timeout_s, trust_env=False) as client:
@@ -80,4 +82,6 @@ def probe_rtt_ns(base_url: str, protocol: Protocol, probes: int = RTT_PROBES, ti
         except httpx.HTTPError as exc:
             detail = " ".join(str(exc).split()) or type(exc).__name__
             raise EngineError(f"round-trip probe of {url} failed: {detail}") from exc
-    return int(statistics.median(samples))
+    median = quantile(samples, 0.5)  # tcobench's one percentile rule (tasks/quantile.py)
+    assert median is not None  # probes >= 1 samples were taken
+    return int(median)
