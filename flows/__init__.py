@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._orchestrator import prefect_enabled
 from .benchmark import BenchmarkResult, benchmark
+from .compact import compact
 from .fleet import FleetNight, fleet_host
 from .nightly import NightlyResult, nightly
 from .rebuild_images import ImageResult, rebuild_images
@@ -14,6 +15,7 @@ __all__ = [
     "ImageResult",
     "NightlyResult",
     "benchmark",
+    "compact",
     "fleet_host",
     "nightly",
     "prefect_enabled",

@@ -13,7 +13,6 @@ queue, follows them with deadlines, and reads the night back from the store.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import CONTROL_QUEUE, FleetSettings, PriceTable
@@ -60,7 +59,7 @@ def fleet_host(
     settings = Settings()
     host_cells = cells_from_parameters(host, cells)
     refuse_remote_engines(host_cells)
-    results = run_cells(host_cells, benchmark, prices_from_parameters(prices), Path(store) if store else settings.store,
+    results = run_cells(host_cells, benchmark, prices_from_parameters(prices), store or settings.store,
                         settings.model_cache, batch_id, attempts, backoff_s)  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
                     description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip
@@ -115,7 +114,7 @@ def _log() -> Any:
 
 
 def run_fleet(
-    plan: NightlyPlan, prices: PriceTable, store: Path, batch_id: str, attempts: int, backoff_s: float
+    plan: NightlyPlan, prices: PriceTable, store: str, batch_id: str, attempts: int, backoff_s: float
 ) -> FleetNight:
     fleet: FleetSettings | None = plan.inventory.fleet
     assert fleet is not None  # run_fleet is only called for a fleet inventory
@@ -123,7 +122,7 @@ def run_fleet(
     ensure_pool(fleet.work_pool)
     ensure_queues(fleet.work_pool, [h.name for h in hosts])
     deploy_host_flow(fleet.work_pool)
-    params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, str(store), attempts, backoff_s)
+    params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, store, attempts, backoff_s)
               for h in hosts}  # fmt: skip
     budgets = {h.name: h.budget_s for h in hosts if h.budget_s is not None}
     outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log(), budgets)

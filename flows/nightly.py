@@ -49,7 +49,7 @@ class NightlyResult:
         return f"{len(self.failed)} cell(s) failed: " + "; ".join(f"{c.cell} ({c.error})" for c in self.failed)
 
 
-def _in_process(plan: NightlyPlan, prices: PriceTable, store: Path, settings: Settings, batch_id: str, attempts: int,
+def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Settings, batch_id: str, attempts: int,
                 backoff_s: float) -> list[CellResult]:  # fmt: skip
     futures = [
         run_host_task.submit(
@@ -71,7 +71,7 @@ def nightly(
     fail_on_failed_cells: bool = False,
 ) -> NightlyResult:
     settings = Settings()
-    store_path = Path(store) if store else settings.store
+    store_path = store or settings.store
     price_table = load_prices(Path(prices) if prices else None)
     plan = load_plan_task(Path(inventory), [Path(m) for m in matrices], price_table)
     batch_id = new_id()

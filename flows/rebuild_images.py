@@ -36,7 +36,7 @@ class ImageResult:
 
 @flow(name="rebuild_images")
 def rebuild_images(
-    store: Path,
+    store: str | Path,
     docker_dir: Path,
     names: Sequence[str] = (),
     overrides: Mapping[str, str] | None = None,

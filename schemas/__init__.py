@@ -33,6 +33,7 @@ from .inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix
 from .models import SHAPES, ModelShape
 from .prices import HardwarePrice, LatencyTarget, OpsPrice, PriceTable, RentalPrice, SitePrice
 from .records import RequestRecord, RunRecord, TelemetryRecord
+from .store import CommitRecord
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
@@ -52,6 +53,7 @@ __all__ = [
     "SHAPES",
     "DEFAULT_PROMPTS",
     "BenchmarkConfig",
+    "CommitRecord",
     "EngineConfig",
     "EngineKind",
     "FleetSettings",

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tcobench.schemas import PriceTable
+
+if TYPE_CHECKING:
+    from .store import StoreRef
 
 __all__ = ["ARTIFACT_KEY", "in_prefect_flow_run", "publish_run_summary", "publish_summary"]
 
@@ -37,7 +40,7 @@ def publish_summary(markdown: str, key: str = ARTIFACT_KEY, description: str = "
     return str(artifact_id)
 
 
-def publish_run_summary(store: Path, prices: PriceTable, run_ids: Sequence[str]) -> str | None:
+def publish_run_summary(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> str | None:
     """publish_summary of report.summary_markdown for these runs; skips building it outside a flow run."""
     if not in_prefect_flow_run():
         return None

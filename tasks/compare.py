@@ -25,8 +25,7 @@ import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,7 +36,8 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PriceTable
 
 from .quantile import quantile
-from .query import connect, freeze_views
+from .query import connect, describe_snapshot, freeze_views
+from .store import StoreRef
 
 __all__ = [
     "COMPARABLE",
@@ -286,6 +286,7 @@ class Comparison:
     notes: tuple[str, ...] = field(default_factory=tuple)
     a_desc: str = ""
     b_desc: str = ""
+    snapshot: str = ""  # which store snapshot was read (query.describe_snapshot)
 
 
 _RUNS_SQL = """
@@ -503,14 +504,17 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Any) -
     return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), opts)
 
 
-def compare(store: Path, prices: PriceTable, a: str, b: str, **options: Any) -> Comparison:
-    """compare_on over the store; QueryError when refused or a selection is empty, ConfigError on bad input."""
+def compare(
+    store: StoreRef, prices: PriceTable, a: str, b: str, snapshot: int | None = None, **options: Any
+) -> Comparison:
+    """compare_on over the store (at ``snapshot``, default the newest); QueryError when refused or a selection is
+    empty, ConfigError on bad input."""
     opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
-    con = connect(store, prices)
+    con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
-        return _compare(con, sel_a, sel_b, opts)
+        return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
     finally:
         con.close()
 

@@ -27,7 +27,6 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -38,6 +37,7 @@ from tcobench.schemas import PriceTable
 
 from .quantile import quantile
 from .query import connect, freeze_views
+from .store import StoreRef
 
 __all__ = ["METRICS", "Change", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
 
@@ -243,9 +243,9 @@ def detect_changes(
     return [_series(series_rows, samples, rules) for series_rows in by_series.values()]
 
 
-def history(store: Path, prices: PriceTable, **rules: Any) -> list[Series]:
+def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
-    con = connect(store, prices)
+    con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
         return detect_changes(con, **rules)

@@ -21,7 +21,7 @@ from tcobench.schemas import PriceTable, RunStatus
 
 from .inventory import Cell
 from .runs import failed_run_record
-from .store import write_results
+from .store import StoreRef, write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
 
@@ -59,7 +59,7 @@ def is_io_error(exc: BaseException) -> bool:
     return False
 
 
-def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: Path, model_cache: Path, batch_id: str,
+def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef, model_cache: Path, batch_id: str,
              attempts: int, backoff_s: float) -> CellResult:  # fmt: skip
     for attempt in range(1, attempts + 1):
         try:
@@ -85,7 +85,7 @@ def run_cells(
     cells: list[Cell],
     run_cell: RunCell,
     prices: PriceTable,
-    store: Path,
+    store: StoreRef,
     model_cache: Path,
     batch_id: str,
     attempts: int = 2,

@@ -1,17 +1,26 @@
-"""Open the store in DuckDB: base views over Parquet, price tables, and the .sql views.
+"""Open the store read-only in a sandboxed DuckDB: base views, cached per-run views, price tables, the .sql views.
 
-Base views (``runs``, ``requests``, ``telemetry``, ``images``) read the Parquet store with hive partitions;
-``requests`` and ``telemetry`` only show rows whose run row exists (a run row is written last);
-``images`` (image builds and pushes) is not tied to runs.
-Price tables (``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price
-table. Every file in ``tcobench/sql`` then defines one view (or one macro: night_means, night_weighted_mean), named
-as the file, in file-name order; docs/formulas.md says which file holds which formula.
+``connect`` attaches the store (``tasks.lake``) read-only and reads every table at one snapshot (the newest, or the
+one asked for: DuckLake time travel), so every query of a session sees the same data; the view ``store_snapshot``
+says which (id, commit time, store).
+Base views: ``runs`` (read once per connection into a table), ``requests``, ``telemetry``, ``images``,
+``commits``; columns a record gained since the store's older rows were written read as NULL. The per-run views
+``run_summary`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where their SQL matches
+this version's, and are computed for the other runs. Price tables (``hardware``, ``site``, ``ops``, ``rental``,
+``latency_target``) come from the validated price table. Every file in ``tcobench/sql`` then defines one view.
+
+Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``) is
+left out with a warning naming it, together with every run that had rows in it, and everything else reads.
+Finally the connection is locked to the store: no other file or URL can be read, no extension loaded, and the
+settings cannot be changed back (``lake.sandbox``).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import re
-from importlib.resources import files
+from collections.abc import Callable
 from pathlib import Path
 from typing import get_args
 
@@ -19,68 +28,135 @@ import duckdb
 import pyarrow as pa
 from pydantic import BaseModel
 
-from tcobench.errors import QueryError
+from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
 
-from .store import PARTITION_COLUMNS, TABLES, file_schema, table_glob
+from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
+from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, table_schema
+from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
-__all__ = ["FROZEN_VIEWS", "READ_ONLY_STATEMENTS", "connect", "freeze_views", "read_only_query", "sql_views"]
+__all__ = [
+    "FROZEN_VIEWS",
+    "READ_ONLY_STATEMENTS",
+    "connect",
+    "describe_snapshot",
+    "freeze_views",
+    "read_only_query",
+    "sql_views",
+]
+
+log = logging.getLogger("tcobench.store")
 
 READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
 # Per-run views that later views build on, in dependency order (see freeze_views).
 FROZEN_VIEWS = ("run_summary", "energy", "tco", "cost_basis", "efficiency")
+_BASE_ORDER = ("runs", *[t for t in TABLES if t != "runs"])
 
 # EXPLAIN ANALYZE runs its statement (EXPLAIN ANALYZE COPY ... TO writes a file), so the statement
 # under an EXPLAIN must itself be a SELECT. This strips "EXPLAIN [ANALYZE] [(options)] [ANALYZE]".
 _EXPLAIN_PREFIX = re.compile(r"\s*explain\b\s*(?:analy[sz]e\b\s*)?(?:\([^)]*\)\s*)?(?:analy[sz]e\b\s*)?", re.IGNORECASE)
 
 
-def _sql_string(text: str) -> str:
-    """A SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
+def _at(schema: str, table: str, snapshot: int) -> str:
+    """A lake table as it was at ``snapshot`` (DuckLake time travel)."""
+    return f"{LAKE}.{schema}.{table} AT (VERSION => {int(snapshot)})"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
+def _columns_at(con: duckdb.DuckDBPyConnection, ref: str) -> list[str] | None:
+    """Column names of a table reference, or None when it did not exist then."""
+    try:
+        return [str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {ref}").fetchall()]
+    except duckdb.Error:
+        return None
 
 
-def sql_views() -> list[tuple[str, str]]:
-    """(name, SQL text) of every shipped view and macro, in creation order (macros: ``CREATE ... MACRO``)."""
-    folder = files("tcobench").joinpath("sql")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
-    return [(n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names]
+def _null_columns(con: duckdb.DuckDBPyConnection, table: str, have: list[str]) -> str:
+    """``, CAST(NULL AS type) AS name`` for each column of today's record the stored table lacks."""
+    missing = pa.schema([f for f in table_schema(table) if f.name not in have])
+    if not len(missing):
+        return ""
+    con.register("_tcob_missing", missing.empty_table())
+    try:
+        kinds = con.execute("DESCRIBE _tcob_missing").fetchall()
+    finally:
+        con.unregister("_tcob_missing")
+    return "".join(f', CAST(NULL AS {kind}) AS "{name}"' for name, kind, *_ in kinds)
 
 
-def _register_empty(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """A zero-row table of today's file schema plus the partition columns; its name."""
-    empty = file_schema(table).empty_table()
-    for column in PARTITION_COLUMNS:
-        empty = empty.append_column(column, pa.array([], pa.string()))
-    con.register(f"_empty_{table}", empty)
+def _empty(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    con.register(f"_empty_{table}", table_schema(table).empty_table())
     return f"_empty_{table}"
 
 
-def _create_base_view(con: duckdb.DuckDBPyConnection, store: Path, table: str) -> None:
-    if any((store / table).glob("*/*/*.parquet")):
-        hive_types = ", ".join(f"'{c}': 'VARCHAR'" for c in PARTITION_COLUMNS)
-        source = (
-            f"read_parquet({_sql_string(table_glob(store, table))}, hive_partitioning = true, "
-            f"hive_types = {{{hive_types}}}, union_by_name = true)"
-        )
+def _base_views(
+    con: duckdb.DuckDBPyConnection, snapshot: int | None, damage: list[Damage], files: list[DataFile]
+) -> None:
+    for table in _BASE_ORDER:
+        bad = {d.path for d in damage if d.table == table and d.schema == "main"}
+        ref = _at("main", table, snapshot) if snapshot is not None else None
+        columns = _columns_at(con, ref) if ref is not None else None
+        if ref is None or columns is None:
+            select = f"SELECT * FROM {_empty(con, table)}"
+        else:
+            source = readable_rows(con, "main", table, files, bad) if bad else ref
+            select = f"SELECT *{_null_columns(con, table, columns)} FROM {source}"
         if table == "runs":
-            # Run rows gain provenance columns over versions: today's schema supplies, as NULL, the columns that
-            # files written by an older tcobench lack, so every view works on a store spanning versions.
-            source = f"(SELECT * FROM {source} UNION ALL BY NAME FROM {_register_empty(con, table)})"
+            # Read once per connection: most views (and the run filter below) reference runs.
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS {select}")
+            select = "SELECT * FROM _runs_snapshot"
+        elif damage and table in ("requests", "telemetry", "commits"):
+            select += " WHERE run_id IN (SELECT run_id FROM runs)"
+        con.execute(f"CREATE OR REPLACE VIEW {table} AS {select}")
+
+
+def _leave_out(con: duckdb.DuckDBPyConnection, damage: list[Damage], warn: Callable[[str], None]) -> None:
+    """Drop the runs whose rows are not all readable (their counts no longer match their commit)."""
+    tables = sorted({d.table for d in damage} & {"requests", "telemetry"})
+    for d in damage:
+        warn(f"store: {d.table} data file {d.path} is damaged ({d.reason}); it is left out "
+             "(`tcobench store verify --repair` moves it to quarantine)")  # fmt: skip
+    bad = incomplete_runs(con, tables)
+    if bad:
+        con.execute("DELETE FROM _runs_snapshot WHERE list_contains($ids, run_id)", {"ids": bad})
+        shown = ", ".join(b[:12] for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        warn(f"store: {len(bad)} run(s) with rows in damaged files are left out: {shown}")
+
+
+def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: bool) -> set[str]:
+    """Point the cached per-run views at the stored rows, plus the computed rows of runs the cache lacks."""
+    schema = cache_schema()
+    has_cache = snapshot is not None and usable and _columns_at(con, _at(schema, "covered", snapshot)) is not None
+    if has_cache:
+        assert snapshot is not None
+        con.execute(f"CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs "
+                    f"WHERE run_id NOT IN (SELECT run_id FROM {_at(schema, 'covered', snapshot)})")  # fmt: skip
     else:
-        source = _register_empty(con, table)
-    if table == "runs":
-        # Read once per connection: a view over read_parquet re-globs the store and re-reads every footer at
-        # each reference, and most views (and the run filter of requests and telemetry) reference runs.
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS SELECT * FROM {source}")
-        source = "_runs_snapshot"
-    keyed_by_run = table != "runs" and "run_id" in TABLES[table].model_fields
-    where = " WHERE run_id IN (SELECT run_id FROM runs)" if keyed_by_run else ""
-    con.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {source}{where}")
+        con.execute("CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs")
+    pending = con.execute("SELECT count(*) FROM _uncovered").fetchone()
+    computed: dict[str, pa.Table] = {}
+    if pending and pending[0]:
+        con.execute("CREATE SCHEMA _pending")
+        for table in ("runs", "requests", "telemetry", "images"):
+            keyed = " WHERE run_id IN (SELECT run_id FROM _uncovered)" if table != "images" else ""
+            con.execute(f"CREATE VIEW _pending.{table} AS SELECT * FROM main.{table}{keyed}")
+        computed = compute_per_run(con, "_pending")
+    defined: set[str] = set()
+    for view in CACHED_VIEWS:
+        parts = []
+        if has_cache:
+            assert snapshot is not None
+            parts.append(f"SELECT * FROM {_at(schema, view, snapshot)} WHERE run_id IN (SELECT run_id FROM runs) "
+                         "AND run_id NOT IN (SELECT run_id FROM _uncovered)")  # fmt: skip
+        if view in computed:
+            con.register(f"_computed_{view}", computed[view])
+            con.execute(f"CREATE TEMP TABLE _fresh_{view} AS SELECT * FROM _computed_{view}")
+            con.unregister(f"_computed_{view}")
+            parts.append(f"SELECT * FROM _fresh_{view}")
+        if parts:
+            con.execute(f"CREATE OR REPLACE TEMP VIEW _cached_{view} AS {' UNION ALL BY NAME '.join(parts)}")
+            defined.add(view)
+    return defined
 
 
 def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
@@ -104,32 +180,101 @@ def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None
         con.unregister(f"_{name}")
 
 
-def connect(store: Path, prices: PriceTable, upto: str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB connection with every view defined over ``store`` (its ``runs`` rows as of now).
-
-    ``upto``: define the views, in file order, only as far as this one (a view depends only on earlier ones):
-    a caller that needs the first few does not pay for binding the rest.
-    """
-    con = duckdb.connect(":memory:")
+def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: int | None) -> tuple[int, str]:
+    """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time)."""
+    which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
     try:
-        # Every reference to a base view re-binds its Parquet files (union_by_name reads every footer), and
-        # the views nest: caching footers for this connection's lifetime halves connect() on real stores.
-        con.execute("SET parquet_metadata_cache = true")
-        for table in ("runs", *[t for t in TABLES if t != "runs"]):
-            _create_base_view(con, store, table)
-        _register_prices(con, prices)
+        con.execute(attach_sql(location, read_only=True))
+        found = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() {which}").fetchone()
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc
+    if found is None:
+        raise StoreError(f"store {location} has no snapshot {snapshot} (`tcobench store snapshots` lists them)")
+    return int(found[0]), str(found[1])
+
+
+def _open(
+    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None]
+) -> tuple[duckdb.DuckDBPyConnection, set[str]]:
+    """A connection with the base views over the store (empty, typed views when there is none), and the names of
+    the cached per-run views it prepared (``_cached_<name>``)."""
+    legacy = legacy_layout(location.root)
+    if legacy:
+        raise StoreError(f"store {location} holds results in the folder layout of tcobench < 0.2 "
+                         f"({', '.join(legacy)}/); import them: tcobench store migrate {location.root}")  # fmt: skip
+    if not location.exists():
+        con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
+                                                 "autoload_known_extensions": False})  # fmt: skip
+        con.execute("SET enable_progress_bar = false")
+        _base_views(con, None, [], [])
+        con.execute(f"CREATE VIEW store_snapshot AS SELECT NULL::BIGINT AS snapshot_id, NULL::TIMESTAMPTZ AS "
+                    f"snapshot_time, {sql_string(str(location))} AS store")  # fmt: skip
+        return con, _cached_views(con, None, usable=False)
+    con = new_instance(location)
+    try:
+        snap, when = _attach(con, location, snapshot)
+        con.execute(
+            f"CREATE VIEW store_snapshot AS SELECT {snap}::BIGINT AS snapshot_id, "
+            f"{sql_string(when)}::TIMESTAMPTZ AS snapshot_time, {sql_string(str(location))} AS store"
+        )
+        files = data_files(con, snap) if location.data_dir is not None else []
+        damage = damaged_files(con, location, snap, files)
+        _base_views(con, snap, damage, files)
+        if damage:
+            _leave_out(con, damage, warn)
+        cached = _cached_views(con, snap, usable=not any(d.schema == cache_schema() for d in damage))
     except duckdb.Error as exc:
         con.close()
-        raise QueryError(f"cannot open the store {store} in DuckDB: {_one_line(exc)}") from exc
-    for name, text in sql_views():
-        try:
-            con.execute(text)
-        except duckdb.Error as exc:
-            con.close()
-            raise QueryError(f"view {name!r} (tcobench/sql) is broken: {_one_line(exc)}") from exc
-        if name == upto:
-            break
+        raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc
+    except (StoreError, QueryError):
+        con.close()
+        raise
+    return con, cached
+
+
+def connect(
+    store: StoreRef | Path,
+    prices: PriceTable,
+    upto: str | None = None,
+    *,
+    snapshot: int | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
+
+    ``upto``: define the views, in file order, only as far as this one (a view depends only on earlier ones).
+    ``snapshot``: read the store as it was at that snapshot (time travel; `tcobench store snapshots` lists them).
+    ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
+    """
+    location = open_store(store).location if not isinstance(store, StoreLocation) else store
+    con, cached = _open(location, snapshot, on_warning or log.warning)
+    try:
+        _register_prices(con, prices)
+        views = sql_views()
+        if upto is not None:
+            names = [n for n, _ in views]
+            views = views[: names.index(upto) + 1] if upto in names else views
+        for name, text in views:
+            define_views(con, [(name, text)])
+            if name in cached:
+                con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
+        sandbox(con, location)
+    except QueryError:
+        con.close()
+        raise
+    except duckdb.Error as exc:
+        con.close()
+        raise QueryError(f"cannot prepare the views: {one_line(exc)}") from exc
     return con
+
+
+def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:
+    """Which store and snapshot a connection reads, for a report or comparison to state."""
+    row = con.execute("SELECT store, snapshot_id, snapshot_time FROM store_snapshot").fetchone()
+    if row is None or row[1] is None:
+        return f"store {row[0] if row else '?'} (empty)"
+    when = row[2].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if hasattr(row[2], "astimezone") else row[2]
+    return f"store {row[0]} at snapshot {row[1]} (committed {when})"
 
 
 def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:
@@ -137,14 +282,14 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
 
     DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
     of the same store (compare, history, report) computes the per-run views once instead. Views defined on
-    top of them read the frozen rows; the store is not re-read for them until a new connection.
+    top of them read the frozen rows.
     """
     try:
         for name in names:
             con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:
-        raise QueryError(f"cannot compute view {name!r}: {_one_line(exc)}") from exc
+        raise QueryError(f"cannot compute view {name!r}: {one_line(exc)}") from exc
 
 
 def _statement_kind(con: duckdb.DuckDBPyConnection, sql: str) -> str:
@@ -152,7 +297,7 @@ def _statement_kind(con: duckdb.DuckDBPyConnection, sql: str) -> str:
     try:
         statements = con.extract_statements(sql)
     except duckdb.Error as exc:
-        raise QueryError(f"cannot parse SQL: {_one_line(exc)}") from exc
+        raise QueryError(f"cannot parse SQL: {one_line(exc)}") from exc
     if len(statements) != 1:
         raise QueryError(f"give exactly one SQL statement, got {len(statements)}")
     kind = statements[0].type.name

@@ -26,7 +26,7 @@ from tcobench.schemas import PriceTable
 
 from .compare import parse_selection
 from .history import detect_changes
-from .query import connect, freeze_views
+from .query import connect, describe_snapshot, freeze_views
 from .report_assets import (
     Platform,
     ReportContext,
@@ -45,6 +45,7 @@ from .report_assets import (
     throughput_figure,
     trend_section,
 )
+from .store import StoreRef
 
 __all__ = ["Platform", "build_report", "summary_markdown", "write_report"]
 
@@ -90,9 +91,10 @@ def _context(
 
 
 def build_report(
-    store: Path,
+    store: StoreRef,
     prices: PriceTable,
     *,
+    snapshot: int | None = None,
     select: str | None = None,
     claim: float = 5.0,
     resamples: int = 1000,
@@ -100,7 +102,7 @@ def build_report(
     price_table: str = "the shipped price table",
 ) -> str:
     """The report's HTML (one string, self-contained)."""
-    con = connect(store, prices)
+    con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
         ctx = _context(con, select, claim, resamples, seed)
@@ -109,7 +111,8 @@ def build_report(
             "<h1>tcobench report: cost per token on your workload</h1>",
             _NAV,
             f'<p class="meta">{len(ctx.runs)} runs, {len(ctx.platforms)} platforms, nights '
-            f"{escape(ctx.runs[0]['date'])} to {escape(ctx.runs[-1]['date'])}; store {escape(str(store))}; prices: "
+            f"{escape(ctx.runs[0]['date'])} to {escape(ctx.runs[-1]['date'])}; {escape(describe_snapshot(con))}; "
+            f"prices: "
             f"{escape(price_table)}; generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
             f"{'; selection ' + escape(select) if select else ''}.</p>",
             '<h2 id="headline">Headline</h2>',
@@ -138,7 +141,7 @@ def build_report(
     return page("tcobench report", "\n".join(body))
 
 
-def write_report(store: Path, prices: PriceTable, out: Path, **options: Any) -> Path:
+def write_report(store: StoreRef, prices: PriceTable, out: Path, **options: Any) -> Path:
     """Write build_report's HTML to ``out`` atomically (a temporary file renamed into place)."""
     html = build_report(store, prices, **options)
     tmp = out.parent / f".{out.name}.{uuid.uuid4().hex}.tmp"
@@ -153,7 +156,7 @@ def write_report(store: Path, prices: PriceTable, out: Path, **options: Any) -> 
     return out
 
 
-def summary_markdown(store: Path, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
+def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
     """A short Markdown summary (record card and cost per run, flags) for a Prefect artifact."""
     con = connect(store, prices)
     try:

@@ -1,116 +1,505 @@
-"""write_results: the one place that writes files into the Parquet store.
+"""write_results: the one place that writes results into the store (a DuckLake: SQL catalog + Parquet files).
 
-Layout (hive partitions, one file per run and table)::
+Tables (columns derived from the pydantic records, ``schemas.arrow``; a field added to a record becomes a column
+on the next write, and rows written before read it as NULL):
 
-    STORE/<table>/date=YYYY-MM-DD/host=<host>/run-<run_id>.parquet
+    runs        RunRecord         one row per run
+    requests    RequestRecord     one row per request             partitioned by date
+    telemetry   TelemetryRecord   one row per power sample        partitioned by date
+    images      ImageRecord       one row per image build / unchanged check / push
+    commits     CommitRecord      one row per committed run: the row counts its transaction wrote
+    cache_<key>.run_summary, cache_<key>.energy, cache_<key>.covered
+                the per-run views computed at commit time (``tasks.views``), and the runs they cover
 
-The partition columns ``date`` and ``host`` live in the path, not inside the files.
-Each file is written to a hidden temporary name in its final folder and renamed into place,
-so readers never see half a file. Re-writing a run replaces its files (in any partition), so
-rows are never duplicated. Tables are written telemetry -> requests -> runs: a ``runs`` row is
-the commit marker, and the views only show requests whose run row exists.
-
-The ``images`` table (one row per image build, unchanged check or push) is written the same
-atomic way, one file per event: ``STORE/images/date=.../host=<docker host>/image-<event_id>.parquet``.
+A run commits in **one transaction**: its runs row, requests, telemetry, commits row and cached view rows become
+visible together or not at all (a writer killed mid-commit leaves nothing a reader sees; its unreferenced files
+are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the same transaction.
+Concurrent writers are fine: DuckLake retries non-conflicting commits itself, and a commit that meets a lock
+(another process holding the local DuckDB catalog, SQLite busy) or a conflict is retried here with backoff for
+up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A write that fails for lack of space rolls back and removes
+the half-written file, so a full disk leaves no orphan.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import os
-import uuid
-from collections.abc import Sequence
+import random
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import TypeAlias, TypeVar
 
+import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from tcobench.errors import StoreError
-from tcobench.schemas import ImageRecord, RequestRecord, RunRecord, TelemetryRecord, arrow_schema
+from tcobench import __version__
+from tcobench.errors import QueryError, StoreError
+from tcobench.schemas import CommitRecord, ImageRecord, RequestRecord, RunRecord, TelemetryRecord, arrow_schema
 
-__all__ = ["PARTITION_COLUMNS", "TABLES", "file_schema", "table_glob", "write_image_record", "write_results"]
+from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
+from .views import CACHED_VIEWS, compute_per_run, view_key
+
+__all__ = [
+    "LEGACY_TABLES",
+    "PARTITIONED",
+    "RUN_TABLES",
+    "TABLES",
+    "RunRows",
+    "Store",
+    "StoreRef",
+    "cache_schema",
+    "check_store",
+    "commit_tables",
+    "conform",
+    "legacy_layout",
+    "open_store",
+    "per_run_views",
+    "table_schema",
+    "to_arrow",
+    "write_cache",
+    "write_image_record",
+    "write_results",
+    "write_runs",
+]
 
 TABLES: dict[str, type[BaseModel]] = {
     "runs": RunRecord,
     "requests": RequestRecord,
     "telemetry": TelemetryRecord,
-    "images": ImageRecord,  # one file per build/push event: images/date=.../host=.../image-<event_id>.parquet
+    "images": ImageRecord,
+    "commits": CommitRecord,
 }
-PARTITION_COLUMNS = ("date", "host")
+RUN_TABLES = ("runs", "requests", "telemetry", "commits")  # keyed by run_id: a run's rows in each
+PARTITIONED = {"requests": "date", "telemetry": "date"}
+LEGACY_TABLES = ("runs", "requests", "telemetry", "images")  # folders of the pre-DuckLake layout
+_MIN_FREE_BYTES = 100 * 2**20
+_TRANSIENT = ("conflict", "database is locked", "lock on file", "file handle conflict", "serializ", "deadlock",
+              "could not obtain lock", "busy")  # fmt: skip
+_PARTIAL_FILE = re.compile(r'Could not write file "([^"]+)"')
+T = TypeVar("T")
+_process_lock = threading.RLock()  # one transaction at a time per process (one writer instance, one alias)
 
 
-def file_schema(table: str) -> pa.Schema:
-    """Schema of the Parquet files of a table: the record schema less the partition columns."""
-    schema = arrow_schema(TABLES[table])
-    for column in PARTITION_COLUMNS:
-        schema = schema.remove(schema.get_field_index(column))
-    return schema
+def table_schema(table: str) -> pa.Schema:
+    """Arrow schema of a stored table, from its record model."""
+    return _schema_of(TABLES[table])
 
 
-def table_glob(store: Path, table: str) -> str:
-    return str(store / table / "**" / "*.parquet")
+@cache
+def _schema_of(model: type[BaseModel]) -> pa.Schema:
+    return arrow_schema(model)
 
 
-def _to_arrow(table: str, records: Sequence[BaseModel]) -> pa.Table:
-    schema = file_schema(table)
-    rows = [r.model_dump(mode="json", exclude=set(PARTITION_COLUMNS)) for r in records]
-    return pa.Table.from_pylist(rows, schema=schema)
+def cache_schema(key: str | None = None) -> str:
+    """Name of the lake schema holding the cached per-run views of ``key`` (default: this version's SQL)."""
+    return f"cache_{key or view_key()}"
 
 
-def _write_atomic(data: pa.Table, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
+def to_arrow(table: str, records: Sequence[BaseModel]) -> pa.Table:
+    rows = [r.model_dump(mode="json") for r in records]
+    return pa.Table.from_pylist(rows, schema=table_schema(table))
+
+
+def legacy_layout(root: Path | None) -> list[str]:
+    """Folders of the pre-DuckLake layout (STORE/<table>/date=.../*.parquet) under a local store root."""
+    if root is None:
+        return []
+    return [t for t in LEGACY_TABLES if (root / t).is_dir() and any((root / t).glob("date=*/*/*.parquet"))]
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run's rows, as written in one commit."""
+
+    run: RunRecord
+    requests: Sequence[RequestRecord] = ()
+    telemetry: Sequence[TelemetryRecord] = ()
+
+
+class Store:
+    """A store opened for writing: its location and this process's DuckDB instance for it."""
+
+    _instances: dict[tuple[str, ...], duckdb.DuckDBPyConnection] = {}
+
+    def __init__(self, location: StoreLocation) -> None:
+        self.location = location
+        self._tables_ready = False
+
+    def __str__(self) -> str:
+        return str(self.location)
+
+    def _instance(self) -> duckdb.DuckDBPyConnection:
+        """One instance per set of extensions and process (loading an extension checks its signature: ~0.5 s)."""
+        key = self.location.extensions + ((self.location.uri,) if self.location.remote_data else ())
+        con = self._instances.get(key)
+        if con is None:
+            con = self._instances[key] = new_instance(self.location)
+        return con
+
+    @contextlib.contextmanager
+    def _attached(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The store attached read-write as ``lake`` for one transaction, detached after (releasing file locks)."""
+        con = self._instance()
+        self._prepare_folders()
+        con.execute(attach_sql(self.location, read_only=False))
+        try:
+            yield con
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):
+                con.execute(f"DETACH {LAKE}")
+
+    def _prepare_folders(self) -> None:
+        legacy = legacy_layout(self.location.root)
+        if legacy:
+            raise StoreError(
+                f"store {self.location} holds results in the folder layout of tcobench < 0.2 ({', '.join(legacy)}/); "
+                f"import them first: tcobench store migrate {self.location.root}"
+            )
+        for folder in (self.location.root, self.location.data_dir):
+            if folder is not None:
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(f"cannot create store folder {folder}: {exc.strerror or exc}") from exc
+
+    def commit(self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str) -> int:
+        """Run ``body`` in one transaction (retried while locked or in conflict); the snapshot it committed.
+
+        With no body, only attach and bring the tables up to date (a check that the store is usable).
+        """
+        return self._retried(lambda: self._commit_once(body, what), what)
+
+    def run(self, body: Callable[[duckdb.DuckDBPyConnection], T], what: str) -> T:
+        """Run ``body`` on the attached store in autocommit mode (maintenance calls that make their own
+        transactions, reads); retried while locked or in conflict."""
+
+        def once() -> T:
+            with self._attached() as con:
+                self._ready(con)
+                return body(con)
+
+        return self._retried(once, what)
+
+    def _retried(self, attempt_once: Callable[[], T], what: str) -> T:
+        wait_s = float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+        deadline = time.monotonic() + wait_s
+        attempt = 0
+        with _process_lock:
+            while True:
+                attempt += 1
+                try:
+                    return attempt_once()
+                except duckdb.Error as exc:
+                    message = one_line(exc)
+                    self._remove_partial(message)
+                    if not _transient(message) or time.monotonic() > deadline:
+                        raise StoreError(f"cannot write {what} to store {self.location}: {message}") from exc
+                time.sleep(min(2.0, 0.05 * 1.5**attempt) * (0.5 + random.random()))
+
+    def _ready(self, con: duckdb.DuckDBPyConnection, again: bool = False) -> None:
+        if not self._tables_ready or again:
+            _ensure_tables(con)
+            self._tables_ready = True
+
+    def _commit_once(self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str) -> int:
+        with self._attached() as con:
+            self._ready(con, again=body is None)
+            if body is None:
+                return 0
+            con.execute("BEGIN")
+            con.execute(f"CALL {LAKE}.set_commit_message('tcobench', {sql_string(what)})")
+            body(con)
+            con.execute("COMMIT")
+            row = con.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()
+            return int(row[0]) if row else 0
+
+    def _remove_partial(self, message: str) -> None:
+        """Remove the file a failed write left half-written (the rest of the transaction is rolled back)."""
+        found = _PARTIAL_FILE.search(message)
+        data = self.location.data_dir
+        if found and data is not None:
+            path = Path(found.group(1))
+            if path.is_relative_to(data):
+                path.unlink(missing_ok=True)
+
+
+StoreRef: TypeAlias = Store | StoreLocation | str | Path
+
+
+def _transient(message: str) -> bool:
+    lowered = message.lower()
+    return any(t in lowered for t in _TRANSIENT) and "no space left" not in lowered
+
+
+_stores: dict[str, Store] = {}
+
+
+def open_store(store: StoreRef) -> Store:
+    """The store at a URI or path (parsed and cached per process); nothing is created until the first write."""
+    if isinstance(store, Store):
+        return store
+    location = store if isinstance(store, StoreLocation) else parse_store(store)
+    found = _stores.get(location.uri)
+    if found is None:
+        found = _stores[location.uri] = Store(location)
+    return found
+
+
+def _declared_columns(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> list[tuple[str, str]]:
+    """(name, DuckDB type) of an Arrow schema, as DuckDB maps it."""
+    con.register("_tcob_empty", schema.empty_table())
     try:
-        pq.write_table(data, tmp, compression="zstd")
-        with tmp.open("rb") as handle:
-            os.fsync(handle.fileno())
-        tmp.replace(target)
+        return [(str(r[0]), str(r[1])) for r in con.execute("DESCRIBE _tcob_empty").fetchall()]
     finally:
-        tmp.unlink(missing_ok=True)
+        con.unregister("_tcob_empty")
 
 
-def _remove_other_copies(store: Path, table: str, name: str, keep: Path) -> None:
-    for old in (store / table).glob(f"*/*/{name}"):
-        if old != keep:
-            old.unlink()
+def _existing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    rows = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ? AND schema_name = 'main'",
+        [LAKE],
+    ).fetchall()
+    found: dict[str, set[str]] = {}
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    return found
+
+
+def _ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Create missing tables (with their partitioning) and add columns the records gained; its own transaction."""
+    con.execute("BEGIN")
+    existing = _existing_columns(con)
+    for table in TABLES:
+        columns = _declared_columns(con, table_schema(table))
+        if table not in existing:
+            body = ", ".join(f'"{name}" {kind}' for name, kind in columns)
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({body})")
+            if table in PARTITIONED:
+                con.execute(f"ALTER TABLE {LAKE}.{table} SET PARTITIONED BY ({PARTITIONED[table]})")
+            continue
+        for name, kind in columns:
+            if name not in existing[table]:
+                con.execute(f'ALTER TABLE {LAKE}.{table} ADD COLUMN IF NOT EXISTS "{name}" {kind}')
+    con.execute("COMMIT")
+
+
+def _insert(con: duckdb.DuckDBPyConnection, target: str, rows: pa.Table) -> None:
+    if rows.num_rows == 0:
+        return
+    con.register("_tcob_rows", rows)
+    try:
+        con.execute(f"INSERT INTO {target} BY NAME SELECT * FROM _tcob_rows")
+    finally:
+        con.unregister("_tcob_rows")
+
+
+def _cache_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Every cached-view table of every key (``cache_<key>.<view>``) in the lake."""
+    rows = con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name LIKE 'cache_%'",
+        [LAKE],
+    ).fetchall()
+    return [f"{LAKE}.{schema}.{table}" for schema, table in rows]
+
+
+def _delete_runs(con: duckdb.DuckDBPyConnection, ids: pa.Table) -> None:
+    """Remove every row of the runs in ``ids`` (a table with a run_id column) that is already stored."""
+    con.register("_tcob_ids", ids)
+    try:
+        found = con.execute(f"SELECT count(*) FROM {LAKE}.runs WHERE run_id IN (SELECT run_id FROM _tcob_ids)")
+        if (found.fetchone() or (0,))[0] == 0:
+            return  # the usual case: new runs; no delete, so no conflict with concurrent writers
+        for target in [f"{LAKE}.{t}" for t in RUN_TABLES] + _cache_tables(con):
+            con.execute(f"DELETE FROM {target} WHERE run_id IN (SELECT run_id FROM _tcob_ids)")
+    finally:
+        con.unregister("_tcob_ids")
+
+
+def per_run_views(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table] | None:
+    """The cached views' rows of the runs in ``tables`` (runs, requests, telemetry rows of those runs only),
+    computed by the shipped SQL (None when those views cannot be computed this way)."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("CREATE SCHEMA one")
+        for name, data in {**tables, "images": table_schema("images").empty_table()}.items():
+            con.register(f"_{name}", data)
+            con.execute(f"CREATE VIEW one.{name} AS SELECT * FROM _{name}")
+        return compute_per_run(con, "one")
+    except (QueryError, duckdb.Error):
+        return None  # a view that cannot be cached this way is computed by readers instead
+    finally:
+        con.close()
+
+
+def write_cache(con: duckdb.DuckDBPyConnection, rows: dict[str, pa.Table], ids: pa.Table) -> None:
+    schema = f"{LAKE}.{cache_schema()}"
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.covered (run_id VARCHAR)")
+    for view in CACHED_VIEWS:
+        con.register("_tcob_view", rows[view])
+        try:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.{view} AS SELECT * FROM _tcob_view LIMIT 0")
+        finally:
+            con.unregister("_tcob_view")
+        _insert(con, f"{schema}.{view}", rows[view])
+    _insert(con, f"{schema}.covered", ids)
+
+
+def conform(table: str, data: pa.Table) -> pa.Table:
+    """``data`` with every column of today's ``table`` schema (missing ones NULL, known ones cast to their type);
+    columns today's schema does not know are kept (a store never drops a value it was given)."""
+    schema = table_schema(table)
+    columns, names = [], []
+    for field in schema:
+        if field.name in data.column_names:
+            column = data.column(field.name)
+            columns.append(column if column.type == field.type else column.cast(field.type))
+        else:
+            columns.append(pa.nulls(data.num_rows, field.type))
+        names.append(field.name)
+    for name in data.column_names:
+        if name not in names:
+            columns.append(data.column(name))
+            names.append(name)
+    return pa.Table.from_arrays(columns, names=names)
+
+
+def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
+    """One commits row per run in ``tables["runs"]``: the rows of each table written for it."""
+    runs = tables["runs"]
+    counts = {}
+    for table in ("requests", "telemetry"):
+        found = pc.value_counts(tables[table].column("run_id")) if tables[table].num_rows else pa.array([])
+        counts[table] = {str(v["values"]): int(v["counts"]) for v in found.to_pylist()}
+    now = int(dt.datetime.now(dt.UTC).timestamp() * 1e9)
+    rows = [
+        CommitRecord(run_id=r["run_id"], date=r["date"], host=r["host"],
+                     requests=counts["requests"].get(r["run_id"], 0), telemetry=counts["telemetry"].get(r["run_id"], 0),
+                     committed_ns=now, writer=writer, tool_version=__version__)
+        for r in runs.select(["run_id", "date", "host"]).to_pylist()
+    ]  # fmt: skip
+    return to_arrow("commits", rows)
+
+
+def _add_columns(con: duckdb.DuckDBPyConnection, data: Mapping[str, pa.Table]) -> None:
+    """Columns the given rows carry that the stored table lacks (a newer record, an older store's extra field)."""
+    existing = _existing_columns(con)
+    for table, rows in data.items():
+        extra = [f for f in rows.schema if f.name not in existing.get(table, set())]
+        for name, kind in _declared_columns(con, pa.schema(extra)) if extra else []:
+            con.execute(f'ALTER TABLE {LAKE}.{table} ADD COLUMN IF NOT EXISTS "{name}" {kind}')
+
+
+def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str = "run") -> int:
+    """Commit the rows of whole runs (``runs`` plus their ``requests`` and ``telemetry``) in one transaction,
+    replacing any rows of the same run ids, with their commits rows and cached views; the snapshot id."""
+    target = open_store(store)
+    data = {t: conform(t, tables.get(t, table_schema(t).empty_table())) for t in ("runs", "requests", "telemetry")}
+    if data["runs"].num_rows == 0:
+        raise StoreError("nothing to write: no run given")
+    data["commits"] = _commit_rows(data, writer)
+    _check_room(target.location, sum(t.nbytes for t in data.values()))
+    cached = per_run_views({t: data[t] for t in ("runs", "requests", "telemetry")})
+    ids = data["runs"].select(["run_id"])
+
+    def body(con: duckdb.DuckDBPyConnection) -> None:
+        _delete_runs(con, ids)
+        _add_columns(con, data)
+        for table, rows in data.items():
+            _insert(con, f"{LAKE}.{table}", rows)
+        if cached is not None:
+            write_cache(con, cached, ids)
+
+    first = data["runs"].column("run_id")[0].as_py()
+    what = f"run {first}" if data["runs"].num_rows == 1 else f"{data['runs'].num_rows} runs ({writer})"
+    return target.commit(body, what)
+
+
+def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run") -> int:
+    """Commit several runs' rows in one transaction (replacing any rows of the same run ids); the snapshot id."""
+    tables = {
+        "runs": to_arrow("runs", [b.run for b in batch]),
+        "requests": to_arrow("requests", [r for b in batch for r in b.requests]),
+        "telemetry": to_arrow("telemetry", [t for b in batch for t in b.telemetry]),
+    }
+    return commit_tables(store, tables, writer)
 
 
 def write_results(
-    store: Path,
+    store: StoreRef,
     run: RunRecord,
     requests: Sequence[RequestRecord],
     telemetry: Sequence[TelemetryRecord] = (),
-) -> list[Path]:
-    """Write one run's rows atomically and idempotently; return the files written."""
-    name = f"run-{run.run_id}.parquet"
-    partition = Path(f"date={run.date}") / f"host={run.host}"
-    written: list[Path] = []
-    batches: list[tuple[str, Sequence[BaseModel]]] = [
-        ("telemetry", telemetry),
-        ("requests", requests),
-        ("runs", [run]),
-    ]
-    try:
-        for table, records in batches:
-            target = store / table / partition / name
-            if records:
-                _write_atomic(_to_arrow(table, records), target)
-                written.append(target)
-            else:
-                target.unlink(missing_ok=True)
-            _remove_other_copies(store, table, name, keep=target)  # only once the new copy is in place
-    except OSError as exc:
-        raise StoreError(f"cannot write run {run.run_id} to store {store}: {exc}") from exc
-    return written
+) -> int:
+    """Commit one run's rows atomically; re-writing a run id replaces its rows. Returns the snapshot id."""
+    return write_runs(store, [RunRows(run, requests, telemetry)])
 
 
-def write_image_record(store: Path, record: ImageRecord) -> Path:
-    """Write one ``images`` row (a build, unchanged check or push) atomically; return its file."""
-    target = store / "images" / f"date={record.date}" / f"host={record.host}" / f"image-{record.event_id}.parquet"
+def write_image_record(store: StoreRef, record: ImageRecord) -> int:
+    """Commit one ``images`` row (a build, unchanged check or push); the same event id replaces its row."""
+    target = open_store(store)
+    rows = to_arrow("images", [record])
+
+    def body(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"DELETE FROM {LAKE}.images WHERE event_id = ?", [record.event_id])
+        _insert(con, f"{LAKE}.images", rows)
+
     try:
-        _write_atomic(_to_arrow("images", [record]), target)
-    except OSError as exc:
-        raise StoreError(
-            f"cannot write image row {record.event_id} ({record.reference}) to store {store}: {exc}"
-        ) from exc
+        return target.commit(body, f"image {record.event_id}")
+    except StoreError as exc:
+        raise StoreError(f"cannot write image row {record.event_id} ({record.reference}): {exc}") from exc
+
+
+def _free_bytes(location: StoreLocation) -> int | None:
+    folder = location.data_dir or location.root
+    while folder is not None and not folder.exists():
+        folder = folder.parent
+    return shutil.disk_usage(folder).free if folder is not None else None
+
+
+def _check_room(location: StoreLocation, need: int) -> None:
+    """Refuse a write that cannot fit on a local disk, before any file is written."""
+    free = _free_bytes(location)
+    if free is not None and free < need + 2**20:
+        raise StoreError(f"store {location} has {free / 2**20:.1f} MiB free; this write needs about "
+                         f"{need / 2**20:.1f} MiB (no space left on device)")  # fmt: skip
+
+
+def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:
+    """Validate a store before measuring: a usable location, writable, free space above a floor, tables there.
+
+    ``min_free_bytes`` defaults to ``TCOBENCH_STORE_MIN_FREE_MB`` (100 MiB) for local data.
+    """
+    target = open_store(store)
+    location = target.location
+    floor = (
+        min_free_bytes
+        if min_free_bytes is not None
+        else int(float(os.environ.get("TCOBENCH_STORE_MIN_FREE_MB", _MIN_FREE_BYTES / 2**20)) * 2**20)
+    )
+    for folder in (location.root, location.data_dir):
+        if folder is None:
+            continue
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"store {location}: {folder} is a file, not a folder")
+    target._prepare_folders()  # noqa: SLF001 - the same check every write makes
+    for folder in (location.root, location.data_dir):
+        if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreError(f"store {location}: {folder} is not writable by this user")
+    free = _free_bytes(location)
+    if free is not None and free < floor:
+        raise StoreError(f"store {location}: only {free / 2**20:.0f} MiB free, below the floor of "
+                         f"{floor / 2**20:.0f} MiB (TCOBENCH_STORE_MIN_FREE_MB)")  # fmt: skip
+    target.commit(None, "check")  # reachable, credentials accepted, tables created or up to date
     return target

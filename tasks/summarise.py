@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -12,6 +11,7 @@ import pyarrow as pa
 from tcobench.schemas import PriceTable
 
 from .query import connect
+from .store import StoreRef
 
 __all__ = ["Summary", "summarise"]
 
@@ -32,9 +32,11 @@ def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | No
     ).to_arrow_table()
 
 
-def summarise(store: Path, prices: PriceTable, run_ids: Sequence[str] | None = None) -> Summary:
+def summarise(
+    store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None, snapshot: int | None = None
+) -> Summary:
     """Rows of run_summary, tco and tco_sources for the given runs (all runs when None)."""
-    con = connect(store, prices, upto="tco_sources")  # the views after it are not needed here
+    con = connect(store, prices, upto="tco_sources", snapshot=snapshot)  # later views are not needed here
     try:
         return Summary(
             _rows(con, "run_summary", run_ids), _rows(con, "tco", run_ids), _rows(con, "tco_sources", run_ids)

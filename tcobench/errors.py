@@ -18,6 +18,7 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -75,6 +76,7 @@ class MeasurementError(TcobenchError):
 
 class StoreError(TcobenchError):
     kind = "StoreError"
+    stored: Any = None  # what was committed before the store refused a write (the benchmark flow's result)
 
 
 class QueryError(TcobenchError):

@@ -32,9 +32,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="TCOBENCH_", extra="ignore")
 
-    store: Path = Field(
-        default_factory=lambda: _data_home() / "tcobench" / "store",
-        description="Root of the Parquet store (TCOBENCH_STORE).",
+    store: str = Field(
+        default_factory=lambda: str(_data_home() / "tcobench" / "store"),
+        description="The results store (TCOBENCH_STORE): a folder, sqlite://FOLDER or "
+        "postgresql://HOST/DB?data=s3://BUCKET/PREFIX (see tasks/lake.py).",
     )
     model_cache: Path = Field(
         default_factory=lambda: _cache_home() / "tcobench" / "models",

@@ -230,7 +230,7 @@ class S3Server:
                "-master.telemetry=false", f"-master.port={m}", f"-master.port.grpc={mg}", f"-volume.port={v}",
                f"-volume.port.grpc={vg}", f"-filer.port={f}", f"-filer.port.grpc={fg}", "-s3", f"-s3.port={s3}",
                f"-s3.port.grpc={s3g}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-               f"-s3.config={root / 'identities.json'}", "-volume.max=0"]  # fmt: skip
+               f"-s3.config={root / 'identities.json'}", "-volume.max=500", "-master.volumeSizeLimitMB=64"]  # fmt: skip
         log = (root / "weed.log").open("wb")
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         server = cls(port=s3, root=root, process=proc, ports=[m, mg, v, vg, f, fg, s3, s3g])

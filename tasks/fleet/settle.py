@@ -10,7 +10,6 @@ For each cell the newest row per concurrency level decides: a level with no row 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import PriceTable, RunStatus
@@ -19,7 +18,7 @@ from ..inventory import Cell
 from ..nightly import CellResult
 from ..query import connect
 from ..runs import failed_run_record
-from ..store import write_results
+from ..store import StoreRef, write_results
 from .gather import HostOutcome
 
 __all__ = ["batch_rows", "settle"]
@@ -27,7 +26,7 @@ __all__ = ["batch_rows", "settle"]
 _ROWS = "SELECT run_id, cell, host, concurrency, status, error, started_ns FROM runs WHERE batch_id = $batch"
 
 
-def batch_rows(store: Path, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
+def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
     """Every run row of the batch, oldest first."""
     con = connect(store, prices)
     try:
@@ -45,7 +44,7 @@ def _lost_reason(outcome: HostOutcome | None) -> str:
     return f"lost: its run ended {outcome.status} without storing this run"
 
 
-def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcome | None, store: Path,
+def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcome | None, store: StoreRef,
                  batch_id: str) -> CellResult:  # fmt: skip
     newest = {r["concurrency"]: r for r in rows}  # rows are oldest first: the newest per level wins
     failed = [r for r in rows if r["status"] == RunStatus.failed.value and newest[r["concurrency"]] is r]
@@ -68,7 +67,7 @@ def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcom
 
 
 def settle(
-    store: Path, prices: PriceTable, cells: Sequence[Cell], batch_id: str, outcomes: Mapping[str, HostOutcome]
+    store: StoreRef, prices: PriceTable, cells: Sequence[Cell], batch_id: str, outcomes: Mapping[str, HostOutcome]
 ) -> list[CellResult]:
     """Every cell's result from the store, after writing a failed row for each run a host never stored."""
     rows = batch_rows(store, prices, batch_id)

@@ -3,7 +3,8 @@
 Modules: ``main`` (the app, usage-error policy), ``_common`` (consoles, error guard, settings, shared options and
 number formats), ``_runs_table`` (the per-run tables), and one module per command group: ``run``, ``results``
 (summary, query), ``analytics`` (compare, history, report), ``images`` (images build/list/push, doctor),
-``nightly`` (nightly, serve), ``models`` (models synth/tokenizer).
+``nightly`` (nightly, serve), ``models`` (models synth/tokenizer), ``store`` (store info/snapshots/compact/verify/
+migrate).
 """
 
 from __future__ import annotations

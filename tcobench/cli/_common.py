@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from tcobench.settings import Settings
 
 __all__ = [
     "PricesOpt",
+    "SnapshotOpt",
     "StoreOpt",
     "err",
     "fmt",
@@ -32,6 +34,7 @@ __all__ = [
     "prefect_defaults",
     "print_error",
     "settings_for",
+    "show_warnings",
     "usd",
 ]
 
@@ -41,8 +44,16 @@ err = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 StoreOpt = Annotated[
-    Path | None,
-    typer.Option("--store", help=r"Results store root \[env TCOBENCH_STORE; default ~/.local/share/tcobench/store]."),
+    str | None,
+    typer.Option(
+        "--store",
+        help=r"Results store: a folder, sqlite://FOLDER or postgresql://HOST/DB?data=s3://BUCKET/PREFIX "
+        r"\[env TCOBENCH_STORE; default ~/.local/share/tcobench/store].",
+    ),
+]
+SnapshotOpt = Annotated[
+    int | None,
+    typer.Option("--snapshot", help="Read the store as it was at this snapshot (`tcobench store snapshots`)."),
 ]
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
 
@@ -50,6 +61,25 @@ PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (T
 def print_error(kind: str, message: str) -> None:
     """``Kind: message`` on one line of stderr (newlines in the message folded)."""
     err.print(f"[bold red]{kind}[/]: " + " ".join(message.split()), highlight=False, soft_wrap=True, markup=True)
+
+
+class _WarningLine(logging.Handler):
+    """A warning of ours (``tcobench.*`` loggers, e.g. a damaged store file left out) as one line on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from rich.markup import escape
+
+        err.print(f"[yellow]warning[/]: {escape(' '.join(record.getMessage().split()))}", highlight=False,
+                  soft_wrap=True)  # fmt: skip
+
+
+def show_warnings() -> None:
+    """Print our loggers' warnings as single lines (once per process)."""
+    logger = logging.getLogger("tcobench")
+    if not any(isinstance(h, _WarningLine) for h in logger.handlers):
+        handler = _WarningLine(logging.WARNING)
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 def guard(fn: F) -> F:
@@ -68,7 +98,7 @@ def guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def settings_for(store: Path | None) -> Settings:
+def settings_for(store: str | None) -> Settings:
     """Settings from the environment, with ``--store`` taking precedence."""
     settings = Settings()
     return settings.model_copy(update={"store": store}) if store is not None else settings

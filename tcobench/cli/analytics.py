@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import PricesOpt, StoreOpt, err, fmt, guard, out, settings_for, usd
+from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, fmt, guard, out, settings_for, usd
 
 if TYPE_CHECKING:
     from tcobench.tasks.compare import Comparison
@@ -64,6 +64,7 @@ def _compare(
     confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
+    snapshot: SnapshotOpt = None,
 ) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict."""
     from tcobench.tasks.compare import compare
@@ -71,7 +72,7 @@ def _compare(
 
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
-        allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence,
+        allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
     )  # fmt: skip
     _print_comparison(result)
 
@@ -79,6 +80,7 @@ def _compare(
 def _print_comparison(c: Comparison) -> None:
 
     pct = f"{c.confidence:.0%}"
+    out.print(f"read {escape(c.snapshot)}", style="dim", highlight=False)
     out.print(f"A = {escape(c.a.text)}: {escape(c.a_desc)}", highlight=False)
     out.print(f"B = {escape(c.b.text)}: {escape(c.b_desc)}", highlight=False)
     for line in c.differences:
@@ -161,14 +163,15 @@ def _history(
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
+    snapshot: SnapshotOpt = None,
 ) -> None:
     """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise."""
     from tcobench.tasks.history import history
     from tcobench.tasks.prices import load_prices
 
     settings = settings_for(store)
-    found = history(settings.store, load_prices(prices_file), window=window, min_prior=min_prior, alpha=alpha,
-                    min_change=min_change / 100, min_effect=min_effect, noise_k=noise_k)  # fmt: skip
+    found = history(settings.store, load_prices(prices_file), snapshot=snapshot, window=window, min_prior=min_prior,
+                    alpha=alpha, min_change=min_change / 100, min_effect=min_effect, noise_k=noise_k)  # fmt: skip
     if series:
         found = [s for s in found if series.lower() in s.key.lower()]
     if not found:
@@ -231,6 +234,7 @@ def _report(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
+    snapshot: SnapshotOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
     from tcobench.errors import ConfigError
@@ -241,7 +245,8 @@ def _report(
         raise ConfigError(f"--resamples must be at least 100, got {resamples}")
     settings = settings_for(store)
     path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
-                        resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE))  # fmt: skip
+                        resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE),
+                        snapshot=snapshot)  # fmt: skip
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
 
 

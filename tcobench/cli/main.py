@@ -17,8 +17,8 @@ from typer.core import TyperGroup
 from tcobench import __version__
 from tcobench.errors import ExitCode
 
-from . import analytics, fleet, images, models, nightly, results, run
-from ._common import print_error
+from . import analytics, fleet, images, models, nightly, results, run, store
+from ._common import print_error, show_warnings
 
 try:  # typer >= 0.20 carries its own copy of click; older ones use the click package
     from typer._click import exceptions as cx
@@ -90,9 +90,10 @@ def _root(
     ] = False,
 ) -> None:
     """Measure LLM inference engines on your own hosts and price the tokens (TCO per 1M tokens)."""
+    show_warnings()
 
 
-for _module in (run, results, analytics, images, nightly, fleet, models):
+for _module in (run, results, analytics, images, nightly, fleet, models, store):
     _module.register(app)
 
 

@@ -11,6 +11,7 @@ import typer
 from tcobench.errors import NightlyError
 
 from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults
+from .fleet import store_parameter
 
 __all__ = ["register"]
 
@@ -54,8 +55,12 @@ def register(app: typer.Typer) -> None:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()
         from tcobench.flows import nightly
+        from tcobench.settings import Settings
+        from tcobench.tasks.store import check_store
 
-        result = nightly(str(inventory), [str(m) for m in matrix], str(store) if store else None,
+        check_store(store or Settings().store)  # before any engine starts
+        # a local store as an absolute path: in fleet mode it is a parameter for every host's run
+        result = nightly(str(inventory), [str(m) for m in matrix], store_parameter(store),
                          str(prices) if prices else None)  # fmt: skip
         out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.failed:
@@ -74,6 +79,7 @@ def register(app: typer.Typer) -> None:
         """Serve the nightly flow as a deployment with a cron schedule (needs a Prefect server: PREFECT_API_URL)."""
         from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
+        from tcobench.tasks.lake import parse_store
         from tcobench.tasks.prices import load_prices
 
         load_plan(inventory, list(matrix), load_prices(prices))
@@ -89,7 +95,7 @@ def register(app: typer.Typer) -> None:
         params = {
             "inventory": str(inventory.resolve()),
             "matrices": [str(m.resolve()) for m in matrix],
-            "store": str(store.resolve()) if store else None,
+            "store": parse_store(store).uri if store else None,
             "prices": str(prices.resolve()) if prices else None,
         }
         err.print(f"serving deployment {name!r} of flow 'nightly' on schedule {cron!r}; Ctrl-C stops", highlight=False)

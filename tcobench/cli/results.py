@@ -9,7 +9,7 @@ import pyarrow as pa
 import typer
 from rich.table import Table
 
-from ._common import PricesOpt, StoreOpt, fmt, guard, out, settings_for
+from ._common import PricesOpt, SnapshotOpt, StoreOpt, fmt, guard, out, settings_for
 from ._runs_table import print_assumptions, print_runs
 
 __all__ = ["print_result", "register"]
@@ -21,6 +21,7 @@ def _summary(
     ] = None,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
+    snapshot: SnapshotOpt = None,
 ) -> None:
     """Per run: n, errors, TTFT/ITL/e2e p50/p90/p99, tok/s, cost per 1M tokens with its assumptions."""
     from tcobench.errors import QueryError
@@ -28,12 +29,12 @@ def _summary(
     from tcobench.tasks.summarise import summarise
 
     settings = settings_for(store)
-    result = summarise(settings.store, load_prices(prices_file))
+    result = summarise(settings.store, load_prices(prices_file), snapshot=snapshot)
     if run_id:
         keep = [r for r in result.runs.column("run_id").to_pylist() if any(r.startswith(p) for p in run_id)]
         if not keep:
             raise QueryError(f"no run matches {', '.join(run_id)} in {settings.store}")
-        result = summarise(settings.store, load_prices(prices_file), keep)
+        result = summarise(settings.store, load_prices(prices_file), keep, snapshot=snapshot)
     if result.runs.num_rows == 0:
         out.print(f"no runs stored in {settings.store} yet; try `tcobench run`")
         return
@@ -46,6 +47,7 @@ def _query(
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
+    snapshot: SnapshotOpt = None,
 ) -> None:
     """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
     from tcobench.errors import ConfigError
@@ -55,7 +57,7 @@ def _query(
     if fmt not in ("table", "csv", "json"):
         raise ConfigError(f"--format must be table, csv or json, got {fmt!r}")
     settings = settings_for(store)
-    con = connect(settings.store, load_prices(prices_file))
+    con = connect(settings.store, load_prices(prices_file), snapshot=snapshot)
     try:
         result = read_only_query(con, sql)
     finally:

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tcobench.errors import StoreError
 from tcobench.schemas import GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
@@ -97,6 +98,7 @@ def _run(
     """Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens."""
     from tcobench.tasks.config import load_config
     from tcobench.tasks.prices import check_keys, load_prices
+    from tcobench.tasks.store import check_store
 
     if no_prefect:
         os.environ["TCOBENCH_PREFECT"] = "off"
@@ -107,6 +109,7 @@ def _run(
     config = load_config(config_file, overrides)
     prices = load_prices(config.pricing.table)
     check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
+    check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
     _run_flow(config, prices, settings)
 
 
@@ -140,9 +143,19 @@ def _run_flow(config: Any, prices: Any, settings: Settings) -> None:
     try:
         result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request,
                            on_event=engine_event_printer(progress))  # fmt: skip
+    except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
+        if progress.live.is_started:
+            progress.stop()
+        if exc.stored is not None and exc.stored.run_ids:
+            _print_result(exc.stored, settings)
+        raise
     finally:
         if progress.live.is_started:
             progress.stop()
+    _print_result(result, settings)
+
+
+def _print_result(result: Any, settings: Settings) -> None:
     print_runs(result.summary.runs, result.summary.tco)
     print_assumptions(result.summary.tco, result.summary.sources)
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)

@@ -263,17 +263,20 @@ def write_fleet(
     seed: int = 7,
     regression: tuple[str, int, float] | None = ("gpu-amd-1", 4, 0.85),
     requests: int = 20,
+    folder_layout: bool = False,
 ) -> list[RunRecord]:
     """Write a two-host fleet (NVIDIA H200, AMD MI300X) measured over several nights; return the run rows.
 
     Same engine (Ollama 0.32.0, same settings), model digest and prompts everywhere. ``regression``
     (host, concurrency, factor) makes that series decode ``factor`` times as fast on the last night, after a
-    driver update: the change `tcobench history` must flag.
+    driver update: the change `tcobench history` must flag. ``folder_layout``: write the hive-partitioned folder
+    store of tcobench < 0.2 instead (what `tcobench store migrate` imports).
     """
-    from tcobench.tasks.store import write_results
+    from tcobench.tasks.store import RunRows, write_runs
 
     rng = np.random.default_rng(seed)
     written = []
+    batch = []
     for night in range(nights):
         for host in FLEET:
             last = night == nights - 1
@@ -297,6 +300,13 @@ def write_fleet(
                 reqs = _fleet_requests(run, rng, host, slow)
                 end = max(r.start_ns + (r.e2e_ns or 0) for r in reqs if r.phase is Phase.measure)
                 run = run.model_copy(update={"measure_end_ns": end, "finished_ns": end + 10**9})
-                write_results(store, run, reqs, _fleet_telemetry(run, host))
+                batch.append(RunRows(run, reqs, _fleet_telemetry(run, host)))
                 written.append(run)
+    if folder_layout:
+        from tests.store_helpers import write_folder_run
+
+        for rows in batch:
+            write_folder_run(store, rows.run, rows.requests, rows.telemetry)
+    else:
+        write_runs(store, batch)  # one commit for the whole fleet (each run in its own commit works the same)
     return written

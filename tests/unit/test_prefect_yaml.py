@@ -22,4 +22,4 @@ def test_deployments_resolve() -> None:
         assert required <= set(deployment.get("parameters", {})), deployment["name"]
         assert all(len(s["cron"].split()) == 5 for s in deployment["schedules"])
         names.append(deployment["name"])
-    assert names == ["tcobench-nightly", "tcobench-rebuild-images"]
+    assert names == ["tcobench-nightly", "tcobench-rebuild-images", "tcobench-compact-store"]

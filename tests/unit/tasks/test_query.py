@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tcobench.errors import QueryError
+from tcobench.errors import QueryError, StoreError
+from tcobench.tasks import store as store_module
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect, read_only_query, sql_views
+from tcobench.tasks.query import connect, describe_snapshot, read_only_query, sql_views
 from tcobench.tasks.store import write_results
+from tests.store_helpers import data_files
 
 from ..factories import make_prices, make_request, make_run
 
@@ -111,19 +114,99 @@ def test_failing_select_is_one_line(con: duckdb.DuckDBPyConnection) -> None:
     assert "no_such_column" in str(info.value)
 
 
-def test_requests_of_a_run_without_a_runs_row_are_hidden(tmp_path: Path) -> None:
+def test_files_no_snapshot_references_are_not_read(tmp_path: Path) -> None:
+    """A writer killed mid-commit leaves files the catalog never listed: nobody reads them."""
     store = tmp_path / "store"
     write_results(store, make_run(run_id="kept"), [make_request(run_id="kept")])
-    write_results(store, make_run(run_id="orphan"), [make_request(run_id="orphan"), make_request(run_id="orphan")])
-    # A writer that died before its commit marker: the run's requests exist, its runs row does not.
-    (orphan_run_file,) = (store / "runs").glob("*/*/run-orphan.parquet")
-    orphan_run_file.unlink()
+    (committed,) = data_files(store, "requests")
+    stray = Path(committed).with_name("ducklake-left-by-a-killed-writer.parquet")
+    shutil.copy(committed, stray)
+    (Path(committed).parent / "foreign.txt").write_text("not parquet", encoding="utf-8")
     con = connect(store, make_prices())
     try:
         assert read_only_query(con, "SELECT run_id FROM requests").column("run_id").to_pylist() == ["kept"]
-        assert read_only_query(con, "SELECT run_id FROM run_summary").column("run_id").to_pylist() == ["kept"]
     finally:
         con.close()
+
+
+def test_a_connection_reads_one_snapshot_and_says_which(tmp_path: Path) -> None:
+    first = write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
+    con = connect(tmp_path, make_prices())
+    try:
+        write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])  # after the reader opened
+    except StoreError:
+        pass  # the local catalog admits one process at a time; this one holds it for reading
+    finally:
+        con.close()
+    second = write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])
+    assert second > first
+    for snapshot, expected in ((first, ["a"]), (None, ["a", "b"])):
+        con = connect(tmp_path, make_prices(), snapshot=snapshot)
+        try:
+            ids = read_only_query(con, "SELECT run_id FROM run_summary ORDER BY 1").column("run_id").to_pylist()
+            assert ids == expected
+            row = read_only_query(con, "SELECT snapshot_id, store FROM store_snapshot").to_pylist()
+            assert row == [{"snapshot_id": snapshot or second, "store": str(tmp_path)}]
+            assert describe_snapshot(con).startswith(f"store {tmp_path} at snapshot {snapshot or second} (committed ")
+        finally:
+            con.close()
+    with pytest.raises(StoreError, match=r"snapshot 999"):
+        connect(tmp_path, make_prices(), snapshot=999)
+
+
+@pytest.mark.parametrize(
+    ("sql", "refusal"),
+    [
+        ("SELECT * FROM read_text('/etc/passwd')", r'Cannot access file "/etc/passwd"'),
+        ("SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')", r'Cannot access file "http://127.0.0.1:9/x.csv"'),
+        ("SELECT * FROM read_parquet('/tmp/*.parquet')", r"Cannot access file"),
+        ("SELECT current_setting('enable_external_access') AND false", None),
+        ("SELECT * FROM duckdb_secrets(redact := false)", r"unredacted secrets is disabled"),
+    ],
+)
+def test_the_query_connection_cannot_leave_the_store(con: duckdb.DuckDBPyConnection, sql: str,
+                                                      refusal: str | None) -> None:  # fmt: skip
+    if refusal is None:
+        assert read_only_query(con, sql).to_pylist() == [{read_only_query(con, sql).column_names[0]: False}]
+        return
+    with pytest.raises(QueryError, match=refusal) as info:
+        read_only_query(con, sql)
+    assert "\n" not in str(info.value)
+
+
+def test_the_sandbox_settings_are_locked(con: duckdb.DuckDBPyConnection) -> None:
+    for statement in ("SET enable_external_access = true", "SET autoinstall_known_extensions = true",
+                      "SET lock_configuration = false", "SET allowed_directories = ['/']"):  # fmt: skip
+        with pytest.raises(duckdb.Error, match="locked|Cannot change"):
+            con.execute(statement)
+    for statement in ("INSTALL httpfs", "LOAD httpfs", "ATTACH '/tmp/other.duckdb' AS o"):
+        with pytest.raises(duckdb.Error):
+            con.execute(statement)
+
+
+def test_a_damaged_file_leaves_out_its_runs_and_nothing_else(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    for run_id in ("a", "b"):
+        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
+                                                          for i in range(3)])  # fmt: skip
+    (bad,) = [f for f in data_files(tmp_path, "requests") if _holds(f, "a")]
+    Path(bad).write_bytes(b"")
+    with caplog.at_level("WARNING", logger="tcobench.store"):
+        con = connect(tmp_path, make_prices())
+    try:
+        assert read_only_query(con, "SELECT run_id, n FROM run_summary").to_pylist() == [{"run_id": "b", "n": 3}]
+        assert read_only_query(con, "SELECT count(*) AS n FROM requests").to_pylist() == [{"n": 3}]
+        assert read_only_query(con, "SELECT 1 AS one").to_pylist() == [{"one": 1}]
+    finally:
+        con.close()
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any(bad in w and "0 bytes, the catalog recorded" in w for w in warnings), warnings
+    assert any("1 run(s) with rows in damaged files are left out: a" in w for w in warnings), warnings
+
+
+def _holds(path: str, run_id: str) -> bool:
+    import pyarrow.parquet as pq
+
+    return run_id in pq.read_table(path, columns=["run_id"]).column("run_id").to_pylist()
 
 
 def test_store_path_with_a_quote(tmp_path: Path) -> None:
@@ -142,26 +225,36 @@ def test_partition_columns_come_back_as_text(con: duckdb.DuckDBPyConnection) -> 
 
 
 @pytest.mark.parametrize("view", SHIPPED_VIEWS)
-def test_views_work_on_run_files_written_before_a_column_existed(tmp_path: Path, view: str) -> None:
-    """A store spans tcobench versions: run files from before `extra_body` and `rocm_version` existed read as NULL."""
-    import pyarrow.parquet as pq
-
-    old = make_run(run_id="old0")
-    (path,) = [p for p in write_results(tmp_path, old, [make_request(run_id="old0")]) if "/runs/" in str(p)]
-    pq.write_table(pq.read_table(path).drop_columns(["extra_body", "rocm_version"]), path)
-    new = make_run(run_id="new0", extra_body='{"top_k": 1}')
-    write_results(tmp_path, new, [make_request(run_id="new0")])
+def test_views_work_on_runs_written_before_a_column_existed(tmp_path: Path, view: str) -> None:
+    """A store spans tcobench versions: a store whose tables predate `extra_body` and `rocm_version` reads them as
+    NULL, and once a newer tcobench writes, the older rows read NULL there."""
+    write_results(tmp_path, make_run(run_id="old0"), [make_request(run_id="old0")])
+    _drop_columns(tmp_path, "runs", ["extra_body", "rocm_version"])  # as an older tcobench created the table
+    con = connect(tmp_path, make_prices())
+    try:
+        assert con.sql("SELECT run_id, extra_body, rocm_version FROM runs").fetchall() == [("old0", None, None)]
+        con.sql(f"SELECT * FROM {view}").fetchall()
+    finally:
+        con.close()
+    store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
+    write_results(tmp_path, make_run(run_id="new0", extra_body='{"top_k": 1}'), [make_request(run_id="new0")])
     con = connect(tmp_path, make_prices())
     try:
         rows = con.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
         assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
-        con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both files
+        con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both
     finally:
         con.close()
-    (newer,) = [p for p in (tmp_path / "runs").rglob("*.parquet") if "new0" in p.name]
-    newer.unlink()  # a store holding only files from before the columns
-    con = connect(tmp_path, make_prices())
+
+
+def _drop_columns(store: Path, table: str, columns: list[str]) -> None:
+    from tcobench.tasks.lake import attach_sql, new_instance, parse_store
+
+    location = parse_store(store)
+    con = new_instance(location)
     try:
-        assert con.sql("SELECT run_id, extra_body FROM runs").fetchall() == [("old0", None)]
+        con.execute(attach_sql(location, read_only=False))
+        for column in columns:
+            con.execute(f"ALTER TABLE lake.{table} DROP COLUMN {column}")
     finally:
         con.close()

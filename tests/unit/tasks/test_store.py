@@ -1,21 +1,21 @@
-"""write_results: atomic, idempotent per run id, one file per run and table, on a real store."""
+"""write_results on a real local store: one transaction per run, idempotent per run id, schemas from the records."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
+from pydantic import Field
 
 from tcobench.errors import StoreError
-from tcobench.schemas import TelemetryRecord
-from tcobench.tasks.store import PARTITION_COLUMNS, file_schema, write_results
+from tcobench.schemas import RunRecord, TelemetryRecord
+from tcobench.tasks import store as store_module
+from tcobench.tasks.store import check_store, write_image_record, write_results
+from tests.store_helpers import data_files, lake_rows, on_disk, write_folder_run
 
 from ..factories import T0_NS, make_request, make_run
-
-
-def _files(store: Path) -> list[str]:
-    return sorted(str(p.relative_to(store)) for p in store.rglob("*") if p.is_file())
 
 
 def _telemetry(run_id: str = "run0") -> TelemetryRecord:
@@ -26,72 +26,134 @@ def _telemetry(run_id: str = "run0") -> TelemetryRecord:
     )  # fmt: skip
 
 
-def _rows(path: Path) -> int:
-    return int(pq.read_table(path).num_rows)
+def _count(store: Path, table: str, where: str = "") -> int:
+    return int(lake_rows(store, f"SELECT count(*) FROM lake.{table} {where}")[0][0])
 
 
-def test_layout_and_file_schema(tmp_path: Path) -> None:
-    written = write_results(tmp_path, make_run(), [make_request(), make_request(request_index=1)], [_telemetry()])
-    partition = "date=2023-11-14/host=testhost/run-run0.parquet"
-    assert _files(tmp_path) == [f"requests/{partition}", f"runs/{partition}", f"telemetry/{partition}"]
-    # runs (the commit marker) is written last
-    assert [p.parts[-4] for p in written] == ["telemetry", "requests", "runs"]
-    for table in ("runs", "requests", "telemetry"):
-        schema = pq.read_schema(tmp_path / table / partition)
-        assert schema.names == file_schema(table).names
-        assert not set(PARTITION_COLUMNS) & set(schema.names)
-    assert _rows(tmp_path / "requests" / partition) == 2
+def test_a_run_commits_every_table_in_one_snapshot(tmp_path: Path) -> None:
+    snapshot = write_results(tmp_path, make_run(), [make_request(request_index=i) for i in range(3)], [_telemetry()])
+    assert (_count(tmp_path, "runs"), _count(tmp_path, "requests"), _count(tmp_path, "telemetry")) == (1, 3, 1)
+    assert lake_rows(tmp_path, "SELECT run_id, requests, telemetry, writer FROM lake.commits") == [
+        ("run0", 3, 1, "run")
+    ]
+    ((last, message),) = lake_rows(tmp_path, "SELECT max(snapshot_id), any_value(commit_message) FILTER "
+                                             "(WHERE snapshot_id = (SELECT max(snapshot_id) FROM lake.snapshots())) "
+                                             "FROM lake.snapshots()")  # fmt: skip
+    assert (last, message) == (snapshot, "run run0")
+    ((changes,),) = lake_rows(tmp_path, f"SELECT changes FROM lake.snapshots() WHERE snapshot_id = {snapshot}")
+    inserted = dict(changes.items() if isinstance(changes, dict) else changes)["tables_inserted_into"]
+    assert len(inserted) >= 4, "runs, requests, telemetry, commits (and the cached views) in the same snapshot"
 
 
-def test_writing_the_same_run_twice_leaves_one_file_and_no_duplicates(tmp_path: Path) -> None:
+def test_columns_come_from_the_records(tmp_path: Path) -> None:
+    write_results(tmp_path, make_run(), [make_request()], [_telemetry()])
+    for table, model in (("runs", RunRecord), ("telemetry", TelemetryRecord)):
+        names = [r[0] for r in lake_rows(tmp_path, f"DESCRIBE lake.{table}")]
+        assert names == list(model.model_fields)
+
+
+def test_writing_the_same_run_twice_does_not_duplicate(tmp_path: Path) -> None:
     requests = [make_request(request_index=i) for i in range(3)]
     write_results(tmp_path, make_run(), requests)
-    first = _files(tmp_path)
     write_results(tmp_path, make_run(), requests)
-    assert _files(tmp_path) == first
-    (requests_file,) = (tmp_path / "requests").rglob("*.parquet")
-    assert _rows(requests_file) == 3
-    (runs_file,) = (tmp_path / "runs").rglob("*.parquet")
-    assert _rows(runs_file) == 1
+    assert (_count(tmp_path, "runs"), _count(tmp_path, "requests"), _count(tmp_path, "commits")) == (1, 3, 1)
 
 
-def test_rewrite_replaces_the_rows(tmp_path: Path) -> None:
-    write_results(tmp_path, make_run(), [make_request(request_index=i) for i in range(3)])
-    write_results(tmp_path, make_run(), [make_request()])
-    (requests_file,) = (tmp_path / "requests").rglob("*.parquet")
-    assert _rows(requests_file) == 1
-
-
-def test_rewrite_in_another_date_partition_removes_the_old_file(tmp_path: Path) -> None:
-    write_results(tmp_path, make_run(date="2023-11-14"), [make_request()], [_telemetry()])
-    write_results(tmp_path, make_run(date="2023-11-15"), [make_request()], [_telemetry()])
-    files = _files(tmp_path)
-    assert len(files) == 3
-    assert all("date=2023-11-15" in f for f in files), files
-
-
-def test_rewrite_without_telemetry_removes_the_old_telemetry(tmp_path: Path) -> None:
-    write_results(tmp_path, make_run(), [make_request()], [_telemetry()])
-    write_results(tmp_path, make_run(), [make_request()])
-    assert not list((tmp_path / "telemetry").rglob("*.parquet"))
+def test_rewrite_replaces_the_rows_even_in_another_date(tmp_path: Path) -> None:
+    write_results(tmp_path, make_run(date="2023-11-14"), [make_request(request_index=i) for i in range(3)],
+                  [_telemetry()])  # fmt: skip
+    write_results(tmp_path, make_run(date="2023-11-15"), [make_request(date="2023-11-15")])
+    assert lake_rows(tmp_path, "SELECT date FROM lake.runs") == [("2023-11-15",)]
+    assert (_count(tmp_path, "requests"), _count(tmp_path, "telemetry")) == (1, 0)
+    assert lake_rows(tmp_path, "SELECT requests, telemetry FROM lake.commits") == [(1, 0)]
 
 
 def test_other_runs_are_untouched(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
-    write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])
+    write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b"), make_request(run_id="b")])
     write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
-    assert len(list((tmp_path / "requests").rglob("*.parquet"))) == 2
+    assert lake_rows(tmp_path, "SELECT run_id, count(*) FROM lake.requests GROUP BY 1 ORDER BY 1") == [
+        ("a", 1), ("b", 2)
+    ]  # fmt: skip
 
 
-def test_no_temporary_files_are_left(tmp_path: Path) -> None:
-    for _ in range(2):
-        write_results(tmp_path, make_run(), [make_request()], [_telemetry()])
-    leftovers = [p for p in tmp_path.rglob("*") if p.is_file() and (p.name.startswith(".") or p.suffix == ".tmp")]
-    assert leftovers == []
+def test_a_failed_commit_leaves_no_row_and_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_results(tmp_path, make_run(run_id="kept"), [make_request(run_id="kept")])
+    before = on_disk(tmp_path)
+    real = store_module._insert
+
+    def failing(con: Any, target: str, rows: Any) -> None:
+        real(con, target, rows)
+        if target.endswith(".commits"):  # after runs, requests and telemetry were written
+            raise store_module.duckdb.IOException("simulated: the disk went away")
+
+    monkeypatch.setattr(store_module, "_insert", failing)
+    with pytest.raises(StoreError, match=r"^cannot write run lost to store .*simulated: the disk went away"):
+        write_results(tmp_path, make_run(run_id="lost"), [make_request(run_id="lost")], [_telemetry("lost")])
+    monkeypatch.undo()
+    assert lake_rows(tmp_path, "SELECT run_id FROM lake.runs") == [("kept",)]
+    assert _count(tmp_path, "requests", "WHERE run_id = 'lost'") == 0
+    assert on_disk(tmp_path) == before, "the rolled-back transaction's files are gone"
 
 
-def test_unwritable_store_is_a_store_error(tmp_path: Path) -> None:
-    blocker = tmp_path / "store"
+def test_a_field_added_to_a_record_becomes_a_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_results(tmp_path, make_run(run_id="old"), [make_request(run_id="old")])
+
+    class NewerRun(RunRecord):
+        gpu_topology: str | None = Field(default=None, description="A field a later tcobench adds.")
+
+    monkeypatch.setitem(store_module.TABLES, "runs", NewerRun)
+    newer = NewerRun(**make_run(run_id="new").model_dump(), gpu_topology="NV18")
+    store_module.open_store(tmp_path)._tables_ready = False  # a new process of the newer version
+    write_results(tmp_path, newer, [make_request(run_id="new")])
+    rows = lake_rows(tmp_path, "SELECT run_id, gpu_topology FROM lake.runs ORDER BY run_id")
+    assert rows == [("new", "NV18"), ("old", None)]
+
+
+def test_check_store_refuses_a_file_a_folder_store_and_a_full_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
     blocker.write_text("not a folder", encoding="utf-8")
-    with pytest.raises(StoreError, match=r"^cannot write run run0 to store "):
-        write_results(blocker, make_run(), [make_request()])
+    with pytest.raises(StoreError, match=rf"^store {blocker}: {blocker} is a file, not a folder$"):
+        check_store(blocker)
+    old = tmp_path / "old"
+    write_folder_run(old, make_run(), [make_request()])
+    with pytest.raises(StoreError, match=rf"folder layout of tcobench < 0.2 .*tcobench store migrate {old}$"):
+        check_store(old)
+    monkeypatch.setenv("TCOBENCH_STORE_MIN_FREE_MB", str(10**12))
+    with pytest.raises(StoreError, match=r"MiB free, below the floor of .* MiB \(TCOBENCH_STORE_MIN_FREE_MB\)$"):
+        check_store(tmp_path / "fresh")
+    monkeypatch.setenv("TCOBENCH_STORE_MIN_FREE_MB", "1")
+    check_store(tmp_path / "fresh")
+    assert (tmp_path / "fresh" / "catalog.ducklake").exists(), "a checked store has its tables"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_check_store_refuses_a_read_only_folder(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    with pytest.raises(StoreError, match="not writable"):
+        check_store(tmp_path / "ro")
+
+
+def test_requests_and_telemetry_are_partitioned_by_night(tmp_path: Path) -> None:
+    write_results(tmp_path, make_run(), [make_request()], [_telemetry()])
+    for table in ("requests", "telemetry"):
+        (path,) = data_files(tmp_path, table)
+        assert f"/main/{table}/date=2023-11-14/" in path
+
+
+def test_image_rows_replace_by_event_id(tmp_path: Path) -> None:
+    from tcobench.images import BuildOutcome, image_record, load_catalog
+
+    spec = next(s for s in load_catalog().images if s.name == "llama-cpp-cpu")
+    outcome = BuildOutcome(spec, "tcobench/llama-cpp-cpu:11434.0.0", "sha256:" + "1" * 64, 10, "f" * 64, "built", 7,
+                           {"BASE_IMAGE": "b"}, "b", None)  # fmt: skip
+    built = image_record(outcome, None, smoke_version="v")
+    write_image_record(tmp_path, built)
+    write_image_record(tmp_path, built)
+    write_image_record(tmp_path, image_record(outcome, None, "pushed", "r/t@sha256:" + "2" * 64))
+    assert lake_rows(tmp_path, "SELECT action, repo_digest FROM lake.images ORDER BY action") == [
+        ("built", None), ("pushed", "r/t@sha256:" + "2" * 64)
+    ]  # fmt: skip

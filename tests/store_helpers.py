@@ -1,0 +1,68 @@
+"""Helpers for tests that look inside a store: its catalog read-only, its data files, and the old folder layout."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
+from tcobench.tasks.lake import LAKE, attach_sql, new_instance, parse_store
+
+__all__ = ["data_files", "lake", "lake_rows", "on_disk", "write_folder_run"]
+
+
+@contextlib.contextmanager
+def lake(store: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The store's DuckLake attached read-only as ``lake`` (no views, no sandbox): what is really there."""
+    location = parse_store(store)
+    con = new_instance(location)
+    try:
+        con.execute(attach_sql(location, read_only=True))
+        yield con
+    finally:
+        con.close()
+
+
+def lake_rows(store: str | Path, sql: str) -> list[tuple[Any, ...]]:
+    with lake(store) as con:
+        return con.execute(sql).fetchall()
+
+
+def data_files(store: str | Path, table: str) -> list[str]:
+    """The data files the catalog lists for a table now."""
+    return [r[0] for r in lake_rows(store, f"SELECT data_file FROM ducklake_list_files('{LAKE}', '{table}')")]
+
+
+def on_disk(store: str | Path) -> list[Path]:
+    """Every Parquet file under the store's local data folder."""
+    data = parse_store(store).data_dir
+    assert data is not None
+    return sorted(data.rglob("*.parquet"))
+
+
+def _legacy_file(folder: Path, table: str, rows: Sequence[Any], schema: pa.Schema, date: str, host: str,
+                 name: str) -> None:  # fmt: skip
+    """One file of the pre-DuckLake layout: partition columns in the path only."""
+    data = pa.Table.from_pylist([r.model_dump(mode="json") for r in rows], schema=schema)
+    data = data.drop_columns(["date", "host"])
+    path = folder / table / f"date={date}" / f"host={host}" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(data, path, compression="zstd")
+
+
+def write_folder_run(folder: Path, run: RunRecord, requests: Sequence[RequestRecord],
+                     telemetry: Sequence[TelemetryRecord] = ()) -> None:  # fmt: skip
+    """Write one run the way tcobench < 0.2 did: STORE/<table>/date=/host=/run-<id>.parquet per table."""
+    from tcobench.schemas import arrow_schema
+
+    name = f"run-{run.run_id}.parquet"
+    for table, rows, model in (("runs", [run], RunRecord), ("requests", requests, RequestRecord),
+                               ("telemetry", telemetry, TelemetryRecord)):  # fmt: skip
+        if rows:
+            _legacy_file(folder, table, rows, arrow_schema(model), run.date, run.host, name)
