@@ -1,14 +1,16 @@
 """Fleet mode end to end, with real parts only: PostgreSQL (Debian's server in a temporary directory), `prefect
 server start` on it with an API auth string, `tcobench worker --host ...` processes on this machine acting as the
 hosts (each measuring its own zero-cost streaming endpoint on loopback), the nightly as a deployment on the control
-queue and as `tcobench nightly`, and the shared store read back by `tcobench query` from another process.
+queue and as `tcobench nightly`, and the shared store (a DuckLake: catalog in a PostgreSQL database of the test's
+own, data files in a SeaweedFS bucket of its own) read back by `tcobench query` from another process.
 
 As root, every fleet process runs as `nobody` (the documented setup runs workers unprivileged); where `nobody`
 cannot run this checkout's Python, they run as this user with --allow-root, and the test says so in its output.
 The nights: both hosts complete (through the deployment); host-b's worker is killed mid-cell while host-c's was
 stopped before the night and host-d overruns a budget of its own (cancelled through Prefect); the Prefect server
-restarts mid-night. Then every secret the workers held is looked
-for in the store, the Prefect API (parameters, logs, artifacts, deployments...) and every log file.
+restarts mid-night. Then every secret the workers held is looked for in the store (every row of every data file
+in the bucket, and a dump of the catalog database), the Prefect API (parameters, logs, artifacts, deployments...)
+and every log file.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from tests.services import PrefectServer
+from tests.conftest import S3Endpoint
+from tests.services import PrefectServer, create_database, new_bucket_name, pg_bin
 
 pytestmark = [pytest.mark.prefect, pytest.mark.fleet]
 
@@ -60,13 +63,23 @@ class Fleet:
     server: PrefectServer
     root: Path
     user: str | None  # run fleet processes as this user (None: as this one, with --allow-root)
-    secrets: dict[str, str]
+    secrets: dict[str, str]  # what every fleet process holds in its environment, and must never write anywhere
+    store: str  # postgresql://.../DB?data=s3://BUCKET/night: the store every host writes to
+    catalog: str  # libpq URL of the store's catalog database
+    s3: S3Endpoint
+    bucket: str
     endpoints: dict[str, Endpoint] = field(default_factory=dict)
     workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
-    @property
-    def store(self) -> Path:
-        return self.root / "store"
+    def store_env(self) -> dict[str, str]:
+        """What a store client needs besides the URI (no secret in it): the S3 server's address and region."""
+        return {"AWS_ENDPOINT_URL_S3": f"http://{self.s3.endpoint}", "AWS_REGION": "us-east-1"}
+
+    def s3fs(self) -> Any:
+        from pyarrow import fs
+
+        return fs.S3FileSystem(endpoint_override=self.s3.endpoint, scheme="http", access_key=self.s3.key_id,
+                               secret_key=self.s3.secret, region="us-east-1", allow_bucket_creation=True)  # fmt: skip
 
     def own(self, path: Path) -> Path:
         if self.user is not None:
@@ -79,7 +92,7 @@ class Fleet:
             home.mkdir()
             self.own(home)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_"))}
-        env.update(self.server.client_env, **self.secrets, HOME=str(home), PREFECT_HOME=str(home),
+        env.update(self.server.client_env, **self.secrets, **self.store_env(), HOME=str(home), PREFECT_HOME=str(home),
                    TCOBENCH_STORE=str(self.root / "not-the-store"), COLUMNS="250", TCOBENCH_FLEET_POOL=POOL,
                    DOCKER_CONFIG=str(self.root / "docker-config"))  # fmt: skip
         return env
@@ -189,19 +202,23 @@ def _fleet_user() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def fleet(prefect_pg: PrefectServer) -> Iterator[Fleet]:
+def fleet(prefect_pg: PrefectServer, pg_url: str, s3: S3Endpoint) -> Iterator[Fleet]:
     root = Path(tempfile.mkdtemp(prefix="tcobench-fleet-"))
     root.chmod(0o755)
     secret = uuid.uuid4().hex
     registry_auth = base64.b64encode(f"fleetbot:registry-{secret}".encode()).decode()
-    secrets = {"AWS_ACCESS_KEY_ID": f"AKIA{secret[:16].upper()}", "AWS_SECRET_ACCESS_KEY": f"s3-secret-{secret}",
+    # The S3 keys are the server's real ones (the store cannot work without them); PGPASSWORD is one the catalog's
+    # trust authentication never asks for, held by every process all the same.
+    secrets = {"AWS_ACCESS_KEY_ID": s3.key_id, "AWS_SECRET_ACCESS_KEY": s3.secret, "PGPASSWORD": f"pg-{secret}",
                "TCOBENCH_API_KEY": f"sk-{secret[::-1]}"}  # fmt: skip
-    fleet = Fleet(prefect_pg, root, _fleet_user(), secrets)
+    catalog = create_database(pg_url, "fleetlake")
+    bucket = new_bucket_name("fleet")
+    fleet = Fleet(prefect_pg, root, _fleet_user(), secrets, f"{catalog}?data=s3://{bucket}/night", catalog, s3,
+                  bucket)  # fmt: skip
+    fleet.s3fs().create_dir(bucket)
     (root / "docker-config").mkdir()
     (root / "docker-config" / "config.json").write_text(json.dumps({"auths": {"127.0.0.1:5000": {
         "auth": registry_auth}}}), "utf-8")  # fmt: skip
-    (root / "store").mkdir()
-    fleet.own(root / "store")
     fleet.endpoints = {"host-a": _start_endpoint(2), "host-b": _start_endpoint(150), "host-c": _start_endpoint(2),
                        "host-d": _start_endpoint(150)}  # fmt: skip
     try:
@@ -212,13 +229,16 @@ def fleet(prefect_pg: PrefectServer) -> Iterator[Fleet]:
         for endpoint in fleet.endpoints.values():
             endpoint.process.terminate()
             endpoint.process.wait(10)
+        with contextlib.suppress(OSError):
+            fleet.s3fs().delete_dir(bucket)
         shutil.rmtree(root, ignore_errors=True)
 
 
 def query(fleet: Fleet, sql: str) -> list[dict[str, Any]]:
     """`tcobench query` from a third process (this user, not a worker's), read-only."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
-    done = subprocess.run([str(BIN / "tcobench"), "query", sql, "--format", "json", "--store", str(fleet.store)],
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_", "PG"))}
+    env.update(fleet.store_env(), AWS_ACCESS_KEY_ID=fleet.s3.key_id, AWS_SECRET_ACCESS_KEY=fleet.s3.secret)
+    done = subprocess.run([str(BIN / "tcobench"), "query", sql, "--format", "json", "--store", fleet.store],
                           env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
@@ -232,13 +252,20 @@ def newest_batch(fleet: Fleet) -> str:
 def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet: Fleet) -> None:
     args = fleet.plan("happy", ["host-a", "host-b"], "pickup_timeout_s = 120\nlost_after_s = 30\n",
                       STEADY.replace("max_tokens = 8", "max_tokens = 2"))  # fmt: skip
-    deployed = fleet.run([str(BIN / "tcobench"), "fleet", "deploy", *args, "--store", str(fleet.store)], "deploy", 300)
+    deployed = fleet.run([str(BIN / "tcobench"), "fleet", "deploy", *args, "--store", fleet.store], "deploy", 300)
     assert deployed.returncode == 0, deployed.stderr
     assert "deployed nightly/tcobench-nightly (queue control)" in deployed.stdout
     started = time.monotonic()
     done = fleet.run([str(BIN / "prefect"), "deployment", "run", "nightly/tcobench-nightly", "--watch",
                       "--watch-timeout", "600"], "deployment-run", 700)  # fmt: skip
-    assert done.returncode == 0 and "Completed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0 and "Completed" in done.stdout, (
+        done.stdout[-2000:]
+        + done.stderr[-2000:]
+        + "".join(
+            f"\n--- {log.name}:\n" + log.read_text("utf-8", "replace")[-2500:]
+            for log in sorted(fleet.root.glob("worker-*.log"))
+        )
+    )
     wall = time.monotonic() - started
     batch = newest_batch(fleet)
     rows = query(fleet, f"select host, cell, concurrency, status, client_placement, rtt_p50_ns, engine_url, host_cpu,"
@@ -263,7 +290,7 @@ def test_killed_stopped_and_overrunning_hosts_cost_their_own_cells_only(fleet: F
     fleet.stop_worker("host-c")  # stopped before the night starts
     before = fleet.endpoints["host-b"].requests()
     started = time.monotonic()
-    night = fleet.popen([str(BIN / "tcobench"), "nightly", *args, "--store", str(fleet.store)], "faults-night")
+    night = fleet.popen([str(BIN / "tcobench"), "nightly", *args, "--store", fleet.store], "faults-night")
     try:
         while fleet.endpoints["host-b"].requests() < before + 2:  # host-b is measuring
             assert night.poll() is None and time.monotonic() - started < 300, "host-b never started measuring"
@@ -313,7 +340,7 @@ def test_a_prefect_server_restart_mid_night_loses_nothing_silently(fleet: Fleet)
     args = fleet.plan("restart", ["host-a", "host-b"], settings)
     before = fleet.endpoints["host-b"].requests()
     started = time.monotonic()
-    night = fleet.popen([str(BIN / "tcobench"), "nightly", *args, "--store", str(fleet.store)], "restart-night")
+    night = fleet.popen([str(BIN / "tcobench"), "nightly", *args, "--store", fleet.store], "restart-night")
     try:
         while fleet.endpoints["host-b"].requests() < before + 2:
             assert night.poll() is None and time.monotonic() - started < 300, "host-b never started measuring"
@@ -365,10 +392,20 @@ def test_no_secret_in_the_store_the_prefect_api_or_any_log(fleet: Fleet) -> None
     secrets["registry auth"] = registry_auth
     secrets["registry password"] = base64.b64decode(registry_auth).decode().partition(":")[2]
     texts: dict[str, str] = {}
-    files = sorted(fleet.store.rglob("*.parquet"))
+    from pyarrow import fs
+
+    s3 = fleet.s3fs()
+    files = [f.path for f in s3.get_file_info(fs.FileSelector(fleet.bucket, recursive=True))
+             if f.type == fs.FileType.File and f.path.endswith(".parquet")]  # fmt: skip
     assert files, "no night has written to the store"
     for file in files:  # every value of every row, not the compressed bytes
-        texts[str(file)] = json.dumps(pq.read_table(file).to_pylist(), default=str)
+        texts[f"s3://{file}"] = json.dumps(pq.read_table(file, filesystem=s3).to_pylist(), default=str)
+    bin_dir = pg_bin()
+    assert bin_dir is not None
+    dump = subprocess.run([str(bin_dir / "pg_dump"), "--data-only", fleet.catalog], capture_output=True, text=True,
+                          timeout=120, check=True)  # fmt: skip
+    assert "ducklake_data_file" in dump.stdout
+    texts["catalog (pg_dump)"] = dump.stdout
     for path in ("/flow_runs/filter", "/task_runs/filter", "/deployments/filter", "/artifacts/filter", "/logs/filter",
                  "/work_pools/filter", "/variables/filter", "/block_documents/filter", "/flows/filter"):  # fmt: skip
         texts[f"API {path}"] = "\n".join(_strings_of(_all(fleet, path, {})))
