@@ -74,6 +74,7 @@ def benchmark(
     on_request: OnRequest | None = None,
     on_event: OnEvent | None = None,
     batch_id: str | None = None,
+    cell: str | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
@@ -88,7 +89,7 @@ def benchmark(
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
             for concurrency in config.workload.concurrency:
-                run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan)
+                run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan, cell=cell)
                 ctx = RunContext(run.run_id, run.date, run.host)
                 access = telemetry_access(config, engine)
                 telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)

@@ -8,11 +8,13 @@ tokens per USD, tok/s and monthly cost terms.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 import duckdb
 
@@ -65,6 +67,8 @@ class CandidateRun(RunRow):
     num_ctx: int
     concurrency: int
     output_tokens_spec: str | None
+    engine_url: str | None
+    client_placement: str | None
     # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
     isl_mean: float | None
     osl_mean: float | None
@@ -95,10 +99,25 @@ COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "engine_version": lambda r: r["engine_version"],
     "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
     "output lengths (output_tokens_spec)": lambda r: r["output_tokens_spec"],
+    "client_placement (where the load generator ran)": lambda r: _placement(r),
 }
 # achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
 SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {"isl_mean": "achieved ISL mean",
                                                              "osl_mean": "achieved OSL mean"}  # fmt: skip
+
+
+def _placement(row: CandidateRun) -> str:
+    """The run's client placement; for a row stored before placement was recorded, inferred from its engine URL
+    (a loopback host: loopback, anything else: network), as the measuring code then behaved."""
+    recorded = row["client_placement"]
+    if recorded:
+        return str(recorded)
+    host = urlsplit(str(row["engine_url"] or "")).hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    return "loopback" if loopback else "network"
 
 
 def _settings_without_paths(text: str | None) -> str:

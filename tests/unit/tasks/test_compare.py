@@ -204,3 +204,20 @@ def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:
     # 865.70 USD/month for 60 tok/s x 3600 x 730 h x 0.5 = 78.84 M tokens: 10.98 USD per 1M on both sides
     assert round(s.a_usd_per_m, 2) == round(s.b_usd_per_m, 2) == 10.98
     assert round(s.a_usd_month, 2) == 865.70
+
+
+def test_compare_refuses_runs_measured_from_different_placements(tmp_path: Path) -> None:
+    near = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw", client_placement="loopback")
+    far = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", client_placement="network",
+                   rtt_p50_ns=2_400_000, engine_url="http://gpu-b.example.internal:8000")  # fmt: skip
+    old = make_run(run_id="c", host="hc", gpu_vendor="amd", hardware_key="test-hw")  # stored before placement was
+    for run in (near, far, old):
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
+                                      for i in range(4)])  # fmt: skip
+    with pytest.raises(QueryError) as info:
+        compare(tmp_path, make_prices(), "host=ha", "host=hb")
+    assert "client_placement (where the load generator ran): A {loopback} vs B {network}" in str(info.value)
+    allowed = compare(tmp_path, make_prices(), "host=ha", "host=hb", allow_different=True, resamples=100)
+    assert allowed.differences == ("client_placement (where the load generator ran): A {loopback} vs B {network}",)
+    # a row from before placement was recorded: its loopback engine URL says loopback, so it compares
+    assert compare(tmp_path, make_prices(), "host=ha", "host=hc", resamples=100).differences == ()
