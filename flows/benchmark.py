@@ -1,5 +1,5 @@
-"""Flow ``benchmark``: engine up -> health -> per concurrency (telemetry idle baseline -> warm-up -> measure
--> write) -> summarise.
+"""Flow ``benchmark``: engine up -> health -> per concurrency (telemetry idle baseline -> engine metrics scrape ->
+warm-up -> measure -> write) -> summarise.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the engine is always stopped; each run is written as soon as it is
@@ -23,6 +23,7 @@ from tcobench.tasks.engine import (
     target_of,
     telemetry_access,
 )
+from tcobench.tasks.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
@@ -42,6 +43,8 @@ summarise_task = task(summarise, name="summarise")
 publish_summary_task = task(publish_run_summary, name="publish_summary")
 start_telemetry_task = task(start_telemetry, name="start_telemetry")
 stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
+start_engine_metrics_task = task(start_engine_metrics, name="start_engine_metrics")
+stop_engine_metrics_task = task(stop_engine_metrics, name="stop_engine_metrics")
 
 
 @dataclass(frozen=True)
@@ -73,11 +76,12 @@ def benchmark(
             ctx = RunContext(run.run_id, run.date, run.host)
             access = telemetry_access(config, engine)
             telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
+            scrape = start_engine_metrics_task(config.telemetry, engine.base_url, ctx)
             result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase)
-            samples = stop_telemetry_task(telemetry)
+            samples, scraped = stop_telemetry_task(telemetry), stop_engine_metrics_task(scrape)
             died = engine_error(config, engine)
-            finished = finish_run(run, result, died, telemetry.facts)
-            write_results_task(store, finished, result.warmup + result.measured, samples)
+            finished = finish_run(run, result, died, telemetry.facts | scrape.facts)
+            write_results_task(store, finished, result.warmup + result.measured, samples, scraped)
             run_ids.append(run.run_id)
             ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
     finally:

@@ -27,6 +27,7 @@ from .config import (
     WorkloadConfig,
 )
 from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
+from .engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
 from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
 from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
@@ -63,6 +64,9 @@ __all__ = [
     "BenchmarkConfig",
     "EngineConfig",
     "EngineKind",
+    "EngineMetricRecord",
+    "EngineMetricsKind",
+    "EngineQuantity",
     "HardwarePrice",
     "HostSpec",
     "Inventory",

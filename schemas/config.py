@@ -9,6 +9,7 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 
 from .base import ContainerEngine, EngineKind, LoadMode, Protocol, SamplerKind, StrictModel
 from .container import ContainerConfig
+from .engine_metrics import EngineMetricsKind
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
@@ -191,6 +192,12 @@ class TelemetryConfig(StrictModel):
     devices: tuple[int, ...] | None = Field(
         default=None, description="Device indices to sample (default: every device the sampler sees)."
     )
+    engine_metrics: EngineMetricsKind = Field(
+        default=EngineMetricsKind.auto,
+        description="Engine-side metrics to scrape while measuring (queue depth, KV-cache use, preemptions): auto "
+        "(probe the engine), llama.cpp (/metrics and /slots), vllm (/metrics), ollama (/api/ps) or none.",
+    )
+    engine_metrics_hz: float = Field(default=1.0, gt=0, le=20, description="Engine metrics scrapes per second.")
 
 
 class PricingConfig(StrictModel):

@@ -7,7 +7,7 @@ Layout (hive partitions, one file per run and table)::
 The partition columns ``date`` and ``host`` live in the path, not inside the files.
 Each file is written to a hidden temporary name in its final folder and renamed into place,
 so readers never see half a file. Re-writing a run replaces its files (in any partition), so
-rows are never duplicated. Tables are written telemetry -> requests -> runs: a ``runs`` row is
+rows are never duplicated. Tables are written telemetry -> engine_metrics -> requests -> runs: a ``runs`` row is
 the commit marker, and the views only show requests whose run row exists.
 
 The ``images`` table (one row per image build, unchanged check or push) is written the same
@@ -26,7 +26,14 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from tcobench.errors import StoreError
-from tcobench.schemas import ImageRecord, RequestRecord, RunRecord, TelemetryRecord, arrow_schema
+from tcobench.schemas import (
+    EngineMetricRecord,
+    ImageRecord,
+    RequestRecord,
+    RunRecord,
+    TelemetryRecord,
+    arrow_schema,
+)
 
 __all__ = ["PARTITION_COLUMNS", "TABLES", "file_schema", "table_glob", "write_image_record", "write_results"]
 
@@ -34,6 +41,7 @@ TABLES: dict[str, type[BaseModel]] = {
     "runs": RunRecord,
     "requests": RequestRecord,
     "telemetry": TelemetryRecord,
+    "engine_metrics": EngineMetricRecord,  # the engine's own metrics, scraped beside telemetry (tasks.engine_metrics)
     "images": ImageRecord,  # one file per build/push event: images/date=.../host=.../image-<event_id>.parquet
 }
 PARTITION_COLUMNS = ("date", "host")
@@ -80,6 +88,7 @@ def write_results(
     run: RunRecord,
     requests: Sequence[RequestRecord],
     telemetry: Sequence[TelemetryRecord] = (),
+    engine_metrics: Sequence[EngineMetricRecord] = (),
 ) -> list[Path]:
     """Write one run's rows atomically and idempotently; return the files written."""
     name = f"run-{run.run_id}.parquet"
@@ -87,6 +96,7 @@ def write_results(
     written: list[Path] = []
     batches: list[tuple[str, Sequence[BaseModel]]] = [
         ("telemetry", telemetry),
+        ("engine_metrics", engine_metrics),
         ("requests", requests),
         ("runs", [run]),
     ]

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tcobench.schemas import GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
+from tcobench.schemas import EngineMetricsKind, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
 from ._common import PricesOpt, StoreOpt, err, guard, json_object, out, prefect_defaults, settings_for
@@ -47,7 +47,11 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "ignore_eos": cli["ignore_eos"] or None,
             "extra_body": json_object(cli["extra_body"], "--extra-body") if cli["extra_body"] else None,
         },
-        "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
+        "telemetry": {
+            "sampler": cli["telemetry"].value if cli["telemetry"] else None,
+            "hz": cli["telemetry_hz"],
+            "engine_metrics": cli["engine_metrics"].value if cli["engine_metrics"] else None,
+        },
         "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
     }
 
@@ -74,6 +78,10 @@ def _run(
     synthetic: Annotated[bool, typer.Option(help="Mark the model as synthetic (random weights).")] = False,
     telemetry: Annotated[SamplerKind | None, typer.Option(help=r"Power sampler \[auto: the first that works].")] = None,
     telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
+    engine_metrics: Annotated[
+        EngineMetricsKind | None,
+        typer.Option(help=r"Engine-side metrics to scrape (queue, KV-cache) \[auto: probe the engine]."),
+    ] = None,
     no_prefect: Annotated[
         bool, typer.Option("--no-prefect", help="Run the same steps without Prefect (faster start).")
     ] = False,
