@@ -1,7 +1,8 @@
 """Flow ``nightly``: every host of the inventory in parallel, each host's cells one after another.
 
 Wiring only: load and validate the whole plan (nothing starts on a bad file), submit one host task per
-host, collect the cell results, publish the markdown summary as a Prefect artifact. Parameters are file
+host, collect the cell results, write the night's report, list its flagged changes, post them to the webhook from
+configuration, publish the markdown summary as a Prefect artifact. Parameters are file
 paths, so a served or work-pool deployment can be scheduled with them.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from tcobench.schemas import RunStatus
 from tcobench.settings import Settings
+from tcobench.tasks.alerts import announce_night
 from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
@@ -27,6 +29,7 @@ __all__ = ["NightlyResult", "nightly"]
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task: Any = task(run_cells, name="run_host")  # submitted: a Prefect task or the plain stand-in
 publish_summary_task = task(publish_summary, name="publish_summary")
+announce_night_task = task(announce_night, name="announce_night")  # report, flags, webhook
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,6 @@ def nightly(
         for host in plan.inventory.hosts
     ]
     cells = [cell for future in futures for cell in future.result()]
-    markdown = nightly_markdown(batch_id, cells)
+    markdown = announce_night_task(store_path, price_table, batch_id, cells, nightly_markdown(batch_id, cells))
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
     return NightlyResult(batch_id, cells, markdown)
