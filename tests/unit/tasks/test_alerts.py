@@ -4,8 +4,6 @@ real HTTP server on 127.0.0.1 started here. The store holds write_fleet's nights
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from tcobench.tasks.prices import load_prices
 
 from ...hook_server import SECRET, Hook
 from ..factories import write_fleet
+from .test_artifacts import _fake_prefect
 
 
 @pytest.fixture(scope="module")
@@ -33,22 +32,8 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[CellResu
 
 @pytest.fixture
 def links(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Stand-ins for prefect.context.FlowRunContext (inside a flow run) and prefect.artifacts.create_link_artifact,
-    as tests/unit/tasks/test_artifacts.py does for the markdown artifact."""
-    calls: list[dict[str, Any]] = []
-    context = types.ModuleType("prefect.context")
-    context.FlowRunContext = type("FlowRunContext", (), {"get": staticmethod(lambda: object())})  # type: ignore[attr-defined]
-    made = types.ModuleType("prefect.artifacts")
-
-    def create_link_artifact(**kwargs: Any) -> str:
-        calls.append(kwargs)
-        return "link-1"
-
-    made.create_link_artifact = create_link_artifact  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "prefect", types.ModuleType("prefect"))
-    monkeypatch.setitem(sys.modules, "prefect.context", context)
-    monkeypatch.setitem(sys.modules, "prefect.artifacts", made)
-    return calls
+    """Inside a (stand-in) Prefect flow run: the link artifacts created, as test_artifacts checks the markdown one."""
+    return _fake_prefect(monkeypatch, in_run=True)
 
 
 def _grep(root: Path, needle: str) -> list[Path]:
