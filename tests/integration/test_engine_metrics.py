@@ -56,7 +56,7 @@ def test_embedded_llama_server_metrics_scraped_stored_and_charted(cli_env: dict[
     assert {"metric": "/slots n_ctx", "quantity": "kv_cache_capacity_tokens"} in stored
 
     out = tmp_path / "report.html"
-    done = tcobench("report", "--out", str(out), "--resamples", "50", env=cli_env)
+    done = tcobench("report", "--out", str(out), "--resamples", "100", env=cli_env)
     assert done.returncode == 0, done.stderr[-3000:]
     html = out.read_text("utf-8")
     section = html[html.index('<h2 id="engine">') :]
@@ -83,12 +83,13 @@ def test_ollama_ps_stand_in(cli_env: dict[str, str]) -> None:
     with ollama_replay() as replay:
         replay.load("normal", 2048)  # what tcobench's container launcher does before measuring (/api/ps lists it)
         done = tcobench("run", "--no-prefect", "--endpoint", replay.url, "--protocol", "ollama", "--model", "normal",
-                        "--requests", "3", "--warmup", "0", "--telemetry", "none", env=cli_env)  # fmt: skip
+                        "--concurrency", "1", "--requests", "3", "--warmup", "0", "--telemetry", "none",
+                        env=cli_env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = query_json("select engine_metrics_source as source, engine_metrics_note as note from runs", cli_env)
     assert run == {"source": "ollama /api/ps", "note": None}
     sizes = query_json("select distinct metric, labels, value from engine_metrics order by 1", cli_env)
     assert sizes == [
-        {"metric": "/api/ps size", "labels": '{"model":"normal"}', "value": PS_SIZE},
-        {"metric": "/api/ps size_vram", "labels": '{"model":"normal"}', "value": PS_SIZE},
+        {"metric": "/api/ps size", "labels": '{"model":"normal:latest"}', "value": PS_SIZE},
+        {"metric": "/api/ps size_vram", "labels": '{"model":"normal:latest"}', "value": PS_SIZE},
     ]
