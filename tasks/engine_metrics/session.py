@@ -17,7 +17,11 @@ from tcobench.schemas import EngineMetricRecord
 
 from .base import Scraper
 
-__all__ = ["ScrapeSession"]
+__all__ = ["MAX_FAILURES_IN_A_ROW", "ScrapeSession"]
+
+# The thread gives up after this many failed scrapes in a row: the engine is gone (a run that raised never reaches
+# stop(), and a long-lived worker must not keep a thread scraping a stopped engine).
+MAX_FAILURES_IN_A_ROW = 60
 
 
 class ScrapeSession:
@@ -30,6 +34,7 @@ class ScrapeSession:
         self.period_s = 1.0 / hz
         self.rows: list[EngineMetricRecord] = []
         self.failures = 0
+        self.in_a_row = 0
         self.last_failure = ""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -51,8 +56,10 @@ class ScrapeSession:
             samples = self.scraper.read()
         except Exception as exc:  # a scrape must not end the run; count and go on
             self.failures += 1
+            self.in_a_row += 1
             self.last_failure = f"{type(exc).__name__}: {exc}"
             return
+        self.in_a_row = 0
         source = self.scraper.source
         self.rows.extend(
             EngineMetricRecord(run_id=self.run_id, date=self.date, host=self.host, ts_ns=ts, source=source,
@@ -64,6 +71,8 @@ class ScrapeSession:
         due = time.monotonic() + self.period_s
         while not self._stop.wait(max(0.0, due - time.monotonic())):
             self._scrape()
+            if self.in_a_row >= MAX_FAILURES_IN_A_ROW:
+                return
             due += self.period_s
 
     def stop(self) -> list[EngineMetricRecord]:

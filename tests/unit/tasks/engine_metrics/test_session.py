@@ -6,8 +6,10 @@ import threading
 import time
 
 import httpx
+import pytest
 
 from tcobench.schemas import EngineQuantity, TelemetryConfig
+from tcobench.tasks.engine_metrics import session as session_module
 from tcobench.tasks.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.measure import RunContext
 
@@ -75,3 +77,14 @@ def test_no_endpoint_leaves_a_note_and_no_rows() -> None:
     assert stop_engine_metrics(session) == []
     assert session.facts["engine_metrics_source"] is None
     assert session.facts["engine_metrics_note"].startswith("no engine metrics endpoint: llama.cpp: ")
+
+
+def test_the_thread_gives_up_on_an_engine_that_is_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session_module, "MAX_FAILURES_IN_A_ROW", 3)
+    engine = Engine()
+    config = TelemetryConfig.model_validate({"engine_metrics_hz": 20.0})
+    session = start_engine_metrics(config, "http://127.0.0.1:1", CTX, transport=httpx.MockTransport(engine))
+    engine.fail.set()
+    assert session._thread is not None
+    session._thread.join(timeout=10)  # ends by itself: nobody called stop()
+    assert not session._thread.is_alive() and session.failures == session.in_a_row == 3
