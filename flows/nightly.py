@@ -2,9 +2,10 @@
 
 Wiring only: load and validate the whole plan (nothing starts on a bad file); then either submit one host task
 per host in this process (the default), or, for an inventory with ``[fleet]``, start one ``fleet-host`` run per
-host on that host's own Prefect worker (``flows.fleet.run_fleet``); collect the cell results, publish the
-markdown summary as a Prefect artifact. Parameters are file paths, so a served or work-pool deployment can be
-scheduled with them; ``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so).
+host on that host's own Prefect worker (``flows.fleet.run_fleet``); collect the cell results, write the night's
+report, list its flagged changes, post them to the webhook from configuration, publish the markdown summary as a
+Prefect artifact. Parameters are file paths, so a served or work-pool deployment can be scheduled with them;
+``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from tcobench.errors import NightlyError
 from tcobench.schemas import PriceTable, RunStatus
 from tcobench.settings import Settings
+from tcobench.tasks.alerts import announce_night
 from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
@@ -32,6 +34,7 @@ __all__ = ["NightlyResult", "nightly"]
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task: Any = task(run_cells, name="run_host")  # submitted: a Prefect task or the plain stand-in
 publish_summary_task = task(publish_summary, name="publish_summary")
+announce_night_task = task(announce_night, name="announce_night")  # report, flags, webhook
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def nightly(
     else:
         night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s)
         cells, hosts = night.cells, night.host_lines
-    markdown = nightly_markdown(batch_id, cells, hosts)
+    markdown = announce_night_task(store_path, price_table, batch_id, cells, nightly_markdown(batch_id, cells, hosts))
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
     result = NightlyResult(batch_id, cells, markdown)
     if fail_on_failed_cells and result.failed:

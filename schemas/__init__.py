@@ -28,6 +28,7 @@ from .config import (
     WorkloadConfig,
 )
 from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
+from .engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
 from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
 from .inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
@@ -89,6 +90,9 @@ __all__ = [
     "EngineConfig",
     "EngineKind",
     "FleetSettings",
+    "EngineMetricRecord",
+    "EngineMetricsKind",
+    "EngineQuantity",
     "HardwarePrice",
     "HostSpec",
     "Inventory",

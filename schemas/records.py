@@ -89,6 +89,12 @@ class RunRecord(StrictModel):
     telemetry_note: str | None = Field(
         default=None, description="Which power reading was used, or why there is no (or only partial) power data."
     )
+    engine_metrics_source: str | None = Field(
+        default=None, description="Engine endpoint scraped for engine_metrics rows (e.g. 'llama.cpp /metrics')."
+    )
+    engine_metrics_note: str | None = Field(
+        default=None, description="Why there are no (or fewer) engine_metrics rows; null when scraping went fine."
+    )
     # Workload
     workload: str = Field(description="Workload label.")
     load_mode: str = Field(description="closed or poisson.")

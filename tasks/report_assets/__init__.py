@@ -4,6 +4,7 @@ report's sections (tables.py: headline, record card, trend, provenance; figures.
 from __future__ import annotations
 
 from .context import Platform, ReportContext, ReportRun, group_platforms, query_rows, register_platforms
+from .engine_load import engine_load_section
 from .figures import (
     cost_figure,
     distribution_figure,
@@ -31,6 +32,7 @@ __all__ = [
     "distribution_figure",
     "ecdf_chart",
     "energy_figure",
+    "engine_load_section",
     "headline_section",
     "legend",
     "line_chart",
