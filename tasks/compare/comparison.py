@@ -4,7 +4,11 @@ Runs are compared per concurrency level present in both selections; every other 
 measurement (candidates.COMPARABLE) must be the same on both sides, or the comparison is refused with the list of
 differences (``allow_different=True`` overrides that, and the differences are kept). Each side's point figures
 (tokens per USD, tok/s, USD per month and its terms) are night-weighted means of view ``cost_basis``' columns
-(candidates.night_weighted); the interval comes from bootstrap.py.
+(candidates.night_weighted); the interval comes from bootstrap.py. A night is a nightly batch (runs.batch_id), not
+a calendar date; each side reports both its nights and its UTC dates.
+
+Runs that `tcobench history` flags (a change beyond run-to-run noise against the runs before them in their series)
+are listed per side (``Comparison.flagged``) and, with ``exclude_flagged=True``, left out.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ import numpy as np
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
 
+from ..history import detect_changes
 from ..query import connect, freeze_views
-from .bootstrap import TokenCount, bootstrap_efficiency, percentile_interval
+from .bootstrap import NightDraws, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
 from .candidates import (
     CandidateRun,
     CostTermName,
@@ -40,6 +45,7 @@ __all__ = [
     "CompareOptions",
     "Comparison",
     "CostTerm",
+    "FlaggedRun",
     "Stratum",
     "Verdict",
     "compare",
@@ -125,6 +131,20 @@ class Stratum:
 
 
 @dataclass(frozen=True)
+class FlaggedRun:
+    """A run of a side that `tcobench history` flags: what changed against the runs before it in its series."""
+
+    side: str  # "A" or "B"
+    run_id: str
+    batch_id: str
+    date: str
+    series: str
+    changes: tuple[str, ...]  # "decode_tok_s -25.0% (worse)"
+    worse: bool  # at least one change goes the bad way (a regression)
+    excluded: bool
+
+
+@dataclass(frozen=True)
 class Comparison:
     a: Selection
     b: Selection
@@ -141,6 +161,7 @@ class Comparison:
     notes: tuple[str, ...] = field(default_factory=tuple)
     a_desc: str = ""
     b_desc: str = ""
+    flagged: tuple[FlaggedRun, ...] = field(default_factory=tuple)
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -153,6 +174,11 @@ def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[
 
 
 def _nights(rows: Sequence[CandidateRun]) -> int:
+    """Nights are nightly batches (runs.batch_id), not dates."""
+    return len({r["batch_id"] for r in rows})
+
+
+def _dates(rows: Sequence[CandidateRun]) -> int:
     return len({r["date"] for r in rows})
 
 
@@ -161,7 +187,8 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
         return ", ".join(sorted({v for r in rows if (v := read(r)) is not None})) or "-"
 
     return (
-        f"{len(rows)} run(s) over {_nights(rows)} night(s); hosts {values(lambda r: r['host'])}; "
+        f"{len(rows)} run(s) over {_nights(rows)} night(s) (nightly batches) on {_dates(rows)} UTC date(s); "
+        f"hosts {values(lambda r: r['host'])}; "
         f"GPUs {values(lambda r: r['gpu_name'])}; hardware {values(lambda r: r['hardware_key'])}; "
         f"driver {values(lambda r: r['driver_version'])}"
     )
@@ -176,6 +203,7 @@ class _Options:
     resamples: int
     seed: int
     confidence: float
+    exclude_flagged: bool
 
 
 def _stratum(
@@ -185,12 +213,13 @@ def _stratum(
     b_rows: list[CandidateRun],
     opts: _Options,
     rng: np.random.Generator,
+    draws: tuple[NightDraws, NightDraws],
 ) -> tuple[Stratum, np.ndarray]:
     a = night_weighted(con, [r["run_id"] for r in a_rows], opts.basis)
     b = night_weighted(con, [r["run_id"] for r in b_rows], opts.basis)
     a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
-    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng)
-    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng)
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng, draws[0])
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng, draws[1])
     lo, hi = percentile_interval(reps, opts.confidence)
     stratum = Stratum(
         concurrency=level,
@@ -221,18 +250,20 @@ def _options(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
+    exclude_flagged: bool = False,
 ) -> _Options:
     counted = token_count(tokens)
     if not 0 < confidence < 1 or resamples < 100:
         raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {confidence}, {resamples}")
     if claim is not None and not (math.isfinite(claim) and claim > 0):
         raise ConfigError(f"--claim must be a positive ratio, got {claim}")
-    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence)
+    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, exclude_flagged)
 
 
 class CompareOptions(TypedDict, total=False):
     """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
-    judge), allow_different (False), and the bootstrap's resamples (2000), seed (0) and confidence (0.95)."""
+    judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
+    exclude_flagged (False: runs `tcobench history` flags are listed, and kept)."""
 
     basis: CostBasis
     tokens: str
@@ -241,6 +272,7 @@ class CompareOptions(TypedDict, total=False):
     resamples: int
     seed: int
     confidence: float
+    exclude_flagged: bool
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
@@ -294,16 +326,53 @@ def _sides(
     return a_rows, b_rows, diffs, notes
 
 
+def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]], exclude: bool) -> list[FlaggedRun]:
+    """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
+    wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
+    found = []
+    for series in detect_changes(con):
+        for point in series.points:
+            if point.run_id not in wanted or not point.flagged:
+                continue
+            side, row = wanted[point.run_id]
+            changes = tuple(f"{c.metric} {c.change_pct:+.1f}% ({'better' if c.better else 'worse'})"
+                            for c in point.changes if c.flagged)  # fmt: skip
+            worse = any(c.flagged and not c.better for c in point.changes)
+            found.append(
+                FlaggedRun(side, point.run_id, row["batch_id"], row["date"], series.key, changes, worse, exclude)
+            )
+    return sorted(found, key=lambda f: (f.side, f.date, f.run_id))
+
+
+def _without_flagged(
+    rows: list[CandidateRun], flagged: Sequence[FlaggedRun], side: str, notes: list[str]
+) -> list[CandidateRun]:
+    """The rows less the flagged runs of this side; a QueryError when nothing is left."""
+    gone = {f.run_id for f in flagged if f.side == side}
+    kept = [r for r in rows if r["run_id"] not in gone]
+    if gone and not kept:
+        raise QueryError(f"selection {side}: every run is flagged by `tcobench history`; nothing left to compare")
+    if gone:
+        notes.append(f"{len(gone)} flagged run(s) of {side} left out (--exclude-flagged)")
+    return kept
+
+
 def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
     a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis), sel_a, sel_b, opts)
+    flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
+    if opts.exclude_flagged:
+        a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)
     levels = sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows})
     if not levels:
         raise QueryError("no concurrency level in common among the runs with a cost")
     rng = np.random.default_rng(opts.seed)
+    # nights drawn once per side for every level: a bad night hits all its levels (bootstrap.py)
+    draws = (night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
+             night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng))  # fmt: skip
     strata, reps = [], []
     for level in levels:
-        a_level = [r for r in a_rows if r["concurrency"] == level]
-        stratum, rep = _stratum(con, level, a_level, [r for r in b_rows if r["concurrency"] == level], opts, rng)
+        a_level, b_level = ([r for r in rows if r["concurrency"] == level] for rows in (a_rows, b_rows))
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws)
         strata.append(stratum)
         reps.append(rep)
         if min(stratum.a_runs, stratum.b_runs) == 1:
@@ -325,13 +394,15 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         tuple(notes),
         _describe(a_rows),
         _describe(b_rows),
+        tuple(flagged),
     )
 
 
 def _pooled(
     strata: list[Stratum], reps: list[np.ndarray], opts: _Options
 ) -> tuple[tuple[float, float, float] | None, Verdict | None]:
-    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI."""
+    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI: per
+    replicate the geometric mean of the levels' replicates, which share their draw of nights (whole nights)."""
     if len(strata) < 2:
         return None, None
     ratio = math.exp(float(np.mean([math.log(s.ratio) for s in strata])))

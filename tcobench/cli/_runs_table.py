@@ -7,19 +7,29 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from rich.markup import escape
-from rich.table import Table
 
-from ._common import fmt, num, out, usd
+from ._common import fmt, num, usd
+from ._fit import Col, fits, print_table, terminal_width
 
 if TYPE_CHECKING:
     from tcobench.tasks.rows import RunSummaryRow, TcoRow
 
 __all__ = ["print_assumptions", "print_runs"]
 
-_RUNS_PER_TABLE = 6
+
+def _hardware(c: TcoRow | None) -> str:
+    if c is None:
+        return "-"
+    return f"{c['gpu_count']} x {c['gpu_name']}" if c["gpu_name"] and c["gpu_count"] else (c["gpu_name"] or "CPU")
+
+
 _METRICS: list[tuple[str, Callable[[RunSummaryRow, TcoRow | None], str]]] = [
+    ("started (UTC)", lambda r, c: r["started"].strftime("%Y-%m-%d %H:%M:%S")),
+    ("host", lambda r, c: str(r["host"])),
+    ("hardware", lambda r, c: _hardware(c)),
+    ("priced as", lambda r, c: c["hardware_key"] if c else "-"),
+    ("engine", lambda r, c: f"{r['engine_name']} {r['engine_version']}"),
     ("model", lambda r, c: str(r["model_name"])),
-    ("engine", lambda r, c: f"{r['engine_name']}"),
     ("workload / mode", lambda r, c: f"{r['workload']} / {r['load_mode']}"),
     ("concurrency", lambda r, c: str(r["concurrency"])),
     ("status", lambda r, c: str(r["status"])),
@@ -42,21 +52,27 @@ _METRICS: list[tuple[str, Callable[[RunSummaryRow, TcoRow | None], str]]] = [
 ]  # fmt: skip
 
 
+def _columns(chunk: list[RunSummaryRow], costs: dict[str, TcoRow]) -> tuple[list[Col], list[list[str]]]:
+    cols = [Col("metric", "left", wrap=True)] + [Col(f"run {row['run_id'][:12]}") for row in chunk]
+    cells = [[label, *[escape(cell(row, costs.get(row["run_id"]))) for row in chunk]] for label, cell in _METRICS]
+    return cols, cells
+
+
 def print_runs(runs: pa.Table, tco: pa.Table) -> None:
-    """One column per run (metrics down the side), a table per six runs."""
+    """One column per run (metrics down the side), oldest run first (then host, concurrency), as many runs per
+    table as the terminal's width takes."""
     from tcobench.tasks.rows import RunSummaryRow, TcoRow, typed_rows
 
     costs = {row["run_id"]: row for row in typed_rows(tco, TcoRow)}
-    rows = typed_rows(runs, RunSummaryRow)
-    for start in range(0, len(rows), _RUNS_PER_TABLE):
-        chunk = rows[start : start + _RUNS_PER_TABLE]
-        table = Table(title="Measured runs (warm-up excluded)", header_style="bold")
-        table.add_column("metric")
-        for row in chunk:
-            table.add_column(f"run {row['run_id'][:8]}", justify="right")
-        for label, cell in _METRICS:
-            table.add_row(label, *[escape(cell(row, costs.get(row["run_id"]))) for row in chunk])
-        out.print(table)
+    rows = sorted(typed_rows(runs, RunSummaryRow), key=lambda r: (r["started"], r["host"], r["concurrency"]))
+    width, chunk = terminal_width(), list[RunSummaryRow]()
+    for row in rows:
+        if chunk and not fits(*_columns([*chunk, row], costs), width):
+            print_table("Measured runs (warm-up excluded)", *_columns(chunk, costs))
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        print_table("Measured runs (warm-up excluded)", *_columns(chunk, costs))
 
 
 def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
@@ -71,38 +87,48 @@ def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
             continue
         seen.add(priced_as)
         lt = row["lifetime_months"]
-        table = Table(title=f"Cost per month behind those numbers: {row['hardware_key']}", header_style="bold")
-        for name in ("term", "USD/month", "inputs"):
-            table.add_column(name, justify="right" if name == "USD/month" else "left")
-        table.add_row(
-            "hardware",
-            usd(row["hardware_usd_month"]),
-            f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months",
+        table: list[list[str]] = []
+        table.append(
+            [
+                "hardware",
+                usd(row["hardware_usd_month"]),
+                f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months",
+            ]
         )
-        table.add_row(
-            "power",
-            usd(row["power_usd_month"]),
-            f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
-            f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
+        table.append(
+            [
+                "power",
+                usd(row["power_usd_month"]),
+                f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
+                f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
+            ]
         )
-        table.add_row(
-            "ops labour",
-            usd(row["ops_usd_month"]),
-            f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h",
+        table.append(
+            [
+                "ops labour",
+                usd(row["ops_usd_month"]),
+                f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h",
+            ]
         )
-        table.add_row(
-            "adaptation",
-            usd(row["adaptation_usd_month"]),
-            f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months",
+        table.append(
+            [
+                "adaptation",
+                usd(row["adaptation_usd_month"]),
+                f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months",
+            ]
         )
-        table.add_row(
-            "total",
-            usd(row["total_usd_month"]),
-            f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x "
-            f"utilisation {row['utilisation']:.0%}",
+        table.append(
+            [
+                "total",
+                usd(row["total_usd_month"]),
+                f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x "
+                f"utilisation {row['utilisation']:.0%}",
+            ]
         )
         for term, key in (("hardware", row["hardware_key"]), ("site", row["site_key"]), ("ops", row["ops_key"])):
             src = cited.get((row["run_id"], term))
             source, as_of = (src["source"], src["as_of"]) if src else (None, None)
-            table.add_row(f"source: {term}", "", f"{key}: {source} (as of {as_of})")
-        out.print(table)  # fmt: skip
+            table.append([f"source: {term}", "", f"{key}: {source} (as of {as_of})"])
+        cols = [Col("term", "left"), Col("USD/month"), Col("inputs", "left", wrap=True)]
+        print_table(f"Cost per month behind those numbers: {row['hardware_key']}", cols,
+                    [[escape(cell) for cell in r] for r in table])  # fmt: skip
