@@ -87,44 +87,20 @@ def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
             continue
         seen.add(priced_as)
         lt = row["lifetime_months"]
-        table: list[list[str]] = []
-        table.append(
-            [
-                "hardware",
-                usd(row["hardware_usd_month"]),
-                f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months",
-            ]
-        )
-        table.append(
-            [
-                "power",
-                usd(row["power_usd_month"]),
-                f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
-                f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
-            ]
-        )
-        table.append(
-            [
-                "ops labour",
-                usd(row["ops_usd_month"]),
-                f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h",
-            ]
-        )
-        table.append(
-            [
-                "adaptation",
-                usd(row["adaptation_usd_month"]),
-                f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months",
-            ]
-        )
-        table.append(
-            [
-                "total",
-                usd(row["total_usd_month"]),
-                f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x "
-                f"utilisation {row['utilisation']:.0%}",
-            ]
-        )
+        table: list[list[str]] = [
+            ["hardware", usd(row["hardware_usd_month"]),
+             f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months"],
+            ["power", usd(row["power_usd_month"]),
+             f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
+             f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})"],
+            ["ops labour", usd(row["ops_usd_month"]),
+             f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h"],
+            ["adaptation", usd(row["adaptation_usd_month"]),
+             f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months"],
+            ["total", usd(row["total_usd_month"]),
+             f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x utilisation "
+             f"{row['utilisation']:.0%}"],
+        ]  # fmt: skip
         for term, key in (("hardware", row["hardware_key"]), ("site", row["site_key"]), ("ops", row["ops_key"])):
             src = cited.get((row["run_id"], term))
             source, as_of = (src["source"], src["as_of"]) if src else (None, None)
