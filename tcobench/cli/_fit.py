@@ -123,9 +123,13 @@ def _layout(least: list[int], natural: list[int], width: int) -> list[int] | Non
     return widths
 
 
-def fits(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int) -> bool:
-    """Whether the table fits ``width`` with its headers and text wrapped and no number cut."""
-    return _layout(*_widths(cols, rows), width) is not None
+def fits(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int, wrapped: bool = True) -> bool:
+    """Whether the table fits ``width`` with its headers and text wrapped and no number cut (``wrapped=False``:
+    at its natural width, nothing wrapped)."""
+    least, natural = _widths(cols, rows)
+    if not wrapped:
+        return sum(natural) + _overhead(len(cols)) <= width
+    return _layout(least, natural, width) is not None
 
 
 def _table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[str]], widths: list[int] | None) -> Table:

@@ -53,7 +53,8 @@ _METRICS: list[tuple[str, Callable[[RunSummaryRow, TcoRow | None], str]]] = [
 
 
 def _columns(chunk: list[RunSummaryRow], costs: dict[str, TcoRow]) -> tuple[list[Col], list[list[str]]]:
-    cols = [Col("metric", "left", wrap=True)] + [Col(f"run {row['run_id'][:12]}") for row in chunk]
+    # a run's column wraps its text (a long model name) only when a lone run is wider than the terminal
+    cols = [Col("metric", "left", wrap=True)] + [Col(f"run {row['run_id'][:12]}", wrap=True) for row in chunk]
     cells = [[label, *[escape(cell(row, costs.get(row["run_id"]))) for row in chunk]] for label, cell in _METRICS]
     return cols, cells
 
@@ -67,7 +68,9 @@ def print_runs(runs: pa.Table, tco: pa.Table) -> None:
     rows = sorted(typed_rows(runs, RunSummaryRow), key=lambda r: (r["started"], r["host"], r["concurrency"]))
     width, chunk = terminal_width(), list[RunSummaryRow]()
     for row in rows:
-        if chunk and not fits(*_columns([*chunk, row], costs), width):
+        # as many runs as fit with only the metric names wrapped
+        cols, cells = _columns([*chunk, row], costs)
+        if chunk and not fits([Col(c.name, c.justify) for c in cols[1:]], [r[1:] for r in cells], width - 15):
             print_table("Measured runs (warm-up excluded)", *_columns(chunk, costs))
             chunk = []
         chunk.append(row)

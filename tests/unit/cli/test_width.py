@@ -110,3 +110,15 @@ def test_numbers_have_a_sensible_precision() -> None:
 def test_csv_lines_end_with_lf(fleet: Path) -> None:
     done = runner.invoke(app, ["query", "SELECT run_id FROM runs LIMIT 3", "--format", "csv", "--store", str(fleet)])
     assert done.exit_code == 0 and "\r" not in done.stdout and done.stdout.count("\n") == 4
+
+
+def test_a_run_wider_than_the_terminal_wraps_its_text_not_its_numbers(tmp_path: Path) -> None:
+    from tcobench.tasks.store import write_results
+    from tests.unit.factories import make_request, make_run
+
+    model = "org/a-model-name-long-enough-to-need-two-lines-of-an-80-column-terminal-Q4_K_M.gguf"
+    run = make_run(run_id="long-model", model_name=model)
+    write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
+    text = _run(["summary", "--store", str(tmp_path)], 80)
+    assert "│ requests measured / errors" in text and " 3 / 0 │" in text
+    assert "run long-model" in text and "org/a-model-name" in text  # one table, the name wrapped in its cell
