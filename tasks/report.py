@@ -240,8 +240,9 @@ def summary_markdown(store: Path, prices: PriceTable, run_ids: Sequence[str] | N
     lines += ["", f"{len(cards)} run(s). Changes beyond run-to-run noise: {len(flags) or 'none'}."]
     for series, point, change in flags:
         lines.append(
-            f"- {series.key}, {point.date}: {change.metric} {change.change_pct:+.1f}% (p={change.p_value:.2g}) "
-            f"{'; '.join(point.provenance_changes)}"
+            f"- {series.key}, {point.date}: {change.metric} {change.change_pct:+.1f}% (p={change.p_value:.2g}); "
+            f"cost per 1M output tokens {_md(point.prior_usd_per_m_output_tokens, 4)} -> "
+            f"{_md(point.usd_per_m_output_tokens, 4)}; {'; '.join(point.provenance_changes)}"
         )
     return "\n".join(lines) + "\n"
 

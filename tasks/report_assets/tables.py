@@ -11,7 +11,7 @@ from typing import TypedDict, TypeVar
 from tcobench.errors import TcobenchError
 
 from ..compare import Comparison, Stratum, Verdict, compare_on
-from ..history import Series
+from ..history import Point, Series
 from ..rows import RecordCardRow
 from .context import (
     DASHES,
@@ -283,18 +283,27 @@ def trend_label(s: Series) -> str:
 
 
 _FLAG_HEADERS = ["series", "night", "run", "metric", "prior median -> median", "change", "p (Mann-Whitney)",
-                 "effect (rank-biserial)", "what changed"]  # fmt: skip
+                 "effect (rank-biserial)", "$/1M output tokens: prior median -> run", "what changed"]  # fmt: skip
 _TREND_NOTE = (
     "Red rings: flagged changes (Mann-Whitney U on per-request samples against up to 5 previous nights, p < 0.01, "
     "|rank-biserial| >= 0.5, |change| >= 5%, and beyond 3 sd of the previous nights' medians)."
 )
 
 
+def _cost_change(pt: Point) -> str:
+    """What a flagged run's change did to cost: the prior runs' median cost per 1M output tokens -> the run's."""
+    if pt.prior_usd_per_m_output_tokens is None or pt.usd_per_m_output_tokens is None:
+        return "not priced"
+    change = pt.cost_change_pct
+    return (f"{usd(pt.prior_usd_per_m_output_tokens)} -> {usd(pt.usd_per_m_output_tokens)}"
+            + (f" ({change:+.1f}%)" if change is not None else ""))  # fmt: skip
+
+
 def _flag_table(series: list[Series]) -> str:
     rows = [
         [escape(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"), escape(pt.date), _code(pt.run_id),
          escape(ch.metric), f"{ch.prior_median:.4g} -> {ch.median:.4g}", f"{ch.change_pct:+.1f}%",
-         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", escape("; ".join(pt.provenance_changes) or "-")]
+         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", _cost_change(pt), escape("; ".join(pt.provenance_changes) or "-")]
         for s in series
         for pt, ch in s.flags
     ]  # fmt: skip

@@ -168,6 +168,13 @@ def test_headline_pair_chosen_with_a_and_b(fleet: Path) -> None:
         build_report(fleet, load_prices(None), a="host=gpu-amd-1", b="host")
 
 
+def test_flagged_changes_say_what_they_did_to_cost(html: str, fleet: Path) -> None:
+    trend = html[html.index('<h2 id="trend">') :]
+    assert "<th>$/1M output tokens: prior median -&gt; run</th>" in trend
+    assert "$3.01 -> $3.42 (+13.5%)" in trend
+    assert "cost per 1M output tokens 3.0104 -> 3.4183;" in summary_markdown(fleet, load_prices(None))
+
+
 def test_provenance_groups_identical_platforms(html: str) -> None:
     section = html[html.index('<h2 id="provenance">') :]
     assert "30 runs in 3 group(s)" in section  # two hosts; one AMD run (last night, c=4) on a newer driver
