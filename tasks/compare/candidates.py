@@ -202,7 +202,7 @@ def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis
     """The night-weighted mean of each SideFigures column of view cost_basis over these runs on ``basis``
     (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
     names = list(SideFigures.__dataclass_fields__)
-    columns = ", ".join(f"night_weighted_mean(list(({c}, date))) AS {c}" for c in names)
+    columns = ", ".join(f"night_weighted_mean(list(({c}, batch_id))) AS {c}" for c in names)
     sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains($ids, run_id)"
     row = con.execute(sql, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
     values = row if row is not None else [None] * len(names)
@@ -286,6 +286,6 @@ def priced(rows: list[CandidateRun], label: str, basis: CostBasis, notes: list[s
 
 def samples_of(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], tokens: TokenCount) -> list[RunSample]:
     """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests)."""
-    per_usd = [(r["run_id"], r["date"], r["output_tokens_per_usd" if tokens == "output" else "total_tokens_per_usd"])
-               for r in rows]  # fmt: skip
+    per_usd = [(r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else
+                r["total_tokens_per_usd"]) for r in rows]  # fmt: skip
     return load_samples(con, [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None], tokens)

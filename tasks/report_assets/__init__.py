@@ -13,9 +13,9 @@ from .figures import (
     targets_section,
     throughput_figure,
 )
-from .page import PAGE_CSS, PAGE_SCRIPT, page
-from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
-from .tables import headline_section, provenance_section, record_card_section, trend_section
+from .page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
+from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart, series_slug
+from .tables import headline_section, provenance_section, record_card_section, trend_label, trend_section
 
 __all__ = [
     "PAGE_CSS",
@@ -33,6 +33,7 @@ __all__ = [
     "ecdf_chart",
     "energy_figure",
     "engine_load_section",
+    "filter_bar",
     "headline_section",
     "legend",
     "line_chart",
@@ -44,7 +45,9 @@ __all__ = [
     "query_rows",
     "register_platforms",
     "scatter_chart",
+    "series_slug",
     "targets_section",
     "throughput_figure",
+    "trend_label",
     "trend_section",
 ]
