@@ -14,7 +14,8 @@ on the next write, and rows written before read it as NULL):
 
 A run commits in **one transaction**: its runs row, requests, telemetry, engine metrics, commits row and cached view
 rows become visible together or not at all (a writer killed mid-commit leaves nothing a reader sees; its
-unreferenced files are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the same transaction.
+unreferenced files are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the
+same transaction.
 Concurrent writers are fine: DuckLake retries non-conflicting commits itself, and a commit that meets a lock
 (another process holding the local DuckDB catalog, SQLite busy) or a conflict is retried here with backoff for
 up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A write that fails for lack of space rolls back and removes
