@@ -107,7 +107,7 @@ def _requests(rng: np.random.Generator, run_id: str, start_ns: int, n: int, toke
         "prompt_tokens": pa.array(np.full(n, 24)), "output_tokens": pa.array(np.full(n, tokens)),
         "token_count_source": pa.array(["server_counters"] * n), "finish_reason": pa.array(["length"] * n),
         "server_eval_count": pa.array(np.full(n, tokens)), "server_eval_ns": pa.array(decode + 50_000),
-        "http_status": pa.array(np.full(n, 200)),
+        "http_status": pa.array(np.full(n, 200)), "retries": pa.array(np.zeros(n, dtype=np.int64)),
     }  # fmt: skip
     schema = _folder_schema("requests")
     arrays = [columns[f.name].cast(f.type) if f.name in columns else pa.nulls(n, f.type) for f in schema]

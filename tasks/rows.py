@@ -95,11 +95,13 @@ class RunSummaryRow(RunIdentityRow):
     in_flight_at_stop: int | None
     stop_rule: str | None
     token_count_source: str | None
+    cached_tokens: int | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None
     tpot_p90_ms: float | None
     tpot_p99_ms: float | None
+    cached_share: float | None
 
 
 class TcoRow(RunIdentityRow):
@@ -231,6 +233,8 @@ class NightlyTrendRow(TypedDict):
     model_digest: str | None
     prompt_set_hash: str
     extra_body: str | None
+    output_tokens_spec: str | None
+    tokenizer: str | None
     output_tok_s: float | None
     req_decode_tok_s_p50: float | None
     ttft_p50_ms: float | None

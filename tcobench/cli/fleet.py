@@ -15,9 +15,9 @@ import typer
 
 from tcobench.errors import ConfigError
 
-from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults
+from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults, store_parameter
 
-__all__ = ["register", "store_parameter"]
+__all__ = ["register"]
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 PoolOpt = Annotated[
@@ -27,14 +27,6 @@ PoolOpt = Annotated[
 
 def _default_pool() -> str:
     return os.environ.get("TCOBENCH_FLEET_POOL", "tcobench-fleet")
-
-
-def store_parameter(store: Path | str | None) -> str | None:
-    """The store as a flow parameter: a local path made absolute, anything with a scheme (a URI) kept as given."""
-    if store is None:
-        return None
-    text = str(store)
-    return text if ":" in text else str(Path(text).resolve())
 
 
 def _need_server(command: str) -> None:

@@ -10,9 +10,18 @@ import typer
 
 from tcobench.errors import NightlyError
 
-from ._common import PartialThresholdOpt, PricesOpt, StoreOpt, err, guard, out, prefect_defaults, settings_for
+from ._common import (
+    PartialThresholdOpt,
+    PricesOpt,
+    StoreOpt,
+    err,
+    guard,
+    out,
+    prefect_defaults,
+    settings_for,
+    store_parameter,
+)
 from ._signals import measuring
-from .fleet import store_parameter
 
 __all__ = ["register"]
 

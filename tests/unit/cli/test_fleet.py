@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tcobench.cli import app
-from tcobench.cli.fleet import store_parameter
+from tcobench.cli._common import store_parameter
 
 runner = CliRunner()
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

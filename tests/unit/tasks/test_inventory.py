@@ -107,7 +107,7 @@ def test_fleet_table_engines_per_host_and_embedded(tmp_path: Path) -> None:
         (FLEET + HOST.format(name="control", vendor="cpu", hw="cpu-generic-2c"), ZERO.format(url="http://127.0.0.1:1"),
          "host name 'control' is the nightly's own work queue"),
         (FLEET.replace("30", "0") + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
-         ZERO.format(url="http://127.0.0.1:1"), "fleet.pickup_timeout_s: Input should be greater than 0"),
+         ZERO.format(url="http://127.0.0.1:1"), "fleet.pickup_timeout_s: 0 is not > 0"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
          ZERO.format(url="http://127.0.0.1:1").replace('name = "zero"\nendpoint', 'name = "zero"\nhosts = ["x"]\n'
                                                        'endpoint', 1), "engines.0.hosts: 'x' not in the inventory"),
