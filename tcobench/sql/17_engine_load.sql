@@ -8,7 +8,7 @@
 --   kv_used_mean/_max    mean / max of kv_cache_used_ratio                                            fraction 0..1
 --   vram_share_min       min of model_vram_share (Ollama: < 1 means part of the model ran on the CPU) fraction 0..1
 -- The counter uses the scrapes bracketing the window (the last at or before measure_start_ns, else the first; the
--- first at or after measure_end_ns, else the last), like view energy:
+-- first at or after measure_end_ns, else the last: macros window_open / window_close), like view energy:
 --   preemptions          preemptions_total at the closing scrape - at the opening scrape              requests
 CREATE OR REPLACE VIEW engine_load AS
 WITH win AS (
@@ -19,8 +19,8 @@ WITH win AS (
 bounds AS (
     SELECT
         w.run_id,
-        coalesce(max(s.ts_ns) FILTER (WHERE s.ts_ns <= w.t0), min(s.ts_ns)) AS lo,
-        coalesce(min(s.ts_ns) FILTER (WHERE s.ts_ns >= w.t1), max(s.ts_ns)) AS hi
+        window_open(s.ts_ns, w.t0) AS lo,
+        window_close(s.ts_ns, w.t1) AS hi
     FROM win AS w
     JOIN engine_samples AS s ON s.run_id = w.run_id
     GROUP BY w.run_id, w.t0, w.t1
