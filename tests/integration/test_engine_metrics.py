@@ -17,6 +17,7 @@ from ollama_replay import PS_SIZE, ollama_replay
 from test_cli import query_json, tcobench
 
 from tcobench.tasks.engine import RunningEngine
+from tests.store_helpers import data_files
 
 SHORT = ("--no-prefect", "--requests", "4", "--warmup", "0", "--max-tokens", "8", "--telemetry", "none")
 
@@ -40,7 +41,7 @@ def test_embedded_llama_server_metrics_scraped_stored_and_charted(cli_env: dict[
                     env=cli_env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     store = Path(cli_env["TCOBENCH_STORE"])
-    assert list((store / "engine_metrics").rglob("*.parquet")), "no engine_metrics files beside telemetry"
+    assert data_files(store, "engine_metrics"), "no engine_metrics files beside telemetry"
     rows = query_json(LOAD_SQL, cli_env)
     assert [r["concurrency"] for r in rows] == [1, 2]
     for r in rows:

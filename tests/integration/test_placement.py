@@ -37,7 +37,9 @@ class Namespace:
     ns_ip: str  # the namespace's end
 
     def exec(self, *cmd: str) -> list[str]:
-        return ["ip", "netns", "exec", self.name, *cmd]
+        # nsenter joins the network namespace only: `ip netns exec` also remounts /sys, which hides the cgroup
+        # mounts beneath it, and dockerd then fails ("Devices cgroup isn't mounted", seen in CI)
+        return ["nsenter", f"--net=/run/netns/{self.name}", *cmd]
 
 
 def _ip(*args: str) -> None:
