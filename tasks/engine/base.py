@@ -86,6 +86,10 @@ class EngineLauncher(ABC):
         """Why the engine is no longer usable, or None while it is."""
         return None
 
+    def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
+        """True when the engine runs on another machine than this process (this machine's facts are not its)."""
+        return False
+
     def placement(self, engine: RunningEngine) -> ClientPlacement | None:
         """Where this process (the load generator) is relative to the engine: from the address it talks to."""
         return placement_of_url(engine.base_url)

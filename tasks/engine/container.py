@@ -320,6 +320,9 @@ class ContainerLauncher(EngineLauncher):
             return None
         return handle.exit_error("during the run")
 
+    def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
+        return config.engine.container is None or not is_local(config.engine.container.docker_host)
+
     def placement(self, engine: RunningEngine) -> ClientPlacement | None:
         """An engine on another Docker host is across the network, whatever its address looks like from here."""
         handle: ContainerHandle | None = engine.handle

@@ -69,6 +69,7 @@ class ReportRun(RunRow):
     ops_key: str
     utilisation: float
     engine_name: str
+    engine_label: str | None
     engine_version: str
     image_digest: str | None
     model_name: str
