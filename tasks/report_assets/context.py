@@ -70,6 +70,7 @@ class ReportRun(RunRow):
     utilisation: float
     engine_name: str
     engine_label: str | None
+    gpu_source: str | None
     engine_version: str
     image_digest: str | None
     model_name: str

@@ -11,7 +11,7 @@ from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
 
-from ..compare import Comparison, Stratum, Verdict, compare_on
+from ..compare import Comparison, Stratum, Verdict, compare_on, parse_selection
 from ..history import Point, Series
 from ..rows import RecordCardRow
 from .context import (
@@ -60,6 +60,14 @@ def cheapest_pair(ctx: ReportContext) -> tuple[Platform, Platform] | None:
     return (first, (alike or others)[0]) if others else None
 
 
+def _vendors(ctx: ReportContext, selection: str) -> str:
+    """The GPU vendors of a side's runs, each marked when only declared (the inventory's, not detected)."""
+    chosen = parse_selection(selection, "headline side")
+    found = sorted({(str(r["gpu_vendor"] or "cpu"), r["gpu_source"] == "declared") for r in ctx.runs
+                    if chosen.matches(r)})  # fmt: skip
+    return ", ".join(f"{vendor}{' declared' if declared else ''}" for vendor, declared in found) or "no runs"
+
+
 def headline_section(ctx: ReportContext) -> str:
     """The comparison of the headline pair: --a/--b, or the cheapest pair of platforms of different vendors."""
     extra = f",{ctx.select}" if ctx.select else ""
@@ -77,6 +85,7 @@ def headline_section(ctx: ReportContext) -> str:
         names = (pair[0].label, pair[1].label)
         chosen = (f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
                   "choose another with report --a/--b")  # fmt: skip
+    names = (f"{names[0]} ({_vendors(ctx, a)})", f"{names[1]} ({_vendors(ctx, b)})")
     pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
         result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed)
