@@ -101,12 +101,12 @@ def _in_terminal(args: list[str], env: dict[str, str], timeout_s: float) -> tupl
             if ready:
                 try:
                     data = os.read(main, 65536)
-                except OSError:  # the terminal closed: the command is gone
+                except OSError:  # EIO: every writer closed the terminal, the command is gone
                     data = b""
-                if data:
-                    chunks.append((time.monotonic() - start, data.decode("utf-8", "replace")))
-                    continue
-            if proc.poll() is not None and not ready:
+                if not data:
+                    break
+                chunks.append((time.monotonic() - start, data.decode("utf-8", "replace")))
+            elif proc.poll() is not None:  # exited, nothing left to read
                 break
         code = proc.wait(timeout=max(1.0, timeout_s - (time.monotonic() - start)))
     finally:
