@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cli_helpers import tcobench
 
-from tests.integration.cli_helpers import tcobench
 from tests.services import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]
