@@ -251,6 +251,8 @@ StoreRef: TypeAlias = Store | StoreLocation | str | Path
 
 def _transient(message: str) -> bool:
     lowered = message.lower()
+    if "failed to initialize ducklake" in lowered and ("already exists" in lowered or "duplicate key" in lowered):
+        return True  # two writers created a new catalog at once: the loser finds it there on the next attempt
     return any(t in lowered for t in _TRANSIENT) and "no space left" not in lowered
 
 

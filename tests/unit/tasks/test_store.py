@@ -158,3 +158,14 @@ def test_image_rows_replace_by_event_id(tmp_path: Path) -> None:
     assert lake_rows(tmp_path, "SELECT action, repo_digest FROM lake.images ORDER BY action") == [
         ("built", None), ("pushed", "r/t@sha256:" + "2" * 64)
     ]  # fmt: skip
+
+
+def test_two_writers_creating_a_new_catalog_at_once_retry_instead_of_failing() -> None:
+    """Seen with 8 writers on a fresh PostgreSQL catalog: the loser of the race gets "already exists" from its
+    CREATE TABLE; the next attempt finds the catalog. Other failures to initialise stay fatal."""
+    raced = ('Failed to initialize DuckLake:Failed to execute query "CREATE TABLE "public"."ducklake_metadata"(...)": '
+             'ERROR: relation "ducklake_metadata" already exists')  # fmt: skip
+    assert store_module._transient(raced)
+    assert store_module._transient("Failed to initialize DuckLake: duplicate key value violates unique constraint")
+    assert not store_module._transient("Failed to initialize DuckLake: permission denied for schema public")
+    assert not store_module._transient('relation "runs" already exists')
