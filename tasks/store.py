@@ -207,7 +207,7 @@ class Store:
         wait_s = float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
         deadline = time.monotonic() + wait_s
         attempt = 0
-        with _process_lock:
+        with _process_lock, self._writers_in_turn(deadline, what):
             while True:
                 attempt += 1
                 try:
@@ -218,6 +218,44 @@ class Store:
                     if not _transient(message) or time.monotonic() > deadline:
                         raise StoreError(f"cannot write {what} to store {self.location}: {message}") from exc
                 time.sleep(min(2.0, 0.05 * 1.5**attempt) * (0.5 + random.random()))
+
+    @contextlib.contextmanager
+    def _writers_in_turn(self, deadline: float, what: str) -> Iterator[None]:
+        """Writers of a store with a local catalog file take turns (an exclusive lock on ``ROOT/catalog.lock``).
+
+        Without it, concurrent writers race: each writes its data files, all but one then fail at COMMIT on the
+        catalog's lock and redo the whole transaction; with 8 writers on 2 cores most of the work was thrown away
+        (96 commits of a shared SQLite catalog took 559 s; in turn, see docs/performance.md). A PostgreSQL catalog
+        has no local file to lock: its writers rely on DuckLake's conflict checks and the retries below.
+        """
+        root = self.location.root
+        if root is None:
+            yield
+            return
+        import fcntl
+
+        self._prepare_folders()
+        try:
+            lock = (root / "catalog.lock").open("a")
+        except OSError:  # a store folder this user may only read: nothing to write, no turn to take
+            yield
+            return
+        with lock:
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreError(
+                            f"cannot write {what} to store {self.location}: another writer held it for longer "
+                            f"than TCOBENCH_STORE_WAIT_S ({os.environ.get('TCOBENCH_STORE_WAIT_S', '120')} s)"
+                        ) from None
+                    time.sleep(0.02)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _ready(self, con: duckdb.DuckDBPyConnection, again: bool = False) -> None:
         if not self._tables_ready or again:
