@@ -431,14 +431,15 @@ def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
     """One commits row per run in ``tables["runs"]``: the rows of each table written for it."""
     runs = tables["runs"]
     counts = {}
-    for table in ("requests", "telemetry"):
+    for table in ("requests", "telemetry", "engine_metrics"):
         found = pc.value_counts(tables[table].column("run_id")) if tables[table].num_rows else pa.array([])
         counts[table] = {str(v["values"]): int(v["counts"]) for v in found.to_pylist()}
     now = int(dt.datetime.now(dt.UTC).timestamp() * 1e9)
     rows = [
         CommitRecord(run_id=r["run_id"], date=r["date"], host=r["host"],
                      requests=counts["requests"].get(r["run_id"], 0), telemetry=counts["telemetry"].get(r["run_id"], 0),
-                     committed_ns=now, writer=writer, tool_version=__version__)
+                     engine_metrics=counts["engine_metrics"].get(r["run_id"], 0), committed_ns=now, writer=writer,
+                     tool_version=__version__)
         for r in runs.select(["run_id", "date", "host"]).to_pylist()
     ]  # fmt: skip
     return to_arrow("commits", rows)
