@@ -21,6 +21,11 @@ class CommitRecord(StrictModel):
     host: str = Field(pattern=HOST_PATTERN, description="The run's host.")
     requests: int = Field(description="requests rows the commit wrote for the run.")
     telemetry: int = Field(description="telemetry rows the commit wrote for the run.")
+    engine_metrics: int | None = Field(
+        default=None,
+        description="engine_metrics rows the commit wrote for the run (NULL in commits of stores written before "
+        "this count was kept: verify then does not check them).",
+    )
     committed_ns: int = Field(description="When the commit was prepared, ns since the Unix epoch (UTC).")
     writer: str = Field(description="Who wrote it: 'run' (tcobench writing a measured run) or 'migrate'.")
     tool_version: str = Field(description="tcobench version that wrote the commit.")

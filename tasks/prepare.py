@@ -60,7 +60,8 @@ def resolve_tokenizer(config: BenchmarkConfig, engine: RunningEngine, cache_dir:
     if choice not in ("auto", "engine"):
         return local_tokenizer(Path(choice).expanduser(), cache_dir)
     if config.engine.protocol is Protocol.openai:
-        found = engine_tokenizer(engine.base_url, config.model.name)
+        # a probe waits at most the request timeout, and 10 s: a server that hangs on it must not stall the run
+        found = engine_tokenizer(engine.base_url, config.model.name, min(10.0, config.workload.request_timeout_s))
         if found is not None:
             return found
     if choice == "engine":

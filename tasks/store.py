@@ -208,7 +208,7 @@ class Store:
         wait_s = float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
         deadline = time.monotonic() + wait_s
         attempt = 0
-        with _process_lock:
+        with _process_lock, self._writers_in_turn(deadline, what):
             while True:
                 attempt += 1
                 try:
@@ -219,6 +219,44 @@ class Store:
                     if not _transient(message) or time.monotonic() > deadline:
                         raise StoreError(f"cannot write {what} to store {self.location}: {message}") from exc
                 time.sleep(min(2.0, 0.05 * 1.5**attempt) * (0.5 + random.random()))
+
+    @contextlib.contextmanager
+    def _writers_in_turn(self, deadline: float, what: str) -> Iterator[None]:
+        """Writers of a store with a local catalog file take turns (an exclusive lock on ``ROOT/catalog.lock``).
+
+        Without it, concurrent writers race: each writes its data files, all but one then fail at COMMIT on the
+        catalog's lock and redo the whole transaction; with 8 writers on 2 cores most of the work was thrown away
+        (96 commits of a shared SQLite catalog took 559 s; in turn, see docs/performance.md). A PostgreSQL catalog
+        has no local file to lock: its writers rely on DuckLake's conflict checks and the retries below.
+        """
+        root = self.location.root
+        if root is None:
+            yield
+            return
+        import fcntl
+
+        self._prepare_folders()
+        try:
+            lock = (root / "catalog.lock").open("a")
+        except OSError:  # a store folder this user may only read: nothing to write, no turn to take
+            yield
+            return
+        with lock:
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise StoreError(
+                            f"cannot write {what} to store {self.location}: another writer held it for longer "
+                            f"than TCOBENCH_STORE_WAIT_S ({os.environ.get('TCOBENCH_STORE_WAIT_S', '120')} s)"
+                        ) from None
+                    time.sleep(0.02)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _ready(self, con: duckdb.DuckDBPyConnection, again: bool = False) -> None:
         if not self._tables_ready or again:
@@ -252,6 +290,8 @@ StoreRef: TypeAlias = Store | StoreLocation | str | Path
 
 def _transient(message: str) -> bool:
     lowered = message.lower()
+    if "failed to initialize ducklake" in lowered and ("already exists" in lowered or "duplicate key" in lowered):
+        return True  # two writers created a new catalog at once: the loser finds it there on the next attempt
     return any(t in lowered for t in _TRANSIENT) and "no space left" not in lowered
 
 
@@ -408,14 +448,15 @@ def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
     """One commits row per run in ``tables["runs"]``: the rows of each table written for it."""
     runs = tables["runs"]
     counts = {}
-    for table in ("requests", "telemetry"):
+    for table in ("requests", "telemetry", "engine_metrics"):
         found = pc.value_counts(tables[table].column("run_id")) if tables[table].num_rows else pa.array([])
         counts[table] = {str(v["values"]): int(v["counts"]) for v in found.to_pylist()}
     now = int(dt.datetime.now(dt.UTC).timestamp() * 1e9)
     rows = [
         CommitRecord(run_id=r["run_id"], date=r["date"], host=r["host"],
                      requests=counts["requests"].get(r["run_id"], 0), telemetry=counts["telemetry"].get(r["run_id"], 0),
-                     committed_ns=now, writer=writer, tool_version=__version__)
+                     engine_metrics=counts["engine_metrics"].get(r["run_id"], 0), committed_ns=now, writer=writer,
+                     tool_version=__version__)
         for r in runs.select(["run_id", "date", "host"]).to_pylist()
     ]  # fmt: skip
     return to_arrow("commits", rows)

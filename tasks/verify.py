@@ -6,7 +6,7 @@ Checks:
 - orphan files: files under the data path that no snapshot references, older than ``orphan_age_s`` (younger ones
   may belong to a commit in flight) -- what a writer killed mid-commit leaves;
 - every run's rows against its ``commits`` row (the counts its transaction wrote), runs without a commits row,
-  and requests/telemetry rows without a runs row;
+  and requests/telemetry/engine_metrics rows without a runs row;
 - a folder store of tcobench < 0.2 not yet migrated.
 
 Repair (one transaction, then file moves), into ``QUARANTINE/<UTC time>/`` with a MANIFEST.json saying what and why:
@@ -101,11 +101,11 @@ def _sources(con: duckdb.DuckDBPyConnection, files: list[DataFile], bad: set[str
 def _run_problems(con: duckdb.DuckDBPyConnection, src: dict[str, str]) -> tuple[int, list[Problem]]:
     problems = []
     runs = (con.execute(f"SELECT count(*) FROM {src['runs']}").fetchone() or (0,))[0]
-    for table in ("requests", "telemetry"):
+    for table in ("requests", "telemetry", "engine_metrics"):
         rows = con.execute(
             f"SELECT c.run_id, c.{table}, coalesce(t.n, 0) FROM {src['commits']} AS c "
             f"LEFT JOIN (SELECT run_id, count(*) AS n FROM {src[table]} GROUP BY run_id) AS t USING (run_id) "
-            f"WHERE c.{table} <> coalesce(t.n, 0) ORDER BY 1"
+            f"WHERE c.{table} IS NOT NULL AND c.{table} <> coalesce(t.n, 0) ORDER BY 1"
         ).fetchall()
         problems += [Problem("incomplete run", r[0], f"{table}: {r[2]} rows, its commit wrote {r[1]}") for r in rows]
         orphans = con.execute(

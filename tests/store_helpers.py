@@ -36,7 +36,7 @@ def lake_rows(store: str | Path, sql: str) -> list[tuple[Any, ...]]:
 
 def table_rows(store: str | Path, table: str) -> list[dict[str, Any]]:
     """The rows of a stored table as dicts; [] while the store has no catalog yet."""
-    if not parse_store(store).exists:
+    if not parse_store(store).exists():
         return []
     with lake(store) as con:
         cursor = con.execute(f"SELECT * FROM {LAKE}.{table}")

@@ -224,6 +224,8 @@ def engine_tokenizer(base_url: str, model: str, timeout_s: float = 30.0) -> Engi
         try:
             _, answer = _post_json(client, f"{base_url}/tokenize", body, timeout_s)
             tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        except httpx.TimeoutException:
+            break  # no answer in time: the other form would wait as long for nothing
         except (httpx.HTTPError, ValueError):
             tokens = None
         if isinstance(tokens, list) and tokens:

@@ -115,6 +115,8 @@ def register(app: typer.Typer) -> None:
         from tcobench.tasks.prices import load_prices
 
         load_plan(inventory, list(matrix), load_prices(prices))
+        if store:
+            parse_store(store)  # a password in the URI is refused here, before it could reach Prefect's database
         if not os.environ.get("PREFECT_API_URL"):
             raise ConfigError(
                 "tcobench serve needs a Prefect server for its schedule: start one (`prefect server start`) "
@@ -127,7 +129,7 @@ def register(app: typer.Typer) -> None:
         params = {
             "inventory": str(inventory.resolve()),
             "matrices": [str(m.resolve()) for m in matrix],
-            "store": parse_store(store).uri if store else None,
+            "store": store_parameter(store),  # as given (user, options kept); a local path made absolute
             "prices": str(prices.resolve()) if prices else None,
         }
         err.print(f"serving deployment {name!r} of flow 'nightly' on schedule {cron!r}; Ctrl-C stops", highlight=False)

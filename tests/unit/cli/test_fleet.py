@@ -75,3 +75,12 @@ def test_store_parameter_keeps_uris_and_makes_paths_absolute(tmp_path: Path, mon
     assert store_parameter("ducklake:postgres:dbname=lake host=db") == "ducklake:postgres:dbname=lake host=db"
     assert store_parameter("s3://bucket/lake/") == "s3://bucket/lake/"
     assert store_parameter(None) is None
+
+
+def test_serve_refuses_a_password_in_the_store_before_prefect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deployment's parameters live in Prefect's database: a store URI with a password never gets there."""
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    plain = ["-i", str(EXAMPLES / "inventory.toml"), *FLEET[2:]]
+    done = runner.invoke(app, ["serve", *plain, "--store", "postgresql://lake:hunter2@db/lake?data=s3://b/p"])
+    assert done.exit_code != 0 and done.stderr.startswith("StoreError:"), done.stderr
+    assert "password in the URI is refused" in done.stderr and "hunter2" not in done.stderr

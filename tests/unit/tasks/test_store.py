@@ -158,3 +158,34 @@ def test_image_rows_replace_by_event_id(tmp_path: Path) -> None:
     assert lake_rows(tmp_path, "SELECT action, repo_digest FROM lake.images ORDER BY action") == [
         ("built", None), ("pushed", "r/t@sha256:" + "2" * 64)
     ]  # fmt: skip
+
+
+def test_two_writers_creating_a_new_catalog_at_once_retry_instead_of_failing() -> None:
+    """Seen with 8 writers on a fresh PostgreSQL catalog: the loser of the race gets "already exists" from its
+    CREATE TABLE; the next attempt finds the catalog. Other failures to initialise stay fatal."""
+    raced = ('Failed to initialize DuckLake:Failed to execute query "CREATE TABLE "public"."ducklake_metadata"(...)": '
+             'ERROR: relation "ducklake_metadata" already exists')  # fmt: skip
+    assert store_module._transient(raced)
+    assert store_module._transient("Failed to initialize DuckLake: duplicate key value violates unique constraint")
+    assert not store_module._transient("Failed to initialize DuckLake: permission denied for schema public")
+    assert not store_module._transient('relation "runs" already exists')
+
+
+def test_the_commit_counts_engine_metrics_and_verify_checks_them(tmp_path: Path) -> None:
+    from tcobench.schemas import EngineMetricRecord, EngineQuantity
+    from tcobench.tasks.lake import attach_sql, new_instance, parse_store
+    from tcobench.tasks.verify import verify_store
+
+    samples = [EngineMetricRecord(run_id="run0", date="2023-11-14", host="testhost", ts_ns=T0_NS + k, source="t",
+                                  metric="m", labels=None, quantity=EngineQuantity.requests_running, value=1.0)
+               for k in range(3)]  # fmt: skip
+    write_results(tmp_path, make_run(), [make_request()], [], samples)
+    assert lake_rows(tmp_path, "SELECT engine_metrics FROM lake.commits") == [(3,)]
+    assert verify_store(tmp_path).problems == []
+    location = parse_store(tmp_path)
+    con = new_instance(location)
+    con.execute(attach_sql(location, read_only=False))
+    con.execute("DELETE FROM lake.engine_metrics WHERE ts_ns = ?", [T0_NS])
+    con.close()
+    (problem,) = verify_store(tmp_path).problems
+    assert (problem.kind, problem.subject) == ("incomplete run", "run0") and "engine_metrics: 2 rows" in problem.detail
