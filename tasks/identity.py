@@ -3,7 +3,9 @@ declared (the nightly inventory), and where the two disagree.
 
 - ``host_identity``: the host_* columns and ``host_facts_source``: ``engine-host`` when this process runs on the
   machine the engine runs on (embedded engine, loopback or same-host endpoint, local container, fleet worker);
-  ``client`` when the engine runs elsewhere, so these facts describe the load generator, not the platform.
+  ``docker-daemon`` for a container on a remote Docker host (its daemon's `docker info`, the CPU model read in the
+  container); ``client`` when the engine runs elsewhere and nothing there was asked, so these facts describe the
+  load generator, not the platform.
 - ``declared_columns``: the declared_* columns from ``BenchmarkConfig.declared``.
 - ``reconcile``: after telemetry, the gpu_* columns and ``gpu_source``: ``detected`` when a GPU sampler read them
   where the engine runs; else ``declared`` (filled from the declared_* columns) when the host is declared to have
@@ -16,23 +18,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tcobench.schemas import BenchmarkConfig, GpuVendor, RunRecord
+from tcobench.schemas import BenchmarkConfig, GpuSource, GpuVendor, HostFactsSource, RunRecord
 
-from .engine import engine_runs_elsewhere
+from .engine import RunningEngine, engine_runs_elsewhere
 from .hostinfo import collect_host_facts
 
-__all__ = ["CLIENT", "DECLARED", "DETECTED", "ENGINE_HOST", "declared_columns", "host_identity", "reconcile"]
-
-ENGINE_HOST = "engine-host"  # host facts read on the machine the engine runs on
-CLIENT = "client"  # host facts of the load generator's machine: the engine runs elsewhere
-DETECTED = "detected"  # gpu_* read by a GPU sampler where the engine runs
-DECLARED = "declared"  # gpu_* as the inventory declares them
+__all__ = ["declared_columns", "host_identity", "reconcile"]
 
 
-def host_identity(config: BenchmarkConfig) -> dict[str, Any]:
-    """The host_* columns of a run row, with where they were read (host_facts_source)."""
-    elsewhere = engine_runs_elsewhere(config)
-    return {**collect_host_facts(), "host_facts_source": CLIENT if elsewhere else ENGINE_HOST}
+def host_identity(config: BenchmarkConfig, engine: RunningEngine | None = None) -> dict[str, Any]:
+    """The host_* columns of a run row, with where they were read (host_facts_source): the engine's own machine's
+    facts when its launcher read them there (``engine.host_facts``: a remote Docker daemon), else this machine's."""
+    here = collect_host_facts()
+    if engine is not None and engine.host_facts:
+        return {**here, **engine.host_facts}
+    source = HostFactsSource.client if engine_runs_elsewhere(config) else HostFactsSource.engine_host
+    return {**here, "host_facts_source": source.value}
 
 
 def declared_columns(config: BenchmarkConfig) -> dict[str, Any]:
@@ -66,9 +67,9 @@ def reconcile(run: RunRecord) -> RunRecord:
     if run.gpu_vendor is not None:  # a GPU sampler named it, where the engine runs
         found = _disagreements(run)
         warning = "declared and detected hardware differ: " + "; ".join(found) if found else None
-        return run.model_copy(update={"gpu_source": DETECTED, "identity_warning": warning})
+        return run.model_copy(update={"gpu_source": GpuSource.detected.value, "identity_warning": warning})
     if run.declared_vendor in (None, GpuVendor.cpu):
         return run.model_copy(update={"gpu_source": None, "identity_warning": None})
     declared = {"gpu_vendor": run.declared_vendor, "gpu_name": run.declared_gpu_model,
                 "gpu_count": run.declared_gpu_count}  # fmt: skip
-    return run.model_copy(update={**declared, "gpu_source": DECLARED, "identity_warning": None})
+    return run.model_copy(update={**declared, "gpu_source": GpuSource.declared.value, "identity_warning": None})

@@ -110,7 +110,7 @@ def describe_run(
         status=RunStatus.failed,
         error="run did not finish",
         cell=cell,
-        **host_identity(config),
+        **host_identity(config, engine),
         engine_kind=config.engine.kind.value,
         engine_name=engine.info.name,
         engine_version=engine.info.version,

@@ -63,6 +63,8 @@ class RunningEngine:
     settings: dict[str, Any] = field(default_factory=dict)
     handle: Any = None  # the launcher's own handle (a Popen, a container, ...)
     provenance: dict[str, Any] = field(default_factory=dict)  # RunRecord columns (image, image_digest, ...)
+    # host_* RunRecord columns read where the engine runs when that is another machine (a remote Docker daemon)
+    host_facts: dict[str, Any] = field(default_factory=dict)
 
 
 class EngineLauncher(ABC):

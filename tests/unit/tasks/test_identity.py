@@ -5,14 +5,17 @@ from typing import Any
 
 import pytest
 
-from tcobench.schemas import BenchmarkConfig, GpuVendor
+from tcobench.schemas import BenchmarkConfig, GpuSource, GpuVendor, HostFactsSource
 from tcobench.tasks.engine import RunningEngine
-from tcobench.tasks.identity import CLIENT, DECLARED, DETECTED, ENGINE_HOST, host_identity, reconcile
+from tcobench.tasks.engine.container import daemon_host_facts
+from tcobench.tasks.identity import host_identity, reconcile
 from tcobench.tasks.measure import MeasureResult
 from tcobench.tasks.protocols import EngineInfo
 from tcobench.tasks.runs import describe_run, failed_run_record, finish_run
 from tests.unit.factories import make_request, make_run
 
+ENGINE_HOST, CLIENT = HostFactsSource.engine_host.value, HostFactsSource.client.value
+DETECTED, DECLARED = GpuSource.detected.value, GpuSource.declared.value
 NVIDIA_H200 = {"declared_vendor": GpuVendor.nvidia, "declared_gpu_model": "H200", "declared_gpu_count": 2}
 
 
@@ -74,3 +77,40 @@ def test_runs_carry_label_and_declaration_from_describe_to_finish() -> None:
     assert (done.gpu_vendor, done.gpu_name, done.gpu_source) == (GpuVendor.amd, "MI300X", DECLARED)
     failed = failed_run_record(config, "h", "b", "EngineError: down")
     assert (failed.gpu_source, failed.engine_label, failed.host_facts_source) == (DECLARED, "vllm-main", ENGINE_HOST)
+
+
+class FakeDaemon:
+    """The two calls daemon_host_facts makes, answered as Docker's API and a container's /proc/cpuinfo would."""
+
+    def __init__(self, info: dict[str, Any] | Exception, cpuinfo: str | OSError) -> None:
+        self.answer, self.cpuinfo = info, cpuinfo
+        self.client = self
+
+    def info(self) -> dict[str, Any]:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def exec_stdout(self, cmd: list[str]) -> str:
+        assert cmd == ["cat", "/proc/cpuinfo"]
+        if isinstance(self.cpuinfo, OSError):
+            raise self.cpuinfo
+        return self.cpuinfo
+
+
+def test_a_remote_docker_host_describes_itself() -> None:
+    info = {"OSType": "linux", "OperatingSystem": "Ubuntu 24.04.1 LTS", "KernelVersion": "6.8.0-45-generic",
+            "Architecture": "x86_64", "NCPU": 192, "MemTotal": 2_164_000_000_000}  # fmt: skip
+    daemon = FakeDaemon(info, "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n")
+    facts = daemon_host_facts(daemon)  # type: ignore[arg-type]
+    assert facts == {"host_os": "Linux (Ubuntu 24.04.1 LTS)", "host_kernel": "6.8.0-45-generic", "host_arch": "x86_64",
+                     "host_cpu": "AMD EPYC 9654 96-Core Processor", "host_cpu_count": 192,
+                     "host_mem_bytes": 2_164_000_000_000, "host_facts_source": "docker-daemon"}  # fmt: skip
+    config = _config({"kind": "container", "container": {"image": "x", "docker_host": "ssh://u@gpu-host.invalid"}})
+    engine = RunningEngine("http://gpu-host.invalid:18000", EngineInfo("vllm", "0.9", None), host_facts=facts)
+    row = host_identity(config, engine)
+    assert row["host_cpu"] == "AMD EPYC 9654 96-Core Processor" and row["host_facts_source"] == "docker-daemon"
+    assert row["python_version"]  # the client's Python: tcobench ran here
+    no_cpu = daemon_host_facts(FakeDaemon(info, OSError("exec refused")))  # type: ignore[arg-type]
+    assert no_cpu["host_cpu"] == "unknown (not readable in the engine container)"
+    assert daemon_host_facts(FakeDaemon(OSError("daemon gone"), "")) == {}  # type: ignore[arg-type]
