@@ -1,4 +1,6 @@
-"""Progress displays of the command line: rich bars on a terminal, plain time-stamped log lines otherwise."""
+"""Progress displays of the command line: rich bars on a terminal, plain time-stamped log lines otherwise.
+
+Imported by command modules at start-up: tcobench's tasks are imported only when a display is made."""
 
 from __future__ import annotations
 
@@ -9,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from tcobench.tasks.progress import HostState, LevelResult, PlainSink, duration_text, level_text
-
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
+
+    from tcobench.tasks.progress import HostState, LevelResult, PlainSink
 
 __all__ = ["NightDisplay", "log_line", "night_display"]
 
@@ -46,6 +48,8 @@ class RichSink:
         self._lock = threading.Lock()
 
     def update(self, state: HostState) -> None:
+        from tcobench.tasks.progress import duration_text
+
         level = f" c={state.concurrency}" if state.concurrency is not None else ""
         what = f"{state.host} {state.cell_index}/{state.cells} {state.cell or ''}{level}"
         with self._lock:
@@ -57,6 +61,8 @@ class RichSink:
                              eta=eta)  # fmt: skip
 
     def level(self, result: LevelResult) -> None:
+        from tcobench.tasks.progress import level_text
+
         self.progress.console.print(level_text(result), markup=False, highlight=False, soft_wrap=True)
 
     def message(self, host: str, text: str) -> None:
@@ -67,6 +73,8 @@ class NightDisplay:
     """The nightly's progress display as a context: rich on a terminal, plain lines otherwise."""
 
     def __init__(self, console: Console, every_s: float = 10.0) -> None:
+        from tcobench.tasks.progress import PlainSink
+
         self.rich = RichSink(console) if console.is_terminal else None
         self.sink: RichSink | PlainSink = self.rich or PlainSink(log_line(console), every_s)
 
