@@ -8,7 +8,8 @@ each run is committed as soon as it is measured, so a later failure loses nothin
 engine that died during a run ends the batch with an EngineDiedError once that run is stored as failed; a
 store that refuses a write, a full disk say, ends the batch with a StoreError that carries the summary of
 the runs already stored; a signal ends it with Interrupted once the finished requests of the run in
-progress are stored as an interrupted run).
+progress are stored as an interrupted run). ``watcher`` (a nightly's progress) hears each level start and each
+stored run.
 """
 
 from __future__ import annotations
