@@ -8,6 +8,7 @@ runs and for hosts where Prefect is not installed. Default: Prefect on.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import subprocess
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 from tcobench.tasks.procs import spawn_options
 
-__all__ = ["flow", "prefect_enabled", "start_api_server", "task"]
+__all__ = ["flow", "prefect_enabled", "run_log", "start_api_server", "task"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,6 +59,20 @@ def flow(name: str) -> Callable[[F], F]:
     from prefect import flow as prefect_flow
 
     return cast(Callable[[F], F], prefect_flow(name=name, validate_parameters=False))
+
+
+def run_log() -> Callable[[str], None]:
+    """Write a line to the log of the Prefect flow or task run in progress (its logger's INFO); outside one (or with
+    Prefect off), to the ``tcobench`` logger."""
+    if prefect_enabled():
+        from prefect import get_run_logger
+        from prefect.exceptions import MissingContextError
+
+        try:
+            return get_run_logger().info
+        except MissingContextError:
+            pass
+    return logging.getLogger("tcobench").info
 
 
 class _SubprocessWith:

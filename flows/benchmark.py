@@ -8,7 +8,8 @@ each run is committed as soon as it is measured, so a later failure loses nothin
 engine that died during a run ends the batch with an EngineDiedError once that run is stored as failed; a
 store that refuses a write, a full disk say, ends the batch with a StoreError that carries the summary of
 the runs already stored; a signal ends it with Interrupted once the finished requests of the run in
-progress are stored as an interrupted run).
+progress are stored as an interrupted run). ``watcher`` (a nightly's progress) hears each level start and each
+stored run.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tcobench.tasks.engine import (
 from tcobench.tasks.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
+from tcobench.tasks.progress import RunWatcher
 from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.shutdown import check_stop, deferred
@@ -79,6 +81,7 @@ def benchmark(
     on_event: OnEvent | None = None,
     batch_id: str | None = None,
     cell: str | None = None,
+    watcher: RunWatcher | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
@@ -94,6 +97,8 @@ def benchmark(
         with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
             for concurrency in config.workload.concurrency:
                 run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan, cell=cell)
+                if watcher is not None:
+                    watcher.start_level(concurrency)
                 ctx = RunContext(run.run_id, run.date, run.host)
                 access = telemetry_access(config, engine)
                 telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
@@ -109,6 +114,8 @@ def benchmark(
                     stopped = exc
                     break
                 runs.append(finished)
+                if watcher is not None:
+                    watcher.on_run(finished)  # progress: the level's result line
                 check_stop()  # a signal ends the batch: the run in progress is stored (interrupted) first
                 ensure_engine_alive(died)  # a dead engine ends the batch: its run is stored as failed first
                 stop = sweep_verdict_task(store, prices, config.workload, [r.run_id for r in runs])

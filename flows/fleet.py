@@ -3,8 +3,9 @@
 ``fleet_host`` runs in the process Prefect's worker starts on the host (``tcobench worker --host NAME``): it dies
 with its worker, refuses a run meant for another host, then runs the host's cells one after another exactly as
 the in-process nightly does (engine on this host's loopback / local Docker socket, telemetry from this host's
-devices, host facts detected here), writing each run to the shared store. It returns nothing through Prefect:
-the store is the result.
+devices, host facts detected here), writing each run to the shared store, its progress as lines of the run's
+log (``tasks.progress``: a host's state every 30 s and at each cell and level, each level's result). It returns
+nothing through Prefect: the store is the result.
 
 ``run_fleet`` (called by the ``nightly`` flow when the inventory has ``[fleet]``) makes sure the pool, the
 hosts' queues and the ``fleet-host`` deployment exist, starts one ``fleet-host`` run per host on that host's
@@ -33,8 +34,9 @@ from tcobench.tasks.fleet import (
 )
 from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
+from tcobench.tasks.progress import NightProgress, PlainSink
 
-from ._orchestrator import flow
+from ._orchestrator import flow, run_log
 from .benchmark import benchmark
 
 __all__ = ["HOST_DEPLOYMENT", "NIGHTLY_DEPLOYMENT", "FleetNight", "deploy_host_flow", "deploy_nightly", "fleet_host",
@@ -59,8 +61,10 @@ def fleet_host(
     settings = Settings()
     host_cells = cells_from_parameters(host, cells)
     refuse_remote_engines(host_cells)
-    results = run_cells(host_cells, benchmark, prices_from_parameters(prices), store or settings.store,
-                        settings.model_cache, batch_id, attempts, backoff_s)  # fmt: skip
+    price_table, store_ref = prices_from_parameters(prices), store or settings.store
+    progress = NightProgress(host_cells, PlainSink(run_log(), every_s=30.0), store_ref, price_table)  # worker's log
+    results = run_cells(host_cells, benchmark, price_table, store_ref, settings.model_cache, batch_id, attempts,
+                        backoff_s, progress=progress.of(str(host.get("name"))))  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
                     description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip
     failed = [r.cell for r in results if r.status == "failed"]

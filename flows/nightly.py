@@ -5,7 +5,9 @@ per host in this process (the default), or, for an inventory with ``[fleet]``, s
 host on that host's own Prefect worker (``flows.fleet.run_fleet``); collect the cell results, write the night's
 report, list its flagged changes, post them to the webhook from configuration, publish the markdown summary as a
 Prefect artifact. Parameters are file paths, so a served or work-pool deployment can be scheduled with them;
-``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so).
+``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so). ``progress`` (in-process
+only) receives each host's live progress and each level's result (``tasks.progress``); in fleet mode each host's
+worker logs its own.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tcobench.tasks.artifacts import publish_summary
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
+from tcobench.tasks.progress import NightProgress, ProgressSink
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
 from tcobench.tasks.shutdown import deferred
 
@@ -59,7 +62,8 @@ class NightlyResult:
 
 
 def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Settings, batch_id: str, attempts: int,
-                backoff_s: float, partial_threshold: float) -> list[CellResult]:  # fmt: skip
+                backoff_s: float, partial_threshold: float, sink: ProgressSink | None) -> list[CellResult]:  # fmt: skip
+    night = NightProgress(plan.cells, sink, store, prices) if sink is not None else None
     futures = [
         run_host_task.submit(
             plan.cells_of(host.name),
@@ -71,6 +75,7 @@ def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Set
             attempts,
             backoff_s,
             partial_threshold,
+            night.of(host.name) if night is not None else None,
         )  # fmt: skip
         for host in plan.inventory.hosts
     ]
@@ -88,6 +93,7 @@ def nightly(
     backoff_s: float = 5.0,
     partial_threshold: float = PARTIAL_THRESHOLD,
     fail_on_failed_cells: bool = False,
+    progress: ProgressSink | None = None,
 ) -> NightlyResult:
     settings = Settings()
     store_path = store or settings.store
@@ -96,7 +102,8 @@ def nightly(
     batch_id = new_id()
     hosts: list[tuple[str, str, str | None]] = []
     if plan.inventory.fleet is None:
-        cells = _in_process(plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold)
+        cells = _in_process(plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold,
+                            progress)  # fmt: skip
     else:
         night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s)
         cells, hosts = night.cells, night.host_lines

@@ -12,7 +12,9 @@ __all__ = [
     "ClientPlacement",
     "ContainerEngine",
     "EngineKind",
+    "GpuSource",
     "GpuVendor",
+    "HostFactsSource",
     "LoadMode",
     "Phase",
     "Protocol",
@@ -89,6 +91,21 @@ class ClientPlacement(StrEnum):
     loopback = "loopback"  # same host, through the loopback interface (127.0.0.0/8, ::1): no network in TTFT
     same_host_container = "same-host-container"  # same host, through a non-loopback address of this host
     network = "network"  # another machine: every request crosses the network (see rtt_p50_ns)
+
+
+class HostFactsSource(StrEnum):
+    """Where a run's host facts (OS, kernel, CPU, memory) were read."""
+
+    engine_host = "engine-host"  # by tcobench on the machine the engine runs on
+    docker_daemon = "docker-daemon"  # the engine's remote Docker daemon (docker info) and its container
+    client = "client"  # the load generator's machine: the engine runs elsewhere and was not asked
+
+
+class GpuSource(StrEnum):
+    """Where a run's accelerator facts (vendor, model, count) come from."""
+
+    detected = "detected"  # a GPU sampler where the engine runs
+    declared = "declared"  # the inventory, when nothing was detected
 
 
 class GpuVendor(StrEnum):

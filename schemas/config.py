@@ -10,6 +10,7 @@ from pydantic import Field, JsonValue, field_validator, model_validator
 from .base import (
     ContainerEngine,
     EngineKind,
+    GpuVendor,
     LoadMode,
     Protocol,
     SamplerKind,
@@ -29,6 +30,7 @@ __all__ = [
     "OLLAMA_OPTIONS",
     "REQUEST_FIELDS",
     "BenchmarkConfig",
+    "DeclaredHardware",
     "EngineConfig",
     "ModelConfig",
     "PricingConfig",
@@ -93,6 +95,9 @@ class EngineConfig(StrictModel):
     )
     container: ContainerConfig | None = Field(
         default=None, description="The engine image and its container settings (kind=container)."
+    )
+    label: str | None = Field(
+        default=None, min_length=1, description="Label of the engine in reports (a nightly: the matrix's name)."
     )
 
     @field_validator("url")
@@ -349,6 +354,15 @@ class PricingConfig(StrictModel):
     )
 
 
+class DeclaredHardware(StrictModel):
+    """What the host is said to have (a nightly: its inventory entry); stored on every run as declared_* and used
+    where nothing is detected where the engine runs."""
+
+    vendor: GpuVendor = Field(description="cpu, nvidia or amd.")
+    gpu_model: str | None = Field(default=None, min_length=1, description="Accelerator model, e.g. H200, MI300X.")
+    gpu_count: int = Field(default=0, ge=0, description="Accelerators the engine may use.")
+
+
 class BenchmarkConfig(StrictModel):
     """Everything one `tcobench run` needs."""
 
@@ -357,6 +371,9 @@ class BenchmarkConfig(StrictModel):
     workload: WorkloadConfig = Field(default_factory=WorkloadConfig, description="Requests to send.")
     pricing: PricingConfig = Field(default_factory=PricingConfig, description="Price rows for TCO.")
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig, description="Power sampling.")
+    declared: DeclaredHardware | None = Field(
+        default=None, description="The host's hardware as declared (the inventory's vendor, gpu_model, gpu_count)."
+    )
 
     @model_validator(mode="after")
     def _model_fits_engine(self) -> BenchmarkConfig:

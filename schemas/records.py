@@ -37,7 +37,7 @@ class RunRecord(StrictModel):
     cell: str | None = Field(
         default=None, description="Nightly cell label host/engine/model/workload; null outside a nightly."
     )
-    # Host facts
+    # Host facts (where they were read: host_facts_source)
     host_os: str = Field(description="Operating system and release, e.g. 'Linux 6.1.0 (Debian 12)'.")
     host_kernel: str = Field(description="Kernel release (uname -r).")
     host_arch: str = Field(description="Machine architecture (uname -m).")
@@ -45,11 +45,20 @@ class RunRecord(StrictModel):
     host_cpu_count: int = Field(description="Logical CPUs visible to tcobench.")
     host_mem_bytes: int = Field(description="Total memory of the host, bytes.")
     python_version: str = Field(description="Python running tcobench.")
+    host_facts_source: str | None = Field(
+        default=None,
+        description="Where host_os/kernel/arch/cpu/mem were read: engine-host (on the machine the engine runs on: "
+        "embedded, loopback or same-host endpoint, local container, fleet worker) or client (the engine runs "
+        "elsewhere: these describe the load generator's machine, not the platform); null in older rows.",
+    )
     # Engine and model
     engine_kind: str = Field(description="embedded, endpoint or container.")
     engine_name: str = Field(description="Engine product, e.g. llama.cpp, ollama, vllm, or 'unknown'.")
     engine_version: str = Field(description="Engine version/build as reported by the engine itself.")
     engine_url: str = Field(description="Base URL the requests went to.")
+    engine_label: str | None = Field(
+        default=None, description="The engine's label in the nightly matrix (its `name`); null outside a nightly."
+    )
     client_placement: str | None = Field(
         default=None,
         description="Where the load generator ran relative to the engine: loopback, same-host-container or "
@@ -83,6 +92,19 @@ class RunRecord(StrictModel):
     driver_version: str | None = Field(default=None, description="GPU driver version.")
     cuda_version: str | None = Field(default=None, description="CUDA driver API version (NVIDIA).")
     rocm_version: str | None = Field(default=None, description="ROCm version (AMD).")
+    gpu_source: str | None = Field(
+        default=None,
+        description="Where gpu_vendor/gpu_name/gpu_count come from: detected (a GPU sampler where the engine "
+        "runs) or declared (the inventory's, when nothing was detected); null when neither names an accelerator.",
+    )
+    declared_vendor: GpuVendor | None = Field(
+        default=None, description="Vendor the inventory declares for the host (cpu, nvidia, amd); null: none."
+    )
+    declared_gpu_model: str | None = Field(default=None, description="Accelerator model the inventory declares.")
+    declared_gpu_count: int | None = Field(default=None, description="Accelerator count the inventory declares.")
+    identity_warning: str | None = Field(
+        default=None, description="Declared and detected hardware disagree (vendor, model or count): how."
+    )
     gpu_power_limit_mw: int | None = Field(default=None, description="Enforced power limit of the first GPU, mW.")
     gpu_max_sm_clock_mhz: int | None = Field(default=None, description="Maximum SM/core clock of the first GPU, MHz.")
     telemetry_source: str | None = Field(default=None, description="Sampler that produced telemetry rows, if any.")
@@ -166,7 +188,9 @@ class RunRecord(StrictModel):
     sweep_stop_on_slo: bool | None = Field(default=None, description="Self-stopping sweep: stop when the SLO breaks.")
     config_hash: str = Field(description="sha256 of the canonical JSON of the whole validated config.")
     # Pricing keys (prices themselves stay in the price tables, so costs can be recomputed)
-    hardware_key: str = Field(description="Key into the hardware price table.")
+    hardware_key: str = Field(
+        description="Key into the hardware price table (a nightly: the inventory's declared `hardware` of the host)."
+    )
     site_key: str = Field(description="Key into the site table (electricity price, PUE).")
     ops_key: str = Field(description="Key into the ops-labour table.")
     utilisation: float = Field(description="Assumed fraction of the month serving at the measured rate.")

@@ -7,7 +7,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["collect_host_facts"]
+__all__ = ["collect_host_facts", "cpu_model_in"]
 
 
 def _os_release() -> str:
@@ -21,14 +21,20 @@ def _os_release() -> str:
     return ""
 
 
+def cpu_model_in(cpuinfo: str) -> str | None:
+    """The CPU model named in the text of /proc/cpuinfo (its first 'model name'), or None."""
+    for line in cpuinfo.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
 def _cpu_model() -> str:
     try:
-        for line in Path("/proc/cpuinfo").read_text("utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+        found = cpu_model_in(Path("/proc/cpuinfo").read_text("utf-8"))
     except OSError:
-        pass
-    return platform.processor() or "unknown"
+        found = None
+    return found or platform.processor() or "unknown"
 
 
 def _mem_bytes() -> int:

@@ -87,8 +87,10 @@ def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
 
 
 def _cell_config(host: HostSpec, engine: MatrixEngine, model: Any, workload: Any) -> dict[str, Any]:
+    declared = {"vendor": host.vendor.value, "gpu_model": host.gpu_model, "gpu_count": host.gpu_count}
     return {
-        "engine": _engine(host, engine),
+        "engine": {**_engine(host, engine), "label": engine.name},
+        "declared": declared,
         "model": model.model_dump(mode="json", exclude_none=True),
         "workload": workload.model_dump(mode="json"),
         "pricing": {"hardware": host.hardware, "site": host.site, "ops": host.ops},

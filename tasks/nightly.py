@@ -24,6 +24,7 @@ from tcobench.errors import ExitCode, Interrupted
 from tcobench.schemas import PriceTable, RunStatus
 
 from .inventory import Cell
+from .progress import HostProgress
 from .runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
 from .shutdown import check_stop
 from .store import StoreRef, write_results
@@ -43,6 +44,7 @@ class CellResult:
     attempts: int | None = 1  # None: not known here (fleet mode reads cells back from the store)
     error: str | None = None
     exit_code: ExitCode = ExitCode.ok  # what its runs call for: 3 failed, 4 partial over the threshold, 0 ok
+    warnings: tuple[str, ...] = ()  # its runs' identity warnings (declared and detected hardware disagree)
 
 
 def is_io_error(exc: BaseException) -> bool:
@@ -70,13 +72,20 @@ def _verdict(result: Any, threshold: float) -> ExitCode:
     return worst_exit([run_verdict(r.status, *counts.get(r.run_id, (0, 0)), threshold) for r in result.runs])
 
 
+def _watching(progress: HostProgress | None) -> dict[str, Any]:
+    """The benchmark flow's progress callbacks (none without a progress display)."""
+    return {} if progress is None else {"on_request": progress.on_request, "on_event": progress.on_event,
+                                        "watcher": progress}  # fmt: skip
+
+
 def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef, model_cache: Path, batch_id: str,
-             attempts: int, backoff_s: float, threshold: float) -> CellResult:  # fmt: skip
+             attempts: int, backoff_s: float, threshold: float,
+             progress: HostProgress | None) -> CellResult:  # fmt: skip
     for attempt in range(1, attempts + 1):
         check_stop("no further cell was started")
         try:
             result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id,
-                              cell=cell.label)  # fmt: skip
+                              cell=cell.label, **_watching(progress))  # fmt: skip
         except Interrupted:
             raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
@@ -92,8 +101,9 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
         status = RunStatus.ok if statuses <= {RunStatus.ok} else RunStatus.partial
         if RunStatus.failed in statuses:
             status = RunStatus.failed
+        warnings = tuple(sorted({r.identity_warning for r in result.runs if r.identity_warning}))
         return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt,
-                          exit_code=_verdict(result, threshold))  # fmt: skip
+                          exit_code=_verdict(result, threshold), warnings=warnings)  # fmt: skip
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -107,10 +117,20 @@ def run_cells(
     attempts: int = 2,
     backoff_s: float = 5.0,
     partial_threshold: float = PARTIAL_THRESHOLD,
+    progress: HostProgress | None = None,
 ) -> list[CellResult]:
-    """Run one host's cells one after another (one engine per GPU at a time)."""
-    return [_run_one(c, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s, partial_threshold)
-            for c in cells]  # fmt: skip
+    """Run one host's cells one after another (one engine per GPU at a time); ``progress`` is told each cell's
+    start and end, each level and each request."""
+    results = []
+    for index, cell in enumerate(cells, 1):
+        if progress is not None:
+            progress.start_cell(cell, index)
+        result = _run_one(cell, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s,
+                          partial_threshold, progress)  # fmt: skip
+        if progress is not None:
+            progress.end_cell(result.status.value, result.error)
+        results.append(result)
+    return results
 
 
 def _cell_text(text: str | None) -> str:
@@ -130,6 +150,9 @@ def nightly_markdown(
         attempts = "-" if r.attempts is None else r.attempts
         runs = ", ".join(x[:8] for x in r.run_ids)
         lines.append(f"| {r.cell} | {r.status} | {attempts} | {runs} | {_cell_text(r.error)} |")
+    warned = sorted({(r.host, w) for r in results for w in r.warnings})
+    if warned:
+        lines += ["", *(f"- warning: host {host}: {_cell_text(w)}" for host, w in warned)]
     if hosts:
         lines += ["", "| host | its run | reason |", "|---|---|---|"]
         lines += [f"| {host} | {outcome} | {_cell_text(reason)} |" for host, outcome, reason in hosts]

@@ -33,7 +33,7 @@ from tcobench.schemas import PriceTable, arrow_type
 
 from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
-from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, table_schema
+from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, retry_while_busy, table_schema
 from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
 __all__ = [
@@ -181,10 +181,11 @@ def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None
 
 
 def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: int | None) -> tuple[int, str]:
-    """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time)."""
+    """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time). A store busy in this
+    process (a nightly's other host committing or reading) is waited for (``retry_while_busy``)."""
     which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
     try:
-        con.execute(attach_sql(location, read_only=True))
+        retry_while_busy(lambda: con.execute(attach_sql(location, read_only=True)))
         found = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() {which}").fetchone()
     except duckdb.Error as exc:
         raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc

@@ -174,6 +174,13 @@ class RecordCardRow(TypedDict):
     gpu_model: str
     gpu_vendor: str | None
     gpu_count: int | None
+    gpu_source: str | None
+    declared_vendor: str | None
+    declared_gpu_model: str | None
+    declared_gpu_count: int | None
+    identity_warning: str | None
+    host_facts_source: str | None
+    engine_label: str | None
     driver_version: str | None
     cuda_version: str | None
     rocm_version: str | None

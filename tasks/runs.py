@@ -17,7 +17,7 @@ from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
 
 from .engine.base import RunningEngine
-from .hostinfo import collect_host_facts
+from .identity import declared_columns, host_identity, reconcile
 from .measure import MeasureResult
 from .protocols import EngineInfo, adapter_for
 from .workload import WorkloadPlan
@@ -92,7 +92,8 @@ def describe_run(
 
     ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names); the engine's
     own ``provenance`` (image, image_digest, container_settings of a container) fills its columns; ``plan`` the
-    workload's shape (tokenizer, prompt overhead, dataset).
+    workload's shape (tokenizer, prompt overhead, dataset). Host facts say where they were read and the declared
+    hardware is stored beside them (``tasks.identity``); ``finish_run`` reconciles it with what was detected.
     """
     now = dt.datetime.now(dt.UTC)
     w = config.workload
@@ -109,11 +110,13 @@ def describe_run(
         status=RunStatus.failed,
         error="run did not finish",
         cell=cell,
-        **collect_host_facts(),
+        **host_identity(config, engine),
         engine_kind=config.engine.kind.value,
         engine_name=engine.info.name,
         engine_version=engine.info.version,
         engine_url=engine.base_url,
+        engine_label=config.engine.label,
+        **declared_columns(config),
         protocol=config.engine.protocol.value,
         api=api,
         model_name=config.model.name,
@@ -214,7 +217,8 @@ def _stopped(run: RunRecord, result: MeasureResult) -> str:
 def finish_run(
     run: RunRecord, result: MeasureResult, error: str | None = None, facts: Mapping[str, Any] | None = None
 ) -> RunRecord:
-    """The run row after measuring: window, status, error and device/telemetry provenance filled in.
+    """The run row after measuring: window, status, error and device/telemetry provenance filled in, the detected
+    hardware reconciled with the declared (``tasks.identity.reconcile``).
 
     A run stopped early (a signal, its deadline) is ``interrupted``; an engine that died makes it ``failed``.
     """
@@ -223,7 +227,7 @@ def finish_run(
         status, why = RunStatus.interrupted, _stopped(run, result)
     if error is not None:
         status, why = RunStatus.failed, error
-    return run.model_copy(
+    finished = run.model_copy(
         update={
             "finished_ns": int(dt.datetime.now(dt.UTC).timestamp() * 1e9),
             "measure_start_ns": result.measure_start_ns,
@@ -236,6 +240,7 @@ def finish_run(
             **dict(facts or {}),
         }
     )
+    return reconcile(finished)
 
 
 def failed_run_record(
@@ -254,7 +259,7 @@ def failed_run_record(
     api = config.engine.kind.value
     level = concurrency if concurrency is not None else max(config.workload.concurrency)
     run = describe_run(config, engine, api, host, batch_id, level, cell=cell)
-    return run.model_copy(update={"status": RunStatus.failed, "error": error})
+    return reconcile(run.model_copy(update={"status": RunStatus.failed, "error": error}))
 
 
 _SEVERITY = (ExitCode.ok, ExitCode.partial, ExitCode.failed)  # least to most severe

@@ -70,6 +70,7 @@ __all__ = [
     "check_store",
     "commit_tables",
     "conform",
+    "retry_while_busy",
     "legacy_layout",
     "open_store",
     "per_run_views",
@@ -292,6 +293,22 @@ def _transient(message: str) -> bool:
     if "failed to initialize ducklake" in lowered and ("already exists" in lowered or "duplicate key" in lowered):
         return True  # two writers created a new catalog at once: the loser finds it there on the next attempt
     return any(t in lowered for t in _TRANSIENT) and "no space left" not in lowered
+
+
+def retry_while_busy(attempt_once: Callable[[], T]) -> T:
+    """``attempt_once()``, called again while it fails because the store is busy (a lock, a conflict, the catalog
+    file attached by another connection of this process: DuckDB lets one process open a file only once at a time),
+    for up to TCOBENCH_STORE_WAIT_S seconds; then (or on any other error) its duckdb.Error propagates."""
+    deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return attempt_once()
+        except duckdb.Error as exc:
+            if not _transient(one_line(exc)) or time.monotonic() > deadline:
+                raise
+        time.sleep(min(2.0, 0.05 * 1.5**attempt) * (0.5 + random.random()))
 
 
 _stores: dict[str, Store] = {}

@@ -12,7 +12,7 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
     ├── MeasurementError   the measurement itself could not be carried out
     ├── RunError           a run finished but failed (exit 3), or failed requests over the threshold (exit 4)
     ├── Interrupted        stopped by a signal: SIGINT (exit 130), SIGTERM (143), SIGHUP (129)
-    ├── ChangeError        `history --fail-on-change` flagged a change beyond run-to-run noise (exit 3)
+    ├── ChangeError        `history --fail-on-change` flagged a change beyond run-to-run noise (exit 1)
     ├── StoreError         reading or writing the results store
     ├── QueryError         SQL refused or failed
     ├── DoctorError        a preflight check of a host failed
@@ -47,7 +47,8 @@ class ExitCode(IntEnum):
     """Exit status of every tcobench command (documented in the README, "Exit status")."""
 
     ok = 0  # everything asked for was done, every run ok
-    error = 1  # an error before (or instead of) measuring: config, prices, engine start, store, query...
+    error = 1  # an error before (or instead of) measuring: config, prices, engine start, store, query...; a flagged
+    # change with `history --fail-on-change`
     usage = 2  # the command line itself is wrong (unknown option, bad value of an option, missing argument)
     failed = 3  # a run (or a nightly cell) finished but failed
     partial = 4  # a run finished with failed requests above the partial threshold
@@ -133,4 +134,4 @@ class ChangeError(TcobenchError):
     """`tcobench history --fail-on-change` flagged a change beyond run-to-run noise."""
 
     kind = "ChangeError"
-    exit_code = ExitCode.failed
+    exit_code = ExitCode.error  # 1, as a CI step or cron job expects of a failed check

@@ -51,6 +51,8 @@ class CandidateRun(RunRow):
     site_key: str
     ops_key: str
     engine_name: str
+    engine_label: str | None
+    gpu_source: str | None
     engine_version: str
     engine_settings: str | None
     model_name: str

@@ -194,6 +194,14 @@ def _dates(rows: Sequence[CandidateRun]) -> int:
     return len({r["date"] for r in rows})
 
 
+def _gpu(run: CandidateRun) -> str | None:
+    """'vendor model', marked '(declared)' when only the inventory says so."""
+    if run["gpu_name"] is None and run["gpu_vendor"] is None:
+        return None
+    name = " ".join(str(v) for v in (run["gpu_vendor"], run["gpu_name"]) if v)
+    return name + (" (declared)" if run["gpu_source"] == "declared" else "")
+
+
 def _describe(rows: Sequence[CandidateRun]) -> str:
     def values(read: Callable[[CandidateRun], str | None]) -> str:
         return ", ".join(sorted({v for r in rows if (v := read(r)) is not None})) or "-"
@@ -201,7 +209,8 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
     return (
         f"{len(rows)} run(s) over {_nights(rows)} night(s) (nightly batches) on {_dates(rows)} UTC date(s); "
         f"hosts {values(lambda r: r['host'])}; "
-        f"GPUs {values(lambda r: r['gpu_name'])}; hardware {values(lambda r: r['hardware_key'])}; "
+        f"GPUs {values(_gpu)}; engines {values(lambda r: r['engine_label'] or r['engine_name'])}; "
+        f"hardware {values(lambda r: r['hardware_key'])}; "
         f"driver {values(lambda r: r['driver_version'])}"
     )
 

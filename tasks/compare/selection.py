@@ -2,7 +2,8 @@
 
 A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separates alternatives of one key:
 ``vendor=nvidia``, ``host=gpu-a|gpu-b,since=2026-11-01``, ``run=3f2a`` (run id prefix). Keys: ``SELECTION_KEYS``,
-and the run columns they read work as keys too (``gpu_vendor=amd``, ``run_id=...``).
+and the run columns they read work as keys too (``gpu_vendor=amd``, ``run_id=...``). ``engine=`` matches the
+nightly matrix's engine label (``engine_label``) or the engine's product name (``engine_name``).
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ class MatchMode(StrEnum):
     until = "until"  # the column is <= the value (dates)
 
 
-# key -> (run column, how a value matches)
-SELECTION_KEYS: dict[str, tuple[str, MatchMode]] = {
+# key -> (run column, or columns any of which may match, how a value matches)
+SELECTION_KEYS: dict[str, tuple[str | tuple[str, ...], MatchMode]] = {
     "vendor": ("gpu_vendor", MatchMode.exact),
     "gpu": ("gpu_name", MatchMode.contains),
     "host": ("host", MatchMode.exact),
     "hardware": ("hardware_key", MatchMode.exact),
     "site": ("site_key", MatchMode.exact),
-    "engine": ("engine_name", MatchMode.exact),
+    "engine": (("engine_label", "engine_name"), MatchMode.exact),
     "engine_version": ("engine_version", MatchMode.exact),
     "driver": ("driver_version", MatchMode.exact),
     "model": ("model_name", MatchMode.exact),
@@ -47,8 +48,11 @@ SELECTION_KEYS: dict[str, tuple[str, MatchMode]] = {
     "batch": ("batch_id", MatchMode.prefix),
 }
 # column names work as keys too (gpu_vendor=nvidia, hardware_key=..., run_id=..., batch_id=...)
-_COLUMN_KEYS = {
-    column: (column, mode) for column, mode in SELECTION_KEYS.values() if mode not in (MatchMode.since, MatchMode.until)
+_COLUMN_KEYS: dict[str, tuple[str | tuple[str, ...], MatchMode]] = {
+    column: (column, mode)
+    for columns, mode in SELECTION_KEYS.values()
+    if mode not in (MatchMode.since, MatchMode.until)
+    for column in ((columns,) if isinstance(columns, str) else columns)
 }
 
 
@@ -57,9 +61,13 @@ class SelectionTerm:
     """One ``key=value[|value...]`` term: the run column it reads, how it matches, the alternatives."""
 
     key: str
-    column: str
+    column: str | tuple[str, ...]  # several: the term holds when it holds for any of them
     mode: MatchMode
     values: tuple[str, ...]
+
+    def holds_in(self, row: Mapping[str, object]) -> bool:
+        columns = (self.column,) if isinstance(self.column, str) else self.column
+        return any(self.holds(row.get(c)) for c in columns)
 
     def holds(self, actual: object) -> bool:
         if actual is None:
@@ -84,7 +92,7 @@ class Selection:
     terms: tuple[SelectionTerm, ...]
 
     def matches(self, row: Mapping[str, object]) -> bool:
-        return all(term.holds(row.get(term.column)) for term in self.terms)
+        return all(term.holds_in(row) for term in self.terms)
 
 
 def parse_selection(text: str, label: str = "selection") -> Selection:

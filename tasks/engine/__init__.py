@@ -19,6 +19,7 @@ __all__ = [
     "OnEvent",
     "RunningEngine",
     "engine_error",
+    "engine_runs_elsewhere",
     "ensure_engine_alive",
     "launch_engine",
     "stop_engine",
@@ -66,6 +67,11 @@ def stop_engine(config: BenchmarkConfig, engine: RunningEngine) -> None:
 def engine_error(config: BenchmarkConfig, engine: RunningEngine) -> str | None:
     """Why the engine died during the run, or None if it is still up."""
     return launcher_for(config.engine.kind).alive_error(engine)
+
+
+def engine_runs_elsewhere(config: BenchmarkConfig) -> bool:
+    """True when the engine of ``config`` runs on another machine than this process."""
+    return launcher_for(config.engine.kind).runs_elsewhere(config)
 
 
 def ensure_engine_alive(error: str | None) -> None:

@@ -63,6 +63,8 @@ class RunningEngine:
     settings: dict[str, Any] = field(default_factory=dict)
     handle: Any = None  # the launcher's own handle (a Popen, a container, ...)
     provenance: dict[str, Any] = field(default_factory=dict)  # RunRecord columns (image, image_digest, ...)
+    # host_* RunRecord columns read where the engine runs when that is another machine (a remote Docker daemon)
+    host_facts: dict[str, Any] = field(default_factory=dict)
 
 
 class EngineLauncher(ABC):
@@ -85,6 +87,10 @@ class EngineLauncher(ABC):
     def alive_error(self, engine: RunningEngine) -> str | None:
         """Why the engine is no longer usable, or None while it is."""
         return None
+
+    def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
+        """True when the engine runs on another machine than this process (this machine's facts are not its)."""
+        return False
 
     def placement(self, engine: RunningEngine) -> ClientPlacement | None:
         """Where this process (the load generator) is relative to the engine: from the address it talks to."""

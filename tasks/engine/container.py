@@ -34,6 +34,7 @@ from tcobench.schemas import (
     ContainerConfig,
     ContainerEngine,
     EngineKind,
+    HostFactsSource,
 )
 
 from ..docker_client import (
@@ -46,12 +47,13 @@ from ..docker_client import (
     tcobench_labels,
 )
 from ..gpu import vendor_for
+from ..hostinfo import cpu_model_in
 from ..protocols import EngineInfo
 from .base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 from .local import free_port
 from .recipes import ContainerPlan, Recipe, recipe_for
 
-__all__ = ["IMAGE_NAME_LABEL", "ContainerHandle", "ContainerLauncher", "find_image"]
+__all__ = ["IMAGE_NAME_LABEL", "ContainerHandle", "ContainerLauncher", "daemon_host_facts", "find_image"]
 
 IMAGE_NAME_LABEL = "io.tcobench.image-name"  # catalog name, on every image `tcobench images build` makes
 _ENGINE_LABEL = "io.tcobench.engine"
@@ -113,6 +115,29 @@ class ContainerHandle:
         oom = " (killed: out of memory)" if state.get("OOMKilled") else ""
         tail = self.save_logs()
         return f"{self.label} exited with code {state.get('ExitCode')}{oom} {when}; log {self.log_path}: {tail}"
+
+
+def daemon_host_facts(handle: ContainerHandle) -> dict[str, Any]:
+    """The host_* run columns as the engine's machine sees itself: `docker info` of its daemon (OS, kernel,
+    architecture, CPUs, memory) and the CPU model from /proc/cpuinfo inside the engine container (the host's
+    kernel answers); {} when the daemon does not answer (the run then says the facts are the client's)."""
+    try:
+        info = handle.client.info()
+    except (DockerException, OSError):
+        return {}
+    try:
+        cpu = cpu_model_in(handle.exec_stdout(["cat", "/proc/cpuinfo"]))
+    except OSError:
+        cpu = None
+    return {
+        "host_os": f"{str(info.get('OSType') or 'unknown').capitalize()} ({info.get('OperatingSystem') or '?'})",
+        "host_kernel": str(info.get("KernelVersion") or "unknown"),
+        "host_arch": str(info.get("Architecture") or "unknown"),
+        "host_cpu": cpu or "unknown (not readable in the engine container)",
+        "host_cpu_count": int(info.get("NCPU") or 0),
+        "host_mem_bytes": int(info.get("MemTotal") or 0),
+        "host_facts_source": HostFactsSource.docker_daemon.value,
+    }
 
 
 def _newest_with_name(client: docker.DockerClient, name: str) -> Image | None:
@@ -251,6 +276,8 @@ class ContainerLauncher(EngineLauncher):
         )
         try:
             self._bring_up(engine, handle, config, recipe, plan, image, launch)
+            if not local:
+                engine.host_facts = daemon_host_facts(handle)
         except BaseException:
             self.stop(engine)
             raise
@@ -319,6 +346,9 @@ class ContainerLauncher(EngineLauncher):
         if handle is None:
             return None
         return handle.exit_error("during the run")
+
+    def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
+        return config.engine.container is None or not is_local(config.engine.container.docker_host)
 
     def placement(self, engine: RunningEngine) -> ClientPlacement | None:
         """An engine on another Docker host is across the network, whatever its address looks like from here."""

@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tcobench.schemas import BenchmarkConfig, EngineKind
+from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
 
 from ..measure import Target, preflight
+from ..placement import placement_of_url
 from .base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 
 __all__ = ["API_KEY_ENV", "EndpointLauncher", "api_key_env", "target_of"]
@@ -51,3 +52,6 @@ class EndpointLauncher(EngineLauncher):
 
     def stop(self, engine: RunningEngine) -> None:
         return None
+
+    def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
+        return config.engine.url is None or placement_of_url(config.engine.url) is ClientPlacement.network

@@ -69,6 +69,8 @@ class ReportRun(RunRow):
     ops_key: str
     utilisation: float
     engine_name: str
+    engine_label: str | None
+    gpu_source: str | None
     engine_version: str
     image_digest: str | None
     model_name: str

@@ -34,6 +34,7 @@ p.meta, .note { color: var(--muted); font-size: 12.5px; }
 .headline { background: var(--panel); border-left: 4px solid #1f77b4; padding: 10px 14px; font-size: 15px; }
 .verdict-above, .verdict-below { color: #b2182b; font-weight: 600; }
 .verdict-inside { color: #1a7f37; font-weight: 600; }
+.warning { color: #b2182b; font-weight: 600; }
 .grid2 { display: grid; grid-template-columns: repeat(auto-fit, minmax(580px, 1fr)); gap: 18px; }
 figure { margin: 0; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 figcaption { font-weight: 600; margin: 2px 4px 6px; }

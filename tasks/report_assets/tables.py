@@ -11,7 +11,7 @@ from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
 
-from ..compare import Comparison, Stratum, Verdict, compare_on
+from ..compare import Comparison, Stratum, Verdict, compare_on, parse_selection
 from ..history import Point, Series
 from ..rows import RecordCardRow
 from .context import (
@@ -60,6 +60,14 @@ def cheapest_pair(ctx: ReportContext) -> tuple[Platform, Platform] | None:
     return (first, (alike or others)[0]) if others else None
 
 
+def _vendors(ctx: ReportContext, selection: str) -> str:
+    """The GPU vendors of a side's runs, each marked when only declared (the inventory's, not detected)."""
+    chosen = parse_selection(selection, "headline side")
+    found = sorted({(str(r["gpu_vendor"] or "cpu"), r["gpu_source"] == "declared") for r in ctx.runs
+                    if chosen.matches(r)})  # fmt: skip
+    return ", ".join(f"{vendor}{' declared' if declared else ''}" for vendor, declared in found) or "no runs"
+
+
 def headline_section(ctx: ReportContext) -> str:
     """The comparison of the headline pair: --a/--b, or the cheapest pair of platforms of different vendors."""
     extra = f",{ctx.select}" if ctx.select else ""
@@ -77,6 +85,7 @@ def headline_section(ctx: ReportContext) -> str:
         names = (pair[0].label, pair[1].label)
         chosen = (f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
                   "choose another with report --a/--b")  # fmt: skip
+    names = (f"{names[0]} ({_vendors(ctx, a)})", f"{names[1]} ({_vendors(ctx, b)})")
     pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
         result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed)
@@ -175,10 +184,30 @@ def _per_token(card: RecordCardRow) -> str:
 
 
 # The record card (view record_card), then the host and software facts behind it.
+def _gpu(card: RecordCardRow) -> str:
+    """The GPU model, its count, and whether it was detected or only declared (flagged when they disagree)."""
+    count = f"{card['gpu_count']} x " if card["gpu_source"] and card["gpu_count"] else ""
+    source = f" ({card['gpu_source']})" if card["gpu_source"] else ""
+    warning = card["identity_warning"]
+    flag = f' <span class="warning" title="{escape(warning)}">declared/detected mismatch</span>' if warning else ""
+    return escape(f"{count}{card['gpu_model']}{source}") + flag
+
+
+def _engine(card: RecordCardRow) -> str:
+    label = f"{card['engine_label']}: " if card["engine_label"] else ""
+    return escape(f"{label}{card['engine']} {card['engine_version']}")
+
+
+def _host_fact(text: str, card: RecordCardRow) -> str:
+    """A host fact, marked when it was read on the load generator's machine rather than the engine's host."""
+    return escape(text + (" (load generator; engine host not detected)" if card["host_facts_source"] == "client"
+                          else ""))  # fmt: skip
+
+
 _CARD: list[CardColumn] = [
-    ("GPU model", lambda c: escape(c["gpu_model"])),
+    ("GPU model", _gpu),
     ("driver version", lambda c: fmt(c["driver_version"])),
-    ("engine version", lambda c: escape(f"{c['engine']} {c['engine_version']}")),
+    ("engine version", _engine),
     ("model", lambda c: escape(c["model_name"])),
     ("concurrency", lambda c: str(c["concurrency"])),
     ("mean tok/s", lambda c: fmt(c["mean_tok_s"])),
@@ -193,8 +222,8 @@ _CARD: list[CardColumn] = [
     ("requests", lambda c: f"{c['requests_ok']}{'' if c['at_least_20'] else ' (< 20)'}"),
 ]
 _HOST: list[CardColumn] = [
-    ("OS / kernel", lambda c: escape(f"{c['host_os']} / {c['host_kernel']}")),
-    ("CPU", lambda c: escape(c["host_cpu"])),
+    ("OS / kernel", lambda c: _host_fact(f"{c['host_os']} / {c['host_kernel']}", c)),
+    ("CPU", lambda c: _host_fact(c["host_cpu"], c)),
     ("cores", lambda c: str(c["host_cpu_count"])),
     ("RAM (GiB)", lambda c: fmt(c["host_mem_gib"])),
     ("CUDA / ROCm", lambda c: fmt(c["cuda_version"] or c["rocm_version"])),
@@ -248,7 +277,9 @@ _CARD_NOTE = (
     "ok measured requests. Mean input tokens: the run's prompt tokens / its ok measured requests. Mean power: the "
     "devices' energy over the samples bracketing the measurement window / their span (view energy). Electricity "
     "cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table without valid telemetry). "
-    "Peak VRAM: model + KV cache as the driver reports it."
+    "Peak VRAM: model + KV cache as the driver reports it. GPU model: (detected) when a GPU sampler read it where "
+    "the engine runs, (declared) when only the inventory says so; host facts read on the load generator's machine "
+    "rather than the engine's host are marked."
 )
 
 
@@ -278,8 +309,15 @@ def record_card_section(ctx: ReportContext) -> str:
         '<h2 id="record-card">Record card (latest night per platform)</h2>'
         + _columns_table(_CARD, shown, numeric=range(5, 13), row_attrs=attrs)
         + f'<p class="note">{escape(_CARD_NOTE)}</p>'
+        + _identity_warnings(cards)
         + _columns_table(_HOST, shown, numeric=(3, 4, 6, 7, 8, 10), row_attrs=attrs)
     )
+
+
+def _identity_warnings(cards: Sequence[RecordCardRow]) -> str:
+    """One line per host whose declared and detected hardware disagree (any of the report's runs)."""
+    seen = sorted({(c["host"], c["identity_warning"]) for c in cards if c["identity_warning"]})
+    return "".join(f'<p class="warning">Host {escape(host)}: {escape(str(warning))}</p>' for host, warning in seen)
 
 
 def _trend_line(s: Series, index: dict[tuple[str, str], int], color: str, dash: str | None) -> Line:

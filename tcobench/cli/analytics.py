@@ -209,7 +209,7 @@ def _history(
     noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of prior runs' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
     fail_on_change: Annotated[
-        bool, typer.Option("--fail-on-change", help="Exit 3 when a change is flagged (for CI and cron).")
+        bool, typer.Option("--fail-on-change", help="Exit 1 when a change is flagged (for CI and cron).")
     ] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,

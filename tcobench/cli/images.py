@@ -15,6 +15,7 @@ from tcobench.errors import DoctorError
 from tcobench.schemas import GpuVendor
 
 from ._common import StoreOpt, err, guard, out, prefect_defaults, settings_for
+from ._progress import log_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -61,13 +62,22 @@ def container_overrides(
 
 
 def engine_event_printer(progress: Progress) -> OnEvent:
-    """Show engine start-up events: pulls as a progress bar, warnings and steps as lines."""
+    """Show engine start-up events: pulls as a progress bar (without a terminal: a line per 10% and per layer),
+    warnings and steps as lines."""
     from tcobench.tasks.engine import EngineEvent
 
     bars: dict[str, Any] = {}
+    tenths: dict[str, int] = {}
+    plain = log_line(err)
 
     def on_event(event: EngineEvent) -> None:
-        if event.total:
+        if event.total and not err.is_terminal:
+            key = event.message.split(":", 1)[0]
+            tenth = 10 * (event.completed or 0) // event.total
+            if tenths.get(key) != tenth:
+                tenths[key] = tenth
+                plain(f"{event.message[:100]}: {event.completed or 0:,}/{event.total:,} ({tenth * 10}%)")
+        elif event.total:
             key = event.message.split(":", 1)[0]
             if key not in bars:
                 bars[key] = progress.add_task(key, total=event.total)
@@ -130,7 +140,13 @@ def _images_build(
                         transient=True)  # fmt: skip
     line = progress.add_task("preparing the build", total=None)
 
+    plain = log_line(err)
+
     def on_log(text: str) -> None:
+        if not err.is_terminal:  # cron, CI, a pipe: the build's own lines, time-stamped
+            if text.strip():
+                plain(text.strip())
+            return
         if not progress.live.is_started:
             progress.start()
         progress.update(line, description=escape(text.strip()[:100]))

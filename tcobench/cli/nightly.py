@@ -21,6 +21,7 @@ from ._common import (
     settings_for,
     store_parameter,
 )
+from ._progress import night_display
 from ._signals import measuring
 
 __all__ = ["register"]
@@ -41,8 +42,14 @@ def register(app: typer.Typer) -> None:
         prices: PricesOpt = None,
         no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect.")] = False,
         partial_threshold: PartialThresholdOpt = 0.05,
+        progress_every: Annotated[
+            float, typer.Option(help="Without a terminal: seconds between a host's progress lines.", min=0.1)
+        ] = 10.0,
     ) -> None:
         """Measure every host of the inventory on the matrix now (hosts in parallel).
+
+        Progress goes to stderr: per host the cell in progress, its requests done / total, errors and an ETA (bars
+        on a terminal, time-stamped lines otherwise), and a result line as each concurrency level is stored.
 
         Exit status as `tcobench run`: 3 naming failed cells, 4 naming cells with a run that lost more than
         --partial-threshold of its requests, 130/143/129 when a signal stopped the night. When the inventory turns
@@ -77,9 +84,11 @@ def register(app: typer.Typer) -> None:
             server = start_api_server()
             if server is not None:
                 children.add("prefect-server", server, borrowed=True)
-            # a local store as an absolute path: in fleet mode it is a parameter for every host's run
-            result = nightly(str(inventory), [str(m) for m in matrix], store_parameter(store),
-                             str(prices) if prices else None, partial_threshold=partial_threshold)  # fmt: skip
+            with night_display(err, progress_every) as sink:  # in fleet mode each worker logs its own progress
+                # a local store as an absolute path: in fleet mode it is a parameter for every host's run
+                result = nightly(str(inventory), [str(m) for m in matrix], store_parameter(store),
+                                 str(prices) if prices else None, partial_threshold=partial_threshold,
+                                 progress=sink if plan.inventory.fleet is None else None)  # fmt: skip
         out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.not_ok:
             code = result.not_ok[0].exit_code

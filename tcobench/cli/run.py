@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from tcobench.errors import Interrupted, StoreError
 from tcobench.schemas import EngineMetricsKind, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
@@ -311,6 +312,8 @@ def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: f
 def _print_result(result: Any, settings: Settings) -> None:
     print_runs(result.summary.runs, result.summary.tco, result.summary.goodput)
     print_assumptions(result.summary.tco, result.summary.sources)
+    for warning in sorted({r.identity_warning for r in result.runs if r.identity_warning}):
+        err.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if result.sweep_stop is not None:
         out.print(f"sweep stopped: {result.sweep_stop}", highlight=False)
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)

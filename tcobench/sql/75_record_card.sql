@@ -1,7 +1,10 @@
 -- record_card: one row per run with every field of the record card: what a reader needs to reproduce or question a
 -- cost-per-token figure (hardware, driver, engine, model, load, speed, latency, power, memory, adaptation, energy cost).
 --
--- gpu_model              runs.gpu_name, or 'CPU: ' || host_cpu on a host without an accelerator
+-- gpu_model              runs.gpu_name; on a host without an accelerator 'CPU: ' || host_cpu, or 'not detected'
+--                        when the host facts are the load generator's (host_facts_source = 'client')
+-- gpu_source             'detected' (a GPU sampler where the engine runs) or 'declared' (the inventory's)
+-- declared_vendor, declared_gpu_model, declared_gpu_count, identity_warning, host_facts_source, engine_label (runs)
 -- driver_version, cuda_version, rocm_version, host_os, host_kernel, host_cpu, host_cpu_count   (runs)
 -- host_mem_gib           host_mem_bytes / 2^30                                                 GiB
 -- engine, engine_version the serving framework and its version (e.g. Ollama's)
@@ -23,8 +26,12 @@ CREATE OR REPLACE VIEW record_card AS
 WITH card AS (
     SELECT
         r.run_id, r.batch_id, r.date, r.host, s.started,
-        coalesce(r.gpu_name, 'CPU: ' || r.host_cpu) AS gpu_model,
-        r.gpu_vendor, r.gpu_count, r.driver_version, r.cuda_version, r.rocm_version,
+        CASE WHEN r.gpu_name IS NOT NULL THEN r.gpu_name
+            WHEN r.host_facts_source = 'client' THEN 'not detected (the engine runs on another machine)'
+            ELSE 'CPU: ' || r.host_cpu END AS gpu_model,
+        r.gpu_vendor, r.gpu_count, r.gpu_source, r.declared_vendor, r.declared_gpu_model, r.declared_gpu_count,
+        r.identity_warning, r.host_facts_source, r.engine_label,
+        r.driver_version, r.cuda_version, r.rocm_version,
         r.host_os, r.host_kernel, r.host_cpu, r.host_cpu_count, r.host_mem_bytes / 2 ^ 30 AS host_mem_gib,
         r.engine_name AS engine, r.engine_version, r.model_name, r.model_digest, r.synthetic_model, r.num_ctx,
         r.prompt_set_hash, r.max_tokens, r.concurrency,

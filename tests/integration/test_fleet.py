@@ -269,7 +269,8 @@ def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet:
     wall = time.monotonic() - started
     batch = newest_batch(fleet)
     rows = query(fleet, f"select host, cell, concurrency, status, client_placement, rtt_p50_ns, engine_url, host_cpu,"
-                        f" host_kernel from runs where batch_id = '{batch}' order by cell, concurrency")  # fmt: skip
+                        f" host_kernel, host_facts_source from runs where batch_id = '{batch}'"
+                        " order by cell, concurrency")  # fmt: skip
     assert {(r["cell"], r["concurrency"]) for r in rows} == {
         (f"{h}/zero-{h}/zero/{w}", c) for h in ("host-a", "host-b") for w, cs in (("quick", [1]), ("steady", [1, 2]))
         for c in cs}  # fmt: skip
@@ -277,6 +278,7 @@ def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet:
     assert {r["client_placement"] for r in rows} == {"loopback"} and {r["rtt_p50_ns"] for r in rows} == {None}
     assert all(r["engine_url"].startswith("http://127.0.0.1:") for r in rows)  # measured on the host's loopback
     assert all(r["host_cpu"] and r["host_kernel"] for r in rows)  # host facts detected on the worker
+    assert {r["host_facts_source"] for r in rows} == {"engine-host"}  # ... which runs next to its engine
     artifacts = fleet.api("POST", "/artifacts/filter", {"artifacts": {"key": {"any_": ["tcobench-nightly"]}}})
     assert any(f"tcobench nightly {batch}" in (a.get("data") or "") for a in artifacts)
     status = fleet.run([str(BIN / "tcobench"), "fleet", "status"], "status", 120)

@@ -62,9 +62,9 @@ def test_history_lists_trends_and_flags(fleet: Path) -> None:
     assert bad.exit_code == 1 and bad.stderr.startswith("ConfigError: need 1 <= min_prior <= window")
 
 
-def test_history_fail_on_change_exits_3_only_when_something_is_flagged(fleet: Path) -> None:
+def test_history_fail_on_change_exits_1_only_when_something_is_flagged(fleet: Path) -> None:
     flagged = runner.invoke(app, ["history", "--store", str(fleet), "--fail-on-change"], env=WIDE)
-    assert flagged.exit_code == 3, flagged.stderr
+    assert flagged.exit_code == 1, flagged.stderr
     assert flagged.stderr.strip().splitlines() == [
         "ChangeError: 1 flagged change(s) in 1 of 6 series (--fail-on-change); first: gpu-amd-1 | llama3.2:3b | "
         "chat-short | c=4, 2026-11-26: decode_tok_s -10.9%"

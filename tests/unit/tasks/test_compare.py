@@ -48,6 +48,12 @@ def test_parse_selection_and_matching() -> None:
     assert not sel.matches({**row, "gpu_vendor": None})
     assert parse_selection("gpu=h200").matches({"gpu_name": "NVIDIA H200"})
     assert parse_selection("gpu_vendor=amd").matches({"gpu_vendor": "amd"})
+    # engine= is the nightly matrix's engine label or the engine's own name; engine_label= only the label
+    labelled = {"engine_label": "vllm-main", "engine_name": "vllm"}
+    assert parse_selection("engine=vllm-main").matches(labelled) and parse_selection("engine=VLLM").matches(labelled)
+    assert not parse_selection("engine=ollama").matches(labelled)
+    assert parse_selection("engine=llama.cpp").matches({"engine_label": None, "engine_name": "llama.cpp"})
+    assert not parse_selection("engine_label=vllm").matches(labelled)
 
 
 @pytest.mark.parametrize(

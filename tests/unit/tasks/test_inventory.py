@@ -25,6 +25,11 @@ def test_examples_expand_to_one_cell_per_host() -> None:
     assert amd.config.engine.container is not None and amd.config.engine.container.gpu.group_add == (44, 109)
     assert nv.config.telemetry.sampler is SamplerKind.auto  # remote host: nvidia-smi inside its engine container
     assert plan.cells_of("gpu-amd-01") == [amd]
+    # the inventory's declared hardware and the matrix's engine label travel with each cell to its runs
+    assert nv.config.engine.label == "ollama" and nv.config.declared is not None
+    assert (nv.config.declared.vendor, nv.config.declared.gpu_model, nv.config.declared.gpu_count) == (
+        "nvidia", "H200", 1)  # fmt: skip
+    assert amd.config.declared is not None and amd.config.declared.vendor == "amd"
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

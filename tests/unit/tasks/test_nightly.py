@@ -28,9 +28,10 @@ def cells() -> list[Any]:
     return plan.cells_of("gpu-nv-01")
 
 
-def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0) -> SimpleNamespace:
+def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0, warning: str | None = None
+              ) -> SimpleNamespace:  # fmt: skip
     runs = pa.table({"run_id": [run_id], "status": [status], "n": [n], "errors": [errors]})
-    rows = [SimpleNamespace(run_id=run_id, status=RunStatus(status))]
+    rows = [SimpleNamespace(run_id=run_id, status=RunStatus(status), identity_warning=warning)]
     return SimpleNamespace(run_ids=[run_id], summary=SimpleNamespace(runs=runs), runs=rows)
 
 
@@ -46,6 +47,17 @@ def test_cells_carry_the_exit_status_their_runs_call_for(tmp_path: Path, status:
 
     (result,) = run_cells(cells(), run, PRICES, tmp_path, tmp_path, "night1", attempts=1, partial_threshold=0.05)
     assert result.exit_code is code
+
+
+def test_identity_warnings_of_a_cell_reach_the_night_summary(tmp_path: Path) -> None:
+    warning = "declared and detected hardware differ: GPU count declared 1, detected 8"
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return ok_result("r1", warning=warning)
+
+    (result,) = run_cells(cells(), run, PRICES, tmp_path, tmp_path, "night1", attempts=1)
+    assert result.warnings == (warning,)
+    assert f"- warning: host gpu-nv-01: {warning}" in nightly_markdown("night1", [result])
 
 
 def test_a_signal_stops_the_night_instead_of_failing_a_cell(tmp_path: Path) -> None:

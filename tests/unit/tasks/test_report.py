@@ -56,7 +56,9 @@ def test_headline_comparison_and_verdict(html: str) -> None:
     assert (
         "Headline pair (the cheapest pair of different vendors: NVIDIA H200 @ gpu-nv-1 vs AMD Instinct MI300X" in html
     )
-    assert "<b>NVIDIA H200 @ gpu-nv-1</b> (A)" in html and "<b>AMD Instinct MI300X @ gpu-amd-1</b> (B)" in html
+    # each side names its GPU vendor (detected: these rows carry no declaration)
+    assert "<b>NVIDIA H200 @ gpu-nv-1 (nvidia)</b> (A)" in html
+    assert "<b>AMD Instinct MI300X @ gpu-amd-1 (amd)</b> (B)" in html
     assert 'class="verdict-above"' in html and "a claimed 5x lies above the interval" in html
     assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
 
@@ -213,7 +215,7 @@ def test_comparison_goodput_line(fleet: Path) -> None:
 def test_headline_pair_chosen_with_a_and_b(fleet: Path) -> None:
     html = build_report(fleet, load_prices(None), a="host=gpu-amd-1", b="host=gpu-nv-1", resamples=200)
     assert "Headline pair (chosen with --a/--b)" in html
-    assert "<b>host=gpu-amd-1</b> (A)" in html and "<b>host=gpu-nv-1</b> (B)" in html
+    assert "<b>host=gpu-amd-1 (amd)</b> (A)" in html and "<b>host=gpu-nv-1 (nvidia)</b> (B)" in html
     assert re.search(r"A is <b>0\.\d\dx</b> as cost-efficient as B", html)  # the dearer side first: below 1
     with pytest.raises(ConfigError, match="give both --a and --b"):
         build_report(fleet, load_prices(None), a="host=gpu-amd-1")
