@@ -205,20 +205,20 @@ class Store:
         return self._retried(once, what)
 
     def _retried(self, attempt_once: Callable[[], T], what: str) -> T:
-        wait_s = float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
-        deadline = time.monotonic() + wait_s
-        attempt = 0
+        deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+
+        def once() -> T:
+            try:
+                return attempt_once()
+            except duckdb.Error as exc:
+                self._remove_partial(one_line(exc))
+                raise
+
         with _process_lock, self._writers_in_turn(deadline, what):
-            while True:
-                attempt += 1
-                try:
-                    return attempt_once()
-                except duckdb.Error as exc:
-                    message = one_line(exc)
-                    self._remove_partial(message)
-                    if not _transient(message) or time.monotonic() > deadline:
-                        raise StoreError(f"cannot write {what} to store {self.location}: {message}") from exc
-                time.sleep(min(2.0, 0.05 * 1.5**attempt) * (0.5 + random.random()))
+            try:
+                return retry_while_busy(once, deadline)
+            except duckdb.Error as exc:
+                raise StoreError(f"cannot write {what} to store {self.location}: {one_line(exc)}") from exc
 
     @contextlib.contextmanager
     def _writers_in_turn(self, deadline: float, what: str) -> Iterator[None]:
@@ -295,11 +295,13 @@ def _transient(message: str) -> bool:
     return any(t in lowered for t in _TRANSIENT) and "no space left" not in lowered
 
 
-def retry_while_busy(attempt_once: Callable[[], T]) -> T:
+def retry_while_busy(attempt_once: Callable[[], T], deadline: float | None = None) -> T:
     """``attempt_once()``, called again while it fails because the store is busy (a lock, a conflict, the catalog
     file attached by another connection of this process: DuckDB lets one process open a file only once at a time),
-    for up to TCOBENCH_STORE_WAIT_S seconds; then (or on any other error) its duckdb.Error propagates."""
-    deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+    until ``deadline`` (time.monotonic(); default TCOBENCH_STORE_WAIT_S seconds from now); then (or on any other
+    error) its duckdb.Error propagates."""
+    if deadline is None:
+        deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
     attempt = 0
     while True:
         attempt += 1
