@@ -19,6 +19,7 @@ from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord
 from .engine.base import RunningEngine
 from .hostinfo import collect_host_facts
 from .measure import MeasureResult
+from .selfcheck import run_fields
 from .protocols import EngineInfo, adapter_for
 from .workload import WorkloadPlan
 
@@ -229,6 +230,7 @@ def finish_run(
             "status": status,
             "error": why,
             **_output_length(run, result.measured),
+            **run_fields(result.client),
             **dict(facts or {}),
         }
     )
