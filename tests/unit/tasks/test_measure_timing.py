@@ -47,8 +47,10 @@ def _log(base_url: str) -> list[dict[str, Any]]:
 
 
 def _measure(base_url: str, requests: int, procs: int = 1) -> MeasureResult:
-    """Closed loop at concurrency ``procs``, one stream per client process."""
-    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 0, "concurrency": (procs,),
+    """Closed loop at concurrency ``procs``, one stream per client process; a fresh worker process warms up first
+    (one request each: its first request pays for lazy imports and client set-up, as any run's warm-up does)."""
+    warmup = 0 if procs == 1 else procs
+    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": warmup, "concurrency": (procs,),
                                               "max_tokens": 4, "prompts": ("hi",), "client_procs": procs})  # fmt: skip
     return measure(Target(base_url, Protocol.openai, "m"), workload, RunContext("r", "2026-01-01", "h"), procs)
 
