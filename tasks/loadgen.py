@@ -53,7 +53,7 @@ from .procs import die_with
 from .selfcheck import ProcessProbe
 from .workload.plan import WorkloadPlan
 
-__all__ = ["STREAMS_PER_PROC", "REQUESTS_PER_S_PER_PROC", "SharedCounter", "auto_procs", "concurrency_slices",
+__all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "auto_procs", "concurrency_slices",
            "measure_procs"]  # fmt: skip
 
 STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
