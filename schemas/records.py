@@ -141,7 +141,8 @@ class RunRecord(StrictModel):
         default=None, description="Per client process: wall time of its measured phase, ns."
     )
     client_cpu_ns: list[int] | None = Field(
-        default=None, description="Per client process: CPU time (user + system, all threads) in its measured phase, ns."
+        default=None,
+        description="Per client process: CPU time (user + system) of its event-loop thread in its measured phase, ns.",
     )
     client_loop_lag_p50_ns: list[int] | None = Field(
         default=None,
@@ -256,7 +257,7 @@ class ClientProcessCheck(StrictModel):
     """One client process's self-check over its measured phase (not a table: the run row keeps it per process)."""
 
     wall_ns: int = Field(description="Wall time of the measured phase, ns.")
-    cpu_ns: int = Field(description="CPU time of the process (user + system, all threads) in that time, ns.")
+    cpu_ns: int = Field(description="CPU time of the event-loop thread (user + system) in that time, ns.")
     lag_p50_ns: int | None = Field(description="Median event-loop lag, ns; null without samples.")
     lag_p99_ns: int | None = Field(description="99th percentile event-loop lag, ns; null without samples.")
     own_lag_p99_ns: int | None = Field(

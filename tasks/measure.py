@@ -52,8 +52,8 @@ from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
 
 from . import shutdown
-from .selfcheck import ProcessProbe
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
+from .selfcheck import ProcessProbe
 from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [

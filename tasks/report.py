@@ -99,9 +99,10 @@ def _saturation_warning(ctx: ReportContext) -> str:
     if not flagged:
         return ""
     names = ", ".join(f"{r['run_id'][:8]} ({r['host']}, c={r['concurrency']})" for r in flagged)
+    first = escape(str(flagged[0]["client_check_note"]))
     return (f'<p class="warning"><strong>Client saturated in {len(flagged)} run(s):</strong> {escape(names)}. The '
             "load generator itself was a limit there (event-loop lag or CPU over its threshold), so those latencies "
-            "and rates understate the engine. First: " + escape(str(flagged[0]["client_check_note"])) + "</p>")  # fmt: skip
+            f"and rates understate the engine. First: {first}</p>")  # fmt: skip
 
 
 def build_report(

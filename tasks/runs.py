@@ -19,8 +19,8 @@ from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord
 from .engine.base import RunningEngine
 from .hostinfo import collect_host_facts
 from .measure import MeasureResult
-from .selfcheck import run_fields
 from .protocols import EngineInfo, adapter_for
+from .selfcheck import run_fields
 from .workload import WorkloadPlan
 
 __all__ = [

@@ -99,8 +99,10 @@ def _run(
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
     client_procs: Annotated[
         int | None,
-        typer.Option(help="Client processes sending the load [auto: one per 128 streams or 400 req/s, at most "
-                     "the cores minus one]."),  # fmt: skip
+        typer.Option(
+            help="Client processes sending the load [auto: one per 128 streams or 400 req/s, at most "
+            "the cores minus one]."
+        ),  # fmt: skip
     ] = None,
     max_tokens: Annotated[
         int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")

@@ -34,6 +34,8 @@ def test_verdict_flags_lag_over_the_limit_or_a_full_core_and_names_the_process()
     saturated, why = verdict([_check(cpu=CPU_LIMIT)])
     assert saturated and why is not None and "process 0: CPU 95%" in why
     assert verdict([_check(lag_p99_ms=LAG_P99_LIMIT_NS / MS)])[0] is False  # at the limit is not over it
+    short = _check(lag_p99_ms=50).model_copy(update={"wall_ns": 400 * MS})
+    assert verdict([short])[0] is False  # 0.4 s: too short a phase to judge a p99 of lag (one pause)
     # raw lag far over the limit, but all of it the machine's (run-queue wait): not the client's saturation
     assert verdict([_check(lag_p99_ms=0.5).model_copy(update={"lag_p99_ns": 50 * MS})])[0] is False
 
