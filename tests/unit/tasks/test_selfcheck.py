@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,14 @@ def test_open_loop_requests_carry_their_send_lateness(endpoint: Endpoint) -> Non
     assert all(r.client_proc == 0 for r in result.measured)
     closed = _run(url, 2, 4, 4)
     assert [r.send_lateness_ns for r in closed.measured] == [None] * 4
+
+
+def test_compare_warns_per_side_about_saturated_runs() -> None:
+    from tcobench.tasks.compare.comparison import _saturation_notes
+
+    def run(c: int, saturated: bool | None) -> Any:
+        return {"concurrency": c, "client_saturated": saturated}
+
+    notes = _saturation_notes([run(1, False), run(64, True)], [run(1, None), run(64, False)])
+    assert len(notes) == 1 and notes[0].startswith("WARNING: client saturated in 1 of A's 2 runs (concurrency 64)")
+    assert _saturation_notes([run(1, None)], [run(1, False)]) == []
