@@ -3,18 +3,13 @@ parent as they finish, and a run deadline that stops every worker."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from tcobench.schemas import Phase, Protocol, RequestRecord, WorkloadConfig
 from tcobench.tasks.loadgen import auto_procs, concurrency_slices
 from tcobench.tasks.measure import MeasureResult, RunContext, Target, client_procs, measure
-
-ENDPOINT = Path(__file__).resolve().parents[3] / "bench" / "zero_endpoint.py"
 
 
 def test_slices_and_the_default_process_count() -> None:
@@ -30,19 +25,8 @@ def test_slices_and_the_default_process_count() -> None:
 
 
 @pytest.fixture
-def endpoint() -> Iterator[Callable[..., str]]:
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(*options: str) -> str:
-        proc = subprocess.Popen([sys.executable, str(ENDPOINT), *options], stdout=subprocess.PIPE, text=True)
-        procs.append(proc)
-        assert proc.stdout is not None
-        return proc.stdout.readline().split()[2]
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait(10)
+def endpoint(zero_endpoint: Callable[..., str]) -> Callable[..., str]:
+    return zero_endpoint
 
 
 def _run(url: str, on_request: Callable[[RequestRecord], None] | None = None, **extra: object) -> MeasureResult:

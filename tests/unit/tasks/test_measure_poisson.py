@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import math
 import random
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from itertools import islice
-from pathlib import Path
 
 import pytest
 
 from tcobench.schemas import LoadMode, Protocol, WorkloadConfig
 from tcobench.tasks.measure import MeasureResult, RunContext, Target, arrivals, measure
 from tcobench.tasks.quantile import quantile
-
-ENDPOINT = Path(__file__).resolve().parents[3] / "bench" / "zero_endpoint.py"
 
 
 def ks_exponential(gaps: Sequence[float], rate: float) -> tuple[float, float]:
@@ -51,15 +46,8 @@ def test_the_schedule_is_exponential_at_the_stated_rate() -> None:
 
 
 @pytest.fixture
-def endpoint() -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, str(ENDPOINT), "--ttft-ms", "1", "--itl-ms", "1"],
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().split()[2]
-    finally:
-        proc.kill()
-        proc.wait(10)
+def endpoint(zero_endpoint: Callable[..., str]) -> str:
+    return zero_endpoint("--ttft-ms", "1", "--itl-ms", "1")
 
 
 def _poisson_run(url: str, procs: int, rate: float) -> MeasureResult:

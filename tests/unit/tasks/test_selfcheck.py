@@ -4,11 +4,8 @@ driven past the client's capacity on purpose (flagged) and well inside it (not f
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +14,6 @@ from tcobench.schemas import ClientProcessCheck, LoadMode, Protocol, WorkloadCon
 from tcobench.tasks.measure import MeasureResult, RunContext, Target, measure
 from tcobench.tasks.selfcheck import CPU_LIMIT, LAG_P99_LIMIT_NS, LoopLag, ProcessProbe, run_fields, verdict
 
-ENDPOINT = Path(__file__).resolve().parents[3] / "bench" / "zero_endpoint.py"
 MS = 1_000_000
 Endpoint = Callable[..., str]
 
@@ -71,21 +67,9 @@ def test_loop_lag_sees_a_blocked_loop_and_keeps_a_bounded_reservoir() -> None:
 
 
 @pytest.fixture
-def endpoint() -> Iterator[Endpoint]:
-    """bench/zero_endpoint.py in its own process (epoll: more than 1,024 connections); returns its base URL."""
-    procs: list[subprocess.Popen[str]] = []
-
-    def start(*options: str) -> str:
-        proc = subprocess.Popen([sys.executable, str(ENDPOINT), "--selector", "epoll", *options],
-                                stdout=subprocess.PIPE, text=True)  # fmt: skip
-        procs.append(proc)
-        assert proc.stdout is not None
-        return proc.stdout.readline().split()[2]
-
-    yield start
-    for proc in procs:
-        proc.kill()
-        proc.wait(10)
+def endpoint(zero_endpoint: Endpoint) -> Endpoint:
+    """The zero-cost endpoint with epoll (more than 1,024 connections)."""
+    return lambda *options: zero_endpoint("--selector", "epoll", *options)
 
 
 def _run(url: str, concurrency: int, requests: int, tokens: int, **extra: object) -> MeasureResult:
