@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import queue
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -58,7 +59,10 @@ __all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter
 
 STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
 REQUESTS_PER_S_PER_PROC = 400  # new requests per second one process sends on time (same source)
-POLL_S = 0.005  # how often a worker looks at the parent's flags
+POLL_S = 0.02  # how often a worker looks at the parent's flags
+# The queue's feeder thread pickles rows while the loop reads chunks: the loop gets the GIL back within 0.5 ms, not
+# Python's default 5 ms.
+SWITCH_INTERVAL_S = 0.0005
 START_MARGIN_NS = 50_000_000  # the measured phase starts this long after the parent says go: every worker is waiting
 READY_TIMEOUT_S = 120.0  # a worker that has not started its loop by then is a failure
 
@@ -179,9 +183,9 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
         count = None if workload.duration_s is not None else workload.requests
         gate = _Gate(count, workload.duration_s, workload.min_requests, start, shared.started)
         measured = _Phase(Phase.measure, plan, gate, send, put)
-        await asyncio.sleep(max(0, start - time.perf_counter_ns()) / 1e9)
         probe = ProcessProbe()
-        probe.start()
+        probe.start()  # before the start: its gc.collect must not delay the first request
+        await asyncio.sleep(max(0, start - time.perf_counter_ns()) / 1e9)
         try:
             part = Slice(job.concurrency, shared.units[Phase.measure], job.proc, job.procs, start)
             measured = await _run_phase(measured, workload.mode, workload.rate, plan.seed_of(Phase.measure, 0), stop,
@@ -199,6 +203,7 @@ def _worker(job: _Job, shared: _Shared) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
     die_with(job.parent)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         asyncio.run(_worker_main(job, shared))
     except BaseException:  # noqa: BLE001 - any failure goes to the parent as text, which raises it

@@ -745,10 +745,10 @@ async def _measure(
             measured = _Phase(Phase.measure, plan, gate, send, on_request)
             if not stop.is_set:
                 mark(Phase.measure)
+                probe.start()  # first: its gc.collect must not delay the first request past the gate's start
                 gate = _Gate(None if timed else workload.requests, workload.duration_s, workload.min_requests)
                 measured = _Phase(Phase.measure, plan, gate, send, on_request)
                 seed = plan.seed_of(Phase.measure, 0)
-                probe.start()
                 try:
                     part = Slice(concurrency, Counter())
                     measured = await _run_phase(measured, workload.mode, workload.rate, seed, stop, part)
