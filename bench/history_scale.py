@@ -1,33 +1,34 @@
-"""History at scale: one year of synthetic nightly runs in the real store layout, then the views timed over it.
+"""History at scale: one year of synthetic nightly runs, imported into the store, then the history queries timed.
 
-``generate`` writes STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store's own
-schemas (``tcobench.tasks.store.file_schema``), zstd like ``write_results``. Defaults: 20 hosts x 365 nights x
+``generate`` writes the folder layout of tcobench < 0.2 (what `tcobench store migrate` imports):
+STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store's schemas
+(``tcobench.tasks.store.table_schema``, less the partition columns), zstd. Defaults: 20 hosts x 365 nights x
 5 runs (workloads short/long x concurrency) x 274 requests (2 warm-up + 272 measured) = 10,001,000 request
 rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. No telemetry is
 generated (the energy view is then empty and tco uses price-table watts). Layouts:
 
-  per-run     one file per run and table: exactly what ``write_results`` writes (36,500 x 2 files)
-  per-night   one file per (date, host) partition and table: every run of a host's night together
+  per-run     one file per run and table, as tcobench < 0.2 wrote them (36,500 x 2 files)
+  per-night   one file per (date, host) partition and table (for the old layout's figures only)
 
-``time`` opens the store with ``tasks.query.connect`` (all shipped views) and times, each ``--repeat`` times
-(best and median of the fresh-connection runs are printed): connect itself, run_summary and tco in full
-(fetched as Arrow), and two typical history queries (a weekly trend from tco; one series of nightly_trend).
-``--layout proposed`` times the same over the layout proposed in docs/performance.md, derived once from the
-generated store (untimed): runs, requests and a per-run summary table (run_summary's rows) in one file per
-month each; runs read once per connection into a table; every other shipped view unchanged.
+``lake`` imports a generated per-run folder store into a store URI with `tcobench store migrate`'s code and
+compacts it with `tcobench store compact`'s (file counts before/after printed). ``time`` times, over a store URI,
+each on a fresh connection and ``--repeat`` times (best and median printed): the tco per host/model/month query,
+the whole nightly_trend view, `compare` of NVIDIA vs AMD over the first quarter (2,000 resamples), and `report` over the
+year (``--report-repeat`` times; 1,000 resamples). The figures go to docs/performance.md.
 
-    .venv/bin/python bench/history_scale.py generate --out /tmp/tcob-hist --layout per-night
-    .venv/bin/python bench/history_scale.py time --store /tmp/tcob-hist/per-night [--layout store|proposed|both]
+    .venv/bin/python bench/history_scale.py generate --out /tmp/tcob-hist --layout per-run
+    .venv/bin/python bench/history_scale.py lake --folder /tmp/tcob-hist/per-run --store /tmp/tcob-hist/lake
+    .venv/bin/python bench/history_scale.py time --store /tmp/tcob-hist/lake --repeat 5 --report-repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import functools
 import os
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -39,7 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tcobench.tasks.store import file_schema
+from tcobench.tasks.store import table_schema
 
 HOSTS = 20
 DAYS = 365
@@ -48,6 +49,12 @@ REQUESTS_PER_RUN = 274
 WARMUP = 2
 FIRST_DAY = dt.date(2025, 12, 1)
 HARDWARE = ("nvidia-h100-sxm", "nvidia-h200-sxm", "amd-mi300x", "amd-mi325x", "nvidia-b200")
+
+
+def _folder_schema(table: str) -> pa.Schema:
+    """The folder layout's file schema: the store's, less the hive partition columns (date, host)."""
+    schema = table_schema(table)
+    return pa.schema([f for f in schema if f.name not in ("date", "host")])
 
 
 def _host(i: int) -> str:
@@ -102,7 +109,7 @@ def _requests(rng: np.random.Generator, run_id: str, start_ns: int, n: int, toke
         "server_eval_count": pa.array(np.full(n, tokens)), "server_eval_ns": pa.array(decode + 50_000),
         "http_status": pa.array(np.full(n, 200)), "retries": pa.array(np.zeros(n, dtype=np.int64)),
     }  # fmt: skip
-    schema = file_schema("requests")
+    schema = _folder_schema("requests")
     arrays = [columns[f.name].cast(f.type) if f.name in columns else pa.nulls(n, f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -128,12 +135,12 @@ def _host_year(args: tuple[Path, str, int, int, int, int]) -> int:
             for r, q in zip(runs, reqs, strict=True):
                 _write(q, out / "requests" / part / f"run-{r['run_id']}.parquet")
                 _write(
-                    pa.Table.from_pylist([r], schema=file_schema("runs")),
+                    pa.Table.from_pylist([r], schema=_folder_schema("runs")),
                     out / "runs" / part / f"run-{r['run_id']}.parquet",
                 )
         else:
             _write(pa.concat_tables(reqs), out / "requests" / part / "night.parquet")
-            _write(pa.Table.from_pylist(runs, schema=file_schema("runs")), out / "runs" / part / "night.parquet")
+            _write(pa.Table.from_pylist(runs, schema=_folder_schema("runs")), out / "runs" / part / "night.parquet")
         rows += sum(q.num_rows for q in reqs)
     return rows
 
@@ -150,79 +157,40 @@ def generate(out: Path, layout: str, hosts: int, days: int, per_run: int, tokens
 
 
 QUERIES: dict[str, str] = {
-    "run_summary": "SELECT * FROM run_summary",
-    "tco": "SELECT * FROM tco",
-    "weekly_trend": (
-        "SELECT host, date_trunc('week', started) AS week, median(output_tok_s) AS tok_s, "
-        "median(usd_per_m_output_tokens) AS usd_per_m FROM tco WHERE workload = 'short' AND concurrency = 4 "
-        "GROUP BY ALL ORDER BY ALL"
+    "tco_host_model_month": (
+        "SELECT host, model_name, date_trunc('month', started) AS month, median(output_tok_s) AS tok_s, "
+        "median(usd_per_m_output_tokens) AS usd_per_m FROM tco GROUP BY ALL ORDER BY ALL"
     ),
-    "nightly_trend_series": (
-        "SELECT * FROM nightly_trend WHERE host = 'gpu-03' AND workload = 'long' AND concurrency = 4 ORDER BY night"
-    ),
+    "nightly_trend": "SELECT * FROM nightly_trend ORDER BY ALL",
 }
+_QUARTER = f"since={FIRST_DAY.isoformat()},until={(FIRST_DAY + dt.timedelta(days=89)).isoformat()}"
+QUARTER = (
+    f"workload=short,concurrency=4,vendor=nvidia,{_QUARTER}",
+    f"workload=short,concurrency=4,vendor=amd,{_QUARTER}",
+)
 
 
-def _plain_connection(store: Path) -> Any:
-    """DuckDB views over the generated store (no union_by_name: the generator writes one schema)."""
-    import duckdb
+def to_lake(folder: Path, store: str, batch: int) -> None:
+    """Import a generated folder store (per-run layout) with `store migrate`'s code, then `store compact`'s."""
+    from tcobench.tasks.compact import compact_store
+    from tcobench.tasks.inspect_store import describe_store
+    from tcobench.tasks.migrate import migrate_folder
 
-    con = duckdb.connect()
-    for table in ("runs", "requests"):
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{store}/{table}/*/*/*.parquet', "
-                    "hive_partitioning = true, hive_types = {'date': 'VARCHAR', 'host': 'VARCHAR'})")  # fmt: skip
-    return con
-
-
-def prepare_proposed(store: Path) -> Path:
-    """The proposed layout, derived once from a generated store: runs, requests and a per-run summary
-    table (run_summary's rows, computed by its own SQL), each compacted to one file per month."""
-    from tcobench.tasks.query import sql_views
-
-    out = store.parent / (store.name + "-proposed")
-    if out.exists():
-        return out
-    con = _plain_connection(store)
-    out.mkdir(parents=True)
-    views = dict(sql_views())
-    con.execute(views["request_metrics"])
-    con.execute(views["run_summary"])
+    print(f"load {_load()}", flush=True)
     t0 = time.monotonic()
-    for table, select in (("runs", "SELECT *, left(date, 7) AS month FROM runs"),
-                          ("requests", "SELECT *, left(date, 7) AS month FROM requests"),
-                          ("run_summary", "SELECT *, left(date, 7) AS month FROM run_summary")):  # fmt: skip
-        con.execute(f"COPY ({select}) TO '{out / table}' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month))")
-        print(f"  wrote {table} by month in {time.monotonic() - t0:.0f} s")
-    con.close()
-    return out
+    result = migrate_folder(folder, store, None, batch=batch, on_progress=lambda m: print(f"  {m}", flush=True))
+    t1 = time.monotonic()
+    print(f"imported {result.runs:,} runs, {result.requests:,} requests in {t1 - t0:.0f} s", flush=True)
+    compacted = compact_store(store, keep_days=0)
+    print(f"compacted in {time.monotonic() - t1:.0f} s: {compacted.files_before:,} -> {compacted.files_after:,} "
+          f"data files", flush=True)  # fmt: skip
+    for table, (rows, files) in describe_store(store).tables.items():
+        print(f"  {table:32s} {rows:>12,} rows {files:>8,} files")
+    print(f"load after {_load()}", flush=True)
 
 
-def connect_proposed(folder: Path, prices: Any) -> Any:
-    """Like tasks.query.connect over the proposed layout: runs read once into a table, run_summary from its
-    summary table, requests/telemetry/images as views, every other shipped view unchanged."""
-    import duckdb
-
-    from tcobench.tasks import query
-
-    con = duckdb.connect()
-    con.execute("SET parquet_metadata_cache = true")
-    src = "read_parquet('{}/{}/*/*.parquet', hive_partitioning = true)"
-    con.execute(f"CREATE TEMP TABLE _runs AS SELECT * EXCLUDE (month) FROM {src.format(folder, 'runs')}")
-    con.execute("CREATE VIEW runs AS SELECT * FROM _runs")
-    con.execute(f"CREATE VIEW requests AS SELECT * EXCLUDE (month) FROM {src.format(folder, 'requests')} "
-                "WHERE run_id IN (SELECT run_id FROM runs)")  # fmt: skip
-    for table in ("telemetry", "images"):
-        query._create_base_view(con, folder, table)  # none generated: typed empty views, as in connect()
-    query._register_prices(con, prices)
-    for name, text in query.sql_views():
-        if name == "run_summary":
-            text = f"CREATE VIEW run_summary AS SELECT * EXCLUDE (month) FROM {src.format(folder, 'run_summary')}"
-        con.execute(text)
-    return con
-
-
-def _query(con: Any, sql: str) -> Any:
-    return con.sql(sql).to_arrow_table()
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def _timed(fn: Callable[[], Any]) -> float:
@@ -231,25 +199,39 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
-def time_store(store: Path, repeat: int, proposed: bool) -> None:
+def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
+    """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
+    from tcobench.tasks.compare import compare
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.query import connect
+    from tcobench.tasks.report import write_report
 
     prices = load_prices(None)
-    folder = prepare_proposed(store) if proposed else store
-    label = f"{folder} (proposed: monthly files + per-run summary table)" if proposed else str(store)
-    print(f"store {label}: load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
+    print(f"store {store}: load {_load()}", flush=True)
     results: dict[str, list[float]] = {}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        con = connect_proposed(folder, prices) if proposed else connect(store, prices)
-        results.setdefault("connect", []).append(time.perf_counter() - t0)
         for name, sql in QUERIES.items():
-            results.setdefault(name, []).append(_timed(functools.partial(_query, con, sql)))
-        con.close()
+
+            def one(sql: str = sql) -> None:
+                con = connect(store, prices)
+                try:
+                    con.sql(sql).to_arrow_table()
+                finally:
+                    con.close()
+
+            results.setdefault(name, []).append(_timed(one))
+        results.setdefault("compare_quarter", []).append(
+            _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000))
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(report_repeat):
+            results.setdefault("report_year", []).append(
+                _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000))
+            )
     for name, times in results.items():
         print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")
-    print(f"  load after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}", flush=True)
+    print(f"  load after: {_load()}", flush=True)
+    return results
 
 
 def main() -> None:
@@ -263,24 +245,22 @@ def main() -> None:
     g.add_argument("--requests-per-run", type=int, default=REQUESTS_PER_RUN)
     g.add_argument("--tokens", type=int, default=16, help="output tokens per request (gaps = tokens - 1)")
     g.add_argument("--procs", type=int, default=os.cpu_count() or 1)
+    lk = sub.add_parser("lake", help="import a generated per-run folder store into a store URI and compact it")
+    lk.add_argument("--folder", type=Path, default=Path("/tmp/tcob-hist/per-run"))
+    lk.add_argument("--store", required=True, help="store URI (a new folder, sqlite://..., postgresql://...)")
+    lk.add_argument("--batch", type=int, default=500, help="runs per transaction")
     t = sub.add_parser("time")
-    t.add_argument("--store", type=Path, required=True)
-    t.add_argument("--repeat", type=int, default=3)
-    t.add_argument(
-        "--layout",
-        choices=("store", "proposed", "both"),
-        default="both",
-        help="store: as generated; proposed: monthly files + per-run summary table (derived once)",
-    )
+    t.add_argument("--store", required=True, help="store URI")
+    t.add_argument("--repeat", type=int, default=5)
+    t.add_argument("--report-repeat", type=int, default=1)
     args = parser.parse_args()
     if args.cmd == "generate":
         generate(args.out / args.layout, args.layout, args.hosts, args.days, args.requests_per_run, args.tokens,
                  args.procs)  # fmt: skip
+    elif args.cmd == "lake":
+        to_lake(args.folder, args.store, args.batch)
     else:
-        if args.layout in ("store", "both"):
-            time_store(args.store, args.repeat, proposed=False)
-        if args.layout in ("proposed", "both"):
-            time_store(args.store, args.repeat, proposed=True)
+        time_store(args.store, args.repeat, args.report_repeat)
     sys.stdout.flush()
 
 

@@ -1,5 +1,6 @@
 """Flow ``benchmark``: dataset check -> engine up -> health -> workload plan (tokenizer, prompt overhead, context
-check) -> per concurrency (telemetry idle baseline -> warm-up -> measure -> write -> sweep verdict) -> summarise.
+check) -> per concurrency (telemetry idle baseline -> engine metrics scrape -> warm-up -> measure -> write -> sweep
+verdict) -> summarise.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
@@ -27,6 +28,7 @@ from tcobench.tasks.engine import (
     target_of,
     telemetry_access,
 )
+from tcobench.tasks.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.measure import OnRequest, RunContext, measure
 from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.protocols import adapter_for
@@ -53,6 +55,8 @@ open_dataset_task = task(open_workload_dataset, name="open_dataset")
 prepare_workload_task = task(prepare_workload, name="prepare_workload")
 sweep_verdict_task = task(sweep_verdict, name="sweep_verdict")
 stop_telemetry_task = task(stop_telemetry, name="stop_telemetry")
+start_engine_metrics_task = task(start_engine_metrics, name="start_engine_metrics")
+stop_engine_metrics_task = task(stop_engine_metrics, name="stop_engine_metrics")
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ def benchmark(
     on_request: OnRequest | None = None,
     on_event: OnEvent | None = None,
     batch_id: str | None = None,
+    cell: str | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
@@ -88,17 +93,18 @@ def benchmark(
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
             for concurrency in config.workload.concurrency:
-                run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan)
+                run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan, cell=cell)
                 ctx = RunContext(run.run_id, run.date, run.host)
                 access = telemetry_access(config, engine)
                 telemetry = start_telemetry_task(config.telemetry, run.run_id, run.date, run.host, access)
+                scrape = start_engine_metrics_task(config.telemetry, engine.base_url, ctx)
                 result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase,
                                       plan=plan)  # fmt: skip
-                samples = stop_telemetry_task(telemetry)
+                samples, scraped = stop_telemetry_task(telemetry), stop_engine_metrics_task(scrape)
                 died = engine_error(config, engine)
-                finished = finish_run(run, result, died, telemetry.facts)
+                finished = finish_run(run, result, died, telemetry.facts | scrape.facts)
                 try:
-                    write_results_task(store, finished, result.warmup + result.measured, samples)
+                    write_results_task(store, finished, result.warmup + result.measured, samples, scraped)
                 except StoreError as exc:
                     stopped = exc
                     break

@@ -1,8 +1,11 @@
 """Flow ``nightly``: every host of the inventory in parallel, each host's cells one after another.
 
-Wiring only: load and validate the whole plan (nothing starts on a bad file), submit one host task per
-host, collect the cell results, publish the markdown summary as a Prefect artifact. Parameters are file
-paths, so a served or work-pool deployment can be scheduled with them.
+Wiring only: load and validate the whole plan (nothing starts on a bad file); then either submit one host task
+per host in this process (the default), or, for an inventory with ``[fleet]``, start one ``fleet-host`` run per
+host on that host's own Prefect worker (``flows.fleet.run_fleet``); collect the cell results, write the night's
+report, list its flagged changes, post them to the webhook from configuration, publish the markdown summary as a
+Prefect artifact. Parameters are file paths, so a served or work-pool deployment can be scheduled with them;
+``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so).
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcobench.schemas import RunStatus
+from tcobench.errors import NightlyError
+from tcobench.schemas import PriceTable, RunStatus
 from tcobench.settings import Settings
+from tcobench.tasks.alerts import announce_night
 from tcobench.tasks.artifacts import publish_summary
-from tcobench.tasks.inventory import load_plan
+from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
@@ -22,12 +27,14 @@ from tcobench.tasks.shutdown import deferred
 
 from ._orchestrator import flow, task
 from .benchmark import benchmark
+from .fleet import run_fleet
 
 __all__ = ["NightlyResult", "nightly"]
 
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task: Any = task(run_cells, name="run_host")  # submitted: a Prefect task or the plain stand-in
 publish_summary_task = task(publish_summary, name="publish_summary")
+announce_night_task = task(announce_night, name="announce_night")  # report, flags, webhook
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,31 @@ class NightlyResult:
         """Cells whose runs call for a non-zero exit (failed, or partial over the threshold), worst first."""
         return sorted((c for c in self.cells if c.exit_code != 0), key=lambda c: c.exit_code != 3)
 
+    @property
+    def failure_line(self) -> str:
+        """One line naming every failed cell with its reason."""
+        return f"{len(self.failed)} cell(s) failed: " + "; ".join(f"{c.cell} ({c.error})" for c in self.failed)
+
+
+def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Settings, batch_id: str, attempts: int,
+                backoff_s: float, partial_threshold: float) -> list[CellResult]:  # fmt: skip
+    futures = [
+        run_host_task.submit(
+            plan.cells_of(host.name),
+            benchmark,
+            prices,
+            store,
+            settings.model_cache,
+            batch_id,
+            attempts,
+            backoff_s,
+            partial_threshold,
+        )  # fmt: skip
+        for host in plan.inventory.hosts
+    ]
+    with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
+        return [cell for future in futures for cell in future.result()]
+
 
 @flow(name="nightly")
 def nightly(
@@ -55,28 +87,22 @@ def nightly(
     attempts: int = 2,
     backoff_s: float = 5.0,
     partial_threshold: float = PARTIAL_THRESHOLD,
+    fail_on_failed_cells: bool = False,
 ) -> NightlyResult:
     settings = Settings()
     store_path = store or settings.store
     price_table = load_prices(Path(prices) if prices else None)
     plan = load_plan_task(Path(inventory), [Path(m) for m in matrices], price_table)
     batch_id = new_id()
-    futures = [
-        run_host_task.submit(
-            plan.cells_of(host.name),
-            benchmark,
-            price_table,
-            store_path,
-            settings.model_cache,
-            batch_id,
-            attempts,
-            backoff_s,
-            partial_threshold,
-        )  # fmt: skip
-        for host in plan.inventory.hosts
-    ]
-    with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
-        cells = [cell for future in futures for cell in future.result()]
-    markdown = nightly_markdown(batch_id, cells)
+    hosts: list[tuple[str, str, str | None]] = []
+    if plan.inventory.fleet is None:
+        cells = _in_process(plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold)
+    else:
+        night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s)
+        cells, hosts = night.cells, night.host_lines
+    markdown = announce_night_task(store_path, price_table, batch_id, cells, nightly_markdown(batch_id, cells, hosts))
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")
-    return NightlyResult(batch_id, cells, markdown)
+    result = NightlyResult(batch_id, cells, markdown)
+    if fail_on_failed_cells and result.failed:
+        raise NightlyError(result.failure_line)
+    return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .arrow import arrow_schema, arrow_type
 from .base import (
+    ClientPlacement,
     ContainerEngine,
     EngineKind,
     GpuVendor,
@@ -27,8 +28,9 @@ from .config import (
     WorkloadConfig,
 )
 from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
+from .engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
 from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
-from .inventory import HostSpec, Inventory, Matrix, MatrixEngine
+from .inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
 from .prices import (
     OWNED,
@@ -57,6 +59,8 @@ from .workload import (
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
+    "ClientPlacement",
+    "CONTROL_QUEUE",
     "DOCKER_HOST_SCHEMES",
     "IMAGE_LABEL_PREFIX",
     "ContainerConfig",
@@ -85,6 +89,10 @@ __all__ = [
     "CommitRecord",
     "EngineConfig",
     "EngineKind",
+    "FleetSettings",
+    "EngineMetricRecord",
+    "EngineMetricsKind",
+    "EngineQuantity",
     "HardwarePrice",
     "HostSpec",
     "Inventory",

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "ClientPlacement",
     "ContainerEngine",
     "EngineKind",
     "GpuVendor",
@@ -80,6 +81,14 @@ class ContainerEngine(StrEnum):
 
     llama_cpp = "llama.cpp"  # llama.cpp's llama-server (OpenAI-compatible API)
     ollama = "ollama"  # Ollama (native API)
+
+
+class ClientPlacement(StrEnum):
+    """Where the load generator ran relative to the engine it measured (stored on every run row)."""
+
+    loopback = "loopback"  # same host, through the loopback interface (127.0.0.0/8, ::1): no network in TTFT
+    same_host_container = "same-host-container"  # same host, through a non-loopback address of this host
+    network = "network"  # another machine: every request crosses the network (see rtt_p50_ns)
 
 
 class GpuVendor(StrEnum):

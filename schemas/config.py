@@ -18,6 +18,7 @@ from .base import (
     check_no_user_info,
 )
 from .container import ContainerConfig
+from .engine_metrics import EngineMetricsKind
 from .workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
 __all__ = [
@@ -334,6 +335,12 @@ class TelemetryConfig(StrictModel):
     devices: tuple[int, ...] | None = Field(
         default=None, description="Device indices to sample (default: every device the sampler sees)."
     )
+    engine_metrics: EngineMetricsKind = Field(
+        default=EngineMetricsKind.auto,
+        description="Engine-side metrics to scrape while measuring (queue depth, KV-cache use, preemptions): auto "
+        "(probe the engine), llama.cpp (/metrics and /slots), vllm (/metrics), ollama (/api/ps) or none.",
+    )
+    engine_metrics_hz: float = Field(default=1.0, gt=0, le=20, description="Engine metrics scrapes per second.")
 
 
 class PricingConfig(StrictModel):

@@ -1,4 +1,5 @@
-"""The team's GPU hosts and the nightly matrix of engines x models x workloads run on them."""
+"""The team's GPU hosts, how the nightly reaches them (in-process, or Prefect workers: ``[fleet]``), and the nightly
+matrix of engines x models x workloads run on them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from .config import ModelConfig, WorkloadConfig
 from .container import DockerHostUrl, GpuConfig, OllamaSettings
 from .records import HOST_PATTERN
 
-__all__ = ["HostSpec", "Inventory", "Matrix", "MatrixEngine"]
+__all__ = ["CONTROL_QUEUE", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
+
+CONTROL_QUEUE = "control"  # work queue of the nightly flow's own deployment; host queues are named after hosts
 
 
 class HostSpec(StrictModel):
@@ -28,10 +31,43 @@ class HostSpec(StrictModel):
     hardware: str = Field(min_length=1, description="Key into the price table's [hardware].")
     site: str = Field(default="default", min_length=1, description="Key into [site] (electricity price, PUE).")
     ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
+    budget_s: float | None = Field(
+        default=None, gt=0, description="Fleet mode: time this host's run may take once picked up "
+        "(default: [fleet] host_budget_s).",
+    )  # fmt: skip
+
+
+class FleetSettings(StrictModel):
+    """Fleet mode: each host's cells run on that host, by its Prefect worker (``tcobench worker --host NAME``).
+
+    The Prefect server comes from the environment (PREFECT_API_URL, PREFECT_API_AUTH_STRING), never from this file.
+    """
+
+    work_pool: str = Field(
+        default="tcobench-fleet", pattern=r"^[A-Za-z0-9._-]+$",
+        description="Prefect work pool (type process); one work queue per host, named as the host.",
+    )  # fmt: skip
+    pickup_timeout_s: float = Field(
+        default=300.0, gt=0, description="A host whose worker has not picked up its run by then is 'host offline'."
+    )
+    host_budget_s: float = Field(
+        default=21600.0, gt=0, description="Time a host's run may take once picked up (6 h); then it is cancelled."
+    )
+    cancel_grace_s: float = Field(
+        default=60.0, gt=0, description="Time a cancelled run gets to stop before it is given up as lost."
+    )
+    lost_after_s: float = Field(
+        default=90.0, gt=0,
+        description="A running host whose worker sent no heartbeat for this long is lost (its run is crashed).",
+    )  # fmt: skip
+    poll_s: float = Field(default=2.0, gt=0, le=60, description="How often the nightly reads its host runs' states.")
 
 
 class Inventory(StrictModel):
     hosts: tuple[HostSpec, ...] = Field(min_length=1, description="Every host measured by the nightly flow.")
+    fleet: FleetSettings | None = Field(
+        default=None, description="Run each host's cells on that host through its Prefect worker (fleet mode)."
+    )
 
     @model_validator(mode="after")
     def _unique_names(self) -> Inventory:
@@ -39,6 +75,20 @@ class Inventory(StrictModel):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"host names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+    @model_validator(mode="after")
+    def _fleet_hosts(self) -> Inventory:
+        if self.fleet is None:
+            return self
+        for host in self.hosts:
+            if host.name == CONTROL_QUEUE:
+                raise ValueError(f"host name {host.name!r} is the nightly's own work queue in fleet mode; rename it")
+            if host.docker_host is not None and not host.docker_host.startswith("unix://"):
+                raise ValueError(
+                    f"host {host.name!r}: docker_host {host.docker_host!r} is a remote daemon; in fleet mode each "
+                    "host's worker uses its own local Docker socket (leave docker_host out, or give unix://...)"
+                )
         return self
 
 
@@ -52,6 +102,13 @@ class MatrixEngine(StrictModel):
     endpoint: str | None = Field(
         default=None,
         description="Instead of an image: a running server's base URL (simulated hosts, engines run elsewhere).",
+    )
+    embedded: bool = Field(
+        default=False,
+        description="Instead of an image: the embedded llama.cpp engine started on the host (model.path for a GGUF).",
+    )
+    hosts: tuple[str, ...] | None = Field(
+        default=None, min_length=1, description="Only for these hosts of the inventory (default: every host)."
     )
     protocol: Protocol = Field(default=Protocol.openai, description="Wire protocol of `endpoint`.")
     api_key_env: str | None = Field(
@@ -76,8 +133,8 @@ class MatrixEngine(StrictModel):
 
     @model_validator(mode="after")
     def _image_or_endpoint(self) -> MatrixEngine:
-        if (self.image is None) == (self.endpoint is None):
-            raise ValueError("give exactly one of image (a container) or endpoint (a running server)")
+        if (self.image is not None) + (self.endpoint is not None) + self.embedded != 1:
+            raise ValueError("give exactly one of image (a container), endpoint (a running server) or embedded = true")
         if self.api_key_env is not None and self.endpoint is None:
             raise ValueError("api_key_env is only valid with endpoint (a server you run)")
         return self

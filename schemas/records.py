@@ -34,6 +34,9 @@ class RunRecord(StrictModel):
         "deadline: only the requests that finished are stored)."
     )
     error: str | None = Field(description="Why the run failed, is partial or was interrupted; null when ok.")
+    cell: str | None = Field(
+        default=None, description="Nightly cell label host/engine/model/workload; null outside a nightly."
+    )
     # Host facts
     host_os: str = Field(description="Operating system and release, e.g. 'Linux 6.1.0 (Debian 12)'.")
     host_kernel: str = Field(description="Kernel release (uname -r).")
@@ -47,6 +50,16 @@ class RunRecord(StrictModel):
     engine_name: str = Field(description="Engine product, e.g. llama.cpp, ollama, vllm, or 'unknown'.")
     engine_version: str = Field(description="Engine version/build as reported by the engine itself.")
     engine_url: str = Field(description="Base URL the requests went to.")
+    client_placement: str | None = Field(
+        default=None,
+        description="Where the load generator ran relative to the engine: loopback, same-host-container or "
+        "network; null when no engine was reached.",
+    )
+    rtt_p50_ns: int | None = Field(
+        default=None,
+        description="Median round trip of small health requests to the engine before the runs, ns; measured when "
+        "client_placement is not loopback, else null.",
+    )
     protocol: str = Field(description="openai or ollama.")
     api: str = Field(description="Endpoint path used, e.g. /v1/completions or /api/generate.")
     model_name: str = Field(description="Model name as sent to the engine.")
@@ -75,6 +88,12 @@ class RunRecord(StrictModel):
     telemetry_source: str | None = Field(default=None, description="Sampler that produced telemetry rows, if any.")
     telemetry_note: str | None = Field(
         default=None, description="Which power reading was used, or why there is no (or only partial) power data."
+    )
+    engine_metrics_source: str | None = Field(
+        default=None, description="Engine endpoint scraped for engine_metrics rows (e.g. 'llama.cpp /metrics')."
+    )
+    engine_metrics_note: str | None = Field(
+        default=None, description="Why there are no (or fewer) engine_metrics rows; null when scraping went fine."
     )
     # Workload
     workload: str = Field(description="Workload label.")

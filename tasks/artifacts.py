@@ -16,7 +16,7 @@ from tcobench.schemas import PriceTable
 if TYPE_CHECKING:
     from .store import StoreRef
 
-__all__ = ["ARTIFACT_KEY", "in_prefect_flow_run", "publish_run_summary", "publish_summary"]
+__all__ = ["ARTIFACT_KEY", "in_prefect_flow_run", "publish_link", "publish_run_summary", "publish_summary"]
 
 ARTIFACT_KEY = "tcobench-summary"  # lowercase letters, digits and dashes (Prefect's rule for keys)
 
@@ -38,6 +38,15 @@ def publish_summary(markdown: str, key: str = ARTIFACT_KEY, description: str = "
 
     artifact_id = create_markdown_artifact(markdown=markdown, key=key, description=description)
     return str(artifact_id)
+
+
+def publish_link(link: str, text: str, key: str) -> str | None:
+    """Create a link artifact (e.g. to a report) in the current flow run; its id, or None outside a flow run."""
+    if not in_prefect_flow_run():
+        return None
+    from prefect.artifacts import create_link_artifact
+
+    return str(create_link_artifact(link=link, link_text=text, key=key, description=text))
 
 
 def publish_run_summary(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> str | None:

@@ -18,7 +18,12 @@ A change is flagged only when all of these hold, so run-to-run noise is not repo
    standard deviation (checked when there are at least 2 prior runs).
 
 What changed in the run's provenance since the previous run (engine version, driver, image, model digest,
-prompts) is listed next to each point, as the likely cause.
+prompts) is listed next to each point, as the likely cause. What a change did to cost: each point also carries
+the median cost per 1M output tokens (view tco) of the same prior runs (``prior_usd_per_m_output_tokens``), so a
+flagged point reads "cost X -> Y".
+
+A point's ``night`` is its position in the series; ``batch_id`` (the nightly batch) and ``date`` (UTC) say which
+nightly it was: several nightlies on one date are several nights.
 """
 
 from __future__ import annotations
@@ -111,10 +116,18 @@ class Point:
     usd_per_m_output_tokens: float | None
     changes: tuple[Change, ...]
     provenance_changes: tuple[str, ...]
+    batch_id: str = ""
+    prior_usd_per_m_output_tokens: float | None = None  # median over the prior runs tested against
 
     @property
     def flagged(self) -> bool:
         return any(c.flagged for c in self.changes)
+
+    @property
+    def cost_change_pct(self) -> float | None:
+        """Cost per 1M output tokens of this run against the median of its prior runs, percent (+ = dearer)."""
+        now, before = self.usd_per_m_output_tokens, self.prior_usd_per_m_output_tokens
+        return None if now is None or not before else (now / before - 1) * 100
 
 
 @dataclass(frozen=True)
@@ -189,10 +202,16 @@ def _short(value: object) -> str:
     return text[:19] + "..." if len(text) > 22 else text
 
 
+def _prior_cost(prior: Sequence[NightlyTrendRow]) -> float | None:
+    costs = [r["usd_per_m_output_tokens"] for r in prior if r["usd_per_m_output_tokens"] is not None]
+    return quantile(np.array(costs), 0.5) if costs else None
+
+
 def _series(rows: list[NightlyTrendRow], samples: dict[str, dict[Metric, np.ndarray]], rules: _Rules) -> Series:
     points = []
     for i, row in enumerate(rows):
-        prior_ids = [r["run_id"] for r in rows[max(0, i - rules.window) : i]]
+        prior_rows = rows[max(0, i - rules.window) : i]
+        prior_ids = [r["run_id"] for r in prior_rows]
         changes = []
         for metric in METRICS:
             now = samples.get(row["run_id"], {}).get(metric, np.array([]))
@@ -212,6 +231,8 @@ def _series(rows: list[NightlyTrendRow], samples: dict[str, dict[Metric, np.ndar
                 row["usd_per_m_output_tokens"],
                 tuple(changes),
                 _provenance_changes(row, rows[i - 1] if i else None),
+                row["batch_id"],
+                _prior_cost(prior_rows),
             )
         )
     first = rows[0]

@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import BenchmarkConfig, HostSpec, Inventory, Matrix, MatrixEngine, PriceTable
+from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, Inventory, Matrix, MatrixEngine, PriceTable
 
 from .config import validation_message
+from .placement import placement_of_url
 from .prices import check_keys
 from .workload.presets import apply_preset
 
@@ -66,10 +67,13 @@ def _load(path: Path, model: type[M]) -> M:
 
 def _applies(engine: MatrixEngine, matrix: Matrix, host: HostSpec) -> bool:
     vendor = engine.vendor or matrix.vendor
-    return vendor is None or vendor is host.vendor
+    on_host = engine.hosts is None or host.name in engine.hosts
+    return on_host and (vendor is None or vendor is host.vendor)
 
 
 def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
+    if engine.embedded:
+        return {"kind": "embedded"}
     if engine.endpoint is not None:
         return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value,
                 "api_key_env": engine.api_key_env}  # fmt: skip
@@ -109,18 +113,43 @@ def _cells(inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: Pr
     return cells
 
 
+def _check_engine_hosts(inventory: Inventory, matrices: list[tuple[Path, Matrix]]) -> None:
+    names = {h.name for h in inventory.hosts}
+    for path, matrix in matrices:
+        for i, engine in enumerate(matrix.engines):
+            unknown = sorted(set(engine.hosts or ()) - names)
+            if unknown:
+                raise ConfigError(f"{path}: engines.{i}.hosts: {', '.join(map(repr, unknown))} not in the inventory "
+                                  f"(hosts: {', '.join(sorted(names))})")  # fmt: skip
+
+
+def _check_fleet_cells(inventory_path: Path, inventory: Inventory, cells: list[Cell]) -> None:
+    """Fleet mode measures next to the engine: an endpoint must be on the worker's own host (loopback)."""
+    if inventory.fleet is None:
+        return
+    for cell in cells:
+        url = cell.config.engine.url
+        if url is not None and placement_of_url(url) is not ClientPlacement.loopback:
+            raise ConfigError(
+                f"{inventory_path}: fleet mode: cell {cell.label}: endpoint {url!r} is not on the host's loopback "
+                "interface; in fleet mode the worker measures the engine on its own host (http://127.0.0.1:PORT)"
+            )
+
+
 def load_plan(inventory_path: Path, matrix_paths: list[Path], prices: PriceTable) -> NightlyPlan:
     """Validate the inventory and every matrix file together; every cell of the night, or one ConfigError."""
     if not matrix_paths:
         raise ConfigError("give at least one matrix file")
     inventory = _load(inventory_path, Inventory)
     matrices = [(p, _load(p, Matrix)) for p in matrix_paths]
+    _check_engine_hosts(inventory, matrices)
     cells = _cells(inventory, matrices, prices)
+    _check_fleet_cells(inventory_path, inventory, cells)
     idle = [h.name for h in inventory.hosts if not any(c.host.name == h.name for c in cells)]
     if idle:
         raise ConfigError(
             f"{inventory_path}: host(s) {', '.join(idle)} match no engine of {', '.join(map(str, matrix_paths))} "
-            "(check each host's vendor against the engines' vendor)"
+            "(check each host's vendor against the engines' vendor and hosts)"
         )
     labels = [c.label for c in cells]
     dupes = sorted({x for x in labels if labels.count(x) > 1})

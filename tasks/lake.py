@@ -77,6 +77,7 @@ class StoreLocation:
     catalog_target: str  # a file path (duckdb, sqlite) or a libpq keyword string (postgres; no password)
     data_path: str  # a folder or s3:// prefix, ending in "/"
     root: Path | None  # the local folder of a file catalog
+    moves: bool = False  # data inside the root (the default): the folder may be moved or copied whole
 
     def __str__(self) -> str:
         return self.uri
@@ -194,13 +195,14 @@ def parse_store(uri: str | Path) -> StoreLocation:
         f"?data={params['data']}" if "data" in params else ""
     )
     target = str(root / CATALOG_FILES[catalog])
-    return StoreLocation(shown, catalog, target, _data_path(params.get("data"), root / "data", shown), root)
+    data = _data_path(params.get("data"), root / "data", shown)
+    return StoreLocation(shown, catalog, target, data, root, moves="data" not in params)
 
 
 @cache
 def _extension_dir() -> Path:
     """The duckdb-ext-* wheels' folder for this DuckDB version and platform (a namespace package's folder)."""
-    import duckdb_ext  # type: ignore[import-not-found]  # a namespace package: data only
+    import duckdb_ext  # type: ignore[import-untyped]  # a namespace package: data only
 
     platform = duckdb.execute("PRAGMA platform").fetchone()
     for base in duckdb_ext.__path__:
@@ -262,6 +264,8 @@ def attach_sql(location: StoreLocation, *, read_only: bool, snapshot: int | None
         options.append("READ_ONLY")
     if snapshot is not None:
         options.append(f"SNAPSHOT_VERSION {int(snapshot)}")
+    if location.moves:  # the catalog records its data path; a moved or copied store folder keeps working
+        options.append("OVERRIDE_DATA_PATH true")
     return f"ATTACH {sql_string('ducklake:' + prefix + location.catalog_target)} AS {LAKE} ({', '.join(options)})"
 
 

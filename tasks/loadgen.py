@@ -7,7 +7,8 @@
   concurrency.
 - One clock base: every process converts its perf-counter readings (CLOCK_MONOTONIC, one clock on the host) to wall
   time through the parent's anchor. One start barrier: the parent starts a phase by setting an event, and the
-  measured phase (and its Poisson schedule, and a timed run's deadline) at one ``start_ns`` for all.
+  measured phase (and its Poisson schedule) at one ``start_ns`` for all. A timed run's duration starts when the
+  first measured request is sent, by whichever process (``SharedInstant``), as in one process.
 - Rows stream back: a worker puts each request's row on a queue when it finishes; the parent hands it on at once
   (``on_request``) and keeps only the rows MeasureResult returns.
 - Stops: a signal or the run's deadline reach the parent (``tasks.shutdown``), which sets the shared stop (or
@@ -36,6 +37,7 @@ from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, RequestRecord
 from . import shutdown
 from .measure import (
     Counter,
+    Instant,
     MeasureResult,
     OnPhase,
     OnRequest,
@@ -54,8 +56,8 @@ from .procs import die_with
 from .selfcheck import ProcessProbe
 from .workload.plan import WorkloadPlan
 
-__all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "auto_procs", "concurrency_slices",
-           "measure_procs"]  # fmt: skip
+__all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "SharedInstant", "auto_procs",
+           "concurrency_slices", "measure_procs"]  # fmt: skip
 
 STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
 REQUESTS_PER_S_PER_PROC = 400  # new requests per second one process sends on time (same source)
@@ -98,6 +100,23 @@ class SharedCounter(Counter):
         return int(self._shared.value)
 
 
+class SharedInstant(Instant):
+    """An Instant in shared memory: the first measured request's send, whichever process sent it."""
+
+    def __init__(self, ctx: Any) -> None:
+        self._shared = ctx.Value("q", 0)  # 0: not set (the perf counter is never 0 once the host is up)
+
+    def settle(self, now: int) -> int:
+        with self._shared.get_lock():
+            if not self._shared.value:
+                self._shared.value = now
+            return int(self._shared.value)
+
+    @property
+    def value(self) -> int | None:
+        return int(self._shared.value) or None
+
+
 class Flag:
     """A flag in shared memory: set once by the parent, read by the workers."""
 
@@ -124,13 +143,15 @@ class _Shared:
     hurry: Flag
     units: dict[Phase, SharedCounter]
     started: SharedCounter
+    first: SharedInstant  # the first measured request's send: a timed run's clock
     start_ns: Any  # perf-counter ns of the measured phase's start; 0: no measured phase (stopped in warm-up)
 
     @classmethod
     def make(cls, ctx: Any) -> _Shared:
         phases = (Phase.warmup, Phase.measure)
         return cls(ctx.Queue(), {p: Flag(ctx) for p in phases}, Flag(ctx), Flag(ctx),
-                   {p: SharedCounter(ctx) for p in phases}, SharedCounter(ctx), ctx.Value("q", 0))  # fmt: skip
+                   {p: SharedCounter(ctx) for p in phases}, SharedCounter(ctx), SharedInstant(ctx),
+                   ctx.Value("q", 0))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -181,7 +202,7 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
             put(("phase", job.proc, Phase.measure, 0, False))
             return
         count = None if workload.duration_s is not None else workload.requests
-        gate = _Gate(count, workload.duration_s, workload.min_requests, start, shared.started)
+        gate = _Gate(count, workload.duration_s, workload.min_requests, shared.started, shared.first)
         measured = _Phase(Phase.measure, plan, gate, send, put)
         probe = ProcessProbe()
         probe.start()  # before the start: its gc.collect must not delay the first request

@@ -15,9 +15,9 @@ run first at the same concurrency and are stored with phase=warmup. What request
 ``WorkloadPlan`` (a pure function of seed and index); a conversation (turns > 1) is one unit of work whose
 turns go one after another, each carrying the earlier answers.
 
-Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` after warm-up; no request starts
-after it, requests in flight then are finished and flagged ``in_flight_at_stop``), ``min_requests`` (the
-duration passed before ``min_requests`` were sent, so the run went on until they were).
+Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` from the first measured request
+sent; no request is sent after it, requests in flight then are finished and flagged ``in_flight_at_stop``),
+``min_requests`` (the duration passed before ``min_requests`` were sent, so the run went on until they were).
 
 Bounds (a hostile or broken server costs a bounded time and memory):
 - every attempt has ``workload.request_timeout_s``; a run has ``workload.run_deadline_s`` (if set);
@@ -67,6 +67,7 @@ __all__ = [
     "StreamLimitError",
     "Target",
     "Counter",
+    "Instant",
     "Slice",
     "api_key",
     "arrivals",
@@ -468,25 +469,59 @@ class Counter:
         return self._value
 
 
+class Instant:
+    """A time set once: the first measured request's send. ``SharedInstant`` (tasks/loadgen.py) is the same across
+    the client's worker processes."""
+
+    def __init__(self) -> None:
+        self._value: int | None = None
+
+    def settle(self, now: int) -> int:
+        """The time: ``now`` if it was not set yet."""
+        if self._value is None:
+            self._value = now
+        return self._value
+
+    @property
+    def value(self) -> int | None:
+        return self._value
+
+
 class _Gate:
     """Whether another request may start: a count of requests, or a deadline with a minimum count."""
 
-    def __init__(self, count: int | None, duration_s: float | None, min_requests: int, start_ns: int | None = None,
-                 started: Counter | None = None) -> None:  # fmt: skip
+    def __init__(self, count: int | None, duration_s: float | None, min_requests: int, started: Counter | None = None,
+                 first: Instant | None = None) -> None:  # fmt: skip
         self.count, self.min_requests, self.counter = count, min_requests, started or Counter()
-        start_ns = time.perf_counter_ns() if start_ns is None else start_ns
-        self.deadline = start_ns + int(duration_s * 1e9) if duration_s is not None else None
+        self.duration_ns = int(duration_s * 1e9) if duration_s is not None else None
+        # the clock starts when the first request is sent (by any client process; not when the phase is set up):
+        # building prompts (tokenizer calls) on a busy machine must not eat into the measured duration
+        self.first = first or Instant()
+        self._deadline: int | None = None
         self.forced = False  # a request started after the deadline because min_requests was not reached
 
     @property
     def started(self) -> int:
         return self.counter.value
 
+    @property
+    def deadline(self) -> int | None:
+        """No request is sent after this (perf counter, ns); None until the first one was sent, or untimed."""
+        if self._deadline is None and self.duration_ns is not None:
+            first = self.first.value
+            if first is not None:
+                self._deadline = first + self.duration_ns
+        return self._deadline
+
+    def start(self, now: int) -> None:
+        """A request is sent at ``now``: the first one starts the clock."""
+        if self.duration_ns is not None and self._deadline is None:
+            self._deadline = self.first.settle(now) + self.duration_ns
+
     def admit(self, index: int) -> bool:
         if self.count is not None:
             return index < self.count
-        assert self.deadline is not None
-        if time.perf_counter_ns() < self.deadline:
+        if self.deadline is None or time.perf_counter_ns() < self.deadline:
             return True
         if self.started < self.min_requests:
             self.forced = True
@@ -627,7 +662,7 @@ async def _poisson(units: int | None, cap: int, schedule: Iterator[tuple[int, in
     await asyncio.gather(*tasks)
 
 
-Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], int | None, int | None], Awaitable[_Sent]]
+Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], _Gate, int | None], Awaitable[_Sent | None]]
 
 
 class _Phase:
@@ -658,12 +693,13 @@ class _Phase:
             spec = await self._spec(index)
             if turn and turn >= self.plan.turns_of(spec):
                 return True
-            self.gate.counter.take()
             try:
-                sent = await self._send(spec, history, self.gate.deadline, None if turn else due)
+                sent = await self._send(spec, history, self.gate, None if turn else due)
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise
+            if sent is None:
+                return False  # the deadline passed while its prompt was built: never sent
             self.records.append(sent.record)
             if self._on_request is not None:
                 self._on_request(sent.record)
@@ -707,13 +743,17 @@ def make_send(target: Target, plan: WorkloadPlan, ctx: RunContext, clock: _Clock
     adapter, workload = adapter_for(target.protocol), plan.workload
 
     async def send(
-        spec: RequestSpec, history: list[tuple[str, str, int | None]], deadline: int | None, due: int | None
-    ) -> _Sent:
+        spec: RequestSpec, history: list[tuple[str, str, int | None]], gate: _Gate, due: int | None
+    ) -> _Sent | None:
         given = plan.request_input(spec, history)
+        if not gate.admit(spec.index):  # checked again once the prompt is built, just before it is sent
+            return None
+        gate.counter.take()
+        gate.start(time.perf_counter_ns())
         first, t0, t_end, stream, retries = await _send(clients, adapter, target, workload, given)
         await _count_missing(plan, given, stream)
         late = first - due if due is not None else None
-        record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, deadline, late)
+        record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline, late)
         return _Sent(record, "".join(stream.text))
 
     return send

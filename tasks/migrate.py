@@ -174,8 +174,8 @@ def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb
     from .query import _register_prices
 
     con = duckdb.connect(":memory:")
-    for table in ("runs", "requests", "telemetry", "images"):
-        paths = files.get(table) or []
+    for table in ("runs", "requests", "telemetry", "engine_metrics", "images"):  # the folder layout had no
+        paths = files.get(table) or []  # engine_metrics: an empty table of today's schema stands in
         if paths:
             listed = ", ".join(sql_string(p) for p in paths)
             source = (f"read_parquet([{listed}], hive_partitioning = true, hive_types = {{'date': 'VARCHAR', "
@@ -185,7 +185,9 @@ def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb
         else:
             con.register(f"_today_{table}", to_arrow(table, []))
             source = f"_today_{table}"
-        where = " WHERE run_id IN (SELECT run_id FROM runs)" if table in ("requests", "telemetry") else ""
+        where = (
+            " WHERE run_id IN (SELECT run_id FROM runs)" if table in ("requests", "telemetry", "engine_metrics") else ""
+        )
         # read once: a view over read_parquet re-reads every file at each reference, and the views nest
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source}{where}")
     _register_prices(con, prices)
@@ -208,7 +210,7 @@ def compare_views(files: dict[str, list[str]], store: StoreRef, prices: PriceTab
 
     old, new = folder_connection(files, prices), connect(store, prices)
     differences: list[str] = []
-    names = ["runs", "requests", "telemetry", *(n for n, _ in sql_views())]
+    names = ["runs", "requests", "telemetry", *(n for n, text in sql_views() if "CREATE OR REPLACE VIEW" in text)]
     try:
         for name in names:
             columns = [c[0] for c in old.execute(f"SELECT * FROM {name} LIMIT 0").description]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,8 @@ from .store import StoreRef, write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
 
-RunCell = Callable[..., Any]  # the benchmark flow: (config, prices, store, host, model_cache, batch_id=...) -> result
+# the benchmark flow: (config, prices, store, host, model_cache, batch_id=..., cell=...) -> result
+RunCell = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class CellResult:
     host: str
     status: RunStatus
     run_ids: list[str] = field(default_factory=list)
-    attempts: int = 1
+    attempts: int | None = 1  # None: not known here (fleet mode reads cells back from the store)
     error: str | None = None
     exit_code: ExitCode = ExitCode.ok  # what its runs call for: 3 failed, 4 partial over the threshold, 0 ok
 
@@ -74,7 +75,8 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
     for attempt in range(1, attempts + 1):
         check_stop("no further cell was started")
         try:
-            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id)
+            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id,
+                              cell=cell.label)  # fmt: skip
         except Interrupted:
             raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
@@ -82,7 +84,7 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
                 time.sleep(backoff_s * 2 ** (attempt - 1))
                 continue
             error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
-            record = failed_run_record(cell.config, cell.host.name, batch_id, error)
+            record = failed_run_record(cell.config, cell.host.name, batch_id, error, cell=cell.label)
             write_results(store, record, [])
             return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error,
                               ExitCode.failed)  # fmt: skip
@@ -111,15 +113,24 @@ def run_cells(
             for c in cells]  # fmt: skip
 
 
-def nightly_markdown(batch_id: str, results: list[CellResult]) -> str:
-    """The night as a markdown table (Prefect artifact and CLI summary)."""
-    failed = [r for r in results if r.status is RunStatus.failed]
+def _cell_text(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def nightly_markdown(
+    batch_id: str, results: list[CellResult], hosts: Sequence[tuple[str, str, str | None]] = ()
+) -> str:
+    """The night as a markdown table (Prefect artifact and CLI summary); ``hosts``: (host, outcome, reason) of
+    each host's run in fleet mode."""
+    failed = [r for r in results if r.status == RunStatus.failed]
     lines = [f"# tcobench nightly {batch_id}", "",
              f"{len(results) - len(failed)} of {len(results)} cells succeeded.", "",
              "| cell | status | attempts | runs | error |", "|---|---|---:|---|---|"]  # fmt: skip
     for r in results:
-        error = (r.error or "").replace("|", "\\|").replace("\n", " ")
-        lines.append(
-            f"| {r.cell} | {r.status.value} | {r.attempts} | {', '.join(x[:8] for x in r.run_ids)} | {error} |"
-        )
+        attempts = "-" if r.attempts is None else r.attempts
+        runs = ", ".join(x[:8] for x in r.run_ids)
+        lines.append(f"| {r.cell} | {r.status} | {attempts} | {runs} | {_cell_text(r.error)} |")
+    if hosts:
+        lines += ["", "| host | its run | reason |", "|---|---|---|"]
+        lines += [f"| {host} | {outcome} | {_cell_text(reason)} |" for host, outcome, reason in hosts]
     return "\n".join(lines) + "\n"

@@ -1,11 +1,12 @@
 """report: one self-contained HTML file over the stored runs, and a Markdown summary for Prefect artifacts.
 
-Sections: the headline comparison (first two GPU vendors, with a bootstrap CI and the verdict on a claimed
-ratio), the record card per platform, throughput vs concurrency, TTFT and inter-token latency
-distributions, cost per 1M output tokens with CI per platform and cost basis, cost vs latency (Pareto),
-energy per token, cost at latency targets and sensitivity to utilisation, the nightly trend with flagged
-changes, and the provenance of every run and price. Charts are inline SVG drawn here (tasks/report_assets);
-the page loads nothing from anywhere.
+Sections: the headline comparison (``--a``/``--b``, by default the cheapest pair of platforms of different GPU
+vendors, with a bootstrap CI and the verdict on a claimed ratio), the record card per platform, throughput vs
+concurrency, TTFT and inter-token latency distributions, cost per 1M output tokens with CI per platform and cost
+basis, cost vs latency (Pareto), energy per token, cost at latency targets and sensitivity to utilisation, the
+nightly trend with flagged changes, and the provenance of every run and price, identical platforms grouped.
+Charts are inline SVG drawn here (tasks/report_assets); the page loads nothing from anywhere, and a small
+in-page filter (host / model / workload, plain JavaScript) hides the runs a reader is not looking at.
 
 A platform is (host, GPU, hardware key, model, workload, engine); labels drop the parts all platforms share.
 """
@@ -21,11 +22,11 @@ from typing import Any
 
 import duckdb
 
-from tcobench.errors import QueryError, StoreError
+from tcobench.errors import ConfigError, QueryError, StoreError
 from tcobench.schemas import PriceTable, RunStatus
 
 from .compare import parse_selection
-from .history import detect_changes
+from .history import Series, detect_changes
 from .query import connect, describe_snapshot, freeze_views
 from .report_assets import (
     Platform,
@@ -34,6 +35,8 @@ from .report_assets import (
     cost_figure,
     distribution_figure,
     energy_figure,
+    engine_load_section,
+    filter_bar,
     group_platforms,
     headline_section,
     page,
@@ -42,8 +45,10 @@ from .report_assets import (
     query_rows,
     record_card_section,
     register_platforms,
+    series_slug,
     targets_section,
     throughput_figure,
+    trend_label,
     trend_section,
 )
 from .rows import RecordCardRow, fetch_rows
@@ -59,6 +64,7 @@ _NAV = (
             ("headline", "Headline"),
             ("record-card", "Record card"),
             ("performance", "Throughput and latency"),
+            ("engine", "Inside the engine"),
             ("cost", "Cost and energy"),
             ("targets", "Latency targets"),
             ("trend", "Nightly trend"),
@@ -79,7 +85,12 @@ REPORT_RUNS_SQL = (
 
 
 def _context(
-    con: duckdb.DuckDBPyConnection, select: str | None, claim: float, resamples: int, seed: int
+    con: duckdb.DuckDBPyConnection,
+    select: str | None,
+    claim: float,
+    resamples: int,
+    seed: int,
+    pair: tuple[str | None, str | None] = (None, None),
 ) -> ReportContext:
     runs = fetch_rows(con, REPORT_RUNS_SQL, ReportRun)
     if select:
@@ -90,7 +101,7 @@ def _context(
     groups = group_platforms(runs)
     of_run = {run_id: p for p in groups for run_id in p.run_ids}
     register_platforms(con, of_run)
-    return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed)
+    return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed, *pair)
 
 
 def _saturation_warning(ctx: ReportContext) -> str:
@@ -111,20 +122,29 @@ def build_report(
     *,
     snapshot: int | None = None,
     select: str | None = None,
+    a: str | None = None,
+    b: str | None = None,
     claim: float = 5.0,
     resamples: int = 1000,
     seed: int = 0,
     price_table: str = "the shipped price table",
 ) -> str:
-    """The report's HTML (one string, self-contained)."""
+    """The report's HTML (one string, self-contained). ``a`` and ``b``: the headline pair (selections, both or
+    neither; default: the cheapest pair of different vendors)."""
+    if (a is None) != (b is None):
+        raise ConfigError(f"give both --a and --b for the headline pair, or neither (got --a {a!r}, --b {b!r})")
+    for text, label in ((a, "--a"), (b, "--b")):
+        if text is not None:
+            parse_selection(text, label)  # a bad selection fails before the store is opened
     con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
-        ctx = _context(con, select, claim, resamples, seed)
+        ctx = _context(con, select, claim, resamples, seed, (a, b))
         series = detect_changes(con)
         body = [
             "<h1>tcobench report: cost per token on your workload</h1>",
             _NAV,
+            _filter(ctx, series),
             f'<p class="meta">{len(ctx.runs)} runs, {len(ctx.platforms)} platforms, nights '
             f"{escape(ctx.runs[0]['date'])} to {escape(ctx.runs[-1]['date'])}; {escape(describe_snapshot(con))}; "
             f"prices: "
@@ -141,6 +161,7 @@ def build_report(
             distribution_figure(ctx, "ttft"),
             distribution_figure(ctx, "itl"),
             "</div>",
+            engine_load_section(ctx),
             '<h2 id="cost">Cost and energy</h2>',
             '<div class="grid2">',
             cost_figure(ctx),
@@ -155,6 +176,22 @@ def build_report(
     finally:
         con.close()
     return page("tcobench report", "\n".join(body))
+
+
+def _filter(ctx: ReportContext, series: Sequence[Series]) -> str:
+    """The page's filter: the hosts, models and workloads of the report's runs, and each chart series' facets."""
+    choices = {"host": sorted({r["host"] for r in ctx.runs}), "model": sorted({r["model_name"] for r in ctx.runs}),
+               "workload": sorted({r["workload"] for r in ctx.runs})}  # fmt: skip
+    facets: dict[str, dict[str, str]] = {}
+    levels = sorted({r["concurrency"] for r in ctx.runs})
+    for p in ctx.platforms:
+        facet = {"host": p.key[0], "model": p.key[3], "workload": p.key[4]}
+        for label in (p.label, *(f"{p.label}, c={c}" for c in levels), *(f"{p.label} (c={c})" for c in levels)):
+            facets[series_slug(label)] = facet
+    for s in series:  # the nightly trend's lines (tables.trend_section)
+        facet = {"host": s.host, "model": s.model_name, "workload": s.workload}
+        facets[series_slug(trend_label(s))] = facets[series_slug(s.key)] = facet  # its line, its flagged marks
+    return filter_bar(choices, facets)
 
 
 def write_report(store: StoreRef, prices: PriceTable, out: Path, **options: Any) -> Path:
@@ -223,8 +260,9 @@ def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]
     lines += ["", f"{len(cards)} run(s). Changes beyond run-to-run noise: {len(flags) or 'none'}."]
     for series, point, change in flags:
         lines.append(
-            f"- {series.key}, {point.date}: {change.metric} {change.change_pct:+.1f}% (p={change.p_value:.2g}) "
-            f"{'; '.join(point.provenance_changes)}"
+            f"- {series.key}, {point.date}: {change.metric} {change.change_pct:+.1f}% (p={change.p_value:.2g}); "
+            f"cost per 1M output tokens {_md(point.prior_usd_per_m_output_tokens, 4)} -> "
+            f"{_md(point.usd_per_m_output_tokens, 4)}; {'; '.join(point.provenance_changes)}"
         )
     return "\n".join(lines) + "\n"
 

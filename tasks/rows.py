@@ -97,11 +97,13 @@ class RunSummaryRow(RunIdentityRow):
     client_saturated: bool | None
     client_check_note: str | None
     token_count_source: str | None
+    cached_tokens: int | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None
     tpot_p90_ms: float | None
     tpot_p99_ms: float | None
+    cached_share: float | None
 
 
 class TcoRow(RunIdentityRow):
@@ -233,6 +235,8 @@ class NightlyTrendRow(TypedDict):
     model_digest: str | None
     prompt_set_hash: str
     extra_body: str | None
+    output_tokens_spec: str | None
+    tokenizer: str | None
     output_tok_s: float | None
     req_decode_tok_s_p50: float | None
     ttft_p50_ms: float | None

@@ -85,8 +85,11 @@ def describe_run(
     concurrency: int,
     device_facts: Mapping[str, Any] | None = None,
     plan: WorkloadPlan | None = None,
+    cell: str | None = None,
 ) -> RunRecord:
     """A RunRecord for a run about to start (status failed until finish_run says otherwise).
+
+    ``cell`` is the nightly cell label (host/engine/model/workload) the run belongs to, if any.
 
     ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names); the engine's
     own ``provenance`` (image, image_digest, container_settings of a container) fills its columns; ``plan`` the
@@ -106,6 +109,7 @@ def describe_run(
         measure_end_ns=None,
         status=RunStatus.failed,
         error="run did not finish",
+        cell=cell,
         **collect_host_facts(),
         engine_kind=config.engine.kind.value,
         engine_name=engine.info.name,
@@ -236,11 +240,22 @@ def finish_run(
     )
 
 
-def failed_run_record(config: BenchmarkConfig, host: str, batch_id: str, error: str) -> RunRecord:
-    """A runs row for a cell that failed before any run started (engine never came up, daemon down...)."""
+def failed_run_record(
+    config: BenchmarkConfig,
+    host: str,
+    batch_id: str,
+    error: str,
+    cell: str | None = None,
+    concurrency: int | None = None,
+) -> RunRecord:
+    """A runs row for a run that never ran (engine never came up, daemon down, host offline...).
+
+    Default concurrency: the cell's highest level (one row stands for the whole cell).
+    """
     engine = RunningEngine(base_url="", info=EngineInfo("unknown", "unknown", None))
     api = config.engine.kind.value
-    run = describe_run(config, engine, api, host, batch_id, max(config.workload.concurrency))
+    level = concurrency if concurrency is not None else max(config.workload.concurrency)
+    run = describe_run(config, engine, api, host, batch_id, level, cell=cell)
     return run.model_copy(update={"status": RunStatus.failed, "error": error})
 
 

@@ -97,6 +97,7 @@ class _State:
     lock = threading.Lock()  # for ``deferred`` only, never taken on the signal path
     grace_s = 5.0
     handling = False  # handling_signals() is active
+    notice: Callable[[str], None] | None = None  # told what a graceful stop will do (handling_signals' caller)
 
 
 def configure(grace: float) -> None:
@@ -118,6 +119,17 @@ def on_signal(signum: int) -> None:
         listener(request.reason, hurry)
     if _State.signals >= 3 or not (_State.listeners or _State.deferring):
         raise Stop(request)
+    if _State.notice is not None:
+        _State.notice(_notice(signal.Signals(signum).name, _State.signals))
+
+
+def _notice(name: str, count: int) -> str:
+    """What a graceful stop does now, for the user who sent the signal."""
+    if count == 1:
+        wait = f"requests in flight get {_State.grace_s:g} s to finish"
+        return (f"{name}: stopping; nothing more is sent, {wait}, then what finished is stored (signal again to "
+                "stop waiting, a third time to stop at once)")  # fmt: skip
+    return f"{name}: no more waiting for requests in flight; what finished is stored (once more to stop at once)"
 
 
 def handle(signum: int, frame: FrameType | None) -> None:
@@ -126,15 +138,20 @@ def handle(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def handling_signals() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP go to ``handle`` (main thread only); the previous handlers come back after."""
+def handling_signals(notice: Callable[[str], None] | None = None) -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP go to ``handle`` (main thread only); the previous handlers come back after.
+
+    ``notice`` is told, from the signal handler, what a graceful stop does (it must not take locks: write to a
+    file descriptor, not to a buffered stream the main thread may be writing to)."""
     reset()
     previous = {sig: signal.signal(sig, handle) for sig in SIGNALS}
     _State.handling = True
+    _State.notice = notice
     try:
         yield
     finally:
         _State.handling = False
+        _State.notice = None
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 

@@ -6,14 +6,16 @@ on the next write, and rows written before read it as NULL):
     runs        RunRecord         one row per run
     requests    RequestRecord     one row per request             partitioned by date
     telemetry   TelemetryRecord   one row per power sample        partitioned by date
+    engine_metrics  EngineMetricRecord  one row per engine metric sample (tasks.engine_metrics)  partitioned by date
     images      ImageRecord       one row per image build / unchanged check / push
     commits     CommitRecord      one row per committed run: the row counts its transaction wrote
     cache_<key>.run_summary, cache_<key>.energy, cache_<key>.covered
                 the per-run views computed at commit time (``tasks.views``), and the runs they cover
 
-A run commits in **one transaction**: its runs row, requests, telemetry, commits row and cached view rows become
-visible together or not at all (a writer killed mid-commit leaves nothing a reader sees; its unreferenced files
-are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the same transaction.
+A run commits in **one transaction**: its runs row, requests, telemetry, engine metrics, commits row and cached view
+rows become visible together or not at all (a writer killed mid-commit leaves nothing a reader sees; its
+unreferenced files are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the
+same transaction.
 Concurrent writers are fine: DuckLake retries non-conflicting commits itself, and a commit that meets a lock
 (another process holding the local DuckDB catalog, SQLite busy) or a conflict is retried here with backoff for
 up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A write that fails for lack of space rolls back and removes
@@ -43,7 +45,15 @@ from pydantic import BaseModel
 
 from tcobench import __version__
 from tcobench.errors import QueryError, StoreError
-from tcobench.schemas import CommitRecord, ImageRecord, RequestRecord, RunRecord, TelemetryRecord, arrow_schema
+from tcobench.schemas import (
+    CommitRecord,
+    EngineMetricRecord,
+    ImageRecord,
+    RequestRecord,
+    RunRecord,
+    TelemetryRecord,
+    arrow_schema,
+)
 
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
 from .views import CACHED_VIEWS, compute_per_run, view_key
@@ -75,11 +85,12 @@ TABLES: dict[str, type[BaseModel]] = {
     "runs": RunRecord,
     "requests": RequestRecord,
     "telemetry": TelemetryRecord,
+    "engine_metrics": EngineMetricRecord,  # the engine's own metrics, scraped beside telemetry (tasks.engine_metrics)
     "images": ImageRecord,
     "commits": CommitRecord,
 }
-RUN_TABLES = ("runs", "requests", "telemetry", "commits")  # keyed by run_id: a run's rows in each
-PARTITIONED = {"requests": "date", "telemetry": "date"}
+RUN_TABLES = ("runs", "requests", "telemetry", "engine_metrics", "commits")  # keyed by run_id: a run's rows in each
+PARTITIONED = {"requests": "date", "telemetry": "date", "engine_metrics": "date"}
 LEGACY_TABLES = ("runs", "requests", "telemetry", "images")  # folders of the pre-DuckLake layout
 _MIN_FREE_BYTES = 100 * 2**20
 _TRANSIENT = ("conflict", "database is locked", "lock on file", "file handle conflict", "serializ", "deadlock",
@@ -123,6 +134,7 @@ class RunRows:
     run: RunRecord
     requests: Sequence[RequestRecord] = ()
     telemetry: Sequence[TelemetryRecord] = ()
+    engine_metrics: Sequence[EngineMetricRecord] = ()
 
 
 class Store:
@@ -405,7 +417,8 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     """Commit the rows of whole runs (``runs`` plus their ``requests`` and ``telemetry``) in one transaction,
     replacing any rows of the same run ids, with their commits rows and cached views; the snapshot id."""
     target = open_store(store)
-    data = {t: conform(t, tables.get(t, table_schema(t).empty_table())) for t in ("runs", "requests", "telemetry")}
+    data = {t: conform(t, tables.get(t, table_schema(t).empty_table()))
+            for t in ("runs", "requests", "telemetry", "engine_metrics")}  # fmt: skip
     if data["runs"].num_rows == 0:
         raise StoreError("nothing to write: no run given")
     data["commits"] = _commit_rows(data, writer)
@@ -432,6 +445,7 @@ def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run") -
         "runs": to_arrow("runs", [b.run for b in batch]),
         "requests": to_arrow("requests", [r for b in batch for r in b.requests]),
         "telemetry": to_arrow("telemetry", [t for b in batch for t in b.telemetry]),
+        "engine_metrics": to_arrow("engine_metrics", [m for b in batch for m in b.engine_metrics]),
     }
     return commit_tables(store, tables, writer)
 
@@ -441,9 +455,10 @@ def write_results(
     run: RunRecord,
     requests: Sequence[RequestRecord],
     telemetry: Sequence[TelemetryRecord] = (),
+    engine_metrics: Sequence[EngineMetricRecord] = (),
 ) -> int:
     """Commit one run's rows atomically; re-writing a run id replaces its rows. Returns the snapshot id."""
-    return write_runs(store, [RunRows(run, requests, telemetry)])
+    return write_runs(store, [RunRows(run, requests, telemetry, engine_metrics)])
 
 
 def write_image_record(store: StoreRef, record: ImageRecord) -> int:

@@ -7,7 +7,7 @@ import re
 import socket
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "safe_host_name"]
@@ -70,6 +70,22 @@ class Settings(BaseSettings):
         default=None,
         description="Registry that `tcobench images push` pushes to, e.g. registry.example.com:5000 "
         "(TCOBENCH_REGISTRY).",
+    )
+
+    webhook_url: SecretStr | None = Field(
+        default=None,
+        description="URL a nightly posts its markdown summary and flags to, as JSON (TCOBENCH_WEBHOOK_URL): Slack, "
+        "Mattermost and Teams incoming webhooks read its 'text'. A secret: never stored in rows, artifacts or logs.",
+    )
+    report_dir: Path | None = Field(
+        default=None,
+        description="Where a nightly writes its HTML report, nightly-<batch id>.html (TCOBENCH_REPORT_DIR); default: "
+        "the store's reports/ folder.",
+    )
+    report_url: str | None = Field(
+        default=None,
+        description="Base URL under which report_dir is served (TCOBENCH_REPORT_URL); the Prefect artifact and the "
+        "webhook then link the report there instead of by file:// path.",
     )
 
     @field_validator("host_name")

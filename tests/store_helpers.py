@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
 from tcobench.tasks.lake import LAKE, attach_sql, new_instance, parse_store
 
-__all__ = ["data_files", "lake", "lake_rows", "on_disk", "write_folder_run"]
+__all__ = ["data_files", "lake", "lake_rows", "on_disk", "table_rows", "write_folder_run"]
 
 
 @contextlib.contextmanager
@@ -32,6 +32,16 @@ def lake(store: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
 def lake_rows(store: str | Path, sql: str) -> list[tuple[Any, ...]]:
     with lake(store) as con:
         return con.execute(sql).fetchall()
+
+
+def table_rows(store: str | Path, table: str) -> list[dict[str, Any]]:
+    """The rows of a stored table as dicts; [] while the store has no catalog yet."""
+    if not parse_store(store).exists():
+        return []
+    with lake(store) as con:
+        cursor = con.execute(f"SELECT * FROM {LAKE}.{table}")
+        names = [d[0] for d in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def data_files(store: str | Path, table: str) -> list[str]:

@@ -7,12 +7,21 @@ is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A
 - ``candidates``: the runs a comparison may take (views runs, tco, cost_basis), what must agree on both sides, and
   each side's night-weighted figures;
 - ``comparison``: per concurrency level, the ratio, the cost terms and the verdict on a claim;
-- ``bootstrap``: the confidence interval, resampling nights, runs within nights and requests within runs.
+- ``bootstrap``: the confidence interval, resampling nights (nightly batches, whole: all levels of a night
+  together), runs within nights and requests within runs.
 """
 
 from __future__ import annotations
 
-from .bootstrap import RunSample, TokenCount, bootstrap_efficiency, load_samples, percentile_interval
+from .bootstrap import (
+    NightDraws,
+    RunSample,
+    TokenCount,
+    bootstrap_efficiency,
+    load_samples,
+    night_draws,
+    percentile_interval,
+)
 from .candidates import (
     COMPARABLE,
     SHAPE_COLUMNS,
@@ -32,6 +41,7 @@ from .comparison import (
     CompareOptions,
     Comparison,
     CostTerm,
+    FlaggedRun,
     Stratum,
     Verdict,
     compare,
@@ -50,7 +60,9 @@ __all__ = [
     "Comparison",
     "CostTerm",
     "CostTermName",
+    "FlaggedRun",
     "MatchMode",
+    "NightDraws",
     "RunSample",
     "Selection",
     "SelectionTerm",
@@ -66,6 +78,7 @@ __all__ = [
     "load_candidates",
     "load_runs",
     "load_samples",
+    "night_draws",
     "night_weighted",
     "parse_selection",
     "percentile_interval",

@@ -1,17 +1,22 @@
 """bootstrap: the confidence interval of a comparison, by resampling nights, runs and requests.
 
 A side's point estimate is night-weighted (SQL macro ``night_weighted_mean``: the mean over nights of each
-night's mean over its runs). A bootstrap replicate (fixed seed) resamples the nights of a side, the runs within
-each night and the ok requests within each run (view ``request_metrics``); a resampled run's tokens per USD is
-its measured figure times (sum tokens* / sum e2e*) / (sum tokens / sum e2e) over the resampled requests (a ratio
-estimator of its throughput), and the replicate weighs nights as ``night_weighted_mean`` does. The interval is
-the percentile interval of the replicates (tasks/quantile.py: the views' quantile rule).
+night's mean over its runs; a night is a nightly batch, runs.batch_id). A bootstrap replicate (fixed seed)
+resamples the nights of a side, the runs within each night and the ok requests within each run (view
+``request_metrics``); a resampled run's tokens per USD is its measured figure times (sum tokens* / sum e2e*) /
+(sum tokens / sum e2e) over the resampled requests (a ratio estimator of its throughput), and the replicate
+weighs nights as ``night_weighted_mean`` does. The interval is the percentile interval of the replicates
+(tasks/quantile.py: the views' quantile rule).
+
+Nights are drawn once per side and replicate (``night_draws``) and the same draw serves every concurrency level:
+one bad night hits every level of that night, so the all-levels interval resamples whole nights, not each
+level's nights independently (which would make it look narrower than it is).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,9 +25,18 @@ import numpy as np
 
 from ..quantile import quantile
 
-__all__ = ["TokenCount", "RunSample", "bootstrap_efficiency", "load_samples", "percentile_interval"]
+__all__ = [
+    "NightDraws",
+    "RunSample",
+    "TokenCount",
+    "bootstrap_efficiency",
+    "load_samples",
+    "night_draws",
+    "percentile_interval",
+]
 
 TokenCount = Literal["output", "total"]  # which tokens a cost counts: output, or prompt + output
+NightDraws = dict[str, np.ndarray]  # night -> how many times it is drawn in each replicate (shape: resamples)
 
 
 @dataclass(frozen=True)
@@ -64,28 +78,45 @@ def _run_replicates(sample: RunSample, resamples: int, rng: np.random.Generator)
     return result
 
 
-def bootstrap_efficiency(samples: Sequence[RunSample], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``resamples`` bootstrap replicates of the night-weighted tokens per USD: nights, runs within nights and
-    requests within runs are resampled; each replicate is the mean over its nights of each night's mean."""
+def night_draws(nights: Iterable[str], resamples: int, rng: np.random.Generator) -> NightDraws:
+    """Nights resampled with replacement: per night, how many times each replicate draws it (the counts of one
+    replicate add up to the number of nights). One draw per side serves all its concurrency levels."""
+    ordered = sorted(set(nights))
+    pick = rng.integers(0, len(ordered), size=(len(ordered), resamples))
+    return {night: (pick == i).sum(axis=0).astype(float) for i, night in enumerate(ordered)}
+
+
+def bootstrap_efficiency(
+    samples: Sequence[RunSample], resamples: int, rng: np.random.Generator, draws: NightDraws | None = None
+) -> np.ndarray:
+    """``resamples`` bootstrap replicates of the night-weighted tokens per USD: nights (``draws``; drawn here from
+    these samples' nights when None), runs within nights and requests within runs are resampled; each replicate
+    is the mean over its drawn nights of each night's mean. A replicate that draws none of these samples' nights
+    (possible only when ``draws`` covers nights without them) is NaN."""
     ordered = sorted(samples, key=lambda s: (s.night, s.run_id))
     nights: dict[str, list[np.ndarray]] = defaultdict(list)
     for s in ordered:
         nights[s.night].append(_run_replicates(s, resamples, rng))
+    if draws is None:
+        draws = night_draws(nights, resamples, rng)
     cols = np.arange(resamples)
-    night_values = []
-    for reps in nights.values():
+    total, weight = np.zeros(resamples), np.zeros(resamples)
+    for night, reps in nights.items():
         matrix = np.vstack(reps)  # runs x resamples
         pick = rng.integers(0, len(reps), size=(len(reps), resamples))
-        night_values.append(matrix[pick, cols].mean(axis=0))
-    per_night = np.vstack(night_values)  # nights x resamples
-    pick = rng.integers(0, len(night_values), size=(len(night_values), resamples))
-    result: np.ndarray = per_night[pick, cols].mean(axis=0)
+        count = draws[night]
+        total += count * matrix[pick, cols].mean(axis=0)
+        weight += count
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
     return result
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The percentile interval: the (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of the replicates."""
-    lo, hi = quantile(replicates, (1 - confidence) / 2), quantile(replicates, (1 + confidence) / 2)
+    """The percentile interval: the (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of the finite
+    replicates (NaN replicates, which drew none of a level's nights, are left out)."""
+    finite = replicates[np.isfinite(replicates)]
+    lo, hi = quantile(finite, (1 - confidence) / 2), quantile(finite, (1 + confidence) / 2)
     if lo is None or hi is None:
         raise ValueError("a percentile interval needs at least one replicate")
     return lo, hi

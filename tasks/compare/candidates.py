@@ -8,11 +8,13 @@ tokens per USD, tok/s and monthly cost terms.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import urlsplit
 
 import duckdb
 
@@ -65,6 +67,8 @@ class CandidateRun(RunRow):
     num_ctx: int
     concurrency: int
     output_tokens_spec: str | None
+    engine_url: str | None
+    client_placement: str | None
     # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
     isl_mean: float | None
     osl_mean: float | None
@@ -96,10 +100,25 @@ COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "engine_version": lambda r: r["engine_version"],
     "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
     "output lengths (output_tokens_spec)": lambda r: r["output_tokens_spec"],
+    "client_placement (where the load generator ran)": lambda r: _placement(r),
 }
 # achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
 SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {"isl_mean": "achieved ISL mean",
                                                              "osl_mean": "achieved OSL mean"}  # fmt: skip
+
+
+def _placement(row: CandidateRun) -> str:
+    """The run's client placement; for a row stored before placement was recorded, inferred from its engine URL
+    (a loopback host: loopback, anything else: network), as the measuring code then behaved."""
+    recorded = row["client_placement"]
+    if recorded:
+        return str(recorded)
+    host = urlsplit(str(row["engine_url"] or "")).hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    return "loopback" if loopback else "network"
 
 
 def _settings_without_paths(text: str | None) -> str:
@@ -184,7 +203,7 @@ def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis
     """The night-weighted mean of each SideFigures column of view cost_basis over these runs on ``basis``
     (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
     names = list(SideFigures.__dataclass_fields__)
-    columns = ", ".join(f"night_weighted_mean(list(({c}, date))) AS {c}" for c in names)
+    columns = ", ".join(f"night_weighted_mean(list(({c}, batch_id))) AS {c}" for c in names)
     sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains($ids, run_id)"
     row = con.execute(sql, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
     values = row if row is not None else [None] * len(names)
@@ -268,6 +287,6 @@ def priced(rows: list[CandidateRun], label: str, basis: CostBasis, notes: list[s
 
 def samples_of(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], tokens: TokenCount) -> list[RunSample]:
     """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests)."""
-    per_usd = [(r["run_id"], r["date"], r["output_tokens_per_usd" if tokens == "output" else "total_tokens_per_usd"])
-               for r in rows]  # fmt: skip
+    per_usd = [(r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else
+                r["total_tokens_per_usd"]) for r in rows]  # fmt: skip
     return load_samples(con, [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None], tokens)

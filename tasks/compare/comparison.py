@@ -9,6 +9,11 @@ A pair of sides whose *achieved* shape differs is refused too: the mean over a s
 (prompt tokens as the server counted them) or osl_mean (output tokens), at a concurrency level, more than
 ``shape_tolerance`` (default 5%) apart, relative to B's. Each side's goodput (view goodput: the fraction of requests
 within the run's SLO and the cost per 1M tokens delivered within it) is reported next to its cost.
+(candidates.night_weighted); the interval comes from bootstrap.py. A night is a nightly batch (runs.batch_id), not
+a calendar date; each side reports both its nights and its UTC dates.
+
+Runs that `tcobench history` flags (a change beyond run-to-run noise against the runs before them in their series)
+are listed per side (``Comparison.flagged``) and, with ``exclude_flagged=True``, left out.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ import numpy as np
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
 
+from ..history import detect_changes
 from ..query import connect, describe_snapshot, freeze_views
 from ..store import StoreRef
-from .bootstrap import TokenCount, bootstrap_efficiency, percentile_interval
+from .bootstrap import NightDraws, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
 from .candidates import (
     CandidateRun,
     CostTermName,
@@ -46,6 +52,7 @@ __all__ = [
     "CompareOptions",
     "Comparison",
     "CostTerm",
+    "FlaggedRun",
     "Stratum",
     "Verdict",
     "compare",
@@ -135,6 +142,20 @@ class Stratum:
 
 
 @dataclass(frozen=True)
+class FlaggedRun:
+    """A run of a side that `tcobench history` flags: what changed against the runs before it in its series."""
+
+    side: str  # "A" or "B"
+    run_id: str
+    batch_id: str
+    date: str
+    series: str
+    changes: tuple[str, ...]  # "decode_tok_s -25.0% (worse)"
+    worse: bool  # at least one change goes the bad way (a regression)
+    excluded: bool
+
+
+@dataclass(frozen=True)
 class Comparison:
     a: Selection
     b: Selection
@@ -152,6 +173,7 @@ class Comparison:
     a_desc: str = ""
     b_desc: str = ""
     snapshot: str = ""  # which store snapshot was read (query.describe_snapshot)
+    flagged: tuple[FlaggedRun, ...] = field(default_factory=tuple)
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -164,6 +186,11 @@ def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[
 
 
 def _nights(rows: Sequence[CandidateRun]) -> int:
+    """Nights are nightly batches (runs.batch_id), not dates."""
+    return len({r["batch_id"] for r in rows})
+
+
+def _dates(rows: Sequence[CandidateRun]) -> int:
     return len({r["date"] for r in rows})
 
 
@@ -172,7 +199,8 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
         return ", ".join(sorted({v for r in rows if (v := read(r)) is not None})) or "-"
 
     return (
-        f"{len(rows)} run(s) over {_nights(rows)} night(s); hosts {values(lambda r: r['host'])}; "
+        f"{len(rows)} run(s) over {_nights(rows)} night(s) (nightly batches) on {_dates(rows)} UTC date(s); "
+        f"hosts {values(lambda r: r['host'])}; "
         f"GPUs {values(lambda r: r['gpu_name'])}; hardware {values(lambda r: r['hardware_key'])}; "
         f"driver {values(lambda r: r['driver_version'])}"
     )
@@ -188,6 +216,7 @@ class _Options:
     seed: int
     confidence: float
     shape_tolerance: float
+    exclude_flagged: bool
 
 
 def _stratum(
@@ -197,12 +226,13 @@ def _stratum(
     b_rows: list[CandidateRun],
     opts: _Options,
     rng: np.random.Generator,
+    draws: tuple[NightDraws, NightDraws],
 ) -> tuple[Stratum, np.ndarray]:
     a = night_weighted(con, [r["run_id"] for r in a_rows], opts.basis)
     b = night_weighted(con, [r["run_id"] for r in b_rows], opts.basis)
     a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
-    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng)
-    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng)
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng, draws[0])
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng, draws[1])
     lo, hi = percentile_interval(reps, opts.confidence)
     a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
     b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
@@ -240,6 +270,7 @@ def _options(
     seed: int = 0,
     confidence: float = 0.95,
     shape_tolerance: float = 0.05,
+    exclude_flagged: bool = False,
 ) -> _Options:
     counted = token_count(tokens)
     if not 0 < confidence < 1 or resamples < 100:
@@ -248,13 +279,15 @@ def _options(
         raise ConfigError(f"--claim must be a positive ratio, got {claim}")
     if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
         raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
-    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance)
+    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance,
+                    exclude_flagged)  # fmt: skip
 
 
 class CompareOptions(TypedDict, total=False):
     """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
     judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
-    shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be)."""
+    shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be), and exclude_flagged (False: runs
+    `tcobench history` flags are listed, and kept)."""
 
     basis: CostBasis
     tokens: str
@@ -264,6 +297,7 @@ class CompareOptions(TypedDict, total=False):
     seed: int
     confidence: float
     shape_tolerance: float
+    exclude_flagged: bool
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
@@ -348,16 +382,53 @@ def _saturation_notes(a_rows: list[CandidateRun], b_rows: list[CandidateRun]) ->
     return notes
 
 
+def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]], exclude: bool) -> list[FlaggedRun]:
+    """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
+    wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
+    found = []
+    for series in detect_changes(con):
+        for point in series.points:
+            if point.run_id not in wanted or not point.flagged:
+                continue
+            side, row = wanted[point.run_id]
+            changes = tuple(f"{c.metric} {c.change_pct:+.1f}% ({'better' if c.better else 'worse'})"
+                            for c in point.changes if c.flagged)  # fmt: skip
+            worse = any(c.flagged and not c.better for c in point.changes)
+            found.append(
+                FlaggedRun(side, point.run_id, row["batch_id"], row["date"], series.key, changes, worse, exclude)
+            )
+    return sorted(found, key=lambda f: (f.side, f.date, f.run_id))
+
+
+def _without_flagged(
+    rows: list[CandidateRun], flagged: Sequence[FlaggedRun], side: str, notes: list[str]
+) -> list[CandidateRun]:
+    """The rows less the flagged runs of this side; a QueryError when nothing is left."""
+    gone = {f.run_id for f in flagged if f.side == side}
+    kept = [r for r in rows if r["run_id"] not in gone]
+    if gone and not kept:
+        raise QueryError(f"selection {side}: every run is flagged by `tcobench history`; nothing left to compare")
+    if gone:
+        notes.append(f"{len(gone)} flagged run(s) of {side} left out (--exclude-flagged)")
+    return kept
+
+
 def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
     a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis), sel_a, sel_b, opts)
+    flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
+    if opts.exclude_flagged:
+        a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)
     levels = sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows})
     if not levels:
         raise QueryError("no concurrency level in common among the runs with a cost")
     rng = np.random.default_rng(opts.seed)
+    # nights drawn once per side for every level: a bad night hits all its levels (bootstrap.py)
+    draws = (night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
+             night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng))  # fmt: skip
     strata, reps = [], []
     for level in levels:
-        a_level = [r for r in a_rows if r["concurrency"] == level]
-        stratum, rep = _stratum(con, level, a_level, [r for r in b_rows if r["concurrency"] == level], opts, rng)
+        a_level, b_level = ([r for r in rows if r["concurrency"] == level] for rows in (a_rows, b_rows))
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws)
         strata.append(stratum)
         reps.append(rep)
         if min(stratum.a_runs, stratum.b_runs) == 1:
@@ -379,13 +450,15 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         tuple(notes),
         _describe(a_rows),
         _describe(b_rows),
+        flagged=tuple(flagged),
     )
 
 
 def _pooled(
     strata: list[Stratum], reps: list[np.ndarray], opts: _Options
 ) -> tuple[tuple[float, float, float] | None, Verdict | None]:
-    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI."""
+    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI: per
+    replicate the geometric mean of the levels' replicates, which share their draw of nights (whole nights)."""
     if len(strata) < 2:
         return None, None
     ratio = math.exp(float(np.mean([math.log(s.ratio) for s in strata])))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tcobench.errors import EngineDiedError
-from tcobench.schemas import BenchmarkConfig
+from tcobench.schemas import BenchmarkConfig, ClientPlacement
 
+from ..placement import probe_rtt_ns
 from . import container, endpoint, local  # noqa: F401  (importing registers the launchers)
 from .base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
 from .endpoint import target_of
@@ -35,10 +37,26 @@ def launch_engine(
     """Start or find the engine, healthy and serving the model; EngineError otherwise.
 
     ``batch_id`` labels what the launcher starts (a container); ``on_event`` receives progress (model pulls).
+    The engine's provenance gains where this process is relative to it (``client_placement``) and, off loopback,
+    the round trip to it (``rtt_p50_ns``).
     """
     slots = max(config.workload.concurrency)
     launch = LaunchOptions(batch_id=batch_id, on_event=on_event)
-    return launcher_for(config.engine.kind).start(config, slots, log_dir, model_cache, launch)
+    launcher = launcher_for(config.engine.kind)
+    engine = launcher.start(config, slots, log_dir, model_cache, launch)
+    try:
+        engine.provenance.update(_link(config, launcher.placement(engine), engine.base_url))
+    except BaseException:
+        launcher.stop(engine)
+        raise
+    return engine
+
+
+def _link(config: BenchmarkConfig, placement: ClientPlacement | None, base_url: str) -> dict[str, Any]:
+    """RunRecord columns on the client-engine link: placement, and the round trip where it is not loopback."""
+    probe = placement is not None and placement is not ClientPlacement.loopback
+    rtt = probe_rtt_ns(base_url, config.engine.protocol) if probe else None
+    return {"client_placement": placement.value if placement else None, "rtt_p50_ns": rtt}
 
 
 def stop_engine(config: BenchmarkConfig, engine: RunningEngine) -> None:

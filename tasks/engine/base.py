@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcobench.schemas import BenchmarkConfig, EngineKind
+from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
 
 from .._registry import Registry
+from ..placement import placement_of_url
 from ..protocols import EngineInfo
 
 __all__ = [
@@ -84,6 +85,10 @@ class EngineLauncher(ABC):
     def alive_error(self, engine: RunningEngine) -> str | None:
         """Why the engine is no longer usable, or None while it is."""
         return None
+
+    def placement(self, engine: RunningEngine) -> ClientPlacement | None:
+        """Where this process (the load generator) is relative to the engine: from the address it talks to."""
+        return placement_of_url(engine.base_url)
 
 
 _REGISTRY: Registry[EngineKind, EngineLauncher] = Registry("engine launcher")

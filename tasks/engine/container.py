@@ -27,7 +27,14 @@ from docker.models.containers import Container
 from docker.models.images import Image
 
 from tcobench.errors import EngineError
-from tcobench.schemas import CONTAINER_PROTOCOLS, BenchmarkConfig, ContainerConfig, ContainerEngine, EngineKind
+from tcobench.schemas import (
+    CONTAINER_PROTOCOLS,
+    BenchmarkConfig,
+    ClientPlacement,
+    ContainerConfig,
+    ContainerEngine,
+    EngineKind,
+)
 
 from ..docker_client import (
     describe_host,
@@ -312,3 +319,10 @@ class ContainerLauncher(EngineLauncher):
         if handle is None:
             return None
         return handle.exit_error("during the run")
+
+    def placement(self, engine: RunningEngine) -> ClientPlacement | None:
+        """An engine on another Docker host is across the network, whatever its address looks like from here."""
+        handle: ContainerHandle | None = engine.handle
+        if handle is not None and not handle.local:
+            return ClientPlacement.network
+        return super().placement(engine)

@@ -68,6 +68,7 @@ class Adapter(ABC):
     """One wire protocol."""
 
     protocol: Protocol
+    probe_path: str  # a cheap GET that any server of this protocol answers (round-trip probes)
 
     @abstractmethod
     def path(self, chat: bool) -> str:

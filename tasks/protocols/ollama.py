@@ -52,6 +52,8 @@ def _final_fields(obj: dict[str, Any]) -> dict[str, Any]:
 
 @register(Protocol.ollama)
 class OllamaAdapter(Adapter):
+    probe_path = "/api/version"
+
     def path(self, chat: bool) -> str:
         return "/api/chat" if chat else "/api/generate"
 

@@ -51,6 +51,8 @@ def _timings_fields(timings: dict[str, Any]) -> dict[str, Any]:
 
 @register(Protocol.openai)
 class OpenAIAdapter(Adapter):
+    probe_path = "/v1/models"
+
     def path(self, chat: bool) -> str:
         return "/v1/chat/completions" if chat else "/v1/completions"
 

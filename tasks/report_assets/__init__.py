@@ -4,6 +4,7 @@ report's sections (tables.py: headline, record card, trend, provenance; figures.
 from __future__ import annotations
 
 from .context import Platform, ReportContext, ReportRun, group_platforms, query_rows, register_platforms
+from .engine_load import engine_load_section
 from .figures import (
     cost_figure,
     distribution_figure,
@@ -12,9 +13,9 @@ from .figures import (
     targets_section,
     throughput_figure,
 )
-from .page import PAGE_CSS, PAGE_SCRIPT, page
-from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
-from .tables import headline_section, provenance_section, record_card_section, trend_section
+from .page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
+from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart, series_slug
+from .tables import headline_section, provenance_section, record_card_section, trend_label, trend_section
 
 __all__ = [
     "PAGE_CSS",
@@ -31,6 +32,8 @@ __all__ = [
     "distribution_figure",
     "ecdf_chart",
     "energy_figure",
+    "engine_load_section",
+    "filter_bar",
     "headline_section",
     "legend",
     "line_chart",
@@ -42,7 +45,9 @@ __all__ = [
     "query_rows",
     "register_platforms",
     "scatter_chart",
+    "series_slug",
     "targets_section",
     "throughput_figure",
+    "trend_label",
     "trend_section",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "ReportContext",
     "ReportRun",
     "cheapest_levels",
+    "cheapest_tokens_per_usd",
     "figure",
     "fmt",
     "group_platforms",
@@ -117,6 +118,8 @@ class ReportContext:
     claim: float
     resamples: int
     seed: int
+    a: str | None = None  # the headline pair (report --a/--b); None: the cheapest pair of different vendors
+    b: str | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -171,15 +174,25 @@ def night_weighted_rows(
     ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and ``runs``. ``extra``: more
     aggregates (", bool_and(v.x) AS y"); ``params``: ``$name`` parameters of ``source``."""
     group = "".join(f", v.{column}" for column in by)
-    pairs = f"list((v.{value}, r.date))"
+    pairs = f"list((v.{value}, r.batch_id))"
     sql = (
         f"SELECT p.platform, r.concurrency{group}, night_weighted_mean({pairs}) AS mean, "
         f"list_min(night_means({pairs})) AS lowest, list_max(night_means({pairs})) AS highest, "
-        f"count(DISTINCT r.date) AS nights, count(*) AS runs{extra} "
+        f"count(DISTINCT r.batch_id) AS nights, count(*) AS runs{extra} "
         f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
         f"WHERE v.{value} IS NOT NULL GROUP BY ALL ORDER BY p.platform, r.concurrency{group}"
     )
     return fetch_rows(ctx.con, sql, NightWeightedRow, params)
+
+
+def cheapest_tokens_per_usd(ctx: ReportContext) -> dict[str, float]:
+    """Per platform label, its most output tokens per USD (owned basis) over its concurrency levels, each
+    night-weighted (night_weighted_rows of view cost_basis)."""
+    best: dict[str, float] = {}
+    for row in night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",)):
+        if row["basis"] == "owned":
+            best[row["platform"]] = max(best.get(row["platform"], 0.0), row["mean"])
+    return best
 
 
 def cheapest_levels(owned: Sequence[NightWeightedRow]) -> dict[str, int]:
@@ -207,17 +220,23 @@ def usd(value: float | None) -> str:
 
 
 def table(
-    headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = (), flagged: Sequence[bool] = ()
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    numeric: Sequence[int] = (),
+    flagged: Sequence[bool] = (),
+    row_attrs: Sequence[str] = (),
 ) -> str:
+    """An HTML table; ``row_attrs``: per row, attributes for its <tr> (already escaped), e.g. the filter's."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []
     for i, row in enumerate(rows):
         cells = "".join(f'<td class="num">{c}</td>' if j in numeric else f"<td>{c}</td>" for j, c in enumerate(row))
         cls = ' class="flagged"' if flagged and flagged[i] else ""
-        body.append(f"<tr{cls}>{cells}</tr>")
+        attrs = f" {row_attrs[i]}" if row_attrs else ""
+        body.append(f"<tr{cls}{attrs}>{cells}</tr>")
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def figure(caption: str, chart: str, legend_html: str = "", note: str = "") -> str:
-    note_html = f'<p class="note">{note}</p>' if note else ""
+    note_html = f'<p class="note">{escape(note)}</p>' if note else ""
     return f"<figure><figcaption>{escape(caption)}</figcaption>{chart}{legend_html}{note_html}</figure>"

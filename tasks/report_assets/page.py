@@ -2,15 +2,25 @@
 
 The Content-Security-Policy forbids every fetch (scripts, styles, images, fonts, connections) except what is
 inline, so a report that tried to load something would show it as a console error. The script checks each
-chart has data marks, wires the legends (click to hide a series), and sets ``data-report-ready="ok"`` on
-``<html>`` only when all of that ran without an exception (the headless-browser test reads it).
+chart has data marks, wires the legends (click to hide a series) and the filter, and sets
+``data-report-ready="ok"`` on ``<html>`` only when all of that ran without an exception (the headless-browser
+test reads it).
+
+The filter (``filter_bar``): a host, a model and a workload, each "all" by default. It hides the table rows
+whose ``data-host``/``data-model``/``data-workload`` do not match, and the chart series (``data-series``) whose
+facets (a JSON map slug -> {host, model, workload} in the page) do not match. The choice is kept in the page's
+address (``#host=gpu-a&workload=chat``), so a filtered view can be linked; nothing is fetched.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from html import escape
 
-__all__ = ["PAGE_CSS", "PAGE_SCRIPT", "page"]
+__all__ = ["FACETS", "PAGE_CSS", "PAGE_SCRIPT", "filter_bar", "page"]
+
+FACETS = ("host", "model", "workload")  # what the page's filter chooses by
 
 PAGE_CSS = """
 :root { --fg: #1d2125; --muted: #5f6b76; --line: #d9dee3; --bg: #ffffff; --panel: #f6f8fa; }
@@ -42,12 +52,17 @@ svg .group-label { font-size: 12px; font-weight: 600; fill: var(--fg); }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 4px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: var(--panel); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 code { font-size: 12px; }
 tr.flagged td { background: #fff1f0; }
 nav.toc { font-size: 13px; margin: 4px 0 10px; }
 nav.toc a { color: #1f5fa8; text-decoration: none; }
+form.filter { position: sticky; top: 0; z-index: 2; background: var(--panel); border: 1px solid var(--line);
+              border-radius: 6px; padding: 6px 10px; margin: 6px 0 10px; font-size: 13px; display: flex;
+              flex-wrap: wrap; gap: 6px 16px; align-items: center; }
+form.filter select { font: inherit; }
+.filtered-out { display: none !important; }
 """
 
 PAGE_SCRIPT = """
@@ -69,6 +84,51 @@ PAGE_SCRIPT = """
     });
   });
   var root = document.documentElement;
+  var form = document.getElementById("filter");
+  if (form) {
+    var facetsNode = document.getElementById("series-facets");
+    var facets = JSON.parse(facetsNode ? facetsNode.textContent : "{}");
+    var keys = ["host", "model", "workload"];
+    var matches = function (attrs, chosen) {
+      return keys.every(function (k) { return !chosen[k] || attrs[k] === chosen[k]; });
+    };
+    var apply = function () {
+      var chosen = {}, parts = [], shown = 0;
+      keys.forEach(function (k) {
+        chosen[k] = form.elements[k].value;
+        if (chosen[k]) { parts.push(k + "=" + encodeURIComponent(chosen[k])); }
+      });
+      document.querySelectorAll("tr[data-host]").forEach(function (row) {
+        var ok = matches(row.dataset, chosen);
+        row.classList.toggle("filtered-out", !ok);
+        if (ok) { shown += 1; }
+      });
+      Object.keys(facets).forEach(function (slug) {
+        var ok = matches(facets[slug], chosen);
+        document.querySelectorAll("[data-series='" + slug + "']").forEach(function (el) {
+          el.classList.toggle("filtered-out", !ok);
+        });
+      });
+      root.dataset.filter = parts.join("&");
+      root.dataset.filterRows = String(shown);
+      var count = document.getElementById("filter-count");
+      if (count) { count.textContent = parts.length ? shown + " table rows match" : ""; }
+      return parts.join("&");
+    };
+    location.hash.replace(/^#/, "").split("&").forEach(function (pair) {
+      var kv = pair.split("=");
+      var select = keys.indexOf(kv[0]) >= 0 ? form.elements[kv[0]] : null;
+      var value = kv.length > 1 ? decodeURIComponent(kv[1]) : "";
+      if (select && Array.prototype.some.call(select.options, function (o) { return o.value === value; })) {
+        select.value = value;
+      }
+    });
+    apply();
+    form.addEventListener("change", function () {
+      var state = apply();
+      history.replaceState(null, "", state ? "#" + state : location.pathname + location.search);
+    });
+  }
   root.dataset.charts = String(charts.length);
   root.dataset.chartsDrawn = String(drawn);
   root.dataset.reportReady = (charts.length > 0 && drawn === charts.length) ? "ok" : "incomplete";
@@ -79,6 +139,20 @@ _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
     "font-src 'none'; connect-src 'none'"
 )
+
+
+def filter_bar(choices: Mapping[str, list[str]], series: Mapping[str, Mapping[str, str]]) -> str:
+    """The filter form (a select per FACETS key, with its values) and the chart series' facets (JSON)."""
+    selects = []
+    for key in FACETS:
+        options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in choices.get(key, []))
+        selects.append(f'<label>{key} <select name="{key}"><option value="">all</option>{options}</select></label>')
+    facets = json.dumps(series, sort_keys=True).replace("</", "<\\/")
+    return (
+        f'<form class="filter" id="filter" aria-label="Filter the report"><b>Show</b>{"".join(selects)}'
+        f'<span id="filter-count" class="note"></span></form>'
+        f'<script type="application/json" id="series-facets">{facets}</script>'
+    )
 
 
 def page(title: str, body: str) -> str:

@@ -13,7 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["PALETTE", "Bar", "Line", "Mark", "bar_chart", "ecdf_chart", "legend", "line_chart", "scatter_chart"]
+__all__ = [
+    "PALETTE",
+    "Bar",
+    "Line",
+    "Mark",
+    "bar_chart",
+    "ecdf_chart",
+    "legend",
+    "line_chart",
+    "scatter_chart",
+    "series_slug",
+]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 _W, _H = 640, 340
@@ -67,6 +78,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "series"
 
 
+def series_slug(label: str) -> str:
+    """The ``data-series`` value of a series drawn with this label (legends and the page's filter match on it)."""
+    return _slug(label)
+
+
 def _num(value: float) -> str:
     """A tick or value label: 3 significant digits, thousands separated."""
     if value == 0:
@@ -82,6 +98,35 @@ def _nice_step(span: float, count: int) -> float:
     raw = span / max(count, 1)
     power = 10 ** math.floor(math.log10(raw))
     return float(next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw))
+
+
+# mantissas of log-axis ticks, sparsest first: the first set that gives at least _MIN_LOG_TICKS ticks is used
+_LOG_MANTISSAS = (
+    (1.0,),
+    (1.0, 2.0, 5.0),
+    (1.0, 2.0, 3.0, 5.0, 7.0),
+    (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0),
+)
+_MIN_LOG_TICKS, _MAX_LOG_TICKS = 4, 12
+
+
+def _log_ticks(lo: float, hi: float) -> tuple[float, ...]:
+    """Readable ticks for a log axis over [lo, hi]: decades, then 1-2-5, then finer mantissas until there are at
+    least four (at most twelve); over a range too narrow for that, evenly spaced round values."""
+    low, high = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks: tuple[float, ...] = ()
+    for mantissas in _LOG_MANTISSAS:
+        found = tuple(float(f"{m * 10.0**e:.6g}") for e in range(low, high + 1) for m in mantissas
+                      if lo <= m * 10.0**e <= hi)  # fmt: skip
+        if len(found) > _MAX_LOG_TICKS and ticks:
+            break
+        ticks = found
+        if len(ticks) >= _MIN_LOG_TICKS:
+            return ticks
+    step = _nice_step(hi - lo, _MIN_LOG_TICKS)
+    first = math.ceil(lo / step) * step
+    even = tuple(float(f"{first + i * step:.6g}") for i in range(int((hi - first) / step) + 1))
+    return even if len(even) > len(ticks) else ticks
 
 
 @dataclass(frozen=True)
@@ -106,10 +151,7 @@ def _scale(values: Sequence[float], start: float, end: float, log: bool = False,
     lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
     if log:
         lo, hi = lo / 1.25, (hi if hi > lo else lo * 10) * 1.25
-        low, high = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-        steps = (1, 2, 5) if high - low <= 3 else (1,)
-        ticks = tuple(m * 10.0**e for e in range(low, high + 1) for m in steps if lo <= m * 10.0**e <= hi)
-        return _Scale(lo, hi, start, end, True, ticks)
+        return _Scale(lo, hi, start, end, True, _log_ticks(lo, hi))
     if zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
     if hi == lo:

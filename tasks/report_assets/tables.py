@@ -4,37 +4,87 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from html import escape
 from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
-from tcobench.schemas import GpuVendor
 
 from ..compare import Comparison, Stratum, Verdict, compare_on
-from ..history import Series
+from ..history import Point, Series
 from ..rows import RecordCardRow
-from .context import DASHES, ReportContext, ReportRun, figure, fmt, query_rows, table, usd
+from .context import (
+    DASHES,
+    Platform,
+    ReportContext,
+    ReportRun,
+    cheapest_tokens_per_usd,
+    figure,
+    fmt,
+    query_rows,
+    table,
+    usd,
+)
 from .svg import Line, Mark, legend, line_chart
 
-__all__ = ["headline_section", "provenance_section", "record_card_section", "trend_section"]
+__all__ = [
+    "trend_label",
+    "cheapest_pair",
+    "headline_section",
+    "provenance_section",
+    "record_card_section",
+    "trend_section",
+]
+
+
+def _platform_selection(p: Platform) -> str:
+    """A selection that takes exactly this platform's runs (host, price row, model, workload, engine)."""
+    host, _, hardware, model, workload, engine = p.key
+    return f"host={host},hardware={hardware},model={model},workload={workload},engine={engine}"
+
+
+def cheapest_pair(ctx: ReportContext) -> tuple[Platform, Platform] | None:
+    """The cheapest platform (most output tokens per USD, owned basis, at its best concurrency: night-weighted as
+    everywhere) and the cheapest of a different GPU vendor, preferring one on the same model and workload;
+    None when the report's runs have fewer than two vendors with a cost."""
+    best = cheapest_tokens_per_usd(ctx)
+    vendor = {ctx.of_run[r["run_id"]].label: r["gpu_vendor"] for r in ctx.runs}
+    ranked = sorted((p for p in ctx.platforms if p.label in best and vendor.get(p.label)),
+                    key=lambda p: (-best[p.label], p.label))  # fmt: skip
+    if not ranked:
+        return None
+    first = ranked[0]
+    others = [p for p in ranked if vendor[p.label] != vendor[first.label]]
+    alike = [p for p in others if p.key[3:5] == first.key[3:5]]
+    return (first, (alike or others)[0]) if others else None
 
 
 def headline_section(ctx: ReportContext) -> str:
-    vendors = sorted({v for r in ctx.runs if (v := r["gpu_vendor"])}, key=lambda v: (v != GpuVendor.nvidia, v))
-    if len(vendors) < 2:
-        return (
-            '<p class="headline">Fewer than two GPU vendors in these runs: no cross-vendor comparison here '
-            "(tcobench compare takes any two selections).</p>"
-        )
+    """The comparison of the headline pair: --a/--b, or the cheapest pair of platforms of different vendors."""
     extra = f",{ctx.select}" if ctx.select else ""
-    a, b = f"vendor={vendors[0]}{extra}", f"vendor={vendors[1]}{extra}"
+    if ctx.a is not None and ctx.b is not None:
+        a, b, chosen = ctx.a + extra, ctx.b + extra, "chosen with --a/--b"
+        names = (a, b)
+    else:
+        pair = cheapest_pair(ctx)
+        if pair is None:
+            return (
+                '<p class="headline">Fewer than two GPU vendors with a cost in these runs: no cross-vendor '
+                "comparison here (report --a/--b and tcobench compare take any two selections).</p>"
+            )
+        a, b = _platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra
+        names = (pair[0].label, pair[1].label)
+        chosen = (f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
+                  "choose another with report --a/--b")  # fmt: skip
+    pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
         result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed)
     except TcobenchError as exc:
-        pair = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
-        return f'<p class="headline">Comparison {pair}: {escape(str(exc))}</p>'
-    return _comparison_html(result)
+        return f'<p class="headline">Comparison {pair_html} ({chosen}): {escape(str(exc))}</p>'
+    return f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>' + (
+        _comparison_html(result, names)
+    )
 
 
 def _verdict_text(verdict: Verdict | None, claim: float) -> str:
@@ -68,12 +118,12 @@ def _goodput_html(c: Comparison) -> str:
     return "".join(f'<p class="goodput">{escape(line)}</p>' for line in lines)
 
 
-def _comparison_html(c: Comparison) -> str:
+def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
     """The headline sentence (at the highest concurrency), the table per level, and the cost terms."""
     level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
     sentence = (
-        f"At concurrency {level.concurrency}, <b>{escape(c.a.text)}</b> costs {usd(level.a_usd_per_m)} and "
-        f"<b>{escape(c.b.text)}</b> costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(str(c.basis))} "
+        f"At concurrency {level.concurrency}, <b>{escape(names[0])}</b> (A) costs {usd(level.a_usd_per_m)} and "
+        f"<b>{escape(names[1])}</b> (B) costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(str(c.basis))} "
         "basis); "
         f"A is <b>{level.ratio:.2f}x</b> as cost-efficient as B ({pct} CI {level.lo:.2f}-{level.hi:.2f}); "
         f"{_verdict_text(level.verdict, claim)}. Largest cost-term difference: {escape(level.driver().term)}."
@@ -89,8 +139,9 @@ def _comparison_html(c: Comparison) -> str:
     note = (
         f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "
         f"A). Each side's tok/s, $/1M and cost terms: the mean over nights of each night's mean over its runs "
-        f"(view cost_basis; as in view platform_cost). CI: bootstrap, {c.resamples} resamples of nights, runs within "
-        f"nights and requests within runs (seed {c.seed}). {' '.join(c.notes)}"
+        f"(view cost_basis; as in view platform_cost); a night is a nightly batch. CI: bootstrap, {c.resamples} "
+        f"resamples of whole nights (all levels of a night together), runs within nights and requests within runs "
+        f"(seed {c.seed}). {' '.join(c.notes)}{_flagged_note(c)}"
     )
     return (
         f'<p class="headline">{sentence}</p>' + table(headers, rows, numeric=range(1, 9))
@@ -99,6 +150,14 @@ def _comparison_html(c: Comparison) -> str:
         + f"<p>Cost terms per 1M output tokens at concurrency {level.concurrency}:</p>"
         + table(["term", "A", "B", "B - A"], terms, numeric=(1, 2, 3))
     )  # fmt: skip
+
+
+def _flagged_note(c: Comparison) -> str:
+    """The runs of either side that `tcobench history` flags (kept in the comparison)."""
+    if not c.flagged:
+        return ""
+    runs = "; ".join(f"{f.side}: {f.run_id} ({f.date}, {', '.join(f.changes)})" for f in c.flagged)
+    return f" Flagged runs inside the sides (kept; tcobench compare --exclude-flagged leaves them out): {runs}."
 
 
 Row = TypeVar("Row", RecordCardRow, ReportRun)
@@ -145,9 +204,8 @@ _HOST: list[CardColumn] = [
     ("prompt set", lambda c: _code(c["prompt_set_hash"])),
     ("concurrency", lambda c: str(c["concurrency"])),
 ]
-_RUN: list[RunColumn] = [
-    ("run", lambda r: _code(r["run_id"])),
-    ("date", lambda r: escape(r["date"])),
+# Provenance: one row per group of runs that share every one of these (an identical platform and setup) ...
+_SHARED: list[RunColumn] = [
     ("host", lambda r: escape(r["host"])),
     ("GPU", lambda r: escape(f"{r['gpu_name'] or 'CPU'} x{r['gpu_count'] or 0}")),
     ("driver", lambda r: fmt(r["driver_version"])),
@@ -159,28 +217,51 @@ _RUN: list[RunColumn] = [
     ("prompt set", lambda r: _code(r["prompt_set_hash"])),
     ("context", lambda r: str(r["num_ctx"])),
     ("max tokens", lambda r: str(r["max_tokens"])),
-    ("concurrency", lambda r: str(r["concurrency"])),
-    ("status", lambda r: escape(str(r["status"]))),
-    ("ok / errors", lambda r: f"{r['ok']} / {r['errors']}"),
     ("tcobench", lambda r: escape(f"{r['tool_version']} {(r['git_revision'] or '')[:10]}")),
     ("prices: hardware / site / ops / utilisation",
      lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
 ]  # fmt: skip
+
+
+# ... and what is summed up over the group's runs
+def _group_cells(runs: Sequence[ReportRun]) -> list[str]:
+    statuses = Counter(str(r["status"]) for r in runs)
+    dates = sorted({r["date"] for r in runs})
+    return [
+        str(len(runs)),
+        str(len({r["batch_id"] for r in runs})),
+        escape(dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]} ({len(dates)})"),
+        escape(", ".join(str(c) for c in sorted({r["concurrency"] for r in runs}))),
+        escape(", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))),
+        f"{sum(r['ok'] for r in runs)} / {sum(r['errors'] for r in runs)}",
+    ]
+
+
+_GROUP_HEADERS = ["runs", "nights", "dates (UTC)", "concurrency", "status", "requests ok / errors"]
+
+
 _CARD_NOTE = (
-    "The record card: what a reader needs to reproduce or question these figures. Mean / P50 tok/s: per-request "
-    "decode rate (the engine's eval_count / eval_duration where it reports it, else the client's). P50 latency: "
-    "end-to-end. Electricity cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table "
-    "without valid telemetry). Peak VRAM: model + KV cache as the driver reports it."
+    "The record card: what a reader needs to reproduce or question these figures. One row per run of the "
+    "platform's latest batch (its latest night); nothing is averaged over runs or nights. Mean / P50 tok/s: the "
+    "mean / median over the run's ok measured requests of each request's decode rate (the engine's eval_count / "
+    "eval_duration where it reports it, else the client's). P50 latency: the median end-to-end time of the run's "
+    "ok measured requests. Mean input tokens: the run's prompt tokens / its ok measured requests. Mean power: the "
+    "devices' energy over the samples bracketing the measurement window / their span (view energy). Electricity "
+    "cost per token: measured J/token x PUE x USD/kWh (an estimate from the price table without valid telemetry). "
+    "Peak VRAM: model + KV cache as the driver reports it."
 )
 
 
 def _columns_table(
-    columns: Sequence[tuple[str, Callable[[Row], str]]], rows: Sequence[tuple[str, Row]], numeric: Sequence[int]
+    columns: Sequence[tuple[str, Callable[[Row], str]]],
+    rows: Sequence[tuple[str, Row]],
+    numeric: Sequence[int],
+    row_attrs: Sequence[str] = (),
 ) -> str:
     """A table with a leading platform column (when labels are given) and one column per spec."""
     headers = (["platform"] if rows and rows[0][0] else []) + [name for name, _ in columns]
     cells = [([escape(label)] if label else []) + [cell(row) for _, cell in columns] for label, row in rows]
-    return table(headers, cells, numeric=numeric)
+    return table(headers, cells, numeric=numeric, row_attrs=row_attrs)
 
 
 def record_card_section(ctx: ReportContext) -> str:
@@ -191,60 +272,91 @@ def record_card_section(ctx: ReportContext) -> str:
     shown = [
         (ctx.of_run[c["run_id"]].label, c) for c in cards if latest[ctx.of_run[c["run_id"]].label] == c["batch_id"]
     ]
+    keys = [ctx.of_run[c["run_id"]].key for _, c in shown]
+    attrs = [_filter_attrs(k[0], k[3], k[4]) for k in keys]
     return (
         '<h2 id="record-card">Record card (latest night per platform)</h2>'
-        + _columns_table(_CARD, shown, numeric=range(5, 13))
+        + _columns_table(_CARD, shown, numeric=range(5, 13), row_attrs=attrs)
         + f'<p class="note">{escape(_CARD_NOTE)}</p>'
-        + _columns_table(_HOST, shown, numeric=(3, 4, 6, 7, 8, 10))
+        + _columns_table(_HOST, shown, numeric=(3, 4, 6, 7, 8, 10), row_attrs=attrs)
     )
 
 
-def _trend_line(s: Series, index: dict[str, int], color: str, dash: str | None) -> Line:
-    """One series' medians per night, the flagged decode-rate changes ringed."""
-    pts = [(float(index[pt.date]), pt.decode_tok_s_p50) for pt in s.points if pt.decode_tok_s_p50 is not None]
+def _trend_line(s: Series, index: dict[tuple[str, str], int], color: str, dash: str | None) -> Line:
+    """One series' medians per night (a nightly batch), the flagged decode-rate changes ringed."""
+    pts = [(float(index[pt.date, pt.batch_id]), pt.decode_tok_s_p50) for pt in s.points
+           if pt.decode_tok_s_p50 is not None]  # fmt: skip
     marks = [
-        Mark(float(index[pt.date]), pt.decode_tok_s_p50,
+        Mark(float(index[pt.date, pt.batch_id]), pt.decode_tok_s_p50,
              f"flagged: {ch.metric} {ch.change_pct:+.1f}% (p={ch.p_value:.2g}, effect {ch.effect:+.2f}) "
              f"{'; '.join(pt.provenance_changes)}", "#d00", s.key, "changed", ring=True)
         for pt, ch in s.flags
         if ch.metric == "decode_tok_s" and pt.decode_tok_s_p50 is not None
     ]  # fmt: skip
-    return Line(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}", color, pts, dash, marks=marks)
+    return Line(trend_label(s), color, pts, dash, marks=marks)
+
+
+def trend_label(s: Series) -> str:
+    """The label (and so the data-series) of a series' line in the nightly trend."""
+    return f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"
 
 
 _FLAG_HEADERS = ["series", "night", "run", "metric", "prior median -> median", "change", "p (Mann-Whitney)",
-                 "effect (rank-biserial)", "what changed"]  # fmt: skip
+                 "effect (rank-biserial)", "$/1M output tokens: prior median -> run", "what changed"]  # fmt: skip
 _TREND_NOTE = (
-    "Red rings: flagged changes (Mann-Whitney U on per-request samples against up to 5 previous nights, p < 0.01, "
-    "|rank-biserial| >= 0.5, |change| >= 5%, and beyond 3 sd of the previous nights' medians)."
+    "Each point: one run of a series (host, model, workload, concurrency) at its night (UTC date): the median over "
+    "the run's ok measured requests of each request's decode rate, client clock (view run_summary's "
+    "req_decode_tok_s_p50); nothing is averaged over runs or nights. Red rings: flagged changes (Mann-Whitney U of "
+    "the run's per-request decode rates against those of up to 5 previous runs of its series, p < 0.01, "
+    "|rank-biserial| >= 0.5, |change of the median| >= 5%, and beyond 3 sd of those runs' medians)."
 )
+
+
+def _cost_change(pt: Point) -> str:
+    """What a flagged run's change did to cost: the prior runs' median cost per 1M output tokens -> the run's."""
+    if pt.prior_usd_per_m_output_tokens is None or pt.usd_per_m_output_tokens is None:
+        return "not priced"
+    change = pt.cost_change_pct
+    return (f"{usd(pt.prior_usd_per_m_output_tokens)} -> {usd(pt.usd_per_m_output_tokens)}"
+            + (f" ({change:+.1f}%)" if change is not None else ""))  # fmt: skip
 
 
 def _flag_table(series: list[Series]) -> str:
     rows = [
         [escape(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"), escape(pt.date), _code(pt.run_id),
          escape(ch.metric), f"{ch.prior_median:.4g} -> {ch.median:.4g}", f"{ch.change_pct:+.1f}%",
-         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", escape("; ".join(pt.provenance_changes) or "-")]
+         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", _cost_change(pt), escape("; ".join(pt.provenance_changes) or "-")]
         for s in series
         for pt, ch in s.flags
     ]  # fmt: skip
-    return table(_FLAG_HEADERS, rows, numeric=(5, 6, 7)) if rows else "<p>No change beyond run-to-run noise.</p>"
+    attrs = [_filter_attrs(s.host, s.model_name, s.workload) for s in series for _ in s.flags]
+    if not rows:
+        return "<p>No change beyond run-to-run noise.</p>"
+    return table(_FLAG_HEADERS, rows, numeric=(5, 6, 7), row_attrs=attrs)
 
 
 def trend_section(ctx: ReportContext, series: list[Series]) -> str:
-    """Median decode rate per night of every series with a run in the report, and the flagged changes."""
+    """Each run's median decode rate, by night, of every series with a run in the report, and the flagged changes."""
     wanted = set(ctx.ids)
     series = [s for s in series if any(pt.run_id in wanted for pt in s.points)]
     if not series:
         return '<h2 id="trend">Nightly trend</h2><p>No series.</p>'
-    index = {d: i for i, d in enumerate(sorted({pt.date for s in series for pt in s.points}))}
+    # one x position per night (nightly batch), in order of its first run; same-date nights get "#2", "#3"...
+    first: dict[tuple[str, str], dt.datetime] = {}
+    for pt in (pt for s in series for pt in s.points):
+        first[pt.date, pt.batch_id] = min(first.get((pt.date, pt.batch_id), pt.started), pt.started)
+    index = {night: i for i, night in enumerate(sorted(first, key=lambda n: (first[n], n)))}
     colors = {p.key[0]: p.color for p in ctx.platforms}
     levels = sorted({s.concurrency for s in series})
     lines = [_trend_line(s, index, colors.get(s.host, "#555"), DASHES[levels.index(s.concurrency) % len(DASHES)])
              for s in series]  # fmt: skip
-    x_ticks = [(float(i), d[5:]) for d, i in index.items()]
-    chart = line_chart(lines, "night (UTC date)", "median decode tokens/s per request", x_ticks=x_ticks, zero_y=False)
-    caption = "Median per-request decode rate per night"
+    x_ticks, seen = [], Counter[str]()
+    for (date, _), i in index.items():
+        seen[date] += 1
+        x_ticks.append((float(i), date[5:] + (f" #{seen[date]}" if seen[date] > 1 else "")))
+    chart = line_chart(lines, "night (nightly batch; UTC date, #n: the n-th that date)",
+                       "median decode tokens/s per request", x_ticks=x_ticks, zero_y=False)  # fmt: skip
+    caption = "Median per-request decode rate of each run, by night"
     items = [(ln.label, ln.color, ln.dash) for ln in lines]
     return (
         '<h2 id="trend">Nightly trend</h2>' + figure(caption, chart, legend(items), _TREND_NOTE) + _flag_table(series)
@@ -273,9 +385,23 @@ def provenance_section(ctx: ReportContext) -> str:
     )
     src_rows = [[escape(s["term"]), escape(s["key"]), escape(str(s["source"])), escape(str(s["as_of"]))]
                 for s in sources]  # fmt: skip
+    groups: dict[tuple[str, ...], list[ReportRun]] = {}
+    for run in ctx.runs:
+        groups.setdefault(tuple(cell(run) for _, cell in _SHARED), []).append(run)
+    rows = [[*_group_cells(runs), *shared] for shared, runs in groups.items()]
+    headers = [*_GROUP_HEADERS, *(name for name, _ in _SHARED)]
+    attrs = [_filter_attrs(runs[0]["host"], runs[0]["model_name"], runs[0]["workload"]) for runs in groups.values()]
     return (
         '<h2 id="provenance">Provenance</h2>'
-        + _columns_table(_RUN, [("", r) for r in ctx.runs], numeric=(11, 12, 13))
+        + f"<p>{len(ctx.runs)} runs in {len(groups)} group(s): runs that share host, GPU, driver, engine, image, "
+        'model, prompts, settings and prices are one row (list every run with <code>tcobench query "SELECT * FROM '
+        'runs"</code>).</p>'
+        + table(headers, rows, numeric=(0, 1, 15, 16), row_attrs=attrs)
         + "<p>Where every price comes from:</p>"
         + table(["term", "key", "source", "as of"], src_rows)
     )
+
+
+def _filter_attrs(host: str, model: str, workload: str) -> str:
+    """The attributes the page's filter reads on a table row."""
+    return f'data-host="{escape(host)}" data-model="{escape(model)}" data-workload="{escape(workload)}"'

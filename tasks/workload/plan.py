@@ -41,7 +41,7 @@ _WARMUP_SEED_OFFSET = 1_000_000  # warm-up request i is sent with seed + 1,000,0
 
 @dataclass(frozen=True)
 class RequestSpec:
-    """What request ``index`` of a phase is; everything in it follows from the seed and the index."""
+    """What request ``index`` of a phase is; everything in it follows from the workload seed and the index."""
 
     phase: Phase
     index: int

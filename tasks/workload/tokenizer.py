@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,21 +128,45 @@ def local_tokenizer(path: Path, cache_dir: Path | None) -> LocalTokenizer:
     return LocalTokenizer(tokenizer, f"tokenizer.json:{path} (sha256 {_file_id(path)})")
 
 
+_MAX_ANSWER_BYTES = 64 << 20  # a /tokenize answer larger than this is refused (a hostile or broken server)
+
+
+def _post_json(client: httpx.Client, url: str, body: dict[str, Any], timeout_s: float) -> tuple[int, Any]:
+    """POST ``body`` and read the whole answer within ``timeout_s`` in all (httpx's timeout is per read, so a server
+    that keeps sending would never end) and at most _MAX_ANSWER_BYTES; (status, parsed JSON or None)."""
+    deadline = time.monotonic() + timeout_s
+    chunks: list[bytes] = []
+    size = 0
+    with client.stream("POST", url, json=body) as response:
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > _MAX_ANSWER_BYTES:
+                raise httpx.ReadError(f"answer over {_MAX_ANSWER_BYTES >> 20} MiB")
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout(f"answer not complete after {timeout_s:g} s")
+            chunks.append(chunk)
+        status = response.status_code
+    if status != 200:
+        return status, None
+    return status, json.loads(b"".join(chunks))
+
+
 class EngineTokenizer(PromptTokenizer):
     """The engine's own ``POST /tokenize`` and ``POST /detokenize`` (llama.cpp or vLLM request forms)."""
 
-    def __init__(self, base_url: str, model: str, flavour: str, client: httpx.Client) -> None:
+    def __init__(self, base_url: str, model: str, flavour: str, client: httpx.Client, timeout_s: float = 30.0) -> None:
         self._base, self._model, self._flavour, self._client = base_url, model, flavour, client
+        self._timeout_s = timeout_s
         self.name = f"engine POST /tokenize ({flavour})"
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         try:
-            response = self._client.post(f"{self._base}{path}", json=body)
-        except httpx.HTTPError as exc:
+            status, answer = _post_json(self._client, f"{self._base}{path}", body, self._timeout_s)
+        except (httpx.HTTPError, ValueError) as exc:
             raise ConfigError(f"engine tokenizer {self._base}{path}: {exc or type(exc).__name__}") from exc
-        if response.status_code != 200:
-            raise ConfigError(f"engine tokenizer {self._base}{path} answered HTTP {response.status_code}")
-        return response.json()
+        if status != 200:
+            raise ConfigError(f"engine tokenizer {self._base}{path} answered HTTP {status}")
+        return answer
 
     def _tokenize(self, text: str, special: bool, pieces: bool = False) -> dict[str, Any]:
         if self._flavour == "llama.cpp":
@@ -196,11 +222,11 @@ def engine_tokenizer(base_url: str, model: str, timeout_s: float = 30.0) -> Engi
     ]
     for flavour, body in probes:
         try:
-            response = client.post(f"{base_url}/tokenize", json=body)
-            tokens = response.json().get("tokens") if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
+            _, answer = _post_json(client, f"{base_url}/tokenize", body, timeout_s)
+            tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        except (httpx.HTTPError, ValueError):
             tokens = None
         if isinstance(tokens, list) and tokens:
-            return EngineTokenizer(base_url, model, flavour, client)
+            return EngineTokenizer(base_url, model, flavour, client, timeout_s)
     client.close()
     return None

@@ -22,6 +22,7 @@ from tcobench.errors import TcobenchError
 from tcobench.settings import Settings
 
 __all__ = [
+    "store_parameter",
     "PartialThresholdOpt",
     "PricesOpt",
     "SnapshotOpt",
@@ -151,3 +152,11 @@ def usd(value: Any) -> str:
     if value == 0:
         return "$0"
     return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+
+
+def store_parameter(store: Path | str | None) -> str | None:
+    """The store as a flow parameter: a local path made absolute, anything with a scheme (a URI) kept as given."""
+    if store is None:
+        return None
+    text = str(store)
+    return text if ":" in text else str(Path(text).resolve())

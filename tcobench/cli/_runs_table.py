@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 from rich.markup import escape
-from rich.table import Table
 
-from ._common import fmt, num, out, usd
-
-if TYPE_CHECKING:
-    pass
+from ._common import fmt, num, usd
+from ._fit import Col, fits, print_table, terminal_width
 
 __all__ = ["print_assumptions", "print_runs"]
 
-_RUNS_PER_TABLE = 6
 Cell = Callable[[dict[str, Any], dict[str, Any]], str]  # (run_summary row, tco + goodput row) -> text
 
 
@@ -68,9 +64,19 @@ def _client(r: dict[str, Any]) -> str:
     return f"SATURATED: {r.get('client_check_note')}" if r["client_saturated"] else "ok (not saturated)"
 
 
+def _hardware(c: dict[str, Any]) -> str:
+    if not c:
+        return "-"
+    return f"{c['gpu_count']} x {c['gpu_name']}" if c["gpu_name"] and c["gpu_count"] else (c["gpu_name"] or "CPU")
+
+
 _METRICS: list[tuple[str, Cell]] = [
+    ("started (UTC)", lambda r, c: r["started"].strftime("%Y-%m-%d %H:%M:%S")),
+    ("host", lambda r, c: str(r["host"])),
+    ("hardware", lambda r, c: _hardware(c)),
+    ("priced as", lambda r, c: c.get("hardware_key") or "-"),
+    ("engine", lambda r, c: f"{r['engine_name']} {r['engine_version']}"),
     ("model", lambda r, c: str(r["model_name"])),
-    ("engine", lambda r, c: f"{r['engine_name']}"),
     ("workload / mode", lambda r, c: f"{r['workload']} / {r['load_mode']}"),
     ("concurrency", lambda r, c: str(r["concurrency"])),
     ("status", lambda r, c: str(r["status"])),
@@ -80,6 +86,10 @@ _METRICS: list[tuple[str, Cell]] = [
     ("input tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "isl")),
     ("output tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "osl")),
     ("token counts from", lambda r, c: str(r.get("token_count_source") or "-")),
+    (
+        "prompt tokens served from cache",
+        lambda r, c: "-" if r.get("cached_share") is None else f"{r['cached_share']:.1%}",
+    ),
     ("TTFT p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"ttft_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("ITL p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"itl_{p}_ms"]) for p in ("p50", "p90", "p99"))),
     ("e2e p50 / p90 / p99 (ms)", lambda r, c: " / ".join(fmt(r[f"e2e_{p}_ms"], 0) for p in ("p50", "p90", "p99"))),
@@ -98,21 +108,30 @@ _METRICS: list[tuple[str, Cell]] = [
 ]
 
 
+def _columns(chunk: list[dict[str, Any]], costs: dict[str, dict[str, Any]]) -> tuple[list[Col], list[list[str]]]:
+    # a run's column wraps its text (a long model name) only when a lone run is wider than the terminal
+    cols = [Col("metric", "left", wrap=True)] + [Col(f"run {row['run_id'][:12]}", wrap=True) for row in chunk]
+    cells = [[label, *[escape(cell(row, costs.get(row["run_id"], {}))) for row in chunk]] for label, cell in _METRICS]
+    return cols, cells
+
+
 def print_runs(runs: pa.Table, tco: pa.Table, goodput: pa.Table | None = None) -> None:
-    """One column per run (metrics down the side), a table per six runs."""
+    """One column per run (metrics down the side), oldest run first (then host, concurrency), as many runs per
+    table as the terminal's width takes."""
     costs = {row["run_id"]: row for row in tco.to_pylist()}
-    for row in goodput.to_pylist() if goodput is not None else []:
-        costs[row["run_id"]] = {**costs.get(row["run_id"], {}), **row}
-    rows = runs.to_pylist()
-    for start in range(0, len(rows), _RUNS_PER_TABLE):
-        chunk = rows[start : start + _RUNS_PER_TABLE]
-        table = Table(title="Measured runs (warm-up excluded)", header_style="bold")
-        table.add_column("metric")
-        for row in chunk:
-            table.add_column(f"run {row['run_id'][:8]}", justify="right")
-        for label, cell in _METRICS:
-            table.add_row(label, *[escape(cell(row, costs.get(row["run_id"], {}))) for row in chunk])
-        out.print(table)
+    for extra in goodput.to_pylist() if goodput is not None else []:
+        costs[extra["run_id"]] = {**costs.get(extra["run_id"], {}), **extra}
+    rows = sorted(runs.to_pylist(), key=lambda r: (r["started"], r["host"], r["concurrency"]))
+    width, chunk = terminal_width(), list[dict[str, Any]]()
+    for row in rows:
+        # as many runs as fit with only the metric names wrapped
+        cols, cells = _columns([*chunk, row], costs)
+        if chunk and not fits([Col(c.name, c.justify) for c in cols[1:]], [r[1:] for r in cells], width - 15):
+            print_table("Measured runs (warm-up excluded)", *_columns(chunk, costs))
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        print_table("Measured runs (warm-up excluded)", *_columns(chunk, costs))
 
 
 def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
@@ -127,38 +146,24 @@ def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
             continue
         seen.add(priced_as)
         lt = row["lifetime_months"]
-        table = Table(title=f"Cost per month behind those numbers: {row['hardware_key']}", header_style="bold")
-        for name in ("term", "USD/month", "inputs"):
-            table.add_column(name, justify="right" if name == "USD/month" else "left")
-        table.add_row(
-            "hardware",
-            usd(row["hardware_usd_month"]),
-            f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months",
-        )
-        table.add_row(
-            "power",
-            usd(row["power_usd_month"]),
-            f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
-            f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
-        )
-        table.add_row(
-            "ops labour",
-            usd(row["ops_usd_month"]),
-            f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h",
-        )
-        table.add_row(
-            "adaptation",
-            usd(row["adaptation_usd_month"]),
-            f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months",
-        )
-        table.add_row(
-            "total",
-            usd(row["total_usd_month"]),
-            f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x "
-            f"utilisation {row['utilisation']:.0%}",
-        )
+        table: list[list[str]] = [
+            ["hardware", usd(row["hardware_usd_month"]),
+             f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months"],
+            ["power", usd(row["power_usd_month"]),
+             f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
+             f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})"],
+            ["ops labour", usd(row["ops_usd_month"]),
+             f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h"],
+            ["adaptation", usd(row["adaptation_usd_month"]),
+             f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months"],
+            ["total", usd(row["total_usd_month"]),
+             f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x utilisation "
+             f"{row['utilisation']:.0%}"],
+        ]  # fmt: skip
         for term, key in (("hardware", row["hardware_key"]), ("site", row["site_key"]), ("ops", row["ops_key"])):
             src = cited.get((row["run_id"], term))
             source, as_of = (src["source"], src["as_of"]) if src else (None, None)
-            table.add_row(f"source: {term}", "", f"{key}: {source} (as of {as_of})")
-        out.print(table)  # fmt: skip
+            table.append([f"source: {term}", "", f"{key}: {source} (as of {as_of})"])
+        cols = [Col("term", "left"), Col("USD/month"), Col("inputs", "left", wrap=True)]
+        print_table(f"Cost per month behind those numbers: {row['hardware_key']}", cols,
+                    [[escape(cell) for cell in r] for r in table])  # fmt: skip

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Iterator
 
 from rich.markup import escape
@@ -24,11 +26,18 @@ from ._common import err
 __all__ = ["measuring"]
 
 
+def _notice(text: str) -> None:
+    """One line on stderr from the signal handler: a raw write (the main thread may be inside a buffered write to
+    stderr, which a print from here would break with a reentrant-call error)."""
+    with contextlib.suppress(OSError, ValueError):
+        os.write(sys.stderr.fileno(), f"tcobench: {text}\n".encode(errors="replace"))
+
+
 @contextlib.contextmanager
 def measuring(settings: Settings) -> Iterator[procs.Guard]:
     """Graceful signals, reclaimed leftovers and a guard for this command's children (see the module doc)."""
     shutdown.configure(settings.stop_grace_s)
-    with shutdown.handling_signals():
+    with shutdown.handling_signals(_notice):
         guard, reclaimed = procs.open_guard(settings.state_dir)
         try:
             for line in reclaimed:

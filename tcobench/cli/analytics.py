@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from tcobench.schemas import CostBasis, RentalTier
 
-from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, fmt, guard, out, settings_for, usd
+from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
+from ._fit import Col, number, print_table
 
 if TYPE_CHECKING:
     from tcobench.tasks.compare import Comparison
-    from tcobench.tasks.history import Series
+    from tcobench.tasks.history import Point, Series
 
 __all__ = ["register"]
 
@@ -64,6 +64,13 @@ def _compare(
             help="Compare even when workload, model digest, context length or engine settings differ.",
         ),
     ] = False,
+    exclude_flagged: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-flagged",
+            help="Leave out the runs `tcobench history` flags (listed either way under 'Flagged runs').",
+        ),
+    ] = False,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (fixed: the same data give the same CI).")] = 0,
     confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
@@ -82,7 +89,7 @@ def _compare(
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
         allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
-        shape_tolerance=shape_tolerance,
+        shape_tolerance=shape_tolerance, exclude_flagged=exclude_flagged,
     )  # fmt: skip
     _print_comparison(result)
 
@@ -95,29 +102,31 @@ def _print_comparison(c: Comparison) -> None:
     out.print(f"B = {escape(c.b.text)}: {escape(c.b_desc)}", highlight=False)
     for line in c.differences:
         err.print(f"[yellow]compared despite a difference (--allow-different):[/] {escape(line)}", highlight=False)
-    table = Table(title=f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", header_style="bold")
-    for name in ("concurrency", "runs A / B", "nights A / B", "tok/s A", "tok/s B", "$/1M A", "$/1M B",
-                 "ratio A/B", f"{pct} CI", *([f"claim {c.claim:g}x"] if c.claim is not None else [])):  # fmt: skip
-        table.add_column(name, justify="left" if name.startswith("claim") else "right")
+    cols = [Col("concurrency"), Col("runs A / B", drop=2), Col("nights A / B", drop=3), Col("tok/s A", drop=1),
+            Col("tok/s B", drop=1), Col("$/1M A"), Col("$/1M B"), Col("ratio A/B"), Col(f"{pct} CI"),
+            *([Col(f"claim {c.claim:g}x", "left")] if c.claim is not None else [])]  # fmt: skip
+    rows = []
     for s in c.strata:
         verdict = [f"[{_STYLE[s.verdict]}]{s.verdict}[/]"] if s.verdict else []
-        table.add_row(str(s.concurrency), f"{s.a_runs} / {s.b_runs}", f"{s.a_nights} / {s.b_nights}",
-                      f"{s.a_tok_s:,.1f}", f"{s.b_tok_s:,.1f}", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
-                      f"{s.ratio:.3f}", f"{s.lo:.3f} - {s.hi:.3f}", *verdict)  # fmt: skip
+        rows.append([str(s.concurrency), f"{s.a_runs} / {s.b_runs}", f"{s.a_nights} / {s.b_nights}",
+                     number(s.a_tok_s), number(s.b_tok_s), usd(s.a_usd_per_m), usd(s.b_usd_per_m),
+                     f"{s.ratio:.3f}", f"{s.lo:.3f} - {s.hi:.3f}", *verdict])  # fmt: skip
     if c.pooled:
         ratio, lo, hi = c.pooled
         verdict = [f"[{_STYLE[c.pooled_verdict]}]{c.pooled_verdict}[/]"] if c.pooled_verdict else []
-        table.add_row("all (geo. mean)", "", "", "", "", "", "", f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *verdict)
-    out.print(table)
+        rows.append(["all (geo. mean)", "", "", "", "", "", "", f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *verdict])
+    print_table(f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", cols, rows)
     out.print(
         f"ratio = {c.tokens} tokens per USD of A / of B (= cost per 1M tokens of B / of A): A is that many times "
-        f"as cost-efficient as B. Each side's tok/s, $/1M and cost terms: the mean over nights of each night's mean "
-        f"over its runs. CI: percentile bootstrap, {c.resamples} resamples of nights, runs within nights "
-        f"and requests within runs, seed {c.seed}.",
+        f"as cost-efficient as B. A night is a nightly batch (batch_id), not a calendar date. Each side's tok/s, "
+        f"$/1M and cost terms: the mean over nights of each night's mean over its runs. CI: percentile bootstrap, "
+        f"{c.resamples} resamples of whole nights (one draw per side for every concurrency level, so one bad night "
+        f"hits all its levels), runs within nights and requests within runs, seed {c.seed}.",
         style="dim", highlight=False,
     )  # fmt: skip
     _print_drivers(c)
     _print_goodput(c)
+    _print_flagged(c)
     for note in c.notes:
         out.print(f"note: {escape(note)}", style="dim", highlight=False)
     _print_verdict(c)
@@ -139,18 +148,29 @@ def _print_goodput(c: Comparison) -> None:
                   f"B {side(s.b_good_fraction, s.b_good_usd_per_m)}", highlight=False)  # fmt: skip
 
 
+def _print_flagged(c: Comparison) -> None:
+    """The runs inside each side that `tcobench history` flags, and whether they were left out."""
+    if not c.flagged:
+        out.print("Flagged runs: none in A or B (`tcobench history`, default rules).", highlight=False)
+        return
+    kept = "left out (--exclude-flagged)" if c.flagged[0].excluded else "kept; --exclude-flagged leaves them out"
+    out.print(f"[bold]Flagged runs inside the sides[/] (`tcobench history`, default rules; {kept}):", highlight=False)
+    for f in c.flagged:
+        what = "regression" if f.worse else "improvement"
+        out.print(f"  {f.side}: run {escape(f.run_id)} ({escape(f.series)}, {f.date}, batch {escape(f.batch_id)}): "
+                  f"{what}: {escape(', '.join(f.changes))}", highlight=False)  # fmt: skip
+
+
 def _print_drivers(c: Comparison) -> None:
 
-    table = Table(title=f"What drives the difference: cost terms per 1M {c.tokens} tokens", header_style="bold")
-    for name in ("concurrency", "term", "A", "B", "B - A"):
-        table.add_column(name, justify="left" if name == "term" else "right")
+    rows = []
     for s in c.strata:
         for t in s.terms:
-            a_usd, b_usd = usd(t.a_usd_per_m), usd(t.b_usd_per_m)
-            table.add_row(str(s.concurrency), t.term, a_usd, b_usd, _signedusd(t.b_minus_a))
-        table.add_row(str(s.concurrency), "[bold]total[/]", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
-                      _signedusd(s.b_usd_per_m - s.a_usd_per_m), end_section=True)  # fmt: skip
-    out.print(table)
+            rows.append([str(s.concurrency), t.term, usd(t.a_usd_per_m), usd(t.b_usd_per_m), _signedusd(t.b_minus_a)])
+        rows.append([str(s.concurrency), "[bold]total[/]", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
+                     _signedusd(s.b_usd_per_m - s.a_usd_per_m)])  # fmt: skip
+    cols = [Col("concurrency"), Col("term", "left"), Col("A"), Col("B"), Col("B - A")]
+    print_table(f"What drives the difference: cost terms per 1M {c.tokens} tokens", cols, rows)
     for s in c.strata:
         d = s.driver()
         side = "B" if d.b_minus_a > 0 else "A"
@@ -186,7 +206,7 @@ def _history(
     alpha: Annotated[float, typer.Option(help="Significance level of the Mann-Whitney U test.")] = 0.01,
     min_change: Annotated[float, typer.Option(help="Smallest change of the median that counts, percent.")] = 5.0,
     min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
-    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of previous nights' medians.")] = 3.0,
+    noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of prior runs' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 3 when a change is flagged (for CI and cron).")
@@ -223,25 +243,44 @@ def _history(
         from tcobench.errors import ChangeError
 
         first = next(f"{s.key}, {p.date}: {c.metric} {c.change_pct:+.1f}%" for s in found for p, c in s.flags)
-        raise ChangeError(f"{flags} flagged change(s) in {len(found)} series (--fail-on-change); first: {first}")
+        flagged_series = sum(1 for s in found if s.flags)
+        raise ChangeError(f"{flags} flagged change(s) in {flagged_series} of {len(found)} series (--fail-on-change); "
+                          f"first: {first}")  # fmt: skip
+
+
+_SERIES_COLS = [
+    Col("night"), Col("date", "left"), Col("batch", "left", drop=4), Col("run", "left", drop=2),
+    Col("decode tok/s p50"), Col("TTFT p50 ms"), Col("output tok/s", drop=3), Col("$/1M out"),
+    Col("$/1M change", drop=1), Col("decode change"), Col("p", drop=5), Col("effect", drop=5),
+    Col("flag", "left", wrap=True), Col("what changed", "left", wrap=True, drop=6),
+]  # fmt: skip
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.1f}%"
 
 
 def _print_series(s: Series) -> None:
 
-    table = Table(title=f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", header_style="bold")
-    for name in ("night", "date", "run", "decode tok/s p50", "TTFT p50 ms", "output tok/s", "$/1M out",
-                 "decode change", "p", "effect", "flag", "what changed"):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("date", "run", "flag", "what changed") else "right")
+    rows = []
     for p in s.points:
         decode = next((c for c in p.changes if c.metric == "decode_tok_s"), None)
         flagged = ", ".join(f"{c.metric} {c.change_pct:+.1f}%" for c in p.changes if c.flagged)
-        table.add_row(
-            str(p.night), p.date, p.run_id[:12], fmt(p.decode_tok_s_p50), fmt(p.ttft_ms_p50), fmt(p.output_tok_s),
-            usd(p.usd_per_m_output_tokens), f"{decode.change_pct:+.1f}%" if decode else "-",
-            f"{decode.p_value:.2g}" if decode else "-", f"{decode.effect:+.2f}" if decode else "-",
-            f"[bold red]{escape(flagged)}[/]" if flagged else "", escape("; ".join(p.provenance_changes)),
-        )  # fmt: skip
-    out.print(table)
+        rows.append([
+            str(p.night), p.date, escape(p.batch_id[:12]), p.run_id[:12], number(p.decode_tok_s_p50),
+            number(p.ttft_ms_p50), number(p.output_tok_s), usd(p.usd_per_m_output_tokens), _pct(p.cost_change_pct),
+            _pct(decode.change_pct if decode else None), f"{decode.p_value:.2g}" if decode else "-",
+            f"{decode.effect:+.2f}" if decode else "-", f"[bold red]{escape(flagged)}[/]" if flagged else "",
+            escape("; ".join(p.provenance_changes)),
+        ])  # fmt: skip
+    print_table(f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", _SERIES_COLS, rows)
+
+
+def _cost_change(p: Point) -> str:
+    before, now = p.prior_usd_per_m_output_tokens, p.usd_per_m_output_tokens
+    if before is None or now is None:
+        return "cost per 1M output tokens: not priced"
+    return f"cost per 1M output tokens {usd(before)} -> {usd(now)} ({_pct(p.cost_change_pct)})"
 
 
 def _print_flags(found: list[Series], flags: int, rule: str) -> None:
@@ -249,13 +288,16 @@ def _print_flags(found: list[Series], flags: int, rule: str) -> None:
     if not flags:
         out.print(f"{len(found)} series; no change beyond run-to-run noise ({rule}).", highlight=False)
         return
-    out.print(f"[bold]{flags} flagged change(s)[/] in {len(found)} series ({rule}):", highlight=False)
+    flagged_series = sum(1 for s in found if s.flags)
+    out.print(f"[bold]{flags} flagged change(s)[/] in {flagged_series} of {len(found)} series ({rule}):",
+              highlight=False)  # fmt: skip
     for s in found:
         for p, c in s.flags:
             direction = "better" if c.better else "worse"
             out.print(
-                f"  {escape(s.key)}, {p.date} (run {p.run_id[:12]}): {c.metric} {c.prior_median:.4g} -> "
-                f"{c.median:.4g} ({c.change_pct:+.1f}%, {direction}), p={c.p_value:.2g}, effect {c.effect:+.2f}"
+                f"  {escape(s.key)}, {p.date} (run {escape(p.run_id)}, batch {escape(p.batch_id)}): {c.metric} "
+                f"{c.prior_median:.4g} -> {c.median:.4g} ({c.change_pct:+.1f}%, {direction}), p={c.p_value:.2g}, "
+                f"effect {c.effect:+.2f}; {_cost_change(p)}"
                 + (f"; {escape('; '.join(p.provenance_changes))}" if p.provenance_changes else ""),
                 highlight=False,
             )
@@ -264,6 +306,15 @@ def _print_flags(found: list[Series], flags: int, rule: str) -> None:
 def _report(
     path_out: Annotated[Path, typer.Option("--out", help="HTML file to write (self-contained).")] = Path("report.html"),
     select: Annotated[str | None, typer.Option(help=f"Report only these runs. {_SELECTION_HELP}")] = None,
+    a: Annotated[
+        str | None,
+        typer.Option(
+            "--a",
+            help="Headline pair, side A (a selection; with --b). Default: the cheapest pair of "
+            "platforms of different GPU vendors.",
+        ),
+    ] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Headline pair, side B (a selection; with --a).")] = None,
     claim: Annotated[float, typer.Option(help="Claimed ratio the headline comparison is checked against.")] = 5.0,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the confidence intervals.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
@@ -272,14 +323,13 @@ def _report(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report import write_report
 
     if resamples < 100:
-        raise ConfigError(f"--resamples must be at least 100, got {resamples}")
+        raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")
     settings = settings_for(store)
-    path = write_report(settings.store, load_prices(prices_file), path_out, select=select, claim=claim,
+    path = write_report(settings.store, load_prices(prices_file), path_out, select=select, a=a, b=b, claim=claim,
                         resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE),
                         snapshot=snapshot)  # fmt: skip
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from tcobench import __version__
 from tcobench.errors import ExitCode
 
-from . import analytics, images, models, nightly, presets, results, run, store
+from . import analytics, fleet, images, models, nightly, presets, results, run, store
 from ._common import print_error, show_warnings
 
 try:  # typer >= 0.20 carries its own copy of click; older ones use the click package
@@ -94,7 +94,7 @@ def _root(
     show_warnings()
 
 
-for _module in (run, presets, results, analytics, images, nightly, models, store):
+for _module in (run, presets, results, analytics, images, nightly, fleet, models, store):
     _module.register(app)
 
 

@@ -24,12 +24,11 @@ def _models_synth(
     seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
 ) -> None:
     """Write a random-weight F16 GGUF of a real architecture shape (rows measured on it say synthetic)."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.engine.model import bundled_model
     from tcobench.tasks.models import synth_model
 
     if shape not in SHAPES:
-        raise ConfigError(f"--shape {shape!r} is unknown; choose one of {', '.join(SHAPES)}")
+        raise typer.BadParameter(f"{shape!r}: choose one of {', '.join(SHAPES)}", param_hint="--shape")
     source = tokenizer or bundled_model(Settings().model_cache)[0]
     err.print(f"[dim]writing {shape} with the tokenizer of {source}...[/]")
     path = synth_model(SHAPES[shape], path_out, source, seed)

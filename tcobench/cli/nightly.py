@@ -10,7 +10,17 @@ import typer
 
 from tcobench.errors import NightlyError
 
-from ._common import PartialThresholdOpt, PricesOpt, StoreOpt, err, guard, out, prefect_defaults, settings_for
+from ._common import (
+    PartialThresholdOpt,
+    PricesOpt,
+    StoreOpt,
+    err,
+    guard,
+    out,
+    prefect_defaults,
+    settings_for,
+    store_parameter,
+)
 from ._signals import measuring
 
 __all__ = ["register"]
@@ -35,12 +45,26 @@ def register(app: typer.Typer) -> None:
         """Measure every host of the inventory on the matrix now (hosts in parallel).
 
         Exit status as `tcobench run`: 3 naming failed cells, 4 naming cells with a run that lost more than
-        --partial-threshold of its requests, 130/143/129 when a signal stopped the night.
+        --partial-threshold of its requests, 130/143/129 when a signal stopped the night. When the inventory turns
+        fleet mode on (its fleet table), each host's cells run on that host's `tcobench worker` (Prefect server from
+        PREFECT_API_URL / PREFECT_API_AUTH_STRING).
         """
+        from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
-        load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        plan = load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        if plan.inventory.fleet is not None:
+            if no_prefect:
+                raise ConfigError(f"{inventory} has a [fleet] table: fleet mode runs on Prefect; drop --no-prefect")
+            if not os.environ.get("PREFECT_API_URL"):
+                raise ConfigError(f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
+                                  "PREFECT_API_AUTH_STRING) to the fleet's Prefect server")  # fmt: skip
+            if store is None and not os.environ.get("TCOBENCH_STORE"):
+                raise ConfigError(f"{inventory} has a [fleet] table: give the store every host writes to "
+                                  "(--store or TCOBENCH_STORE)")  # fmt: skip
+            os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
+            os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()
@@ -53,14 +77,17 @@ def register(app: typer.Typer) -> None:
             server = start_api_server()
             if server is not None:
                 children.add("prefect-server", server, borrowed=True)
-            result = nightly(str(inventory), [str(m) for m in matrix], store,
+            # a local store as an absolute path: in fleet mode it is a parameter for every host's run
+            result = nightly(str(inventory), [str(m) for m in matrix], store_parameter(store),
                              str(prices) if prices else None, partial_threshold=partial_threshold)  # fmt: skip
-        out.print(result.markdown, highlight=False, markup=False)
+        out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.not_ok:
             code = result.not_ok[0].exit_code
             bad = [c for c in result.not_ok if c.exit_code == code]
             what = "failed" if code == 3 else f"lost more than {partial_threshold:.0%} of a run's requests"
-            raise NightlyError(f"{len(bad)} cell(s) {what}: {', '.join(c.cell for c in bad)}", code)
+            reasons = {c.cell: c.error for c in result.failed}
+            names = ", ".join(f"{c.cell} ({reasons[c.cell]})" if reasons.get(c.cell) else c.cell for c in bad)
+            raise NightlyError(f"{len(bad)} cell(s) {what}: {names}", code)
 
     @app.command("serve")
     @guard

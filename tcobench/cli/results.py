@@ -7,9 +7,9 @@ from typing import Annotated
 
 import pyarrow as pa
 import typer
-from rich.table import Table
 
-from ._common import PricesOpt, SnapshotOpt, StoreOpt, fmt, guard, out, settings_for
+from ._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for
+from ._fit import Col, number, print_table
 from ._runs_table import print_assumptions, print_runs
 
 __all__ = ["print_result", "register"]
@@ -50,12 +50,11 @@ def _query(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
-    from tcobench.errors import ConfigError
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.query import connect, read_only_query
 
     if fmt not in ("table", "csv", "json"):
-        raise ConfigError(f"--format must be table, csv or json, got {fmt!r}")
+        raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
     settings = settings_for(store)
     con = connect(settings.store, load_prices(prices_file), snapshot=snapshot)
     try:
@@ -66,7 +65,8 @@ def _query(
 
 
 def print_result(result: pa.Table, output: str) -> None:
-    """A query's rows as a table (numbers to 3 decimals), CSV or JSON."""
+    """A query's rows as a table that fits the terminal (numbers to about 4 significant digits, ``_fit.number``),
+    CSV (LF line endings, full precision) or JSON (full precision)."""
     rows = result.to_pylist()
     if output == "json":
         import json
@@ -76,16 +76,16 @@ def print_result(result: pa.Table, output: str) -> None:
     if output == "csv":
         import csv
 
-        writer = csv.writer(sys.stdout)
+        writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(result.column_names)
         writer.writerows([[row[c] for c in result.column_names] for row in rows])
         return
-    table = Table(header_style="bold")
-    for name in result.column_names:
-        table.add_column(name)
-    for row in rows:
-        table.add_row(*[fmt(row[c], 3) for c in result.column_names])
-    out.print(table)
+    from rich.markup import escape
+
+    numeric = {f.name for f in result.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+               or pa.types.is_decimal(f.type)}  # fmt: skip
+    cols = [Col(name, "right" if name in numeric else "left", wrap=name not in numeric) for name in result.column_names]
+    print_table(None, cols, [[escape(number(row[c])) for c in result.column_names] for row in rows])
     out.print(f"{len(rows)} row(s)", style="dim")
 
 

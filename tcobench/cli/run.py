@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tcobench.errors import Interrupted, StoreError
-from tcobench.schemas import GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
+from tcobench.schemas import EngineMetricsKind, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
 from ._common import (
@@ -81,7 +81,11 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             },  # fmt: skip
             "sweep": {"margin": cli["sweep_margin"]} if cli["sweep_margin"] is not None else None,
         },
-        "telemetry": {"sampler": cli["telemetry"].value if cli["telemetry"] else None, "hz": cli["telemetry_hz"]},
+        "telemetry": {
+            "sampler": cli["telemetry"].value if cli["telemetry"] else None,
+            "hz": cli["telemetry_hz"],
+            "engine_metrics": cli["engine_metrics"].value if cli["engine_metrics"] else None,
+        },
         "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
     }
 
@@ -181,6 +185,10 @@ def _run(
     synthetic: Annotated[bool, typer.Option(help="Mark the model as synthetic (random weights).")] = False,
     telemetry: Annotated[SamplerKind | None, typer.Option(help=r"Power sampler \[auto: the first that works].")] = None,
     telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
+    engine_metrics: Annotated[
+        EngineMetricsKind | None,
+        typer.Option(help=r"Engine-side metrics to scrape (queue, KV-cache) \[auto: probe the engine]."),
+    ] = None,
     no_prefect: Annotated[
         bool, typer.Option("--no-prefect", help="Run the same steps without Prefect (faster start).")
     ] = False,

@@ -37,6 +37,8 @@
 -- client_check_note     why it was flagged (runs.client_check_note)
 -- token_count_source    the distinct sources of the ok requests' token counts, comma-separated
 --                       (usage, server_counters, tokenizer, none)
+-- cached_tokens         sum(cached_tokens): prompt tokens the engine served from its cache     tokens (NULL: unreported)
+-- cached_share          cached_tokens / prompt_tokens                                            fraction
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (
     SELECT
@@ -70,7 +72,8 @@ WITH request_stats AS (
         avg(requested_output_tokens) AS requested_osl_mean,
         count(*) FILTER (WHERE in_flight_at_stop) AS in_flight_at_stop,
         string_agg(DISTINCT token_count_source, ',' ORDER BY token_count_source) FILTER (WHERE ok)
-            AS token_count_source
+            AS token_count_source,
+        CAST(sum(cached_tokens) FILTER (WHERE ok) AS BIGINT) AS cached_tokens
     FROM request_metrics
     WHERE measured
     GROUP BY run_id
@@ -140,7 +143,8 @@ joined AS (
         r.stop_rule,
         r.client_saturated,
         r.client_check_note,
-        s.token_count_source
+        s.token_count_source,
+        s.cached_tokens
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
@@ -151,5 +155,6 @@ SELECT
     (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s,
     tpot_p50_ms,
     tpot_p90_ms,
-    tpot_p99_ms
+    tpot_p99_ms,
+    cached_tokens / NULLIF(prompt_tokens, 0) AS cached_share
 FROM joined;

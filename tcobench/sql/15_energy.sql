@@ -2,7 +2,8 @@
 -- joules per output token, peak device memory, and whether the figures can be trusted.
 --
 -- Samples used: per device, from the last sample at or before measure_start_ns to the first sample at or
--- after measure_end_ns (so the samples bracket the window), span_s = last - first sample time.
+-- after measure_end_ns (so the samples bracket the window; macros window_open / window_close), span_s = last - first
+-- sample time.
 --   counter_j      sum over devices of (energy_mj at last sample - energy_mj at first sample) / 1e3     J
 --                  (hardware energy counter: NVML total energy, amdsmi accumulator, RAPL)
 --   integrated_j   sum over devices of trapezoid sum((p_i + p_{i-1}) / 2 * (t_i - t_{i-1}))            J
@@ -32,8 +33,8 @@ bounds AS (
     SELECT
         w.run_id,
         t.device_index,
-        coalesce(max(t.ts_ns) FILTER (WHERE t.ts_ns <= w.t0), min(t.ts_ns)) AS lo,
-        coalesce(min(t.ts_ns) FILTER (WHERE t.ts_ns >= w.t1), max(t.ts_ns)) AS hi
+        window_open(t.ts_ns, w.t0) AS lo,
+        window_close(t.ts_ns, w.t1) AS hi
     FROM win AS w
     JOIN telemetry AS t ON t.run_id = w.run_id
     GROUP BY w.run_id, t.device_index, w.t0, w.t1

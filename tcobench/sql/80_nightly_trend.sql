@@ -17,7 +17,7 @@ WITH series AS (
         r.host || ' | ' || r.model_name || ' | ' || r.workload || ' | c=' || r.concurrency AS series,
         r.host, r.model_name, r.workload, r.concurrency, r.run_id, r.batch_id, r.date, s.started, r.status,
         r.gpu_name, r.hardware_key, r.engine_version, r.driver_version, r.image_digest, r.model_digest,
-        r.prompt_set_hash, r.extra_body,
+        r.prompt_set_hash, r.extra_body, r.output_tokens_spec, r.tokenizer,
         s.output_tok_s, s.req_decode_tok_s_p50, s.ttft_p50_ms, t.usd_per_m_output_tokens
     FROM runs AS r
     JOIN run_summary AS s ON s.run_id = r.run_id

@@ -30,7 +30,7 @@ def _run(tmp_path: Path, url: str, *args: str, **env: str) -> tuple[int, str, st
 
 
 def _no_process_left(processes: list[ProcessId], tmp_path: Path) -> None:
-    assert still_running(processes, timeout_s=10) == []
+    assert still_running(processes, timeout_s=60) == []
     assert not list((tmp_path / "state" / "procs").glob("*.json"))  # its pid file is gone too
 
 
@@ -67,7 +67,9 @@ def test_a_run_whose_requests_all_fail_exits_3(tmp_path: Path, behaviour: str, a
 def test_throttling_with_retry_after_is_retried_and_recorded(tmp_path: Path) -> None:
     with fake_server("throttled_then_ok") as server:
         code, out, err, processes = _run(tmp_path, server.url, "--requests", "2")
-        assert set(server.attempts.values()) == {3}  # every request: 429, 429, then served
+        # every request (keyed by its seed): 429, 429, then served; the tokenizer probes (POST /tokenize, no seed)
+        # are not requests of the run
+        assert {n for seed, n in server.attempts.items() if seed is not None} == {3}
     assert code == 0, err[-3000:]
     assert "stored 1 run(s)" in out
     rows = store_rows(tmp_path / "store", "SELECT error, retries FROM requests")

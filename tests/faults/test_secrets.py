@@ -1,7 +1,7 @@
-"""No secret is stored or printed: runs made with an API key (option, environment, config `api_key_env`) and an
-attempt with a password in the URL, then every Parquet file, log, state file, Prefect database and artifact, and
-every printed line is searched for both secrets. The server is a fake on 127.0.0.1 that demands the Bearer token
-(tests/faults/fakes.py), because the point is what tcobench sends and keeps, not the server."""
+"""No secret is stored or printed: runs made with an API key (option, environment, config and nightly matrix
+`api_key_env`) and an attempt with a password in the URL, then every Parquet file, log, state file, Prefect database
+and artifact, and every printed line is searched for both secrets. The server is a fake on 127.0.0.1 that demands
+the Bearer token (tests/faults/fakes.py), because the point is what tcobench sends and keeps, not the server."""
 
 from __future__ import annotations
 
@@ -50,18 +50,30 @@ def test_no_secret_reaches_any_file_or_printed_line(tmp_path: Path) -> None:
         config.write_text(f'[engine]\nkind = "endpoint"\nurl = "{server.url}"\napi_key_env = "BENCH_KEY"\n')
         run("--config", str(config), *ARGS, "--no-prefect", code=0, BENCH_KEY=KEY)
         assert server.seen_auth[-2:] == [f"Bearer {KEY}"] * 2
-    # 6. a server that echoes the credential in its error body: the stored error masks it
+        # 6. a nightly matrix engine naming the variable next to its endpoint
+        inventory = tmp_path / "inventory.toml"
+        inventory.write_text('[[hosts]]\nname = "h1"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n')
+        matrix = tmp_path / "matrix.toml"
+        matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{server.url}"\napi_key_env = "NIGHT_KEY"\n'
+                          f'[[models]]\nname = "{MODEL}"\n[[workloads]]\nname = "w"\nrequests = 2\n'
+                          "warmup_requests = 0\nconcurrency = [1]\n")  # fmt: skip
+        done = tcobench("nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect",
+                        env={**env, "NIGHT_KEY": KEY})  # fmt: skip
+        printed.extend([done.stdout, done.stderr])
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert server.seen_auth[-2:] == [f"Bearer {KEY}"] * 2
+    # 7. a server that echoes the credential in its error body: the stored error masks it
     with fake_server("echo_auth_500") as echo:
         err = run("--endpoint", echo.url, *ARGS, "--no-prefect", code=3, TCOBENCH_API_KEY=OTHER_KEY)
         assert "rejected credentials Bearer ***" in one_error_line(err)
 
     store = tmp_path / "store"
     runs = store_rows(store, "SELECT status, engine_url FROM runs ORDER BY started_ns")
-    assert [r["status"] for r in runs] == ["ok", "ok", "ok", "failed"]
+    assert [r["status"] for r in runs] == ["ok", "ok", "ok", "ok", "failed"]
     errors = store_rows(store, "SELECT DISTINCT error FROM requests WHERE error IS NOT NULL")
     assert errors == [{"error": 'HTTP 500: {"error": "rejected credentials Bearer ***"}'}]
     assert files_with([tmp_path / "prefect"], server.url)  # the search reaches what Prefect stored (flow parameters)
-    roots = [store, tmp_path / "state", tmp_path / "prefect", config]
+    roots = [store, tmp_path / "state", tmp_path / "prefect", config, matrix]
     for secret in (KEY, OTHER_KEY, PASSWORD):
         assert files_with(roots, secret) == [], f"{secret} was written to a file"
         assert not [text for text in printed if secret in text], f"{secret} was printed"

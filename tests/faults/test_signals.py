@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -67,8 +66,13 @@ def test_a_signal_mid_run_keeps_the_finished_requests(tmp_path: Path, signum: in
     of its own and is not hit, so the requests in flight can still finish."""
     with fake_server("slow_ok") as server:  # each stream takes about 1.5 s
         args = ("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "40", "--concurrency", "2")
-        with start(tmp_path, *args, env=fault_env(tmp_path), own_group=True) as run:
-            wait_for(lambda: sum(server.attempts.values()) >= 4, 120, "a few requests to be served")
+        env = fault_env(tmp_path, TCOBENCH_STOP_GRACE_S="120")  # the requests in flight finish, however loaded
+        with start(tmp_path, *args, env=env, own_group=True) as run:
+            wait_for(
+                lambda: sum(n for seed, n in server.attempts.items() if seed is not None) >= 4,
+                120,
+                "a few requests to be served",
+            )
             processes = descendants(run.pid)
             run.signal_group(signum) if signum == signal.SIGINT else run.signal(signum)
             code, _, err = run.finish(timeout=120)
@@ -90,9 +94,14 @@ def test_a_second_signal_ends_the_grace_period(tmp_path: Path) -> None:
     with fake_server("hang") as server:
         args = ("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "5", "--request-timeout", "600")
         with start(tmp_path, *args, env=env) as run:
-            wait_for(lambda: sum(server.attempts.values()) >= 1, 120, "the warm-up request to be in flight")
+            wait_for(
+                lambda: sum(n for seed, n in server.attempts.items() if seed is not None) >= 1,
+                120,
+                "the warm-up request to be in flight",
+            )
             run.signal(signal.SIGINT)
-            time.sleep(1.0)
+            # the first signal is handled (not merged with the second) once tcobench says what it will do
+            wait_for(lambda: "SIGINT: stopping;" in run.err.read_text(), 60, "the stop notice")
             assert run.proc.poll() is None  # the request in flight has its grace period
             run.signal(signal.SIGINT)
             code, _, err = run.finish(timeout=120)  # well before the 300 s grace
@@ -111,15 +120,17 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     it measures), or SIGINT to the whole process group as a terminal's Ctrl-C (the engine and Prefect's server,
     in sessions of their own, keep serving until tcobench has stored the run)."""
     env = fault_env(tmp_path, model_cache)
-    args = ("run", "--requests", "200", "--concurrency", "1", "--concurrency", "2")
+    args = ("run", "--requests", "200", "--warmup", "1", "--max-tokens", "32",
+            "--concurrency", "1", "--concurrency", "2")  # fmt: skip
     with start(tmp_path, *args, env=env, own_group=True) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) >= 150, 300, "a few requests to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
+        wait_for(lambda: _tokens_served(port) > 32, 900, "a measured request to be served", interval_s=1)
         processes = descendants(run.pid)
         assert len(processes) >= 3  # the engine, Prefect's API server, the watchdog
         assert all(os.getsid(p.pid) == p.pid for p in processes)  # each in its own session
         run.signal(signal.SIGTERM) if how == "SIGTERM" else run.signal_group(signal.SIGINT)
-        code, _, err = run.finish(timeout=300)
+        code, _, err = run.finish(timeout=600)
     name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
     assert code == SIGNAL_EXIT[getattr(signal, name)], err[-3000:]
     found = KEPT.match(one_error_line(err))
@@ -136,8 +147,8 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
 def test_sigkill_leaves_no_process_and_the_next_run_clears_its_pid_file(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
     with start(tmp_path, "run", "--requests", "200", "--concurrency", "1", env=env) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
         processes = descendants(run.pid)
         assert any("prefect.server.api.server:create_app" in p.cmdline for p in processes)
         run.signal(signal.SIGKILL)  # no code of tcobench runs after this
@@ -188,8 +199,8 @@ def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
 def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
     with start(tmp_path, "run", "--no-prefect", "--requests", "200", "--concurrency", "1", env=env) as run:
-        port = wait_for(lambda: _engine_port(descendants(run.pid)), 600, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 300, "a request to be served", interval_s=1)
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
         processes = descendants(run.pid)
         engine = next(p for p in processes if "--port" in p.cmdline)
         os.kill(engine.pid, signal.SIGKILL)
@@ -201,3 +212,22 @@ def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) 
     assert len(rows) == 1 and rows[0]["status"] == "failed"
     assert rows[0]["error"].startswith("llama-server exited with code -9")
     assert still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+@pytest.mark.prefect
+def test_a_signal_while_prefect_starts_stops_at_once_and_leaves_nothing(tmp_path: Path) -> None:
+    """Nothing is measured yet, so nothing waits: the signal ends the command, and Prefect's API server with it."""
+    with fake_server("ok") as server:
+        args = ("run", "--endpoint", server.url, "--model", MODEL, "--protocol", "openai", "--requests", "5")
+        with start(tmp_path, *args, env=fault_env(tmp_path)) as run:
+            prefect = wait_for(lambda: [p for p in descendants(run.pid) if "create_app" in " ".join(p.cmdline)],
+                               900, "Prefect's API server to start")  # fmt: skip
+            run.signal(signal.SIGTERM)
+            code, _, err = run.finish(timeout=600)
+        assert sum(n for seed, n in server.attempts.items() if seed is not None) == 0, (
+            "a request was sent after the signal"
+        )
+    assert code == 143, err[-3000:]
+    assert one_error_line(err) == "Interrupted: SIGTERM: stopped at once; runs finished before it are stored"
+    assert not list((tmp_path / "store").rglob("*.parquet"))
+    assert still_running(prefect, timeout_s=60) == [] and _pid_files(tmp_path) == []

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tcobench.tasks.engine import RunningEngine
+from tests.store_helpers import data_files
 
 pytestmark = [pytest.mark.engine, pytest.mark.prefect]
 
@@ -41,8 +42,7 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
     assert "Cost per month behind those numbers" in done.stdout
     assert "source: hardware" in done.stdout
     store = Path(cli_env["TCOBENCH_STORE"])
-    assert any(p.parts[-4] == "runs" for p in parquet_files(store))
-    assert any(p.parts[-4] == "requests" for p in parquet_files(store))
+    assert data_files(store, "runs") and data_files(store, "requests")
 
     counts = query_json("select phase, count(*) as n from requests group by 1 order by 1", cli_env)
     assert counts == [{"phase": "measure", "n": 40}, {"phase": "warmup", "n": 2}]

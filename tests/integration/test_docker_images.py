@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pyarrow.parquet as pq
 import pytest
 from cli_helpers import tcobench
+
+from tests.store_helpers import table_rows
 
 pytestmark = pytest.mark.docker
 
@@ -29,8 +30,7 @@ def _env(store: str, prefect_home: Path | None = None) -> dict[str, str]:
 
 
 def _rows(store: str) -> list[dict[str, Any]]:
-    files = sorted(Path(store, "images").rglob("*.parquet"))
-    return [row for f in files for row in pq.read_table(f).to_pylist()]
+    return table_rows(store, "images")
 
 
 def _wheel_sha256() -> str:

@@ -18,12 +18,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import httpx
-import pyarrow.parquet as pq
 import pytest
 from cli_helpers import one_line_error
 
 from tcobench.tasks.docker_client import LABEL_BATCH
+from tests.store_helpers import table_rows
 
 pytestmark = [pytest.mark.docker, pytest.mark.engine]
 
@@ -32,7 +33,7 @@ MAX_TOKENS = 16
 
 
 def _rows(store: Path, table: str) -> list[dict[str, Any]]:
-    return [row for f in sorted((store / table).rglob("*.parquet")) for row in pq.read_table(f).to_pylist()]
+    return table_rows(store, table)
 
 
 def _tokens_predicted(port: int) -> float:
@@ -45,7 +46,10 @@ def _kill_during_second_run(store: Path, docker_api: Any, done: threading.Event,
     """Wait for the first run's row, then kill the container once the second run has finished a few requests."""
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and not done.is_set():
-        runs = _rows(store, "runs") if (store / "runs").exists() else []
+        try:
+            runs = _rows(store, "runs")
+        except duckdb.Error:  # the run holds the catalog while it commits; read again
+            runs = []
         if runs:
             break
         time.sleep(0.2)

@@ -6,7 +6,6 @@ visible in SQL. Real Prefect flow, real llama.cpp containers (host networking, 1
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -19,14 +18,11 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import tcobench
+from dockerd import docker, extra_daemon, kill_shims
 
 from tests.services import require
 
 pytestmark = [pytest.mark.docker, pytest.mark.engine, pytest.mark.prefect]
-
-
-def _docker(host: str, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["docker", "-H", host, *args], capture_output=True, text=True, check=False, **kw)  # type: ignore[call-overload,no-any-return]  # noqa: E501
 
 
 @pytest.fixture
@@ -36,65 +32,19 @@ def second_daemon(
     """A second dockerd (own socket, data root, exec root) holding a copy of the CPU engine image."""
     if shutil.which("dockerd") is None or os.geteuid() != 0:
         require("a second Docker daemon needs dockerd and root")
-    root = Path(tmp_path_factory.mktemp("dockerd-b", numbered=True))
-    sock = f"unix://{root}/docker.sock"
-    log = (root / "dockerd.log").open("wb")
-    proc = subprocess.Popen(
-        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false", "-H", sock, "--data-root",
-         str(root / "data"), "--exec-root", str(root / "exec"), "--pidfile", str(root / "docker.pid")],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    try:
-        for _ in range(120):
-            if _docker(sock, "version").returncode == 0:
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail(f"second dockerd did not start: {(root / 'dockerd.log').read_text()[-2000:]}")
-        save = subprocess.Popen(["docker", "-H", docker_host, "save", cpu_image["reference"]], stdout=subprocess.PIPE)
-        loaded = subprocess.run(["docker", "-H", sock, "load"], stdin=save.stdout, capture_output=True, text=True,
-                                check=False)  # fmt: skip
-        save.wait()
-        assert loaded.returncode == 0, loaded.stderr
-        yield sock, proc
-    finally:
-        if proc.poll() is None:
-            _docker(sock, "rm", "-f", *_docker(sock, "ps", "-aq").stdout.split())
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=60)
-        log.close()
-        _kill_leftovers(root)
-        for line in reversed(Path("/proc/mounts").read_text().splitlines()):
-            mount = line.split()[1]
-            if mount.startswith(str(root)):
-                subprocess.run(["umount", "-l", mount], check=False)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _kill_leftovers(root: Path) -> None:
-    """Container shims of the daemon under ``root`` (they outlive a killed dockerd) and their containers."""
-    for proc_dir in Path("/proc").iterdir():
-        if not proc_dir.name.isdigit():
-            continue
-        try:
-            cmdline = (proc_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-            children = (proc_dir / "task" / proc_dir.name / "children").read_text().split()
-        except OSError:
-            continue
-        if "containerd-shim" in cmdline and str(root) in cmdline:
-            for pid in [*children, proc_dir.name]:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
+    with extra_daemon(Path(tmp_path_factory.mktemp("dockerd-b", numbered=True)), cpu_image["reference"],
+                      docker_host) as daemon:  # fmt: skip
+        yield daemon
 
 
 def _stop_when_running(sock: str, proc: subprocess.Popen[bytes], root: Path, stopped: list[float]) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        container = _docker(sock, "ps", "-q", "--filter", "label=io.tcobench.managed").stdout.strip()
+        container = docker(sock, "ps", "-q", "--filter", "label=io.tcobench.managed").stdout.strip()
         if container:
             time.sleep(2)  # the engine is up and measuring
             os.killpg(proc.pid, signal.SIGKILL)  # the host goes away: its daemon, its engine, everything
-            _kill_leftovers(root)
+            kill_shims(root)
             stopped.append(time.monotonic())
             return
         time.sleep(0.2)

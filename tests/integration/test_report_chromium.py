@@ -160,3 +160,24 @@ def test_charts_are_drawn_on_screen(chromium: str, report: Path, tmp_path: Path)
     assert len(colors) > 200, f"only {len(colors)} colours: the charts look blank"
     # both platforms' series are drawn: the palette's blue (#1f77b4) and red (#d62728)
     assert _near(charts, "#1f77b4") > 5000 and _near(charts, "#d62728") > 5000
+
+
+def test_the_filter_hides_the_other_hosts(chromium: str, report: Path, tmp_path: Path) -> None:
+    """The in-page filter, chosen through the page's address (#host=...), as a link to a filtered view would."""
+    done = _browse(chromium, tmp_path / "profile", "--dump-dom", report.as_uri() + "#host=gpu-nv-1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _page_messages(done.stderr) == []
+    html = done.stdout
+    root = re.search(r"<html[^>]*>", html)
+    assert root is not None and 'data-report-ready="ok"' in root.group(0), root
+    assert 'data-filter="host=gpu-nv-1"' in root.group(0)
+    rows = re.findall(r"<tr ([^>]*data-host=\"[^\"]+\"[^>]*)>", html)
+    assert len(rows) > 4
+    for attrs in rows:  # the AMD host's rows hidden, the NVIDIA host's shown
+        assert ("filtered-out" in attrs) == ('data-host="gpu-amd-1"' in attrs), attrs
+    amd = re.findall(r"<g data-series=\"amd-instinct-mi300x-gpu-amd-1[^\"]*\"([^>]*)>", html)
+    nvidia = re.findall(r"<g data-series=\"nvidia-h200-gpu-nv-1[^\"]*\"([^>]*)>", html)
+    assert amd and nvidia
+    assert all("filtered-out" in attrs for attrs in amd) and not any("filtered-out" in a for a in nvidia)
+    # the headline names both vendors' cheapest platforms
+    assert "the cheapest pair of different vendors: NVIDIA H200 @ gpu-nv-1 vs AMD Instinct MI300X @ gpu-amd-1" in html

@@ -228,8 +228,9 @@ def test_a_dataset_with_per_request_output_lengths(env: dict[str, str], stub: St
 
 
 def test_sweep_stops_when_throughput_stops_rising(env: dict[str, str], stub_tokenizer: Any) -> None:
-    """The stub serves one request at a time (a lock): concurrency 2 gains nothing over 1, so a sweep of 1, 2, 4
-    with a 20% margin stops after 2 and never runs 4."""
+    """The stub serves one request at a time (a lock, 1 s each): concurrency 2 gains nothing over 1 but the
+    client's own time between requests (well under the 0.2 s per request a 20% gain would need, even on a busy
+    machine), so a sweep of 1, 2, 4 with a 20% margin stops after 2 and never runs 4."""
     import threading
 
     lock = threading.Lock()
@@ -238,11 +239,11 @@ def test_sweep_stops_when_throughput_stops_rising(env: dict[str, str], stub_toke
         with lock:
             import time
 
-            time.sleep(0.1)
+            time.sleep(1.0)
         return 0.0
 
     with openai_stub(StubConfig(tokenizer=stub_tokenizer, ttft_s=serial, token_gap_s=0.0)) as server:
-        out = run(env, "--endpoint", server.url, "--model", "stub-model", "--output-tokens", "4", "--requests", "8",
+        out = run(env, "--endpoint", server.url, "--model", "stub-model", "--output-tokens", "4", "--requests", "4",
                   "--warmup", "0", "--concurrency", "1", "--concurrency", "2", "--concurrency", "4",
                   "--sweep-margin", "0.2")  # fmt: skip
     rows = query("select concurrency from runs order by 1", env)

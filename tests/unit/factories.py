@@ -327,19 +327,26 @@ def write_fleet(
     return written
 
 
-def write_nights(store: Path, host: str, vendor: str, windows_s: dict[str, list[int]]) -> list[RunRecord]:
-    """Runs of one platform at concurrency 1, per night (a date) one run per measurement window given (s); each
-    run's one ok request counts 60 prompt and 600 output tokens, so a run measures 600 / window output tok/s."""
+def write_nights(
+    store: Path, host: str, vendor: str, windows_s: dict[str, list[int]], concurrency: int = 1
+) -> list[RunRecord]:
+    """Runs of one platform at one concurrency, per night one run per measurement window given (s); each run's one
+    ok request counts 60 prompt and 600 output tokens, so a run measures 600 / window output tok/s. A night is
+    a date ("2023-11-14": batch "HOST-2023-11-14") or a date and a batch ("2023-11-14~b2": batch
+    "HOST-2023-11-14~b2" on 2023-11-14): several nightly batches on one date."""
     from tcobench.tasks.store import write_results
 
     written = []
-    for night, windows in windows_s.items():
+    for n, (night, windows) in enumerate(windows_s.items()):
+        date = night.split("~")[0]
         for k, window in enumerate(windows):
-            run_id = f"{host}-{night}-{k}"
-            start = int(dt.datetime.fromisoformat(f"{night}T00:00:00+00:00").timestamp() * 10**9) + k * 60 * 10**9
-            run = make_run(run_id=run_id, batch_id=f"{host}-{night}", date=night, host=host, gpu_vendor=vendor,
-                           started_ns=start, measure_start_ns=start, measure_end_ns=start + window * 10**9)  # fmt: skip
-            request = make_request(run_id=run_id, date=night, host=host, start_ns=start, prompt_tokens=60,
+            run_id = f"{host}-{night}-c{concurrency}-{k}" if concurrency != 1 else f"{host}-{night}-{k}"
+            start = int(dt.datetime.fromisoformat(f"{date}T00:00:00+00:00").timestamp() * 10**9)
+            start += (n * 600 + k * 60 + concurrency) * 10**9
+            run = make_run(run_id=run_id, batch_id=f"{host}-{night}", date=date, host=host, gpu_vendor=vendor,
+                           started_ns=start, measure_start_ns=start, measure_end_ns=start + window * 10**9,
+                           concurrency=concurrency)  # fmt: skip
+            request = make_request(run_id=run_id, date=date, host=host, start_ns=start, prompt_tokens=60,
                                    output_tokens=600)  # fmt: skip
             write_results(store, run, [request])
             written.append(run)

@@ -42,6 +42,23 @@ PER_REQUEST = {
     r"error\s+IS\s+NULL": "the ok filter",
     r"phase\s*=\s*'measure'": "the measured filter",
 }
+QUANTILE_MODULE = "quantile.py"
+# percentile rules other than tcobench's one (linear interpolation: SQL quantile_cont, Python tasks/quantile.py);
+# each must occur nowhere outside QUANTILE_MODULE (statistics.median is the same rule at 0.5 and stays allowed)
+OTHER_PERCENTILES = {
+    r"\bnp\.(nan)?(percentile|quantile|median)\s*\(": "numpy's percentile (a second implementation of the rule)",
+    r"\bstatistics\.quantiles\s*\(": "statistics.quantiles (its default method is not linear interpolation)",
+    r"\b(quantile_disc|percentile_disc|approx_quantile|reservoir_quantile)\s*\(": "a SQL percentile by another rule",
+    r"\[\s*int\([^\]]*\blen\(": "a nearest-rank index, values[int(q * len(values))]",
+    r"\bdef\s+(percentile|quantile|nearest_rank)\s*\(": "a percentile function",
+}
+NIGHT_MACROS = {"07_night_means.sql", "08_night_weighted_mean.sql"}
+# pattern -> what it computes; each must occur once, in its macro's file
+NIGHT_WEIGHTING = {
+    r"CREATE\s+(OR\s+REPLACE\s+)?MACRO\s+night_means\b": "a night's mean over its runs",
+    r"CREATE\s+(OR\s+REPLACE\s+)?MACRO\s+night_weighted_mean\b": "the mean over nights of the nights' means",
+}
+LIST_MEAN = r"\blist_avg\s*\(|\blist_aggregate\s*\([^)]*'avg'"  # a mean of a list: only inside the macros
 
 
 def _sql_code(text: str) -> str:
@@ -50,15 +67,24 @@ def _sql_code(text: str) -> str:
 
 
 def _python_code(text: str) -> str:
-    """Python without comments (strings stay: they hold SQL)."""
-    tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type != tokenize.COMMENT]
-    return tokenize.untokenize(tokens)
+    """Python without comments and docstrings (prose, like SQL comments); other strings stay: they hold SQL."""
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    kept = []
+    for i, t in enumerate(tokens):
+        before = next((p.type for p in reversed(tokens[:i]) if p.type not in (tokenize.NL, tokenize.COMMENT)), None)
+        starts_statement = before in (None, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+        docstring = t.type == tokenize.STRING and starts_statement and tokens[i + 1].type == tokenize.NEWLINE
+        if t.type != tokenize.COMMENT and not docstring:
+            kept.append(t)
+    return tokenize.untokenize(kept)
 
 
 def _sources() -> dict[str, str]:
-    """Relative path -> code of every .sql and .py file of the installed package (links resolved once)."""
+    """Relative path -> code of every .sql and .py file of the installed package (links resolved once), and of
+    bench/ where the package runs from a source checkout."""
     found: dict[str, str] = {}
-    for folder, _, names in os.walk(PACKAGE, followlinks=True):  # tasks/, flows/, ... are links in the package
+    roots = [PACKAGE] + [b for b in [PACKAGE.parent / "bench"] if b.is_dir()]
+    for folder, _, names in (w for root in roots for w in os.walk(root, followlinks=True)):  # tasks/ ... are links
         for path in (Path(folder) / n for n in sorted(names)):
             key = str(path.relative_to(PACKAGE.parent))
             if path.suffix == ".sql":
@@ -94,6 +120,28 @@ def test_per_request_formulas_exist_in_exactly_one_view(pattern: str, what: str)
     assert [Path(h).name for h in hits] == [REQUEST_VIEW], f"{what}: found in {sorted(hits)}, want {REQUEST_VIEW} once"
 
 
+@pytest.mark.parametrize(("pattern", "what"), OTHER_PERCENTILES.items(), ids=list(OTHER_PERCENTILES.values()))
+def test_one_percentile_rule(pattern: str, what: str) -> None:
+    hits = [h for h in _hits(pattern) if Path(h).name != QUANTILE_MODULE]
+    assert not hits, f"{what} in {sorted(hits)}: use tcobench.tasks.quantile.quantile or SQL quantile_cont"
+
+
+def test_the_percentile_rule_is_written_once() -> None:
+    assert [Path(h).name for h in _hits(r"\bdef\s+quantile\s*\(")] == [QUANTILE_MODULE]
+    assert _hits(r"\bquantile_cont\s*\(")  # the SQL side of the same rule is what the views use
+
+
+@pytest.mark.parametrize(("pattern", "what"), NIGHT_WEIGHTING.items(), ids=list(NIGHT_WEIGHTING.values()))
+def test_night_weighting_exists_once(pattern: str, what: str) -> None:
+    hits = _hits(pattern)
+    assert len(hits) == 1 and Path(hits[0]).name in NIGHT_MACROS, f"{what}: found in {sorted(hits)}"
+
+
+def test_no_mean_of_a_list_outside_the_night_macros() -> None:
+    hits = {Path(h).name for h in _hits(LIST_MEAN)}
+    assert hits == NIGHT_MACROS, f"a list's mean outside the night macros: {sorted(hits - NIGHT_MACROS)}"
+
+
 def test_the_grep_finds_a_formula_written_again() -> None:
     """The check itself can fail: the old sensitivity view's arithmetic and history's decode rate are caught."""
     old_sensitivity = _sql_code(
@@ -107,3 +155,10 @@ def test_the_grep_finds_a_formula_written_again() -> None:
         'query = "CASE WHEN output_tokens > 1 THEN (output_tokens - 1) / decode_ns * 1e9 END"  # output_tokens - 1\n'
     )
     assert len(re.findall(next(iter(PER_REQUEST)), _python_code(old_history))) == 1
+    # the percentile rules bench/_common.py and the zero endpoint used before the rule was shared
+    old_bench = _python_code("def percentile(xs, q):\n    return sorted(xs)[int(q * len(xs))]  # nearest rank\n")
+    assert sum(bool(re.search(p, old_bench)) for p in OTHER_PERCENTILES) == 2
+    old_compare = _python_code('sql = "SELECT list_avg(list(v)) FROM (SELECT avg(x) AS v FROM t GROUP BY date)"\n')
+    assert re.search(LIST_MEAN, old_compare)
+    docstring = _python_code('"""ours = (output_tokens - 1) / decode time"""\nq = "SELECT output_tokens - 1"\n')
+    assert len(re.findall(next(iter(PER_REQUEST)), docstring)) == 1  # the prose is left out, the SQL string is not

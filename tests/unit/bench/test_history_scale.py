@@ -1,4 +1,4 @@
-"""bench/history_scale.py writes the real store layout: the store's schemas, partitions, and views work on it."""
+"""bench/history_scale.py writes the folder layout `store migrate` reads; imported and compacted, the views work."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from history_scale import RUNS, WARMUP, _host_year
+from history_scale import QUERIES, RUNS, WARMUP, _folder_schema, _host_year, to_lake
 
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect
-from tcobench.tasks.store import file_schema
 
 
 @pytest.mark.parametrize("layout", ["per-run", "per-night"])
@@ -25,15 +24,18 @@ def test_generated_store_has_the_real_layout(tmp_path: Path, layout: str) -> Non
         assert all(f.name.startswith("run-") for f in files)
     for table in ("runs", "requests"):
         some = next(tmp_path.glob(f"{table}/*/*/*.parquet"))
-        assert pq.read_schema(some).remove_metadata() == file_schema(table).remove_metadata()
+        assert pq.read_schema(some).remove_metadata() == _folder_schema(table).remove_metadata()
 
 
-def test_views_read_the_generated_store(tmp_path: Path) -> None:
-    _host_year((tmp_path, "per-run", 0, 1, 10, 4))
-    con = connect(tmp_path, load_prices(None))
+def test_views_read_the_generated_store_once_imported(tmp_path: Path) -> None:
+    _host_year((tmp_path / "folder", "per-run", 0, 1, 10, 4))
+    to_lake(tmp_path / "folder", str(tmp_path / "lake"), batch=2)
+    con = connect(tmp_path / "lake", load_prices(None))
     try:
         summary = con.sql("SELECT n, ok, output_tokens, itl_p50_ms FROM run_summary").fetchall()
         tco = con.sql("SELECT count(*), count(usd_per_m_output_tokens) FROM tco").fetchall()
+        for sql in QUERIES.values():
+            assert con.sql(sql).fetchall()
     finally:
         con.close()
     assert len(summary) == len(RUNS)

@@ -19,7 +19,9 @@ def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
                                "--resamples", "300", "--store", str(fleet)], env=WIDE)  # fmt: skip
     assert done.exit_code == 0, done.stderr
     text = done.stdout
-    assert "A = vendor=nvidia: 15 run(s) over 5 night(s); hosts gpu-nv-1; GPUs NVIDIA H200" in text
+    assert (
+        "A = vendor=nvidia: 15 run(s) over 5 night(s) (nightly batches) on 5 UTC date(s); hosts gpu-nv-1; GPUs" in text
+    )
     assert "Cost efficiency, A / B (output tokens per USD, owned basis)" in text
     assert "all (geo. mean)" in text and "What drives the difference" in text and "adaptation" in text
     assert "verdict: the claim 'A is 5x as cost-efficient as B' is above the interval: not supported" in text
@@ -50,7 +52,9 @@ def test_history_lists_trends_and_flags(fleet: Path) -> None:
     done = runner.invoke(app, ["history", "--store", str(fleet), "--series", "gpu-amd-1"], env=WIDE)
     assert done.exit_code == 0, done.stderr
     assert "gpu-amd-1 | llama3.2:3b | chat-short | c=4 (AMD Instinct MI300X)" in done.stdout
-    assert "1 flagged change(s) in 3 series" in done.stdout
+    # counts the series with a flag, of those examined; says what the change did to cost
+    assert "1 flagged change(s) in 1 of 3 series" in done.stdout
+    assert "cost per 1M output tokens $3.01 -> $3.42 (+13.5%)" in done.stdout
     assert "decode_tok_s" in done.stdout and "driver_version 6.10.5 -> 6.10.5.1" in done.stdout
     quiet = runner.invoke(app, ["history", "--store", str(fleet), "--flagged-only", "--series", "gpu-nv-1"], env=WIDE)
     assert quiet.exit_code == 0 and "no change beyond run-to-run noise" in quiet.stdout
@@ -62,11 +66,24 @@ def test_history_fail_on_change_exits_3_only_when_something_is_flagged(fleet: Pa
     flagged = runner.invoke(app, ["history", "--store", str(fleet), "--fail-on-change"], env=WIDE)
     assert flagged.exit_code == 3, flagged.stderr
     assert flagged.stderr.strip().splitlines() == [
-        "ChangeError: 1 flagged change(s) in 6 series (--fail-on-change); first: gpu-amd-1 | llama3.2:3b | "
+        "ChangeError: 1 flagged change(s) in 1 of 6 series (--fail-on-change); first: gpu-amd-1 | llama3.2:3b | "
         "chat-short | c=4, 2026-11-26: decode_tok_s -10.9%"
     ]
     quiet = runner.invoke(app, ["history", "--store", str(fleet), "--fail-on-change", "--series", "gpu-nv-1"])
     assert quiet.exit_code == 0, quiet.stderr
+
+
+def test_compare_lists_flagged_runs_and_can_leave_them_out(fleet: Path) -> None:
+    args = ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--resamples", "200", "--store", str(fleet)]
+    kept = runner.invoke(app, args, env=WIDE)
+    assert kept.exit_code == 0, kept.stderr
+    line = "B: run gpu-amd-1-n4-c4 (gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26, batch gpu-amd-1-n4): "
+    assert line + "regression: decode_tok_s -10.9% (worse)" in kept.stdout
+    assert "kept; --exclude-flagged leaves them out" in kept.stdout
+    left_out = runner.invoke(app, [*args, "--exclude-flagged"], env=WIDE)
+    assert left_out.exit_code == 0, left_out.stderr
+    assert "note: 1 flagged run(s) of B left out (--exclude-flagged)" in left_out.stdout
+    assert "5 / 4" in left_out.stdout and "5 / 4" not in kept.stdout  # runs (and nights) A / B at concurrency 4
 
 
 def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:

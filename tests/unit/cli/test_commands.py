@@ -33,9 +33,14 @@ def test_query_reads_and_refuses_writes(store: Path) -> None:
     assert not Path("x.csv").exists()
 
 
-def test_query_bad_format(store: Path) -> None:
+def test_bad_option_values_are_usage_errors(store: Path) -> None:
     done = runner.invoke(app, ["query", "select 1", "--store", str(store), "--format", "xml"])
-    assert done.exit_code == 1 and done.stderr.startswith("ConfigError: --format must be")
+    assert done.exit_code == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("UsageError: Invalid value for --format: 'xml': choose table, csv or json")
+    few = runner.invoke(app, ["report", "--resamples", "5", "--store", str(store)])
+    assert few.exit_code == 2 and few.stderr.strip() == (
+        "UsageError: Invalid value for --resamples: 5: must be at least 100 (see `tcobench report --help`)"
+    )
 
 
 def test_summary_empty_and_unknown_run(tmp_path: Path, store: Path) -> None:

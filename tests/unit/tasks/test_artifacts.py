@@ -24,7 +24,7 @@ def test_nothing_happens_outside_prefect(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def _fake_prefect(monkeypatch: pytest.MonkeyPatch, in_run: bool) -> list[dict[str, Any]]:
-    """Stand-ins for prefect.context.FlowRunContext and prefect.artifacts.create_markdown_artifact."""
+    """Stand-ins for prefect.context.FlowRunContext and prefect.artifacts.create_markdown/link_artifact."""
     calls: list[dict[str, Any]] = []
     context = types.ModuleType("prefect.context")
     context.FlowRunContext = type("FlowRunContext", (), {"get": staticmethod(lambda: object() if in_run else None)})  # type: ignore[attr-defined]
@@ -34,7 +34,12 @@ def _fake_prefect(monkeypatch: pytest.MonkeyPatch, in_run: bool) -> list[dict[st
         calls.append(kwargs)
         return "artifact-1"
 
+    def create_link_artifact(**kwargs: Any) -> str:
+        calls.append(kwargs)
+        return "link-1"
+
     made.create_markdown_artifact = create_markdown_artifact  # type: ignore[attr-defined]
+    made.create_link_artifact = create_link_artifact  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "prefect", types.ModuleType("prefect"))
     monkeypatch.setitem(sys.modules, "prefect.context", context)
     monkeypatch.setitem(sys.modules, "prefect.artifacts", made)

@@ -17,6 +17,7 @@ from tcobench.tasks.compare import (
     bootstrap_efficiency,
     compare,
     compare_on,
+    night_draws,
     parse_selection,
     verdict,
 )
@@ -204,3 +205,66 @@ def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:
     # 865.70 USD/month for 60 tok/s x 3600 x 730 h x 0.5 = 78.84 M tokens: 10.98 USD per 1M on both sides
     assert round(s.a_usd_per_m, 2) == round(s.b_usd_per_m, 2) == 10.98
     assert round(s.a_usd_month, 2) == 865.70
+
+
+def test_compare_refuses_runs_measured_from_different_placements(tmp_path: Path) -> None:
+    near = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw", client_placement="loopback")
+    far = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", client_placement="network",
+                   rtt_p50_ns=2_400_000, engine_url="http://gpu-b.example.internal:8000")  # fmt: skip
+    old = make_run(run_id="c", host="hc", gpu_vendor="amd", hardware_key="test-hw")  # stored before placement was
+    for run in (near, far, old):
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
+                                      for i in range(4)])  # fmt: skip
+    with pytest.raises(QueryError) as info:
+        compare(tmp_path, make_prices(), "host=ha", "host=hb")
+    assert "client_placement (where the load generator ran): A {loopback} vs B {network}" in str(info.value)
+    allowed = compare(tmp_path, make_prices(), "host=ha", "host=hb", allow_different=True, resamples=100)
+    assert allowed.differences == ("client_placement (where the load generator ran): A {loopback} vs B {network}",)
+    # a row from before placement was recorded: its loopback engine URL says loopback, so it compares
+    assert compare(tmp_path, make_prices(), "host=ha", "host=hc", resamples=100).differences == ()
+
+
+def test_three_batches_on_one_date_are_three_nights(tmp_path: Path) -> None:
+    # A: three nightly batches on 2023-11-14: b1 runs of 60 and 120 tok/s (night mean 90), b2 one of 30, b3 one of
+    #    60: night-weighted (90 + 30 + 60) / 3 = 60 tok/s. By date it would be one night: (60+120+30+60) / 4 = 67.5
+    write_nights(tmp_path, "ha", "nvidia", {"2023-11-14~b1": [10, 5], "2023-11-14~b2": [20], "2023-11-14~b3": [10]})
+    write_nights(tmp_path, "hb", "amd", {"2023-11-14~b1": [10], "2023-11-14~b2": [10], "2023-11-14~b3": [10]})
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=200)
+    (s,) = result.strata
+    assert (s.a_runs, s.a_nights, s.b_runs, s.b_nights) == (4, 3, 3, 3)
+    assert s.a_tok_s == pytest.approx(60.0) and s.ratio == pytest.approx(1.0)
+    assert "4 run(s) over 3 night(s) (nightly batches) on 1 UTC date(s)" in result.a_desc
+    con = connect(tmp_path, make_prices())
+    try:
+        rows = con.execute("SELECT host, runs, nights, dates, output_tok_s FROM platform_cost ORDER BY host").fetchall()
+    finally:
+        con.close()
+    assert [r[:4] for r in rows] == [("ha", 4, 3, 1), ("hb", 3, 3, 1)]
+    assert rows[0][4] == pytest.approx(60.0)
+
+
+def test_the_all_levels_interval_resamples_whole_nights(tmp_path: Path) -> None:
+    # A's nights are good or bad at every level alike (the same window at c=1 and c=4); B is steady. One run of
+    # one request per night and level, so the replicates vary only by which nights are drawn. Whole nights
+    # drawn for all levels together: each replicate's ratio is the same at both levels, so the all-levels
+    # interval is each level's interval. Levels resampled independently would average out and narrow it.
+    windows = [10, 12, 8, 15, 9, 11, 20, 7]
+    nights = {f"2023-11-{14 + i}": [w] for i, w in enumerate(windows)}
+    for c in (1, 4):
+        write_nights(tmp_path, "ha", "nvidia", nights, concurrency=c)
+        write_nights(tmp_path, "hb", "amd", {night: [10] for night in nights}, concurrency=c)
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=1000)
+    one, four = result.strata
+    assert (one.lo, one.hi) == pytest.approx((four.lo, four.hi))
+    assert result.pooled is not None
+    _, lo, hi = result.pooled
+    assert (lo, hi) == pytest.approx((one.lo, one.hi))
+    assert hi - lo > 0.2  # the nights do vary: a real interval, not a point
+
+
+def test_night_draws_count_every_night_once_per_replicate_on_average() -> None:
+    draws = night_draws(["n2", "n1", "n3", "n1"], 4000, np.random.default_rng(1))
+    assert sorted(draws) == ["n1", "n2", "n3"]
+    total = sum(draws.values())
+    assert np.all(total == 3)  # each replicate draws as many nights as there are
+    assert all(abs(float(d.mean()) - 1.0) < 0.05 for d in draws.values())

@@ -78,3 +78,56 @@ def test_no_matrix(tmp_path: Path) -> None:
     inv = write(tmp_path, "inventory.toml", HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"))
     with pytest.raises(ConfigError, match="at least one matrix"):
         load_plan(inv, [], load_prices(None))
+
+
+FLEET = "[fleet]\npickup_timeout_s = 30\n"
+ZERO = '[[engines]]\nname = "zero"\nendpoint = "{url}"\n[[models]]\nname = "zero"\n[[workloads]]\nname = "w"\n'
+
+
+def test_fleet_table_engines_per_host_and_embedded(tmp_path: Path) -> None:
+    inventory = FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + \
+        HOST.format(name="b", vendor="cpu", hw="cpu-generic-2c")  # fmt: skip
+    matrix = ('[[engines]]\nname = "zero-a"\nendpoint = "http://127.0.0.1:9001"\nhosts = ["a"]\n'
+              '[[engines]]\nname = "llama"\nembedded = true\nhosts = ["b"]\n'
+              '[[models]]\nname = "gemma-3-270m-q4_k_m"\n[[workloads]]\nname = "w"\n')  # fmt: skip
+    plan = load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
+    assert plan.inventory.fleet is not None and plan.inventory.fleet.pickup_timeout_s == 30
+    assert plan.inventory.fleet.work_pool == "tcobench-fleet"
+    assert [c.label for c in plan.cells] == ["a/zero-a/gemma-3-270m-q4_k_m/w", "b/llama/gemma-3-270m-q4_k_m/w"]
+    assert plan.cells[1].config.engine.kind is EngineKind.embedded
+
+
+@pytest.mark.parametrize(
+    ("inventory", "matrix", "needle"),
+    [
+        (FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), ZERO.format(url="http://10.1.2.3:8000"),
+         "fleet mode: cell a/zero/zero/w: endpoint 'http://10.1.2.3:8000' is not on the host's loopback interface"),
+        (FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "ssh://u@gpu-1"\n',
+         ZERO.format(url="http://127.0.0.1:1"), "docker_host 'ssh://u@gpu-1' is a remote daemon"),
+        (FLEET + HOST.format(name="control", vendor="cpu", hw="cpu-generic-2c"), ZERO.format(url="http://127.0.0.1:1"),
+         "host name 'control' is the nightly's own work queue"),
+        (FLEET.replace("30", "0") + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+         ZERO.format(url="http://127.0.0.1:1"), "fleet.pickup_timeout_s: 0 is not > 0"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+         ZERO.format(url="http://127.0.0.1:1").replace('name = "zero"\nendpoint', 'name = "zero"\nhosts = ["x"]\n'
+                                                       'endpoint', 1), "engines.0.hosts: 'x' not in the inventory"),
+        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+         '[[engines]]\nname = "e"\nembedded = true\nimage = "x"\n[[models]]\nname = "m"\n[[workloads]]\nname = "w"\n',
+         "give exactly one of image (a container), endpoint (a running server) or embedded = true"),
+    ],
+)  # fmt: skip
+def test_fleet_plan_refuses_what_cannot_run_on_the_host(tmp_path: Path, inventory: str, matrix: str,
+                                                         needle: str) -> None:  # fmt: skip
+    with pytest.raises(ConfigError) as info:
+        load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
+    assert needle in str(info.value), str(info.value)
+
+
+def test_the_fleet_example_expands_like_the_in_process_one() -> None:
+    matrices = [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"]
+    fleet = load_plan(EXAMPLES / "inventory-fleet.toml", matrices, load_prices(None))
+    local = load_plan(EXAMPLES / "inventory.toml", matrices, load_prices(None))
+    assert fleet.inventory.fleet is not None and local.inventory.fleet is None
+    assert [c.label for c in fleet.cells] == [c.label for c in local.cells]
+    for cell in fleet.cells:  # the local Docker socket of the host that runs the cell
+        assert cell.config.engine.container is not None and cell.config.engine.container.docker_host is None

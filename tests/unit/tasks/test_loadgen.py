@@ -56,3 +56,16 @@ def test_the_run_deadline_stops_every_worker(endpoint: Callable[..., str]) -> No
     result = _run(url, None, warmup_requests=0, run_deadline_s=1.5, request_timeout_s=30)
     assert result.stopped is not None and "deadline" in result.stopped
     assert result.stop_rule == "interrupted" and len(result.measured) < 30
+
+
+def test_a_timed_run_stops_every_worker_at_one_deadline(endpoint: Callable[..., str]) -> None:
+    """duration_s over two processes: the clock starts at the first measured request sent by either; no request
+    starts after it in any process; those in flight then finish and are flagged."""
+    url = endpoint("--ttft-ms", "1", "--itl-ms", "25", "--tokens", "4", "--fixed-tokens")
+    result = _run(url, None, warmup_requests=0, duration_s=0.6, run_deadline_s=30)
+    assert result.stopped is None and result.stop_rule == "duration"
+    assert {r.client_proc for r in result.measured} == {0, 1}
+    assert result.measure_start_ns is not None
+    deadline, slack = result.measure_start_ns + 0.6e9, 0.1e9  # slack: a loaded machine delays a send past its admit
+    assert all(r.start_ns <= deadline + slack for r in result.measured)
+    assert any(r.in_flight_at_stop for r in result.measured)  # three always in flight: the end cut at least one

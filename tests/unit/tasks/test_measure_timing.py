@@ -108,10 +108,11 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
     the parent's one anchor) land within 1 ms of the server's sends."""
     base_url = server("--offsets-ms", "20,30,60,70")
     worst: list[float] = []
-    for _ in range(5):  # as above: a loaded machine can delay one read by more than 1 ms
+    for _ in range(3):  # as above, but 3 tries: each starts two worker processes (seconds on a loaded machine)
         offset_ns = _wall_minus_monotonic()
         result = _measure(base_url, 4, procs=2)
-        assert sorted(r.client_proc or 0 for r in result.measured) == [0, 0, 1, 1]
+        # units come from one shared counter: a worker the machine woke late may send 1 of the 4, not 2
+        assert sorted({r.client_proc or 0 for r in result.measured}) == [0, 1] and len(result.measured) == 4
         assert len(result.client) == 2 and all(c.lag_samples > 0 for c in result.client)
         entries = [e for e in _log(base_url) if "writes_ns" in e]
         errors = []
@@ -122,12 +123,13 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
-    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 5 tries: {[round(e, 3) for e in worst]}")
+    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 3 tries: {[round(e, 3) for e in worst]}")
 
 
 def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(server: Server) -> None:
     # the 2nd request on every connection is read, held 200 ms, and the connection closed without a response
     base_url = server("--offsets-ms", "5,10", "--drop-nth", "2", "--drop-after-ms", "200")
+    offset_ns = _wall_minus_monotonic()
     result = _measure(base_url, 3)
     log = _log(base_url)
     # request 1 on connection 1; request 2 met it closed and went again on connection 2; request 3 likewise on 3
@@ -135,8 +137,16 @@ def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(
         (1, 1, False), (1, 2, True), (2, 1, False), (2, 2, True), (3, 1, False)]  # fmt: skip
     assert [r.error for r in result.measured] == [None, None, None]
     assert [r.output_tokens for r in result.measured] == [2, 2, 2]
-    # timed from the resend: the 200 ms the dropped attempt waited are in no TTFT (the server sends at 5 ms)
-    assert all(r.ttft_ns is not None and 5 * MS <= r.ttft_ns < 150 * MS for r in result.measured)
+    # timed from the resend: a resent request's clock starts after the server closed the first attempt (it held
+    # it 200 ms), so those 200 ms are in no TTFT. Asserted against the server's log, not as an absolute TTFT: a
+    # loaded machine stretches the client's own sending (50 ms of slack for the wall/monotonic clock mapping).
+    _, resent_2, resent_3 = result.measured
+    for record, dropped, answered in ((resent_2, log[1], log[2]), (resent_3, log[3], log[4])):
+        sent_at = record.start_ns - offset_ns
+        waited_ms = (sent_at - dropped["read_ns"]) / MS
+        assert waited_ms >= 150, f"the clock started {waited_ms:.1f} ms after the dropped attempt was read"
+        assert sent_at <= answered["read_ns"] + 50 * MS, "the clock started after the resend was read"
+        assert record.ttft_ns is not None and record.ttft_ns >= 5 * MS  # never before the server sent
 
 
 def test_a_request_is_resent_once_only(server: Server) -> None:

@@ -60,8 +60,9 @@ def test_a_signal_stops_the_night_instead_of_failing_a_cell(tmp_path: Path) -> N
 def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:
     calls: list[str] = []
 
-    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str) -> Any:
+    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str, cell: str) -> Any:
         calls.append(host)
+        assert cell.startswith("gpu-nv-01/")
         if len(calls) == 1:
             raise EngineError("cannot reach the daemon") from httpx.ConnectError("refused")
         return ok_result("r1")
@@ -77,9 +78,10 @@ def test_other_failures_are_final_and_stored(tmp_path: Path) -> None:
     (result,) = run_cells(cells(), broken, PRICES, tmp_path, tmp_path, "night1", attempts=3, backoff_s=0)
     assert result.status == "failed" and result.attempts == 1 and result.error == "ConfigError: model not pulled"
     con = connect(tmp_path, PRICES)
-    rows = con.sql("select host, batch_id, status, error, hardware_key from runs").to_arrow_table().to_pylist()
+    rows = con.sql("select host, batch_id, status, error, hardware_key, cell from runs").to_arrow_table().to_pylist()
     assert rows == [{"host": "gpu-nv-01", "batch_id": "night1", "status": "failed",
-                     "error": "ConfigError: model not pulled", "hardware_key": "nvidia-h200-sxm"}]  # fmt: skip
+                     "error": "ConfigError: model not pulled", "hardware_key": "nvidia-h200-sxm",
+                     "cell": result.cell}]  # fmt: skip
     assert "0 of 1 cells succeeded" in nightly_markdown("night1", [result])
 
 

@@ -83,6 +83,12 @@ def test_shipped_table_cites_or_labels_every_row() -> None:
             assert all(f in hardware.source for f in figures), key
     for key, rate in table.rental.items():
         assert "InferenceX" in rate.source and rate.tier.value in rate.source, key
+    # as_of is the date a cited figure was true, and its source says which date that is (a release, an on-sale
+    # day, the commit that holds it), so a reader can check it; an assumption's is the day it was made
+    for key, row in [*table.hardware.items(), *table.site.items(), *table.ops.items(), *table.rental.items()]:
+        if not row.source.startswith("assumption"):
+            assert str(row.as_of) in row.source, (key, row.as_of)
+    assert str(table.hardware["nvidia-rtx-4090"].as_of) == "2022-10-12"  # its launch (MSRP) day, not when typed
     # All-in provisioned kW per GPU from SemiAnalysis InferenceX-app, as watts; 4-year life.
     all_in_watts = {"nvidia-h100-sxm": 1730, "nvidia-h200-sxm": 1730, "amd-mi300x": 1790, "amd-mi325x": 2180}
     for key, watts in all_in_watts.items():

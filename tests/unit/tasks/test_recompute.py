@@ -37,7 +37,10 @@ def compacted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _table(store: Path, table: str) -> list[dict[str, Any]]:
     files = sorted((store / "data" / "main" / table).rglob("*.parquet"))
     assert files and not [f for f in files if f.name.endswith("-delete.parquet")]
-    return pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive").to_pylist()
+    rows: list[dict[str, Any]] = pa.concat_tables(
+        [pq.read_table(f) for f in files], promote_options="permissive"
+    ).to_pylist()
+    return rows
 
 
 def _energy(run: dict[str, Any], samples: list[dict[str, Any]]) -> tuple[float, float | None] | None:
@@ -79,7 +82,7 @@ def _usd_per_m_output(run: dict[str, Any], requests: list[dict[str, Any]], sampl
                + power_w * site.pue * HOURS_PER_MONTH / 1000 * site.kwh_usd
                + ops.hours_per_host_month * ops.hourly_usd
                + hw.adaptation_days * ops.daily_usd / hw.lifetime_months)  # fmt: skip
-    return monthly / (tok_s * 3600 * HOURS_PER_MONTH * u) * 1e6
+    return float(monthly / (tok_s * 3600 * HOURS_PER_MONTH * u) * 1e6)
 
 
 def test_cost_per_million_output_tokens_matches_the_view_to_the_cent(compacted: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -50,9 +52,46 @@ def test_sections_and_record_template(html: str) -> None:
 
 
 def test_headline_comparison_and_verdict(html: str) -> None:
-    assert "<b>vendor=nvidia</b>" in html and "<b>vendor=amd</b>" in html
+    # default pair: the cheapest platform (NVIDIA on this fleet) and the cheapest of another vendor
+    assert (
+        "Headline pair (the cheapest pair of different vendors: NVIDIA H200 @ gpu-nv-1 vs AMD Instinct MI300X" in html
+    )
+    assert "<b>NVIDIA H200 @ gpu-nv-1</b> (A)" in html and "<b>AMD Instinct MI300X @ gpu-amd-1</b> (B)" in html
     assert 'class="verdict-above"' in html and "a claimed 5x lies above the interval" in html
     assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
+
+
+NIGHTS = "the mean over nights of each night's mean over its runs"
+NOT_AVERAGED = "nothing is averaged over runs or nights"
+# caption -> what its note must say was averaged (the column, its view, over what)
+AVERAGED = {
+    "Throughput vs concurrency": ["Aggregate output tokens/s of a run (view run_summary)", NIGHTS],
+    "Time to first token (TTFT), distribution": ["quantile (quantile_cont) of each run's ok measured requests", NIGHTS],
+    "Inter-token latency (ITL), distribution": ["quantile (quantile_cont) of each run's ok measured requests", NIGHTS],
+    "Cost per 1M output tokens, 95% CI, per platform and cost basis": ["tokens per USD (view cost_basis)", NIGHTS],
+    "Cost vs latency (Pareto)": ["e2e p90 latency (view run_summary)", "USD (view cost_basis, owned)", NIGHTS],
+    "Energy per output token": ["Joules per output token (view efficiency)", NIGHTS],
+    "Sensitivity: cost per 1M output tokens vs utilisation (owned)": ["View sensitivity", NIGHTS],
+    "Median per-request decode rate of each run, by night": [
+        "the median over the run's ok measured requests of each request's decode rate",
+        NOT_AVERAGED,
+    ],
+}
+
+
+def test_captions_say_exactly_what_was_averaged(html: str) -> None:
+    figures = re.findall(r"<figure><figcaption>(.*?)</figcaption>(.*?)</figure>", html, flags=re.DOTALL)
+    notes = {unescape(c): unescape(" ".join(re.findall(r'<p class="note">(.*?)</p>', body))) for c, body in figures}
+    assert set(notes) == set(AVERAGED)  # every figure of the report is listed here, with its note
+    for caption, phrases in AVERAGED.items():
+        for phrase in phrases:
+            assert phrase in notes[caption], (caption, phrase)
+    # the headline's and the record card's figures: night-weighted; one row per run
+    text = unescape(html)
+    assert "Each side's tok/s, $/1M and cost terms: " + NIGHTS in text
+    card = text[text.index("The record card:") : text.index("</p>", text.index("The record card:"))]
+    assert NOT_AVERAGED in card and "the mean / median over the run's ok measured requests" in card
+    assert "mean over nights" not in text.replace(NIGHTS, "")  # the loose wording the report used to print
 
 
 def test_charts_are_inline_svg_with_marks(html: str) -> None:
@@ -150,3 +189,86 @@ def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
     # tokens per USD is linear in tok/s: 60 tok/s -> 78 840 000 / 865.70 = 91 070.81 (as one run at 60 tok/s)
     assert round(cost["CPU @ ha"]["mean"], 2) == 91_070.81 and cost["CPU @ ha"]["basis"] == "owned"
     assert "CPU @ ha: 1, 60</title>" in throughput and "lowest and highest night" in throughput
+
+
+def test_comparison_goodput_line(fleet: Path) -> None:
+    """Issue 14: the report prints each side's share of requests within the SLO and cost per 1M good tokens; a
+    level without an SLO on either side gets no line."""
+    import dataclasses
+
+    from tcobench.tasks.compare import compare
+    from tcobench.tasks.report_assets.tables import _goodput_html
+
+    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", resamples=100)
+    assert _goodput_html(result) == ""  # the fleet's runs have no SLO
+    first, *rest = result.strata
+    planted = dataclasses.replace(first, a_good_fraction=0.5, b_good_fraction=0.9, a_good_usd_per_m=2.0)
+    html = _goodput_html(dataclasses.replace(result, strata=(planted, *rest)))
+    assert html == (
+        f'<p class="goodput">Goodput at concurrency {first.concurrency}: A 50.0% of requests within the SLO, '
+        "$2.00 per 1M good tokens; B 90.0% of requests within the SLO, - per 1M good tokens (view goodput).</p>"
+    )
+
+
+def test_headline_pair_chosen_with_a_and_b(fleet: Path) -> None:
+    html = build_report(fleet, load_prices(None), a="host=gpu-amd-1", b="host=gpu-nv-1", resamples=200)
+    assert "Headline pair (chosen with --a/--b)" in html
+    assert "<b>host=gpu-amd-1</b> (A)" in html and "<b>host=gpu-nv-1</b> (B)" in html
+    assert re.search(r"A is <b>0\.\d\dx</b> as cost-efficient as B", html)  # the dearer side first: below 1
+    with pytest.raises(ConfigError, match="give both --a and --b"):
+        build_report(fleet, load_prices(None), a="host=gpu-amd-1")
+    with pytest.raises(ConfigError, match="--b 'host'"):
+        build_report(fleet, load_prices(None), a="host=gpu-amd-1", b="host")
+
+
+def test_flagged_changes_say_what_they_did_to_cost(html: str, fleet: Path) -> None:
+    trend = html[html.index('<h2 id="trend">') :]
+    assert "<th>$/1M output tokens: prior median -&gt; run</th>" in trend
+    assert "$3.01 -> $3.42 (+13.5%)" in trend
+    assert "cost per 1M output tokens 3.0104 -> 3.4183;" in summary_markdown(fleet, load_prices(None))
+
+
+def test_provenance_groups_identical_platforms(html: str) -> None:
+    section = html[html.index('<h2 id="provenance">') :]
+    assert "30 runs in 3 group(s)" in section  # two hosts; one AMD run (last night, c=4) on a newer driver
+    rows = re.findall(r"<tr data-host=\"(gpu-[a-z0-9-]+)\"[^>]*>(.*?)</tr>", section.split("Where every price")[0])
+    assert sorted(h for h, _ in rows) == ["gpu-amd-1", "gpu-amd-1", "gpu-nv-1"]
+    cells = {h + ("-new" if "6.10.5.1" in r else ""): re.findall(r"<td[^>]*>(.*?)</td>", r) for h, r in rows}
+    assert cells["gpu-nv-1"][:5] == ["15", "5", "2026-11-22 to 2026-11-26 (5)", "1, 4, 16", "15 ok"]
+    assert cells["gpu-amd-1-new"][:5] == ["1", "1", "2026-11-26", "4", "1 ok"]
+    assert cells["gpu-amd-1"][:2] == ["14", "5"]
+
+
+def test_the_page_has_a_filter_over_hosts_models_and_workloads(html: str) -> None:
+    assert '<form class="filter" id="filter"' in html
+    for name, values in (("host", ("gpu-amd-1", "gpu-nv-1")), ("model", ("llama3.2:3b",)),
+                         ("workload", ("chat-short",))):  # fmt: skip
+        assert f'<select name="{name}"><option value="">all</option>' in html
+        assert all(f'<option value="{v}">{v}</option>' in html for v in values)
+    found = re.search(r'<script type="application/json" id="series-facets">(.*?)</script>', html)
+    assert found is not None
+    facets = json.loads(found[1])
+    series = set(re.findall(r'data-series="([^"]+)"', html))
+    assert series - {"series"} <= set(facets)  # every drawn series can be filtered (not the Pareto frontier's rings)
+    assert facets["nvidia-h200-gpu-nv-1"] == {"host": "gpu-nv-1", "model": "llama3.2:3b", "workload": "chat-short"}
+
+
+def test_log_axes_have_readable_ticks() -> None:
+    from tcobench.tasks.report_assets.svg import _log_ticks
+
+    assert _log_ticks(32, 88) == (40.0, 50.0, 60.0, 70.0, 80.0)  # a narrow range: not one lone "50"
+    assert _log_ticks(1, 10000) == (1.0, 10.0, 100.0, 1000.0, 10000.0)
+    assert _log_ticks(30, 150) == (30.0, 50.0, 70.0, 100.0)
+    assert len(_log_ticks(40, 44)) >= 4
+    chart = ecdf_chart([Line("a", "#000", [(35.0, 0.1), (70.0, 0.9)])], "TTFT (ms)")
+    labels = re.findall(r'class="tick" text-anchor="middle">([^<]+)</text>', chart)
+    assert len(labels) >= 4, labels
+
+
+def test_trend_draws_each_nightly_batch_at_its_own_position(tmp_path: Path) -> None:
+    nights = {"2023-11-14~b1": [10], "2023-11-14~b2": [10], "2023-11-14~b3": [10], "2023-11-15": [10]}
+    write_nights(tmp_path, "ha", "nvidia", nights)
+    html = build_report(tmp_path, make_prices(), resamples=100)
+    trend = html[html.index('<h2 id="trend">') :]
+    labels = re.findall(r'class="tick" text-anchor="middle">([^<]+)</text>', trend)
+    assert labels[:4] == ["11-14", "11-14 #2", "11-14 #3", "11-15"]

@@ -72,3 +72,24 @@ def test_deferred_sections_take_sigterm_back_from_whoever_replaced_it() -> None:
             assert signal.getsignal(signal.SIGTERM) is shutdown.handle
         assert signal.getsignal(signal.SIGTERM) is foreign
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_the_user_is_told_what_a_graceful_stop_does_and_nothing_when_it_stops_at_once() -> None:
+    told: list[str] = []
+    shutdown.configure(5.0)
+    with shutdown.handling_signals(told.append):
+        unlisten = shutdown.listen(lambda reason, hurry: None)
+        shutdown.on_signal(signal.SIGINT)
+        shutdown.on_signal(signal.SIGINT)
+        with pytest.raises(shutdown.Stop):
+            shutdown.on_signal(signal.SIGINT)
+        unlisten()
+    assert told == [
+        "SIGINT: stopping; nothing more is sent, requests in flight get 5 s to finish, then what finished is "
+        "stored (signal again to stop waiting, a third time to stop at once)",
+        "SIGINT: no more waiting for requests in flight; what finished is stored (once more to stop at once)",
+    ]
+    shutdown.reset()
+    with shutdown.handling_signals(told.append), pytest.raises(shutdown.Stop):
+        shutdown.on_signal(signal.SIGTERM)  # nothing to wait for: stopped at once, the Interrupted line says so
+    assert len(told) == 2

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from pydantic import Field
 
@@ -85,7 +86,7 @@ def test_a_failed_commit_leaves_no_row_and_no_file(tmp_path: Path, monkeypatch: 
     def failing(con: Any, target: str, rows: Any) -> None:
         real(con, target, rows)
         if target.endswith(".commits"):  # after runs, requests and telemetry were written
-            raise store_module.duckdb.IOException("simulated: the disk went away")
+            raise duckdb.IOException("simulated: the disk went away")
 
     monkeypatch.setattr(store_module, "_insert", failing)
     with pytest.raises(StoreError, match=r"^cannot write run lost to store .*simulated: the disk went away"):

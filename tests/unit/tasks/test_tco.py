@@ -175,6 +175,26 @@ def test_run_summary_throughput(con: duckdb.DuckDBPyConnection) -> None:
     assert s["status"] == RunStatus.ok.value
 
 
+def test_run_summary_cached_share(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    # no request reports cached tokens: NULL, not 0 (unreported is not "nothing cached")
+    s = _row(con, "run_summary")
+    assert s["cached_tokens"] is None and s["cached_share"] is None
+    # requests 0 and 2 report 4 and 30 cached prompt tokens, request 1 does not; the failed one's 99 and the
+    # warm-up's 500 do not count: 4 + 30 = 34 of 10 + 20 + 30 = 60 prompt tokens -> 34 / 60 = 0.5667
+    cached = {(Phase.measure, 0): 4, (Phase.measure, 2): 30, (Phase.measure, 3): 99, (Phase.warmup, 0): 500}
+    requests = [
+        r.model_copy(update={"cached_tokens": cached.get((r.phase, r.request_index))}) for r in _requests("run1")
+    ]
+    run = make_run(run_id="run1", measure_start_ns=T0_NS, measure_end_ns=T0_NS + 10_000_000_000)
+    write_results(tmp_path / "cached", run, requests)
+    other = connect(tmp_path / "cached", make_prices())
+    try:
+        s = _row(other, "run_summary", "run1")
+    finally:
+        other.close()
+    assert s["cached_tokens"] == 34 and s["cached_share"] == pytest.approx(34 / 60)
+
+
 def test_tco_hand_worked(con: duckdb.DuckDBPyConnection) -> None:
     t = _row(con, "tco")
     # assumptions shown next to the numbers

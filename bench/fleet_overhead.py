@@ -1,0 +1,146 @@
+"""Fleet overhead: a fleet nightly over N `tcobench worker` processes on this machine, next to the in-process nightly.
+
+Setup (everything real, on 127.0.0.1): PostgreSQL from Debian's server binaries in a temporary directory (as
+`nobody` when root), `prefect server start` on it with an API auth string, the zero-cost endpoint pinned to core 1
+(no TTFT, no gaps, 4 tokens), ``--hosts`` workers (`tcobench worker --host sim-NNN`, polling every second), and one
+plan: every host measures that endpoint on its loopback, ``--cells`` workloads of 1 warm-up + 2 measured
+requests at concurrency 1. Then the same plan twice, side by side on the same server:
+
+- ``fleet``: the inventory has a ``[fleet]`` table: `tcobench nightly` starts one run per host on its worker;
+- ``in-process``: the same inventory without it: `tcobench nightly` runs every host's cells itself.
+
+Figures (the nightly command's wall time from start to exit; server, PostgreSQL and worker start-up excluded):
+  overhead per cell  = wall / cells - request time per cell      (as bench/orchestration_overhead.py)
+  request time       = sum of e2e_ns over every stored request (warm-up and measured) / cells
+  host span per cell = mean over hosts of (last run finished - first run started) / that host's cells
+  failed cells       = run rows with status failed
+
+    .venv/bin/python bench/fleet_overhead.py --hosts 20 --cells 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from _common import ROOT, endpoint, load_average, machine
+from orchestration_overhead import store_figures, write_plan
+
+sys.path.insert(0, str(ROOT))
+from tests.services import PostgresServer, PrefectServer  # noqa: E402  (a checkout's test services)
+
+POOL = "tcobench-bench"
+
+
+def _env(server: PrefectServer, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
+    home.mkdir(parents=True, exist_ok=True)
+    env.update(server.client_env, PREFECT_HOME=str(home), COLUMNS="200", PREFECT_LOGGING_LEVEL="WARNING")
+    return env
+
+
+@contextmanager
+def workers(server: PrefectServer, hosts: list[str], folder: Path) -> Iterator[float]:
+    """One `tcobench worker` per host; yields the seconds until every one was online."""
+    started = time.monotonic()
+    procs = []
+    flags = ["--allow-root"] if os.geteuid() == 0 else []
+    for host in hosts:
+        log = (folder / f"worker-{host}.log").open("wb")
+        procs.append(subprocess.Popen([str(Path(sys.executable).parent / "tcobench"), "worker", "--host", host,
+                                       "--pool", POOL, "--poll-s", "1", *flags],
+                                      env=_env(server, folder / f"home-{host}"), stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
+    try:
+        yield _wait_online(server, set(hosts), started, procs)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _wait_online(server: PrefectServer, hosts: set[str], started: float, procs: list[subprocess.Popen[bytes]]) -> float:
+    user, _, password = server.auth.partition(":")
+    while time.monotonic() - started < 900:
+        if any(p.poll() is not None for p in procs):
+            raise SystemExit("a worker exited while starting; see its log")
+        response = httpx.post(f"{server.api}/work_pools/{POOL}/workers/filter", json={}, auth=(user, password),
+                              timeout=30, trust_env=False)  # fmt: skip
+        online = (
+            {w["name"] for w in response.json() if w["status"] == "ONLINE"} if response.status_code == 200 else set()
+        )
+        if {f"tcobench-{h}" for h in hosts} <= online:
+            return time.monotonic() - started
+        time.sleep(2)
+    raise SystemExit("workers not online after 900 s")
+
+
+def night(server: PrefectServer, inventory: Path, matrix: Path, store: Path, folder: Path) -> dict[str, object]:
+    cmd = [str(Path(sys.executable).parent / "tcobench"), "nightly", "-i", str(inventory), "-m", str(matrix),
+           "--store", str(store)]  # fmt: skip
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, env=_env(server, folder / "home-nightly"), capture_output=True, text=True, check=False)
+    wall = time.monotonic() - t0
+    if done.returncode != 0:
+        print(done.stdout[-3000:], done.stderr[-3000:])
+    return {"rc": done.returncode, "wall_s": wall, **store_figures(store)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=20)
+    parser.add_argument("--cells", type=int, default=5, help="cells per host")
+    args = parser.parse_args()
+    cells = args.hosts * args.cells
+    print(f"# {machine()}; load {load_average()}; {args.hosts} workers x {args.cells} cells")
+    folder = Path(tempfile.mkdtemp(prefix="tcob-fleet-bench-"))
+    pg = PostgresServer.start()
+    try:
+        server = PrefectServer.start(pg.url)
+        try:
+            with endpoint(0, 0, 4, 1) as ep:
+                inventory, matrix = write_plan(folder, ep.url, args.hosts, args.cells)
+                fleet_inventory = folder / "fleet-inventory.toml"
+                fleet_inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n' + inventory.read_text())
+                hosts = [f"sim-{i:03d}" for i in range(args.hosts)]
+                with workers(server, hosts, folder) as online_s:
+                    print(f"{args.hosts} workers online in {online_s:.1f} s; load {load_average()}")
+                    results = {"fleet": night(server, fleet_inventory, matrix, folder / "store-fleet", folder)}
+                results["in-process"] = night(server, inventory, matrix, folder / "store-local", folder)
+        finally:
+            server.stop()
+    finally:
+        pg.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"{'':24s} {'fleet':>12s} {'in-process':>12s}")
+    rows = {}
+    for mode, r in results.items():
+        request = float(r["request_s"]) / cells  # type: ignore[arg-type]
+        wall = float(r["wall_s"])  # type: ignore[arg-type]
+        rows[mode] = {"rc": r["rc"], "wall_s": round(wall, 1), "wall_per_cell_s": round(wall / cells, 3),
+                      "request_per_cell_s": round(request, 4), "overhead_per_cell_s": round(wall / cells - request, 3),
+                      "host_span_per_cell_s": round(float(r["host_span_per_cell_s"]), 3),  # type: ignore[arg-type]
+                      "run_status": r["status"]}  # fmt: skip
+    for key in rows["fleet"]:
+        print(f"{key:24s} {rows['fleet'][key]!s:>12s} {rows['in-process'][key]!s:>12s}")
+    print(json.dumps({"hosts": args.hosts, "cells": cells, "load_after": load_average(), **rows}))
+
+
+if __name__ == "__main__":
+    main()

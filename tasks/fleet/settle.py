@@ -1,0 +1,79 @@
+"""settle: the night's cells read back from the shared store, with a failed row for every run that never came.
+
+A host's run returns nothing through Prefect (no result persistence): what it measured is what reached the store.
+For each cell the newest row per concurrency level decides: a level with no row at all was lost, and gets a
+``failed`` run row here whose error is the host's outcome ("host offline: ...", "host lost: ...", "over budget:
+..."), unless the host's run already recorded the cell as failed (one row standing for the cell, as
+``run_cells`` writes it). So SQL sees every cell of the night, and the markdown names each failed cell's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tcobench.errors import ExitCode
+from tcobench.schemas import PriceTable, RunStatus
+
+from ..inventory import Cell
+from ..nightly import CellResult
+from ..query import connect
+from ..runs import failed_run_record
+from ..store import StoreRef, write_results
+from .gather import HostOutcome
+
+__all__ = ["batch_rows", "settle"]
+
+_ROWS = "SELECT run_id, cell, host, concurrency, status, error, started_ns FROM runs WHERE batch_id = $batch"
+
+
+def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
+    """Every run row of the batch, oldest first."""
+    con = connect(store, prices)
+    try:
+        rows: list[dict[str, Any]] = con.sql(_ROWS, params={"batch": batch_id}).to_arrow_table().to_pylist()
+    finally:
+        con.close()
+    return sorted(rows, key=lambda r: (r["started_ns"], r["run_id"]))
+
+
+def _lost_reason(outcome: HostOutcome | None) -> str:
+    if outcome is None:
+        return "lost: the nightly has no outcome for this host"
+    if outcome.reason:
+        return outcome.reason
+    return f"lost: its run ended {outcome.status} without storing this run"
+
+
+def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcome | None, store: StoreRef,
+                 batch_id: str) -> CellResult:  # fmt: skip
+    newest = {r["concurrency"]: r for r in rows}  # rows are oldest first: the newest per level wins
+    failed = [r for r in rows if r["status"] == RunStatus.failed.value and newest[r["concurrency"]] is r]
+    run_ids = [r["run_id"] for r in rows]
+    if failed:  # the host's run recorded why (a failed row may stand for the whole cell)
+        return CellResult(cell.label, cell.host.name, RunStatus.failed, run_ids, None, failed[-1]["error"],
+                          ExitCode.failed)  # fmt: skip
+    missing = [c for c in cell.config.workload.concurrency if c not in newest]
+    if missing:
+        reason = _lost_reason(outcome)
+        for level in missing:
+            record = failed_run_record(cell.config, cell.host.name, batch_id, reason, cell=cell.label,
+                                       concurrency=level)  # fmt: skip
+            write_results(store, record, [])
+            run_ids.append(record.run_id)
+        return CellResult(cell.label, cell.host.name, RunStatus.failed, run_ids, None, reason, ExitCode.failed)
+    statuses = {r["status"] for r in newest.values()}
+    status = RunStatus.ok if statuses <= {RunStatus.ok.value} else RunStatus.partial
+    partial = next((r["error"] for r in newest.values() if r["status"] != RunStatus.ok.value), None)
+    return CellResult(cell.label, cell.host.name, status, run_ids, None, partial)
+
+
+def settle(
+    store: StoreRef, prices: PriceTable, cells: Sequence[Cell], batch_id: str, outcomes: Mapping[str, HostOutcome]
+) -> list[CellResult]:
+    """Every cell's result from the store, after writing a failed row for each run a host never stored."""
+    rows = batch_rows(store, prices, batch_id)
+    by_cell: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_cell.setdefault(row["cell"] or "", []).append(row)
+    return [_settle_cell(c, by_cell.get(c.label, []), outcomes.get(c.host.name), store, batch_id) for c in cells]

@@ -1,0 +1,128 @@
+"""`tcobench worker` (a host's Prefect worker) and `tcobench fleet deploy|status` (the fleet's deployments and workers).
+
+Fleet mode is opt-in: an inventory with a ``[fleet]`` table. The Prefect server comes from PREFECT_API_URL and
+PREFECT_API_AUTH_STRING in the environment, never from a file or an option (options show up in process lists).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tcobench.errors import ConfigError
+
+from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults, store_parameter
+
+__all__ = ["register"]
+
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+PoolOpt = Annotated[
+    str, typer.Option("--pool", help=r"Prefect work pool (type process) \[env TCOBENCH_FLEET_POOL; tcobench-fleet].")
+]
+
+
+def _default_pool() -> str:
+    return os.environ.get("TCOBENCH_FLEET_POOL", "tcobench-fleet")
+
+
+def _need_server(command: str) -> None:
+    if not os.environ.get("PREFECT_API_URL"):
+        raise ConfigError(f"tcobench {command} needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
+                          "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING")  # fmt: skip
+
+
+def _worker(
+    host: Annotated[str | None, typer.Option(help="This host's name in the inventory (its work queue).")] = None,
+    control: Annotated[bool, typer.Option("--control", help="Serve the nightly's own queue instead.")] = False,
+    pool: PoolOpt = "",
+    limit: Annotated[int, typer.Option(min=1, help="Runs at a time on this worker.")] = 1,
+    heartbeat_s: Annotated[
+        int | None, typer.Option("--heartbeat-s", min=1, help=r"Seconds between heartbeats \[Prefect's 30].")
+    ] = None,
+    poll_s: Annotated[
+        float | None, typer.Option("--poll-s", min=0.5, help=r"Seconds between polls for runs \[Prefect's 10].")
+    ] = None,
+    allow_root: Annotated[bool, typer.Option("--allow-root", help="Run even as root (not recommended).")] = False,
+) -> None:
+    """Run this host's Prefect worker: the nightly's cells for --host run here, next to this host's engines."""
+    from tcobench.schemas import CONTROL_QUEUE
+    from tcobench.tasks.fleet import WorkerSpec, run_worker
+
+    if (host is None) == (not control):
+        raise typer.BadParameter("give --host NAME (a GPU host) or --control (the nightly's queue)",
+                                 param_hint="--host")  # fmt: skip
+    if host is not None and (not _NAME.match(host) or host == CONTROL_QUEUE):
+        raise typer.BadParameter(f"{host!r} is not a host name (letters, digits, . _ -; not {CONTROL_QUEUE!r})",
+                                 param_hint="--host")  # fmt: skip
+    spec = WorkerSpec(queue=host or CONTROL_QUEUE, pool=pool or _default_pool(), limit=limit, heartbeat_s=heartbeat_s,
+                      poll_s=poll_s, allow_root=allow_root)  # fmt: skip
+    code = run_worker(spec, say=lambda message: err.print(message, highlight=False, markup=False))
+    raise typer.Exit(code)
+
+
+def _fleet_deploy(
+    inventory: Annotated[Path, typer.Option("--inventory", "-i", help=r"Hosts (TOML) with a \[fleet] table.")],
+    matrix: Annotated[list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat.")],
+    cron: Annotated[str | None, typer.Option(help="Cron schedule of the nightly, e.g. '0 2 * * *'.")] = None,
+    store: StoreOpt = None,
+    prices: PricesOpt = None,
+) -> None:
+    """Register the nightly (control queue, optional cron) and the per-host deployment on the Prefect server."""
+    from tcobench.tasks.inventory import load_plan
+    from tcobench.tasks.prices import load_prices
+
+    plan = load_plan(inventory, list(matrix), load_prices(prices))
+    if plan.inventory.fleet is None:
+        raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see README 'Run a fleet')")
+    if store is None and not os.environ.get("TCOBENCH_STORE"):
+        raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
+    _need_server("fleet deploy")
+    prefect_defaults()
+    from tcobench.flows.fleet import HOST_DEPLOYMENT, NIGHTLY_DEPLOYMENT, deploy_nightly
+    from tcobench.tasks.fleet import refuse_secrets
+
+    params = {"inventory": str(inventory.resolve()), "matrices": [str(m.resolve()) for m in matrix],
+              "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
+              "prices": str(prices.resolve()) if prices else None,
+              "fail_on_failed_cells": True}  # fmt: skip
+    refuse_secrets(params, "nightly deployment parameters")
+    pool = plan.inventory.fleet.work_pool
+    deploy_nightly(pool, params, cron)
+    hosts = ", ".join(h.name for h in plan.inventory.hosts)
+    out.print(f"deployed nightly/{NIGHTLY_DEPLOYMENT} (queue control{', cron ' + repr(cron) if cron else ''}) and "
+              f"fleet-host/{HOST_DEPLOYMENT} in work pool {pool!r}; start `tcobench worker --control` on this "
+              f"machine and `tcobench worker --host NAME` on each of: {hosts}", highlight=False)  # fmt: skip
+
+
+def _fleet_status(pool: PoolOpt = "") -> None:
+    """The pool's workers: which hosts are online, and when each was last heard from."""
+    _need_server("fleet status")
+    prefect_defaults()
+    from prefect.client.orchestration import get_client
+
+    name = pool or _default_pool()
+    try:
+        with get_client(sync_client=True) as client:
+            workers = client.read_workers_for_work_pool(name)
+            queues = client.read_work_queues(work_pool_name=name)
+    except Exception as exc:
+        raise ConfigError(f"cannot read work pool {name!r} from {os.environ['PREFECT_API_URL']}: "
+                          f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from exc  # fmt: skip
+    out.print(f"work pool {name}: queues {', '.join(sorted(q.name for q in queues)) or '-'}", highlight=False)
+    for w in sorted(workers, key=lambda w: w.name):
+        beat = w.last_heartbeat_time.strftime("%Y-%m-%d %H:%M:%S UTC") if w.last_heartbeat_time else "never"
+        out.print(f"  {w.name:30s} {str(getattr(w.status, 'value', w.status)).lower():8s} last heartbeat {beat}",
+                  highlight=False)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(guard(_worker))
+    fleet = typer.Typer(help="Fleet mode: deployments on the Prefect server and the hosts' workers.",
+                        no_args_is_help=True)  # fmt: skip
+    fleet.command("deploy")(guard(_fleet_deploy))
+    fleet.command("status")(guard(_fleet_status))
+    app.add_typer(fleet, name="fleet")

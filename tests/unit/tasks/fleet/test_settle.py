@@ -1,0 +1,70 @@
+"""settle: the night's cells read back from a real store, and a failed row for every run a host never stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcobench.schemas import BenchmarkConfig, HostSpec, RunStatus
+from tcobench.tasks.fleet import HostOutcome, batch_rows, settle
+from tcobench.tasks.inventory import Cell
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.runs import failed_run_record
+from tcobench.tasks.store import write_results
+from tests.unit.factories import make_run
+
+PRICES = load_prices(None)
+CONFIG = BenchmarkConfig.model_validate_json(
+    '{"engine": {"kind": "endpoint", "url": "http://127.0.0.1:1"}, "model": {"name": "m"},'
+    ' "workload": {"name": "w", "concurrency": [1, 2]}}'
+)
+
+
+def cell(host: str, workload: str = "w") -> Cell:
+    spec = HostSpec.model_validate_json(f'{{"name": "{host}", "vendor": "cpu", "hardware": "cpu-generic-2c"}}')
+    return Cell(spec, "zero", "m", workload, CONFIG)
+
+
+def stored(store: Path, c: Cell, level: int, status: str = "ok", started: int = 1, error: str | None = None) -> str:
+    run = make_run(run_id=f"{c.host.name}-{c.workload}-{level}-{started}", batch_id="night", host=c.host.name,
+                   cell=c.label, concurrency=level, status=RunStatus(status), started_ns=started,
+                   error=error)  # fmt: skip
+    write_results(store, run, [])
+    return run.run_id
+
+
+def test_cells_are_read_back_and_lost_runs_get_failed_rows_with_the_hosts_reason(tmp_path: Path) -> None:
+    done, half, gone, broke = cell("host-a"), cell("host-b"), cell("host-c"), cell("host-a", "w2")
+    stored(tmp_path, done, 1), stored(tmp_path, done, 2)
+    stored(tmp_path, half, 1)  # the host died during the second level
+    recorded = failed_run_record(CONFIG, "host-a", "night", "EngineError: engine never came up", cell=broke.label)
+    write_results(tmp_path, recorded, [])
+    outcomes = {
+        "host-a": HostOutcome("host-a", "completed", None, "r-a"),
+        "host-b": HostOutcome("host-b", "lost", "host lost: its worker sent no heartbeat for 95 s", "r-b"),
+        "host-c": HostOutcome("host-c", "offline", "host offline: no worker picked up its run", "r-c"),
+    }
+    results = {r.cell: r for r in settle(tmp_path, PRICES, [done, half, gone, broke], "night", outcomes)}
+    assert results[done.label].status == "ok" and len(results[done.label].run_ids) == 2
+    assert results[half.label].status == "failed"
+    assert results[half.label].error == "host lost: its worker sent no heartbeat for 95 s"
+    assert (
+        results[gone.label].error == "host offline: no worker picked up its run"
+        and len(results[gone.label].run_ids) == 2
+    )
+    assert results[broke.label].error == "EngineError: engine never came up"  # the host's own row stands for it
+    rows = {(r["cell"], r["concurrency"]): r for r in batch_rows(tmp_path, PRICES, "night")}
+    assert rows[(half.label, 2)]["status"] == "failed" and rows[(half.label, 1)]["status"] == "ok"
+    assert (
+        rows[(gone.label, 1)]["error"] == rows[(gone.label, 2)]["error"] == "host offline: no worker picked up its run"
+    )
+    assert (broke.label, 1) not in rows  # no extra rows for a cell its host already recorded as failed
+    again = settle(tmp_path, PRICES, [half, gone], "night", outcomes)  # idempotent: nothing more is missing
+    assert len(batch_rows(tmp_path, PRICES, "night")) == len(rows) and [r.status for r in again] == ["failed"] * 2
+
+
+def test_a_retried_level_counts_by_its_newest_row(tmp_path: Path) -> None:
+    retried = cell("host-a")
+    stored(tmp_path, retried, 1, status="failed", started=1, error="engine died")
+    stored(tmp_path, retried, 1, started=5), stored(tmp_path, retried, 2, status="partial", started=6, error="1 of 4")
+    (result,) = settle(tmp_path, PRICES, [retried], "night", {"host-a": HostOutcome("host-a", "completed", None, "r")})
+    assert (result.status, result.error, len(result.run_ids)) == ("partial", "1 of 4", 3)
