@@ -104,7 +104,7 @@ def _run(
     client_procs: Annotated[
         int | None,
         typer.Option(
-            help="Client processes sending the load [auto: one per 128 streams or 400 req/s, at most "
+            help=r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most "
             "the cores minus one]."
         ),  # fmt: skip
     ] = None,

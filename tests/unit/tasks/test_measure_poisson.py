@@ -50,12 +50,12 @@ def endpoint(zero_endpoint: Callable[..., str]) -> str:
     return zero_endpoint("--ttft-ms", "1", "--itl-ms", "1")
 
 
-def _poisson_run(url: str, procs: int, rate: float) -> MeasureResult:
-    workload = WorkloadConfig.model_validate({"requests": 300, "warmup_requests": 4, "concurrency": (64,),
+def _poisson_run(url: str, procs: int, rate: float, requests: int) -> MeasureResult:
+    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 4, "concurrency": (64,),
                                               "max_tokens": 2, "prompts": ("hi",), "mode": LoadMode.poisson,
                                               "rate": rate, "seed": 42, "client_procs": procs})  # fmt: skip
     result = measure(Target(url, Protocol.openai, "zero"), workload, RunContext("r", "2026-01-01", "h"), 64)
-    assert all(r.error is None for r in result.measured) and len(result.measured) == 300
+    assert all(r.error is None for r in result.measured) and len(result.measured) == requests
     assert len(result.client) == procs
     return result
 
@@ -67,11 +67,12 @@ def _gaps(times: list[int]) -> list[float]:
 
 @pytest.mark.parametrize("procs", [1, 2])
 def test_a_poisson_run_follows_one_exponential_schedule(endpoint: str, procs: int) -> None:
-    """300 requests at 50/s (about 6 s): the arrival times the rows were scheduled at (send - send lateness) have
+    """300 requests at 200/s (1.5 s): the arrival times the rows were scheduled at (send - send lateness) have
     exponential gaps at the stated rate; with 2 client processes, process k sent arrivals k, k+2, ... of the one
-    schedule, so together they follow it exactly (not 2 independent schedules at half the rate each)."""
-    rate = 50.0
-    result = _poisson_run(endpoint, procs, rate)
+    schedule, so together they follow it exactly (not 2 independent schedules at half the rate each). Those times
+    are exact whatever the load (lateness is measured against them), so the rate can be high."""
+    rate = 200.0
+    result = _poisson_run(endpoint, procs, rate, 300)
     assert [r.client_proc for r in result.measured] == [r.request_index % procs for r in result.measured]
     due = [r.start_ns - r.send_lateness_ns for r in result.measured if r.send_lateness_ns is not None]
     assert len(due) == 300
@@ -81,10 +82,11 @@ def test_a_poisson_run_follows_one_exponential_schedule(endpoint: str, procs: in
 
 @pytest.mark.parametrize("procs", [1, 2])
 def test_a_poisson_run_sends_at_exponential_gaps(endpoint: str, procs: int) -> None:
-    """The sends themselves fit Exp(50), when the client kept to the schedule: on a machine so loaded that sends
-    were over 2 ms late at p99 (the run's own lateness says so), the gaps measure the machine, and this is skipped."""
+    """The sends themselves (200 at 50/s, 4 s) fit Exp(50), when the client kept to the schedule: on a machine so
+    loaded that sends were over 2 ms late at p99 (the run's own lateness says so), the gaps measure the machine, and
+    this is skipped."""
     rate = 50.0
-    result = _poisson_run(endpoint, procs, rate)
+    result = _poisson_run(endpoint, procs, rate, 200)
     late = quantile([r.send_lateness_ns or 0 for r in result.measured], 0.99) or 0
     if late > 2e6:
         pytest.skip(f"send lateness p99 {late / 1e6:.1f} ms: the machine is too loaded to time sends")

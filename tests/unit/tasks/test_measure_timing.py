@@ -5,6 +5,7 @@ keep-alive connection the server had already closed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -73,15 +74,35 @@ def _errors_ms(record: RequestRecord, sent: dict[str, Any], offset_ns: int) -> l
     return [e / MS for e in [first_seen - writes[0], *gap_errors]]
 
 
+def _queued_ms(result: MeasureResult) -> float:
+    """How long the machine held a client process's core from it at p99 (its self-check: raw loop lag less its own
+    lag, which leaves the run-queue wait), ms: the worst process."""
+    return max((((c.lag_p99_ns or 0) - (c.own_lag_p99_ns or 0)) / MS for c in result.client), default=0.0)
+
+
+def _fail_unless_loaded(worst: list[float], queued_ms: list[float]) -> None:
+    """Every try missed 1 ms: a failure, unless the machine was too loaded to time 1 ms (more runnable tasks than
+    cores over the last minute, or the self-check saw the client's core taken for over 1 ms at p99 in every try):
+    then the errors measure the machine, and the test is skipped."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores:
+        pytest.skip(f"load average {load:.1f} on {cores} cores: the machine is too loaded to time 1 ms")
+    if queued_ms and min(queued_ms) > 1.0:
+        pytest.skip(f"run-queue wait p99 {min(queued_ms):.1f} ms or more in every try: the machine is too loaded")
+    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best try: {[round(e, 3) for e in worst]}")
+
+
 def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> None:
     """TTFT ends, and every gap lies, within 1 ms of the server's sends. (TTFT starts when measure sends the
     request; the client's own cost of sending, which a loaded machine stretches, is not asserted here.)"""
     # content chunks 20, 30, 60 and 70 ms after the request was read: gaps 10, 30 and 10 ms
     base_url = server("--offsets-ms", "20,30,60,70")
     worst: list[float] = []
+    queued: list[float] = []
     for _ in range(5):  # a loaded machine can delay one read by more than 1 ms: try again, up to 5 times
         offset_ns = _wall_minus_monotonic()
         result = _measure(base_url, 3)
+        queued.append(_queued_ms(result))
         sent = [e for e in _log(base_url)][-3:]
         errors = []
         for record, entry in zip(result.measured, sent, strict=True):
@@ -94,7 +115,7 @@ def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> No
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
-    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 5 tries: {[round(e, 3) for e in worst]}")
+    _fail_unless_loaded(worst, queued)
 
 
 def _entry_of(record: RequestRecord, entries: list[dict[str, Any]], offset_ns: int) -> dict[str, Any]:
@@ -108,9 +129,11 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
     the parent's one anchor) land within 1 ms of the server's sends."""
     base_url = server("--offsets-ms", "20,30,60,70")
     worst: list[float] = []
+    queued: list[float] = []
     for _ in range(3):  # as above, but 3 tries: each starts two worker processes (seconds on a loaded machine)
         offset_ns = _wall_minus_monotonic()
         result = _measure(base_url, 4, procs=2)
+        queued.append(_queued_ms(result))
         # units come from one shared counter: a worker the machine woke late may send 1 of the 4, not 2
         assert sorted({r.client_proc or 0 for r in result.measured}) == [0, 1] and len(result.measured) == 4
         assert len(result.client) == 2 and all(c.lag_samples > 0 for c in result.client)
@@ -123,7 +146,7 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
-    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 3 tries: {[round(e, 3) for e in worst]}")
+    _fail_unless_loaded(worst, queued)
 
 
 def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(server: Server) -> None:
