@@ -80,15 +80,22 @@ def _queued_ms(result: MeasureResult) -> float:
     return max((((c.lag_p99_ns or 0) - (c.own_lag_p99_ns or 0)) / MS for c in result.client), default=0.0)
 
 
+def _skip_if_loaded() -> None:
+    """Skip when more tasks were runnable than there are cores over the last minute: 1 ms cannot be timed then."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores:
+        pytest.skip(f"load average {load:.1f} on {cores} cores: the machine is too loaded to time 1 ms")
+
+
 def _fail_unless_loaded(worst: list[float], queued_ms: list[float]) -> None:
     """Every try missed 1 ms: a failure, unless the machine was too loaded to time 1 ms (more runnable tasks than
     cores over the last minute, or the self-check saw the client's core taken for over 1 ms at p99 in every try):
     then the errors measure the machine, and the test is skipped."""
-    load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    if load > cores:
-        pytest.skip(f"load average {load:.1f} on {cores} cores: the machine is too loaded to time 1 ms")
+    _skip_if_loaded()
     if queued_ms and min(queued_ms) > 1.0:
         pytest.skip(f"run-queue wait p99 {min(queued_ms):.1f} ms or more in every try: the machine is too loaded")
+    if not worst:
+        pytest.fail("no try had rows from both client processes")
     pytest.fail(f"TTFT/gap errors against the server's sends (ms), best try: {[round(e, 3) for e in worst]}")
 
 
@@ -115,6 +122,7 @@ def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> No
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
+        _skip_if_loaded()  # no point in trying again
     _fail_unless_loaded(worst, queued)
 
 
@@ -134,9 +142,11 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
         offset_ns = _wall_minus_monotonic()
         result = _measure(base_url, 4, procs=2)
         queued.append(_queued_ms(result))
-        # units come from one shared counter: a worker the machine woke late may send 1 of the 4, not 2
-        assert sorted({r.client_proc or 0 for r in result.measured}) == [0, 1] and len(result.measured) == 4
-        assert len(result.client) == 2 and all(c.lag_samples > 0 for c in result.client)
+        assert len(result.measured) == 4 and len(result.client) == 2 and all(c.lag_samples > 0 for c in result.client)
+        if {r.client_proc for r in result.measured} != {0, 1}:
+            # units come from one shared counter: a worker the machine woke late may send 1 of the 4, or none
+            _skip_if_loaded()
+            continue
         entries = [e for e in _log(base_url) if "writes_ns" in e]
         errors = []
         for record in result.measured:
@@ -146,6 +156,7 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
+        _skip_if_loaded()  # no point in trying again
     _fail_unless_loaded(worst, queued)
 
 
