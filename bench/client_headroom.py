@@ -14,6 +14,14 @@ that holds. Both clients compute their figures the same way from per-request rec
 aiperf: profile_export.jsonl). The endpoint's own lateness (its /stats) and CPU use are printed per level.
 
     .venv/bin/python bench/client_headroom.py [--no-anchor] [--quick] [--json OUT]
+
+Multi-process scaling (issue 15): ``--scaling N`` runs our client with 1 process and with N processes
+(``workload.client_procs``) at every level, on ``--client-cores`` (default: core 0 only; give ``0,1`` for 2
+processes on the 2-core machine, with ``--endpoint-core none`` so the endpoint shares the cores). The summary's
+``ours-xN`` row over its ``ours`` row is the speed-up. Every row of ours carries its self-check (tasks/selfcheck.py):
+``saturated`` and the worst process's loop lag p99.
+
+    .venv/bin/python bench/client_headroom.py --no-anchor --scaling 2 --client-cores 0,1 --endpoint-core none
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from _common import cpu_seconds, endpoint, load_average, machine
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.measure import RunContext, Target, measure
 from tcobench.tasks.quantile import quantile
+from tcobench.tasks.selfcheck import run_fields
 
 PROMPT = " ".join(["a"] * 16)
 
@@ -97,10 +106,16 @@ def holds(f: dict[str, Any], drift: float) -> bool:
     return gap_ok and bool(abs(f["ttft_err_p50_ms"]) <= drift * f["ttft_ms"])
 
 
-def run_ours(url: str, sc: Scenario, concurrency: int) -> dict[str, Any]:
+def procs_of(client: str) -> int:
+    """Client processes of a client name: ours (1), ours-xN (N)."""
+    return int(client.partition("-x")[2] or 1)
+
+
+def run_ours(url: str, sc: Scenario, concurrency: int, procs: int = 1) -> dict[str, Any]:
     n = max(sc.min_requests, sc.requests_per_slot * concurrency)
     workload = WorkloadConfig(name=sc.name, prompts=(PROMPT,), max_tokens=sc.tokens, warmup_requests=concurrency,
-                              requests=n, concurrency=(concurrency,), request_timeout_s=120)  # fmt: skip
+                              requests=n, concurrency=(concurrency,), request_timeout_s=120,
+                              client_procs=procs)  # fmt: skip
     target = Target(url, Protocol.openai, "zero")
     result = measure(target, workload, RunContext("headroom", dt.date.today().isoformat(), "bench"), concurrency)
     ok = [r for r in result.measured if r.error is None]
@@ -108,7 +123,11 @@ def run_ours(url: str, sc: Scenario, concurrency: int) -> dict[str, Any]:
     ttft = [r.ttft_ns for r in ok if r.ttft_ns is not None]
     tokens = sum(r.output_tokens or 0 for r in ok)
     gaps = [g for r in ok for g in r.itl_ns]
-    return figures(sc, ttft, gaps, len(ok), len(result.measured) - len(ok), tokens, window / 1e9)
+    f = figures(sc, ttft, gaps, len(ok), len(result.measured) - len(ok), tokens, window / 1e9)
+    check = run_fields(result.client)
+    lags = check.get("client_own_lag_p99_ns") or [0]
+    f.update({"procs": procs, "saturated": check.get("client_saturated"), "own_lag_p99_ms": max(lags) / 1e6})
+    return f
 
 
 def _endpoint_stats(url: str) -> dict[str, Any]:
@@ -119,8 +138,8 @@ def _endpoint_stats(url: str) -> dict[str, Any]:
 def run_level(client: str, url: str, pid: int, sc: Scenario, concurrency: int) -> dict[str, Any]:
     _endpoint_stats(url)
     cpu0, t0 = cpu_seconds(pid), time.monotonic()
-    if client == "ours":
-        f = run_ours(url, sc, concurrency)
+    if client.startswith("ours"):
+        f = run_ours(url, sc, concurrency, procs_of(client))
     else:
         from anchor import run_anchor
 
@@ -143,7 +162,8 @@ def print_row(f: dict[str, Any], drift: float) -> None:
           f"ttft_err p50/p99={_fmt(f['ttft_err_p50_ms'], '.3f')}/{_fmt(f['ttft_err_p99_ms'], '.3f')} ms "
           f"itl_err p50/p99={_fmt(f['itl_err_p50_ms'], '.3f')}/{_fmt(f['itl_err_p99_ms'], '.3f')} ms "
           f"endpoint cpu={f['endpoint_cpu']:.0%} late p50={f['endpoint_late_p50_ms']:.3f} ms "
-          f"{'holds' if holds(f, drift) else 'DRIFTS'} load={f['load']}", flush=True)  # fmt: skip
+          f"{'holds' if holds(f, drift) else 'DRIFTS'} load={f['load']}"
+          f"{' SATURATED' if f.get('saturated') else ''}", flush=True)  # fmt: skip
 
 
 def summary(rows: list[dict[str, Any]], clients: list[str], drift: float) -> dict[str, dict[str, Any]]:
@@ -168,6 +188,9 @@ def main() -> None:
     parser.add_argument("--only", help="run only this scenario")
     parser.add_argument("--json", help="write every level's figures here")
     parser.add_argument("--from-json", help="only summarise the rows of an earlier --json file")
+    parser.add_argument("--scaling", type=int, default=0, help="also run ours with N client processes (ours-xN)")
+    parser.add_argument("--client-cores", default="0", help="cores of the client side, comma-separated [0]")
+    parser.add_argument("--endpoint-core", default="1", help="core of the endpoint, or none (unpinned) [1]")
     args = parser.parse_args()
     if args.from_json:
         saved: list[dict[str, Any]] = json.loads(Path(args.from_json).read_text())["rows"]
@@ -175,14 +198,17 @@ def main() -> None:
             print_row(row, args.drift)
         print(json.dumps(summary(saved, sorted({r["client"] for r in saved}, reverse=True), args.drift), indent=1))
         return
-    os.sched_setaffinity(0, {0})  # the client side (us, and aiperf started from here) on core 0
-    clients = ["ours"] + ([] if args.no_anchor else args.anchors.split(","))
+    # the client side (us, our worker processes, aiperf started from here) on the client cores
+    os.sched_setaffinity(0, {int(c) for c in args.client_cores.split(",")})
+    endpoint_core = None if args.endpoint_core == "none" else int(args.endpoint_core)
+    clients = ["ours"] + ([f"ours-x{args.scaling}"] if args.scaling > 1 else [])
+    clients += [] if args.no_anchor else args.anchors.split(",")
     print(f"# {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; {machine()}; load {load_average()}", flush=True)
     rows: list[dict[str, Any]] = []
     for sc in QUICK if args.quick else SCENARIOS:
         if args.only and sc.name != args.only:
             continue
-        with endpoint(sc.ttft_ms, sc.itl_ms, sc.tokens, 1) as ep:
+        with endpoint(sc.ttft_ms, sc.itl_ms, sc.tokens, endpoint_core) as ep:
             for concurrency in sc.levels:
                 for client in clients:
                     row = run_level(client, ep.url, ep.pid, sc, concurrency)

@@ -46,7 +46,7 @@ from .prices import (
     RentalTier,
     SitePrice,
 )
-from .records import RequestRecord, RunRecord, TelemetryRecord
+from .records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
 from .store import CommitRecord
 from .workload import (
     DatasetConfig,
@@ -115,6 +115,7 @@ __all__ = [
     "Protocol",
     "RentalPrice",
     "RentalTier",
+    "ClientProcessCheck",
     "RequestRecord",
     "RunRecord",
     "RunStatus",

@@ -227,6 +227,12 @@ class WorkloadConfig(StrictModel):
     )
     slo: SloConfig = Field(default_factory=SloConfig, description="Latency targets for goodput.")
     mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
+    client_procs: PositiveInt | None = Field(
+        default=None,
+        description="Client processes that send the load, each with its own event loop and its own slice of the "
+        "concurrency or of the one Poisson schedule. Default: enough for the load (one per 128 streams or 400 "
+        "requests/s), at most the host's cores minus one.",
+    )
     rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
     request_timeout_s: float = Field(
         default=120.0, gt=0, description="Per-request timeout (sending to the end of the stream), seconds."

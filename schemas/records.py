@@ -11,7 +11,7 @@ from pydantic import Field
 
 from .base import GpuVendor, Phase, RunStatus, StrictModel
 
-__all__ = ["DATE_PATTERN", "HOST_PATTERN", "RequestRecord", "RunRecord", "TelemetryRecord"]
+__all__ = ["DATE_PATTERN", "HOST_PATTERN", "ClientProcessCheck", "RequestRecord", "RunRecord", "TelemetryRecord"]
 
 # Partition values must be safe as folder names: they appear in the store's paths.
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
@@ -176,6 +176,39 @@ class RunRecord(StrictModel):
         description="What ended the measurement: requests (the count), duration, min_requests (the "
         "duration passed first), or interrupted.",
     )
+    # The client's self-check over the measured phase (tasks/selfcheck.py): one list item per client process
+    client_procs: int | None = Field(default=None, description="Client worker processes that sent the requests.")
+    client_wall_ns: list[int] | None = Field(
+        default=None, description="Per client process: wall time of its measured phase, ns."
+    )
+    client_cpu_ns: list[int] | None = Field(
+        default=None,
+        description="Per client process: CPU time (user + system) of its event-loop thread in its measured phase, ns.",
+    )
+    client_loop_lag_p50_ns: list[int] | None = Field(
+        default=None,
+        description="Per client process: median event-loop lag (a timer's wake-up minus when it was due, sampled "
+        "every 10 ms), ns.",
+    )
+    client_loop_lag_p99_ns: list[int] | None = Field(
+        default=None, description="Per client process: 99th percentile of that event-loop lag, ns."
+    )
+    client_own_lag_p99_ns: list[int] | None = Field(
+        default=None,
+        description="Per client process: 99th percentile of the loop's own lag: each lag sample less the loop "
+        "thread's run-queue wait over that sample (time another process held the core), ns.",
+    )
+    client_lag_samples: list[int] | None = Field(
+        default=None, description="Per client process: event-loop lag samples taken."
+    )
+    client_saturated: bool | None = Field(
+        default=None,
+        description="The client itself was a limit: a process's own loop lag p99 over the threshold or its CPU at "
+        "95% of its core (docs/performance.md); the run's timings are then not trustworthy. Null: not checked.",
+    )
+    client_check_note: str | None = Field(
+        default=None, description="Why the client was flagged saturated (the process, figure and threshold)."
+    )
     slo_ttft_ms: float | None = Field(default=None, description="SLO target: time to first token, ms.")
     slo_tpot_ms: float | None = Field(default=None, description="SLO target: time per output token, ms.")
     slo_itl_ms: float | None = Field(default=None, description="SLO target: the request's slo_quantile gap, ms.")
@@ -249,12 +282,31 @@ class RequestRecord(StrictModel):
     server_total_ns: int | None = Field(description="Engine-reported total request time, ns (Ollama).")
     counter_note: str | None = Field(description="Caveat on the server counters, e.g. Ollama's cache rule.")
     http_status: int | None = Field(description="HTTP status of the response; null if none arrived.")
+    send_lateness_ns: int | None = Field(
+        default=None,
+        description="Open loop (poisson): first send minus the request's scheduled arrival time, ns (waiting for a "
+        "free slot under the in-flight cap included); null in a closed loop and for later turns of a conversation.",
+    )
+    client_proc: int | None = Field(default=None, description="Client worker process (0-based) that sent it.")
     retries: int = Field(
         default=0,
         description="Times the request was sent again after HTTP 429/503 with Retry-After; its timings are those of "
         "the last attempt.",
     )
     error: str | None = Field(description="Why the request failed; null on success.")
+
+
+class ClientProcessCheck(StrictModel):
+    """One client process's self-check over its measured phase (not a table: the run row keeps it per process)."""
+
+    wall_ns: int = Field(description="Wall time of the measured phase, ns.")
+    cpu_ns: int = Field(description="CPU time of the event-loop thread (user + system) in that time, ns.")
+    lag_p50_ns: int | None = Field(description="Median event-loop lag, ns; null without samples.")
+    lag_p99_ns: int | None = Field(description="99th percentile event-loop lag, ns; null without samples.")
+    own_lag_p99_ns: int | None = Field(
+        description="99th percentile of the loop's own lag (each sample less the thread's run-queue wait), ns."
+    )
+    lag_samples: int = Field(description="Event-loop lag samples taken.")
 
 
 class TelemetryRecord(StrictModel):

@@ -49,10 +49,11 @@ from typing import Any
 import httpx
 
 from tcobench.errors import ConfigError, EngineError
-from tcobench.schemas import LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
+from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
 
 from . import shutdown
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
+from .selfcheck import ProcessProbe
 from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [
@@ -65,8 +66,14 @@ __all__ = [
     "RunContext",
     "StreamLimitError",
     "Target",
+    "Counter",
+    "Instant",
+    "Slice",
     "api_key",
+    "arrivals",
+    "client_procs",
     "bounded_lines",
+    "make_send",
     "measure",
     "preflight",
     "probe_prompt_tokens",
@@ -123,6 +130,7 @@ class RunContext:
     run_id: str
     date: str
     host: str
+    client_proc: int = 0  # the client worker process that sends (multi-process load generation)
 
 
 @dataclass(frozen=True)
@@ -134,12 +142,15 @@ class MeasureResult:
     stopped: str | None = None  # why the run stopped before every request finished (a signal, its deadline)
     cancelled: int = 0  # requests in flight when the grace period ended: cancelled and not stored
     stop_rule: str = "requests"  # requests | duration | min_requests
+    client: tuple[ClientProcessCheck, ...] = ()  # the self-check of each client process over the measured phase
 
 
 class _Clock:
-    def __init__(self) -> None:
-        self.wall0 = time.time_ns()
-        self.perf0 = time.perf_counter_ns()
+    """One (wall clock, perf counter) anchor; the client's worker processes get the parent's, so their wall times
+    agree (the perf counter is CLOCK_MONOTONIC, one clock for every process on the host)."""
+
+    def __init__(self, anchor: tuple[int, int] | None = None) -> None:
+        self.wall0, self.perf0 = anchor or (time.time_ns(), time.perf_counter_ns())
 
     def wall(self, perf_ns: int) -> int:
         return self.wall0 + (perf_ns - self.perf0)
@@ -355,13 +366,15 @@ class _Sent:
 
 async def _send(
     clients: _Clients, adapter: Adapter, target: Target, workload: WorkloadConfig, given: RequestInput
-) -> tuple[int, int, _Stream, int]:
-    """Send one request and read its stream: (start, end) on the perf counter, what arrived, and the retries."""
+) -> tuple[int, int, int, _Stream, int]:
+    """Send one request and read its stream: (first send, start, end) on the perf counter, what arrived, and the
+    retries (start is the last attempt's send: a resend is timed from itself)."""
     body = adapter.request_body(target.model, given, workload, target.chat)
     url = target.base_url + adapter.path(target.chat)
-    retries, reconnected = 0, False
+    retries, reconnected, first = 0, False, None
     while True:
         stream, t0, stale = await _attempt(clients, adapter, target, url, body, workload.request_timeout_s)
+        first = t0 if first is None else first
         if stale and not reconnected:
             # llama.cpp's HTTP server closes a connection after a few requests: send again on a fresh one, timed
             # from the new start.
@@ -376,12 +389,12 @@ async def _send(
         stream.error = _redact(stream.error + _retry_note(stream.status, stream.retry_after, retries,
                                                           workload.max_retries), clients.key)  # fmt: skip
     t_end = time.perf_counter_ns()
-    return t0, t_end, stream, retries
+    return first, t0, t_end, stream, retries
 
 
 def _record(
     spec: RequestSpec, given: RequestInput, ctx: RunContext, clock: _Clock, t0: int, t_end: int, stream: _Stream,
-    retries: int, deadline: int | None,
+    retries: int, deadline: int | None, lateness: int | None = None,
 ) -> RequestRecord:  # fmt: skip
     c = stream.counters
     _finalize(c)
@@ -420,6 +433,8 @@ def _record(
         counter_note=c.note,
         http_status=stream.status,
         retries=retries,
+        send_lateness_ns=lateness,
+        client_proc=ctx.client_proc,
         error=stream.error,
     )
 
@@ -437,20 +452,71 @@ async def _count_missing(plan: WorkloadPlan, given: RequestInput, stream: _Strea
         c.token_count_source = "tokenizer"
 
 
+class Counter:
+    """A count that goes up: requests started, units handed out. ``SharedCounter`` (tasks/loadgen.py) is the same
+    across the client's worker processes."""
+
+    def __init__(self) -> None:
+        self._value = 0
+
+    def take(self) -> int:
+        """The value before adding one."""
+        value, self._value = self._value, self._value + 1
+        return value
+
+    @property
+    def value(self) -> int:
+        return self._value
+
+
+class Instant:
+    """A time set once: the first measured request's send. ``SharedInstant`` (tasks/loadgen.py) is the same across
+    the client's worker processes."""
+
+    def __init__(self) -> None:
+        self._value: int | None = None
+
+    def settle(self, now: int) -> int:
+        """The time: ``now`` if it was not set yet."""
+        if self._value is None:
+            self._value = now
+        return self._value
+
+    @property
+    def value(self) -> int | None:
+        return self._value
+
+
 class _Gate:
     """Whether another request may start: a count of requests, or a deadline with a minimum count."""
 
-    def __init__(self, count: int | None, duration_s: float | None, min_requests: int) -> None:
-        self.count, self.min_requests, self.started = count, min_requests, 0
+    def __init__(self, count: int | None, duration_s: float | None, min_requests: int, started: Counter | None = None,
+                 first: Instant | None = None) -> None:  # fmt: skip
+        self.count, self.min_requests, self.counter = count, min_requests, started or Counter()
         self.duration_ns = int(duration_s * 1e9) if duration_s is not None else None
-        # the clock starts when the first request is sent (not when the phase is set up): building prompts
-        # (tokenizer calls) on a busy machine must not eat into the measured duration
-        self.deadline: int | None = None
+        # the clock starts when the first request is sent (by any client process; not when the phase is set up):
+        # building prompts (tokenizer calls) on a busy machine must not eat into the measured duration
+        self.first = first or Instant()
+        self._deadline: int | None = None
         self.forced = False  # a request started after the deadline because min_requests was not reached
 
+    @property
+    def started(self) -> int:
+        return self.counter.value
+
+    @property
+    def deadline(self) -> int | None:
+        """No request is sent after this (perf counter, ns); None until the first one was sent, or untimed."""
+        if self._deadline is None and self.duration_ns is not None:
+            first = self.first.value
+            if first is not None:
+                self._deadline = first + self.duration_ns
+        return self._deadline
+
     def start(self, now: int) -> None:
-        if self.duration_ns is not None and self.deadline is None:
-            self.deadline = now + self.duration_ns
+        """A request is sent at ``now``: the first one starts the clock."""
+        if self.duration_ns is not None and self._deadline is None:
+            self._deadline = self.first.settle(now) + self.duration_ns
 
     def admit(self, index: int) -> bool:
         if self.count is not None:
@@ -469,7 +535,7 @@ class _Gate:
         return "min_requests" if self.forced else "duration"
 
 
-Fire = Callable[[int], Awaitable[bool]]  # runs one unit of work (a request, or a conversation's turns)
+Fire = Callable[[int, int | None], Awaitable[bool]]  # runs unit i (a request, or a conversation's turns), due when
 
 
 class _Stop:
@@ -543,43 +609,60 @@ def _stop_on_signal_or_deadline(stop: _Stop, deadline_s: float | None) -> Iterat
             timer.cancel()
 
 
-async def _closed_loop(units: int | None, concurrency: int, fire: Fire, stop: _Stop) -> None:
-    counter = iter(range(units)) if units is not None else itertools.count()
+def _units(units: int | None, counter: Counter) -> Iterator[int]:
+    """Units of work from ``counter`` (shared by every worker, of every process), up to ``units``."""
+    while True:
+        unit = counter.take()
+        if units is not None and unit >= units:
+            return
+        yield unit
+
+
+async def _closed_loop(units: int | None, concurrency: int, fire: Fire, stop: _Stop, counter: Counter) -> None:
+    shared = _units(units, counter)
 
     async def worker() -> None:
-        for unit in counter:  # one shared iterator: each unit goes to exactly one worker
-            if stop.is_set or not await fire(unit):
+        for unit in shared:  # one shared iterator: each unit goes to exactly one worker
+            if stop.is_set or not await fire(unit, None):
                 return
 
     await asyncio.gather(*(worker() for _ in range(concurrency if units is None else min(concurrency, units))))
 
 
-async def _poisson(units: int | None, rate: float, cap: int, seed: int, fire: Fire, gate: _Gate, stop: _Stop) -> None:
+def arrivals(rate: float, seed: int, start_ns: int) -> Iterator[int]:
+    """The Poisson schedule: arrival times (perf counter, ns) at exponentially distributed gaps of mean 1/rate."""
     rng = random.Random(seed)
-    loop = asyncio.get_running_loop()
+    due = 0.0
+    while True:
+        due += rng.expovariate(rate)
+        yield start_ns + round(due * 1e9)
+
+
+async def _poisson(units: int | None, cap: int, schedule: Iterator[tuple[int, int]], fire: Fire, gate: _Gate,
+                   stop: _Stop) -> None:  # fmt: skip
+    """Send unit i at its due time from ``schedule`` ((unit, due) pairs: all of them, or one process's share of
+    the one global schedule), with at most ``cap`` in flight."""
     slots = asyncio.Semaphore(cap)
-    due = loop.time()
     tasks = []
 
-    async def one(unit: int) -> None:
+    async def one(unit: int, due: int) -> None:
         async with slots:
             if not stop.is_set:
-                await fire(unit)
+                await fire(unit, due)
 
-    unit = 0
-    while units is None or unit < units:
-        due += rng.expovariate(rate)
-        await stop.sleep(due - loop.time())
+    for unit, due in schedule:
+        if units is not None and unit >= units:
+            break
+        await stop.sleep((due - time.perf_counter_ns()) / 1e9)
         if stop.is_set:
             break
         if units is None and not gate.admit(unit):
             break
-        tasks.append(asyncio.create_task(one(unit)))
-        unit += 1
+        tasks.append(asyncio.create_task(one(unit, due)))
     await asyncio.gather(*tasks)
 
 
-Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], _Gate], Awaitable[_Sent | None]]
+Send = Callable[[RequestSpec, list[tuple[str, str, int | None]], _Gate, int | None], Awaitable[_Sent | None]]
 
 
 class _Phase:
@@ -598,8 +681,9 @@ class _Phase:
         turns = self.plan.workload.turns
         return -(-self.gate.count // turns)
 
-    async def fire(self, unit: int) -> bool:
-        """Run unit ``unit``: one request, or each turn of conversation ``unit``; False once the gate closed."""
+    async def fire(self, unit: int, due: int | None = None) -> bool:
+        """Run unit ``unit`` (scheduled at ``due``, open loop): one request, or each turn of conversation ``unit``;
+        False once the gate closed."""
         turns = self.plan.workload.turns
         history: list[tuple[str, str, int | None]] = []
         for turn in range(turns):
@@ -610,7 +694,7 @@ class _Phase:
             if turn and turn >= self.plan.turns_of(spec):
                 return True
             try:
-                sent = await self._send(spec, history, self.gate)
+                sent = await self._send(spec, history, self.gate, None if turn else due)
             except asyncio.CancelledError:
                 self.cancelled += 1
                 raise
@@ -630,16 +714,49 @@ class _Phase:
         return self.plan.spec(self.phase, index)
 
 
-async def _run_phase(
-    phase: _Phase, mode: LoadMode, concurrency: int, rate: float | None, seed: int, stop: _Stop
-) -> _Phase:
+@dataclass(frozen=True)
+class Slice:
+    """One client process's share of a phase: ``concurrency`` of the slots, units from ``counter`` (closed loop),
+    and every ``procs``-th arrival of the global Poisson schedule from ``proc`` on, which starts at ``start_ns``."""
+
+    concurrency: int
+    counter: Counter
+    proc: int = 0
+    procs: int = 1
+    start_ns: int | None = None
+
+
+async def _run_phase(phase: _Phase, mode: LoadMode, rate: float | None, seed: int, stop: _Stop, part: Slice) -> _Phase:
     if mode is LoadMode.poisson and rate is not None:
-        load = _poisson(phase.units, rate, concurrency, seed, phase.fire, phase.gate, stop)
+        start = time.perf_counter_ns() if part.start_ns is None else part.start_ns
+        schedule = itertools.islice(enumerate(arrivals(rate, seed, start)), part.proc, None, part.procs)
+        load = _poisson(phase.units, part.concurrency, schedule, phase.fire, phase.gate, stop)
     else:
-        load = _closed_loop(phase.units, concurrency, phase.fire, stop)
+        load = _closed_loop(phase.units, part.concurrency, phase.fire, stop, part.counter)
     await stop.bounded(load)
     phase.records.sort(key=lambda r: r.request_index)
     return phase
+
+
+def make_send(target: Target, plan: WorkloadPlan, ctx: RunContext, clock: _Clock, clients: _Clients) -> Send:
+    """How one request is sent, read and made a row, for a phase's ``fire``."""
+    adapter, workload = adapter_for(target.protocol), plan.workload
+
+    async def send(
+        spec: RequestSpec, history: list[tuple[str, str, int | None]], gate: _Gate, due: int | None
+    ) -> _Sent | None:
+        given = plan.request_input(spec, history)
+        if not gate.admit(spec.index):  # checked again once the prompt is built, just before it is sent
+            return None
+        gate.counter.take()
+        gate.start(time.perf_counter_ns())
+        first, t0, t_end, stream, retries = await _send(clients, adapter, target, workload, given)
+        await _count_missing(plan, given, stream)
+        late = first - due if due is not None else None
+        record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline, late)
+        return _Sent(record, "".join(stream.text))
+
+    return send
 
 
 async def _measure(
@@ -652,37 +769,31 @@ async def _measure(
     transport: httpx.AsyncBaseTransport | None,
 ) -> MeasureResult:
     workload = plan.workload
-    adapter = adapter_for(target.protocol)
     clock = _Clock()
     clients = _Clients(target, workload, transport)
     stop = _Stop(shutdown.grace_s())
     timed = workload.duration_s is not None
+    probe, checks = ProcessProbe(), []
+    send = make_send(target, plan, ctx, clock, clients)
     try:
         with _stop_on_signal_or_deadline(stop, workload.run_deadline_s):
-
-            async def send(spec: RequestSpec, history: list[tuple[str, str, int | None]], gate: _Gate) -> _Sent | None:
-                given = plan.request_input(spec, history)
-                if not gate.admit(spec.index):  # checked again once the prompt is built, just before it is sent
-                    return None
-                gate.started += 1
-                gate.start(time.perf_counter_ns())
-                t0, t_end, stream, retries = await _send(clients, adapter, target, workload, given)
-                await _count_missing(plan, given, stream)
-                record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline)
-                return _Sent(record, "".join(stream.text))
-
             mark = on_phase or (lambda phase: None)
             mark(Phase.warmup)
             warm = _Phase(Phase.warmup, plan, _Gate(workload.warmup_requests, None, 0), send, on_request)
-            warmup = await _run_phase(warm, LoadMode.closed, concurrency, None, 0, stop)
+            warmup = await _run_phase(warm, LoadMode.closed, None, 0, stop, Slice(concurrency, Counter()))
             gate = _Gate(0, None, 0)
             measured = _Phase(Phase.measure, plan, gate, send, on_request)
             if not stop.is_set:
                 mark(Phase.measure)
+                probe.start()  # first: its gc.collect must not delay the first request past the gate's start
                 gate = _Gate(None if timed else workload.requests, workload.duration_s, workload.min_requests)
                 measured = _Phase(Phase.measure, plan, gate, send, on_request)
                 seed = plan.seed_of(Phase.measure, 0)
-                measured = await _run_phase(measured, workload.mode, concurrency, workload.rate, seed, stop)
+                try:
+                    part = Slice(concurrency, Counter())
+                    measured = await _run_phase(measured, workload.mode, workload.rate, seed, stop, part)
+                finally:
+                    checks.append(await probe.stop())
     finally:
         await clients.aclose()
     starts = [r.start_ns for r in measured.records]
@@ -695,6 +806,7 @@ async def _measure(
         stopped=stop.reason,
         cancelled=warmup.cancelled + measured.cancelled,
         stop_rule=gate.rule if stop.reason is None else "interrupted",
+        client=tuple(checks),
     )
 
 
@@ -715,14 +827,28 @@ def measure(
     network transport (tests use httpx.MockTransport).
     """
     plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
+    procs = client_procs(workload, concurrency)
+    if procs > 1 and transport is None:
+        from .loadgen import measure_procs  # the workers import this module: no import at the top
+
+        return measure_procs(target, plan, ctx, concurrency, procs, on_request, on_phase)
     return asyncio.run(_measure(target, plan, ctx, concurrency, on_request, on_phase, transport))
+
+
+def client_procs(workload: WorkloadConfig, concurrency: int) -> int:
+    """The client processes for a run: ``workload.client_procs``, else enough for the load (tasks/loadgen.py)."""
+    from .loadgen import auto_procs
+
+    if workload.client_procs is not None:
+        return min(workload.client_procs, concurrency)
+    return auto_procs(concurrency, workload.rate)
 
 
 async def _probe(target: Target, plan: WorkloadPlan, given: RequestInput) -> int | None:
     clients = _Clients(target, plan.workload, None)
     try:
         adapter = adapter_for(target.protocol)
-        _, _, stream, _ = await _send(clients, adapter, target, plan.workload, given)
+        _, _, _, stream, _ = await _send(clients, adapter, target, plan.workload, given)
     finally:
         await clients.aclose()
     if stream.error is not None:

@@ -36,6 +36,7 @@ __all__ = [
     "Guard",
     "ProcessId",
     "current_guard",
+    "die_with",
     "die_with_parent",
     "open_guard",
     "reclaim_leftovers",
@@ -131,14 +132,22 @@ def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None] | None:
     """A ``preexec_fn`` making the child receive ``sig`` when this process dies (Linux), or None elsewhere."""
     if _PRCTL is None:
         return None
-    prctl, parent = _PRCTL, os.getpid()
+    parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the death signal was armed
-            os._exit(1)
+        die_with(parent, sig)
 
     return preexec
+
+
+def die_with(parent: int, sig: int = signal.SIGKILL) -> None:
+    """In a running child of ``parent``: receive ``sig`` when it dies (Linux; nothing elsewhere); exit at once if
+    it already has (it died before the death signal was armed)."""
+    if _PRCTL is None:
+        return
+    _PRCTL(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def spawn_options() -> dict[str, Any]:

@@ -104,6 +104,18 @@ def _context(
     return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed, *pair)
 
 
+def _saturation_warning(ctx: ReportContext) -> str:
+    """A warning naming the runs whose client was saturated (their timings are not trustworthy), or nothing."""
+    flagged = [r for r in ctx.runs if r["client_saturated"]]
+    if not flagged:
+        return ""
+    names = ", ".join(f"{r['run_id'][:8]} ({r['host']}, c={r['concurrency']})" for r in flagged)
+    first = escape(str(flagged[0]["client_check_note"]))
+    return (f'<p class="warning"><strong>Client saturated in {len(flagged)} run(s):</strong> {escape(names)}. The '
+            "load generator itself was a limit there (event-loop lag or CPU over its threshold), so those latencies "
+            f"and rates understate the engine. First: {first}</p>")  # fmt: skip
+
+
 def build_report(
     store: StoreRef,
     prices: PriceTable,
@@ -138,6 +150,7 @@ def build_report(
             f"prices: "
             f"{escape(price_table)}; generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
             f"{'; selection ' + escape(select) if select else ''}.</p>",
+            _saturation_warning(ctx),
             '<h2 id="headline">Headline</h2>',
             headline_section(ctx),
             record_card_section(ctx),

@@ -94,6 +94,8 @@ class RunSummaryRow(RunIdentityRow):
     requested_osl_mean: float | None
     in_flight_at_stop: int | None
     stop_rule: str | None
+    client_saturated: bool | None
+    client_check_note: str | None
     token_count_source: str | None
     cached_tokens: int | None
     output_tok_s: float | None

@@ -20,6 +20,7 @@ from .engine.base import RunningEngine
 from .identity import declared_columns, host_identity, reconcile
 from .measure import MeasureResult
 from .protocols import EngineInfo, adapter_for
+from .selfcheck import run_fields
 from .workload import WorkloadPlan
 
 __all__ = [
@@ -237,6 +238,7 @@ def finish_run(
             "status": status,
             "error": why,
             **_output_length(run, result.measured),
+            **run_fields(result.client),
             **dict(facts or {}),
         }
     )

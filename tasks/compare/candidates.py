@@ -83,6 +83,7 @@ class CandidateRun(RunRow):
     has_site_price: bool
     has_ops_price: bool
     energy_valid: bool
+    client_saturated: bool | None  # the load generator was a limit in this run (tasks/selfcheck.py)
 
 
 # label -> how to read it from a run row; runs compared must agree on every one of these

@@ -374,7 +374,21 @@ def _sides(
     if opts.basis.owned and powered[0] != powered[1]:
         notes.append(f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
                      "(measured device watts leave out the rest of the host; the estimate is all-in)")  # fmt: skip
+    notes += _saturation_notes(a_rows, b_rows)
     return a_rows, b_rows, diffs, notes
+
+
+def _saturation_notes(a_rows: list[CandidateRun], b_rows: list[CandidateRun]) -> list[str]:
+    """A warning per side with runs whose client was saturated: their rates and latencies understate the engine."""
+    notes = []
+    for side, rows in (("A", a_rows), ("B", b_rows)):
+        flagged = [r for r in rows if r["client_saturated"]]
+        if flagged:
+            levels = ", ".join(str(c) for c in sorted({r["concurrency"] for r in flagged}))
+            notes.append(f"WARNING: client saturated in {len(flagged)} of {side}'s {len(rows)} runs (concurrency "
+                         f"{levels}): the load generator was a limit there, so its figures understate the engine; "
+                         "re-measure with more --client-procs")  # fmt: skip
+    return notes
 
 
 def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]], exclude: bool) -> list[FlaggedRun]:

@@ -85,6 +85,8 @@ class ReportRun(RunRow):
     errors: int
     tool_version: str
     git_revision: str | None
+    client_saturated: bool | None
+    client_check_note: str | None
 
 
 class _NightWeightedBy(TypedDict, total=False):

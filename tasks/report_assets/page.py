@@ -31,6 +31,7 @@ main { max-width: 1400px; margin: 0 auto; padding: 20px 28px 60px; }
 h1 { font-size: 24px; margin: 8px 0 4px; }
 h2 { font-size: 18px; margin: 32px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 p.meta, .note { color: var(--muted); font-size: 12.5px; }
+p.warning { background: #fff4e5; border-left: 4px solid #b25c00; padding: 8px 12px; }
 .headline { background: var(--panel); border-left: 4px solid #1f77b4; padding: 10px 14px; font-size: 15px; }
 .verdict-above, .verdict-below { color: #b2182b; font-weight: 600; }
 .verdict-inside { color: #1a7f37; font-weight: 600; }

@@ -57,6 +57,13 @@ def _stop(r: dict[str, Any]) -> str:
     return f"{rule} ({flagged} in flight at the end)" if flagged else rule
 
 
+def _client(r: dict[str, Any]) -> str:
+    """The client's self-check: ok, or SATURATED with why (its timings are then not trustworthy)."""
+    if r.get("client_saturated") is None:
+        return "-"
+    return f"SATURATED: {r.get('client_check_note')}" if r["client_saturated"] else "ok (not saturated)"
+
+
 def _hardware(c: dict[str, Any]) -> str:
     if not c:
         return "-"
@@ -75,6 +82,7 @@ _METRICS: list[tuple[str, Cell]] = [
     ("status", lambda r, c: str(r["status"])),
     ("requests measured / errors", lambda r, c: f"{r['n']} / {r['errors']}"),
     ("stopped by", lambda r, c: _stop(r)),
+    ("client self-check", lambda r, c: _client(r)),
     ("input tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "isl")),
     ("output tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "osl")),
     ("token counts from", lambda r, c: str(r.get("token_count_source") or "-")),

@@ -63,6 +63,7 @@ def _overrides(**cli: Any) -> dict[str, Any]:
             "output_tokens": cli["output_tokens"],
             "mode": "poisson" if cli["rate"] else None,
             "rate": cli["rate"],
+            "client_procs": cli["client_procs"],
             "ignore_eos": cli["ignore_eos"],
             "request_timeout_s": cli["request_timeout"],
             "run_deadline_s": cli["deadline"],
@@ -101,6 +102,13 @@ def _run(
     warmup: Annotated[int | None, typer.Option(help="Warm-up requests per run [1].")] = None,
     concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
     rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
+    client_procs: Annotated[
+        int | None,
+        typer.Option(
+            help=r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most "
+            "the cores minus one]."
+        ),  # fmt: skip
+    ] = None,
     max_tokens: Annotated[
         int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")
     ] = None,

@@ -32,6 +32,9 @@
 -- requested_isl_mean, requested_osl_mean  avg of requested_input_tokens / requested_output_tokens       tokens
 -- in_flight_at_stop     measured requests in flight when a timed run ended (finished, counted once)   count
 -- stop_rule             what ended the measurement (runs.stop_rule)
+-- client_saturated      the client itself was a limit (runs.client_saturated, tasks/selfcheck.py); NULL: not
+--                       checked (runs stored before the self-check)
+-- client_check_note     why it was flagged (runs.client_check_note)
 -- token_count_source    the distinct sources of the ok requests' token counts, comma-separated
 --                       (usage, server_counters, tokenizer, none)
 -- cached_tokens         sum(cached_tokens): prompt tokens the engine served from its cache     tokens (NULL: unreported)
@@ -138,6 +141,8 @@ joined AS (
         s.requested_osl_mean,
         coalesce(s.in_flight_at_stop, 0) AS in_flight_at_stop,
         r.stop_rule,
+        r.client_saturated,
+        r.client_check_note,
         s.token_count_source,
         s.cached_tokens
     FROM runs AS r

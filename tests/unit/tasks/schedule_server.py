@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--cut-after", type=int, default=None, help="close a response after this many chunks")
     args = parser.parse_args()
     offsets_ns = [round(float(v) * 1e6) for v in args.offsets_ms.split(",")]
+    sys.setswitchinterval(1e-4)  # two connections' threads spinning to their deadlines take turns every 0.1 ms
     server = socket.create_server(("127.0.0.1", 0))
     print(server.getsockname()[1], flush=True)
     number = 0

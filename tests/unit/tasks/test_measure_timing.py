@@ -5,6 +5,7 @@ keep-alive connection the server had already closed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -46,10 +47,13 @@ def _log(base_url: str) -> list[dict[str, Any]]:
     return entries
 
 
-def _measure(base_url: str, requests: int) -> MeasureResult:
-    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 0, "concurrency": (1,),
-                                              "max_tokens": 4, "prompts": ("hi",)})  # fmt: skip
-    return measure(Target(base_url, Protocol.openai, "m"), workload, RunContext("r", "2026-01-01", "h"), 1)
+def _measure(base_url: str, requests: int, procs: int = 1) -> MeasureResult:
+    """Closed loop at concurrency ``procs``, one stream per client process; a fresh worker process warms up first
+    (one request each: its first request pays for lazy imports and client set-up, as any run's warm-up does)."""
+    warmup = 0 if procs == 1 else procs
+    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": warmup, "concurrency": (procs,),
+                                              "max_tokens": 4, "prompts": ("hi",), "client_procs": procs})  # fmt: skip
+    return measure(Target(base_url, Protocol.openai, "m"), workload, RunContext("r", "2026-01-01", "h"), procs)
 
 
 def _wall_minus_monotonic() -> int:
@@ -70,15 +74,42 @@ def _errors_ms(record: RequestRecord, sent: dict[str, Any], offset_ns: int) -> l
     return [e / MS for e in [first_seen - writes[0], *gap_errors]]
 
 
+def _queued_ms(result: MeasureResult) -> float:
+    """How long the machine held a client process's core from it at p99 (its self-check: raw loop lag less its own
+    lag, which leaves the run-queue wait), ms: the worst process."""
+    return max((((c.lag_p99_ns or 0) - (c.own_lag_p99_ns or 0)) / MS for c in result.client), default=0.0)
+
+
+def _skip_if_loaded() -> None:
+    """Skip when more tasks were runnable than there are cores over the last minute: 1 ms cannot be timed then."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > cores:
+        pytest.skip(f"load average {load:.1f} on {cores} cores: the machine is too loaded to time 1 ms")
+
+
+def _fail_unless_loaded(worst: list[float], queued_ms: list[float]) -> None:
+    """Every try missed 1 ms: a failure, unless the machine was too loaded to time 1 ms (more runnable tasks than
+    cores over the last minute, or the self-check saw the client's core taken for over 1 ms at p99 in every try):
+    then the errors measure the machine, and the test is skipped."""
+    _skip_if_loaded()
+    if queued_ms and min(queued_ms) > 1.0:
+        pytest.skip(f"run-queue wait p99 {min(queued_ms):.1f} ms or more in every try: the machine is too loaded")
+    if not worst:
+        pytest.fail("no try had rows from both client processes")
+    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best try: {[round(e, 3) for e in worst]}")
+
+
 def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> None:
     """TTFT ends, and every gap lies, within 1 ms of the server's sends. (TTFT starts when measure sends the
     request; the client's own cost of sending, which a loaded machine stretches, is not asserted here.)"""
     # content chunks 20, 30, 60 and 70 ms after the request was read: gaps 10, 30 and 10 ms
     base_url = server("--offsets-ms", "20,30,60,70")
     worst: list[float] = []
+    queued: list[float] = []
     for _ in range(5):  # a loaded machine can delay one read by more than 1 ms: try again, up to 5 times
         offset_ns = _wall_minus_monotonic()
         result = _measure(base_url, 3)
+        queued.append(_queued_ms(result))
         sent = [e for e in _log(base_url)][-3:]
         errors = []
         for record, entry in zip(result.measured, sent, strict=True):
@@ -91,7 +122,42 @@ def test_ttft_and_gaps_match_the_send_schedule_within_1_ms(server: Server) -> No
         if max(abs(e) for e in errors) < 1.0:
             return
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
-    pytest.fail(f"TTFT/gap errors against the server's sends (ms), best of 5 tries: {[round(e, 3) for e in worst]}")
+        _skip_if_loaded()  # no point in trying again
+    _fail_unless_loaded(worst, queued)
+
+
+def _entry_of(record: RequestRecord, entries: list[dict[str, Any]], offset_ns: int) -> dict[str, Any]:
+    """The server's log entry of ``record``: the first request it read after the client sent it."""
+    sent_at = record.start_ns - offset_ns
+    return min((e for e in entries if e["read_ns"] >= sent_at - MS), key=lambda e: e["read_ns"] - sent_at)
+
+
+def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> None:
+    """The same pinning with two client processes, one stream each at once: both processes' rows (wall clock from
+    the parent's one anchor) land within 1 ms of the server's sends."""
+    base_url = server("--offsets-ms", "20,30,60,70")
+    worst: list[float] = []
+    queued: list[float] = []
+    for _ in range(3):  # as above, but 3 tries: each starts two worker processes (seconds on a loaded machine)
+        offset_ns = _wall_minus_monotonic()
+        result = _measure(base_url, 4, procs=2)
+        queued.append(_queued_ms(result))
+        assert len(result.measured) == 4 and len(result.client) == 2 and all(c.lag_samples > 0 for c in result.client)
+        if {r.client_proc for r in result.measured} != {0, 1}:
+            # units come from one shared counter: a worker the machine woke late may send 1 of the 4, or none
+            _skip_if_loaded()
+            continue
+        entries = [e for e in _log(base_url) if "writes_ns" in e]
+        errors = []
+        for record in result.measured:
+            assert record.error is None and (record.chunks, len(record.itl_ns)) == (4, 3)
+            assert record.ttft_ns is not None and record.ttft_ns >= 20 * MS
+            errors += _errors_ms(record, _entry_of(record, entries, offset_ns), offset_ns)
+        if max(abs(e) for e in errors) < 1.0:
+            return
+        worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
+        _skip_if_loaded()  # no point in trying again
+    _fail_unless_loaded(worst, queued)
 
 
 def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(server: Server) -> None:

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 import pytest
 
 from tcobench.errors import ExitCode, RunError
-from tcobench.schemas import BenchmarkConfig, RunRecord, RunStatus
+from tcobench.schemas import BenchmarkConfig, ClientProcessCheck, RunRecord, RunStatus
 from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.measure import MeasureResult
 from tcobench.tasks.protocols import EngineInfo
@@ -76,6 +77,19 @@ def test_finish_run_status() -> None:
     assert died.status is RunStatus.failed and died.error == "llama-server exited with code 9"
     assert died.measure_start_ns == 1 and died.measure_end_ns == 2
     assert died.stop_rule == "requests" and died.measured_requests == 1
+
+
+def test_finish_run_carries_the_client_self_check() -> None:
+    _, run = _run()
+    assert finish_run(run, _result([None])).client_saturated is None  # not checked: null, not false
+    calm = ClientProcessCheck(wall_ns=10**9, cpu_ns=10**8, lag_p50_ns=500_000, lag_p99_ns=900_000,
+                              own_lag_p99_ns=800_000, lag_samples=100)  # fmt: skip
+    busy = calm.model_copy(update={"cpu_ns": 990_000_000})
+    result = replace(_result([None]), client=(calm, busy))
+    row = finish_run(run, result)
+    assert row.client_procs == 2 and row.client_cpu_ns == [10**8, 990_000_000] and row.client_saturated is True
+    assert row.client_check_note is not None and "process 1: CPU 99%" in row.client_check_note
+    assert finish_run(run, replace(result, client=(calm,))).client_saturated is False
 
 
 def test_output_length_enforcement_is_judged_from_the_rows() -> None:
