@@ -25,6 +25,7 @@ import pytest
 from cli_helpers import tcobench
 from dockerd import extra_daemon
 
+from tcobench.tasks.engine.model import bundled_model
 from tests.services import free_ports, require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,11 +127,14 @@ def remote_daemon(netns: Namespace, cpu_image: dict[str, str], docker_host: str,
 
 @pytest.mark.docker
 @pytest.mark.engine
-def test_remote_docker_run_is_network_with_its_round_trip(remote_daemon: str, cpu_image: dict[str, str],
-                                                          cli_env: dict[str, str]) -> None:  # fmt: skip
-    done = tcobench("run", "--docker-host", remote_daemon, "--image", cpu_image["reference"], "--requests", "2",
-                    "--warmup", "1", "--concurrency", "1", "--max-tokens", "4", "--no-prefect", "--telemetry", "none",
-                    env=cli_env, timeout=600)  # fmt: skip
+def test_remote_docker_run_is_network_with_its_round_trip(
+    remote_daemon: str, cpu_image: dict[str, str], cli_env: dict[str, str], model_cache: Path
+) -> None:
+    # a remote Docker host needs the model's path on that host; this "remote" daemon shares this machine's disk
+    model, _ = bundled_model(model_cache)
+    done = tcobench("run", "--docker-host", remote_daemon, "--image", cpu_image["reference"], "--model-path",
+                    str(model), "--requests", "2", "--warmup", "1", "--concurrency", "1", "--max-tokens", "4",
+                    "--no-prefect", "--telemetry", "none", env=cli_env, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = _rows(cli_env)
     host = remote_daemon.removeprefix("tcp://").rsplit(":", 1)[0]
