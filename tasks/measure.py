@@ -221,8 +221,8 @@ class _Clients:
     async def aclose(self) -> None:
         for client in self._all:
             await client.aclose()
-        for conn in self._conns:
-            await conn.aclose()
+        if self._conns:  # at once: a TLS close may wait for the server (each at most 1 s)
+            await asyncio.gather(*(conn.aclose() for conn in self._conns))
 
 
 def _apply(counters: ServerCounters, update: dict[str, Any]) -> None:
