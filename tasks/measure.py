@@ -225,10 +225,12 @@ class _Clients:
             await asyncio.gather(*(conn.aclose() for conn in self._conns))
 
 
+_COUNTER_NAMES = frozenset(f.name for f in fields(ServerCounters))
+
+
 def _apply(counters: ServerCounters, update: dict[str, Any]) -> None:
-    names = {f.name for f in fields(ServerCounters)}
     for key, value in update.items():
-        if key in names and value is not None:
+        if key in _COUNTER_NAMES and value is not None:
             setattr(counters, key, value)
 
 
