@@ -55,11 +55,12 @@ def _s3_env(s3: S3Server) -> dict[str, str]:
             "AWS_SECRET_ACCESS_KEY": s3.secret}  # fmt: skip
 
 
-def _env(server: PrefectServer, s3: S3Server, home: Path) -> dict[str, str]:
+def _env(server: PrefectServer, s3: S3Server | None, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_"))}
     home.mkdir(parents=True, exist_ok=True)
     env.update(server.client_env)
-    env.update(_s3_env(s3), PREFECT_HOME=str(home), COLUMNS="200", PREFECT_LOGGING_LEVEL="WARNING")
+    env.update(_s3_env(s3) if s3 is not None else {})
+    env.update(PREFECT_HOME=str(home), COLUMNS="200", PREFECT_LOGGING_LEVEL="WARNING")
     return env
 
 
@@ -71,7 +72,7 @@ def _store(pg: PostgresServer, s3: S3Server, name: str) -> str:
 
 
 @contextmanager
-def workers(server: PrefectServer, s3: S3Server, hosts: list[str], folder: Path) -> Iterator[float]:
+def workers(server: PrefectServer, s3: S3Server | None, hosts: list[str], folder: Path) -> Iterator[float]:
     """One `tcobench worker` per host; yields the seconds until every one was online."""
     started = time.monotonic()
     procs = []
@@ -112,7 +113,7 @@ def _wait_online(server: PrefectServer, hosts: set[str], started: float, procs: 
 
 
 def night(
-    server: PrefectServer, s3: S3Server, inventory: Path, matrix: Path, store: str, folder: Path
+    server: PrefectServer, s3: S3Server | None, inventory: Path, matrix: Path, store: str, folder: Path
 ) -> dict[str, object]:
     cmd = [str(Path(sys.executable).parent / "tcobench"), "nightly", "-i", str(inventory), "-m", str(matrix),
            "--store", store]  # fmt: skip
