@@ -218,9 +218,9 @@ class _SummaryCard(RecordCardRow):
 
 def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
     """A short Markdown summary (record card and cost per run, flags) for a Prefect artifact."""
-    con = connect(store, prices)
+    # each view is read once here: no freeze_views (which would compute every run of the store, at every cell)
+    con = connect(store, prices, needs=("record_card", "tco", "nightly_trend", "request_metrics"))
     try:
-        freeze_views(con)
         ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
         cards = query_rows(
             con,
