@@ -38,20 +38,41 @@ from _common import ROOT, endpoint, load_average, machine
 from orchestration_overhead import store_figures, write_plan
 
 sys.path.insert(0, str(ROOT))
-from tests.services import PostgresServer, PrefectServer  # noqa: E402  (a checkout's test services)
+from tests.services import (  # noqa: E402  (a checkout's test services)
+    PostgresServer,
+    PrefectServer,
+    S3Server,
+    create_database,
+    new_bucket_name,
+)
 
 POOL = "tcobench-bench"
 
 
-def _env(server: PrefectServer, home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
+def _s3_env(s3: S3Server) -> dict[str, str]:
+    """What every store client needs for the S3 data: the server's address, region and keys (environment only)."""
+    return {"AWS_ENDPOINT_URL_S3": f"http://{s3.endpoint}", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": s3.key_id,
+            "AWS_SECRET_ACCESS_KEY": s3.secret}  # fmt: skip
+
+
+def _env(server: PrefectServer, s3: S3Server | None, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_"))}
     home.mkdir(parents=True, exist_ok=True)
-    env.update(server.client_env, PREFECT_HOME=str(home), COLUMNS="200", PREFECT_LOGGING_LEVEL="WARNING")
+    env.update(server.client_env)
+    env.update(_s3_env(s3) if s3 is not None else {})
+    env.update(PREFECT_HOME=str(home), COLUMNS="200", PREFECT_LOGGING_LEVEL="WARNING")
     return env
 
 
+def _store(pg: PostgresServer, s3: S3Server, name: str) -> str:
+    """A new fleet store: a PostgreSQL catalog database and an S3 bucket of its own."""
+    bucket = new_bucket_name(name)
+    s3.filesystem().create_dir(bucket)  # type: ignore[attr-defined]
+    return f"{create_database(pg.url, name)}?data=s3://{bucket}/night"
+
+
 @contextmanager
-def workers(server: PrefectServer, hosts: list[str], folder: Path) -> Iterator[float]:
+def workers(server: PrefectServer, s3: S3Server | None, hosts: list[str], folder: Path) -> Iterator[float]:
     """One `tcobench worker` per host; yields the seconds until every one was online."""
     started = time.monotonic()
     procs = []
@@ -60,7 +81,7 @@ def workers(server: PrefectServer, hosts: list[str], folder: Path) -> Iterator[f
         log = (folder / f"worker-{host}.log").open("wb")
         procs.append(subprocess.Popen([str(Path(sys.executable).parent / "tcobench"), "worker", "--host", host,
                                        "--pool", POOL, "--poll-s", "1", *flags],
-                                      env=_env(server, folder / f"home-{host}"), stdout=log,
+                                      env=_env(server, s3, folder / f"home-{host}"), stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
     try:
         yield _wait_online(server, set(hosts), started, procs)
@@ -91,11 +112,15 @@ def _wait_online(server: PrefectServer, hosts: set[str], started: float, procs: 
     raise SystemExit("workers not online after 900 s")
 
 
-def night(server: PrefectServer, inventory: Path, matrix: Path, store: Path, folder: Path) -> dict[str, object]:
+def night(
+    server: PrefectServer, s3: S3Server | None, inventory: Path, matrix: Path, store: str, folder: Path
+) -> dict[str, object]:
     cmd = [str(Path(sys.executable).parent / "tcobench"), "nightly", "-i", str(inventory), "-m", str(matrix),
-           "--store", str(store)]  # fmt: skip
+           "--store", store]  # fmt: skip
     t0 = time.monotonic()
-    done = subprocess.run(cmd, env=_env(server, folder / "home-nightly"), capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        cmd, env=_env(server, s3, folder / "home-nightly"), capture_output=True, text=True, check=False
+    )
     wall = time.monotonic() - t0
     if done.returncode != 0:
         print(done.stdout[-3000:], done.stderr[-3000:])
@@ -106,11 +131,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--cells", type=int, default=5, help="cells per host")
+    parser.add_argument("--settle-s", type=float, default=30.0, help="wait after the workers are online")
     args = parser.parse_args()
     cells = args.hosts * args.cells
     print(f"# {machine()}; load {load_average()}; {args.hosts} workers x {args.cells} cells")
     folder = Path(tempfile.mkdtemp(prefix="tcob-fleet-bench-"))
     pg = PostgresServer.start()
+    s3 = S3Server.start()
+    os.environ.update(_s3_env(s3))  # store_figures reads the stores from this process
     try:
         server = PrefectServer.start(pg.url)
         try:
@@ -119,13 +147,17 @@ def main() -> None:
                 fleet_inventory = folder / "fleet-inventory.toml"
                 fleet_inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n' + inventory.read_text())
                 hosts = [f"sim-{i:03d}" for i in range(args.hosts)]
-                with workers(server, hosts, folder) as online_s:
-                    print(f"{args.hosts} workers online in {online_s:.1f} s; load {load_average()}")
-                    results = {"fleet": night(server, fleet_inventory, matrix, folder / "store-fleet", folder)}
-                results["in-process"] = night(server, inventory, matrix, folder / "store-local", folder)
+                with workers(server, s3, hosts, folder) as online_s:
+                    print(f"{args.hosts} workers online in {online_s:.1f} s; load {load_average()}", flush=True)
+                    time.sleep(args.settle_s)
+                    print(f"night starts; load {load_average()}", flush=True)
+                    results = {"fleet": night(server, s3, fleet_inventory, matrix, _store(pg, s3, "fleet"), folder)}
+                print(f"fleet night: {results['fleet']}; load {load_average()}", flush=True)
+                results["in-process"] = night(server, s3, inventory, matrix, _store(pg, s3, "inproc"), folder)
         finally:
             server.stop()
     finally:
+        s3.stop()
         pg.stop()
         shutil.rmtree(folder, ignore_errors=True)
     print(f"{'':24s} {'fleet':>12s} {'in-process':>12s}")

@@ -95,9 +95,9 @@ def main() -> None:
         try:
             llama, url = start_llama(args.llama_server, args.model, args.alias, args.ngl, folder / "llama-server.log")
             inventory, matrix = write_plan(folder, url, args.alias, args.requests, args.max_tokens)
-            with workers(server, ["gpu-0"], folder) as online_s:
+            with workers(server, None, ["gpu-0"], folder) as online_s:
                 print(f"worker online in {online_s:.1f} s")
-                result = night(server, inventory, matrix, folder / "store", folder)
+                result = night(server, None, inventory, matrix, str(folder / "store"), folder)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
             done = subprocess.run([str(Path(sys.executable).parent / "tcobench"), "query", QUERY, "--format", "json",
                                    "--store", str(folder / "store")], env=env, capture_output=True, text=True,

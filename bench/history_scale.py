@@ -203,7 +203,7 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
     from tcobench.tasks.compare import compare
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect
+    from tcobench.tasks.query import connect, views_named
     from tcobench.tasks.report import write_report
 
     prices = load_prices(None)
@@ -213,7 +213,7 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
         for name, sql in QUERIES.items():
 
             def one(sql: str = sql) -> None:
-                con = connect(store, prices)
+                con = connect(store, prices, needs=views_named(sql))  # as `tcobench query` does
                 try:
                     con.sql(sql).to_arrow_table()
                 finally:

@@ -27,8 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import duckdb
 import httpx
 from _common import endpoint, load_average, machine
 
@@ -73,15 +73,20 @@ def start_prefect_server(home: Path) -> tuple[subprocess.Popen[bytes], str, floa
     raise SystemExit(f"Prefect server did not start in 180 s; see {home / 'server.log'}")
 
 
-def store_figures(store: Path) -> dict[str, float]:
-    con = duckdb.connect()
-    req = con.sql(f"SELECT count(*), sum(e2e_ns) FROM read_parquet('{store}/requests/**/*.parquet')").fetchall()[0]
-    spans = con.sql(
-        f"SELECT host, (max(finished_ns) - min(started_ns)) / 1e9 / count(*) FROM "
-        f"read_parquet('{store}/runs/**/*.parquet', hive_partitioning = true) GROUP BY host"
-    ).fetchall()
-    status = con.sql(f"SELECT status, count(*) FROM read_parquet('{store}/runs/**/*.parquet') GROUP BY 1").fetchall()
-    assert req is not None
+def store_figures(store: str | Path) -> dict[str, Any]:
+    """Requests, their summed e2e time, the mean per-host span per cell and the run statuses, read through the
+    store's catalog (any store URI; S3 credentials from this process's environment)."""
+    from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.query import connect
+
+    con = connect(str(store), load_prices(None))
+    try:
+        req = con.sql("SELECT count(*), sum(e2e_ns) FROM requests").fetchall()[0]
+        spans = con.sql("SELECT host, (max(finished_ns) - min(started_ns)) / 1e9 / count(*) FROM runs "
+                        "GROUP BY host").fetchall()  # fmt: skip
+        status = con.sql("SELECT status, count(*) FROM runs GROUP BY 1").fetchall()
+    finally:
+        con.close()
     return {"requests": req[0], "request_s": (req[1] or 0) / 1e9,
             "host_span_per_cell_s": sum(s for _, s in spans) / max(len(spans), 1), "status": dict(status)}  # fmt: skip
 

@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable, RunStatus
@@ -155,15 +156,35 @@ class _Rules:
     noise_k: float
 
 
-def _samples(con: duckdb.DuckDBPyConnection) -> dict[str, dict[Metric, np.ndarray]]:
-    query = "SELECT run_id, decode_tok_s, ttft_ns / 1e6 FROM request_metrics WHERE ok"
-    found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for run_id, rate, ttft in con.execute(query).fetchall():
-        if rate is not None:
-            found[run_id][0].append(rate)
-        if ttft is not None:
-            found[run_id][1].append(ttft)
-    return {k: {"decode_tok_s": np.array(v[0]), "ttft_ms": np.array(v[1])} for k, v in found.items()}
+def _samples(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None) -> dict[str, dict[Metric, np.ndarray]]:
+    """Per run (all, or ``runs``): its measured, successful requests' decode rates (tokens/s) and TTFTs (ms).
+
+    Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
+    requests, too many to pass through Python one row at a time."""
+    keep = " AND run_id IN (SELECT unnest($ids))" if runs is not None else ""
+    table = con.sql(
+        "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "
+        f"list(ttft_ns / 1e6) FILTER (WHERE ttft_ns IS NOT NULL) AS ttft FROM request_metrics WHERE ok{keep} "
+        "GROUP BY run_id",
+        params={"ids": list(runs)} if runs is not None else None,
+    ).to_arrow_table()
+    ids = table.column("run_id").to_pylist()
+    pairs: tuple[tuple[Metric, str], ...] = (("decode_tok_s", "rate"), ("ttft_ms", "ttft"))
+    columns = {metric: _split(table.column(name)) for metric, name in pairs}
+    return {run_id: {metric: arrays[i] for metric, arrays in columns.items()} for i, run_id in enumerate(ids)}
+
+
+def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
+    """A list column as one float array per row (a NULL list: empty)."""
+    lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not isinstance(lists, pa.ListArray | pa.LargeListArray):
+        lists = lists.cast(pa.list_(pa.float64()))
+    values = lists.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+    offsets = np.asarray(lists.offsets)  # relative to the flattened values' start
+    start = offsets[0]
+    valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    bounds = offsets - start
+    return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
 
 
 def _median(values: np.ndarray) -> float:
@@ -256,8 +277,10 @@ def detect_changes(
     min_change: float = 0.05,
     min_effect: float = 0.5,
     noise_k: float = 3.0,
+    runs: Sequence[str] | None = None,
 ) -> list[Series]:
-    """Every series of view nightly_trend with its points and their tested changes (module docstring)."""
+    """Every series of view nightly_trend with its points and their tested changes (module docstring); with
+    ``runs``, only the series those runs belong to (a run's summary need not test the whole store's history)."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
     if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
@@ -265,11 +288,14 @@ def detect_changes(
     rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
     order = "ORDER BY host, model_name, workload, concurrency, series, night"
     ok = ", ".join(f"'{s.value}'" for s in (RunStatus.ok, RunStatus.partial))  # interrupted/failed runs are not trends
-    sql = f"SELECT * FROM nightly_trend WHERE status IN ({ok}) {order}"
+    sql = f"SELECT * FROM nightly_trend WHERE status IN ({ok})"
+    if runs is not None:
+        sql = (f"WITH t AS ({sql}) SELECT * FROM t WHERE series IN "
+               "(SELECT series FROM t WHERE run_id IN (SELECT unnest($ids)))")  # fmt: skip
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
-    for row in fetch_rows(con, sql, NightlyTrendRow):
+    for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": list(runs)} if runs is not None else None):
         by_series[row["series"]].append(row)
-    samples = _samples(con)
+    samples = _samples(con, [r["run_id"] for rows in by_series.values() for r in rows] if runs is not None else None)
     return [_series(series_rows, samples, rules) for series_rows in by_series.values()]
 
 

@@ -38,10 +38,11 @@ import contextlib
 import datetime as dt
 import email.utils
 import itertools
+import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -51,7 +52,7 @@ import httpx
 from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
 
-from . import shutdown
+from . import http1, shutdown
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
 from .selfcheck import ProcessProbe
 from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
@@ -157,22 +158,30 @@ class _Clock:
 
 
 class _Clients:
-    """One single-connection httpx client per request slot, lent to one request at a time.
+    """One connection per request slot, lent to one request at a time: a kept-alive ``http1.Connection`` (the
+    lean client), or, when a test injects an httpx transport, a single-connection httpx client.
 
     httpcore's pool re-scans every connection (and, for each, every connection again) on each pool
     event, so one shared pool of N connections costs O(N^2) per request: at 64 streams it took most of
-    the client's CPU. N one-connection pools cost O(1) each. Clients are made on demand, sharing one
-    SSL context; one per request in flight (at most the concurrency).
+    the client's CPU. N one-connection pools cost O(1) each; httpx's per-request and per-chunk machinery still
+    cost most of the client's CPU (docs/performance.md), hence ``http1``. Connections are made on demand,
+    sharing one SSL context; one per request in flight (at most the concurrency).
     """
 
     def __init__(self, target: Target, workload: WorkloadConfig, transport: httpx.AsyncBaseTransport | None) -> None:
         self._timeout = httpx.Timeout(workload.request_timeout_s, connect=target.connect_timeout_s)
+        self._connect_timeout_s = target.connect_timeout_s
         self._transport = transport
+        self.raw = transport is None  # no transport injected: the lean client
         self.key = api_key(target)
         self._headers = _headers(self.key)
         self._ssl = httpx.create_ssl_context(trust_env=False)  # once, not once per client
         self._free: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
+        self._origin = http1.Origin.of(target.base_url) if self.raw else None
+        self._idle: list[http1.Connection] = []
+        self._conns: list[http1.Connection] = []
+        self._targets: dict[str, bytes] = {}
 
     def _make(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
@@ -190,15 +199,38 @@ class _Clients:
         finally:
             self._free.append(client)
 
+    def take(self) -> http1.Connection:
+        """A connection of the lean client (never through a proxy); ``give`` it back after the request."""
+        if self._idle:
+            return self._idle.pop()
+        assert self._origin is not None
+        conn = http1.Connection(self._origin, self._headers, self._ssl, self._connect_timeout_s)
+        self._conns.append(conn)
+        return conn
+
+    def give(self, conn: http1.Connection) -> None:
+        self._idle.append(conn)
+
+    def target(self, url: str) -> bytes:
+        """The request line's target of ``url`` (one of the run's few URLs, parsed once)."""
+        found = self._targets.get(url)
+        if found is None:
+            found = self._targets[url] = http1.request_target(url)
+        return found
+
     async def aclose(self) -> None:
         for client in self._all:
             await client.aclose()
+        if self._conns:  # at once: a TLS close may wait for the server (each at most 1 s)
+            await asyncio.gather(*(conn.aclose() for conn in self._conns))
+
+
+_COUNTER_NAMES = frozenset(f.name for f in fields(ServerCounters))
 
 
 def _apply(counters: ServerCounters, update: dict[str, Any]) -> None:
-    names = {f.name for f in fields(ServerCounters)}
     for key, value in update.items():
-        if key in names and value is not None:
+        if key in _COUNTER_NAMES and value is not None:
             setattr(counters, key, value)
 
 
@@ -247,10 +279,10 @@ async def _raw(response: httpx.Response) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def _error_body(response: httpx.Response) -> str:
+async def _error_body(chunks: AsyncIterator[bytes]) -> str:
     """The start of a non-200 answer's body (at most MAX_ERROR_BODY_BYTES are read), one line."""
     body = b""
-    async for chunk in _raw(response):
+    async for chunk in chunks:
         body += chunk
         if len(body) >= MAX_ERROR_BODY_BYTES:
             break
@@ -306,17 +338,19 @@ class _Stream:
         self.retry_after: str | None = None
         self.text: list[str] = []  # the answer (multi-turn history; counting when the server counts nothing)
 
-    async def read(self, response: httpx.Response, adapter: Adapter, chat: bool) -> None:
-        self.status = response.status_code
-        if response.status_code != 200:
-            self.retry_after = response.headers.get("retry-after")
-            self.error = f"HTTP {response.status_code}: {(await _error_body(response))[:200]}"
+    async def read(self, status: int, headers: Mapping[str, str], body: AsyncIterator[bytes], adapter: Adapter,
+                   chat: bool) -> None:  # fmt: skip
+        """Read one response (``headers``: a mapping that answers lower-case names) from its raw ``body``."""
+        self.status = status
+        if status != 200:
+            self.retry_after = headers.get("retry-after")
+            self.error = f"HTTP {status}: {(await _error_body(body))[:200]}"
             return
-        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        encoding = headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             raise StreamLimitError(f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
                                    "tcobench asked for identity")  # fmt: skip
-        async for line in bounded_lines(_raw(response)):
+        async for line in bounded_lines(body):
             now = time.perf_counter_ns()
             event = adapter.parse_line(line, chat)
             if event is None:
@@ -335,25 +369,47 @@ class _Stream:
 
 async def _attempt(clients: _Clients, adapter: Adapter, target: Target, url: str, body: dict[str, Any],
                    timeout_s: float) -> tuple[_Stream, int, bool]:  # fmt: skip
-    """One send: (what came back, when it was sent, whether the connection was stale and nothing came back)."""
+    """One send: (what came back, when it was sent, whether the connection was stale and nothing came back).
+
+    With the lean client "sent" is when the request's bytes were written (after connecting, if it had to); with
+    an injected httpx transport, when the attempt began."""
     stream = _Stream()
     t0 = time.perf_counter_ns()
+    conn: http1.Connection | None = None
+    stale = False
     try:
-        async with asyncio.timeout(timeout_s), clients.lease() as client, client.stream("POST", url, json=body) as r:
-            await stream.read(r, adapter, target.chat)
+        async with asyncio.timeout(timeout_s):
+            if clients.raw:
+                conn = clients.take()
+                async with conn.post(clients.target(url), _json_bytes(body)) as response:
+                    await stream.read(response.status_code, response.headers, response.aiter_raw(), adapter,
+                                      target.chat)  # fmt: skip
+            else:
+                async with clients.lease() as client, client.stream("POST", url, json=body) as r:
+                    await stream.read(r.status_code, r.headers, _raw(r), adapter, target.chat)
     except TimeoutError:
         stream.error = f"timed out after {timeout_s:g} s"
     except StreamLimitError as exc:
         stream.error = f"stream refused: {exc}"
-    except httpx.RemoteProtocolError as exc:
+    except (httpx.RemoteProtocolError, http1.RemoteProtocolError) as exc:
+        stream.error = f"RemoteProtocolError: {exc or 'connection closed'}"
         if stream.status is None:  # a kept-alive connection the server had closed: nothing was sent back
-            stream.error = f"RemoteProtocolError: {exc or 'connection closed'}"
-            return stream, t0, True
-        stream.error = f"RemoteProtocolError: {exc or 'connection closed'} (stream truncated: the connection closed "
-        stream.error += "mid-response)"
-    except httpx.HTTPError as exc:
+            stale = True
+        else:
+            stream.error += " (stream truncated: the connection closed mid-response)"
+    except (httpx.HTTPError, http1.HttpError) as exc:
         stream.error = f"{type(exc).__name__}: {exc or 'connection failed'}"
-    return stream, t0, False
+    finally:
+        if conn is not None:
+            clients.give(conn)
+    if conn is not None and conn.sent_ns:
+        t0 = conn.sent_ns
+    return stream, t0, stale
+
+
+def _json_bytes(body: dict[str, Any]) -> bytes:
+    """A request body as httpx's ``json=`` encodes it."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 @dataclass(frozen=True)

@@ -229,7 +229,7 @@ def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]
             _SummaryCard,
             ids,
         )
-        flags = [(s, p, c) for s in detect_changes(con) for p, c in s.flags if p.run_id in set(ids)]
+        flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
     finally:
         con.close()
     lines = [

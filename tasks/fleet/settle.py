@@ -29,7 +29,7 @@ _ROWS = "SELECT run_id, cell, host, concurrency, status, error, started_ns FROM 
 
 def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
     """Every run row of the batch, oldest first."""
-    con = connect(store, prices)
+    con = connect(store, prices, needs=())  # the runs table only
     try:
         rows: list[dict[str, Any]] = con.sql(_ROWS, params={"batch": batch_id}).to_arrow_table().to_pylist()
     finally:

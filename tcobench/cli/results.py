@@ -51,12 +51,12 @@ def _query(
 ) -> None:
     """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect, read_only_query
+    from tcobench.tasks.query import connect, read_only_query, views_named
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
     settings = settings_for(store)
-    con = connect(settings.store, load_prices(prices_file), snapshot=snapshot)
+    con = connect(settings.store, load_prices(prices_file), needs=views_named(sql), snapshot=snapshot)
     try:
         result = read_only_query(con, sql)
     finally:

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from tcobench.errors import ConfigError
-from tcobench.tasks.history import detect_changes, history, mann_whitney_u
+from tcobench.tasks.history import _samples, detect_changes, history, mann_whitney_u
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect, freeze_views
 
@@ -85,3 +85,30 @@ def test_no_flags_without_a_change(tmp_path: Path) -> None:
 def test_bad_rules(con: duckdb.DuckDBPyConnection, rules: dict[str, float]) -> None:
     with pytest.raises(ConfigError):
         detect_changes(con, **rules)  # type: ignore[arg-type]
+
+
+def test_the_samples_are_each_runs_ok_measured_requests(con: duckdb.DuckDBPyConnection) -> None:
+    # _samples gathers per run in DuckDB and splits with numpy; here against a plain row-by-row read
+    rows = con.execute(
+        "SELECT run_id, decode_tok_s, ttft_ns / 1e6 FROM request_metrics WHERE ok ORDER BY run_id"
+    ).fetchall()
+    assert rows
+    samples = _samples(con)
+    assert sorted(samples) == sorted({r[0] for r in rows})
+    for run_id in samples:
+        rates = sorted(r[1] for r in rows if r[0] == run_id and r[1] is not None)
+        ttfts = sorted(r[2] for r in rows if r[0] == run_id and r[2] is not None)
+        assert sorted(samples[run_id]["decode_tok_s"].tolist()) == rates
+        assert sorted(samples[run_id]["ttft_ms"].tolist()) == ttfts
+    some = sorted(samples)[:2]
+    assert sorted(_samples(con, some)) == some
+
+
+def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnection) -> None:
+    everything = {s.key: s for s in detect_changes(con)}
+    flagged = next(s for s in everything.values() if s.flags)
+    run_id = flagged.flags[0][0].run_id
+    only = detect_changes(con, runs=[run_id])
+    assert [s.key for s in only] == [flagged.key]
+    assert only[0] == everything[flagged.key]  # the same points and tests as over the whole store
+    assert detect_changes(con, runs=[]) == []

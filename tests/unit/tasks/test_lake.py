@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from tcobench.errors import StoreError
+from tcobench.tasks import lake
 from tcobench.tasks.lake import _s3_secret, new_instance, parse_store
 
 
@@ -100,3 +102,31 @@ def test_extensions_load_from_the_wheels_never_the_network(tmp_path: Path) -> No
         assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
     finally:
         con.close()
+
+
+def _unsigned_allowed(con: duckdb.DuckDBPyConnection) -> bool:
+    found = con.execute("SELECT current_setting('allow_unsigned_extensions')").fetchone()
+    return bool(found and found[0])
+
+
+def test_an_extension_is_signature_checked_once_per_process_and_again_when_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "extensions"
+    folder.mkdir()
+    shutil.copy2(lake._extension_dir() / "ducklake.duckdb_extension", folder / "ducklake.duckdb_extension")
+    monkeypatch.setattr(lake, "_extension_dir", lambda: folder)
+    monkeypatch.setattr(lake, "_verified", {})
+    location = parse_store(str(tmp_path / "store"))
+    assert location.extensions == ("ducklake",)
+    first = new_instance(location)  # DuckDB checks the signature
+    second = new_instance(location)  # the same, unchanged file: loaded without the check
+    try:
+        assert not _unsigned_allowed(first) and _unsigned_allowed(second)
+    finally:
+        first.close()
+        second.close()
+    with (folder / "ducklake.duckdb_extension").open("ab") as handle:
+        handle.write(b"tampered")  # a changed file is checked again, and its signature no longer holds
+    with pytest.raises(StoreError, match="ducklake"):
+        new_instance(location)

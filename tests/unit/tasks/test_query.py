@@ -12,7 +12,7 @@ import pytest
 from tcobench.errors import QueryError, StoreError
 from tcobench.tasks import store as store_module
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect, describe_snapshot, read_only_query, sql_views
+from tcobench.tasks.query import connect, describe_snapshot, read_only_query, sql_views, views_named
 from tcobench.tasks.store import write_results
 from tests.store_helpers import data_files
 
@@ -260,3 +260,29 @@ def _drop_columns(store: Path, table: str, columns: list[str]) -> None:
             con.execute(f"ALTER TABLE lake.{table} DROP COLUMN {column}")
     finally:
         con.close()
+
+
+def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    prices = make_prices()
+    full = connect(store, prices)
+    try:
+        for view in SHIPPED_VIEWS:
+            sql = f"SELECT * FROM {view.upper()} ORDER BY ALL"  # as a user may write it
+            assert views_named(sql) == {view}
+            expected = read_only_query(full, sql)
+            for where in (store, tmp_path / "empty"):  # stored per-run rows, and every view from its SQL
+                some = connect(where, prices, needs=views_named(sql))
+                try:
+                    got = read_only_query(some, sql)
+                    defined = {
+                        r[0] for r in some.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+                    }
+                finally:
+                    some.close()
+                if where == store:
+                    assert got == expected, view
+                assert view in defined and (view == "record_card" or "record_card" not in defined), defined
+    finally:
+        full.close()
