@@ -333,10 +333,12 @@ def write_nights(
     """Runs of one platform at one concurrency, per night one run per measurement window given (s); each run's one
     ok request counts 60 prompt and 600 output tokens, so a run measures 600 / window output tok/s. A night is
     a date ("2023-11-14": batch "HOST-2023-11-14") or a date and a batch ("2023-11-14~b2": batch
-    "HOST-2023-11-14~b2" on 2023-11-14): several nightly batches on one date."""
-    from tcobench.tasks.store import write_results
+    "HOST-2023-11-14~b2" on 2023-11-14): several nightly batches on one date. One commit for all of them (each
+    run in its own commit stores the same rows, one commit per run cost ~1 s each)."""
+    from tcobench.tasks.store import RunRows, write_runs
 
     written = []
+    batch = []
     for n, (night, windows) in enumerate(windows_s.items()):
         date = night.split("~")[0]
         for k, window in enumerate(windows):
@@ -348,6 +350,7 @@ def write_nights(
                            concurrency=concurrency)  # fmt: skip
             request = make_request(run_id=run_id, date=date, host=host, start_ns=start, prompt_tokens=60,
                                    output_tokens=600)  # fmt: skip
-            write_results(store, run, [request])
+            batch.append(RunRows(run, [request]))
             written.append(run)
+    write_runs(store, batch)
     return written

@@ -13,7 +13,7 @@ def test_defaults_are_the_embedded_job() -> None:
     config = load_config()
     assert config.engine.kind is EngineKind.embedded and config.engine.protocol is Protocol.openai
     assert config.workload.requests == 20 and config.workload.warmup_requests == 1
-    assert config.workload.concurrency == (1, 2)
+    assert config.workload.concurrency == (1, 2) and config.workload.max_tokens == 64
     assert config.workload.prompts[0] == "用一句话解释什么是成本效率"
 
 

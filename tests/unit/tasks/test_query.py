@@ -129,11 +129,13 @@ def test_files_no_snapshot_references_are_not_read(tmp_path: Path) -> None:
         con.close()
 
 
-def test_a_connection_reads_one_snapshot_and_says_which(tmp_path: Path) -> None:
+def test_a_connection_reads_one_snapshot_and_says_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
     con = connect(tmp_path, make_prices())
-    try:
-        write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])  # after the reader opened
+    try:  # the write retries while this reader holds the local catalog: give up after 1 s, not the default 120 s
+        with monkeypatch.context() as patched:
+            patched.setenv("TCOBENCH_STORE_WAIT_S", "1")
+            write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])  # after the reader opened
     except StoreError:
         pass  # the local catalog admits one process at a time; this one holds it for reading
     finally:
