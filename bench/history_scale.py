@@ -199,6 +199,12 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t0
 
 
+def _note(results: dict[str, list[float]], name: str, seconds: float) -> None:
+    """Keep a timing and print it at once (a long run that is stopped still shows what it measured)."""
+    results.setdefault(name, []).append(seconds)
+    print(f"    {name:22s} {seconds:7.3f} s   load {_load()}", flush=True)
+
+
 def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
     from tcobench.tasks.compare import compare
@@ -219,15 +225,12 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
                 finally:
                     con.close()
 
-            results.setdefault(name, []).append(_timed(one))
-        results.setdefault("compare_quarter", []).append(
-            _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000))
-        )
+            _note(results, name, _timed(one))
+        _note(results, "compare_quarter", _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000)))
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(report_repeat):
-            results.setdefault("report_year", []).append(
-                _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000))
-            )
+            _note(results, "report_year",
+                  _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000)))  # fmt: skip
     for name, times in results.items():
         print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")
     print(f"  load after: {_load()}", flush=True)
