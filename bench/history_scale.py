@@ -226,7 +226,8 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
                     con.close()
 
             _note(results, name, _timed(one))
-        _note(results, "compare_quarter", _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000)))
+        quarter = _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000))
+        _note(results, "compare_quarter", quarter)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(report_repeat):
             _note(results, "report_year",
