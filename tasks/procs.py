@@ -89,17 +89,25 @@ class ProcessId:
     cmdline: tuple[str, ...]
 
     @classmethod
-    def of(cls, pid: int) -> ProcessId | None:
-        """The process with this pid now, or None if there is none (or it is a zombie)."""
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] == "Z":
-            return None
-        return cls(pid, int(fields[19]), tuple(x.decode("utf-8", "replace") for x in raw.split(b"\0") if x))
+    def of(cls, pid: int, settle_s: float = 0.0) -> ProcessId | None:
+        """The process with this pid now, or None if there is none (or it is a zombie).
+
+        ``settle_s``: for a process just started, wait up to this long for its command line. Popen returns once
+        exec has closed the child's close-on-exec pipe, a moment before the kernel sets up the new command line:
+        read in between, /proc/PID/cmdline is empty (seen in CI under load)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                return None
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] == "Z":
+                return None
+            if raw or time.monotonic() >= deadline:
+                return cls(pid, int(fields[19]), tuple(x.decode("utf-8", "replace") for x in raw.split(b"\0") if x))
+            time.sleep(0.002)
 
     def alive(self) -> bool:
         """True only when the same process (pid, start time and command line) is still running."""
@@ -290,7 +298,7 @@ class Guard:
 
     def add(self, what: str, pid: int, borrowed: bool = False) -> None:
         """Guard a running process (pid file and watchdog); a ``borrowed`` one is left running by ``close``."""
-        proc = ProcessId.of(pid)
+        proc = ProcessId.of(pid, settle_s=2.0)  # usually just started (see ProcessId.of)
         if proc is None:
             return
         with self._lock:

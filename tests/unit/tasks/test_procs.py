@@ -52,7 +52,7 @@ def _helper(code: str, tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]
 
 
 def test_process_identity_is_pid_start_time_and_command_line(sleeper: subprocess.Popen[bytes]) -> None:
-    me = ProcessId.of(sleeper.pid)
+    me = ProcessId.of(sleeper.pid, settle_s=10.0)  # just started: its command line may not be set up yet
     assert me is not None and me.alive() and me.cmdline == ("sleep", "300")
     assert not ProcessId(me.pid, me.start + 1, me.cmdline).alive()  # another process with a reused pid
     assert not ProcessId(me.pid, me.start, ("sleep", "301")).alive()
