@@ -163,7 +163,8 @@ QUERIES: dict[str, str] = {
     ),
     "nightly_trend": "SELECT * FROM nightly_trend ORDER BY ALL",
 }
-_QUARTER = f"since={FIRST_DAY.isoformat()},until={(FIRST_DAY + dt.timedelta(days=89)).isoformat()}"
+# March to May 2026: one engine version throughout (compare refuses to mix versions unless told to)
+_QUARTER = "since=2026-03-01,until=2026-05-29"
 QUARTER = (
     f"workload=short,concurrency=4,vendor=nvidia,{_QUARTER}",
     f"workload=short,concurrency=4,vendor=amd,{_QUARTER}",
