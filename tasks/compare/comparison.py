@@ -395,7 +395,7 @@ def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]
     """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
     wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
     found = []
-    for series in detect_changes(con):
+    for series in detect_changes(con, runs=list(wanted)):  # the compared runs' series only
         for point in series.points:
             if point.run_id not in wanted or not point.flagged:
                 continue
