@@ -6,7 +6,8 @@ Each run of a series (oldest first, view ``nightly_trend``) is tested against th
 - ``decode_tok_s``: view request_metrics' decode_tok_s of each ok request (tokens/s; higher is better)
 - ``ttft_ms``: request_metrics' ttft_ns / 1e6 of each ok request (ms; lower is better)
 
-Medians are tcobench's one quantile rule (tasks/quantile.py, = SQL quantile_cont) at 0.5.
+Medians are tcobench's one quantile rule (tasks/quantile.py, = SQL quantile_cont) at 0.5. The tests of a
+series' runs are computed all at once by tasks/ranktests.py (checked run by run against ``mann_whitney_u``).
 
 A change is flagged only when all of these hold, so run-to-run noise is not reported as a change:
 
@@ -31,7 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,6 +45,7 @@ from tcobench.schemas import PriceTable, RunStatus
 
 from .quantile import quantile
 from .query import connect, freeze_views
+from .ranktests import SeriesTests, series_tests
 from .rows import NightlyTrendRow, fetch_rows
 from .store import StoreRef
 
@@ -156,17 +158,24 @@ class _Rules:
     noise_k: float
 
 
-def _samples(con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None) -> dict[str, dict[Metric, np.ndarray]]:
+def _samples(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, dates: tuple[str, str] | None = None
+) -> dict[str, dict[Metric, np.ndarray]]:
     """Per run (all, or ``runs``): its measured, successful requests' decode rates (tokens/s) and TTFTs (ms).
+    ``dates``: the first and last date of those runs (requests carry their run's date: the store skips the
+    files of other dates).
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
     requests, too many to pass through Python one row at a time."""
     keep = " AND run_id IN (SELECT unnest($ids))" if runs is not None else ""
+    keep += " AND date BETWEEN $first AND $last" if dates is not None else ""
+    params: dict[str, object] = {"ids": list(runs)} if runs is not None else {}
+    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
     table = con.sql(
         "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "
         f"list(ttft_ns / 1e6) FILTER (WHERE ttft_ns IS NOT NULL) AS ttft FROM request_metrics WHERE ok{keep} "
         "GROUP BY run_id",
-        params={"ids": list(runs)} if runs is not None else None,
+        params=params or None,
     ).to_arrow_table()
     ids = table.column("run_id").to_pylist()
     pairs: tuple[tuple[Metric, str], ...] = (("decode_tok_s", "rate"), ("ttft_ms", "ttft"))
@@ -187,25 +196,17 @@ def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
     return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
 
 
-def _median(values: np.ndarray) -> float:
-    found = quantile(values, 0.5)
-    if found is None:
-        raise ValueError("a median of no values")
-    return found
-
-
-def _change(metric: Metric, now: np.ndarray, prior: list[np.ndarray], rules: _Rules) -> Change | None:
-    prior = [p for p in prior if len(p)]
-    if len(now) == 0 or len(prior) < rules.min_prior:
+def _change(metric: Metric, tests: SeriesTests, i: int, rules: _Rules) -> Change | None:
+    """Run i's change in one metric (module docstring), from the series' tests (tasks/ranktests.py)."""
+    if tests.n1[i] == 0 or tests.priors[i] < rules.min_prior:
         return None
-    pooled = np.concatenate(prior)
-    u, p = mann_whitney_u(now, pooled)
-    effect = 2 * u / (len(now) * len(pooled)) - 1
-    median, prior_median = _median(now), _median(pooled)
+    u, p = float(tests.u[i]), float(tests.p[i])
+    effect = 2 * u / (int(tests.n1[i]) * int(tests.n2[i])) - 1
+    median, prior_median = float(tests.median[i]), float(tests.prior_median[i])
     change = median / prior_median - 1 if prior_median else 0.0
-    medians = [_median(s) for s in prior]
-    noise_sd = float(np.std(medians, ddof=1)) if len(medians) >= 2 else None
-    beyond_noise = noise_sd is None or abs(median - float(np.mean(medians))) > rules.noise_k * noise_sd
+    sd = float(tests.prior_medians_sd[i])
+    noise_sd = None if math.isnan(sd) else sd
+    beyond_noise = noise_sd is None or abs(median - float(tests.prior_medians_mean[i])) > rules.noise_k * noise_sd
     flagged = p < rules.alpha and abs(effect) >= rules.min_effect and abs(change) >= rules.min_change and beyond_noise
     better = (change > 0) == (METRICS[metric] == "higher")
     return Change(metric, median, prior_median, change * 100, p, effect, noise_sd, flagged, better)
@@ -228,18 +229,22 @@ def _prior_cost(prior: Sequence[NightlyTrendRow]) -> float | None:
     return quantile(np.array(costs), 0.5) if costs else None
 
 
-def _series(rows: list[NightlyTrendRow], samples: dict[str, dict[Metric, np.ndarray]], rules: _Rules) -> Series:
+def _series(
+    rows: list[NightlyTrendRow],
+    samples: dict[str, dict[Metric, np.ndarray]],
+    rules: _Rules,
+    keep: set[str] | None = None,
+) -> Series:
+    """The series' points (only those of the runs in ``keep``, when given), each tested against its prior runs."""
+    none = np.array([])
+    tests = {metric: series_tests([samples.get(r["run_id"], {}).get(metric, none) for r in rows], rules.window)
+             for metric in METRICS}  # fmt: skip
     points = []
     for i, row in enumerate(rows):
+        if keep is not None and row["run_id"] not in keep:
+            continue
         prior_rows = rows[max(0, i - rules.window) : i]
-        prior_ids = [r["run_id"] for r in prior_rows]
-        changes = []
-        for metric in METRICS:
-            now = samples.get(row["run_id"], {}).get(metric, np.array([]))
-            prior = [samples.get(r, {}).get(metric, np.array([])) for r in prior_ids]
-            found = _change(metric, now, prior, rules)
-            if found is not None:
-                changes.append(found)
+        changes = [found for metric in METRICS if (found := _change(metric, tests[metric], i, rules)) is not None]
         points.append(
             Point(
                 row["run_id"],
@@ -279,8 +284,9 @@ def detect_changes(
     noise_k: float = 3.0,
     runs: Sequence[str] | None = None,
 ) -> list[Series]:
-    """Every series of view nightly_trend with its points and their tested changes (module docstring); with
-    ``runs``, only the series those runs belong to (a run's summary need not test the whole store's history)."""
+    """Every series of view nightly_trend with its points and their tested changes (module docstring). With
+    ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
+    over the whole store (a run's summary or a comparison need not test the whole store's history)."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
     if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
@@ -295,8 +301,25 @@ def detect_changes(
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
     for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": list(runs)} if runs is not None else None):
         by_series[row["series"]].append(row)
-    samples = _samples(con, [r["run_id"] for rows in by_series.values() for r in rows] if runs is not None else None)
-    return [_series(series_rows, samples, rules) for series_rows in by_series.values()]
+    keep = set(runs) if runs is not None else None
+    if keep is None:
+        samples = _samples(con)
+    else:
+        tested = _tested(by_series.values(), keep, window)
+        dates = (min(r["date"] for r in tested), max(r["date"] for r in tested)) if tested else None
+        samples = _samples(con, [r["run_id"] for r in tested], dates)
+    found = (_series(rows, samples, rules, keep) for rows in by_series.values())
+    return [series for series in found if series.points]
+
+
+def _tested(series: Iterable[list[NightlyTrendRow]], keep: set[str], window: int) -> list[NightlyTrendRow]:
+    """The runs whose samples testing the ``keep`` runs reads: each of them and up to ``window`` runs before it."""
+    needed: dict[str, NightlyTrendRow] = {}
+    for rows in series:
+        for i, row in enumerate(rows):
+            if row["run_id"] in keep:
+                needed.update((r["run_id"], r) for r in rows[max(0, i - window) : i + 1])
+    return list(needed.values())
 
 
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:

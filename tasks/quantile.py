@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
+
 __all__ = ["quantile"]
 
 
@@ -24,10 +26,23 @@ def quantile(values: Iterable[float], q: float) -> float | None:
     """
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"q must lie in [0, 1], got {q}")
+    if isinstance(values, np.ndarray):  # the two order statistics by selection, not a sort through Python
+        flat = values.astype(float, copy=False).ravel()
+        if not flat.size:
+            return None
+        lo, hi, h = _positions(flat.size, q)
+        picked = np.partition(flat, (lo, hi) if hi != lo else lo)
+        low, high = float(picked[lo]), float(picked[hi])
+        return low + (h - lo) * (high - low)
     ordered = sorted(float(v) for v in values)
     if not ordered:
         return None
-    h = (len(ordered) - 1) * q
-    lo = math.floor(h)
-    hi = min(lo + 1, len(ordered) - 1)
+    lo, hi, h = _positions(len(ordered), q)
     return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def _positions(n: int, q: float) -> tuple[int, int, float]:
+    """(floor h, the next position capped at n - 1, h) for h = (n - 1) q: the order statistics interpolated."""
+    h = (n - 1) * q
+    lo = math.floor(h)
+    return lo, min(lo + 1, n - 1), h

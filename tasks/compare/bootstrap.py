@@ -8,6 +8,13 @@ resamples the nights of a side, the runs within each night and the ok requests w
 weighs nights as ``night_weighted_mean`` does. The interval is the percentile interval of the replicates
 (tasks/quantile.py: the views' quantile rule).
 
+Requests within a run with at least ``NORMAL_FROM_REQUESTS`` (100) ok requests are not drawn one by one: the
+resampled ratio is replaced by its normal approximation (the delta method, with the plug-in variance the
+resampling itself has): rate* / rate = 1 + z sd, z ~ N(0, 1), sd = sqrt(mean((t - rate e)^2) / n) / (rate mean(e))
+with rate = sum t / sum e over the run's n requests. Drawing costs n random indices per run and replicate (at a
+year's scale, billions: docs/performance.md); the approximation costs one normal draw, and at n >= 100 the two
+agree (tests/unit/tasks/test_compare.py compares them). Nights and runs are still drawn as above.
+
 Nights are drawn once per side and replicate (``night_draws``) and the same draw serves every concurrency level:
 one bad night hits every level of that night, so the all-levels interval resamples whole nights, not each
 level's nights independently (which would make it look narrower than it is).
@@ -15,6 +22,7 @@ level's nights independently (which would make it look narrower than it is).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,10 +30,12 @@ from typing import Literal
 
 import duckdb
 import numpy as np
+import pyarrow.compute as pc
 
 from ..quantile import quantile
 
 __all__ = [
+    "NORMAL_FROM_REQUESTS",
     "NightDraws",
     "RunSample",
     "TokenCount",
@@ -35,6 +45,8 @@ __all__ = [
     "percentile_interval",
 ]
 
+# from this many ok requests a run's request-level resampling uses its normal approximation (module docstring)
+NORMAL_FROM_REQUESTS = 100
 TokenCount = Literal["output", "total"]  # which tokens a cost counts: output, or prompt + output
 NightDraws = dict[str, np.ndarray]  # night -> how many times it is drawn in each replicate (shape: resamples)
 
@@ -51,27 +63,51 @@ class RunSample:
 
 
 def load_samples(
-    con: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str, float]], tokens: TokenCount
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[tuple[str, str, float]],
+    tokens: TokenCount,
+    dates: tuple[str, str] | None = None,
 ) -> list[RunSample]:
-    """A RunSample per (run_id, night, tokens per USD), with the run's ok requests from view request_metrics."""
+    """A RunSample per (run_id, night, tokens per USD), with the run's ok requests from view request_metrics.
+    ``dates``: the runs' first and last date (requests carry their run's date: the store skips other dates' files)."""
     query = (
         f"SELECT run_id, {tokens}_tokens AS tokens, e2e_ns / 1e9 AS e2e_s FROM request_metrics "
-        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND list_contains($ids, run_id)"
+        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest($ids))"
+        + (" AND date BETWEEN $first AND $last" if dates is not None else "")
     )
-    found: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for run_id, n, secs in con.execute(query, {"ids": [run_id for run_id, _, _ in runs]}).fetchall():
-        found[run_id][0].append(float(n))
-        found[run_id][1].append(float(secs))
+    params: dict[str, object] = {"ids": [run_id for run_id, _, _ in runs]}
+    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    table = con.execute(query, params).fetch_arrow_table()
+    # the rows grouped by run without a pass through Python per row; each run keeps its rows' scan order
+    codes = pc.dictionary_encode(table.column("run_id").combine_chunks())
+    code = codes.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
+    counted, secs = (table.column(name).to_numpy().astype(float)[order] for name in ("tokens", "e2e_s"))
+    found = {run_id: slice(bounds[i], bounds[i + 1]) for i, run_id in enumerate(codes.dictionary.to_pylist())}
+    empty = slice(0, 0)
     return [
-        RunSample(run_id, night, per_usd, np.array(found[run_id][0]), np.array(found[run_id][1]))
+        RunSample(run_id, night, per_usd, counted[found.get(run_id, empty)], secs[found.get(run_id, empty)])
         for run_id, night, per_usd in runs
     ]
 
 
-def _run_replicates(sample: RunSample, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _run_replicates(
+    sample: RunSample, resamples: int, rng: np.random.Generator, normal_from: int = NORMAL_FROM_REQUESTS
+) -> np.ndarray:
+    """A run's replicates of its tokens per USD, its requests resampled (module docstring): by drawing them for
+    fewer than ``normal_from`` ok requests, by the normal approximation of the resampled ratio from that many."""
     n = len(sample.tokens)
     if n < 2 or sample.e2e_s.sum() <= 0:
         return np.full(resamples, sample.tokens_per_usd)
+    rate = sample.tokens.sum() / sample.e2e_s.sum()
+    if n >= normal_from and rate > 0:
+        # rate* / rate - 1 ~ mean(t* - rate e*) / (rate mean(e)); the mean of n draws of the residual
+        # t - rate e (whose mean is 0) has variance mean((t - rate e)^2) / n
+        residual = sample.tokens - rate * sample.e2e_s
+        sd = math.sqrt(float(np.mean(residual * residual)) / n) / (rate * float(sample.e2e_s.mean()))
+        normal: np.ndarray = sample.tokens_per_usd * (1.0 + sd * rng.standard_normal(resamples))
+        return normal
     idx = rng.integers(0, n, size=(resamples, n))
     rate = sample.tokens[idx].sum(axis=1) / sample.e2e_s[idx].sum(axis=1)
     result: np.ndarray = sample.tokens_per_usd * rate / (sample.tokens.sum() / sample.e2e_s.sum())
@@ -82,8 +118,11 @@ def night_draws(nights: Iterable[str], resamples: int, rng: np.random.Generator)
     """Nights resampled with replacement: per night, how many times each replicate draws it (the counts of one
     replicate add up to the number of nights). One draw per side serves all its concurrency levels."""
     ordered = sorted(set(nights))
-    pick = rng.integers(0, len(ordered), size=(len(ordered), resamples))
-    return {night: (pick == i).sum(axis=0).astype(float) for i, night in enumerate(ordered)}
+    n = len(ordered)
+    pick = rng.integers(0, n, size=(n, resamples))  # pick[j, r]: the j-th night drawn in replicate r
+    slot = pick + n * np.arange(resamples)  # one bin per (replicate, night)
+    counts = np.bincount(slot.ravel(), minlength=n * resamples).reshape(resamples, n).T.astype(float)
+    return {night: counts[i] for i, night in enumerate(ordered)}
 
 
 def bootstrap_efficiency(

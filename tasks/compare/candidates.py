@@ -12,7 +12,7 @@ import ipaddress
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -258,6 +258,10 @@ WHERE basis = $basis AND list_contains($ids, run_id) AND has_slo
 def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> tuple[float, float]:
     """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
+    targets = con.execute("SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest($ids))",
+                          {"ids": list(run_ids)}).fetchone()  # fmt: skip
+    if not (targets and targets[0]):  # no run has a target: nothing to judge (view goodput reads every request)
+        return math.nan, math.nan
     row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
     fraction, per_usd = row if row is not None else (None, None)
     return (math.nan if fraction is None else float(fraction),
@@ -287,8 +291,21 @@ def priced(rows: list[CandidateRun], label: str, basis: CostBasis, notes: list[s
     return kept
 
 
-def samples_of(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], tokens: TokenCount) -> list[RunSample]:
-    """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests)."""
+def samples_of(
+    con: duckdb.DuckDBPyConnection,
+    rows: Sequence[CandidateRun],
+    tokens: TokenCount,
+    known: dict[str, RunSample] | None = None,
+) -> list[RunSample]:
+    """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests).
+    ``known``: samples loaded before for the same ``tokens`` (any basis), by run id: their requests are reused,
+    and those loaded now are added."""
+    seen = known if known is not None else {}
     per_usd = [(r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else
                 r["total_tokens_per_usd"]) for r in rows]  # fmt: skip
-    return load_samples(con, [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None], tokens)
+    runs = [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None]
+    todo = [run for run in runs if run[0] not in seen]
+    if todo:
+        dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
+        seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
+    return [replace(seen[run_id], night=night, tokens_per_usd=v) for run_id, night, v in runs]

@@ -9,7 +9,14 @@ import numpy as np
 
 from tcobench.schemas import CostBasis
 
-from ..compare import CandidateRun, bootstrap_efficiency, load_candidates, percentile_interval, samples_of
+from ..compare import (
+    CandidateRun,
+    RunSample,
+    bootstrap_efficiency,
+    load_candidates,
+    percentile_interval,
+    samples_of,
+)
 from ..rows import CostAtLatencyTargetRow
 from .context import (
     DASHES,
@@ -111,10 +118,16 @@ _COST_NOTE = (
 
 
 def _cost_bar(
-    ctx: ReportContext, p: Platform, point: NightWeightedRow, rows: list[CandidateRun], rng: np.random.Generator
+    ctx: ReportContext,
+    p: Platform,
+    point: NightWeightedRow,
+    rows: list[CandidateRun],
+    rng: np.random.Generator,
+    known: dict[str, RunSample],
 ) -> Bar:
-    """Cost per 1M output tokens of these runs (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI."""
-    reps = bootstrap_efficiency(samples_of(ctx.con, rows, "output"), ctx.resamples, rng)
+    """Cost per 1M output tokens of these runs (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI;
+    ``known``: the runs' requests already loaded (every cost basis resamples the same requests)."""
+    reps = bootstrap_efficiency(samples_of(ctx.con, rows, "output", known), ctx.resamples, rng)
     fewest, most = percentile_interval(reps, 0.95)  # tokens per USD
     lo, hi = 1e6 / most, 1e6 / fewest
     value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
@@ -136,13 +149,15 @@ def cost_figure(ctx: ReportContext) -> str:
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
     candidates = {b: load_candidates(ctx.con, CostBasis.parse(b)) for b in dict.fromkeys(r["basis"] for r in points)}
     rng = np.random.default_rng(ctx.seed)
-    bars = []
+    bars: list[Bar] = []
+    known: dict[str, RunSample] = {}
     for p in ctx.platforms:
         for point in points:
             if point["platform"] == p.label and point["concurrency"] == cheapest.get(p.label):
-                mine = [r for r in candidates[point["basis"]] if r["run_id"] in p.run_ids
+                ids = set(p.run_ids)
+                mine = [r for r in candidates[point["basis"]] if r["run_id"] in ids
                         and r["concurrency"] == point["concurrency"]]  # fmt: skip
-                bars.append(_cost_bar(ctx, p, point, mine, rng))
+                bars.append(_cost_bar(ctx, p, point, mine, rng, known))
     if not bars:
         return "<p>No priced run: cost per 1M tokens needs the run's hardware, site and ops price rows.</p>"
     chart = bar_chart(bars, "USD per 1M output tokens", label_width=230)

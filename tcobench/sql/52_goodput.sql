@@ -3,7 +3,8 @@
 -- benchmark define it).
 --
 -- Inputs:
---   runs:      slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1)
+--   slo_targets: slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1),
+--                has_slo (view slo_targets, 18_slo_targets.sql)
 --   request_metrics: measured requests (measured): ok, ttft_ns, tpot_ns, itl_ns, output_tokens (ns, tokens)
 --   run_summary: n, output_tokens, measure_s
 --   cost_basis: basis, output_tokens_per_usd (tokens/USD), usd_per_m_output_tokens (USD per 1M output tokens)
@@ -17,7 +18,7 @@
 -- Computed:
 --   good                      measured requests that are good                                    count
 --   good_fraction             good / n  (failed requests count against it; NULL when n = 0)       fraction
---   has_slo                   the run has at least one target                                     bool
+--   has_slo                   the run has at least one target (view slo_targets)                  bool
 --   slo_met                   good_fraction >= slo_quantile  (NULL when the run has no target)    bool
 --   good_output_tokens        sum(output_tokens) over good requests                               tokens
 --   goodput_tok_s             good_output_tokens / measure_s                                      tokens/s
@@ -29,14 +30,7 @@
 --                             (NULL when no token was good or the run has no price on that basis)
 CREATE OR REPLACE VIEW goodput AS
 WITH targets AS (
-    SELECT
-        run_id,
-        slo_ttft_ms,
-        slo_tpot_ms,
-        slo_itl_ms,
-        coalesce(slo_quantile, 0.9) AS slo_quantile,
-        (slo_ttft_ms IS NOT NULL OR slo_tpot_ms IS NOT NULL OR slo_itl_ms IS NOT NULL) AS has_slo
-    FROM runs
+    SELECT * FROM slo_targets
 ),
 judged AS (
     SELECT

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,5 +111,11 @@ def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnect
     run_id = flagged.flags[0][0].run_id
     only = detect_changes(con, runs=[run_id])
     assert [s.key for s in only] == [flagged.key]
-    assert only[0] == everything[flagged.key]  # the same points and tests as over the whole store
+    whole = everything[flagged.key]
+    (point,) = only[0].points  # only that run's point, tested against the same prior runs as over the whole store
+    assert point == next(p for p in whole.points if p.run_id == run_id)
+    assert dataclasses.replace(only[0], points=whole.points) == whole
+    both = [whole.points[0].run_id, run_id]  # the first point of a series has no prior runs: tested, no changes
+    assert [p.run_id for p in detect_changes(con, runs=both)[0].points] == both
+    assert detect_changes(con, runs=both)[0].points[0].changes == ()
     assert detect_changes(con, runs=[]) == []

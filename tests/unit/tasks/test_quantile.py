@@ -45,3 +45,15 @@ def test_same_as_duckdb_quantile_cont_and_numpy_default() -> None:
     ours = [quantile(values, q) for q in qs]
     assert ours == pytest.approx(sql, rel=1e-12)
     assert ours == pytest.approx(np.quantile(values, qs).tolist(), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 37, 1000])
+def test_an_array_gives_exactly_what_a_list_gives(n: int) -> None:
+    """numpy arrays take a selection path (np.partition); the same two order statistics, the same arithmetic."""
+    values = np.random.default_rng(n).lognormal(3.0, 1.0, n)
+    values[: n // 3] = values[0]  # ties
+    for q in (0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0):
+        assert quantile(values, q) == quantile(values.tolist(), q)
+    assert quantile(values.reshape(1, -1) if n > 1 else values, 0.5) == quantile(values.tolist(), 0.5)
+    assert quantile(np.array([], dtype=float), 0.5) is None
+    assert quantile(np.array([3, 1, 2]), 0.5) == 2.0  # integers too

@@ -1,0 +1,172 @@
+"""ranktests: each run of a series tested against the runs before it, all runs at once (history's statistics).
+
+For run i of a series, with its samples x (n1 values) and the pooled samples y of the up to ``window`` runs
+before it (n2 values; runs without samples add none):
+
+- U of x against y (Mann-Whitney): the pairs (x_k, y_l) with x_k > y_l, ties counting one half. U is additive
+  over the prior runs, so it is the sum of U(x, y_j) over them, each counted with two binary searches of x in
+  y_j's sorted values;
+- the tie term of the pooled sample x + y, sum over its distinct values of t^3 - t (t: how many times the value
+  occurs), for the variance's tie correction;
+- p: two-sided, normal approximation with tie and continuity corrections (as ``history.mann_whitney_u``);
+- the median of x and of y (tasks/quantile.py's rule at 0.5: the same two order statistics, the same arithmetic),
+  and the mean and sd (ddof 1) of the prior runs' own medians.
+
+How: the series' values are replaced by their dense ranks (one sort; ranks keep order and ties exactly), a
+run's ranks are offset by run index x number of distinct values, so one sorted integer array holds every run's
+sorted values in its own block. Then each step is one numpy call over every run of the series: per run and
+window offset for U, a binary search over ranks for the pooled median. ``history.mann_whitney_u`` and
+``tasks/quantile.py`` remain the definitions; tests/unit/tasks/test_ranktests.py checks this module against them
+run by run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["SeriesTests", "series_tests"]
+
+
+@dataclass(frozen=True)
+class SeriesTests:
+    """Per run of the series (arrays of its length); NaN where a figure does not exist (no samples, no prior)."""
+
+    n1: np.ndarray  # the run's samples
+    n2: np.ndarray  # the prior runs' pooled samples
+    priors: np.ndarray  # prior runs with samples
+    u: np.ndarray
+    p: np.ndarray
+    median: np.ndarray
+    prior_median: np.ndarray
+    prior_medians_mean: np.ndarray
+    prior_medians_sd: np.ndarray  # NaN with fewer than 2 prior runs
+
+
+def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
+    """Every run's tests against its up to ``window`` previous runs (module docstring); ``values``: per run, oldest
+    first, its samples (an empty array when it has none)."""
+    runs = len(values)
+    sizes = np.array([len(v) for v in values], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.concatenate([np.asarray(v, dtype=float) for v in values]) if runs else np.array([])
+    distinct, code = np.unique(flat, return_inverse=True)
+    width = max(len(distinct), 1)
+    owner = np.repeat(np.arange(runs, dtype=np.int64), sizes)
+    keys = np.sort(owner * width + code)  # run blocks, each sorted by value
+    ranks = keys - owner * width  # the sorted dense ranks, block by block
+    ordered = distinct[ranks] if len(ranks) else np.array([])
+
+    median = _block_quantile(ordered, start[:-1], sizes)
+    n2 = np.zeros(runs, dtype=np.int64)
+    priors = np.zeros(runs, dtype=np.int64)
+    u = np.zeros(runs)
+    medians = [np.full(runs, np.nan) for _ in range(window)]
+    for k in range(1, window + 1):
+        if k >= runs:
+            break
+        now, before = np.arange(k, runs), np.arange(runs - k)
+        n2[now] += sizes[before]
+        priors[now] += sizes[before] > 0
+        medians[k - 1][now] = median[before]
+        # U(x_i, y_{i-k}): each element of run i (i >= k) searched in run i-k's block
+        elements = np.arange(start[k], start[-1])
+        target = (owner[elements] - k) * width + ranks[elements]
+        below = np.searchsorted(keys, target, "left")
+        equal = np.searchsorted(keys, target, "right") - below
+        count = below - start[owner[elements] - k] + 0.5 * equal
+        u += np.bincount(owner[elements], weights=count, minlength=runs)
+    stacked = np.vstack(medians) if window else np.empty((0, runs))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sum_m = np.nansum(stacked, axis=0)
+        mean = np.where(priors > 0, sum_m / np.maximum(priors, 1), np.nan)
+        sum_m2 = np.nansum((stacked - mean) ** 2, axis=0)
+        sd = np.where(priors >= 2, np.sqrt(sum_m2 / np.maximum(priors - 1, 1)), np.nan)
+    prior_median = _pooled_median(keys, start, width, n2, window, distinct)
+    ties = _ties(code, keys, width, runs, window)
+    p = _p_values(u, sizes, n2, ties)
+    return SeriesTests(sizes, n2, priors, u, p, median, prior_median, mean, sd)
+
+
+def _block_quantile(ordered: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The median of each block of sorted values (tasks/quantile.py: h = (n - 1) / 2, the same arithmetic)."""
+    found = np.full(len(sizes), np.nan)
+    has = sizes > 0
+    h = (sizes[has] - 1) * 0.5
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, sizes[has] - 1)
+    low, high = ordered[first[has] + lo], ordered[first[has] + hi]
+    found[has] = low + (h - lo) * (high - low)
+    return found
+
+
+def _pooled_median(
+    keys: np.ndarray, start: np.ndarray, width: int, n2: np.ndarray, window: int, distinct: np.ndarray
+) -> np.ndarray:
+    """Per run, the median of its prior runs' pooled values: the two middle order statistics, each found by a
+    binary search over ranks (how many pooled values have a rank <= r, summed over the prior runs' blocks)."""
+    runs = len(n2)
+    found = np.full(runs, np.nan)
+    has = np.flatnonzero(n2 > 0)
+    if not len(has):
+        return found
+    h = (n2[has] - 1) * 0.5
+    lo = np.floor(h).astype(np.int64)
+    hi = np.minimum(lo + 1, n2[has] - 1)
+
+    def order_statistic(position: np.ndarray) -> np.ndarray:
+        """The rank of the position-th (0-based) smallest pooled value of each run in ``has``."""
+        low, high = np.zeros(len(has), dtype=np.int64), np.full(len(has), width - 1, dtype=np.int64)
+        while (low < high).any():
+            mid = (low + high) // 2
+            count = np.zeros(len(has), dtype=np.int64)
+            for k in range(1, window + 1):
+                run = has - k
+                ok = run >= 0
+                at = np.searchsorted(keys, run[ok] * width + mid[ok], "right") - start[run[ok]]
+                count[ok] += at
+            enough = count >= position + 1
+            high = np.where(enough, mid, high)
+            low = np.where(enough, low, mid + 1)
+        return low
+
+    low_value, high_value = distinct[order_statistic(lo)], distinct[order_statistic(hi)]
+    found[has] = low_value + (h - lo) * (high_value - low_value)
+    return found
+
+
+def _ties(code: np.ndarray, keys: np.ndarray, width: int, runs: int, window: int) -> np.ndarray:
+    """Per run, sum of t^3 - t over the distinct values of its pooled sample (itself and its prior runs): the
+    counts of each (run, value) are added over every window the run is in, then grouped by (run, value)."""
+    ties = np.zeros(runs)
+    repeated = np.bincount(code, minlength=width) > 1 if len(code) else np.zeros(0, dtype=bool)
+    if not repeated.any():
+        return ties  # no value occurs twice in the whole series
+    pair, count = np.unique(keys, return_counts=True)  # (run, value) and how often
+    run, value = pair // width, pair % width
+    keep = repeated[value]  # a value seen once in the series is once in every pooled sample: t^3 - t = 0
+    run, value, count = run[keep], value[keep], count[keep]
+    shifts = np.arange(window + 1)  # the run itself, then as a prior of the next ``window`` runs
+    point = (run[None, :] + shifts[:, None]).ravel()
+    inside = point < runs
+    grouped, where = np.unique(point[inside] * width + np.tile(value, window + 1)[inside], return_inverse=True)
+    t = np.bincount(where, weights=np.tile(count, window + 1)[inside].astype(float))
+    ties += np.bincount(grouped // width, weights=t**3 - t, minlength=runs)
+    return ties
+
+
+def _p_values(u: np.ndarray, n1: np.ndarray, n2: np.ndarray, ties: np.ndarray) -> np.ndarray:
+    """Two-sided p of each U (history.mann_whitney_u's normal approximation); NaN where a sample is empty."""
+    p = np.full(len(u), np.nan)
+    for i in np.flatnonzero((n1 > 0) & (n2 > 0)):
+        a, b = int(n1[i]), int(n2[i])
+        n = a + b
+        sigma = math.sqrt(a * b / 12.0 * ((n + 1) - ties[i] / (n * (n - 1)))) if n > 1 else 0.0
+        if sigma == 0:
+            p[i] = 1.0
+            continue
+        z = (max(u[i], a * b - u[i]) - a * b / 2.0 - 0.5) / sigma
+        p[i] = min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+    return p
