@@ -45,7 +45,7 @@ from tcobench.schemas import PriceTable, RunStatus
 
 from .quantile import quantile
 from .query import connect, freeze_views
-from .ranktests import SeriesTests, series_tests
+from .ranktests import SeriesTests, series_tests, u_p_value
 from .rows import NightlyTrendRow, fetch_rows
 from .store import StoreRef
 
@@ -81,13 +81,7 @@ def mann_whitney_u(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndar
     _, inverse, counts = np.unique(pooled, return_inverse=True, return_counts=True)
     average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # mean rank of each distinct value
     u1 = float(average_rank[inverse][:n1].sum() - n1 * (n1 + 1) / 2)
-    n = n1 + n2
-    ties = float((counts**3 - counts).sum())
-    sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))) if n > 1 else 0.0
-    if sigma == 0:
-        return u1, 1.0
-    z = (max(u1, n1 * n2 - u1) - n1 * n2 / 2.0 - 0.5) / sigma
-    return u1, min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+    return u1, u_p_value(u1, n1, n2, float((counts**3 - counts).sum()))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ before it (n2 values; runs without samples add none):
   y_j's sorted values;
 - the tie term of the pooled sample x + y, sum over its distinct values of t^3 - t (t: how many times the value
   occurs), for the variance's tie correction;
-- p: two-sided, normal approximation with tie and continuity corrections (as ``history.mann_whitney_u``);
+- p: two-sided, normal approximation with tie and continuity corrections (``u_p_value``, which
+  ``history.mann_whitney_u`` uses too);
 - the median of x and of y (tasks/quantile.py's rule at 0.5: the same two order statistics, the same arithmetic),
   and the mean and sd (ddof 1) of the prior runs' own medians.
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SeriesTests", "series_tests"]
+__all__ = ["SeriesTests", "series_tests", "u_p_value"]
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,12 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
         medians[k - 1][now] = median[before]
         # U(x_i, y_{i-k}): each element of run i (i >= k) searched in run i-k's block
         elements = np.arange(start[k], start[-1])
-        target = (owner[elements] - k) * width + ranks[elements]
+        mine = owner[elements]
+        target = (mine - k) * width + ranks[elements]
         below = np.searchsorted(keys, target, "left")
         equal = np.searchsorted(keys, target, "right") - below
-        count = below - start[owner[elements] - k] + 0.5 * equal
-        u += np.bincount(owner[elements], weights=count, minlength=runs)
+        count = below - start[mine - k] + 0.5 * equal
+        u += np.bincount(mine, weights=count, minlength=runs)
     stacked = np.vstack(medians) if window else np.empty((0, runs))
     with np.errstate(invalid="ignore", divide="ignore"):
         sum_m = np.nansum(stacked, axis=0)
@@ -90,15 +92,25 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
     return SeriesTests(sizes, n2, priors, u, p, median, prior_median, mean, sd)
 
 
+def _median_positions(n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(h, floor h, the next position capped at n - 1) for h = (n - 1) / 2: tasks/quantile.py's rule at 0.5."""
+    h = (n - 1) * 0.5
+    lo = np.floor(h).astype(np.int64)
+    return h, lo, np.minimum(lo + 1, n - 1)
+
+
+def _interpolated(low: np.ndarray, high: np.ndarray, h: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Between the two order statistics, as tasks/quantile.py computes it (the same arithmetic, to the bit)."""
+    result: np.ndarray = low + (h - lo) * (high - low)
+    return result
+
+
 def _block_quantile(ordered: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The median of each block of sorted values (tasks/quantile.py: h = (n - 1) / 2, the same arithmetic)."""
+    """The median of each block of sorted values."""
     found = np.full(len(sizes), np.nan)
     has = sizes > 0
-    h = (sizes[has] - 1) * 0.5
-    lo = np.floor(h).astype(np.int64)
-    hi = np.minimum(lo + 1, sizes[has] - 1)
-    low, high = ordered[first[has] + lo], ordered[first[has] + hi]
-    found[has] = low + (h - lo) * (high - low)
+    h, lo, hi = _median_positions(sizes[has])
+    found[has] = _interpolated(ordered[first[has] + lo], ordered[first[has] + hi], h, lo)
     return found
 
 
@@ -112,9 +124,7 @@ def _pooled_median(
     has = np.flatnonzero(n2 > 0)
     if not len(has):
         return found
-    h = (n2[has] - 1) * 0.5
-    lo = np.floor(h).astype(np.int64)
-    hi = np.minimum(lo + 1, n2[has] - 1)
+    h, lo, hi = _median_positions(n2[has])
 
     def order_statistic(position: np.ndarray) -> np.ndarray:
         """The rank of the position-th (0-based) smallest pooled value of each run in ``has``."""
@@ -132,8 +142,7 @@ def _pooled_median(
             low = np.where(enough, low, mid + 1)
         return low
 
-    low_value, high_value = distinct[order_statistic(lo)], distinct[order_statistic(hi)]
-    found[has] = low_value + (h - lo) * (high_value - low_value)
+    found[has] = _interpolated(distinct[order_statistic(lo)], distinct[order_statistic(hi)], h, lo)
     return found
 
 
@@ -157,16 +166,20 @@ def _ties(code: np.ndarray, keys: np.ndarray, width: int, runs: int, window: int
     return ties
 
 
+def u_p_value(u: float, n1: int, n2: int, ties: float) -> float:
+    """Two-sided p of U (n1, n2 samples; ``ties``: sum of t^3 - t over the pooled sample's distinct values) by the
+    normal approximation with tie and continuity corrections; used by ``history.mann_whitney_u`` too."""
+    n = n1 + n2
+    sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))) if n > 1 else 0.0
+    if sigma == 0:
+        return 1.0
+    z = (max(u, n1 * n2 - u) - n1 * n2 / 2.0 - 0.5) / sigma
+    return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+
+
 def _p_values(u: np.ndarray, n1: np.ndarray, n2: np.ndarray, ties: np.ndarray) -> np.ndarray:
-    """Two-sided p of each U (history.mann_whitney_u's normal approximation); NaN where a sample is empty."""
+    """Two-sided p of each U (``u_p_value``); NaN where a sample is empty."""
     p = np.full(len(u), np.nan)
     for i in np.flatnonzero((n1 > 0) & (n2 > 0)):
-        a, b = int(n1[i]), int(n2[i])
-        n = a + b
-        sigma = math.sqrt(a * b / 12.0 * ((n + 1) - ties[i] / (n * (n - 1)))) if n > 1 else 0.0
-        if sigma == 0:
-            p[i] = 1.0
-            continue
-        z = (max(u[i], a * b - u[i]) - a * b / 2.0 - 0.5) / sigma
-        p[i] = min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+        p[i] = u_p_value(float(u[i]), int(n1[i]), int(n2[i]), float(ties[i]))
     return p

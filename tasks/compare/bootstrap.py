@@ -109,8 +109,8 @@ def _run_replicates(
         normal: np.ndarray = sample.tokens_per_usd * (1.0 + sd * rng.standard_normal(resamples))
         return normal
     idx = rng.integers(0, n, size=(resamples, n))
-    rate = sample.tokens[idx].sum(axis=1) / sample.e2e_s[idx].sum(axis=1)
-    result: np.ndarray = sample.tokens_per_usd * rate / (sample.tokens.sum() / sample.e2e_s.sum())
+    drawn = sample.tokens[idx].sum(axis=1) / sample.e2e_s[idx].sum(axis=1)
+    result: np.ndarray = sample.tokens_per_usd * drawn / rate
     return result
 
 

@@ -152,9 +152,9 @@ def cost_figure(ctx: ReportContext) -> str:
     bars: list[Bar] = []
     known: dict[str, RunSample] = {}
     for p in ctx.platforms:
+        ids = set(p.run_ids)
         for point in points:
             if point["platform"] == p.label and point["concurrency"] == cheapest.get(p.label):
-                ids = set(p.run_ids)
                 mine = [r for r in candidates[point["basis"]] if r["run_id"] in ids
                         and r["concurrency"] == point["concurrency"]]  # fmt: skip
                 bars.append(_cost_bar(ctx, p, point, mine, rng, known))
