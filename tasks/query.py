@@ -248,6 +248,11 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text.lower()))
 
 
+def _code_words(text: str) -> set[str]:
+    """The words of a shipped view's SQL outside its ``--`` comments (a header names views it does not read)."""
+    return _words(re.sub(r"--[^\n]*", "", text))
+
+
 def views_named(sql: str) -> set[str]:
     """The shipped views and macros whose names appear as words in ``sql`` (what a query needs defined)."""
     return {name for name, _ in sql_views()} & _words(sql)
@@ -257,7 +262,7 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     """``views`` (file order) less those that neither ``needs`` nor anything it builds on names; a view read from
     the cache builds on nothing."""
     names = {name for name, _ in views}
-    uses = {name: set() if name in cached else (_words(text) & names) - {name} for name, text in views}
+    uses = {name: set() if name in cached else (_code_words(text) & names) - {name} for name, text in views}
     wanted, todo = set(), list(needs & names)
     while todo:
         name = todo.pop()

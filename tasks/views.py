@@ -28,9 +28,15 @@ _CACHE_FORMAT = "tcobench-view-cache-1"
 
 def sql_views() -> list[tuple[str, str]]:
     """(name, SQL text) of every shipped view and macro, in creation order (macros: ``CREATE ... MACRO``)."""
+    return list(_shipped())
+
+
+@cache
+def _shipped() -> tuple[tuple[str, str], ...]:
+    """The package's SQL files, read once per process (every connection defines views from them)."""
     folder = files("tcobench").joinpath("sql")
     names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
-    return [(n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names]
+    return tuple((n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names)
 
 
 def _cached_prefix() -> list[tuple[str, str]]:
