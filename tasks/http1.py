@@ -9,6 +9,9 @@ issue 15): that is the client's ceiling. This client does only what a streamed P
   in one write, and ``Connection.sent_ns`` is the perf counter read just before it;
 - the body is framed by chunked transfer-encoding, ``Content-Length`` or the connection's close, and is handed on
   as it arrives (a chunk's payload is not waited for whole);
+- each read notes when the kernel received the last of its bytes (``SO_TIMESTAMPNS`` on Linux, converted to the
+  perf counter): ``Response.arrival_ns`` is that instant, so a chunk is timed when it reached the host, not when
+  a busy event loop got round to it (elsewhere, or if the kernel gives no stamp, it is the perf counter now);
 - a connection is reused only when its last response was read to its end, HTTP/1.1 without ``Connection:
   close``; one the server closed while idle is replaced before sending when that is already visible, and a
   request that meets a closed connection before any response byte raises ``RemoteProtocolError`` with
@@ -23,11 +26,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
+import struct
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -46,6 +53,60 @@ __all__ = [
 READ_BYTES = 256 * 1024  # one read from the socket's buffer
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers (and a chunked body's trailers)
 MAX_SIZE_LINE = 1024  # a chunk-size line (with extensions)
+# Linux's SO_TIMESTAMPNS (asm-generic/socket.h; Python names it only on some builds): a struct timespec of
+# CLOCK_REALTIME, two 64-bit integers on a 64-bit kernel, comes with every read
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+_STAMPED = sys.platform == "linux" and struct.calcsize("q") == 8
+_TIMESPEC = struct.Struct("qq")
+_ANCILLARY = socket.CMSG_SPACE(_TIMESPEC.size) if _STAMPED else 0
+
+
+class _StampedSocket(socket.socket):
+    """A TCP socket whose every read notes ``arrival_ns``: when the kernel received the last of the bytes read
+    (its SO_TIMESTAMPNS stamp, CLOCK_REALTIME, moved onto the perf counter at that read); 0 until one came.
+    asyncio's transport reads through ``recv`` (and ``recv_into`` under TLS)."""
+
+    arrival_ns = 0
+
+    def _note(self, ancillary: list[tuple[int, int, bytes]]) -> None:
+        for level, kind, raw in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
+                sec, nsec = _TIMESPEC.unpack_from(raw)
+                self.arrival_ns = sec * 1_000_000_000 + nsec - (time.time_ns() - time.perf_counter_ns())
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        data, ancillary, _, _ = self.recvmsg(bufsize, _ANCILLARY, flags)
+        self._note(ancillary)
+        return data
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        view = memoryview(buffer).cast("B")
+        n, ancillary, _, _ = self.recvmsg_into([view[:nbytes] if nbytes else view], _ANCILLARY, flags)
+        self._note(ancillary)
+        return n
+
+
+async def _connected(host: str, port: int) -> socket.socket:
+    """A non-blocking TCP socket connected to ``host``:``port`` (each resolved address in turn), kernel receive
+    stamps on where the platform has them."""
+    loop = asyncio.get_running_loop()
+    failure: OSError | None = None
+    for family, kind, proto, _, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        sock = _StampedSocket(family, kind, proto) if _STAMPED else socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            if _STAMPED:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+            await loop.sock_connect(sock, address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            failure = exc
+        except BaseException:
+            sock.close()
+            raise
+    raise failure or OSError(f"no address for {host}:{port}")
 
 
 class HttpError(Exception):
@@ -117,6 +178,11 @@ class Response:
         to_close = self._length is None and not self._chunked  # the body ends when the connection does
         self.keep_alive = version == b"HTTP/1.1" and "close" not in headers.get("connection", "").lower()
         self.keep_alive = self.keep_alive and not to_close
+
+    def arrival_ns(self) -> int:
+        """When the last bytes ``aiter_raw`` yielded reached the host (perf counter, ns): the kernel's stamp of the
+        read that brought them, or now when there is none."""
+        return self._conn.arrival_ns()
 
     def aiter_raw(self) -> AsyncIterator[bytes]:
         if self._chunked:
@@ -250,6 +316,7 @@ class Connection:
         self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._sock: socket.socket | None = None
         self.sent_ns = 0  # perf counter just before the last request's bytes were written; 0 if they were not
 
     @property
@@ -261,19 +328,33 @@ class Connection:
         host, port = self.origin.host, self.origin.port
         try:
             async with asyncio.timeout(self._connect_timeout_s):
-                self._reader, self._writer = await asyncio.open_connection(
-                    host, port, ssl=self._ssl, server_hostname=host if self._ssl else None, limit=MAX_HEAD_BYTES
-                )
+                sock = await _connected(host, port)
+                try:
+                    self._reader, self._writer = await asyncio.open_connection(
+                        sock=sock, ssl=self._ssl, server_hostname=host if self._ssl else None, limit=MAX_HEAD_BYTES
+                    )
+                except BaseException:
+                    sock.close()
+                    raise
+                self._sock = sock
         except TimeoutError as exc:
             raise ConnectTimeout(f"no connection to {host}:{port} within {self._connect_timeout_s:g} s") from exc
         except OSError as exc:  # refused, unreachable, name not resolved, TLS handshake or certificate
             raise ConnectError(str(exc) or type(exc).__name__) from exc
         return self._writer
 
+    def arrival_ns(self) -> int:
+        """The kernel's receive stamp of the connection's last read (perf counter, ns), if it is one of this
+        request's (not before it was sent) and not in the future; otherwise the perf counter now."""
+        now = time.perf_counter_ns()
+        stamp = getattr(self._sock, "arrival_ns", 0)
+        return stamp if self.sent_ns and self.sent_ns <= stamp <= now else now
+
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
         self._reader = self._writer = None
+        self._sock = None
 
     async def aclose(self) -> None:
         writer = self._writer

@@ -339,8 +339,11 @@ class _Stream:
         self.text: list[str] = []  # the answer (multi-turn history; counting when the server counts nothing)
 
     async def read(self, status: int, headers: Mapping[str, str], body: AsyncIterator[bytes], adapter: Adapter,
-                   chat: bool) -> None:  # fmt: skip
-        """Read one response (``headers``: a mapping that answers lower-case names) from its raw ``body``."""
+                   chat: bool, arrival: Callable[[], int] = time.perf_counter_ns) -> None:  # fmt: skip
+        """Read one response (``headers``: a mapping that answers lower-case names) from its raw ``body``.
+
+        ``arrival``: when the bytes ``body`` last yielded reached the host (perf counter, ns): a content event is
+        timed by it (the lean client's kernel receive stamp; with httpx, the time it is read)."""
         self.status = status
         if status != 200:
             self.retry_after = headers.get("retry-after")
@@ -351,7 +354,7 @@ class _Stream:
             raise StreamLimitError(f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
                                    "tcobench asked for identity")  # fmt: skip
         async for line in bounded_lines(body):
-            now = time.perf_counter_ns()
+            now = arrival()
             event = adapter.parse_line(line, chat)
             if event is None:
                 continue
@@ -383,7 +386,7 @@ async def _attempt(clients: _Clients, adapter: Adapter, target: Target, url: str
                 conn = clients.take()
                 async with conn.post(clients.target(url), _json_bytes(body)) as response:
                     await stream.read(response.status_code, response.headers, response.aiter_raw(), adapter,
-                                      target.chat)  # fmt: skip
+                                      target.chat, response.arrival_ns)  # fmt: skip
             else:
                 async with clients.lease() as client, client.stream("POST", url, json=body) as r:
                     await stream.read(r.status_code, r.headers, _raw(r), adapter, target.chat)

@@ -4,6 +4,7 @@ keep-alive connection the server had already closed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,7 +18,9 @@ from typing import Any
 import pytest
 
 from tcobench.schemas import Protocol, RequestRecord, WorkloadConfig
-from tcobench.tasks.measure import MeasureResult, RunContext, Target, measure
+from tcobench.tasks import http1
+from tcobench.tasks.measure import MeasureResult, RunContext, Target, _attempt, _Clients, measure
+from tcobench.tasks.protocols import adapter_for
 
 SERVER = Path(__file__).with_name("schedule_server.py")
 MS = 1_000_000
@@ -158,6 +161,36 @@ def test_two_client_processes_time_ttft_and_gaps_within_1_ms(server: Server) -> 
         worst = errors if not worst or max(map(abs, errors)) < max(map(abs, worst)) else worst
         _skip_if_loaded()  # no point in trying again
     _fail_unless_loaded(worst, queued)
+
+
+@pytest.mark.skipif(not http1._STAMPED, reason="kernel receive stamps (SO_TIMESTAMPNS): 64-bit Linux only")
+def test_a_chunk_is_timed_when_it_reached_the_host_not_when_a_busy_client_read_it(server: Server) -> None:
+    """The client's loop is blocked (time.sleep, as a saturated loop is) from 5 to 45 ms after sending; the first
+    chunk comes at 20 ms, while it is blocked. Its time is the kernel's receive stamp: within 1 ms of the
+    server's send, though the client read it 25 ms later. (Read at the time it was read, the error is 25 ms.)"""
+    base_url = server("--offsets-ms", "20,70")
+    target = Target(base_url, Protocol.openai, "m")
+
+    async def one() -> tuple[list[int], int]:
+        clients = _Clients(target, WorkloadConfig.model_validate({"prompts": ("a",)}), None)
+        loop = asyncio.get_running_loop()
+        unblocked: list[int] = []
+        loop.call_later(0.005, lambda: (time.sleep(0.04), unblocked.append(time.perf_counter_ns())))
+        try:
+            stream, _, _ = await _attempt(clients, adapter_for(Protocol.openai), target,
+                                          base_url + "/v1/completions", {}, 10.0)  # fmt: skip
+        finally:
+            await clients.aclose()
+        assert stream.error is None and len(stream.content_ns) == 2 and unblocked
+        return stream.content_ns, unblocked[0]
+
+    seen, unblocked = asyncio.run(one())
+    (entry,) = _log(base_url)
+    writes = entry["writes_ns"]
+    if writes[0] > unblocked:  # the server sent after the block ended (a loaded machine): nothing was shown
+        pytest.skip(f"the server sent the first chunk {(writes[0] - unblocked) / MS:.1f} ms after the block")
+    errors_ms = [(s - w) / MS for s, w in zip(seen, writes, strict=True)]
+    assert all(abs(e) < 1.0 for e in errors_ms), errors_ms
 
 
 def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(server: Server) -> None:
