@@ -86,12 +86,26 @@ class _StampedSocket(socket.socket):
         return n
 
 
+def _literal(host: str, port: int) -> list[tuple[int, int, int, str, tuple[str, int]]]:
+    """``host`` as its one address when it is an IP literal (as asyncio does: no resolver thread for it), else
+    empty."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host)
+        except OSError:
+            continue
+        return [(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+    return []
+
+
 async def _connected(host: str, port: int) -> socket.socket:
     """A non-blocking TCP socket connected to ``host``:``port`` (each resolved address in turn), kernel receive
     stamps on where the platform has them."""
     loop = asyncio.get_running_loop()
     failure: OSError | None = None
-    for family, kind, proto, _, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+    for family, kind, proto, _, address in _literal(host, port) or await loop.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM
+    ):
         sock = _StampedSocket(family, kind, proto) if _STAMPED else socket.socket(family, kind, proto)
         try:
             sock.setblocking(False)
