@@ -481,6 +481,7 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
             for t in ("runs", "requests", "telemetry", "engine_metrics")}  # fmt: skip
     if data["runs"].num_rows == 0:
         raise StoreError("nothing to write: no run given")
+    _check_dates(data)
     data["commits"] = _commit_rows(data, writer)
     _check_room(target.location, sum(t.nbytes for t in data.values()))
     cached = per_run_views({t: data[t] for t in ("runs", "requests", "telemetry")})
@@ -497,6 +498,18 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     first = data["runs"].column("run_id")[0].as_py()
     what = f"run {first}" if data["runs"].num_rows == 1 else f"{data['runs'].num_rows} runs ({writer})"
     return target.commit(body, what)
+
+
+def _check_dates(data: Mapping[str, pa.Table]) -> None:
+    """Every request, telemetry and engine-metric row carries its run's date (the partition key): readers and
+    compaction find a run's rows by its date range, so a row under another date would be silently missed."""
+    dates = dict(zip(data["runs"].column("run_id").to_pylist(), data["runs"].column("date").to_pylist(), strict=True))
+    for table in PARTITIONED:
+        pairs = data[table].select(["run_id", "date"]).group_by(["run_id", "date"]).aggregate([]).to_pylist()
+        for pair in pairs:
+            if pair["run_id"] in dates and pair["date"] != dates[pair["run_id"]]:
+                raise StoreError(f"{table} of run {pair['run_id']}: date {pair['date']!r} is not the run's date "
+                                 f"{dates[pair['run_id']]!r}; nothing was written")  # fmt: skip
 
 
 def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run") -> int:

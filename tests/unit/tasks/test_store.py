@@ -69,6 +69,14 @@ def test_rewrite_replaces_the_rows_even_in_another_date(tmp_path: Path) -> None:
     assert lake_rows(tmp_path, "SELECT requests, telemetry FROM lake.commits") == [(1, 0)]
 
 
+def test_a_row_under_another_date_than_its_run_is_refused(tmp_path: Path) -> None:
+    """Readers and compaction find a run's rows by its date (the partition key): a row elsewhere would be missed."""
+    write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
+    with pytest.raises(StoreError, match=r"requests of run b: date '2023-11-15' is not the run's date '2023-11-14'"):
+        write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b", date="2023-11-15")])
+    assert lake_rows(tmp_path, "SELECT run_id FROM lake.runs") == [("a",)]  # nothing of b was written
+
+
 def test_other_runs_are_untouched(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
     write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b"), make_request(run_id="b")])
