@@ -24,7 +24,7 @@ from tcobench.schemas import PriceTable, RequestRecord, RunRecord
 from .engine import EngineEvent
 from .inventory import Cell
 from .store import StoreRef
-from .summarise import summarise
+from .summarise import run_summaries
 
 __all__ = [
     "HostProgress",
@@ -166,7 +166,7 @@ class HostProgress:
     def _level_result(self, run: RunRecord) -> LevelResult:
         base = LevelResult(self.host, run.cell or "", run.concurrency, run.status.value)
         try:
-            rows = summarise(self.store, self.prices, [run.run_id]).runs.to_pylist()
+            rows = run_summaries(self.store, self.prices, [run.run_id]).to_pylist()
         except (TcobenchError, duckdb.Error, OSError) as exc:  # a progress line never stops the night
             return LevelResult(**{**base.__dict__, "note": f"figures not read: {exc}"})
         if not rows:

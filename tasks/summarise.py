@@ -13,7 +13,7 @@ from tcobench.schemas import PriceTable
 from .query import connect
 from .store import StoreRef
 
-__all__ = ["Summary", "summarise"]
+__all__ = ["Summary", "run_summaries", "summarise"]
 
 
 @dataclass(frozen=True)
@@ -26,24 +26,48 @@ class Summary:
 
 _ORDER = {"tco_sources": "ORDER BY run_id, term", "goodput": "ORDER BY run_id"}
 _WHERE = {"goodput": "basis = 'owned'"}
+# Up to this many runs are read one ``run_id = $id`` branch each (UNION ALL): DuckDB pushes an equality on run_id
+# down through a view's joins and aggregates to the scan of that run's rows, but not a list or IN filter, with
+# which view goodput judged every request of the store (a year of history: 8.4 s for one run, 0.23 s by
+# equality; docs/performance.md "Per-cell work on a large store"). More runs than this: one pass over the store.
+BY_EQUALITY = 32
 
 
 def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
     order = _ORDER.get(view, "ORDER BY started, concurrency")
     where = [_WHERE[view]] if view in _WHERE else []
-    if run_ids is not None:
-        where.append("list_contains($ids, run_id)")
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    params = {"ids": list(run_ids)} if run_ids is not None else None
-    return con.sql(f"SELECT * FROM {view} {clause} {order}", params=params).to_arrow_table()
+    if run_ids is None or len(run_ids) > BY_EQUALITY:
+        if run_ids is not None:
+            where.append("list_contains($ids, run_id)")
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        params = {"ids": list(run_ids)} if run_ids is not None else None
+        return con.sql(f"SELECT * FROM {view} {clause} {order}", params=params).to_arrow_table()
+    ids = list(dict.fromkeys(run_ids))
+    if not ids:
+        return con.sql(f"SELECT * FROM {view} WHERE false").to_arrow_table()
+    branches = " UNION ALL ".join(
+        f"SELECT * FROM {view} WHERE {' AND '.join([*where, f'run_id = $id{i}'])}" for i in range(len(ids))
+    )
+    each = {f"id{i}": run_id for i, run_id in enumerate(ids)}
+    return con.sql(f"SELECT * FROM ({branches}) {order}", params=each).to_arrow_table()
 
 
 def summarise(
     store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None, snapshot: int | None = None
 ) -> Summary:
     """Rows of run_summary, tco, tco_sources and goodput for the given runs (all runs when None)."""
-    con = connect(store, prices, upto="goodput", snapshot=snapshot)  # the views after it are not needed here
+    views = ("run_summary", "tco", "tco_sources", "goodput")
+    con = connect(store, prices, needs=views, snapshot=snapshot)
     try:
-        return Summary(*(_rows(con, view, run_ids) for view in ("run_summary", "tco", "tco_sources", "goodput")))
+        return Summary(*(_rows(con, view, run_ids) for view in views))
+    finally:
+        con.close()
+
+
+def run_summaries(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> pa.Table:
+    """The run_summary rows of the given runs alone (what a progress line shows), oldest first."""
+    con = connect(store, prices, needs=("run_summary",))
+    try:
+        return _rows(con, "run_summary", run_ids)
     finally:
         con.close()

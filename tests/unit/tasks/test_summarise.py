@@ -1,0 +1,42 @@
+"""summarise on a real store: some runs' rows are exactly those runs' rows of the whole store's, in the same order,
+whether they are read one equality branch per run (DuckDB pushes ``run_id = $id`` down to the scans) or in one
+pass with a list filter (more runs than ``BY_EQUALITY``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from tcobench.tasks import summarise as summarise_module
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.summarise import run_summaries, summarise
+
+from ..factories import write_fleet
+
+
+def _only(table: pa.Table, ids: list[str]) -> pa.Table:
+    return table.filter(pc.is_in(table.column("run_id"), pa.array(ids)))
+
+
+@pytest.mark.parametrize("by_equality", [32, 0])
+def test_some_runs_are_the_whole_stores_rows_of_those_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by_equality: int
+) -> None:
+    monkeypatch.setattr(summarise_module, "BY_EQUALITY", by_equality)
+    runs = write_fleet(tmp_path, nights=2, concurrency=(1, 4), requests=6)
+    prices = load_prices(None)
+    everything = summarise(tmp_path, prices)
+    assert everything.runs.num_rows == len(runs) == 8
+    ids = [runs[5].run_id, runs[0].run_id, runs[3].run_id]
+    some = summarise(tmp_path, prices, [*ids, ids[0]])  # a repeated id is read once
+    for name in ("runs", "tco", "sources", "goodput"):
+        wanted = _only(getattr(everything, name), ids)
+        assert wanted.num_rows >= 3, name
+        assert getattr(some, name).equals(wanted), name
+    assert run_summaries(tmp_path, prices, ids).equals(some.runs)
+    none = summarise(tmp_path, prices, [])
+    assert (none.runs.num_rows, none.goodput.num_rows) == (0, 0)
+    assert none.runs.schema == everything.runs.schema
