@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import platform
 import socket
 import ssl
 import struct
@@ -53,10 +54,10 @@ __all__ = [
 READ_BYTES = 256 * 1024  # one read from the socket's buffer
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers (and a chunked body's trailers)
 MAX_SIZE_LINE = 1024  # a chunk-size line (with extensions)
-# Linux's SO_TIMESTAMPNS (asm-generic/socket.h; Python names it only on some builds): a struct timespec of
-# CLOCK_REALTIME, two 64-bit integers on a 64-bit kernel, comes with every read
-SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
-_STAMPED = sys.platform == "linux" and struct.calcsize("q") == 8
+# Linux's SO_TIMESTAMPNS (35 in asm-generic/socket.h, which x86-64 and arm64 use; Python's socket module does not
+# name it): a struct timespec of CLOCK_REALTIME, two longs, comes with every read. Other platforms: no stamps.
+SO_TIMESTAMPNS = 35
+_STAMPED = sys.platform == "linux" and platform.machine() in ("x86_64", "aarch64") and struct.calcsize("l") == 8
 _TIMESPEC = struct.Struct("qq")
 _ANCILLARY = socket.CMSG_SPACE(_TIMESPEC.size) if _STAMPED else 0
 

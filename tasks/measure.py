@@ -1,8 +1,12 @@
 """measure: send warm-up and measured requests to an engine and time every streamed chunk.
 
-Timing (all integers, ns): a phase takes one (wall clock, perf counter) anchor; every instant is
-the perf counter read when a line arrived, converted to wall time through that anchor, so
-durations are exact differences of a monotonic clock.
+Timing (all integers, ns): a phase takes one (wall clock, perf counter) anchor; every instant is on the perf
+counter, converted to wall time through that anchor, so durations are exact differences of a monotonic clock. A
+line's instant is when its last bytes reached the host: with the lean client (``tasks.http1``, every streaming
+request) the kernel's receive stamp of the read that brought them, so a busy event loop does not stretch TTFT or
+the gaps unless it falls so far behind that two chunks of one stream arrive before it reads the first (then
+both carry the later stamp, as the self-check's loop lag shows); with an injected httpx transport, the perf
+counter read when the line is parsed.
 
 - TTFT      = first content-bearing chunk - request sent
 - ITL       = gaps between consecutive content-bearing chunks
