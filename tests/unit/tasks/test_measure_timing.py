@@ -175,7 +175,12 @@ def test_a_chunk_is_timed_when_it_reached_the_host_not_when_a_busy_client_read_i
         clients = _Clients(target, WorkloadConfig.model_validate({"prompts": ("a",)}), None)
         loop = asyncio.get_running_loop()
         unblocked: list[int] = []
-        loop.call_later(0.005, lambda: (time.sleep(0.04), unblocked.append(time.perf_counter_ns())))
+
+        def block() -> None:  # the loop runs nothing else meanwhile, as a saturated one does not
+            time.sleep(0.04)
+            unblocked.append(time.perf_counter_ns())
+
+        loop.call_later(0.005, block)
         try:
             stream, _, _ = await _attempt(clients, adapter_for(Protocol.openai), target,
                                           base_url + "/v1/completions", {}, 10.0)  # fmt: skip
