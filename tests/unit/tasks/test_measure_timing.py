@@ -176,7 +176,7 @@ def test_a_chunk_is_timed_when_it_reached_the_host_not_when_a_busy_client_read_i
         loop = asyncio.get_running_loop()
         unblocked: list[int] = []
 
-        def block() -> None:  # the loop runs nothing else meanwhile, as a saturated one does not
+        def block() -> None:  # holds the loop: it reads nothing meanwhile, like a saturated client
             time.sleep(0.04)
             unblocked.append(time.perf_counter_ns())
 
