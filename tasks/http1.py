@@ -9,9 +9,13 @@ issue 15): that is the client's ceiling. This client does only what a streamed P
   in one write, and ``Connection.sent_ns`` is the perf counter read just before it;
 - the body is framed by chunked transfer-encoding, ``Content-Length`` or the connection's close, and is handed on
   as it arrives (a chunk's payload is not waited for whole);
-- each read notes when the kernel received the last of its bytes (``SO_TIMESTAMPNS`` on Linux, converted to the
-  perf counter): ``Response.arrival_ns`` is that instant, so a chunk is timed when it reached the host, not when
-  a busy event loop got round to it (elsewhere, or if the kernel gives no stamp, it is the perf counter now);
+- no stream buffer: the connection's protocol (``_Inbox``) keeps each read of the socket as a piece of its own
+  with when the kernel received the last of its bytes (``SO_TIMESTAMPNS`` on Linux, converted to the perf
+  counter), and the body is handed on one piece at a time. ``Response.arrival_ns`` is the stamp of the piece
+  last handed on, so a chunk is timed when it reached the host, not when a busy event loop got round to it,
+  and two reads the reader takes late are still two stamps (elsewhere, or if the kernel gives no stamp, a piece
+  is stamped with the perf counter when the transport delivered it). Two chunks that reached the socket before
+  one read are one piece with the later stamp: the loop fell more than a chunk's gap behind;
 - a connection is reused only when its last response was read to its end, HTTP/1.1 without ``Connection:
   close``; one the server closed while idle is replaced before sending when that is already visible, and a
   request that meets a closed connection before any response byte raises ``RemoteProtocolError`` with
@@ -32,7 +36,8 @@ import ssl
 import struct
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +56,7 @@ __all__ = [
     "request_target",
 ]
 
-READ_BYTES = 256 * 1024  # one read from the socket's buffer
+MAX_BUFFERED_BYTES = 256 * 1024  # received bytes held for a reader that is behind: reading pauses over this
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers (and a chunked body's trailers)
 MAX_SIZE_LINE = 1024  # a chunk-size line (with extensions)
 # Linux's SO_TIMESTAMPNS (35 in asm-generic/socket.h, which x86-64 and arm64 use; Python's socket module does not
@@ -64,12 +69,13 @@ _ANCILLARY = socket.CMSG_SPACE(_TIMESPEC.size) if _STAMPED else 0
 
 class _StampedSocket(socket.socket):
     """A TCP socket whose every read notes ``arrival_ns``: when the kernel received the last of the bytes read
-    (its SO_TIMESTAMPNS stamp, CLOCK_REALTIME, moved onto the perf counter at that read); 0 until one came.
+    (its SO_TIMESTAMPNS stamp, CLOCK_REALTIME, moved onto the perf counter at that read); 0 when that read brought none.
     asyncio's transport reads through ``recv`` (and ``recv_into`` under TLS)."""
 
     arrival_ns = 0
 
     def _note(self, ancillary: list[tuple[int, int, bytes]]) -> None:
+        self.arrival_ns = 0  # a read without a stamp: none (not the last read's)
         for level, kind, raw in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= _TIMESPEC.size:
                 sec, nsec = _TIMESPEC.unpack_from(raw)
@@ -178,13 +184,222 @@ def request_target(url: str) -> bytes:
     return ((parts.path or "/") + (f"?{parts.query}" if parts.query else "")).encode("ascii")
 
 
+class _Inbox(asyncio.Protocol):
+    """One connection's received bytes as they came: each piece (one read of the socket, or what TLS decrypted
+    from it) with when it reached the host, for one reader at a time. No stream buffer: a reader takes whole
+    pieces, so bytes of two reads are never merged under one stamp however late the reader is."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._loop = asyncio.get_running_loop()
+        self.pieces: deque[tuple[bytes, int]] = deque()
+        self.size = 0  # bytes held in ``pieces``
+        self.closed = False  # the peer's EOF or the connection's loss came
+        self.error: BaseException | None = None  # why the connection was lost, if not a clean close
+        self.transport: asyncio.Transport | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._reading_paused = False
+        self._drain: asyncio.Future[None] | None = None  # while the transport's write buffer is over its limit
+        self.lost: asyncio.Future[None] = self._loop.create_future()
+        self.push: Callable[[bytes, int], None] | None = None  # set while a reader takes pieces as they come
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        now = time.perf_counter_ns()
+        stamp = getattr(self._sock, "arrival_ns", 0)
+        stamp = stamp if 0 < stamp <= now else now
+        if self.push is not None:  # a reader takes each piece in this callback
+            self.push(data, stamp)
+            return
+        self.pieces.append((data, stamp))
+        self.size += len(data)
+        if self.size > MAX_BUFFERED_BYTES and not self._reading_paused and self.transport is not None:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self._wake()
+        if self.push is not None:
+            self.push(b"", time.perf_counter_ns())
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.error = exc
+        self._wake()
+        if self.push is not None:
+            self.push(b"", time.perf_counter_ns())
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._drain = self._loop.create_future()
+
+    def resume_writing(self) -> None:
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        self._drain = None
+
+    async def drained(self) -> None:
+        if self._drain is not None:
+            await self._drain
+        if self.closed and self.error is not None:
+            raise self.error
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def take(self) -> tuple[bytes, int]:
+        """The next piece and its arrival (perf counter, ns); ``b""`` once the peer closed. A connection lost to
+        an error raises it (OSError) once the pieces before it are taken."""
+        while not self.pieces:
+            if self.closed:
+                if self.error is not None:
+                    raise self.error
+                return b"", time.perf_counter_ns()
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        data, stamp = self.pieces.popleft()
+        self.size -= len(data)
+        if self._reading_paused and self.size <= MAX_BUFFERED_BYTES // 2 and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return data, stamp
+
+    def hand_to(self, push: Callable[[bytes, int], None]) -> None:
+        """From now on each piece goes to ``push`` as it comes (nothing is held: reading resumes if it paused)."""
+        self.push = push
+        if self._reading_paused and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    def put_back(self, data: bytes, stamp: int) -> None:
+        """Return the unread end of a piece: the next ``take`` gets it first."""
+        self.pieces.appendleft((data, stamp))
+        self.size += len(data)
+
+
+class _Sized:
+    """A ``Content-Length`` body, fed bytes as they come (the framings share this shape: ``feed`` returns the
+    payload bytes of what came, ``done`` once the body is whole, ``extra`` the bytes after it, ``at_eof`` when the
+    peer closed)."""
+
+    def __init__(self, length: int) -> None:
+        self.length = self._left = length
+        self.done = length == 0
+        self.extra = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        left = self._left
+        if len(data) >= left:
+            self.extra, data, self.done = data[left:], data[:left], True
+        self._left = left - len(data)
+        return [data] if data else []
+
+    def at_eof(self) -> None:
+        if not self.done:
+            raise RemoteProtocolError(f"peer closed connection without sending complete message body: "
+                                      f"received {self.length - self._left} bytes, expected {self.length}")  # fmt: skip
+
+
+class _ToClose:
+    """A body that ends when the connection does (HTTP/1.0, no length)."""
+
+    done = False
+    extra = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        return [data]
+
+    def at_eof(self) -> None:
+        self.done = True
+
+
+class _Dechunker:
+    """Chunked transfer-encoding, fed bytes as they come: ``feed`` returns the payload bytes they complete or
+    continue (partial chunks included); ``done`` once the last chunk and its trailers are in, ``extra`` the
+    bytes after them."""
+
+    def at_eof(self) -> None:
+        if not self.done:
+            raise RemoteProtocolError("peer closed connection without sending complete message body: "
+                                      "incomplete chunked read")  # fmt: skip
+
+    def __init__(self) -> None:
+        self._held = b""  # bytes of a size line, a CRLF or the trailers not yet whole
+        self._left = -1  # payload bytes left in this chunk; -1: a size line is next, -2: the CRLF after a payload
+        self._trailers = False
+        self.done = False
+        self.extra = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buf = self._held + data if self._held else data
+        pos, out, end = 0, [], len(buf)
+        while pos < end or self._trailers:
+            left = self._left
+            if left > 0:
+                stop = min(end, pos + left)
+                out.append(buf[pos:stop])
+                self._left = left = left - (stop - pos)
+                pos = stop
+                if left:
+                    break
+                self._left = left = -2
+            if left == -2:
+                if end - pos < 2:
+                    break
+                if buf[pos : pos + 2] != b"\r\n":
+                    raise RemoteProtocolError("malformed chunked encoding: no CRLF after a chunk")
+                pos += 2
+                self._left = -1
+            if self._trailers:  # the last chunk came: an empty line, or trailer lines and an empty line, end it
+                if buf[pos : pos + 2] == b"\r\n":
+                    stop = pos + 2
+                else:
+                    found = buf.find(b"\r\n\r\n", pos)
+                    stop = found + 4 if found >= 0 else -1
+                if stop < 0:
+                    if end - pos > MAX_HEAD_BYTES:
+                        raise RemoteProtocolError(f"chunked trailers over {MAX_HEAD_BYTES} bytes")
+                    break
+                self.done, self.extra, self._held = True, buf[stop:], b""
+                return out
+            i = buf.find(b"\r\n", pos)
+            if i < 0:
+                if end - pos > MAX_SIZE_LINE:
+                    raise RemoteProtocolError("malformed chunked encoding: no chunk size line")
+                break
+            size = _chunk_size(buf[pos:i])
+            pos = i + 2
+            if size == 0:
+                self._trailers = True
+                continue
+            self._left = size
+        self._held = buf[pos:]
+        return out
+
+
 class Response:
-    """A response's status and headers (names lower-case); ``aiter_raw`` yields its body as it arrives, once."""
+    """A response's status and headers (names lower-case); ``aiter_raw`` yields its body as it arrives, once:
+    one item per piece the connection received, so ``arrival_ns`` after an item is when that item reached the
+    host."""
 
     def __init__(self, conn: Connection, version: bytes, status_code: int, headers: dict[str, str]) -> None:
         self.status_code = status_code
         self.headers = headers
         self._conn = conn
+        self._arrival = 0
         self.complete = False  # the body was read to its end
         encoding = headers.get("transfer-encoding", "").lower()
         self._chunked = "chunked" in encoding
@@ -195,102 +410,78 @@ class Response:
         self.keep_alive = self.keep_alive and not to_close
 
     def arrival_ns(self) -> int:
-        """When the last bytes ``aiter_raw`` yielded reached the host (perf counter, ns): the kernel's stamp of the
-        read that brought them, or now when there is none."""
-        return self._conn.arrival_ns()
+        """When the bytes ``aiter_raw`` last yielded reached the host (perf counter, ns): the kernel's stamp of
+        the read that brought them if it is one of this request's (not before it was sent), else the perf counter
+        when they were read."""
+        stamp = self._arrival
+        return stamp if stamp >= self._conn.sent_ns else time.perf_counter_ns()
 
-    def aiter_raw(self) -> AsyncIterator[bytes]:
+    def _framing(self) -> _Sized | _ToClose | _Dechunker:
         if self._chunked:
-            return self._chunked_body()
-        if self._length is not None:
-            return self._sized_body(self._length)
-        return self._body_to_close()
+            return _Dechunker()
+        return _ToClose() if self._length is None else _Sized(self._length)
 
-    async def _sized_body(self, length: int) -> AsyncIterator[bytes]:
-        read, left = self._conn.reader.read, length
-        while left > 0:
-            data = await _read(read, min(READ_BYTES, left))
-            if not data:
-                raise RemoteProtocolError(f"peer closed connection without sending complete message body: "
-                                          f"received {length - left} bytes, expected {length}")  # fmt: skip
-            left -= len(data)
-            yield data
+    def _ended(self, body: _Sized | _ToClose | _Dechunker) -> None:
+        if body.extra:  # bytes after the response: the connection's state is unknown
+            self.keep_alive = False
         self.complete = True
 
-    async def _body_to_close(self) -> AsyncIterator[bytes]:
-        read = self._conn.reader.read
-        while data := await _read(read, READ_BYTES):
-            yield data
-        self.complete = True
-
-    async def _chunked_body(self) -> AsyncIterator[bytes]:
-        """Chunked transfer-encoding: each read's payload bytes, partial chunks included."""
-        read = self._conn.reader.read
-        buf = bytearray()
-        left = -1  # payload bytes left in this chunk; -1: a size line is next, -2: the CRLF after a payload
-        trailers = False
-        while True:
-            pos, out = 0, []
-            while True:
-                if left > 0:
-                    if pos == len(buf):
-                        break
-                    end = min(len(buf), pos + left)
-                    out.append(buf[pos:end])
-                    left -= end - pos
-                    pos = end
-                    if left:
-                        break
-                    left = -2
-                if left == -2:
-                    if len(buf) - pos < 2:
-                        break
-                    if buf[pos : pos + 2] != b"\r\n":
-                        raise RemoteProtocolError("malformed chunked encoding: no CRLF after a chunk")
-                    pos += 2
-                    left = -1
-                if trailers:  # the last chunk came: an empty line, or trailer lines and an empty line, end the body
-                    if buf[pos : pos + 2] == b"\r\n":
-                        end = pos + 2
-                    else:
-                        found = buf.find(b"\r\n\r\n", pos)
-                        end = found + 4 if found >= 0 else -1
-                    if end < 0:
-                        if len(buf) - pos > MAX_HEAD_BYTES:
-                            raise RemoteProtocolError(f"chunked trailers over {MAX_HEAD_BYTES} bytes")
-                        break
-                    if out:
-                        yield b"".join(out)
-                    if len(buf) > end:  # bytes after the response: the connection's state is unknown
-                        self.keep_alive = False
-                    self.complete = True
-                    return
-                i = buf.find(b"\r\n", pos)
-                if i < 0:
-                    if len(buf) - pos > MAX_SIZE_LINE:
-                        raise RemoteProtocolError("malformed chunked encoding: no chunk size line")
-                    break
-                size = _chunk_size(bytes(buf[pos:i]))
-                pos = i + 2
-                if size == 0:
-                    trailers = True
-                    continue
-                left = size
-            del buf[:pos]
-            if out:
-                yield b"".join(out)
-            data = await _read(read, READ_BYTES)
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body's payload bytes, one item per piece the connection received (``arrival_ns`` after an item is
+        when it reached the host)."""
+        body = self._framing()
+        while not body.done:
+            data, self._arrival = await self._conn.take()
             if not data:
-                raise RemoteProtocolError("peer closed connection without sending complete message body: "
-                                          "incomplete chunked read")  # fmt: skip
-            buf += data
+                body.at_eof()
+            else:
+                out = body.feed(data)
+                if out:
+                    yield out[0] if len(out) == 1 else b"".join(out)
+        self._ended(body)
 
+    async def stream(self, sink: Callable[[bytes, int], bool]) -> None:
+        """Hand the body's payload to ``sink(payload, arrival_ns)`` piece by piece, each as soon as the connection
+        receives it: inside the connection's receive callback, so no task wakes per piece (the cheap path of a
+        token stream). Returns once the body ended, or ``sink`` returned True (stop: the connection is then not
+        reused); raises what the framing or ``sink`` raised, and ReadError if the connection broke."""
+        body, conn = self._framing(), self._conn
+        inbox = conn.inbox
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        sent = conn.sent_ns
 
-async def _read(read: Callable[[int], Awaitable[bytes]], size: int) -> bytes:
-    try:
-        return await read(size)
-    except OSError as exc:  # reset mid-response
-        raise ReadError(str(exc) or type(exc).__name__) from exc
+        def take(data: bytes, stamp: int) -> None:
+            if finished.done():
+                return
+            try:
+                if not data:
+                    if inbox.error is not None:
+                        raise ReadError(str(inbox.error) or type(inbox.error).__name__) from inbox.error
+                    body.at_eof()
+                else:
+                    out = body.feed(data)
+                    if out and sink(out[0] if len(out) == 1 else b"".join(out),
+                                    stamp if stamp >= sent else time.perf_counter_ns()):  # fmt: skip
+                        finished.set_result(None)
+                        return
+                if body.done:
+                    self._ended(body)
+                    finished.set_result(None)
+            except BaseException as exc:  # to the reader, not into the transport's callback
+                finished.set_exception(exc)
+
+        while inbox.pieces and not finished.done():  # what came before the reader was ready
+            data, stamp = inbox.pieces.popleft()
+            inbox.size -= len(data)
+            take(data, stamp)
+        if inbox.closed and not finished.done():
+            take(b"", time.perf_counter_ns())
+        if not finished.done():
+            inbox.hand_to(take)
+        try:
+            await finished
+        finally:
+            inbox.push = None
 
 
 def _length(value: str) -> int:
@@ -329,55 +520,65 @@ class Connection:
         lines = [f"Host: {origin.host_header}", "Accept: */*", "Connection: keep-alive", "User-Agent: tcobench",
                  "Content-Type: application/json", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
         self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._sock: socket.socket | None = None
+        self._inbox: _Inbox | None = None
         self.sent_ns = 0  # perf counter just before the last request's bytes were written; 0 if they were not
 
     @property
-    def reader(self) -> asyncio.StreamReader:
-        assert self._reader is not None
-        return self._reader
+    def is_open(self) -> bool:
+        """A connection is open (it may still have been closed by the server while idle: ``peer_closed``)."""
+        return self._inbox is not None
 
-    async def _open(self) -> asyncio.StreamWriter:
+    @property
+    def peer_closed(self) -> bool:
+        """The open connection's peer closed it or it was lost (visible once the event reached this loop)."""
+        inbox = self._inbox
+        return inbox is not None and (inbox.closed or inbox.transport is None or inbox.transport.is_closing())
+
+    @property
+    def inbox(self) -> _Inbox:
+        assert self._inbox is not None
+        return self._inbox
+
+    async def take(self) -> tuple[bytes, int]:
+        """The next piece of the response and when it reached the host; ``b""`` once the peer closed."""
+        assert self._inbox is not None
+        try:
+            return await self._inbox.take()
+        except OSError as exc:  # reset mid-response
+            raise ReadError(str(exc) or type(exc).__name__) from exc
+
+    async def _open(self) -> _Inbox:
         host, port = self.origin.host, self.origin.port
+        loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self._connect_timeout_s):
                 sock = await _connected(host, port)
                 try:
-                    self._reader, self._writer = await asyncio.open_connection(
-                        sock=sock, ssl=self._ssl, server_hostname=host if self._ssl else None, limit=MAX_HEAD_BYTES
+                    _, inbox = await loop.create_connection(
+                        lambda: _Inbox(sock), sock=sock, ssl=self._ssl, server_hostname=host if self._ssl else None
                     )
                 except BaseException:
                     sock.close()
                     raise
-                self._sock = sock
         except TimeoutError as exc:
             raise ConnectTimeout(f"no connection to {host}:{port} within {self._connect_timeout_s:g} s") from exc
         except OSError as exc:  # refused, unreachable, name not resolved, TLS handshake or certificate
             raise ConnectError(str(exc) or type(exc).__name__) from exc
-        return self._writer
-
-    def arrival_ns(self) -> int:
-        """The kernel's receive stamp of the connection's last read (perf counter, ns), if it is one of this
-        request's (not before it was sent) and not in the future; otherwise the perf counter now."""
-        now = time.perf_counter_ns()
-        stamp = getattr(self._sock, "arrival_ns", 0)
-        return stamp if self.sent_ns and self.sent_ns <= stamp <= now else now
+        self._inbox = inbox
+        return inbox
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
-        self._reader = self._writer = None
-        self._sock = None
+        if self._inbox is not None and self._inbox.transport is not None:
+            self._inbox.transport.close()
+        self._inbox = None
 
     async def aclose(self) -> None:
-        writer = self._writer
+        inbox = self._inbox
         self.close()
-        if writer is not None:
+        if inbox is not None:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
-                    await writer.wait_closed()
+                    await inbox.lost
 
     @asynccontextmanager
     async def post(self, target: bytes, body: bytes) -> AsyncIterator[Response]:
@@ -393,36 +594,47 @@ class Connection:
 
     async def _send(self, target: bytes, body: bytes) -> Response:
         self.sent_ns = 0
-        writer = self._writer
-        if writer is not None and (self.reader.at_eof() or writer.is_closing()):
+        if self.peer_closed:
             self.close()  # the server closed it while it was idle
-            writer = None
-        if writer is None:
-            writer = await self._open()
+        inbox = self._inbox or await self._open()
         data = b"POST %s HTTP/1.1\r\n%s%d\r\n\r\n%s" % (target, self._head, len(body), body)
+        transport = inbox.transport
+        assert transport is not None
         self.sent_ns = time.perf_counter_ns()
         try:
-            writer.write(data)
-            await writer.drain()
+            transport.write(data)
+            await inbox.drained()
         except OSError as exc:
             raise WriteError(str(exc) or type(exc).__name__) from exc
         while True:
-            version, status, headers = await self._read_head()
+            version, status, headers = await self._read_head(inbox)
             if not 100 <= status < 200 or status == 101:
                 return Response(self, version, status, headers)
 
-    async def _read_head(self) -> tuple[bytes, int, dict[str, str]]:
-        try:
-            head = await self.reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise RemoteProtocolError("peer closed connection in the middle of the response head") from exc
-            raise RemoteProtocolError("Server disconnected without sending a response.", True) from exc
-        except asyncio.LimitOverrunError as exc:
-            raise RemoteProtocolError(f"response head over {MAX_HEAD_BYTES} bytes") from exc
-        except OSError as exc:  # reset: whether any byte came first is unknown, and nothing usable did
-            raise RemoteProtocolError(f"connection lost before the response: {exc or type(exc).__name__}",
-                                      True) from exc  # fmt: skip
+    async def _read_head(self, inbox: _Inbox) -> tuple[bytes, int, dict[str, str]]:
+        buf = b""
+        while True:
+            try:
+                data, stamp = await inbox.take()
+            except OSError as exc:  # reset: whether any byte came first is unknown, and nothing usable did
+                raise RemoteProtocolError(f"connection lost before the response: {exc or type(exc).__name__}",
+                                          True) from exc  # fmt: skip
+            if not data:
+                if buf:
+                    raise RemoteProtocolError("peer closed connection in the middle of the response head")
+                raise RemoteProtocolError("Server disconnected without sending a response.", True)
+            start = max(0, len(buf) - 3)
+            buf += data
+            end = buf.find(b"\r\n\r\n", start)
+            if end >= 0:
+                if len(buf) > end + 4:
+                    inbox.put_back(buf[end + 4 :], stamp)
+                head = buf[:end]
+                break
+            if len(buf) > MAX_HEAD_BYTES:
+                raise RemoteProtocolError(f"response head over {MAX_HEAD_BYTES} bytes")
+        if end > MAX_HEAD_BYTES:
+            raise RemoteProtocolError(f"response head over {MAX_HEAD_BYTES} bytes")
         lines = head.split(b"\r\n")
         parts = lines[0].split(b" ", 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():

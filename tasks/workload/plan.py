@@ -16,6 +16,7 @@ turns > 1, conversation c's turn t is request c * turns + t, and it carries ever
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
@@ -68,7 +69,22 @@ class RequestInput:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(json.dumps([self.text, self.messages], ensure_ascii=False).encode()).hexdigest()
+        """The prompt's identity on request rows: sha256 of the JSON of [text, messages], computed once per distinct
+        prompt (a run sends its prompts many times; the JSON of a long prompt and its hash cost tens of
+        microseconds of the client's event loop per request)."""
+        try:
+            return _prompt_sha256(self.text, tuple(tuple(m.items()) for m in self.messages))
+        except TypeError:  # a value that cannot be a cache key
+            return _sha256_of(self.text, self.messages)
+
+
+def _sha256_of(text: str, messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(json.dumps([text, messages], ensure_ascii=False).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=256)  # long prompts: at most a few MB held
+def _prompt_sha256(text: str, messages: tuple[tuple[tuple[str, str], ...], ...]) -> str:
+    return _sha256_of(text, [dict(m) for m in messages])
 
 
 @dataclass

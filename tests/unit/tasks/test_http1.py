@@ -74,7 +74,7 @@ async def _post(conn: http1.Connection, body: bytes = b"{}") -> tuple[int, dict[
     """(status, headers, body, whether the connection is kept) of one POST /x."""
     async with conn.post(b"/x?y=1", body) as response:
         data = b"".join([piece async for piece in response.aiter_raw()])
-    return response.status_code, response.headers, data, conn._writer is not None
+    return response.status_code, response.headers, data, conn.is_open
 
 
 def test_chunked_bodies_stream_and_keep_alive_reuses_the_connection() -> None:
@@ -152,7 +152,7 @@ def test_an_idle_connection_the_server_closed_is_replaced_and_a_dropped_request_
             assert (stream.error, stream.status, stream.content_ns != [], stale) == (None, 200, True, False)
             idle = clients._idle[0]
             for _ in range(500):  # until the server's close has arrived (a loaded machine is slow)
-                if idle.reader.at_eof():
+                if idle.peer_closed:
                     break
                 await asyncio.sleep(0.01)
             # the idle connection the server closed is replaced before sending: no error, no resend
@@ -192,10 +192,76 @@ def test_broken_answers_are_protocol_errors(answer: bytes, needle: str) -> None:
         try:
             with pytest.raises(http1.RemoteProtocolError, match=needle) as caught:
                 await _post(conn)
-            assert not caught.value.nothing_received and conn._writer is None  # closed: never reused
+            assert not caught.value.nothing_received and not conn.is_open  # closed: never reused
         finally:
             await conn.aclose()
             server.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("answer", "needle"),
+    [
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", "incomplete chunked read"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n", "malformed chunk size line"),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 90\r\n\r\ndata: [DONE]\n\n", "received 14 bytes, expected 90"),
+    ],
+)
+def test_a_broken_stream_read_piece_by_piece_fails_the_request_as_pulled_bodies_do(answer: bytes, needle: str) -> None:
+    """``_attempt`` reads a 200 stream through ``Response.stream`` (pieces taken in the receive callback): the
+    framing errors reach the request as RemoteProtocolError, and the connection is not kept."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await _request(reader)
+        await _pieces(writer, answer, 3)
+
+    async def main() -> None:
+        server, url, _ = await _serve(handler)
+        target = Target(url, Protocol.openai, "m")
+        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        try:
+            stream, _, stale = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
+            assert stream.status == 200 and not stale
+            assert stream.error is not None and stream.error.startswith("RemoteProtocolError: ")
+            assert needle in stream.error and not clients._idle[0].is_open
+        finally:
+            await clients.aclose()
+            server.close()
+
+    asyncio.run(main())
+
+
+def test_each_piece_of_a_stream_is_timed_by_its_own_arrival() -> None:
+    """Three SSE events 30 ms apart: each content event carries the arrival of the piece that brought it (the
+    gaps are the server's, to a few ms), and a piece that holds two events times both by itself."""
+    events = [b'data: {"choices":[{"text":"%d"}]}\n\n' % i for i in range(4)]
+    tail = b'data: {"choices":[{"text":"","finish_reason":"length"}]}\n\ndata: [DONE]\n\n'
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await _request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for frame in (events[0], events[1], events[2] + events[3] + tail):
+            await asyncio.sleep(0.03)
+            writer.write(_chunked(frame)[: -len(b"0\r\n\r\n")])
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def main() -> None:
+        server, url, _ = await _serve(handler)
+        target = Target(url, Protocol.openai, "m")
+        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        try:
+            stream, t0, _ = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
+        finally:
+            await clients.aclose()
+            server.close()
+        assert stream.error is None and stream.text == ["0", "1", "2", "3"]
+        times = stream.content_ns
+        assert times[2] == times[3] and times[0] > t0  # one piece, one arrival
+        for a, b in zip(times, times[1:3], strict=False):
+            assert 20e6 < b - a < 60e6  # the server's 30 ms, not the instant they were parsed
 
     asyncio.run(main())
 
@@ -215,7 +281,7 @@ def test_an_error_status_with_a_large_body_reads_the_start_and_drops_the_connect
             stream, _, stale = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
             assert (stream.status, stream.retry_after, stale) == (429, "2", False)
             assert stream.error == "HTTP 429: " + "x" * 200
-            assert clients._idle[0]._writer is None  # the rest of the body was not read: not reused
+            assert not clients._idle[0].is_open  # the rest of the body was not read: not reused
         finally:
             await clients.aclose()
             server.close()
