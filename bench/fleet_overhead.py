@@ -2,7 +2,9 @@
 
 Setup (everything real, on 127.0.0.1): PostgreSQL from Debian's server binaries in a temporary directory (as
 `nobody` when root), `prefect server start` on it with an API auth string, the zero-cost endpoint pinned to core 1
-(no TTFT, no gaps, 4 tokens), ``--hosts`` workers (`tcobench worker --host sim-NNN`, polling every second), and one
+(no TTFT, no gaps, 4 tokens), ``--hosts`` workers (`tcobench worker --host sim-NNN --poll-s POLL`, ``--poll-s``: by
+default every 10 s, the worker's own default; each worker polling every second cost the Prefect server about 4% of
+a core, so 20 of them most of one of this machine's 2 cores for the whole night), and one
 plan: every host measures that endpoint on its loopback, ``--cells`` workloads of 1 warm-up + 2 measured
 requests at concurrency 1. Then the same plan twice, side by side on the same server:
 
@@ -72,7 +74,9 @@ def _store(pg: PostgresServer, s3: S3Server, name: str) -> str:
 
 
 @contextmanager
-def workers(server: PrefectServer, s3: S3Server | None, hosts: list[str], folder: Path) -> Iterator[float]:
+def workers(
+    server: PrefectServer, s3: S3Server | None, hosts: list[str], folder: Path, poll_s: float = 10.0
+) -> Iterator[float]:
     """One `tcobench worker` per host; yields the seconds until every one was online."""
     started = time.monotonic()
     procs = []
@@ -80,7 +84,7 @@ def workers(server: PrefectServer, s3: S3Server | None, hosts: list[str], folder
     for host in hosts:
         log = (folder / f"worker-{host}.log").open("wb")
         procs.append(subprocess.Popen([str(Path(sys.executable).parent / "tcobench"), "worker", "--host", host,
-                                       "--pool", POOL, "--poll-s", "1", *flags],
+                                       "--pool", POOL, "--poll-s", f"{poll_s:g}", *flags],
                                       env=_env(server, s3, folder / f"home-{host}"), stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
     try:
@@ -132,9 +136,14 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--cells", type=int, default=5, help="cells per host")
     parser.add_argument("--settle-s", type=float, default=30.0, help="wait after the workers are online")
+    parser.add_argument("--poll-s", type=float, default=10.0, help="each worker's poll interval (tcobench worker's "
+                        "default: Prefect's 10 s)")  # fmt: skip
     args = parser.parse_args()
     cells = args.hosts * args.cells
-    print(f"# {machine()}; load {load_average()}; {args.hosts} workers x {args.cells} cells")
+    print(
+        f"# {machine()}; load {load_average()}; {args.hosts} workers x {args.cells} cells; workers poll every "
+        f"{args.poll_s:g} s"
+    )
     folder = Path(tempfile.mkdtemp(prefix="tcob-fleet-bench-"))
     pg = PostgresServer.start()
     s3 = S3Server.start()
@@ -147,7 +156,7 @@ def main() -> None:
                 fleet_inventory = folder / "fleet-inventory.toml"
                 fleet_inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n' + inventory.read_text())
                 hosts = [f"sim-{i:03d}" for i in range(args.hosts)]
-                with workers(server, s3, hosts, folder) as online_s:
+                with workers(server, s3, hosts, folder, args.poll_s) as online_s:
                     print(f"{args.hosts} workers online in {online_s:.1f} s; load {load_average()}", flush=True)
                     time.sleep(args.settle_s)
                     print(f"night starts; load {load_average()}", flush=True)

@@ -1,6 +1,6 @@
 """Flow ``benchmark``: dataset check -> engine up -> health -> workload plan (tokenizer, prompt overhead, context
 check) -> per concurrency (telemetry idle baseline -> engine metrics scrape -> warm-up -> measure -> write -> sweep
-verdict) -> summarise.
+verdict) -> summarise (and the summary artifact, from the same connection).
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tcobench.errors import StoreError
 from tcobench.schemas import BenchmarkConfig, PriceTable, RunRecord
-from tcobench.tasks.artifacts import publish_run_summary
+from tcobench.tasks.artifacts import summarise_and_publish
 from tcobench.tasks.engine import (
     OnEvent,
     engine_error,
@@ -37,7 +37,7 @@ from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.shutdown import check_stop, deferred
 from tcobench.tasks.store import StoreRef, check_store, write_results
-from tcobench.tasks.summarise import Summary, summarise
+from tcobench.tasks.summarise import Summary
 from tcobench.tasks.sweep import sweep_verdict
 from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
 
@@ -50,8 +50,7 @@ stop_engine_task = task(stop_engine, name="stop_engine")
 measure_task = task(measure, name="measure")
 check_store_task = task(check_store, name="check_store")
 write_results_task = task(write_results, name="write_results")
-summarise_task = task(summarise, name="summarise")
-publish_summary_task = task(publish_run_summary, name="publish_summary")
+summarise_task = task(summarise_and_publish, name="summarise")  # and the summary artifact, from one connection
 start_telemetry_task = task(start_telemetry, name="start_telemetry")
 open_dataset_task = task(open_workload_dataset, name="open_dataset")
 prepare_workload_task = task(prepare_workload, name="prepare_workload")
@@ -124,9 +123,9 @@ def benchmark(
     finally:
         stop_engine_task(config, engine)
     run_ids = [r.run_id for r in runs]
-    summary = summarise_task(store, prices, run_ids)
+    # the summary, and its Prefect artifact unless the store refused a write (nothing is published when Prefect is off)
+    summary = summarise_task(store, prices, run_ids, publish=stopped is None)
     if stopped is not None:
         stopped.stored = BenchmarkResult(batch_id, run_ids, summary, runs)
         raise stopped
-    publish_summary_task(store, prices, run_ids)  # a Prefect artifact; nothing when Prefect is off
     return BenchmarkResult(batch_id, run_ids, summary, runs, stop)

@@ -8,15 +8,25 @@ it (6-7 s on 2 cores). tasks/ never imports flows/, so this checks for a flow ru
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tcobench.schemas import PriceTable
 
 if TYPE_CHECKING:
-    from .store import StoreRef
+    import duckdb
 
-__all__ = ["ARTIFACT_KEY", "in_prefect_flow_run", "publish_link", "publish_run_summary", "publish_summary"]
+    from .store import StoreRef
+    from .summarise import Summary
+
+__all__ = [
+    "ARTIFACT_KEY",
+    "in_prefect_flow_run",
+    "publish_link",
+    "publish_run_summary",
+    "publish_summary",
+    "summarise_and_publish",
+]
 
 ARTIFACT_KEY = "tcobench-summary"  # lowercase letters, digits and dashes (Prefect's rule for keys)
 
@@ -56,3 +66,26 @@ def publish_run_summary(store: StoreRef, prices: PriceTable, run_ids: Sequence[s
     from .report import summary_markdown
 
     return publish_summary(summary_markdown(store, prices, run_ids))
+
+
+def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence[str], publish: bool = True) -> Summary:
+    """``summarise`` of these runs and, when ``publish`` and inside a flow run, ``publish_run_summary``'s artifact,
+    both from one connection (one attach of the store and one binding of the views a cell's end reads, not two)."""
+    from .query import connect
+    from .summarise import SUMMARY_VIEWS, summary_of
+
+    views: tuple[str, ...] = SUMMARY_VIEWS
+    render: Callable[[duckdb.DuckDBPyConnection, Sequence[str]], str] | None = None
+    if publish and in_prefect_flow_run():  # outside a flow run nothing is published: the markdown is not built
+        from .report import MARKDOWN_VIEWS, markdown_of
+
+        views, render = views + MARKDOWN_VIEWS, markdown_of
+    con = connect(store, prices, needs=views)
+    try:
+        summary = summary_of(con, run_ids)
+        text = render(con, run_ids) if render is not None else None
+    finally:
+        con.close()
+    if text is not None:
+        publish_summary(text)
+    return summary

@@ -42,7 +42,6 @@ from .report_assets import (
     page,
     pareto_figure,
     provenance_section,
-    query_rows,
     record_card_section,
     register_platforms,
     series_slug,
@@ -51,10 +50,19 @@ from .report_assets import (
     trend_label,
     trend_section,
 )
-from .rows import RecordCardRow, fetch_rows
+from .rows import RecordCardRow, fetch_rows, typed_rows
 from .store import StoreRef
+from .summarise import rows_of_runs
 
-__all__ = ["REPORT_RUNS_SQL", "Platform", "build_report", "summary_markdown", "write_report"]
+__all__ = [
+    "MARKDOWN_VIEWS",
+    "REPORT_RUNS_SQL",
+    "Platform",
+    "build_report",
+    "markdown_of",
+    "summary_markdown",
+    "write_report",
+]
 
 _NAV = (
     '<nav class="toc">'
@@ -216,22 +224,27 @@ class _SummaryCard(RecordCardRow):
     power_basis: str
 
 
+MARKDOWN_VIEWS = ("record_card", "tco", "nightly_trend", "request_metrics")  # what summary_markdown reads
+_CARDS_SQL = "SELECT c.*, t.usd_per_m_output_tokens, t.power_basis FROM record_card AS c JOIN tco AS t USING (run_id)"
+
+
 def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
     """A short Markdown summary (record card and cost per run, flags) for a Prefect artifact."""
     # each view is read once here: no freeze_views (which would compute every run of the store, at every cell)
-    con = connect(store, prices, needs=("record_card", "tco", "nightly_trend", "request_metrics"))
+    con = connect(store, prices, needs=MARKDOWN_VIEWS)
     try:
-        ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
-        cards = query_rows(
-            con,
-            "SELECT c.*, t.usd_per_m_output_tokens, t.power_basis FROM record_card AS c JOIN tco AS t "
-            "USING (run_id) WHERE list_contains($ids, run_id) ORDER BY c.started",
-            _SummaryCard,
-            ids,
-        )
-        flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
+        return markdown_of(con, run_ids)
     finally:
         con.close()
+
+
+def markdown_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> str:
+    """``summary_markdown`` on a connection that defines ``MARKDOWN_VIEWS``."""
+    ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
+    # one run_id = $id branch per run (rows_of_runs): DuckDB does not push a list filter down through the views
+    table = rows_of_runs(con, _CARDS_SQL, ids, "ORDER BY started")
+    cards = typed_rows(table, _SummaryCard)
+    flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
     lines = [
         "# tcobench summary",
         "",

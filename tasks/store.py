@@ -98,6 +98,7 @@ _TRANSIENT = ("conflict", "database is locked", "lock on file", "file handle con
               "could not obtain lock", "busy")  # fmt: skip
 _PARTIAL_FILE = re.compile(r'Could not write file "([^"]+)"')
 T = TypeVar("T")
+_REMEMBERED_RUNS = 64  # runs whose committed per-run view rows a Store keeps (Store.committed)
 _process_lock = threading.RLock()  # one transaction at a time per process (one writer instance, one alias)
 
 
@@ -146,6 +147,30 @@ class Store:
     def __init__(self, location: StoreLocation) -> None:
         self.location = location
         self._tables_ready = False
+        self._committed: dict[str, dict[str, pa.Table]] = {}  # run id -> its cached views' rows, as committed here
+        self._committed_lock = threading.Lock()
+
+    def remember(self, run_ids: Sequence[str], rows: Mapping[str, pa.Table] | None) -> None:
+        """Keep the cached views' rows that this process just committed for these runs (the last few runs only);
+        None forgets them (a commit that stored no cached rows for them)."""
+        own = {r: {view: t.filter(pc.equal(t.column("run_id"), r)) for view, t in rows.items()} for r in run_ids} \
+            if rows is not None else {}  # fmt: skip
+        with self._committed_lock:
+            for run_id in run_ids:
+                self._committed.pop(run_id, None)
+                if run_id in own:
+                    self._committed[run_id] = own[run_id]
+            while len(self._committed) > _REMEMBERED_RUNS:
+                self._committed.pop(next(iter(self._committed)))
+
+    def committed(self, view: str, run_ids: Sequence[str]) -> pa.Table | None:
+        """The rows of cached view ``view`` that this process committed for these runs (in this order), or None when
+        it did not commit them all here."""
+        with self._committed_lock:
+            found = [self._committed.get(run_id, {}).get(view) for run_id in run_ids]
+        if not found or any(t is None for t in found):
+            return None
+        return pa.concat_tables([t for t in found if t is not None])
 
     def __str__(self) -> str:
         return str(self.location)
@@ -497,7 +522,9 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
 
     first = data["runs"].column("run_id")[0].as_py()
     what = f"run {first}" if data["runs"].num_rows == 1 else f"{data['runs'].num_rows} runs ({writer})"
-    return target.commit(body, what)
+    snapshot = target.commit(body, what)
+    target.remember(ids.column("run_id").to_pylist(), cached if data["runs"].num_rows <= _REMEMBERED_RUNS else None)
+    return snapshot
 
 
 def _check_dates(data: Mapping[str, pa.Table]) -> None:

@@ -11,9 +11,9 @@ import pyarrow as pa
 from tcobench.schemas import PriceTable
 
 from .query import connect
-from .store import StoreRef
+from .store import StoreRef, open_store
 
-__all__ = ["Summary", "run_summaries", "summarise"]
+__all__ = ["SUMMARY_VIEWS", "Summary", "run_summaries", "rows_of_runs", "summarise", "summary_of"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Summary:
     goodput: pa.Table  # view goodput (owned basis): requests within the SLO, goodput tok/s, cost per 1M good tokens
 
 
+SUMMARY_VIEWS = ("run_summary", "tco", "tco_sources", "goodput")  # Summary's fields, in order
 _ORDER = {"tco_sources": "ORDER BY run_id, term", "goodput": "ORDER BY run_id"}
 _WHERE = {"goodput": "basis = 'owned'"}
 # Up to this many runs are read one ``run_id = $id`` branch each (UNION ALL): DuckDB pushes an equality on run_id
@@ -33,39 +34,60 @@ _WHERE = {"goodput": "basis = 'owned'"}
 BY_EQUALITY = 32
 
 
-def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
-    order = _ORDER.get(view, "ORDER BY started, concurrency")
-    where = [_WHERE[view]] if view in _WHERE else []
+def rows_of_runs(
+    con: duckdb.DuckDBPyConnection, select: str, run_ids: Sequence[str] | None, order: str, where: Sequence[str] = ()
+) -> pa.Table:
+    """The rows of ``select`` (``SELECT ... FROM ...``, no WHERE; ``run_id`` names one column) of the given runs
+    (all when None), ``order`` applied (an ``ORDER BY`` over its output columns): up to ``BY_EQUALITY`` runs one
+    ``run_id = $id`` branch each, more in one pass with a list filter."""
+    conditions = list(where)
     if run_ids is None or len(run_ids) > BY_EQUALITY:
         if run_ids is not None:
-            where.append("list_contains($ids, run_id)")
-        clause = f"WHERE {' AND '.join(where)}" if where else ""
+            conditions.append("list_contains($ids, run_id)")
+        clause = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         params = {"ids": list(run_ids)} if run_ids is not None else None
-        return con.sql(f"SELECT * FROM {view} {clause} {order}", params=params).to_arrow_table()
+        return con.sql(f"SELECT * FROM ({select} {clause}) {order}", params=params).to_arrow_table()
     ids = list(dict.fromkeys(run_ids))
     if not ids:
-        return con.sql(f"SELECT * FROM {view} WHERE false").to_arrow_table()
+        return con.sql(f"SELECT * FROM ({select} WHERE false) {order}").to_arrow_table()
     branches = " UNION ALL ".join(
-        f"SELECT * FROM {view} WHERE {' AND '.join([*where, f'run_id = $id{i}'])}" for i in range(len(ids))
+        f"{select} WHERE {' AND '.join([*conditions, f'run_id = $id{i}'])}" for i in range(len(ids))
     )
     each = {f"id{i}": run_id for i, run_id in enumerate(ids)}
     return con.sql(f"SELECT * FROM ({branches}) {order}", params=each).to_arrow_table()
+
+
+def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
+    order = _ORDER.get(view, "ORDER BY started, concurrency")
+    return rows_of_runs(con, f"SELECT * FROM {view}", run_ids, order, [_WHERE[view]] if view in _WHERE else [])
+
+
+def summary_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> Summary:
+    """``summarise`` on a connection that defines ``SUMMARY_VIEWS``."""
+    return Summary(*(_rows(con, view, run_ids) for view in SUMMARY_VIEWS))
 
 
 def summarise(
     store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None, snapshot: int | None = None
 ) -> Summary:
     """Rows of run_summary, tco, tco_sources and goodput for the given runs (all runs when None)."""
-    views = ("run_summary", "tco", "tco_sources", "goodput")
-    con = connect(store, prices, needs=views, snapshot=snapshot)
+    con = connect(store, prices, needs=SUMMARY_VIEWS, snapshot=snapshot)
     try:
-        return Summary(*(_rows(con, view, run_ids) for view in views))
+        return summary_of(con, run_ids)
     finally:
         con.close()
 
 
 def run_summaries(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> pa.Table:
-    """The run_summary rows of the given runs alone (what a progress line shows), oldest first."""
+    """The run_summary rows of the given runs alone (what a progress line shows), oldest first.
+
+    Runs this process has just committed are read from the rows it stored for them at commit time (``tasks.store``
+    computes view run_summary of a run as it commits it), without opening the store again: a progress line at each
+    level opened a connection (attach, views) for one row."""
+    ids = list(dict.fromkeys(run_ids))
+    committed = open_store(store).committed("run_summary", ids) if ids else None
+    if committed is not None:
+        return committed.sort_by([("started", "ascending"), ("concurrency", "ascending")])
     con = connect(store, prices, needs=("run_summary",))
     try:
         return _rows(con, "run_summary", run_ids)

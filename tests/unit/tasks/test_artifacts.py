@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from tcobench.tasks import artifacts
+from tcobench.tasks import artifacts, query
 from tcobench.tasks.prices import load_prices
+from tcobench.tasks.report import summary_markdown
+from tcobench.tasks.summarise import summarise
 
 from ..factories import write_fleet
 
@@ -20,6 +22,9 @@ def test_nothing_happens_outside_prefect(monkeypatch: pytest.MonkeyPatch, tmp_pa
         monkeypatch.delitem(sys.modules, name)
     assert artifacts.publish_summary("# hi") is None
     assert artifacts.publish_run_summary(tmp_path / "no-store", load_prices(None), ["x"]) is None
+    write_fleet(tmp_path / "store", nights=1, concurrency=(1,))
+    summary = artifacts.summarise_and_publish(tmp_path / "store", load_prices(None), ["gpu-nv-1-n0-c1"])
+    assert summary.runs.column("run_id").to_pylist() == ["gpu-nv-1-n0-c1"]
     assert "prefect" not in sys.modules  # never imported it
 
 
@@ -59,3 +64,29 @@ def test_publishes_inside_a_flow_run(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 def test_prefect_imported_but_no_flow_run(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _fake_prefect(monkeypatch, in_run=False)
     assert artifacts.publish_summary("# hi") is None and calls == []
+
+
+def test_summarise_and_publish_reads_the_summary_and_the_artifact_from_one_connection(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    write_fleet(tmp_path, nights=3, concurrency=(1, 4))
+    prices, ids = load_prices(None), ["gpu-nv-1-n2-c4", "gpu-nv-1-n2-c1"]
+    wanted, markdown = summarise(tmp_path, prices, ids), summary_markdown(tmp_path, prices, ids)
+    calls = _fake_prefect(monkeypatch, in_run=True)
+    opened: list[object] = []
+    real = query.connect
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(query, "connect", counted)
+    summary = artifacts.summarise_and_publish(tmp_path, prices, ids)
+    assert len(opened) == 1
+    for name in ("runs", "tco", "sources", "goodput"):
+        assert getattr(summary, name).equals(getattr(wanted, name)), name
+    (call,) = calls
+    assert call["markdown"] == markdown and call["key"] == "tcobench-summary"
+    calls.clear()
+    assert artifacts.summarise_and_publish(tmp_path, prices, ids, publish=False).runs.equals(wanted.runs)
+    assert calls == []  # a batch the store stopped: summarised, not published

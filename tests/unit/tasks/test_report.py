@@ -144,6 +144,26 @@ def test_summary_markdown(fleet: Path) -> None:
     assert "- gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26: decode_tok_s" in text
 
 
+def test_summary_markdown_of_some_runs_reads_them_by_equality_or_in_one_pass_alike(
+    fleet: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcobench.tasks import summarise as summarise_module
+
+    prices = load_prices(None)
+    whole = summary_markdown(fleet, prices).splitlines()
+    con = connect(fleet, prices)
+    try:
+        rows = con.sql("SELECT run_id FROM runs ORDER BY started_ns DESC").fetchall()
+    finally:
+        con.close()
+    ids = [rows[0][0], rows[7][0], rows[3][0]]
+    some = summary_markdown(fleet, prices, ids)  # one run_id = $id branch per run (BY_EQUALITY = 32)
+    monkeypatch.setattr(summarise_module, "BY_EQUALITY", 0)  # one pass with a list filter
+    assert summary_markdown(fleet, prices, ids) == some
+    table = [line for line in some.splitlines()[4:] if line.startswith("| ")]
+    assert len(table) == 3 and set(table) <= set(whole) and "\n3 run(s)." in some
+
+
 def test_chart_primitives_escape_and_count_marks() -> None:
     line = line_chart([Line("a<b", "#000", [(1, 2), (2, 3)], marks=[Mark(2, 3, "t&t", ring=True)])], "x", "y")
     assert 'data-marks="3"' in line and "a&lt;b" in line and "t&amp;t" in line

@@ -10,11 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from tcobench.tasks import store as store_module
 from tcobench.tasks import summarise as summarise_module
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.summarise import run_summaries, summarise
 
-from ..factories import write_fleet
+from ..factories import make_request, make_run, write_fleet
 
 
 def _only(table: pa.Table, ids: list[str]) -> pa.Table:
@@ -40,3 +41,35 @@ def test_some_runs_are_the_whole_stores_rows_of_those_runs(
     none = summarise(tmp_path, prices, [])
     assert (none.runs.num_rows, none.goodput.num_rows) == (0, 0)
     assert none.runs.schema == everything.runs.schema
+
+
+def _no_connection(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the store was opened")
+
+
+def test_runs_committed_by_this_process_are_summarised_from_their_committed_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = write_fleet(tmp_path, nights=1, concurrency=(1, 4), requests=6)
+    prices = load_prices(None)
+    own = [r.run_id for r in runs if r.host == runs[0].host]  # one host's levels: no two start at once (no tie)
+    ids = [own[-1], own[0], own[-1]]
+    with monkeypatch.context() as patched:
+        patched.setattr(summarise_module, "connect", _no_connection)
+        committed = run_summaries(tmp_path, prices, ids)  # a progress line: no attach, no views
+    store_module.open_store(tmp_path).remember([r.run_id for r in runs], None)  # forgotten: read from the store
+    stored = run_summaries(tmp_path, prices, ids)
+    assert stored.num_rows == 2 and committed.equals(stored)
+
+
+def test_a_run_rewritten_without_cached_rows_is_read_from_the_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store_module.write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
+    assert store_module.open_store(tmp_path).committed("run_summary", ["a"]) is not None
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)  # views not computable at commit
+    store_module.write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a"), make_request(run_id="a")])
+    assert store_module.open_store(tmp_path).committed("run_summary", ["a"]) is None
+    monkeypatch.setattr(summarise_module, "connect", _no_connection)
+    with pytest.raises(AssertionError, match="the store was opened"):
+        run_summaries(tmp_path, load_prices(None), ["a"])
