@@ -66,6 +66,12 @@ async def _serve(handler: Handler, tls: ssl.SSLContext | None = None) -> tuple[a
     return server, f"{'https' if tls else 'http'}://127.0.0.1:{port}", accepted
 
 
+def _target_and_clients(url: str) -> tuple[Target, _Clients]:
+    """An OpenAI target at ``url`` and the lean client's connections for it (as measure makes them)."""
+    target = Target(url, Protocol.openai, "m")
+    return target, _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+
+
 def _conn(url: str, ssl_context: ssl.SSLContext | None = None) -> http1.Connection:
     return http1.Connection(http1.Origin.of(url), {"Authorization": "Bearer k"}, ssl_context, 2.0)
 
@@ -144,8 +150,7 @@ def test_an_idle_connection_the_server_closed_is_replaced_and_a_dropped_request_
 
     async def main() -> None:
         server, url, accepted = await _serve(handler)
-        target = Target(url, Protocol.openai, "m")
-        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        target, clients = _target_and_clients(url)
         adapter = adapter_for(Protocol.openai)
         try:
             stream, t0, stale = await _attempt(clients, adapter, target, url + "/v1/completions", {}, 5.0)
@@ -218,8 +223,7 @@ def test_a_broken_stream_read_piece_by_piece_fails_the_request_as_pulled_bodies_
 
     async def main() -> None:
         server, url, _ = await _serve(handler)
-        target = Target(url, Protocol.openai, "m")
-        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        target, clients = _target_and_clients(url)
         try:
             stream, _, stale = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
             assert stream.status == 200 and not stale
@@ -250,8 +254,7 @@ def test_each_piece_of_a_stream_is_timed_by_its_own_arrival() -> None:
 
     async def main() -> None:
         server, url, _ = await _serve(handler)
-        target = Target(url, Protocol.openai, "m")
-        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        target, clients = _target_and_clients(url)
         try:
             stream, t0, _ = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
         finally:
@@ -275,8 +278,7 @@ def test_an_error_status_with_a_large_body_reads_the_start_and_drops_the_connect
 
     async def main() -> None:
         server, url, _ = await _serve(handler)
-        target = Target(url, Protocol.openai, "m")
-        clients = _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+        target, clients = _target_and_clients(url)
         try:
             stream, _, stale = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 5.0)
             assert (stream.status, stream.retry_after, stale) == (429, "2", False)
