@@ -23,7 +23,6 @@ __all__ = [
     "ARTIFACT_KEY",
     "in_prefect_flow_run",
     "publish_link",
-    "publish_run_summary",
     "publish_summary",
     "summarise_and_publish",
 ]
@@ -59,18 +58,10 @@ def publish_link(link: str, text: str, key: str) -> str | None:
     return str(create_link_artifact(link=link, link_text=text, key=key, description=text))
 
 
-def publish_run_summary(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> str | None:
-    """publish_summary of report.summary_markdown for these runs; skips building it outside a flow run."""
-    if not in_prefect_flow_run():
-        return None
-    from .report import summary_markdown
-
-    return publish_summary(summary_markdown(store, prices, run_ids))
-
-
 def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence[str], publish: bool = True) -> Summary:
-    """``summarise`` of these runs and, when ``publish`` and inside a flow run, ``publish_run_summary``'s artifact,
-    both from one connection (one attach of the store and one binding of the views a cell's end reads, not two)."""
+    """``summarise`` of these runs and, when ``publish`` and inside a flow run, the Markdown artifact of
+    ``report.summary_markdown`` for them, both from one connection (one attach of the store and one binding of the
+    views a cell's end reads, not two)."""
     from .query import connect
     from .summarise import SUMMARY_VIEWS, summary_of
 

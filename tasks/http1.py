@@ -278,8 +278,15 @@ class _Inbox(asyncio.Protocol):
         return data, stamp
 
     def hand_to(self, push: Callable[[bytes, int], None]) -> None:
-        """From now on each piece goes to ``push`` as it comes (nothing is held: reading resumes if it paused)."""
+        """Give ``push`` the pieces held (and ``b""`` if the peer already closed), then each piece as it comes:
+        nothing is held any more, so reading resumes if it paused."""
         self.push = push
+        while self.pieces:
+            data, stamp = self.pieces.popleft()
+            self.size -= len(data)
+            push(data, stamp)
+        if self.closed:
+            push(b"", time.perf_counter_ns())
         if self._reading_paused and self.transport is not None:
             self._reading_paused = False
             self.transport.resume_reading()
@@ -330,11 +337,6 @@ class _Dechunker:
     """Chunked transfer-encoding, fed bytes as they come: ``feed`` returns the payload bytes they complete or
     continue (partial chunks included); ``done`` once the last chunk and its trailers are in, ``extra`` the
     bytes after them."""
-
-    def at_eof(self) -> None:
-        if not self.done:
-            raise RemoteProtocolError("peer closed connection without sending complete message body: "
-                                      "incomplete chunked read")  # fmt: skip
 
     def __init__(self) -> None:
         self._held = b""  # bytes of a size line, a CRLF or the trailers not yet whole
@@ -389,6 +391,11 @@ class _Dechunker:
         self._held = buf[pos:]
         return out
 
+    def at_eof(self) -> None:
+        if not self.done:
+            raise RemoteProtocolError("peer closed connection without sending complete message body: "
+                                      "incomplete chunked read")  # fmt: skip
+
 
 class Response:
     """A response's status and headers (names lower-case); ``aiter_raw`` yields its body as it arrives, once:
@@ -413,7 +420,10 @@ class Response:
         """When the bytes ``aiter_raw`` last yielded reached the host (perf counter, ns): the kernel's stamp of
         the read that brought them if it is one of this request's (not before it was sent), else the perf counter
         when they were read."""
-        stamp = self._arrival
+        return self._timed(self._arrival)
+
+    def _timed(self, stamp: int) -> int:
+        """``stamp`` if it is one of this request's (not before it was sent), else the perf counter now."""
         return stamp if stamp >= self._conn.sent_ns else time.perf_counter_ns()
 
     def _framing(self) -> _Sized | _ToClose | _Dechunker:
@@ -445,10 +455,8 @@ class Response:
         receives it: inside the connection's receive callback, so no task wakes per piece (the cheap path of a
         token stream). Returns once the body ended, or ``sink`` returned True (stop: the connection is then not
         reused); raises what the framing or ``sink`` raised, and ReadError if the connection broke."""
-        body, conn = self._framing(), self._conn
-        inbox = conn.inbox
+        body, inbox = self._framing(), self._conn.inbox
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        sent = conn.sent_ns
 
         def take(data: bytes, stamp: int) -> None:
             if finished.done():
@@ -456,12 +464,11 @@ class Response:
             try:
                 if not data:
                     if inbox.error is not None:
-                        raise ReadError(str(inbox.error) or type(inbox.error).__name__) from inbox.error
+                        raise _read_error(inbox.error) from inbox.error
                     body.at_eof()
                 else:
                     out = body.feed(data)
-                    if out and sink(out[0] if len(out) == 1 else b"".join(out),
-                                    stamp if stamp >= sent else time.perf_counter_ns()):  # fmt: skip
+                    if out and sink(out[0] if len(out) == 1 else b"".join(out), self._timed(stamp)):
                         finished.set_result(None)
                         return
                 if body.done:
@@ -470,18 +477,16 @@ class Response:
             except BaseException as exc:  # to the reader, not into the transport's callback
                 finished.set_exception(exc)
 
-        while inbox.pieces and not finished.done():  # what came before the reader was ready
-            data, stamp = inbox.pieces.popleft()
-            inbox.size -= len(data)
-            take(data, stamp)
-        if inbox.closed and not finished.done():
-            take(b"", time.perf_counter_ns())
-        if not finished.done():
-            inbox.hand_to(take)
+        inbox.hand_to(take)
         try:
             await finished
         finally:
             inbox.push = None
+
+
+def _read_error(exc: BaseException) -> ReadError:
+    """A connection broken mid-response (reset, ...), named as httpx names it."""
+    return ReadError(str(exc) or type(exc).__name__)
 
 
 def _length(value: str) -> int:
@@ -545,7 +550,7 @@ class Connection:
         try:
             return await self._inbox.take()
         except OSError as exc:  # reset mid-response
-            raise ReadError(str(exc) or type(exc).__name__) from exc
+            raise _read_error(exc) from exc
 
     async def _open(self) -> _Inbox:
         host, port = self.origin.host, self.origin.port

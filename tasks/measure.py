@@ -354,6 +354,12 @@ def _retry_note(status: int | None, retry_after: str | None, retries: int, max_r
     return f" (Retry-After {wait:g} s is over the {MAX_RETRY_AFTER_S:g} s limit: not retried)"
 
 
+def _compression(headers: Mapping[str, str]) -> str | None:
+    """The response's content encoding when it is not identity (tcobench asks for identity), else None."""
+    encoding = headers.get("content-encoding", "identity").strip().lower()
+    return None if encoding in ("", "identity") else encoding
+
+
 class _Stream:
     """Accumulates one response: content timestamps, counters, end marker, error."""
 
@@ -377,8 +383,8 @@ class _Stream:
             self.retry_after = headers.get("retry-after")
             self.error = f"HTTP {status}: {(await _error_body(body))[:200]}"
             return
-        encoding = headers.get("content-encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
+        encoding = _compression(headers)
+        if encoding is not None:
             raise StreamLimitError(f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
                                    "tcobench asked for identity")  # fmt: skip
         lines = LineSplitter()
@@ -391,10 +397,7 @@ class _Stream:
         """Read one response of the lean client: a 200 identity stream is handed over piece by piece inside the
         connection's receive callback (``Response.stream``: no task wakes per chunk), each piece timed by its
         kernel receive stamp; anything else as ``read`` does."""
-        if response.status_code != 200 or response.headers.get("content-encoding", "identity").strip().lower() not in (
-            "",
-            "identity",
-        ):
+        if response.status_code != 200 or _compression(response.headers) is not None:
             await self.read(response.status_code, response.headers, response.aiter_raw(), adapter, chat,
                             response.arrival_ns)  # fmt: skip
             return

@@ -21,7 +21,6 @@ def test_nothing_happens_outside_prefect(monkeypatch: pytest.MonkeyPatch, tmp_pa
     for name in [m for m in sys.modules if m == "prefect" or m.startswith("prefect.")]:
         monkeypatch.delitem(sys.modules, name)
     assert artifacts.publish_summary("# hi") is None
-    assert artifacts.publish_run_summary(tmp_path / "no-store", load_prices(None), ["x"]) is None
     write_fleet(tmp_path / "store", nights=1, concurrency=(1,))
     summary = artifacts.summarise_and_publish(tmp_path / "store", load_prices(None), ["gpu-nv-1-n0-c1"])
     assert summary.runs.column("run_id").to_pylist() == ["gpu-nv-1-n0-c1"]
@@ -54,7 +53,7 @@ def _fake_prefect(monkeypatch: pytest.MonkeyPatch, in_run: bool) -> list[dict[st
 def test_publishes_inside_a_flow_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     write_fleet(tmp_path, nights=3, concurrency=(1,))
     calls = _fake_prefect(monkeypatch, in_run=True)
-    assert artifacts.publish_run_summary(tmp_path, load_prices(None), ["gpu-nv-1-n2-c1"]) == "artifact-1"
+    artifacts.summarise_and_publish(tmp_path, load_prices(None), ["gpu-nv-1-n2-c1"])
     (call,) = calls
     assert call["key"] == "tcobench-summary" and call["description"] == "tcobench run summary"
     assert "| gpu-nv-1 | gpu-nv-1 | NVIDIA H200 | 580.159.04 |" in call["markdown"]
