@@ -36,7 +36,7 @@ from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.progress import NightProgress, PlainSink
 
-from ._orchestrator import flow, run_log
+from ._orchestrator import flow, inline, run_log
 from .benchmark import benchmark
 
 __all__ = ["HOST_DEPLOYMENT", "NIGHTLY_DEPLOYMENT", "FleetNight", "deploy_host_flow", "deploy_nightly", "fleet_host",
@@ -63,7 +63,7 @@ def fleet_host(
     refuse_remote_engines(host_cells)
     price_table, store_ref = prices_from_parameters(prices), store or settings.store
     progress = NightProgress(host_cells, PlainSink(run_log(), every_s=30.0), store_ref, price_table)  # worker's log
-    results = run_cells(host_cells, benchmark, price_table, store_ref, settings.model_cache, batch_id, attempts,
+    results = run_cells(host_cells, inline(benchmark), price_table, store_ref, settings.model_cache, batch_id, attempts,
                         backoff_s, progress=progress.of(str(host.get("name"))))  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
                     description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip

@@ -28,7 +28,7 @@ from tcobench.tasks.progress import NightProgress, ProgressSink
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
 from tcobench.tasks.shutdown import deferred
 
-from ._orchestrator import flow, task
+from ._orchestrator import flow, inline, task
 from .benchmark import benchmark
 from .fleet import run_fleet
 
@@ -67,7 +67,7 @@ def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Set
     futures = [
         run_host_task.submit(
             plan.cells_of(host.name),
-            benchmark,
+            inline(benchmark),  # each cell's tasks are task runs of its host's task run, not a flow run per cell
             prices,
             store,
             settings.model_cache,

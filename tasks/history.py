@@ -46,7 +46,7 @@ from tcobench.schemas import PriceTable, RunStatus
 from .quantile import quantile
 from .query import connect, freeze_views
 from .ranktests import SeriesTests, series_tests, u_p_value
-from .rows import NightlyTrendRow, fetch_rows
+from .rows import IDS, NightlyTrendRow, fetch_rows, id_list
 from .store import StoreRef
 
 __all__ = ["METRICS", "Better", "Change", "Metric", "Point", "Series", "detect_changes", "history", "mann_whitney_u"]
@@ -161,9 +161,9 @@ def _samples(
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
     requests, too many to pass through Python one row at a time."""
-    keep = " AND run_id IN (SELECT unnest($ids))" if runs is not None else ""
+    keep = f" AND run_id IN (SELECT unnest({IDS}))" if runs is not None else ""
     keep += " AND date BETWEEN $first AND $last" if dates is not None else ""
-    params: dict[str, object] = {"ids": list(runs)} if runs is not None else {}
+    params: dict[str, object] = {"ids": id_list(runs)} if runs is not None else {}
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
     table = con.sql(
         "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "
@@ -280,7 +280,8 @@ def detect_changes(
 ) -> list[Series]:
     """Every series of view nightly_trend with its points and their tested changes (module docstring). With
     ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
-    over the whole store (a run's summary or a comparison need not test the whole store's history)."""
+    over the whole store (a run's summary or a comparison need not test the whole store's history): only the
+    rows from ``window`` runs before the first of them to the last of them are read and tested."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
     if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
@@ -289,11 +290,13 @@ def detect_changes(
     order = "ORDER BY host, model_name, workload, concurrency, series, night"
     ok = ", ".join(f"'{s.value}'" for s in (RunStatus.ok, RunStatus.partial))  # interrupted/failed runs are not trends
     sql = f"SELECT * FROM nightly_trend WHERE status IN ({ok})"
-    if runs is not None:
-        sql = (f"WITH t AS ({sql}) SELECT * FROM t WHERE series IN "
-               "(SELECT series FROM t WHERE run_id IN (SELECT unnest($ids)))")  # fmt: skip
+    if runs is not None:  # the runs' series, from ``window`` runs before the first of them to the last of them
+        sql = (f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
+               f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
+               f"WHERE run_id IN (SELECT unnest({IDS})) GROUP BY series) SELECT t.* EXCLUDE (_at) FROM t "
+               "JOIN k USING (series) WHERE t._at BETWEEN k.first AND k.last")  # fmt: skip
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
-    for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": list(runs)} if runs is not None else None):
+    for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": id_list(runs)} if runs is not None else None):
         by_series[row["series"]].append(row)
     keep = set(runs) if runs is not None else None
     if keep is None:

@@ -5,9 +5,10 @@ one asked for: DuckLake time travel), so every query of a session sees the same 
 says which (id, commit time, store).
 Base views: ``runs`` (read once per connection into a table), ``requests``, ``telemetry``, ``images``,
 ``commits``; columns a record gained since the store's older rows were written read as NULL. The per-run views
-``run_summary`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where their SQL matches
-this version's, and are computed for the other runs. Price tables (``hardware``, ``site``, ``ops``, ``rental``,
-``latency_target``) come from the validated price table. Every file in ``tcobench/sql`` then defines one view.
+``run_summary``, ``run_statistics`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where
+their SQL matches this version's, and are computed for the other runs. Price tables (``hardware``, ``site``,
+``ops``, ``rental``, ``latency_target``) come from the validated price table. Every file in ``tcobench/sql`` then
+defines one view.
 
 Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``) is
 left out with a warning naming it, together with every run that had rows in it, and everything else reads.
@@ -33,6 +34,7 @@ from tcobench.schemas import PriceTable, arrow_type
 
 from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from .rows import IDS, id_list
 from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, retry_while_busy, table_schema
 from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
@@ -129,7 +131,7 @@ def _leave_out(con: duckdb.DuckDBPyConnection, damage: list[Damage], warn: Calla
              "(`tcobench store verify --repair` moves it to quarantine)")  # fmt: skip
     bad = incomplete_runs(con, tables)
     if bad:
-        con.execute("DELETE FROM _runs_snapshot WHERE list_contains($ids, run_id)", {"ids": bad})
+        con.execute(f"DELETE FROM _runs_snapshot WHERE list_contains({IDS}, run_id)", {"ids": id_list(bad)})
         shown = ", ".join(b[:12] for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         warn(f"store: {len(bad)} run(s) with rows in damaged files are left out: {shown}")
 

@@ -10,13 +10,14 @@ returns its rows as a TypedDict, checking that the query's columns are the Typed
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict, TypeVar, cast
 
 import duckdb
 import pyarrow as pa
 
 __all__ = [
+    "IDS",
     "VIEW_ROWS",
     "CostAtLatencyTargetRow",
     "NightlyTrendRow",
@@ -27,8 +28,25 @@ __all__ = [
     "TcoRow",
     "TcoSourcesRow",
     "fetch_rows",
+    "id_list",
     "typed_rows",
 ]
+
+_SEPARATOR = "\x1f"  # ASCII unit separator: never in a run id (id_list refuses one that has it)
+IDS = "string_split($ids, chr(31))"  # SQL: the list of run ids bound to $ids with id_list
+
+
+def id_list(ids: Iterable[str]) -> str:
+    """Run ids as one text parameter (``$ids``) that SQL splits back into a list (``IDS``).
+
+    DuckDB's Python binding converts a list parameter value by value and looks pandas up for each value; where
+    pandas is not installed every lookup searches the import path again: 0.45 s for a list of 2,000 ids, against
+    5 ms for the same ids as one text (docs/performance.md)."""
+    values = list(ids)
+    bad = next((v for v in values if _SEPARATOR in v), None)
+    if bad is not None:
+        raise ValueError(f"run id {bad!r} contains the unit separator U+001F")
+    return _SEPARATOR.join(values)
 
 
 class RunIdentityRow(TypedDict):

@@ -9,7 +9,7 @@ on the next write, and rows written before read it as NULL):
     engine_metrics  EngineMetricRecord  one row per engine metric sample (tasks.engine_metrics)  partitioned by date
     images      ImageRecord       one row per image build / unchanged check / push
     commits     CommitRecord      one row per committed run: the row counts its transaction wrote
-    cache_<key>.run_summary, cache_<key>.energy, cache_<key>.covered
+    cache_<key>.run_summary, cache_<key>.run_statistics, cache_<key>.energy, cache_<key>.covered
                 the per-run views computed at commit time (``tasks.views``), and the runs they cover
 
 A run commits in **one transaction**: its runs row, requests, telemetry, engine metrics, commits row and cached view

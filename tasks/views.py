@@ -1,7 +1,8 @@
 """The shipped SQL views (tcobench/sql, one per file) and the per-run ones the store caches at commit time.
 
-``run_summary`` and ``energy`` are functions of one run's rows (its runs row, requests and telemetry), and they are
-what every run-level view (tco, cost_basis, nightly_trend, ...) reads. Recomputing them means a scan of every
+``run_summary``, ``run_statistics`` and ``energy`` are functions of one run's rows (its runs row, requests and
+telemetry), and they are what every run-level view (tco, cost_basis, nightly_trend, ...), the report's latency
+distributions and compare's bootstrap read. Recomputing them means a scan of every
 request and sample in the store, so ``tasks.store`` computes them once, when a run commits, with the very same
 SQL files run over that run's rows, and stores the rows next to the run. A reader uses the stored rows when they
 were computed by the SQL it ships (``view_key``: a hash of the view files up to the last cached one) and computes
@@ -22,7 +23,7 @@ from tcobench.errors import QueryError
 
 __all__ = ["CACHED_VIEWS", "compute_per_run", "define_views", "sql_views", "view_key"]
 
-CACHED_VIEWS = ("run_summary", "energy")
+CACHED_VIEWS = ("run_summary", "run_statistics", "energy")
 _CACHE_FORMAT = "tcobench-view-cache-1"
 
 
@@ -69,7 +70,7 @@ def compute_per_run(con: duckdb.DuckDBPyConnection, schema: str) -> dict[str, pa
     """The cached views' rows over the base views ``runs``, ``requests``, ``telemetry`` of ``schema``.
 
     The view files are run inside ``schema`` (its base views shadow those of ``main``), so they see only the rows
-    given there; the cached views' rows are returned as Arrow tables (``run_summary``, ``energy``).
+    given there; the cached views' rows are returned as Arrow tables (one per CACHED_VIEWS name).
     """
     previous = con.execute("SELECT current_schema()").fetchone()
     con.execute(f"SET schema = '{schema}'")

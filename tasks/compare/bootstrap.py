@@ -11,7 +11,9 @@ weighs nights as ``night_weighted_mean`` does. The interval is the percentile in
 Requests within a run with at least ``NORMAL_FROM_REQUESTS`` (100) ok requests are not drawn one by one: the
 resampled ratio is replaced by its normal approximation (the delta method, with the plug-in variance the
 resampling itself has): rate* / rate = 1 + z sd, z ~ N(0, 1), sd = sqrt(mean((t - rate e)^2) / n) / (rate mean(e))
-with rate = sum t / sum e over the run's n requests. Drawing costs n random indices per run and replicate (at a
+with rate = sum t / sum e over the run's n requests, and mean((t - rate e)^2) = (sum t^2 - 2 rate sum t e +
+rate^2 sum e^2) / n: the run's sums (``Moments``), which view ``run_statistics`` keeps per run, so such a run's
+requests are never read. Drawing costs n random indices per run and replicate (at a
 year's scale, billions: docs/performance.md); the approximation costs one normal draw, and at n >= 100 the two
 agree (tests/unit/tasks/test_compare.py compares them). Nights and runs are still drawn as above.
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import duckdb
@@ -33,9 +35,11 @@ import numpy as np
 import pyarrow.compute as pc
 
 from ..quantile import quantile
+from ..rows import IDS, id_list
 
 __all__ = [
     "NORMAL_FROM_REQUESTS",
+    "Moments",
     "NightDraws",
     "RunSample",
     "TokenCount",
@@ -52,14 +56,43 @@ NightDraws = dict[str, np.ndarray]  # night -> how many times it is drawn in eac
 
 
 @dataclass(frozen=True)
+class Moments:
+    """Sums over a run's ok requests with tokens counted and e2e > 0 (view run_statistics): count, sum t,
+    sum t^2, sum e, sum e^2, sum t e, with t the tokens counted and e the end-to-end latency in s."""
+
+    n: int
+    t: float
+    tt: float
+    e: float
+    ee: float
+    te: float
+
+    @classmethod
+    def of(cls, tokens: np.ndarray, e2e_s: np.ndarray) -> Moments:
+        return cls(len(tokens), float(tokens.sum()), float(tokens @ tokens), float(e2e_s.sum()),
+                   float(e2e_s @ e2e_s), float(tokens @ e2e_s))  # fmt: skip
+
+
+_NONE = np.array([])
+
+
+@dataclass(frozen=True)
 class RunSample:
-    """One run's inputs to the bootstrap: its night, its tokens per USD and its ok requests."""
+    """One run's inputs to the bootstrap: its night, its tokens per USD and its ok requests: their arrays, or
+    (``moments``) only their sums, enough for a run of at least NORMAL_FROM_REQUESTS of them."""
 
     run_id: str
     night: str
     tokens_per_usd: float
-    tokens: np.ndarray  # per ok request: tokens counted (request_metrics.output_tokens or total_tokens)
-    e2e_s: np.ndarray  # per ok request: end-to-end latency, s
+    tokens: np.ndarray = field(default_factory=lambda: _NONE)  # per ok request: tokens counted (output or total)
+    e2e_s: np.ndarray = field(default_factory=lambda: _NONE)  # per ok request: end-to-end latency, s
+    moments: Moments | None = None  # the requests' sums; None: computed from the arrays
+
+    def sums(self) -> Moments:
+        return self.moments if self.moments is not None else Moments.of(self.tokens, self.e2e_s)
+
+
+_SUMS = ("n", "t", "tt", "e", "ee", "te")
 
 
 def load_samples(
@@ -68,14 +101,33 @@ def load_samples(
     tokens: TokenCount,
     dates: tuple[str, str] | None = None,
 ) -> list[RunSample]:
-    """A RunSample per (run_id, night, tokens per USD), with the run's ok requests from view request_metrics.
+    """A RunSample per (run_id, night, tokens per USD): the run's sums from view run_statistics, and for a run
+    with fewer than NORMAL_FROM_REQUESTS ok requests (drawn one by one) its requests from view request_metrics.
     ``dates``: the runs' first and last date (requests carry their run's date: the store skips other dates' files)."""
+    ids = [run_id for run_id, _, _ in runs]
+    columns = ", ".join(f"{tokens}_{c}" for c in _SUMS)
+    found = {row[0]: Moments(int(row[1] or 0), *(float(v or 0.0) for v in row[2:])) for row in con.execute(
+        f"SELECT run_id, {columns} FROM run_statistics WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(ids)}
+    ).fetchall()}  # fmt: skip
+    none = Moments(0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no ok request with tokens counted
+    few = [run_id for run_id in ids if 2 <= found.get(run_id, none).n < NORMAL_FROM_REQUESTS]
+    arrays = _requests_of(con, few, tokens, dates) if few else {}
+    return [
+        RunSample(run_id, night, per_usd, *arrays.get(run_id, (_NONE, _NONE)), moments=found.get(run_id, none))
+        for run_id, night, per_usd in runs
+    ]
+
+
+def _requests_of(
+    con: duckdb.DuckDBPyConnection, ids: list[str], tokens: TokenCount, dates: tuple[str, str] | None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per run: its ok requests' tokens counted and end-to-end latencies (s), in scan order (view request_metrics)."""
     query = (
         f"SELECT run_id, {tokens}_tokens AS tokens, e2e_ns / 1e9 AS e2e_s FROM request_metrics "
-        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest($ids))"
+        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest({IDS}))"
         + (" AND date BETWEEN $first AND $last" if dates is not None else "")
     )
-    params: dict[str, object] = {"ids": [run_id for run_id, _, _ in runs]}
+    params: dict[str, object] = {"ids": id_list(ids)}
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
     table = con.execute(query, params).fetch_arrow_table()
     # the rows grouped by run without a pass through Python per row; each run keeps its rows' scan order
@@ -84,12 +136,8 @@ def load_samples(
     order = np.argsort(code, kind="stable")
     bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
     counted, secs = (table.column(name).to_numpy().astype(float)[order] for name in ("tokens", "e2e_s"))
-    found = {run_id: slice(bounds[i], bounds[i + 1]) for i, run_id in enumerate(codes.dictionary.to_pylist())}
-    empty = slice(0, 0)
-    return [
-        RunSample(run_id, night, per_usd, counted[found.get(run_id, empty)], secs[found.get(run_id, empty)])
-        for run_id, night, per_usd in runs
-    ]
+    return {run_id: (counted[bounds[i] : bounds[i + 1]], secs[bounds[i] : bounds[i + 1]])
+            for i, run_id in enumerate(codes.dictionary.to_pylist())}  # fmt: skip
 
 
 def _run_replicates(
@@ -97,18 +145,20 @@ def _run_replicates(
 ) -> np.ndarray:
     """A run's replicates of its tokens per USD, its requests resampled (module docstring): by drawing them for
     fewer than ``normal_from`` ok requests, by the normal approximation of the resampled ratio from that many."""
-    n = len(sample.tokens)
-    if n < 2 or sample.e2e_s.sum() <= 0:
+    m = sample.sums()
+    if m.n < 2 or m.e <= 0:
         return np.full(resamples, sample.tokens_per_usd)
-    rate = sample.tokens.sum() / sample.e2e_s.sum()
-    if n >= normal_from and rate > 0:
+    rate = m.t / m.e
+    if m.n >= normal_from and rate > 0:
         # rate* / rate - 1 ~ mean(t* - rate e*) / (rate mean(e)); the mean of n draws of the residual
-        # t - rate e (whose mean is 0) has variance mean((t - rate e)^2) / n
-        residual = sample.tokens - rate * sample.e2e_s
-        sd = math.sqrt(float(np.mean(residual * residual)) / n) / (rate * float(sample.e2e_s.mean()))
+        # t - rate e (whose mean is 0) has variance mean((t - rate e)^2) / n, from the sums (module docstring)
+        square = max((m.tt - 2 * rate * m.te + rate * rate * m.ee) / m.n, 0.0)
+        sd = math.sqrt(square / m.n) / (rate * m.e / m.n)
         normal: np.ndarray = sample.tokens_per_usd * (1.0 + sd * rng.standard_normal(resamples))
         return normal
-    idx = rng.integers(0, n, size=(resamples, n))
+    if len(sample.tokens) != m.n:
+        raise ValueError(f"run {sample.run_id}: {m.n} requests to draw from, {len(sample.tokens)} loaded")
+    idx = rng.integers(0, m.n, size=(resamples, m.n))
     drawn = sample.tokens[idx].sum(axis=1) / sample.e2e_s[idx].sum(axis=1)
     result: np.ndarray = sample.tokens_per_usd * drawn / rate
     return result
@@ -141,10 +191,13 @@ def bootstrap_efficiency(
     cols = np.arange(resamples)
     total, weight = np.zeros(resamples), np.zeros(resamples)
     for night, reps in nights.items():
-        matrix = np.vstack(reps)  # runs x resamples
-        pick = rng.integers(0, len(reps), size=(len(reps), resamples))
         count = draws[night]
-        total += count * matrix[pick, cols].mean(axis=0)
+        if len(reps) == 1:  # drawing 1 run of 1: numpy's integers(0, 1) takes no random numbers, so skipping it
+            total += count * reps[0]  # leaves the stream, and every replicate, as it was
+        else:
+            matrix = np.vstack(reps)  # runs x resamples
+            pick = rng.integers(0, len(reps), size=(len(reps), resamples))
+            total += count * matrix[pick, cols].mean(axis=0)
         weight += count
     with np.errstate(invalid="ignore", divide="ignore"):
         result: np.ndarray = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)

@@ -21,7 +21,7 @@ import duckdb
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
 
-from ..rows import RunRow, fetch_rows
+from ..rows import IDS, RunRow, fetch_rows, id_list
 from .bootstrap import RunSample, TokenCount, load_samples
 
 __all__ = [
@@ -148,15 +148,16 @@ _COST_COLUMNS = {
     "osl_mean": "s.osl_mean",
 }
 _SELECT = [f"{_COST_COLUMNS[c]} AS {c}" if c in _COST_COLUMNS else f"r.{c}" for c in CandidateRun.__annotations__]
-_RUNS_SQL = f"""
+_RUNS_BASE = f"""
 SELECT {", ".join(_SELECT)}
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
 JOIN run_summary AS s ON s.run_id = r.run_id
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
 WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted (cut short)
-ORDER BY r.started_ns, r.run_id
 """
+_RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
+_RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
@@ -165,15 +166,33 @@ def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
         raise ConfigError(f"cost basis {str(basis)!r} has no priced run (priced: {', '.join(bases)})")
 
 
-def load_runs(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> list[CandidateRun]:
-    """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there)."""
+def load_runs(
+    con: duckdb.DuckDBPyConnection,
+    basis: CostBasis,
+    dates: tuple[str | None, str | None] = (None, None),
+    ids: Sequence[str] | None = None,
+) -> list[CandidateRun]:
+    """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there);
+    ``dates``: only runs whose date (as text, as selections compare it) lies from the first to the last (None:
+    unbounded); ``ids``: only these runs."""
     _check_basis(con, basis)
-    return fetch_rows(con, _RUNS_SQL, CandidateRun, {"basis": str(basis)})
+    params = {"basis": str(basis)}
+    bounds = []
+    if ids is not None:
+        bounds.append(f"AND r.run_id IN (SELECT unnest({IDS}))")
+        params["ids"] = id_list(ids)
+    for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
+        if value is not None:
+            bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")
+            params[name] = value
+    return fetch_rows(con, _RUNS_BASE + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
 
 
-def load_candidates(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> list[CandidateRun]:
-    """Runs with a cost on ``basis``; a basis no run is priced on is a ConfigError."""
-    return [r for r in load_runs(con, basis) if r["output_tokens_per_usd"] is not None]
+def load_candidates(
+    con: duckdb.DuckDBPyConnection, basis: CostBasis, ids: Sequence[str] | None = None
+) -> list[CandidateRun]:
+    """Runs (all, or ``ids``) with a cost on ``basis``; a basis no run is priced on is a ConfigError."""
+    return [r for r in load_runs(con, basis, ids=ids) if r["output_tokens_per_usd"] is not None]
 
 
 @dataclass(frozen=True)
@@ -206,8 +225,8 @@ def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis
     (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
     names = list(SideFigures.__dataclass_fields__)
     columns = ", ".join(f"night_weighted_mean(list(({c}, batch_id))) AS {c}" for c in names)
-    sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains($ids, run_id)"
-    row = con.execute(sql, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
+    sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains({IDS}, run_id)"
+    row = con.execute(sql, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
     values = row if row is not None else [None] * len(names)
     return SideFigures(*(math.nan if v is None else float(v) for v in values))
 
@@ -247,22 +266,22 @@ def shape_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[Candidate
     return found
 
 
-_GOODPUT_SQL = """
+_GOODPUT_SQL = f"""
 SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
        night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
 FROM goodput
-WHERE basis = $basis AND list_contains($ids, run_id) AND has_slo
+WHERE basis = $basis AND list_contains({IDS}, run_id) AND has_slo
 """
 
 
 def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> tuple[float, float]:
     """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
-    targets = con.execute("SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest($ids))",
-                          {"ids": list(run_ids)}).fetchone()  # fmt: skip
+    targets = con.execute(f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))",
+                          {"ids": id_list(run_ids)}).fetchone()  # fmt: skip
     if not (targets and targets[0]):  # no run has a target: nothing to judge (view goodput reads every request)
         return math.nan, math.nan
-    row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": list(run_ids)}).fetchone()
+    row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
     fraction, per_usd = row if row is not None else (None, None)
     return (math.nan if fraction is None else float(fraction),
             math.nan if not per_usd else 1e6 / float(per_usd))  # fmt: skip

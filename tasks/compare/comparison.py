@@ -422,8 +422,15 @@ def _without_flagged(
     return kept
 
 
+def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
+    """The dates any side's runs can have (Selection.dates over the sides; None: unbounded)."""
+    firsts, lasts = zip(*(s.dates() for s in selections), strict=True)
+    return (None if None in firsts else min(f for f in firsts if f is not None),
+            None if None in lasts else max(last for last in lasts if last is not None))  # fmt: skip
+
+
 def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
-    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis), sel_a, sel_b, opts)
+    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis, _date_bounds(sel_a, sel_b)), sel_a, sel_b, opts)
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
     if opts.exclude_flagged:
         a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)

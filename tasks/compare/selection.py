@@ -94,6 +94,22 @@ class Selection:
     def matches(self, row: Mapping[str, object]) -> bool:
         return all(term.holds_in(row) for term in self.terms)
 
+    def dates(self) -> tuple[str | None, str | None]:
+        """The first and last ``date`` a matching run can have, as its terms compare them (text), or None where
+        the selection does not bound it: a superset filter a query can apply before ``matches``."""
+        first: str | None = None
+        last: str | None = None
+        for term in self.terms:
+            if term.column != "date":
+                continue
+            if term.mode in (MatchMode.since, MatchMode.exact):
+                low = min(term.values)
+                first = low if first is None else max(first, low)
+            if term.mode in (MatchMode.until, MatchMode.exact):
+                high = max(term.values)
+                last = high if last is None else min(last, high)
+        return first, last
+
 
 def parse_selection(text: str, label: str = "selection") -> Selection:
     """Parse ``key=value[|value...][,key=value...]``; a bad term is a one-line ConfigError naming the keys."""
@@ -122,7 +138,7 @@ def pick(rows: Sequence[Row], selection: Selection, label: str) -> list[Row]:
     chosen = [r for r in rows if selection.matches(r)]
     if not chosen:
         raise QueryError(
-            f"selection {label} {selection.text!r} matches no stored run ({len(rows)} runs; "
+            f"selection {label} {selection.text!r} matches no stored run ({len(rows)} runs searched; "
             f"vendors: {', '.join(sorted({str(r.get('gpu_vendor')) for r in rows})) or '-'}; "
             f"hosts: {', '.join(sorted({str(r.get('host')) for r in rows})) or '-'})"
         )

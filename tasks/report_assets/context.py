@@ -10,12 +10,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import duckdb
 import pyarrow as pa
 
-from ..rows import Row, RunRow, fetch_rows
+from ..rows import Row, RunRow, fetch_rows, id_list
 from .svg import PALETTE
 
 __all__ = [
@@ -44,7 +44,7 @@ DASHES = (None, "7 3", "2 3", "9 3 2 3", "4 4")
 
 GROUP_FIELDS = ("host", "gpu", "hardware_key", "model_name", "workload", "engine_name")
 PlatformKey = tuple[str, str, str, str, str, str]  # GROUP_FIELDS' values
-PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id -> platform label
+PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id -> platform label and its number
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,9 @@ class ReportContext:
 def query_rows(
     con: duckdb.DuckDBPyConnection, sql: str, row: type[Row], ids: Sequence[str], **params: object
 ) -> list[Row]:
-    """Rows of ``sql`` as ``row`` (tasks/rows.py); ``$ids`` is bound to ``ids``, other ``$name`` parameters to
-    ``params``."""
-    return fetch_rows(con, sql, row, {"ids": list(ids), **params})
+    """Rows of ``sql`` as ``row`` (tasks/rows.py); ``$ids`` is bound to ``ids`` (read it as rows.IDS), other
+    ``$name`` parameters to ``params``."""
+    return fetch_rows(con, sql, row, {"ids": id_list(ids), **params})
 
 
 def platform_key(
@@ -164,7 +164,13 @@ def group_platforms(runs: Sequence[ReportRun]) -> list[Platform]:
 
 def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platform]) -> None:
     """Register PLATFORM_TABLE (run_id, platform label) for the runs in the report."""
-    con.register(PLATFORM_TABLE, pa.table({"run_id": list(of_run), "platform": [p.label for p in of_run.values()]}))
+    labels = [p.label for p in of_run.values()]
+    number = {label: i for i, label in enumerate(dict.fromkeys(labels))}  # a small key for grouping (platform_id)
+    ids = pa.array([number[x] for x in labels], pa.int32())
+    con.register(PLATFORM_TABLE, pa.table({"run_id": list(of_run), "platform": labels, "platform_id": ids}))
+
+
+_NIGHT_INPUT = "_night_weighted_input"  # the table night_weighted_rows hands to the night_weighted table macro
 
 
 def night_weighted_rows(
@@ -172,19 +178,33 @@ def night_weighted_rows(
 ) -> list[NightWeightedRow]:
     """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
     with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
-    ``value`` (SQL macro night_weighted_mean: the mean over nights of each night's mean over its runs), the
-    ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and ``runs``. ``extra``: more
-    aggregates (", bool_and(v.x) AS y"); ``params``: ``$name`` parameters of ``source``."""
-    group = "".join(f", v.{column}" for column in by)
-    pairs = f"list((v.{value}, r.batch_id))"
-    sql = (
-        f"SELECT p.platform, r.concurrency{group}, night_weighted_mean({pairs}) AS mean, "
-        f"list_min(night_means({pairs})) AS lowest, list_max(night_means({pairs})) AS highest, "
-        f"count(DISTINCT r.batch_id) AS nights, count(*) AS runs{extra} "
-        f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
-        f"WHERE v.{value} IS NOT NULL GROUP BY ALL ORDER BY p.platform, r.concurrency{group}"
-    )
-    return fetch_rows(ctx.con, sql, NightWeightedRow, params)
+    ``value`` (SQL table macro night_weighted: the mean over nights of each night's mean over its runs, the rule
+    of macro night_weighted_mean), the ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and
+    ``runs``. ``extra``: more aggregates over the same rows (", bool_and(v.x) AS y"); ``params``: ``$name``
+    parameters of ``source``."""
+    keys = ["p.platform_id", "r.concurrency", *(f"v.{column}" for column in by)]
+    names = ["platform_id", "concurrency", *by]
+    rows = (f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
+            f"WHERE v.{value} IS NOT NULL")  # fmt: skip
+    packed = ", ".join(f"{name} := {key}" for name, key in zip(names, keys, strict=True))
+    ctx.con.execute(f"CREATE OR REPLACE TEMP TABLE {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
+                    f"v.{value}::DOUBLE AS value, r.batch_id AS night {rows}", dict(params) or None)  # fmt: skip
+    unpacked = ", ".join(f"w.key.{name} AS {name}" for name in names[1:])
+    try:
+        found = fetch_rows(ctx.con, f"SELECT p.platform, {unpacked}, w.mean, w.lowest, w.highest, w.nights, w.runs "
+                           f"FROM night_weighted('{_NIGHT_INPUT}') AS w JOIN (SELECT DISTINCT platform_id, platform "
+                           f"FROM {PLATFORM_TABLE}) AS p ON p.platform_id = w.key.platform_id "
+                           f"ORDER BY p.platform, {', '.join(names[1:])}", NightWeightedRow)  # fmt: skip
+    finally:
+        ctx.con.execute(f"DROP TABLE IF EXISTS {_NIGHT_INPUT}")
+    if not extra:
+        return found
+    more = ctx.con.execute(f"SELECT p.platform, {', '.join(keys[1:])}{extra} {rows} GROUP BY ALL", dict(params) or None)
+    columns = [d[0] for d in more.description][len(keys) :]
+    added = {tuple(r[: len(keys)]): dict(zip(columns, r[len(keys) :], strict=True)) for r in more.fetchall()}
+    order = ["platform", *names[1:]]
+    return [cast(NightWeightedRow, {**row, **added[tuple(row[n] for n in order)]})  # type: ignore[literal-required]
+            for row in found]  # fmt: skip
 
 
 def cheapest_tokens_per_usd(ctx: ReportContext) -> dict[str, float]:

@@ -17,7 +17,7 @@ from ..compare import (
     percentile_interval,
     samples_of,
 )
-from ..rows import CostAtLatencyTargetRow
+from ..rows import IDS, CostAtLatencyTargetRow
 from .context import (
     DASHES,
     PLATFORM_TABLE,
@@ -72,23 +72,23 @@ def throughput_figure(ctx: ReportContext) -> str:
     )
 
 
-_PROBS = [i / 100 for i in range(101)]
+_PROBS = [i / 100 for i in range(101)]  # view run_statistics' probabilities: its lists' element i at _PROBS[i - 1]
 
 
 def distribution_figure(ctx: ReportContext, metric: str) -> str:
     if metric == "ttft":
-        values = "SELECT run_id, ttft_ns / 1e6 AS v FROM request_metrics WHERE ok AND ttft_ns IS NOT NULL"
+        column = "ttft_ms_q"
         caption, axis = "Time to first token (TTFT), distribution", "TTFT (ms), log scale"
     else:
-        values = "SELECT run_id, unnest(itl_ns) / 1e6 AS v FROM request_metrics WHERE ok"
+        column = "itl_ms_q"
         caption, axis = "Inter-token latency (ITL), distribution", "gap between tokens (ms), log scale"
-    # per run: its quantile_cont at every probability of _PROBS, one row each (i = 1-based index into _PROBS)
+    # per run: its quantile at every probability of _PROBS (view run_statistics), one row each (i: 1-based)
     per_run = (
-        "(SELECT run_id, generate_subscripts(qs, 1) AS i, unnest(qs) AS q FROM (SELECT run_id, quantile_cont(v, $p) "
-        f"AS qs FROM ({values}) WHERE run_id IN (SELECT run_id FROM {PLATFORM_TABLE}) GROUP BY run_id))"
+        f"(SELECT run_id, generate_subscripts({column}, 1) AS i, unnest({column}) AS q FROM run_statistics "
+        f"WHERE {column} IS NOT NULL AND run_id IN (SELECT run_id FROM {PLATFORM_TABLE}))"
     )
     curves: dict[tuple[str, int], list[tuple[int, float]]] = defaultdict(list)
-    for row in night_weighted_rows(ctx, per_run, "q", by=("i",), p=_PROBS):
+    for row in night_weighted_rows(ctx, per_run, "q", by=("i",)):
         curves[(row["platform"], row["concurrency"])].append((row["i"], row["mean"]))
     levels = sorted({c for _, c in curves})
     lines, items = [], []
@@ -102,8 +102,8 @@ def distribution_figure(ctx: ReportContext, metric: str) -> str:
             lines.append(Line(label, p.color, pts, dash))
             items.append((label, p.color, dash))
     note = (
-        "Each curve: at every probability, the quantile (quantile_cont) of each run's ok measured requests, averaged "
-        "over nights (the mean over nights of each night's mean over its runs)."
+        "Each curve: at every probability, the quantile (quantile_cont) of each run's ok measured requests (view "
+        "run_statistics), averaged over nights (the mean over nights of each night's mean over its runs)."
     )
     return figure(caption, ecdf_chart(lines, axis), legend(items), note)
 
@@ -147,7 +147,9 @@ def cost_figure(ctx: ReportContext) -> str:
     """Cost per 1M output tokens with CI, per platform and cost basis (owned, then every GPU-hour tier)."""
     points = _cost_points(ctx)
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
-    candidates = {b: load_candidates(ctx.con, CostBasis.parse(b)) for b in dict.fromkeys(r["basis"] for r in points)}
+    wanted = [r["run_id"] for r in ctx.runs if r["concurrency"] == cheapest.get(ctx.of_run[r["run_id"]].label)]
+    candidates = {b: load_candidates(ctx.con, CostBasis.parse(b), wanted)
+                  for b in dict.fromkeys(r["basis"] for r in points)}  # fmt: skip
     rng = np.random.default_rng(ctx.seed)
     bars: list[Bar] = []
     known: dict[str, RunSample] = {}
@@ -265,7 +267,7 @@ def _platform_key(r: CostAtLatencyTargetRow) -> PlatformKey:
 def _target_rows(ctx: ReportContext) -> list[list[str]]:
     found = query_rows(
         ctx.con,
-        "SELECT * FROM cost_at_latency_target WHERE list_contains($ids, best_run_id) OR best_run_id IS NULL "
+        f"SELECT * FROM cost_at_latency_target WHERE list_contains({IDS}, best_run_id) OR best_run_id IS NULL "
         "ORDER BY target, usd_per_m_output_tokens NULLS LAST",
         CostAtLatencyTargetRow,
         ctx.ids,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import astuple
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -21,8 +23,9 @@ from tcobench.tasks.compare import (
     parse_selection,
     verdict,
 )
-from tcobench.tasks.compare.bootstrap import NORMAL_FROM_REQUESTS, _run_replicates
+from tcobench.tasks.compare.bootstrap import NORMAL_FROM_REQUESTS, Moments, _run_replicates, load_samples
 from tcobench.tasks.prices import load_prices
+from tcobench.tasks.quantile import quantile
 from tcobench.tasks.query import connect, freeze_views
 from tcobench.tasks.store import write_results
 
@@ -74,6 +77,33 @@ def test_parse_selection_errors_are_one_line(text: str, message: str) -> None:
         assert "vendor" in str(info.value)  # names the valid keys
 
 
+def test_a_selections_dates_bound_every_run_it_matches(con: duckdb.DuckDBPyConnection) -> None:
+    assert parse_selection("vendor=nvidia").dates() == (None, None)
+    both = parse_selection("since=2026-03-01|2026-02-01,until=2026-05-29,since=2026-02-15")
+    assert both.dates() == ("2026-02-15", "2026-05-29")  # two since terms: the later; alternatives: the earlier
+    assert parse_selection("date=2026-03-02|2026-03-04,until=2026-03-03").dates() == ("2026-03-02", "2026-03-03")
+    rows = con.sql("SELECT run_id, CAST(date AS VARCHAR) AS date FROM runs").to_arrow_table().to_pylist()
+    dates = sorted({r["date"] for r in rows})
+    for text in (f"since={dates[1]}", f"until={dates[-2]}", f"date={dates[0]}|{dates[2]}", f"since={dates[1]}|x"):
+        first, last = parse_selection(text).dates()
+        matched = [r for r in rows if parse_selection(text).matches(r)]
+        assert matched and all((first is None or r["date"] >= first) and (last is None or r["date"] <= last)
+                               for r in matched)  # fmt: skip
+
+
+def test_compare_reads_only_the_dates_its_sides_can_match(
+    fleet: Path, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The date bounds only narrow what is read: the same comparison as reading every run."""
+    dates = [d for (d,) in con.sql("SELECT DISTINCT CAST(date AS VARCHAR) FROM runs ORDER BY 1").fetchall()]
+    a, b = f"vendor=nvidia,since={dates[1]}", f"vendor=amd,since={dates[1]},until={dates[-1]}"
+    bounded = compare(fleet, load_prices(None), a, b, resamples=200)
+    monkeypatch.setattr("tcobench.tasks.compare.comparison._date_bounds", lambda *_: (None, None))
+    everything = compare(fleet, load_prices(None), a, b, resamples=200)
+    assert bounded.strata == everything.strata and bounded.a_desc == everything.a_desc
+    assert bounded.strata[0].a_nights < 5  # the bound was real: some nights are before it
+
+
 def test_bootstrap_weighs_nights_not_runs() -> None:
     def run(run_id: str, night: str, per_usd: float) -> RunSample:
         return RunSample(run_id, night, per_usd, np.array([64.0] * 5), np.array([1.0] * 5))
@@ -114,6 +144,62 @@ def test_a_runs_requests_resampled_by_drawing_and_by_the_normal_approximation_ag
                           _run_replicates(few, 500, np.random.default_rng(2), normal_from=10**9))  # fmt: skip
     assert not np.array_equal(_run_replicates(sample, 500, np.random.default_rng(2)),
                               _run_replicates(sample, 500, np.random.default_rng(2), normal_from=10**9))  # fmt: skip
+
+
+def test_the_normal_approximation_from_a_runs_sums_is_the_residual_formula() -> None:
+    """A run's normal approximation reads only its sums (Moments: what view run_statistics keeps); its sd is
+    sqrt(mean((t - rate e)^2) / n) / (rate mean(e)) computed here from the requests themselves."""
+    rng = np.random.default_rng(11)
+    tokens = rng.integers(1, 65, 272).astype(float)
+    e2e = tokens * rng.lognormal(-4.0, 0.3, 272) + rng.lognormal(-3.0, 0.5, 272)
+    rate = tokens.sum() / e2e.sum()
+    residual = tokens - rate * e2e
+    sd = np.sqrt(np.mean(residual * residual) / 272) / (rate * e2e.mean())
+    expected = 1000.0 * (1.0 + sd * np.random.default_rng(3).standard_normal(500))
+    from_arrays = _run_replicates(RunSample("r", "n1", 1000.0, tokens, e2e), 500, np.random.default_rng(3))
+    assert np.allclose(from_arrays, expected, rtol=1e-12, atol=0.0)
+    only_sums = RunSample("r", "n1", 1000.0, moments=Moments.of(tokens, e2e))
+    assert np.array_equal(_run_replicates(only_sums, 500, np.random.default_rng(3)), from_arrays)
+    # fewer than NORMAL_FROM_REQUESTS requests are drawn one by one: sums alone cannot do that
+    few = RunSample("r", "n1", 1000.0, moments=Moments.of(tokens[:50], e2e[:50]))
+    with pytest.raises(ValueError, match="50 requests to draw from, 0 loaded"):
+        _run_replicates(few, 10, np.random.default_rng(0))
+
+
+def test_view_run_statistics_holds_each_runs_quantiles_and_sums(con: duckdb.DuckDBPyConnection) -> None:
+    """run_statistics against the stored requests, recomputed here with numpy and tasks/quantile.py (not the
+    views): the TTFT and gap quantiles at p = 0, 0.01, ..., 1 and the bootstrap's sums; load_samples gives the
+    same sums, and the requests themselves for a run drawn one by one."""
+    stored = con.sql("SELECT run_id, phase, error, ttft_ns, itl_ns, prompt_tokens, output_tokens, e2e_ns "
+                     "FROM requests").to_arrow_table().to_pylist()  # fmt: skip
+    stats = {r["run_id"]: r for r in con.sql("SELECT * FROM run_statistics").to_arrow_table().to_pylist()}
+    ok: dict[str, list[dict[str, Any]]] = {}
+    for r in stored:
+        if r["phase"] == "measure" and r["error"] is None:
+            ok.setdefault(str(r["run_id"]), []).append(r)
+    assert ok and set(stats) == set(ok)
+    probs = [i / 100 for i in range(101)]
+    for run_id, rows in ok.items():
+        got = stats[run_id]
+        ttft = np.array([r["ttft_ns"] for r in rows if r["ttft_ns"] is not None], dtype=float) / 1e6
+        gaps = np.array([g for r in rows for g in (r["itl_ns"] or [])], dtype=float) / 1e6
+        assert got["ttft_ms_q"] == pytest.approx([quantile(ttft, p) for p in probs], rel=1e-9)
+        assert got["itl_ms_q"] == pytest.approx([quantile(gaps, p) for p in probs], rel=1e-9)
+        for kind in ("output", "total"):
+            counted = [r for r in rows if r["output_tokens"] is not None and (r["e2e_ns"] or 0) > 0
+                       and (kind == "output" or r["prompt_tokens"] is not None)]  # fmt: skip
+            t = np.array([float(r["output_tokens"]) + (float(r["prompt_tokens"]) if kind == "total" else 0.0)
+                          for r in counted])  # fmt: skip
+            e = np.array([r["e2e_ns"] for r in counted], dtype=float) / 1e9
+            want = Moments.of(t, e)
+            assert got[f"{kind}_n"] == want.n > 0
+            for name in ("t", "tt", "e", "ee", "te"):
+                assert got[f"{kind}_{name}"] == pytest.approx(getattr(want, name), rel=1e-12)
+    run_id = next(iter(ok))
+    (sample,) = load_samples(con, [(run_id, "n1", 1000.0)], "output")
+    assert sample.sums().n == stats[run_id]["output_n"]
+    if sample.sums().n < NORMAL_FROM_REQUESTS:  # drawn one by one: its requests are loaded, and agree with its sums
+        assert astuple(Moments.of(sample.tokens, sample.e2e_s)) == pytest.approx(astuple(sample.sums()), rel=1e-12)
 
 
 def test_verdict_bounds() -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from tcobench.tasks.prices import load_prices
@@ -120,6 +122,30 @@ def test_night_weighting_macros_hand_worked(con: duckdb.DuckDBPyConnection) -> N
     with_nulls = "[(NULL::DOUBLE, 'n1'), (300.0, 'n1'), (NULL::DOUBLE, 'n2')]"
     assert con.sql(f"SELECT night_means({with_nulls}), night_weighted_mean({with_nulls})").fetchone() == (
         [300.0, None], 300.0)  # fmt: skip
+
+
+def test_the_table_form_of_the_night_weighting_gives_the_list_macros_figures(con: duckdb.DuckDBPyConnection) -> None:
+    """Table macro night_weighted against night_weighted_mean / night_means per group: random groups of uneven
+    nights and runs, NULL values and a group whose only night has no value."""
+    rng = np.random.default_rng(5)
+    rows = [(f"g{g}", float(v) if rng.random() > 0.1 else None, f"n{int(rng.integers(0, 9))}")
+            for g in range(40) for v in rng.normal(100, 30, int(rng.integers(1, 30)))]  # fmt: skip
+    rows += [("empty", None, "n1")]
+    con.register("_pairs", pa.table({"key": [r[0] for r in rows], "value": pa.array([r[1] for r in rows],
+                                     pa.float64()), "night": [r[2] for r in rows]}))  # fmt: skip
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _night_input AS SELECT * FROM _pairs")
+        table = {r[0]: r[1:] for r in con.sql("SELECT * FROM night_weighted('_night_input')").fetchall()}
+        lists = {r[0]: r[1:] for r in con.sql(
+            "SELECT key, night_weighted_mean(list((value, night))), list_min(night_means(list((value, night)))), "
+            "list_max(night_means(list((value, night)))), count(DISTINCT night), count(*) FROM _pairs "
+            "WHERE value IS NOT NULL GROUP BY key").fetchall()}  # fmt: skip
+    finally:
+        con.execute("DROP TABLE IF EXISTS _night_input")
+        con.unregister("_pairs")
+    assert set(table) == set(lists) and len(lists) >= 35 and "empty" not in table
+    for key, (mean, lowest, highest, nights, runs) in lists.items():
+        assert table[key] == (pytest.approx(mean, rel=1e-12), lowest, highest, nights, runs)
 
 
 def test_platform_cost_is_night_weighted_where_that_differs_from_run_weighted(tmp_path: Path) -> None:

@@ -119,3 +119,10 @@ def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnect
     assert [p.run_id for p in detect_changes(con, runs=both)[0].points] == both
     assert detect_changes(con, runs=both)[0].points[0].changes == ()
     assert detect_changes(con, runs=[]) == []
+    # only the rows from `window` runs before the first asked to the last are read: every run's point is still the
+    # one the whole store gives, at each window (the tested window of a run stays whole)
+    for window in (1, 3):
+        full = {p.run_id: p for s in detect_changes(con, window=window, min_prior=1) for p in s.points}
+        for run in list(full)[::3]:
+            (series,) = detect_changes(con, window=window, min_prior=1, runs=[run])
+            assert series.points == (full[run],)

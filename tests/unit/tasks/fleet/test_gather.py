@@ -1,10 +1,13 @@
 """judge: the per-host deadlines of the nightly's gather loop, on a simulated clock (the decisions are pure; the
-loop itself runs against a real Prefect server in tests/integration/test_fleet.py)."""
+loop itself runs against a real Prefect server in tests/integration/test_fleet.py); _run_states: the runs' states
+from the lean read (runs not RUNNING in full, the RUNNING ones counted)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from tcobench.schemas import FleetSettings
-from tcobench.tasks.fleet import HostTrack, Observation, judge
+from tcobench.tasks.fleet import HostTrack, Observation, gather, judge
 
 FLEET = FleetSettings(pickup_timeout_s=60, host_budget_s=600, cancel_grace_s=30, lost_after_s=90)
 WORKER = "worker tcobench-host-b is online, last heartbeat 2026-12-01 02:00:00 UTC"
@@ -87,3 +90,24 @@ def test_a_host_with_a_budget_of_its_own_is_held_to_it() -> None:
     assert judge(track, seen("RUNNING", "t2"), 20.0, FLEET)[0] == "wait"
     assert judge(track, seen("RUNNING", "t3"), 22.0, FLEET)[:2] == ("stop", "over-budget")
     assert track.deadline(FLEET) == 0.0 + 60 + 20 + 30 + 90
+
+
+def _run(run_id: str, state: str | None, message: str | None = None) -> SimpleNamespace:
+    """A flow run as Prefect's client reads it: its id and state (type, message)."""
+    return SimpleNamespace(id=run_id, state=SimpleNamespace(type=SimpleNamespace(value=state), message=message)
+                           if state is not None else None)  # fmt: skip
+
+
+def test_runs_only_counted_as_running_are_running_and_the_ones_read_keep_their_state() -> None:
+    ids = ["r1", "r2", "r3"]
+    read = [_run("r2", "COMPLETED", "All states completed.")]
+    assert gather._run_states(ids, read, running=2) == {
+        "r1": ("RUNNING", None), "r2": ("COMPLETED", "All states completed."), "r3": ("RUNNING", None)}  # fmt: skip
+
+
+def test_runs_that_the_count_does_not_cover_stay_unknown() -> None:
+    # a full read (no count): what it did not return stays unknown, as a run that could not be read
+    assert gather._run_states(["r1", "r2"], [_run("r1", "RUNNING")], running=0) == {"r1": ("RUNNING", None)}
+    # a count that does not cover every run left: none is guessed
+    assert gather._run_states(["r1", "r2", "r3"], [], running=2) == {}
+    assert gather._run_states(["r1"], [_run("r1", None)], running=0) == {"r1": (None, None)}
