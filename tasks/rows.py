@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 _SEPARATOR = "\x1f"  # ASCII unit separator: never in a run id (id_list refuses one that has it)
-IDS = "string_split($ids, chr(31))"  # SQL: the list of run ids bound to $ids with id_list
+IDS = f"string_split($ids, chr({ord(_SEPARATOR)}))"  # SQL: the list of run ids bound to $ids with id_list
 
 
 def id_list(ids: Iterable[str]) -> str:

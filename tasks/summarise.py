@@ -11,6 +11,7 @@ import pyarrow as pa
 from tcobench.schemas import PriceTable
 
 from .query import connect
+from .rows import IDS, id_list
 from .store import StoreRef, open_store
 
 __all__ = ["SUMMARY_VIEWS", "Summary", "run_summaries", "rows_of_runs", "summarise", "summary_of"]
@@ -43,9 +44,9 @@ def rows_of_runs(
     conditions = list(where)
     if run_ids is None or len(run_ids) > BY_EQUALITY:
         if run_ids is not None:
-            conditions.append("list_contains($ids, run_id)")
+            conditions.append(f"list_contains({IDS}, run_id)")
         clause = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        params = {"ids": list(run_ids)} if run_ids is not None else None
+        params = {"ids": id_list(run_ids)} if run_ids is not None else None
         return con.sql(f"SELECT * FROM ({select} {clause}) {order}", params=params).to_arrow_table()
     ids = list(dict.fromkeys(run_ids))
     if not ids:

@@ -174,21 +174,20 @@ _NIGHT_INPUT = "_night_weighted_input"  # the table night_weighted_rows hands to
 
 
 def night_weighted_rows(
-    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", **params: object
+    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = ""
 ) -> list[NightWeightedRow]:
     """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
     with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
     ``value`` (SQL table macro night_weighted: the mean over nights of each night's mean over its runs, the rule
     of macro night_weighted_mean), the ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and
-    ``runs``. ``extra``: more aggregates over the same rows (", bool_and(v.x) AS y"); ``params``: ``$name``
-    parameters of ``source``."""
+    ``runs``. ``extra``: more aggregates over the same rows (", bool_and(v.x) AS y")."""
     keys = ["p.platform_id", "r.concurrency", *(f"v.{column}" for column in by)]
     names = ["platform_id", "concurrency", *by]
     rows = (f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
             f"WHERE v.{value} IS NOT NULL")  # fmt: skip
     packed = ", ".join(f"{name} := {key}" for name, key in zip(names, keys, strict=True))
     ctx.con.execute(f"CREATE OR REPLACE TEMP TABLE {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
-                    f"v.{value}::DOUBLE AS value, r.batch_id AS night {rows}", dict(params) or None)  # fmt: skip
+                    f"v.{value}::DOUBLE AS value, r.batch_id AS night {rows}")  # fmt: skip
     unpacked = ", ".join(f"w.key.{name} AS {name}" for name in names[1:])
     try:
         found = fetch_rows(ctx.con, f"SELECT p.platform, {unpacked}, w.mean, w.lowest, w.highest, w.nights, w.runs "
@@ -199,7 +198,7 @@ def night_weighted_rows(
         ctx.con.execute(f"DROP TABLE IF EXISTS {_NIGHT_INPUT}")
     if not extra:
         return found
-    more = ctx.con.execute(f"SELECT p.platform, {', '.join(keys[1:])}{extra} {rows} GROUP BY ALL", dict(params) or None)
+    more = ctx.con.execute(f"SELECT p.platform, {', '.join(keys[1:])}{extra} {rows} GROUP BY ALL")
     columns = [d[0] for d in more.description][len(keys) :]
     added = {tuple(r[: len(keys)]): dict(zip(columns, r[len(keys) :], strict=True)) for r in more.fetchall()}
     order = ["platform", *names[1:]]
