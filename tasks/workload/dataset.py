@@ -21,7 +21,7 @@ import codecs
 import hashlib
 import json
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
 from typing import Any, BinaryIO
@@ -123,17 +123,20 @@ class Dataset:
     array_layout: bool  # a single JSON array (ShareGPT files) rather than JSON lines
     fmt: DatasetFormat
     _handle: BinaryIO | None = None
-    _lock: Lock | None = None
+    _lock: Lock = field(default_factory=Lock)  # one per dataset, made before any thread can ask for a record
 
     @property
     def records(self) -> int:
         return len(self.offsets)
 
     def record(self, position: int) -> DatasetRecord:
-        """Record ``position`` (0-based), read and parsed again from the file."""
-        if self._handle is None or self._lock is None:
-            self._handle, self._lock = self.config.path.open("rb"), Lock()
+        """Record ``position`` (0-based), read and parsed again from the file.
+
+        Thread-safe: the run builds request specs in worker threads, and a seek by one between another's seek and
+        read would hand that request a different record than the position it records."""
         with self._lock:
+            if self._handle is None:
+                self._handle = self.config.path.open("rb")
             self._handle.seek(self.offsets[position])
             raw = _read_object(self._handle) if self.array_layout else self._handle.readline()
         return _record(_parse(raw, self.config.path, position + 1), self.fmt, self.config.path, position + 1)
@@ -151,9 +154,10 @@ class Dataset:
         return (step * at + rng.randrange(n)) % n
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
 
 
 def _gcd(a: int, b: int) -> int:

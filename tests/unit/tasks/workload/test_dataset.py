@@ -99,3 +99,35 @@ def test_turns_need_conversations_and_files_must_exist(tmp_path: Path) -> None:
     (tmp_path / "empty.jsonl").write_text("\n\n", "utf-8")
     with pytest.raises(ConfigError, match="no records"):
         open_dataset(dataset_config(tmp_path / "empty.jsonl"), 1, 2048)
+
+
+def test_records_read_from_many_threads_at_once_are_the_records_asked_for(tmp_path: Path) -> None:
+    """The run builds request specs in worker threads (measure: asyncio.to_thread(plan.spec)); the file handle is
+    shared, so a seek by one thread between another's seek and read would give a request another record. CI once
+    stored prompt_index 8 with record 2's output length that way. Fresh datasets (the handle opens on first use)
+    and a tiny switch interval make the threads meet at the first read."""
+    import sys
+    import threading
+
+    path = write_lines(tmp_path / "d.jsonl", [{"prompt": f"p{i}", "output_tokens": i + 1} for i in range(16)])
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(100):
+            data = open_dataset(dataset_config(path), 1, 2048)
+            start = threading.Barrier(8)
+            got: dict[int, list[int | None]] = {}
+
+            def read(first: int, data: Any = data, start: threading.Barrier = start, got: Any = got) -> None:
+                start.wait()
+                got[first] = [data.record((first + k) % 16).output_tokens for k in range(16)]
+
+            threads = [threading.Thread(target=read, args=(i,)) for i in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            data.close()
+            assert got == {i: [(i + k) % 16 + 1 for k in range(16)] for i in range(8)}
+    finally:
+        sys.setswitchinterval(interval)
