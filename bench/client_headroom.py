@@ -13,7 +13,7 @@ A level *holds* when no request failed and the measured p50 TTFT and p50 inter-t
 that holds. Both clients compute their figures the same way from per-request records (ours: RequestRecord;
 aiperf: profile_export.jsonl). The endpoint's own lateness (its /stats) and CPU use are printed per level.
 
-    .venv/bin/python bench/client_headroom.py [--no-anchor] [--quick] [--json OUT]
+    .venv/bin/python bench/client_headroom.py [--no-anchor] [--quick] [--only SCENARIO] [--levels 64,128] [--json OUT]
 
 Multi-process scaling (issue 15): ``--scaling N`` runs our client with 1 process and with N processes
 (``workload.client_procs``) at every level, on ``--client-cores`` (default: core 0 only; give ``0,1`` for 2
@@ -188,6 +188,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a few small levels (smoke test)")
     parser.add_argument("--drift", type=float, default=0.1, help="tolerance: fraction of the configured value")
     parser.add_argument("--only", help="run only this scenario")
+    parser.add_argument("--levels", help="comma-separated concurrency levels replacing each scenario's own")
     parser.add_argument("--json", help="write every level's figures here")
     parser.add_argument("--from-json", help="only summarise the rows of an earlier --json file")
     parser.add_argument("--scaling", type=int, default=0, help="also run ours with N client processes (ours-xN)")
@@ -211,7 +212,8 @@ def main() -> None:
         if args.only and sc.name != args.only:
             continue
         with endpoint(sc.ttft_ms, sc.itl_ms, sc.tokens, endpoint_core) as ep:
-            for concurrency in sc.levels:
+            levels = [int(c) for c in args.levels.split(",")] if args.levels else sc.levels
+            for concurrency in levels:
                 for client in clients:
                     row = run_level(client, ep.url, ep.pid, sc, concurrency)
                     rows.append(row)

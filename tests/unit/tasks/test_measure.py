@@ -202,3 +202,44 @@ def test_a_measure_result_prints_short_whatever_its_rows() -> None:
 
     result = MeasureResult(warmup=[], measured=[object()] * 100_000, measure_start_ns=1, measure_end_ns=2)  # type: ignore[list-item]
     assert repr(result) == "MeasureResult(warmup=0 rows, measured=100000 rows, stopped=None, stop_rule='requests')"
+
+
+async def _passes_per_iteration(per_turn: int, tasks: int, cancel: int | None = None) -> tuple[list[int], list[int]]:
+    """Start ``tasks`` completions in one loop iteration; (the order they passed the turnstile, the loop iteration
+    each passed in). A ticker that re-arms itself with call_soon counts the iterations."""
+    from tcobench.tasks.measure import _Turnstile
+
+    loop, turnstile = asyncio.get_running_loop(), _Turnstile(per_turn)
+    iteration, order, seen = [0], list[int](), list[int]()
+
+    def tick() -> None:
+        iteration[0] += 1
+        if len(order) + (cancel is not None) < tasks:
+            loop.call_soon(tick)
+
+    async def one(i: int) -> None:
+        await turnstile.turn()
+        order.append(i)
+        seen.append(iteration[0])
+
+    loop.call_soon(tick)
+    running = [asyncio.ensure_future(one(i)) for i in range(tasks)]
+    await asyncio.sleep(0)  # every task reaches the turnstile in this iteration
+    if cancel is not None:
+        running[cancel].cancel()
+    await asyncio.gather(*running, return_exceptions=True)
+    return order, seen
+
+
+def test_the_turnstile_lets_a_few_completions_through_per_loop_iteration_in_order() -> None:
+    order, seen = asyncio.run(_passes_per_iteration(per_turn=3, tasks=10))
+    assert order == list(range(10))  # first come, first served
+    per_iteration = [seen.count(i) for i in sorted(set(seen))]
+    assert per_iteration == [3, 3, 3, 1]  # never more than 3 in one iteration, and the loop polled between them
+    assert len(set(seen)) == 4
+
+
+def test_a_completion_cancelled_at_the_turnstile_does_not_hold_the_others() -> None:
+    order, seen = asyncio.run(_passes_per_iteration(per_turn=2, tasks=6, cancel=4))
+    assert order == [0, 1, 2, 3, 5]  # 4 was cancelled while it waited; 5 still passes, in its own turn
+    assert max(seen.count(i) for i in set(seen)) <= 2
