@@ -47,6 +47,7 @@ import itertools
 import json
 import os
 import random
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
@@ -64,6 +65,7 @@ from .selfcheck import ProcessProbe
 from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [
+    "ALARM_MIN_NS",
     "COMPLETIONS_PER_TURN",
     "MAX_ERROR_BODY_BYTES",
     "MAX_LINE_BYTES",
@@ -96,6 +98,10 @@ RETRY_STATUSES = (429, 503)
 # Finished requests whose bookkeeping runs per event-loop iteration (``_Turnstile``): at 0.15-0.35 ms each, the loop
 # reads its sockets about every 1.5 ms however many streams end together.
 COMPLETIONS_PER_TURN = 4
+# An open-loop wait this long or longer is timed by a thread (``_Alarm``), a shorter one by asyncio's timer: gaps
+# that short come at rates where the loop is seldom idle in epoll (so its millisecond rounding seldom applies), and
+# a thread waking per arrival would compete with the loop for the GIL (3,000 arrivals/s: +10% of a core).
+ALARM_MIN_NS = 1_000_000
 
 OnRequest = Callable[[RequestRecord], None]
 OnPhase = Callable[[Phase], None]
@@ -689,10 +695,20 @@ class _Stop:
     def is_set(self) -> bool:
         return self.event.is_set()
 
-    async def sleep(self, seconds: float) -> None:
-        """Sleep, waking early on a stop."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.event.wait(), timeout=max(0.0, seconds))
+    async def sleep_until(self, due_ns: int, alarm: _Alarm) -> None:
+        """Sleep until perf-counter instant ``due_ns``, waking early on a stop: a wait of ``ALARM_MIN_NS`` or more
+        on ``alarm`` (to about 0.1 ms), a shorter one on the loop's own timer (stops are checked after it)."""
+        left = due_ns - time.perf_counter_ns()
+        if left < ALARM_MIN_NS:
+            await asyncio.sleep(max(0, left) / 1e9)
+            return
+        ring = alarm.at(due_ns)
+        stop = asyncio.ensure_future(self.event.wait())
+        try:
+            await asyncio.wait({ring, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.cancel()
+            ring.cancel()
 
     async def bounded(self, phase: Awaitable[None]) -> None:
         """Run ``phase`` to its end, or to a stop plus the grace period, then cancel it."""
@@ -712,6 +728,61 @@ class _Stop:
         finally:
             stop.cancel()
             hurry.cancel()
+
+
+class _Alarm:
+    """Wakes the event loop at a perf-counter instant, to about 0.1 ms: the open loop's send times.
+
+    asyncio's timers ride epoll, whose timeout Python rounds up to whole milliseconds, so a send timed by
+    ``asyncio.sleep`` left 0-1 ms late (send lateness p50 0.76 ms, p99 2.0-2.2 ms at 50 requests/s on an idle
+    machine: docs/performance.md). A thread that sleeps to the instant (a condition wait: a monotonic-clock wait
+    in microseconds) and wakes the loop through its self-pipe (``call_soon_threadsafe``) does not round, and
+    costs no CPU while it waits. One instant at a time: the Poisson loop waits for one arrival after another."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._cond = threading.Condition()
+        self._due: int | None = None
+        self._ring: asyncio.Future[None] | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="tcobench-alarm", daemon=True)
+        self._thread.start()
+
+    def at(self, due_ns: int) -> asyncio.Future[None]:
+        """A future that is done at ``due_ns`` (perf counter, ns); it replaces any earlier one."""
+        ring: asyncio.Future[None] = self._loop.create_future()
+        if due_ns <= time.perf_counter_ns():
+            ring.set_result(None)
+            return ring
+        with self._cond:
+            self._due, self._ring = due_ns, ring
+            self._cond.notify()
+        return ring
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+
+    def _run(self) -> None:
+        with self._cond:
+            while not self._closed:
+                if self._due is None or self._ring is None:
+                    self._cond.wait()
+                    continue
+                left = self._due - time.perf_counter_ns()
+                if left > 0:
+                    self._cond.wait(left / 1e9)
+                    continue
+                ring, self._due, self._ring = self._ring, None, None
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+                    self._loop.call_soon_threadsafe(_ring_once, ring)
+
+
+def _ring_once(ring: asyncio.Future[None]) -> None:
+    if not ring.done():  # a stop may have cancelled it
+        ring.set_result(None)
 
 
 @contextlib.contextmanager
@@ -768,21 +839,25 @@ async def _poisson(units: int | None, cap: int, schedule: Iterator[tuple[int, in
     the one global schedule), with at most ``cap`` in flight."""
     slots = asyncio.Semaphore(cap)
     tasks = []
+    alarm = _Alarm(asyncio.get_running_loop())
 
     async def one(unit: int, due: int) -> None:
         async with slots:
             if not stop.is_set:
                 await fire(unit, due)
 
-    for unit, due in schedule:
-        if units is not None and unit >= units:
-            break
-        await stop.sleep((due - time.perf_counter_ns()) / 1e9)
-        if stop.is_set:
-            break
-        if units is None and not gate.admit(unit):
-            break
-        tasks.append(asyncio.create_task(one(unit, due)))
+    try:
+        for unit, due in schedule:
+            if units is not None and unit >= units:
+                break
+            await stop.sleep_until(due, alarm)
+            if stop.is_set:
+                break
+            if units is None and not gate.admit(unit):
+                break
+            tasks.append(asyncio.create_task(one(unit, due)))
+    finally:
+        alarm.close()
     await asyncio.gather(*tasks)
 
 

@@ -243,3 +243,30 @@ def test_a_completion_cancelled_at_the_turnstile_does_not_hold_the_others() -> N
     order, seen = asyncio.run(_passes_per_iteration(per_turn=2, tasks=6, cancel=4))
     assert order == [0, 1, 2, 3, 5]  # 4 was cancelled while it waited; 5 still passes, in its own turn
     assert max(seen.count(i) for i in set(seen)) <= 2
+
+
+def test_an_open_loop_sleep_never_wakes_before_its_instant_and_a_stop_cuts_it_short() -> None:
+    """``_Stop.sleep_until``: waits on the alarm thread (>= ALARM_MIN_NS) or asyncio's timer (shorter); never
+    returns before the instant; a stop wakes a long wait at once; an instant already past returns at once."""
+    import time
+
+    from tcobench.tasks.measure import ALARM_MIN_NS, _Alarm, _Stop
+
+    async def main() -> tuple[list[int], float]:
+        stop, alarm = _Stop(1.0), _Alarm(asyncio.get_running_loop())
+        try:
+            early = []
+            for wait_ns in (3 * ALARM_MIN_NS, ALARM_MIN_NS // 2, 2 * ALARM_MIN_NS, -ALARM_MIN_NS):
+                due = time.perf_counter_ns() + wait_ns
+                await stop.sleep_until(due, alarm)
+                early.append(min(0, time.perf_counter_ns() - due))
+            asyncio.get_running_loop().call_later(0.05, stop.set, "test")
+            t0 = time.monotonic()
+            await stop.sleep_until(time.perf_counter_ns() + 60 * 10**9, alarm)
+            return early, time.monotonic() - t0
+        finally:
+            alarm.close()
+
+    early, cut_after_s = asyncio.run(main())
+    assert early == [0, 0, 0, 0]
+    assert cut_after_s < 30  # woken by the stop, not by the 60 s instant
