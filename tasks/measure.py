@@ -703,7 +703,7 @@ class _Stop:
             await asyncio.sleep(max(0, left) / 1e9)
             return
         ring = alarm.at(due_ns)
-        stop = asyncio.ensure_future(self.event.wait())
+        stop: asyncio.Future[Any] = asyncio.ensure_future(self.event.wait())
         try:
             await asyncio.wait({ring, stop}, return_when=asyncio.FIRST_COMPLETED)
         finally:
