@@ -13,7 +13,6 @@ import hashlib
 import json
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
 import uuid
@@ -99,7 +98,7 @@ def _wheelhouse(spec: ImageSpec, version: str, target: Path) -> str | None:
         made = wheelhouse.wheel(requirement)
         target.mkdir(parents=True, exist_ok=True)
         shutil.copy2(made, target / made.name)
-    except (wheelhouse.WheelError, OSError, subprocess.TimeoutExpired) as exc:
+    except (wheelhouse.WheelError, OSError) as exc:
         raise ImageError(f"cannot get the wheel of {requirement} for image {spec.name}: {exc}") from exc
     return file_sha256(target / made.name)
 

@@ -35,7 +35,7 @@ DEFAULT_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EX
 
 
 class WheelError(RuntimeError):
-    """A wheel could not be built (the message names the requirement and pip's last words)."""
+    """A wheel could not be built: pip failed or ran past its time (the message names the requirement and why)."""
 
 
 def cmake_args() -> str:
@@ -67,7 +67,11 @@ def wheel(requirement: str, timeout_s: float = 3600.0) -> Path:
         cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-cache-dir",
                "--disable-pip-version-check", "--wheel-dir", str(staging), requirement]  # fmt: skip
         sys.stderr.write(f"building {requirement} with CMAKE_ARGS={settings} (once; kept in {target})\n")
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        try:
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise WheelError(f"cannot build the wheel of {requirement} (CMAKE_ARGS={settings}): pip took more than "
+                             f"{timeout_s:g} s") from exc  # fmt: skip
         built = sorted(staging.glob("*.whl"))
         if done.returncode != 0 or len(built) != 1:
             why = " ".join(done.stderr.split())[-300:] or f"{len(built)} wheels"
@@ -86,7 +90,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         sys.stdout.write(f"{wheel(argv[0]).parent}\n")
-    except (WheelError, OSError, subprocess.TimeoutExpired) as exc:
+    except (WheelError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 1
     return 0

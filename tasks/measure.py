@@ -742,8 +742,7 @@ class _Alarm:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._cond = threading.Condition()
-        self._due: int | None = None
-        self._ring: asyncio.Future[None] | None = None
+        self._pending: tuple[int, asyncio.Future[None]] | None = None  # (due, its future): one instant at a time
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="tcobench-alarm", daemon=True)
         self._thread.start()
@@ -755,7 +754,7 @@ class _Alarm:
             ring.set_result(None)
             return ring
         with self._cond:
-            self._due, self._ring = due_ns, ring
+            self._pending = (due_ns, ring)
             self._cond.notify()
         return ring
 
@@ -768,14 +767,15 @@ class _Alarm:
     def _run(self) -> None:
         with self._cond:
             while not self._closed:
-                if self._due is None or self._ring is None:
+                if self._pending is None:
                     self._cond.wait()
                     continue
-                left = self._due - time.perf_counter_ns()
+                due, ring = self._pending
+                left = due - time.perf_counter_ns()
                 if left > 0:
                     self._cond.wait(left / 1e9)
                     continue
-                ring, self._due, self._ring = self._ring, None, None
+                self._pending = None
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
                     self._loop.call_soon_threadsafe(_ring_once, ring)
 
