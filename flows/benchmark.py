@@ -1,6 +1,6 @@
 """Flow ``benchmark``: dataset check -> engine up -> health -> workload plan (tokenizer, prompt overhead, context
 check) -> per concurrency (telemetry idle baseline -> engine metrics scrape -> warm-up -> measure -> write -> sweep
-verdict) -> summarise (and the summary artifact, from the same connection).
+verdict) -> summarise (and the summary artifact, from the same connection), unless the caller summarises itself.
 
 Wiring only: every step is a function from ``tasks``; this module decides the order and what
 happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
@@ -16,12 +16,19 @@ prepare_workload, measure, write_results, stop_engine, summarise); the bookkeepi
 engine-metrics sessions started and stopped, the sweep's verdict) are plain calls in the flow run: each task run
 cost the Prefect server about 0.07 CPU-s (its state events recorded), five of a level's seven for steps of a few
 milliseconds.
+
+``summarise=False`` (a nightly's cells): no summary connection and no artifact per cell; the result carries only
+the run_summary rows this process computed as it committed each run (``run_rows``), and the nightly publishes one
+summary of its runs (``tasks.artifacts.publish_run_cards``): a cell's summary and artifact, one connection each,
+were 39% of a fleet host run's CPU (docs/performance.md, "Fleet overhead").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+import pyarrow as pa
 
 from tcobench.errors import StoreError
 from tcobench.schemas import BenchmarkConfig, PriceTable, RunRecord
@@ -43,7 +50,7 @@ from tcobench.tasks.protocols import adapter_for
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.shutdown import check_stop, deferred
 from tcobench.tasks.store import StoreRef, check_store, write_results
-from tcobench.tasks.summarise import Summary
+from tcobench.tasks.summarise import Summary, run_summaries
 from tcobench.tasks.sweep import sweep_verdict
 from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
 
@@ -65,8 +72,9 @@ prepare_workload_task = task(prepare_workload, name="prepare_workload")
 class BenchmarkResult:
     batch_id: str
     run_ids: list[str]
-    summary: Summary
+    summary: Summary | None  # None when the caller summarises (``summarise=False``)
     runs: list[RunRecord]  # the stored run rows, in order
+    run_rows: pa.Table  # view run_summary of these runs (status, n, errors, ...), oldest first
     sweep_stop: str | None = None  # why a self-stopping sweep skipped its remaining levels
 
 
@@ -82,6 +90,7 @@ def benchmark(
     batch_id: str | None = None,
     cell: str | None = None,
     watcher: RunWatcher | None = None,
+    summarise: bool = True,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
@@ -125,8 +134,9 @@ def benchmark(
         stop_engine_task(config, engine)
     run_ids = [r.run_id for r in runs]
     # the summary, and its Prefect artifact unless the store refused a write (nothing is published when Prefect is off)
-    summary = summarise_task(store, prices, run_ids, publish=stopped is None)
+    summary = summarise_task(store, prices, run_ids, publish=stopped is None) if summarise else None
+    rows = summary.runs if summary is not None else run_summaries(store, prices, run_ids)
     if stopped is not None:
-        stopped.stored = BenchmarkResult(batch_id, run_ids, summary, runs)
+        stopped.stored = BenchmarkResult(batch_id, run_ids, summary, runs, rows)
         raise stopped
-    return BenchmarkResult(batch_id, run_ids, summary, runs, stop)
+    return BenchmarkResult(batch_id, run_ids, summary, runs, rows, stop)

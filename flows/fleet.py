@@ -4,8 +4,9 @@
 with its worker, refuses a run meant for another host, then runs the host's cells one after another exactly as
 the in-process nightly does (engine on this host's loopback / local Docker socket, telemetry from this host's
 devices, host facts detected here), writing each run to the shared store, its progress as lines of the run's
-log (``tasks.progress``: a host's state every 30 s and at each cell and level, each level's result). It returns
-nothing through Prefect: the store is the result.
+log (``tasks.progress``: a host's state every 30 s and at each cell and level, each level's result), and at the
+end publishes two artifacts: the host's cells and one summary of its runs. It returns nothing through Prefect: the
+store is the result.
 
 ``run_fleet`` (called by the ``nightly`` flow when the inventory has ``[fleet]``) makes sure the pool, the
 hosts' queues and the ``fleet-host`` deployment exist, starts one ``fleet-host`` run per host on that host's
@@ -18,7 +19,7 @@ from typing import Any
 
 from tcobench.schemas import CONTROL_QUEUE, FleetSettings, PriceTable
 from tcobench.settings import Settings
-from tcobench.tasks.artifacts import publish_summary
+from tcobench.tasks.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.fleet import (
     HostOutcome,
     cells_from_parameters,
@@ -67,6 +68,9 @@ def fleet_host(
                         backoff_s, progress=progress.of(str(host.get("name"))))  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
                     description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip
+    # one summary of the host's runs (its cells publish none: benchmark(summarise=False))
+    publish_run_cards(store_ref, price_table, [i for r in results for i in r.run_ids],
+                      description=f"tcobench runs of host {host.get('name')}")  # fmt: skip
     failed = [r.cell for r in results if r.status == "failed"]
     return f"{len(results) - len(failed)} of {len(results)} cells succeeded" + (f"; failed: {', '.join(failed)}"
                                                                                 if failed else "")  # fmt: skip

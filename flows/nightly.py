@@ -2,8 +2,9 @@
 
 Wiring only: load and validate the whole plan (nothing starts on a bad file); then either submit one host task
 per host in this process (the default), or, for an inventory with ``[fleet]``, start one ``fleet-host`` run per
-host on that host's own Prefect worker (``flows.fleet.run_fleet``); collect the cell results, write the night's
-report, list its flagged changes, post them to the webhook from configuration, publish the markdown summary as a
+host on that host's own Prefect worker (``flows.fleet.run_fleet``, where each host publishes its runs' summary);
+collect the cell results, publish one summary of the night's runs (in-process; a cell publishes none), write the
+night's report, list its flagged changes, post them to the webhook from configuration, publish the markdown summary as a
 Prefect artifact. Parameters are file paths, so a served or work-pool deployment can be scheduled with them;
 ``fail_on_failed_cells`` makes the flow run itself fail (a deployment's state says so). ``progress`` (in-process
 only) receives each host's live progress and each level's result (``tasks.progress``); in fleet mode each host's
@@ -20,7 +21,7 @@ from tcobench.errors import NightlyError
 from tcobench.schemas import PriceTable, RunStatus
 from tcobench.settings import Settings
 from tcobench.tasks.alerts import announce_night
-from tcobench.tasks.artifacts import publish_summary
+from tcobench.tasks.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.prices import load_prices
@@ -37,6 +38,7 @@ __all__ = ["NightlyResult", "nightly"]
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task: Any = task(run_cells, name="run_host")  # submitted: a Prefect task or the plain stand-in
 publish_summary_task = task(publish_summary, name="publish_summary")
+publish_run_cards_task = task(publish_run_cards, name="publish_run_cards")  # one summary of the night's runs
 announce_night_task = task(announce_night, name="announce_night")  # report, flags, webhook
 
 
@@ -104,6 +106,8 @@ def nightly(
     if plan.inventory.fleet is None:
         cells = _in_process(plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold,
                             progress)  # fmt: skip
+        publish_run_cards_task(store_path, price_table, [i for c in cells for i in c.run_ids],
+                               description=f"tcobench runs of nightly {batch_id}")  # fmt: skip
     else:
         night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s)
         cells, hosts = night.cells, night.host_lines

@@ -29,6 +29,7 @@ from .history import history
 from .nightly import CellResult
 from .report import write_report
 from .store import StoreRef, open_store
+from .tls import tls_context
 
 __all__ = ["Flag", "announce_night", "flags_markdown", "night_flags", "post_webhook"]
 
@@ -82,7 +83,7 @@ def post_webhook(
 ) -> str:
     """POST ``payload`` as JSON; 'delivered (HTTP n)' or 'not delivered: why' (never the URL, never raises)."""
     try:
-        with httpx.Client(timeout=timeout_s, trust_env=False, transport=transport) as client:
+        with httpx.Client(timeout=timeout_s, trust_env=False, verify=tls_context(), transport=transport) as client:
             status = client.post(url, json=dict(payload)).status_code
     except httpx.HTTPError as exc:  # its message may quote the URL: name the failure only
         return f"not delivered: {type(exc).__name__}"

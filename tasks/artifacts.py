@@ -7,10 +7,12 @@ it (6-7 s on 2 cores). tasks/ never imports flows/, so this checks for a flow ru
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ __all__ = [
     "ARTIFACT_KEY",
     "in_prefect_flow_run",
     "publish_link",
+    "publish_run_cards",
     "publish_summary",
     "summarise_and_publish",
 ]
@@ -80,3 +83,23 @@ def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence
     if text is not None:
         publish_summary(text)
     return summary
+
+
+def publish_run_cards(store: StoreRef, prices: PriceTable, run_ids: Sequence[str],
+                      description: str = "tcobench run summary") -> str | None:  # fmt: skip
+    """The summary artifact (``report.summary_markdown``: record card and cost per run, flagged changes) of many
+    runs at once, from one connection: a nightly's cells skip their own (``benchmark(summarise=False)``) and the
+    night, or a fleet host's run, publishes this one. Its id; None outside a flow run or with no runs (nothing is
+    read then), or when it could not be made: the runs are stored already, so a store that cannot be read back now
+    is logged as a warning instead of failing the night that measured them."""
+    if not run_ids or not in_prefect_flow_run():
+        return None
+    from .report import summary_markdown
+
+    try:
+        text = summary_markdown(store, prices, run_ids)
+    except TcobenchError as exc:
+        logging.getLogger("tcobench").warning("the summary artifact of %d run(s) was not published: %s", len(run_ids),
+                                              exc)  # fmt: skip
+        return None
+    return publish_summary(text, description=description)

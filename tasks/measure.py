@@ -62,6 +62,7 @@ from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, Protocol, Requ
 from . import http1, shutdown
 from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
 from .selfcheck import ProcessProbe
+from .tls import tls_context
 from .workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [
@@ -199,7 +200,7 @@ class _Clients:
         self.raw = transport is None  # no transport injected: the lean client
         self.key = api_key(target)
         self._headers = _headers(self.key)
-        self._ssl = httpx.create_ssl_context(trust_env=False)  # once, not once per client
+        self._ssl = tls_context()  # once per process, not once per client
         self._free: list[httpx.AsyncClient] = []
         self._all: list[httpx.AsyncClient] = []
         self._origin = http1.Origin.of(target.base_url) if self.raw else None
@@ -1107,7 +1108,9 @@ def probe_prompt_tokens(target: Target, plan: WorkloadPlan, given: RequestInput)
 
 async def _preflight(target: Target) -> EngineInfo:
     timeout = httpx.Timeout(10.0, connect=target.connect_timeout_s)
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=_headers(api_key(target))) as client:
+    async with httpx.AsyncClient(
+        timeout=timeout, trust_env=False, verify=tls_context(), headers=_headers(api_key(target))
+    ) as client:
         return await adapter_for(target.protocol).preflight(client, target.base_url, target.model)
 
 

@@ -68,7 +68,7 @@ def is_io_error(exc: BaseException) -> bool:
 
 
 def _verdict(result: Any, threshold: float) -> ExitCode:
-    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.summary.runs.to_pylist()}
+    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.run_rows.to_pylist()}
     return worst_exit([run_verdict(r.status, *counts.get(r.run_id, (0, 0)), threshold) for r in result.runs])
 
 
@@ -84,8 +84,9 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
     for attempt in range(1, attempts + 1):
         check_stop("no further cell was started")
         try:
+            # summarise=False: no summary connection per cell; the night publishes one summary of its runs
             result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id,
-                              cell=cell.label, **_watching(progress))  # fmt: skip
+                              cell=cell.label, summarise=False, **_watching(progress))  # fmt: skip
         except Interrupted:
             raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
@@ -97,7 +98,7 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
             write_results(store, record, [])
             return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error,
                               ExitCode.failed)  # fmt: skip
-        statuses = {RunStatus(r["status"]) for r in result.summary.runs.select(["status"]).to_pylist()}
+        statuses = {RunStatus(r["status"]) for r in result.run_rows.select(["status"]).to_pylist()}
         status = RunStatus.ok if statuses <= {RunStatus.ok} else RunStatus.partial
         if RunStatus.failed in statuses:
             status = RunStatus.failed

@@ -26,6 +26,7 @@ from tcobench.schemas import ClientPlacement, Protocol
 
 from .protocols import adapter_for
 from .quantile import quantile
+from .tls import tls_context
 
 __all__ = ["RTT_PROBES", "is_local_address", "placement_of_url", "probe_rtt_ns"]
 
@@ -72,7 +73,7 @@ def probe_rtt_ns(base_url: str, protocol: Protocol, probes: int = RTT_PROBES, ti
         raise ValueError(f"probes must be at least 1, got {probes}")
     url = base_url.rstrip("/") + adapter_for(protocol).probe_path
     samples: list[int] = []
-    with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+    with httpx.Client(timeout=timeout_s, trust_env=False, verify=tls_context()) as client:
         try:
             client.get(url)  # opens the connection; not timed
             for _ in range(probes):

@@ -52,7 +52,7 @@ from .report_assets import (
 )
 from .rows import RecordCardRow, fetch_rows, typed_rows
 from .store import StoreRef
-from .summarise import rows_of_runs
+from .summarise import BY_EQUALITY, rows_of_runs
 
 __all__ = [
     "MARKDOWN_VIEWS",
@@ -241,9 +241,10 @@ def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]
 def markdown_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> str:
     """``summary_markdown`` on a connection that defines ``MARKDOWN_VIEWS``."""
     ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
-    # one run_id = $id branch per run (rows_of_runs): DuckDB does not push a list filter down through the views
-    table = rows_of_runs(con, _CARDS_SQL, ids, "ORDER BY started")
-    cards = typed_rows(table, _SummaryCard)
+    # one run_id = $id branch per run (rows_of_runs): DuckDB does not push a list filter down through the views;
+    # a night's runs (more than BY_EQUALITY) in groups of that many, not one pass over the whole store
+    groups = [rows_of_runs(con, _CARDS_SQL, ids[i : i + BY_EQUALITY], "") for i in range(0, len(ids), BY_EQUALITY)]
+    cards = sorted((c for group in groups for c in typed_rows(group, _SummaryCard)), key=_started)
     flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
     lines = [
         "# tcobench summary",
@@ -278,6 +279,11 @@ def markdown_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = 
             f"{_md(point.usd_per_m_output_tokens, 4)}; {'; '.join(point.provenance_changes)}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _started(card: _SummaryCard) -> tuple[bool, str, str]:
+    """Oldest first, runs without a start last (SQL's ORDER BY started), runs started together by run id."""
+    return card["started"] is None, str(card["started"]), card["run_id"]
 
 
 def _md(value: float | None, digits: int = 1, sci: bool = False) -> str:

@@ -134,8 +134,9 @@ class ProcessProbe:
     def start(self) -> None:
         # Objects alive before the measured phase move out of the collector's reach (gc.freeze): a full collection
         # then scans only what the phase allocates, not everything the process holds (a pause of tens of ms in a
-        # large process, on the loop that timestamps chunks).
-        gc.collect()
+        # large process, on the loop that timestamps chunks). No gc.collect() first: garbage frozen with them is
+        # collected after ``stop`` unfreezes it, and a full collection of a Prefect host process at every level
+        # was 5% of its CPU (docs/performance.md, "Fleet overhead").
         gc.freeze()
         self._cpu0, self._wall0 = time.thread_time_ns(), time.perf_counter_ns()
         self.lag.start()

@@ -49,6 +49,7 @@ from ..docker_client import (
 from ..gpu import vendor_for
 from ..hostinfo import cpu_model_in
 from ..protocols import EngineInfo
+from ..tls import tls_context
 from .base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 from .local import free_port
 from .recipes import ContainerPlan, Recipe, recipe_for
@@ -185,7 +186,7 @@ def _container_name(batch_id: str, port: int) -> str:
 
 def _wait_healthy(handle: ContainerHandle, url: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    with httpx.Client(timeout=2.0, trust_env=False) as client:
+    with httpx.Client(timeout=2.0, trust_env=False, verify=tls_context()) as client:
         while time.monotonic() < deadline:
             error = handle.exit_error("while starting")
             if error is not None:

@@ -23,6 +23,7 @@ from .. import procs, shutdown
 from ..measure import preflight
 from ..models import is_synthetic
 from ..protocols import EngineInfo
+from ..tls import tls_context
 from .base import EngineLauncher, LaunchOptions, RunningEngine, register
 from .endpoint import target_of
 from .model import bundled_model, file_sha256
@@ -75,7 +76,7 @@ def _exit_reason(returncode: int) -> str:
 
 def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
-    with httpx.Client(timeout=2.0, trust_env=False) as client:
+    with httpx.Client(timeout=2.0, trust_env=False, verify=tls_context()) as client:
         while time.monotonic() < deadline:
             shutdown.check_stop("the engine was starting; no run was measured")
             if proc.poll() is not None:

@@ -19,6 +19,7 @@ import httpx
 
 from tcobench.errors import EngineError
 
+from ..tls import tls_context
 from .base import EngineEvent, OnEvent
 
 __all__ = ["LoadedModel", "load_model", "loaded_model", "pull_model"]
@@ -47,7 +48,9 @@ class LoadedModel:
 
 
 def _client(timeout_s: float, transport: httpx.BaseTransport | None) -> httpx.Client:
-    return httpx.Client(timeout=httpx.Timeout(timeout_s, connect=5.0), trust_env=False, transport=transport)
+    return httpx.Client(
+        timeout=httpx.Timeout(timeout_s, connect=5.0), trust_env=False, verify=tls_context(), transport=transport
+    )
 
 
 def _pull_event(model: str, obj: dict[str, Any]) -> EngineEvent:

@@ -14,6 +14,7 @@ import httpx
 from tcobench.schemas import EngineMetricRecord, EngineMetricsKind, TelemetryConfig
 
 from ..measure import RunContext
+from ..tls import tls_context
 from . import llama_cpp, ollama, vllm  # noqa: F401  (importing registers the scrapers)
 from .base import Sample, Scraper, ScraperUnavailable, scraper_class
 from .session import ScrapeSession
@@ -49,7 +50,7 @@ def start_engine_metrics(
     config: TelemetryConfig, base_url: str, ctx: RunContext, transport: httpx.BaseTransport | None = None
 ) -> ScrapeSession:
     """Probe the engine at ``base_url`` and start scraping it (``config.engine_metrics_hz`` per second)."""
-    client = httpx.Client(timeout=_TIMEOUT, trust_env=False, transport=transport)
+    client = httpx.Client(timeout=_TIMEOUT, trust_env=False, verify=tls_context(), transport=transport)
     scraper, note = open_scraper(config.engine_metrics, client, base_url)
     session = ScrapeSession(scraper, client, (ctx.run_id, ctx.date, ctx.host), config.engine_metrics_hz, note)
     session.start()

@@ -23,6 +23,7 @@ import httpx
 
 from tcobench.errors import ConfigError
 
+from ..tls import tls_context
 from .gguf_vocab import gguf_tokenizer
 
 __all__ = [
@@ -215,7 +216,7 @@ class EngineTokenizer(PromptTokenizer):
 
 def engine_tokenizer(base_url: str, model: str, timeout_s: float = 30.0) -> EngineTokenizer | None:
     """The engine's tokenizer when it offers ``POST /tokenize`` in llama.cpp's or vLLM's form, else None."""
-    client = httpx.Client(timeout=timeout_s, trust_env=False)
+    client = httpx.Client(timeout=timeout_s, trust_env=False, verify=tls_context())
     probes = [
         ("llama.cpp", {"content": "Hello world", "add_special": False}),
         ("vllm", {"model": model, "prompt": "Hello world", "add_special_tokens": False}),

@@ -313,7 +313,7 @@ def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: f
         if progress.live.is_started:
             progress.stop()
     _print_result(result, settings)
-    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.summary.runs.to_pylist()}
+    counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.run_rows.to_pylist()}
     check_runs(result.runs, counts, partial_threshold)
 
 

@@ -21,6 +21,7 @@ from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 from ...docker_client import remove_container, tcobench_labels
 from ...measure import preflight
 from ...protocols import EngineInfo
+from ...tls import tls_context
 from ..base import EngineEvent, LaunchOptions
 from ..endpoint import target_of
 from ..ollama_api import load_model, loaded_model, pull_model
@@ -98,7 +99,7 @@ class OllamaRecipe(Recipe):
 
 def _wait_version(container: Any, url: str, image: str) -> str:
     deadline = time.monotonic() + _SMOKE_TIMEOUT_S
-    with httpx.Client(timeout=2.0, trust_env=False) as http:
+    with httpx.Client(timeout=2.0, trust_env=False, verify=tls_context()) as http:
         while time.monotonic() < deadline:
             container.reload()
             if container.status not in ("created", "running"):

@@ -89,3 +89,39 @@ def test_summarise_and_publish_reads_the_summary_and_the_artifact_from_one_conne
     calls.clear()
     assert artifacts.summarise_and_publish(tmp_path, prices, ids, publish=False).runs.equals(wanted.runs)
     assert calls == []  # a batch the store stopped: summarised, not published
+
+
+def test_a_nights_runs_are_one_summary_artifact_read_in_groups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from tcobench.tasks import report
+
+    runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than one group of BY_EQUALITY
+    ids = [r.run_id for r in reversed(runs)]
+    assert len(ids) > report.BY_EQUALITY
+    prices = load_prices(None)
+    calls = _fake_prefect(monkeypatch, in_run=True)
+    assert artifacts.publish_run_cards(tmp_path, prices, ids, description="tcobench runs of nightly n1") == "artifact-1"
+    (call,) = calls
+    assert call["key"] == "tcobench-summary" and call["description"] == "tcobench runs of nightly n1"
+    assert f"{len(ids)} run(s)." in call["markdown"]
+    monkeypatch.setattr(report, "BY_EQUALITY", len(ids))  # the same runs in one group: the same summary, same order
+    assert summary_markdown(tmp_path, prices, ids) == call["markdown"]
+    calls.clear()
+    assert artifacts.publish_run_cards(tmp_path, prices, []) is None and calls == []
+
+
+def test_a_summary_artifact_that_cannot_be_read_is_a_warning_not_a_failure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tcobench.errors import StoreError
+    from tcobench.tasks import report
+
+    def unreadable(*args: Any, **kwargs: Any) -> str:
+        raise StoreError("store s3://gone/night: cannot read it back")
+
+    calls = _fake_prefect(monkeypatch, in_run=True)
+    monkeypatch.setattr(report, "summary_markdown", unreadable)  # the runs were stored; the store went away since
+    assert artifacts.publish_run_cards(tmp_path, load_prices(None), ["r1"]) is None
+    assert calls == []
+    assert (
+        "the summary artifact of 1 run(s) was not published: store s3://gone/night: cannot read it back" in caplog.text
+    )

@@ -32,7 +32,7 @@ def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0, war
               ) -> SimpleNamespace:  # fmt: skip
     runs = pa.table({"run_id": [run_id], "status": [status], "n": [n], "errors": [errors]})
     rows = [SimpleNamespace(run_id=run_id, status=RunStatus(status), identity_warning=warning)]
-    return SimpleNamespace(run_ids=[run_id], summary=SimpleNamespace(runs=runs), runs=rows)
+    return SimpleNamespace(run_ids=[run_id], summary=None, run_rows=runs, runs=rows)
 
 
 @pytest.mark.parametrize(
@@ -72,9 +72,11 @@ def test_a_signal_stops_the_night_instead_of_failing_a_cell(tmp_path: Path) -> N
 def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:
     calls: list[str] = []
 
-    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str, cell: str) -> Any:
+    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str, cell: str,
+              summarise: bool) -> Any:  # fmt: skip
         calls.append(host)
         assert cell.startswith("gpu-nv-01/")
+        assert summarise is False  # a night's cells do not summarise one by one: the night publishes one summary
         if len(calls) == 1:
             raise EngineError("cannot reach the daemon") from httpx.ConnectError("refused")
         return ok_result("r1")

@@ -197,3 +197,29 @@ def test_the_commit_counts_engine_metrics_and_verify_checks_them(tmp_path: Path)
     con.close()
     (problem,) = verify_store(tmp_path).problems
     assert (problem.kind, problem.subject) == ("incomplete run", "run0") and "engine_metrics: 2 rows" in problem.detail
+
+
+def test_check_store_skips_its_probe_commit_right_after_a_commit_of_this_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commits: list[str] = []
+    real = store_module.Store.commit
+
+    def counted(self: Any, body: Any, what: str) -> int:
+        commits.append(what)
+        return real(self, body, what)
+
+    monkeypatch.setattr(store_module.Store, "commit", counted)
+    check_store(tmp_path / "s")
+    assert commits == ["check"]  # a new store: probed
+    write_results(tmp_path / "s", make_run(), [make_request()])
+    commits.clear()
+    check_store(tmp_path / "s")
+    assert commits == []  # this process just committed there: that proved what the probe would
+    monkeypatch.setattr(store_module, "CHECK_FRESH_S", 0.0)
+    check_store(tmp_path / "s")
+    assert commits == ["check"]  # not recent enough: probed again
+    monkeypatch.setenv("TCOBENCH_STORE_MIN_FREE_MB", str(10**12))
+    monkeypatch.setattr(store_module, "CHECK_FRESH_S", 3600.0)
+    with pytest.raises(StoreError, match="below the floor"):
+        check_store(tmp_path / "s")  # the other checks are made every time
