@@ -61,6 +61,12 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
     ordered = distinct[ranks] if len(ranks) else np.array([])
 
     median = _block_quantile(ordered, start[:-1], sizes)
+    # each position of ``keys`` that starts a run of equal keys holds that run's length (a search for the leftmost
+    # equal key lands there): how many of a block's values equal a rank, without a second binary search
+    first_of = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if len(keys) else np.zeros(0, int)
+    equal_run = np.diff(np.append(first_of, len(keys)))
+    run_length = np.zeros(len(keys) + 1, dtype=np.int64)
+    run_length[first_of] = equal_run
     n2 = np.zeros(runs, dtype=np.int64)
     priors = np.zeros(runs, dtype=np.int64)
     u = np.zeros(runs)
@@ -77,7 +83,8 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
         mine = owner[elements]
         target = (mine - k) * width + ranks[elements]
         below = np.searchsorted(keys, target, "left")
-        equal = np.searchsorted(keys, target, "right") - below
+        found = keys[np.minimum(below, len(keys) - 1)] == target
+        equal = np.where(found, run_length[below], 0)
         count = below - start[mine - k] + 0.5 * equal
         u += np.bincount(mine, weights=count, minlength=runs)
     stacked = np.vstack(medians) if window else np.empty((0, runs))
@@ -87,7 +94,7 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
         sum_m2 = np.nansum((stacked - mean) ** 2, axis=0)
         sd = np.where(priors >= 2, np.sqrt(sum_m2 / np.maximum(priors - 1, 1)), np.nan)
     prior_median = _pooled_median(keys, start, width, n2, window, distinct)
-    ties = _ties(code, keys, width, runs, window)
+    ties = _ties(code, keys[first_of], equal_run, width, runs, window)
     p = _p_values(u, sizes, n2, ties)
     return SeriesTests(sizes, n2, priors, u, p, median, prior_median, mean, sd)
 
@@ -146,23 +153,30 @@ def _pooled_median(
     return found
 
 
-def _ties(code: np.ndarray, keys: np.ndarray, width: int, runs: int, window: int) -> np.ndarray:
+def _ties(code: np.ndarray, pair: np.ndarray, count: np.ndarray, width: int, runs: int, window: int) -> np.ndarray:
     """Per run, sum of t^3 - t over the distinct values of its pooled sample (itself and its prior runs): the
-    counts of each (run, value) are added over every window the run is in, then grouped by (run, value)."""
+    counts of each (run, value) (``pair``: run x width + value, each once, in order; ``count``: how often) are
+    added over every window the run is in, then grouped by (run, value)."""
     ties = np.zeros(runs)
     repeated = np.bincount(code, minlength=width) > 1 if len(code) else np.zeros(0, dtype=bool)
     if not repeated.any():
         return ties  # no value occurs twice in the whole series
-    pair, count = np.unique(keys, return_counts=True)  # (run, value) and how often
     run, value = pair // width, pair % width
     keep = repeated[value]  # a value seen once in the series is once in every pooled sample: t^3 - t = 0
     run, value, count = run[keep], value[keep], count[keep]
     shifts = np.arange(window + 1)  # the run itself, then as a prior of the next ``window`` runs
     point = (run[None, :] + shifts[:, None]).ravel()
     inside = point < runs
-    grouped, where = np.unique(point[inside] * width + np.tile(value, window + 1)[inside], return_inverse=True)
-    t = np.bincount(where, weights=np.tile(count, window + 1)[inside].astype(float))
-    ties += np.bincount(grouped // width, weights=t**3 - t, minlength=runs)
+    # grouped by (run, value): a stable sort of the shifted copies (each already in order, so the sort merges them)
+    # and one sum per group, not np.unique's inverse (three times slower on a year's series)
+    pooled = point[inside] * width + np.tile(value, window + 1)[inside]
+    order = np.argsort(pooled, kind="stable")
+    pooled, weight = pooled[order], np.tile(count, window + 1)[inside][order].astype(float)
+    if not len(pooled):
+        return ties
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(pooled)) + 1])
+    t = np.add.reduceat(weight, starts)
+    ties += np.bincount(pooled[starts] // width, weights=t**3 - t, minlength=runs)
     return ties
 
 

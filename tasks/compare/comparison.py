@@ -31,7 +31,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
 
 from ..history import detect_changes
-from ..query import connect, describe_snapshot, freeze_views
+from ..query import connect, describe_snapshot
 from ..store import StoreRef
 from .bootstrap import NightDraws, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
 from .candidates import (
@@ -328,7 +328,9 @@ def compare(
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
     con = connect(store, prices, snapshot=snapshot)
     try:
-        freeze_views(con)
+        # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
+        # selections allow, so computing every run's tco and cost_basis first cost more than it saved (a year's
+        # store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; docs/performance.md, "Fifth cut")
         return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
     finally:
         con.close()
