@@ -92,11 +92,11 @@ def test_summarise_and_publish_reads_the_summary_and_the_artifact_from_one_conne
 
 
 def test_a_nights_runs_are_one_summary_artifact_read_in_groups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from tcobench.tasks import report
+    from tcobench.tasks import report, summarise
 
     runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than one group of BY_EQUALITY
     ids = [r.run_id for r in reversed(runs)]
-    assert len(ids) > report.BY_EQUALITY
+    assert len(ids) > summarise.BY_EQUALITY
     prices = load_prices(None)
     calls = _fake_prefect(monkeypatch, in_run=True)
     assert artifacts.publish_run_cards(tmp_path, prices, ids, description="tcobench runs of nightly n1") == "artifact-1"
