@@ -115,7 +115,7 @@ def benchmark(
                 result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase,
                                       plan=plan)  # fmt: skip
                 samples, scraped = stop_telemetry(telemetry), stop_engine_metrics(scrape)
-                died = engine_error(config, engine)
+                died = engine_error(config, engine, any(r.error is not None for r in result.measured))
                 finished = finish_run(run, result, died, telemetry.facts | scrape.facts)
                 try:
                     write_results_task(store, finished, result.warmup + result.measured, samples, scraped)

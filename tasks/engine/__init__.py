@@ -60,13 +60,20 @@ def _link(config: BenchmarkConfig, placement: ClientPlacement | None, base_url: 
     return {"client_placement": placement.value if placement else None, "rtt_p50_ns": rtt}
 
 
+DEATH_SETTLE_S = 3.0
+
+
 def stop_engine(config: BenchmarkConfig, engine: RunningEngine) -> None:
     launcher_for(config.engine.kind).stop(engine)
 
 
-def engine_error(config: BenchmarkConfig, engine: RunningEngine) -> str | None:
-    """Why the engine died during the run, or None if it is still up."""
-    return launcher_for(config.engine.kind).alive_error(engine)
+def engine_error(config: BenchmarkConfig, engine: RunningEngine, failures: bool = False) -> str | None:
+    """Why the engine died during the run, or None if it is still up.
+
+    ``failures``: the run's requests failed, so the engine may just have died: its death gets ``DEATH_SETTLE_S``
+    to be reported (a killed engine refuses connections at once, and its container still reads "running" for a
+    moment; without the wait the run would be called partial instead of failed with the engine's exit)."""
+    return launcher_for(config.engine.kind).alive_error(engine, DEATH_SETTLE_S if failures else 0.0)
 
 
 def engine_runs_elsewhere(config: BenchmarkConfig) -> bool:

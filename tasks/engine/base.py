@@ -84,8 +84,12 @@ class EngineLauncher(ABC):
         """(a way to run a command where the engine runs, whether that is another host than this one)."""
         return None, False
 
-    def alive_error(self, engine: RunningEngine) -> str | None:
-        """Why the engine is no longer usable, or None while it is."""
+    def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:
+        """Why the engine is no longer usable, or None while it is.
+
+        ``settle_s``: how long to wait for the engine's death to be reported before calling it alive, for a run
+        whose requests failed (a killed engine refuses connections at once; its process or container is reported
+        dead a moment later)."""
         return None
 
     def runs_elsewhere(self, config: BenchmarkConfig) -> bool:

@@ -102,16 +102,22 @@ class ContainerHandle:
         tail = " | ".join(line.strip() for line in text.splitlines()[-_TAIL_LINES:] if line.strip())
         return tail[-_TAIL_CHARS:]
 
-    def exit_error(self, when: str) -> str | None:
-        """Why the container is not running (exit code, OOM), or None while it runs."""
-        try:
-            self.container.reload()
-        except NotFound:
-            return f"{self.label} disappeared {when} (removed outside tcobench)"
-        except (DockerException, OSError) as exc:
-            return f"{self.label}: cannot ask the daemon about it {when}: {exc}"
-        if self.container.status in ("created", "running"):
-            return None
+    def exit_error(self, when: str, settle_s: float = 0.0) -> str | None:
+        """Why the container is not running (exit code, OOM), or None while it runs (still, after ``settle_s``:
+        the daemon reports a killed container's exit a moment after its process is gone)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            try:
+                self.container.reload()
+            except NotFound:
+                return f"{self.label} disappeared {when} (removed outside tcobench)"
+            except (DockerException, OSError) as exc:
+                return f"{self.label}: cannot ask the daemon about it {when}: {exc}"
+            if self.container.status not in ("created", "running"):
+                break
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.1)
         state = self.container.attrs.get("State", {})
         oom = " (killed: out of memory)" if state.get("OOMKilled") else ""
         tail = self.save_logs()
@@ -342,11 +348,11 @@ class ContainerLauncher(EngineLauncher):
             handle.client.close()
             engine.handle = None
 
-    def alive_error(self, engine: RunningEngine) -> str | None:
+    def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:
         handle: ContainerHandle | None = engine.handle
         if handle is None:
             return None
-        return handle.exit_error("during the run")
+        return handle.exit_error("during the run", settle_s)
 
     def runs_elsewhere(self, config: BenchmarkConfig) -> bool:
         return config.engine.container is None or not is_local(config.engine.container.docker_host)

@@ -7,6 +7,7 @@ process group, dies with tcobench and is reclaimed by the next run if both were 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -146,9 +147,13 @@ class LocalLlamaServer(EngineLauncher):
         if proc is not None:
             procs.stop_process(proc)
 
-    def alive_error(self, engine: RunningEngine) -> str | None:
+    def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:
         proc: subprocess.Popen[bytes] | None = engine.handle
-        if proc is None or proc.poll() is None:
+        if proc is None:
+            return None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=settle_s) if settle_s > 0 else proc.poll()
+        if proc.returncode is None:
             return None
         tail = _log_tail(engine.log_path) if engine.log_path else ""
         return f"llama-server {_exit_reason(proc.returncode)}; log {engine.log_path}: {tail}"

@@ -170,7 +170,8 @@ def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
     ours = subprocess.Popen(["sleep", "300"], start_new_session=True)
     stranger = subprocess.Popen(["sleep", "301"], start_new_session=True)
     try:
-        left, other = ProcessId.of(ours.pid), ProcessId.of(stranger.pid)
+        # just started: their command lines may not be set up yet (ProcessId.of reads an empty one; seen in CI)
+        left, other = ProcessId.of(ours.pid, settle_s=10.0), ProcessId.of(stranger.pid, settle_s=10.0)
         assert left is not None and other is not None
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
         record = {"boot_id": boot, "owner": {"pid": 999_999_999, "start": 1, "cmdline": ["tcobench", "run"]},

@@ -136,7 +136,7 @@ def _dead_owner() -> ProcessId:
 
 
 def test_leftovers_of_a_dead_run_are_reclaimed_by_proof(tmp_path: Path, sleeper: subprocess.Popen[bytes]) -> None:
-    child = ProcessId.of(sleeper.pid)
+    child = ProcessId.of(sleeper.pid, settle_s=10.0)  # just started: its command line may not be set up yet
     assert child is not None
     path = _pid_file(tmp_path, _dead_owner(), child)
     reclaimed = procs.reclaim_leftovers(tmp_path)
@@ -146,7 +146,7 @@ def test_leftovers_of_a_dead_run_are_reclaimed_by_proof(tmp_path: Path, sleeper:
 
 @pytest.mark.parametrize("case", ["other command line", "other start time", "owner alive", "other boot"])
 def test_nothing_is_killed_without_proof(tmp_path: Path, sleeper: subprocess.Popen[bytes], case: str) -> None:
-    child = ProcessId.of(sleeper.pid)
+    child = ProcessId.of(sleeper.pid, settle_s=10.0)  # just started: its command line may not be set up yet
     assert child is not None
     owner = _dead_owner()
     if case == "other command line":  # the pid was reused by another program
