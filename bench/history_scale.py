@@ -184,7 +184,7 @@ def to_lake(folder: Path, store: str, batch: int) -> None:
     print(f"imported {result.runs:,} runs, {result.requests:,} requests in {t1 - t0:.0f} s", flush=True)
     compacted = compact_store(store, keep_days=0)
     print(f"compacted in {time.monotonic() - t1:.0f} s: {compacted.files_before:,} -> {compacted.files_after:,} "
-          f"data files", flush=True)  # fmt: skip
+          f"data files; change tests stored for {compacted.tested_runs:,} runs", flush=True)  # fmt: skip
     for table, (rows, files) in describe_store(store).tables.items():
         print(f"  {table:32s} {rows:>12,} rows {files:>8,} files")
     print(f"load after {_load()}", flush=True)

@@ -4,7 +4,8 @@ Steps, each its own DuckLake transaction (a compaction killed at any point leave
 commits its new file and retires the old ones together, and an unfinished merge leaves only an unreferenced file):
 
 1. store the cached per-run views (``tasks.views``) for runs that lack them under this version's SQL (runs written
-   by an older tcobench, or before the SQL changed), in batches, and drop the cache of other SQL versions;
+   by an older tcobench, or before the SQL changed), in batches, and drop the cache of other SQL versions; then
+   store the change tests (``tasks.history``) of the runs whose stored tests are missing or no longer hold;
 2. rewrite files that carry deleted rows, then merge adjacent small files: one file per night for ``requests``
    and ``telemetry`` (they are partitioned by date), a few for the run-level tables;
 3. expire snapshots older than ``keep_days`` (time travel reaches back that far) and delete the files only those
@@ -21,8 +22,11 @@ import duckdb
 import pyarrow as pa
 
 from .health import data_files
+from .history import change_test_rows
 from .lake import LAKE
-from .store import Store, StoreRef, cache_schema, open_store, per_run_views, write_cache
+from .prices import load_prices
+from .query import connect
+from .store import Store, StoreRef, cache_schema, open_store, per_run_views, replace_cached, write_cache
 from .views import CACHED_VIEWS
 
 __all__ = ["CompactResult", "compact_store"]
@@ -35,6 +39,7 @@ class CompactResult:
     files_before: int
     files_after: int
     cached_runs: int  # runs whose per-run view rows were computed now
+    tested_runs: int  # runs whose change tests were computed now
     dropped_caches: tuple[str, ...]
     expired_snapshots: int
     seconds: float
@@ -105,6 +110,28 @@ def _refresh_caches(target: Store, progress: Callable[[str], None]) -> tuple[int
     return done, tuple(dropped)
 
 
+def _store_tests(target: Store, progress: Callable[[str], None]) -> int:
+    """Compute and store the change tests that are missing or stale (one transaction); the runs tested."""
+    con = connect(target.location, load_prices(None), needs=("nightly_trend", "request_metrics"))
+    try:
+        rows = change_test_rows(con)  # the tests do not depend on prices: the shipped table serves
+    finally:
+        con.close()
+    tested = len(set(rows.column("run_id").to_pylist()))
+    if not tested:
+        return 0
+
+    def write(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("BEGIN")
+        con.execute(f"CALL {LAKE}.set_commit_message('tcobench', 'compact: change tests of {tested} runs')")
+        replace_cached(con, "change_tests", rows)
+        con.execute("COMMIT")
+
+    target.run(write, "compact: store change tests")
+    progress(f"stored the change tests of {tested} runs")
+    return tested
+
+
 def compact_store(
     store: StoreRef, keep_days: float = 30.0, on_progress: Callable[[str], None] | None = None
 ) -> CompactResult:
@@ -114,6 +141,7 @@ def compact_store(
     t0 = time.monotonic()
     before = target.run(_count_files, "compact: count files")
     cached, dropped = _refresh_caches(target, progress)
+    tested = _store_tests(target, progress)
     progress("rewriting files with deleted rows, merging small files")
     _call(target, f"CALL ducklake_rewrite_data_files('{LAKE}')")
     _call(target, f"CALL ducklake_merge_adjacent_files('{LAKE}')")
@@ -122,7 +150,7 @@ def compact_store(
     expired = _call(target, f"CALL ducklake_expire_snapshots('{LAKE}', older_than => now() - {days})")
     _call(target, f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)")
     after = target.run(_count_files, "compact: count files")
-    return CompactResult(before, after, cached, dropped, expired, time.monotonic() - t0)
+    return CompactResult(before, after, cached, tested, dropped, expired, time.monotonic() - t0)
 
 
 def _call(target: Store, sql: str) -> int:

@@ -131,7 +131,7 @@ def _leave_out(con: duckdb.DuckDBPyConnection, damage: list[Damage], warn: Calla
              "(`tcobench store verify --repair` moves it to quarantine)")  # fmt: skip
     bad = incomplete_runs(con, tables)
     if bad:
-        con.execute(f"DELETE FROM _runs_snapshot WHERE list_contains({IDS}, run_id)", {"ids": id_list(bad)})
+        con.execute(f"DELETE FROM _runs_snapshot WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(bad)})
         shown = ", ".join(b[:12] for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
         warn(f"store: {len(bad)} run(s) with rows in damaged files are left out: {shown}")
 
@@ -236,7 +236,11 @@ def _open(
         _base_views(con, snap, damage, files)
         if damage:
             _leave_out(con, damage, warn)
-        cached = _cached_views(con, snap, usable=not any(d.schema == cache_schema() for d in damage))
+        usable = not any(d.schema == cache_schema() for d in damage)
+        cached = _cached_views(con, snap, usable)
+        stored_tests = _at(cache_schema(), "change_tests", snap)
+        if usable and _columns_at(con, stored_tests) is not None:  # tasks.history's stored tests
+            con.execute(f"CREATE TEMP VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc

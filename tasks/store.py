@@ -74,6 +74,7 @@ __all__ = [
     "legacy_layout",
     "open_store",
     "per_run_views",
+    "replace_cached",
     "table_schema",
     "to_arrow",
     "write_cache",
@@ -456,6 +457,20 @@ def write_cache(con: duckdb.DuckDBPyConnection, rows: dict[str, pa.Table], ids: 
             con.unregister("_tcob_view")
         _insert(con, f"{schema}.{view}", rows[view])
     _insert(con, f"{schema}.covered", ids)
+
+
+def replace_cached(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """In this version's cache schema, table ``table`` (created from ``rows``' schema if new) gets ``rows`` in
+    place of the rows it held for their runs (inside the caller's transaction)."""
+    target = f"{LAKE}.{cache_schema()}.{table}"
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {LAKE}.{cache_schema()}")
+    con.register("_tcob_rows", rows)
+    try:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS SELECT * FROM _tcob_rows LIMIT 0")
+        con.execute(f"DELETE FROM {target} WHERE run_id IN (SELECT DISTINCT run_id FROM _tcob_rows)")
+    finally:
+        con.unregister("_tcob_rows")
+    _insert(con, target, rows)
 
 
 def conform(table: str, data: pa.Table) -> pa.Table:

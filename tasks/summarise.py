@@ -11,7 +11,7 @@ import pyarrow as pa
 from tcobench.schemas import PriceTable
 
 from .query import connect
-from .rows import IDS, id_list
+from .rows import IDS, arrow_of, id_list
 from .store import StoreRef, open_store
 
 __all__ = ["SUMMARY_VIEWS", "Summary", "run_summaries", "rows_of_runs", "summarise", "summary_of"]
@@ -40,14 +40,14 @@ def rows_of_runs(
 ) -> pa.Table:
     """The rows of ``select`` (``SELECT ... FROM ...``, no WHERE; ``run_id`` names one column) of the given runs
     (all when None), ``order`` applied (an ``ORDER BY`` over its output columns): up to ``BY_EQUALITY`` runs one
-    ``run_id = $id`` branch each, more in one pass with a list filter."""
+    ``run_id = $id`` branch each, more in one pass with a semi-join on the list of ids."""
     conditions = list(where)
     if run_ids is None or len(run_ids) > BY_EQUALITY:
         if run_ids is not None:
-            conditions.append(f"list_contains({IDS}, run_id)")
+            conditions.append(f"run_id IN (SELECT unnest({IDS}))")
         clause = f"WHERE {' AND '.join(conditions)}" if conditions else ""
         params = {"ids": id_list(run_ids)} if run_ids is not None else None
-        return con.sql(f"SELECT * FROM ({select} {clause}) {order}", params=params).to_arrow_table()
+        return arrow_of(con, f"SELECT * FROM ({select} {clause}) {order}", params)
     ids = list(dict.fromkeys(run_ids))
     if not ids:
         return con.sql(f"SELECT * FROM ({select} WHERE false) {order}").to_arrow_table()
@@ -55,7 +55,7 @@ def rows_of_runs(
         f"{select} WHERE {' AND '.join([*conditions, f'run_id = $id{i}'])}" for i in range(len(ids))
     )
     each = {f"id{i}": run_id for i, run_id in enumerate(ids)}
-    return con.sql(f"SELECT * FROM ({branches}) {order}", params=each).to_arrow_table()
+    return arrow_of(con, f"SELECT * FROM ({branches}) {order}", each)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:

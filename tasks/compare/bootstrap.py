@@ -164,6 +164,42 @@ def _run_replicates(
     return result
 
 
+def _all_replicates(
+    samples: Sequence[RunSample], resamples: int, rng: np.random.Generator, normal_from: int = NORMAL_FROM_REQUESTS
+) -> list[np.ndarray]:
+    """``_run_replicates`` of each sample in turn, the same numbers from the same stream, with the normal
+    approximation computed for a stretch of runs at once: a run that draws nothing (fewer than 2 requests) takes
+    no random numbers, and ``standard_normal`` of k x resamples is k successive draws of resamples, so a stretch
+    of such runs between two runs that draw requests one by one is one draw (a year's report: 29,000 runs' replicates;
+    tests/unit/tasks/test_compare.py checks the two agree to the bit)."""
+    sums = [s.sums() for s in samples]
+    n = np.array([m.n for m in sums], dtype=np.int64)
+    t, tt, e, ee, te = (np.array([getattr(m, f) for m in sums], dtype=float) for f in ("t", "tt", "e", "ee", "te"))
+    per_usd = np.array([s.tokens_per_usd for s in samples], dtype=float)
+    constant = (n < 2) | (e <= 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(constant, 1.0, t / np.where(e > 0, e, 1.0))
+        square = np.maximum((tt - 2 * rate * te + rate * rate * ee) / np.maximum(n, 1), 0.0)
+        sd = np.sqrt(square / np.maximum(n, 1)) / (rate * e / np.maximum(n, 1))
+    normal = ~constant & (n >= normal_from) & (rate > 0)
+    found: list[np.ndarray] = []
+    i = 0
+    while i < len(samples):
+        if not (constant[i] or normal[i]):  # drawn request by request
+            found.append(_run_replicates(samples[i], resamples, rng, normal_from))
+            i += 1
+            continue
+        j = i
+        while j < len(samples) and (constant[j] or normal[j]):
+            j += 1
+        block = np.flatnonzero(normal[i:j]) + i
+        z = rng.standard_normal((len(block), resamples)) if len(block) else np.empty((0, resamples))
+        drawn = dict(zip(block.tolist(), per_usd[block, None] * (1.0 + sd[block, None] * z), strict=True))
+        found += [drawn[k] if k in drawn else np.full(resamples, samples[k].tokens_per_usd) for k in range(i, j)]
+        i = j
+    return found
+
+
 def night_draws(nights: Iterable[str], resamples: int, rng: np.random.Generator) -> NightDraws:
     """Nights resampled with replacement: per night, how many times each replicate draws it (the counts of one
     replicate add up to the number of nights). One draw per side serves all its concurrency levels."""
@@ -184,8 +220,8 @@ def bootstrap_efficiency(
     (possible only when ``draws`` covers nights without them) is NaN."""
     ordered = sorted(samples, key=lambda s: (s.night, s.run_id))
     nights: dict[str, list[np.ndarray]] = defaultdict(list)
-    for s in ordered:
-        nights[s.night].append(_run_replicates(s, resamples, rng))
+    for s, run_reps in zip(ordered, _all_replicates(ordered, resamples, rng), strict=True):
+        nights[s.night].append(run_reps)
     if draws is None:
         draws = night_draws(nights, resamples, rng)
     cols = np.arange(resamples)

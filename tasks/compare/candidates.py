@@ -11,17 +11,19 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
 
-from ..rows import IDS, RunRow, fetch_rows, id_list
+from ..rows import IDS, RunRow, arrow_of, fetch_rows, id_list, typed_rows
 from .bootstrap import RunSample, TokenCount, load_samples
 
 __all__ = [
@@ -74,9 +76,17 @@ class CandidateRun(RunRow):
     # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
     isl_mean: float | None
     osl_mean: float | None
-    # cost on the basis asked for (NULL where the run has no price there)
+    # cost on the basis asked for (view cost_basis; NULL where the run has no price there)
     output_tokens_per_usd: float | None
     total_tokens_per_usd: float | None
+    has_cost_basis: bool  # cost_basis has the run's row on that basis (its columns below are the row's)
+    basis_output_tok_s: float | None  # cost_basis.output_tok_s
+    total_tok_s: float | None
+    total_usd_month: float | None
+    capital_usd_month: float | None
+    power_usd_month: float | None
+    ops_usd_month: float | None
+    adaptation_usd_month: float | None
     # why a run has no cost
     output_tok_s: float | None
     has_hardware_price: bool
@@ -139,6 +149,19 @@ def _settings_without_paths(text: str | None) -> str:
 _COST_COLUMNS = {
     "output_tokens_per_usd": "c.output_tokens_per_usd",
     "total_tokens_per_usd": "c.total_tokens_per_usd",
+    "has_cost_basis": "c.run_id IS NOT NULL",
+    "basis_output_tok_s": "c.output_tok_s",
+    **{
+        c: f"c.{c}"
+        for c in (
+            "total_tok_s",
+            "total_usd_month",
+            "capital_usd_month",
+            "power_usd_month",
+            "ops_usd_month",
+            "adaptation_usd_month",
+        )
+    },  # fmt: skip
     "output_tok_s": "t.output_tok_s",
     "has_hardware_price": "t.purchase_usd IS NOT NULL",
     "has_site_price": "t.pue IS NOT NULL",
@@ -147,13 +170,14 @@ _COST_COLUMNS = {
     "isl_mean": "s.isl_mean",
     "osl_mean": "s.osl_mean",
 }
+_ON_BASIS = "LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis"
 _SELECT = [f"{_COST_COLUMNS[c]} AS {c}" if c in _COST_COLUMNS else f"r.{c}" for c in CandidateRun.__annotations__]
 _RUNS_BASE = f"""
 SELECT {", ".join(_SELECT)}
 FROM runs AS r
 JOIN tco AS t ON t.run_id = r.run_id
 JOIN run_summary AS s ON s.run_id = r.run_id
-LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
+{_ON_BASIS}
 WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted (cut short)
 """
 _RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
@@ -171,33 +195,56 @@ def load_runs(
     basis: CostBasis,
     dates: tuple[str | None, str | None] = (None, None),
     ids: Sequence[str] | None = None,
+    levels: Collection[int] | None = None,
 ) -> list[CandidateRun]:
     """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there);
     ``dates``: only runs whose date (as text, as selections compare it) lies from the first to the last (None:
-    unbounded); ``ids``: only these runs."""
-    _check_basis(con, basis)
+    unbounded); ``ids``: only these runs; ``levels``: only runs at these concurrency levels. A basis no run of
+    the store is priced on is a ConfigError (checked over the whole store when none of these runs is priced on
+    it)."""
     params = {"basis": str(basis)}
     bounds = []
     if ids is not None:
         bounds.append(f"AND r.run_id IN (SELECT unnest({IDS}))")
         params["ids"] = id_list(ids)
+    if levels is not None:
+        bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
     for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
         if value is not None:
             bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")
             params[name] = value
-    return fetch_rows(con, _RUNS_BASE + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
+    rows = fetch_rows(con, _RUNS_BASE + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
+    if not any(r["has_cost_basis"] for r in rows):
+        _check_basis(con, basis)
+    return rows
 
 
 def load_candidates(
-    con: duckdb.DuckDBPyConnection, basis: CostBasis, ids: Sequence[str] | None = None
-) -> list[CandidateRun]:
-    """Runs (all, or ``ids``) with a cost on ``basis``; a basis no run is priced on is a ConfigError."""
-    return [r for r in load_runs(con, basis, ids=ids) if r["output_tokens_per_usd"] is not None]
+    con: duckdb.DuckDBPyConnection, bases: Sequence[CostBasis], ids: Sequence[str] | None = None
+) -> dict[str, list[CandidateRun]]:
+    """Per basis (by its name), the runs (all, or ``ids``) with a cost on it, oldest first: ``load_runs`` of each
+    basis, less the unpriced runs, in one query (view cost_basis computed once for all of them); a basis no run is
+    priced on is a ConfigError."""
+    names = [str(b) for b in bases]
+    sql = _RUNS_BASE.replace(_ON_BASIS, "JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis IN "
+                             "(SELECT unnest($bases))").replace("SELECT ", "SELECT c.basis AS _basis, ", 1)  # fmt: skip
+    params: dict[str, object] = {"bases": names}
+    if ids is not None:
+        sql += f"AND r.run_id IN (SELECT unnest({IDS}))\n"
+        params["ids"] = id_list(ids)
+    table = arrow_of(con, sql + _RUNS_ORDER, params)
+    found = {}
+    for name, basis in zip(names, bases, strict=True):
+        rows = typed_rows(table.filter(pc.equal(table.column("_basis"), name)).drop_columns(["_basis"]), CandidateRun)
+        if not rows:
+            _check_basis(con, basis)
+        found[name] = [r for r in rows if r["output_tokens_per_usd"] is not None]
+    return found
 
 
 @dataclass(frozen=True)
 class SideFigures:
-    """Night-weighted means (SQL macro night_weighted_mean) of view cost_basis' columns over one side's runs."""
+    """Night-weighted means (SQL table macro night_weighted) of view cost_basis' columns over one side's runs."""
 
     output_tokens_per_usd: float
     total_tokens_per_usd: float
@@ -220,15 +267,27 @@ class SideFigures:
                 "adaptation": self.adaptation_usd_month}[term]  # fmt: skip
 
 
-def night_weighted(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> SideFigures:
-    """The night-weighted mean of each SideFigures column of view cost_basis over these runs on ``basis``
-    (SQL macro night_weighted_mean, as in view platform_cost); a column with no value is NaN."""
+_SIDE_KEYS = {"output_tok_s": "basis_output_tok_s"}  # SideFigures field -> CandidateRun key, where they differ
+
+
+def night_weighted(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun]) -> SideFigures:
+    """The night-weighted mean of each SideFigures column of view cost_basis over these runs (their cost_basis
+    rows, as ``load_runs`` read them; SQL table macro night_weighted, the rule of macro night_weighted_mean as in
+    view platform_cost); a column with no value is NaN. The macro runs over the rows already read: view
+    cost_basis is not computed again."""
     names = list(SideFigures.__dataclass_fields__)
-    columns = ", ".join(f"night_weighted_mean(list(({c}, batch_id))) AS {c}" for c in names)
-    sql = f"SELECT {columns} FROM cost_basis WHERE basis = $basis AND list_contains({IDS}, run_id)"
-    row = con.execute(sql, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
-    values = row if row is not None else [None] * len(names)
-    return SideFigures(*(math.nan if v is None else float(v) for v in values))
+    kept = [r for r in rows if r["has_cost_basis"]]
+    long = pa.table({
+        "key": pa.array([n for n in names for _ in kept], pa.string()),
+        "value": pa.array([r[_SIDE_KEYS.get(n, n)] for n in names for r in kept], pa.float64()),  # type: ignore[literal-required]
+        "night": pa.array([r["batch_id"] for _ in names for r in kept], pa.string()),
+    })  # fmt: skip
+    con.register("_tcob_side", long)
+    try:
+        means = dict(con.execute("SELECT key, mean FROM night_weighted('_tcob_side')").fetchall())
+    finally:
+        con.unregister("_tcob_side")
+    return SideFigures(*(math.nan if means.get(n) is None else float(means[n]) for n in names))
 
 
 def _short(value: object) -> str:
@@ -270,7 +329,7 @@ _GOODPUT_SQL = f"""
 SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
        night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
 FROM goodput
-WHERE basis = $basis AND list_contains({IDS}, run_id) AND has_slo
+WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})) AND has_slo
 """
 
 
@@ -327,4 +386,6 @@ def samples_of(
     if todo:
         dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
         seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
-    return [replace(seen[run_id], night=night, tokens_per_usd=v) for run_id, night, v in runs]
+    # a new RunSample per run, not dataclasses.replace (a year's report makes 29,000 of them: 0.4 s by replace)
+    return [RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments)
+            for run_id, night, v in runs for s in (seen[run_id],)]  # fmt: skip

@@ -237,8 +237,7 @@ def _stratum(
     rng: np.random.Generator,
     draws: tuple[NightDraws, NightDraws],
 ) -> tuple[Stratum, np.ndarray]:
-    a = night_weighted(con, [r["run_id"] for r in a_rows], opts.basis)
-    b = night_weighted(con, [r["run_id"] for r in b_rows], opts.basis)
+    a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
     a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
     a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng, draws[0])
     reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng, draws[1])
@@ -314,6 +313,12 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
     return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _options(**options))
 
 
+# the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these
+# and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s)
+COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "nightly_trend", "request_metrics", "run_statistics",
+                 "run_summary", "slo_targets", "tco")  # fmt: skip
+
+
 def compare(
     store: StoreRef,
     prices: PriceTable,
@@ -326,11 +331,12 @@ def compare(
     empty, ConfigError on bad input."""
     opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
-    con = connect(store, prices, snapshot=snapshot)
+    con = connect(store, prices, snapshot=snapshot, needs=COMPARE_VIEWS)
     try:
         # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
         # selections allow, so computing every run's tco and cost_basis first cost more than it saved (a year's
-        # store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; docs/performance.md, "Fifth cut")
+        # store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; tco alone: 1.11 s against 1.02 s, median of 10;
+        # docs/performance.md)
         return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
     finally:
         con.close()
@@ -431,8 +437,16 @@ def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
             None if None in lasts else max(last for last in lasts if last is not None))  # fmt: skip
 
 
+def _level_bounds(*selections: Selection) -> frozenset[int] | None:
+    """The concurrency levels any side's runs can have (Selection.levels over the sides; None: unbounded)."""
+    found = [s.levels() for s in selections]
+    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
+
+
 def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
-    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis, _date_bounds(sel_a, sel_b)), sel_a, sel_b, opts)
+    bound = _level_bounds(sel_a, sel_b)
+    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound),
+                                          sel_a, sel_b, opts)  # fmt: skip
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
     if opts.exclude_flagged:
         a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)

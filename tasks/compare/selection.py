@@ -110,6 +110,20 @@ class Selection:
                 last = high if last is None else min(last, high)
         return first, last
 
+    def levels(self) -> frozenset[int] | None:
+        """The concurrency levels a matching run can have, or None where the selection does not bound them (or a
+        value is not a number): like ``dates``, a superset filter a query can apply before ``matches``."""
+        found: frozenset[int] | None = None
+        for term in self.terms:
+            if term.column != "concurrency" or term.mode is not MatchMode.exact:
+                continue
+            try:  # a run matches a value only when its level's text is that value, so it is that number
+                values = frozenset(int(v) for v in term.values)
+            except ValueError:
+                return None
+            found = values if found is None else found & values
+        return found
+
 
 def parse_selection(text: str, label: str = "selection") -> Selection:
     """Parse ``key=value[|value...][,key=value...]``; a bad term is a one-line ConfigError naming the keys."""

@@ -18,6 +18,7 @@ from tcobench.schemas import PriceTable, RunStatus
 from ..inventory import Cell
 from ..nightly import CellResult
 from ..query import connect
+from ..rows import arrow_of
 from ..runs import failed_run_record
 from ..store import StoreRef, write_results
 from .gather import HostOutcome
@@ -31,7 +32,7 @@ def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[
     """Every run row of the batch, oldest first."""
     con = connect(store, prices, needs=())  # the runs table only
     try:
-        rows: list[dict[str, Any]] = con.sql(_ROWS, params={"batch": batch_id}).to_arrow_table().to_pylist()
+        rows: list[dict[str, Any]] = arrow_of(con, _ROWS, {"batch": batch_id}).to_pylist()
     finally:
         con.close()
     return sorted(rows, key=lambda r: (r["started_ns"], r["run_id"]))

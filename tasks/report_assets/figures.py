@@ -20,7 +20,6 @@ from ..compare import (
 from ..rows import IDS, CostAtLatencyTargetRow
 from .context import (
     DASHES,
-    PLATFORM_TABLE,
     NightWeightedRow,
     Platform,
     PlatformKey,
@@ -82,13 +81,9 @@ def distribution_figure(ctx: ReportContext, metric: str) -> str:
     else:
         column = "itl_ms_q"
         caption, axis = "Inter-token latency (ITL), distribution", "gap between tokens (ms), log scale"
-    # per run: its quantile at every probability of _PROBS (view run_statistics), one row each (i: 1-based)
-    per_run = (
-        f"(SELECT run_id, generate_subscripts({column}, 1) AS i, unnest({column}) AS q FROM run_statistics "
-        f"WHERE {column} IS NOT NULL AND run_id IN (SELECT run_id FROM {PLATFORM_TABLE}))"
-    )
+    # per run: its quantile at every probability of _PROBS (view run_statistics), one value each (i: 1-based)
     curves: dict[tuple[str, int], list[tuple[int, float]]] = defaultdict(list)
-    for row in night_weighted_rows(ctx, per_run, "q", by=("i",)):
+    for row in night_weighted_rows(ctx, "run_statistics", column, unnest="i"):
         curves[(row["platform"], row["concurrency"])].append((row["i"], row["mean"]))
     levels = sorted({c for _, c in curves})
     lines, items = [], []
@@ -148,11 +143,13 @@ def cost_figure(ctx: ReportContext) -> str:
     points = _cost_points(ctx)
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
     wanted = [r["run_id"] for r in ctx.runs if r["concurrency"] == cheapest.get(ctx.of_run[r["run_id"]].label)]
-    candidates = {b: load_candidates(ctx.con, CostBasis.parse(b), wanted)
-                  for b in dict.fromkeys(r["basis"] for r in points)}  # fmt: skip
+    candidates = load_candidates(ctx.con, [CostBasis.parse(b) for b in dict.fromkeys(r["basis"] for r in points)],
+                                 wanted)  # fmt: skip
     rng = np.random.default_rng(ctx.seed)
     bars: list[Bar] = []
     known: dict[str, RunSample] = {}
+    # every bar's runs' requests in one query (a bar resamples its own from these), not one query per platform
+    samples_of(ctx.con, list({r["run_id"]: r for rows in candidates.values() for r in rows}.values()), "output", known)
     for p in ctx.platforms:
         ids = set(p.run_ids)
         for point in points:
@@ -267,7 +264,7 @@ def _platform_key(r: CostAtLatencyTargetRow) -> PlatformKey:
 def _target_rows(ctx: ReportContext) -> list[list[str]]:
     found = query_rows(
         ctx.con,
-        f"SELECT * FROM cost_at_latency_target WHERE list_contains({IDS}, best_run_id) OR best_run_id IS NULL "
+        f"SELECT * FROM cost_at_latency_target WHERE best_run_id IN (SELECT unnest({IDS})) OR best_run_id IS NULL "
         "ORDER BY target, usd_per_m_output_tokens NULLS LAST",
         CostAtLatencyTargetRow,
         ctx.ids,

@@ -297,7 +297,7 @@ def _columns_table(
 
 def record_card_section(ctx: ReportContext) -> str:
     """The record card of each platform's latest batch, one row per concurrency level."""
-    sql = f"SELECT * FROM record_card WHERE list_contains({IDS}, run_id) ORDER BY started"
+    sql = f"SELECT * FROM record_card WHERE run_id IN (SELECT unnest({IDS})) ORDER BY started"
     cards = query_rows(ctx.con, sql, RecordCardRow, ctx.ids)
     latest = {ctx.of_run[c["run_id"]].label: c["batch_id"] for c in cards}
     shown = [
@@ -414,7 +414,7 @@ def provenance_section(ctx: ReportContext) -> str:
     """Every run's provenance, and where every price it was costed with comes from."""
     sources = query_rows(
         ctx.con,
-        f"SELECT DISTINCT term, key, source, as_of FROM tco_sources WHERE list_contains({IDS}, run_id) "
+        f"SELECT DISTINCT term, key, source, as_of FROM tco_sources WHERE run_id IN (SELECT unnest({IDS})) "
         "UNION ALL SELECT 'rental', key, source, as_of FROM rental "
         "WHERE list_contains($hw, hardware) ORDER BY term, key",
         _Source,

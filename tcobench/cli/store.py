@@ -74,12 +74,14 @@ def _compact(
     keep_days: Annotated[float, typer.Option(help="Keep snapshots (time travel) this many days back.")] = 30.0,
     store: StoreOpt = None,
 ) -> None:
-    """Cache per-run views, merge small files (one per night for requests and telemetry), expire old snapshots."""
+    """Cache per-run views and change tests, merge small files (one per night for requests and telemetry), expire
+    old snapshots."""
     from tcobench.tasks.compact import compact_store
 
     result = compact_store(settings_for(store).store, keep_days, _progress)
     out.print(f"compacted in {result.seconds:.1f} s: {result.files_before:,} -> {result.files_after:,} data files; "
-              f"per-run views stored for {result.cached_runs:,} more run(s); {result.expired_snapshots} snapshot(s) "
+              f"per-run views stored for {result.cached_runs:,} more run(s), change tests for {result.tested_runs:,}; "
+              f"{result.expired_snapshots} snapshot(s) "
               f"expired" + (f"; dropped {', '.join(result.dropped_caches)}" if result.dropped_caches else ""),
               highlight=False)  # fmt: skip
 

@@ -2,7 +2,7 @@
 -- the change against the previous run and the spread of the runs before it. The statistical test on
 -- per-request samples (Mann-Whitney U + effect size) is tasks/history.py; this view is the series.
 --
--- series                 host || ' | ' || model_name || ' | ' || workload || ' | c=' || concurrency
+-- series                 trend_series(host, model_name, workload, concurrency) (macro): 'host | model | workload | c=N'
 -- night                  1-based position of the run in its series, by started
 -- output_tok_s, req_decode_tok_s_p50 (tokens/s), ttft_p50_ms (ms), usd_per_m_output_tokens (USD per 1M)
 -- prev_req_decode_tok_s_p50   the previous run's value                                          tokens/s
@@ -14,7 +14,7 @@
 CREATE OR REPLACE VIEW nightly_trend AS
 WITH series AS (
     SELECT
-        r.host || ' | ' || r.model_name || ' | ' || r.workload || ' | c=' || r.concurrency AS series,
+        trend_series(r.host, r.model_name, r.workload, r.concurrency) AS series,
         r.host, r.model_name, r.workload, r.concurrency, r.run_id, r.batch_id, r.date, s.started, r.status,
         r.gpu_name, r.hardware_key, r.engine_version, r.driver_version, r.image_digest, r.model_digest,
         r.prompt_set_hash, r.extra_body, r.output_tokens_spec, r.tokenizer,

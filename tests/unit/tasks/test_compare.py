@@ -23,7 +23,13 @@ from tcobench.tasks.compare import (
     parse_selection,
     verdict,
 )
-from tcobench.tasks.compare.bootstrap import NORMAL_FROM_REQUESTS, Moments, _run_replicates, load_samples
+from tcobench.tasks.compare.bootstrap import (
+    NORMAL_FROM_REQUESTS,
+    Moments,
+    _all_replicates,
+    _run_replicates,
+    load_samples,
+)
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.quantile import quantile
 from tcobench.tasks.query import connect, freeze_views
@@ -389,3 +395,57 @@ def test_night_draws_count_every_night_once_per_replicate_on_average() -> None:
     again = np.random.default_rng(1).integers(0, 3, size=(3, 4000))  # the same draw, counted by hand
     for i, night in enumerate(["n1", "n2", "n3"]):
         assert draws[night].tolist() == (again == i).sum(axis=0).tolist()
+
+
+def test_a_selection_bounds_its_concurrency_levels_only_where_every_match_is_at_them() -> None:
+    from tcobench.tasks.compare.selection import parse_selection
+
+    assert parse_selection("vendor=amd,concurrency=4|16").levels() == frozenset({4, 16})
+    assert parse_selection("concurrency=1|4,concurrency=4|8").levels() == frozenset({4})  # all terms must hold
+    assert parse_selection("vendor=amd").levels() is None  # unbounded
+    assert parse_selection("concurrency=four").levels() is None  # no number: left to the matching
+
+
+def test_the_level_prefilter_keeps_every_run_either_side_matches(tmp_path: Path) -> None:
+    """load_runs reads only the levels the selections allow; what each side is, and its notes, stay the same as
+    over every level (A has a level B lacks: it is named, not compared)."""
+    for c in (1, 4, 16):
+        write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10], "2023-11-15": [12]}, concurrency=c)
+        write_nights(tmp_path, "hb", "amd", {"2023-11-14": [11], "2023-11-15": [10]}, concurrency=c)
+    bounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4",
+                      resamples=200)  # fmt: skip
+    unbounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4|1|16",
+                        resamples=200)  # fmt: skip
+    assert [s.concurrency for s in bounded.strata] == [4] and "concurrency 1 only in A: not compared" in bounded.notes
+    assert [s.concurrency for s in unbounded.strata] == [1, 4]
+    assert astuple(bounded.strata[0]) == astuple(next(s for s in unbounded.strata if s.concurrency == 4))
+    with pytest.raises(QueryError, match="no concurrency level in common"):
+        compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1", "vendor=amd,concurrency=16", resamples=200)
+
+
+def test_the_replicates_of_a_stretch_of_runs_are_each_runs_own_to_the_bit() -> None:
+    """bootstrap's _all_replicates draws the normal approximation of consecutive runs in one call: the numbers are
+    those of _run_replicates run after run from the same stream, whatever mix of runs (drawn one by one, normal,
+    constant) comes in between."""
+    gen = np.random.default_rng(5)
+
+    def sample(i: int, n: int) -> RunSample:
+        tokens, e2e = gen.integers(10, 60, n).astype(float), gen.uniform(0.5, 2.0, n)
+        return RunSample(f"r{i}", f"n{i % 3}", float(gen.uniform(1e5, 2e5)), tokens, e2e)
+
+    sizes = [150, 300, 1, 120, 5, 0, 200, 40, 100, 101, 2, 500]  # normal, constant (n < 2) and drawn runs mixed
+    samples = [sample(i, n) for i, n in enumerate(sizes)] + [
+        RunSample("z", "n0", 7.0, moments=Moments(0, 0, 0, 0, 0, 0))
+    ]
+    one_by_one = [_run_replicates(s, 300, rng) for rng in (np.random.default_rng(9),) for s in samples]
+    batched = _all_replicates(samples, 300, np.random.default_rng(9))
+    assert len(batched) == len(samples)
+    for mine, reference in zip(batched, one_by_one, strict=True):
+        assert np.array_equal(mine, reference)
+    # the same stream afterwards: the batch took exactly the numbers the loop took
+    after_loop = np.random.default_rng(9)
+    for s in samples:
+        _run_replicates(s, 300, after_loop)
+    after_batch = np.random.default_rng(9)
+    _all_replicates(samples, 300, after_batch)
+    assert after_loop.integers(0, 2**62) == after_batch.integers(0, 2**62)

@@ -186,3 +186,44 @@ def test_platform_cost_groups_and_its_terms_add_up_on_the_fleet(tmp_path: Path) 
         terms = sum(row[f"{t}_usd_per_m_output_tokens"] for t in ("capital", "power", "ops", "adaptation"))
         assert terms == pytest.approx(row["usd_per_m_output_tokens"])
         assert row["usd_per_m_output_tokens"] == pytest.approx(1e6 / row["output_tokens_per_usd"])
+
+
+def test_the_lists_form_of_the_night_weighting_is_the_table_form_position_by_position(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Table macro night_weighted_lists against night_weighted over the same lists unnested: random groups of
+    uneven nights and runs, a NULL element, a NULL list and a group whose only list is NULL."""
+    rng = np.random.default_rng(11)
+    rows: list[tuple[str, list[float | None] | None, str]] = [
+        (f"g{g}", [float(x) for x in rng.normal(100, 30, 6)], f"n{int(rng.integers(0, 7))}")
+        for g in range(30) for _ in range(int(rng.integers(1, 12)))
+    ]  # fmt: skip
+    first = rows[3][1]
+    assert first is not None
+    first[2] = None  # a NULL element: left out of its position
+    rows += [("g0", None, "n1"), ("empty", None, "n2")]
+    con.register("_lists", pa.table({"key": [r[0] for r in rows], "value": pa.array([r[1] for r in rows],
+                                     pa.list_(pa.float64())), "night": [r[2] for r in rows]}))  # fmt: skip
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE _lists_input AS SELECT * FROM _lists")
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _elements AS SELECT struct_pack(k := key, i := i) AS key, value, night "
+            "FROM (SELECT key, generate_subscripts(value, 1) AS i, unnest(value) AS value, night FROM _lists)"
+        )
+        lists = {r[0]: r[1:] for r in con.sql("SELECT * FROM night_weighted_lists('_lists_input')").fetchall()}
+        elements = {
+            (r[0]["k"], r[0]["i"]): r[1:] for r in con.sql("SELECT * FROM night_weighted('_elements')").fetchall()
+        }
+        counts = dict(con.sql("SELECT key, count(*) FROM _lists WHERE value IS NOT NULL GROUP BY key").fetchall())
+    finally:
+        for table in ("_lists_input", "_elements"):
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+        con.unregister("_lists")
+    assert set(lists) == {f"g{g}" for g in range(30)} and "empty" not in lists
+    for key, (mean, lowest, highest, nights, runs) in lists.items():
+        assert len(mean) == len(lowest) == len(highest) == 6 and runs == counts[key]
+        for i in range(6):
+            e_mean, e_low, e_high, e_nights, _ = elements[(key, i + 1)]
+            assert mean[i] == pytest.approx(e_mean, rel=1e-12)
+            assert (lowest[i], highest[i]) == (pytest.approx(e_low, rel=1e-12), pytest.approx(e_high, rel=1e-12))
+            assert e_nights <= nights

@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
 
 from tcobench.errors import ConfigError
-from tcobench.tasks.history import _samples, detect_changes, history, mann_whitney_u
+from tcobench.schemas import RunRecord
+from tcobench.tasks.compact import compact_store
+from tcobench.tasks.history import (
+    CACHED_WINDOW,
+    Series,
+    _samples,
+    _test_all,
+    _trend,
+    detect_changes,
+    history,
+    mann_whitney_u,
+)
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect, freeze_views
+from tcobench.tasks.store import RunRows, write_runs
 
-from ..factories import write_fleet
+from ..factories import make_request, write_fleet
 
 
 def test_mann_whitney_u_without_ties() -> None:
@@ -126,3 +140,67 @@ def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnect
         for run in list(full)[::3]:
             (series,) = detect_changes(con, window=window, min_prior=1, runs=[run])
             assert series.points == (full[run],)
+
+
+def _fresh(store: Path) -> list[str]:
+    """The runs detect_changes tests afresh (their stored tests missing or stale), over the whole store."""
+    con = connect(store, load_prices(None))
+    try:
+        by_series = _trend(con, CACHED_WINDOW, None)
+        tests = _test_all(con, by_series, None, CACHED_WINDOW, use_stored=True)
+        return sorted(by_series[key][i]["run_id"] for key, t in tests.items() for i in t.fresh)
+    finally:
+        con.close()
+
+
+def _changes(store: Path, stored: bool = True, **rules: Any) -> list[Series]:
+    con = connect(store, load_prices(None))
+    try:
+        if not stored:
+            con.execute("DROP VIEW IF EXISTS _stored_change_tests")  # every test computed from the samples
+        return detect_changes(con, **rules)
+    finally:
+        con.close()
+
+
+def _late_run(template: RunRecord, run_id: str, started_ns: int, rate: float) -> RunRows:
+    """A run of ``template``'s series started at ``started_ns``: 20 ok requests decoding at about ``rate`` tok/s."""
+    date = dt.datetime.fromtimestamp(started_ns / 1e9, dt.UTC).date().isoformat()
+    run = template.model_copy(update={"run_id": run_id, "batch_id": run_id, "date": date, "started_ns": started_ns,
+                                      "measure_start_ns": started_ns, "measure_end_ns": started_ns + 30 * 10**9,
+                                      "finished_ns": started_ns + 31 * 10**9})  # fmt: skip
+    requests = [make_request(run_id=run_id, date=date, host=run.host, request_index=i, prompt_index=i,
+                             start_ns=started_ns + i * 10**9, output_tokens=65,
+                             decode_ns=round(64 / (rate * (1 + 0.01 * (i % 5))) * 1e9))
+                for i in range(20)]  # fmt: skip
+    return RunRows(run, requests)
+
+
+def test_stored_change_tests_are_the_computed_ones_and_only_stale_ones_are_retested(tmp_path: Path) -> None:
+    """compact stores every run's tests; readers use them (the same points as computed from the samples), and a
+    run committed late into a series, or a run re-written, makes its own and the next ``window`` runs' tests
+    stale: those alone are tested afresh, and the next compact stores them."""
+    runs = write_fleet(tmp_path, nights=8, concurrency=(4,))
+    computed = _changes(tmp_path)
+    assert len(_fresh(tmp_path)) == len(runs) == 16  # nothing stored yet
+    assert compact_store(tmp_path).tested_runs == 16
+    assert _fresh(tmp_path) == []
+    assert _changes(tmp_path) == computed == _changes(tmp_path, stored=False)
+    assert [f for s in computed for f in s.flags]  # the regression is flagged from the stored tests too
+    for window in (3, 5):  # another window is never read from the stored tests; a subset reads them
+        for run in [r.run_id for r in runs][::5]:
+            assert _changes(tmp_path, runs=[run], window=window, min_prior=1) == _changes(
+                tmp_path, stored=False, runs=[run], window=window, min_prior=1
+            )
+
+    amd = sorted((r for r in runs if r.host == "gpu-amd-1"), key=lambda r: r.started_ns)
+    late = (amd[2].started_ns + amd[3].started_ns) // 2  # between nights 3 and 4 of gpu-amd-1's series
+    write_runs(tmp_path, [_late_run(amd[0], "late", late, 400.0)])
+    assert _fresh(tmp_path) == sorted(["late", *[r.run_id for r in amd[3:8]]])  # the 5 after it have it as prior
+    assert _changes(tmp_path) == _changes(tmp_path, stored=False)
+    assert compact_store(tmp_path).tested_runs == 6 and _fresh(tmp_path) == []
+
+    write_runs(tmp_path, [_late_run(amd[5], amd[5].run_id, amd[5].started_ns, 300.0)])  # re-written: new samples
+    assert _fresh(tmp_path) == sorted(r.run_id for r in amd[5:8])
+    assert _changes(tmp_path) == _changes(tmp_path, stored=False)
+    assert compact_store(tmp_path).tested_runs == 3 and compact_store(tmp_path).tested_runs == 0

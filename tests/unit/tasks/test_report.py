@@ -294,3 +294,26 @@ def test_trend_draws_each_nightly_batch_at_its_own_position(tmp_path: Path) -> N
     trend = html[html.index('<h2 id="trend">') :]
     labels = re.findall(r'class="tick" text-anchor="middle">([^<]+)</text>', trend)
     assert labels[:4] == ["11-14", "11-14 #2", "11-14 #3", "11-15"]
+
+
+def test_a_quantile_curve_is_each_quantiles_night_weighted_mean(fleet: Path) -> None:
+    """The latency distributions night-weight each position of the runs' quantile lists (night_weighted_rows with
+    ``unnest``: macro night_weighted_lists): the same figures as macro night_weighted over the lists unnested,
+    one row per run and position."""
+    con = connect(fleet, load_prices(None))
+    try:
+        freeze_views(con)
+        ctx = report._context(con, None, 5.0, 200, 0)
+        lists = night_weighted_rows(ctx, "run_statistics", "ttft_ms_q", unnest="i")
+        unnested = night_weighted_rows(ctx, "(SELECT run_id, generate_subscripts(ttft_ms_q, 1) AS i, "
+                                       "unnest(ttft_ms_q) AS q FROM run_statistics)", "q", by=("i",))  # fmt: skip
+    finally:
+        con.close()
+    assert len(lists) == len(unnested) > 101 and {r["i"] for r in lists} == set(range(1, 102))
+    for mine, reference in zip(lists, unnested, strict=True):
+        assert (mine["platform"], mine["concurrency"], mine["i"]) == (reference["platform"], reference["concurrency"],
+                                                                      reference["i"])  # fmt: skip
+        assert mine["mean"] == pytest.approx(reference["mean"], rel=1e-12)
+        assert mine["lowest"] == pytest.approx(reference["lowest"], rel=1e-12)
+        assert mine["highest"] == pytest.approx(reference["highest"], rel=1e-12)
+        assert (mine["nights"], mine["runs"]) == (reference["nights"], reference["runs"])
