@@ -6,9 +6,10 @@ says which (id, commit time, store).
 Base views: ``runs`` (read once per connection into a table), ``requests``, ``telemetry``, ``images``,
 ``commits``; columns a record gained since the store's older rows were written read as NULL. The per-run views
 ``run_summary``, ``run_statistics`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where
-their SQL matches this version's, and are computed for the other runs. Price tables (``hardware``, ``site``,
-``ops``, ``rental``, ``latency_target``) come from the validated price table. Every file in ``tcobench/sql`` then
-defines one view.
+their SQL matches this version's, and are computed for the other runs; the change tests `tcobench store compact`
+stored (``tasks.history``) are the temporary view ``_stored_change_tests`` when the store has them. Price tables
+(``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price table. Every file
+in ``tcobench/sql`` then defines one view or macro.
 
 Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``) is
 left out with a warning naming it, together with every run that had rows in it, and everything else reads.

@@ -33,7 +33,7 @@ from tcobench.schemas import OWNED, CostBasis, PriceTable
 from ..history import detect_changes
 from ..query import connect, describe_snapshot
 from ..store import StoreRef
-from .bootstrap import NightDraws, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
+from .bootstrap import NightDraws, RunSample, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
 from .candidates import (
     CandidateRun,
     CostTermName,
@@ -239,8 +239,10 @@ def _stratum(
 ) -> tuple[Stratum, np.ndarray]:
     a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
     a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
-    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens), opts.resamples, rng, draws[0])
-    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens), opts.resamples, rng, draws[1])
+    known: dict[str, RunSample] = {}
+    samples_of(con, [*a_rows, *b_rows], opts.tokens, known)  # both sides' requests in one query
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens, known), opts.resamples, rng, draws[0])
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens, known), opts.resamples, rng, draws[1])
     lo, hi = percentile_interval(reps, opts.confidence)
     a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
     b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
