@@ -56,7 +56,7 @@ from .lake import sql_string
 from .quantile import quantile
 from .query import connect, freeze_views
 from .ranktests import SeriesTests, series_tests, u_p_value
-from .rows import IDS, NightlyTrendRow, arrow_of, fetch_rows, id_list
+from .rows import IDS, NightlyTrendRow, arrow_of, collection_paused, fetch_rows, id_list
 from .store import StoreRef
 
 __all__ = [
@@ -490,9 +490,10 @@ def _tested(series: Iterable[list[NightlyTrendRow]], keep: set[str], window: int
 
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
-    con = connect(store, prices, snapshot=snapshot)
-    try:
-        freeze_views(con)
-        return detect_changes(con, **rules)
-    finally:
-        con.close()
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot)
+        try:
+            freeze_views(con)
+            return detect_changes(con, **rules)
+        finally:
+            con.close()

@@ -50,7 +50,7 @@ from .report_assets import (
     trend_label,
     trend_section,
 )
-from .rows import RecordCardRow, fetch_rows, typed_rows
+from .rows import RecordCardRow, collection_paused, fetch_rows, typed_rows
 from .store import StoreRef
 from .summarise import BY_EQUALITY, rows_of_runs
 
@@ -124,6 +124,7 @@ def _saturation_warning(ctx: ReportContext) -> str:
             f"and rates understate the engine. First: {first}</p>")  # fmt: skip
 
 
+@collection_paused()  # tens of thousands of row objects over a year's store (tasks/rows.py)
 def build_report(
     store: StoreRef,
     prices: PriceTable,

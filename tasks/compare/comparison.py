@@ -32,6 +32,7 @@ from tcobench.schemas import OWNED, CostBasis, PriceTable
 
 from ..history import detect_changes
 from ..query import connect, describe_snapshot
+from ..rows import collection_paused
 from ..store import StoreRef
 from .bootstrap import NightDraws, RunSample, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
 from .candidates import (
@@ -333,15 +334,16 @@ def compare(
     empty, ConfigError on bad input."""
     opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
-    con = connect(store, prices, snapshot=snapshot, needs=COMPARE_VIEWS)
-    try:
-        # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
-        # selections allow, so computing every run's tco and cost_basis first cost more than it saved (a year's
-        # store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; tco alone: 1.11 s against 1.02 s, median of 10;
-        # docs/performance.md)
-        return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
-    finally:
-        con.close()
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs=COMPARE_VIEWS)
+        try:
+            # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
+            # its selections allow, so computing every run's tco and cost_basis first cost more than it saved (a
+            # year's store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; tco alone: 1.11 s against 1.02 s, median
+            # of 10; docs/performance.md)
+            return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
+        finally:
+            con.close()
 
 
 def _sides(

@@ -71,3 +71,24 @@ def test_fetch_rows_refuses_a_query_that_does_not_match(con: duckdb.DuckDBPyConn
     table = con.sql("SELECT * EXCLUDE (units) FROM tco").to_arrow_table()
     with pytest.raises(TypeError, match=r"columns do not match TcoRow: missing \['units'\], not in it \[\]"):
         typed_rows(table, TcoRow)
+
+
+def test_the_collector_is_paused_inside_and_restored_after_even_on_error() -> None:
+    import gc
+
+    from tcobench.tasks.rows import collection_paused
+
+    assert gc.isenabled()
+    with collection_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collection_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # paused before: stays paused
+    finally:
+        gc.enable()
