@@ -318,8 +318,8 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
 
 # the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these
 # and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s)
-COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "nightly_trend", "request_metrics", "run_statistics",
-                 "run_summary", "slo_targets", "tco")  # fmt: skip
+COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "nightly_trend", "request_metrics",
+                 "run_statistics", "run_summary", "slo_targets", "tco", "trend_series")  # fmt: skip
 
 
 def compare(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from dataclasses import astuple
 from pathlib import Path
@@ -449,3 +450,26 @@ def test_the_replicates_of_a_stretch_of_runs_are_each_runs_own_to_the_bit() -> N
     after_batch = np.random.default_rng(9)
     _all_replicates(samples, 300, after_batch)
     assert after_loop.integers(0, 2**62) == after_batch.integers(0, 2**62)
+
+
+def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
+    """compare connects with COMPARE_VIEWS and what they build on only: every shipped view or macro named in the
+    code of tasks/compare and tasks/history (their SQL) must be among them, or a query fails at run time (as
+    goodput's night_weighted_mean did for runs with service levels)."""
+    import tcobench.tasks.compare as package
+    from tcobench.tasks import history
+    from tcobench.tasks.compare.comparison import COMPARE_VIEWS
+    from tcobench.tasks.query import _needed, sql_views, views_named
+
+    folder = Path(package.__file__).parent
+    strings = []  # the SQL lives in string literals; docstrings (prose) are left out
+    for path in [*sorted(folder.glob("*.py")), Path(history.__file__)]:
+        tree = ast.parse(path.read_text("utf-8"))
+        scopes = [n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)]
+        docs = {id(n.body[0].value) for n in scopes if n.body and isinstance(n.body[0], ast.Expr)}
+        strings += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                    and id(n) not in docs]  # fmt: skip
+    named = views_named(" ".join(strings)) - {"runs"}
+    defined = {name for name, _ in _needed(sql_views(), set(COMPARE_VIEWS), set())}
+    assert {"goodput", "night_weighted_mean", "trend_series", "nightly_trend"} <= named
+    assert named <= defined, f"named in compare's SQL but not connected: {sorted(named - defined)}"
