@@ -339,8 +339,8 @@ def _test_all(
     read = [r["run_id"] for key, parts in spans.items() for low, high in parts for r in by_series[key][low:high]]
     if not read:
         return found
-    if len(read) == len(wanted):
-        samples = _samples(con)  # every run: no list of ids to match
+    if keep is None and len(read) == len(wanted):
+        samples = _samples(con)  # every run of the store: no list of ids to match
     else:
         dated = [r["date"] for key, parts in spans.items() for low, high in parts for r in by_series[key][low:high]]
         samples = _samples(con, read, (min(dated), max(dated)))

@@ -204,3 +204,27 @@ def test_stored_change_tests_are_the_computed_ones_and_only_stale_ones_are_retes
     assert _fresh(tmp_path) == sorted(r.run_id for r in amd[5:8])
     assert _changes(tmp_path) == _changes(tmp_path, stored=False)
     assert compact_store(tmp_path).tested_runs == 3 and compact_store(tmp_path).tested_runs == 0
+
+
+def test_some_runs_read_only_their_own_and_their_prior_runs_samples(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without stored tests, a run's changes read the samples of that run and its prior runs only, never the
+    whole store's (a nightly cell's summary on a year's store)."""
+    import tcobench.tasks.history as module
+
+    calls: list[tuple[Any, ...]] = []
+    real = module._samples
+
+    def spy(connection: duckdb.DuckDBPyConnection, runs: Any = None, dates: Any = None) -> Any:
+        calls.append((runs, dates))
+        return real(connection, runs, dates)
+
+    monkeypatch.setattr(module, "_samples", spy)
+    last = max((p for s in detect_changes(con) for p in s.points), key=lambda p: p.started)
+    calls.clear()
+    (series,) = detect_changes(con, runs=[last.run_id])
+    assert [p.run_id for p in series.points] == [last.run_id]
+    ((runs, dates),) = calls
+    assert runs is not None and last.run_id in runs and len(runs) == 5  # itself and its 4 prior runs (5 nights)
+    assert dates is not None
