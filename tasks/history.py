@@ -41,7 +41,7 @@ import datetime as dt
 import hashlib
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -306,11 +306,9 @@ def _test_all(
     by_series: Mapping[str, list[NightlyTrendRow]],
     keep: set[str] | None,
     window: int,
-    use_stored: bool,
 ) -> dict[str, _Tests]:
     """Every series' tests of the runs in ``keep`` (all when None): the stored ones whose basis still holds (for
-    the stored window only, when ``use_stored``), the others computed from the samples of just those runs and
-    their prior runs."""
+    the stored window only), the others computed from the samples of just those runs and their prior runs."""
     wanted = [r["run_id"] for rows in by_series.values() for r in rows]
     committed: dict[str, int] = {}
     if window == CACHED_WINDOW and wanted:
@@ -320,7 +318,7 @@ def _test_all(
     targets = {key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep]
                for key, rows in by_series.items()}  # fmt: skip
     stored = _stored_tests(con, [by_series[k][i]["run_id"] for k, idx in targets.items() for i in idx]) \
-        if use_stored and committed else {}  # fmt: skip
+        if committed else {}  # fmt: skip
     found: dict[str, _Tests] = {}
     for key, rows in by_series.items():
         basis = [_basis(rows, i, window, committed) if committed else None for i in range(len(rows))]
@@ -454,7 +452,7 @@ def detect_changes(
     rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
     by_series = _trend(con, window, runs)
     keep = set(runs) if runs is not None else None
-    tests = _test_all(con, by_series, keep, window, use_stored=True)
+    tests = _test_all(con, by_series, keep, window)
     found = (_series(rows, tests[key], rules, keep) for key, rows in by_series.items())
     return [series for series in found if series.points]
 
@@ -464,7 +462,7 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
     tests are missing or no longer hold (module docstring), computed now; runs without a commits row are left
     out (their tests cannot be checked later)."""
     by_series = _trend(con, CACHED_WINDOW, None)
-    tests = _test_all(con, by_series, None, CACHED_WINDOW, use_stored=True)
+    tests = _test_all(con, by_series, None, CACHED_WINDOW)
     rows: list[dict[str, Any]] = []
     for key, series in tests.items():
         for i in series.fresh:
@@ -476,16 +474,6 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
                              **{n: int(values[n]) for n in _COUNTS},
                              **{n: None if math.isnan(values[n]) else float(values[n]) for n in _FIGURES}})  # fmt: skip
     return pa.Table.from_pylist(rows, schema=change_tests_schema())
-
-
-def _tested(series: Iterable[list[NightlyTrendRow]], keep: set[str], window: int) -> list[NightlyTrendRow]:
-    """The runs whose samples testing the ``keep`` runs reads: each of them and up to ``window`` runs before it."""
-    needed: dict[str, NightlyTrendRow] = {}
-    for rows in series:
-        for i, row in enumerate(rows):
-            if row["run_id"] in keep:
-                needed.update((r["run_id"], r) for r in rows[max(0, i - window) : i + 1])
-    return list(needed.values())
 
 
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:

@@ -24,7 +24,6 @@ level's nights independently (which would make it look narrower than it is).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -145,33 +144,27 @@ def _run_replicates(
 ) -> np.ndarray:
     """A run's replicates of its tokens per USD, its requests resampled (module docstring): by drawing them for
     fewer than ``normal_from`` ok requests, by the normal approximation of the resampled ratio from that many."""
-    m = sample.sums()
-    if m.n < 2 or m.e <= 0:
-        return np.full(resamples, sample.tokens_per_usd)
-    rate = m.t / m.e
-    if m.n >= normal_from and rate > 0:
-        # rate* / rate - 1 ~ mean(t* - rate e*) / (rate mean(e)); the mean of n draws of the residual
-        # t - rate e (whose mean is 0) has variance mean((t - rate e)^2) / n, from the sums (module docstring)
-        square = max((m.tt - 2 * rate * m.te + rate * rate * m.ee) / m.n, 0.0)
-        sd = math.sqrt(square / m.n) / (rate * m.e / m.n)
-        normal: np.ndarray = sample.tokens_per_usd * (1.0 + sd * rng.standard_normal(resamples))
-        return normal
+    return _all_replicates([sample], resamples, rng, normal_from)[0]
+
+
+def _drawn_replicates(sample: RunSample, m: Moments, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """A run's replicates with its requests drawn one by one (n of them per replicate, with replacement)."""
     if len(sample.tokens) != m.n:
         raise ValueError(f"run {sample.run_id}: {m.n} requests to draw from, {len(sample.tokens)} loaded")
     idx = rng.integers(0, m.n, size=(resamples, m.n))
     drawn = sample.tokens[idx].sum(axis=1) / sample.e2e_s[idx].sum(axis=1)
-    result: np.ndarray = sample.tokens_per_usd * drawn / rate
+    result: np.ndarray = sample.tokens_per_usd * drawn / (m.t / m.e)
     return result
 
 
 def _all_replicates(
     samples: Sequence[RunSample], resamples: int, rng: np.random.Generator, normal_from: int = NORMAL_FROM_REQUESTS
 ) -> list[np.ndarray]:
-    """``_run_replicates`` of each sample in turn, the same numbers from the same stream, with the normal
-    approximation computed for a stretch of runs at once: a run that draws nothing (fewer than 2 requests) takes
-    no random numbers, and ``standard_normal`` of k x resamples is k successive draws of resamples, so a stretch
-    of such runs between two runs that draw requests one by one is one draw (a year's report: 29,000 runs' replicates;
-    tests/unit/tasks/test_compare.py checks the two agree to the bit)."""
+    """``_run_replicates`` of each sample in turn, from one stream: a run of fewer than 2 requests is its figure
+    (no random numbers), one of fewer than ``normal_from`` draws its requests, and the normal approximation is
+    drawn for a stretch of runs at once (``standard_normal`` of k x resamples is k successive draws of resamples:
+    a year's report has 29,000 runs' replicates; tests/unit/tasks/test_compare.py checks a stretch against its
+    runs one by one, to the bit)."""
     sums = [s.sums() for s in samples]
     n = np.array([m.n for m in sums], dtype=np.int64)
     t, tt, e, ee, te = (np.array([getattr(m, f) for m in sums], dtype=float) for f in ("t", "tt", "e", "ee", "te"))
@@ -179,6 +172,8 @@ def _all_replicates(
     constant = (n < 2) | (e <= 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(constant, 1.0, t / np.where(e > 0, e, 1.0))
+        # rate* / rate - 1 ~ mean(t* - rate e*) / (rate mean(e)); the mean of n draws of the residual
+        # t - rate e (whose mean is 0) has variance mean((t - rate e)^2) / n, from the sums (module docstring)
         square = np.maximum((tt - 2 * rate * te + rate * rate * ee) / np.maximum(n, 1), 0.0)
         sd = np.sqrt(square / np.maximum(n, 1)) / (rate * e / np.maximum(n, 1))
     normal = ~constant & (n >= normal_from) & (rate > 0)
@@ -186,7 +181,7 @@ def _all_replicates(
     i = 0
     while i < len(samples):
         if not (constant[i] or normal[i]):  # drawn request by request
-            found.append(_run_replicates(samples[i], resamples, rng, normal_from))
+            found.append(_drawn_replicates(samples[i], sums[i], resamples, rng))
             i += 1
             continue
         j = i

@@ -194,19 +194,15 @@ def load_runs(
     con: duckdb.DuckDBPyConnection,
     basis: CostBasis,
     dates: tuple[str | None, str | None] = (None, None),
-    ids: Sequence[str] | None = None,
     levels: Collection[int] | None = None,
 ) -> list[CandidateRun]:
     """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there);
     ``dates``: only runs whose date (as text, as selections compare it) lies from the first to the last (None:
-    unbounded); ``ids``: only these runs; ``levels``: only runs at these concurrency levels. A basis no run of
+    unbounded); ``levels``: only runs at these concurrency levels. A basis no run of
     the store is priced on is a ConfigError (checked over the whole store when none of these runs is priced on
     it)."""
     params = {"basis": str(basis)}
     bounds = []
-    if ids is not None:
-        bounds.append(f"AND r.run_id IN (SELECT unnest({IDS}))")
-        params["ids"] = id_list(ids)
     if levels is not None:
         bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
     for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):

@@ -152,7 +152,7 @@ class LocalLlamaServer(EngineLauncher):
         if proc is None:
             return None
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=settle_s) if settle_s > 0 else proc.poll()
+            proc.wait(timeout=settle_s)  # timeout 0: a poll
         if proc.returncode is None:
             return None
         tail = _log_tail(engine.log_path) if engine.log_path else ""

@@ -147,7 +147,7 @@ def _fresh(store: Path) -> list[str]:
     con = connect(store, load_prices(None))
     try:
         by_series = _trend(con, CACHED_WINDOW, None)
-        tests = _test_all(con, by_series, None, CACHED_WINDOW, use_stored=True)
+        tests = _test_all(con, by_series, None, CACHED_WINDOW)
         return sorted(by_series[key][i]["run_id"] for key, t in tests.items() for i in t.fresh)
     finally:
         con.close()
