@@ -45,8 +45,8 @@ class CompactResult:
     seconds: float
 
 
-def _count_files(con: duckdb.DuckDBPyConnection) -> int:
-    return len(data_files(con))
+def _count_files(target: Store) -> int:
+    return target.run(lambda con: len(data_files(con, target.location.data_path)), "compact: count files")
 
 
 def _uncached(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -112,7 +112,7 @@ def _refresh_caches(target: Store, progress: Callable[[str], None]) -> tuple[int
 
 def _store_tests(target: Store, progress: Callable[[str], None]) -> int:
     """Compute and store the change tests that are missing or stale (one transaction); the runs tested."""
-    con = connect(target.location, load_prices(None), needs=("nightly_trend", "request_metrics"))
+    con = connect(target.location, load_prices(None), needs=("trend_runs", "request_metrics"))
     try:
         rows = change_test_rows(con)  # the tests do not depend on prices: the shipped table serves
     finally:
@@ -139,7 +139,7 @@ def compact_store(
     progress = on_progress or (lambda _: None)
     target = open_store(store)
     t0 = time.monotonic()
-    before = target.run(_count_files, "compact: count files")
+    before = _count_files(target)
     cached, dropped = _refresh_caches(target, progress)
     tested = _store_tests(target, progress)
     progress("rewriting files with deleted rows, merging small files")
@@ -149,7 +149,7 @@ def compact_store(
     days = f"INTERVAL '{float(keep_days) * 86400:.0f} seconds'"
     expired = _call(target, f"CALL ducklake_expire_snapshots('{LAKE}', older_than => now() - {days})")
     _call(target, f"CALL ducklake_cleanup_old_files('{LAKE}', cleanup_all => true)")
-    after = target.run(_count_files, "compact: count files")
+    after = _count_files(target)
     return CompactResult(before, after, cached, tested, dropped, expired, time.monotonic() - t0)
 
 

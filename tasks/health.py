@@ -40,21 +40,40 @@ class Damage:
     reason: str
 
 
-def data_files(con: duckdb.DuckDBPyConnection, snapshot: int | None = None) -> list[DataFile]:
-    """Every data file of every table of the attached store at ``snapshot`` (default: the attached one)."""
-    tables = con.execute(
-        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? ORDER BY ALL", [LAKE]
-    ).fetchall()
-    found = []
-    at = f", snapshot_version => {int(snapshot)}" if snapshot is not None else ""
-    for schema, table in tables:
-        rows = con.execute(
-            f"SELECT data_file, data_file_size_bytes, delete_file, delete_file_size_bytes "
-            f"FROM ducklake_list_files('{LAKE}', ?, schema => ?{at})",
-            [table, schema],
-        ).fetchall()
-        found += [DataFile(schema, table, str(r[0]), int(r[1]), r[2], r[3]) for r in rows]
-    return found
+# A file's path is relative to its table's, a table's to its schema's, a schema's to the data path, where
+# path_is_relative says so (https://ducklake.select/docs/stable/duckdb/usage/paths); entries live from their
+# begin_snapshot to before their end_snapshot (NULL: still live).
+_LIVE = "{a}.begin_snapshot <= $snap AND ({a}.end_snapshot IS NULL OR {a}.end_snapshot > $snap)"
+_FILES_SQL = f"""
+SELECT s.schema_name, t.table_name,
+       CASE WHEN f.path_is_relative THEN {{tpath}} || f.path ELSE f.path END AS data_file, f.file_size_bytes,
+       CASE WHEN d.path_is_relative THEN {{tpath}} || d.path ELSE d.path END AS delete_file, d.file_size_bytes
+FROM {{meta}}.ducklake_data_file AS f
+JOIN {{meta}}.ducklake_table AS t ON t.table_id = f.table_id AND {_LIVE.format(a="t")}
+JOIN {{meta}}.ducklake_schema AS s ON s.schema_id = t.schema_id AND {_LIVE.format(a="s")}
+LEFT JOIN {{meta}}.ducklake_delete_file AS d ON d.data_file_id = f.data_file_id AND {_LIVE.format(a="d")}
+WHERE {_LIVE.format(a="f")}
+ORDER BY s.schema_name, t.table_name, data_file
+"""
+_TABLE_PATH = (
+    "CASE WHEN t.path_is_relative THEN (CASE WHEN s.path_is_relative THEN $root || s.path ELSE s.path END) "
+    "|| t.path ELSE t.path END"
+)
+
+
+def data_files(con: duckdb.DuckDBPyConnection, data_path: str, snapshot: int | None = None) -> list[DataFile]:
+    """Every data file of every table of the attached store at ``snapshot`` (default: the newest), with its delete
+    file, read from the catalog's tables in one query (what ``ducklake_list_files`` lists table by table: 11
+    tables, 27 ms against 4 ms; a test checks they agree). ``data_path``: the store's, as attached (a moved store
+    folder's catalog records its old one)."""
+    meta = f"__ducklake_metadata_{LAKE}"
+    if snapshot is None:
+        found = con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()
+        snapshot = int(found[0]) if found and found[0] is not None else 0
+    root = data_path if data_path.endswith("/") else data_path + "/"
+    sql = _FILES_SQL.format(meta=meta, tpath=_TABLE_PATH)
+    rows = con.execute(sql, {"snap": int(snapshot), "root": root}).fetchall()
+    return [DataFile(str(r[0]), str(r[1]), str(r[2]), int(r[3]), r[4], r[5]) for r in rows]
 
 
 def file_problem(path: str, size: int | None) -> str | None:
@@ -85,7 +104,7 @@ def damaged_files(
     if location.data_dir is None:
         return []
     damage = []
-    for f in files if files is not None else data_files(con, snapshot):
+    for f in files if files is not None else data_files(con, location.data_path, snapshot):
         why = file_problem(f.path, f.size)
         if why is None and f.delete_path is not None:
             bad_delete = file_problem(f.delete_path, f.delete_size)

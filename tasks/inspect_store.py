@@ -32,7 +32,7 @@ def _describe(con: duckdb.DuckDBPyConnection, info: StoreInfo) -> None:
     row = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() ORDER BY 1 DESC LIMIT 1").fetchone()
     if row:
         info.snapshot, info.snapshot_time = int(row[0]), str(row[1])
-    files = data_files(con)
+    files = data_files(con, info.data_path)
     for table in TABLES:
         count = con.execute(f"SELECT count(*) FROM {LAKE}.main.{table}").fetchone()
         info.tables[table] = (int(count[0]) if count else 0, sum(1 for f in files if f.table == table))

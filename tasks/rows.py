@@ -244,7 +244,8 @@ class RecordCardRow(TypedDict):
 
 
 class NightlyTrendRow(TypedDict):
-    """View nightly_trend (tcobench/sql/80_nightly_trend.sql): one row per run in its series."""
+    """View nightly_trend (tcobench/sql/81_nightly_trend.sql): one row per run in its series. View trend_runs
+    (80_trend_runs.sql) is it without usd_per_m_output_tokens; history reads that with None for the cost."""
 
     series: str
     host: str

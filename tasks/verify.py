@@ -143,7 +143,7 @@ def verify_store(
         return result
 
     def inspect(con: duckdb.DuckDBPyConnection) -> tuple[list[DataFile], dict[str, tuple[DataFile, str]]]:
-        files = data_files(con)
+        files = data_files(con, location.data_path)
         result.files = len(files) + sum(1 for f in files if f.delete_path)
         bad = _damaged(con, location, files, deep, progress)
         try:

@@ -189,7 +189,10 @@ def _all_replicates(
             j += 1
         block = np.flatnonzero(normal[i:j]) + i
         z = rng.standard_normal((len(block), resamples)) if len(block) else np.empty((0, resamples))
-        drawn = dict(zip(block.tolist(), per_usd[block, None] * (1.0 + sd[block, None] * z), strict=True))
+        z *= sd[block, None]  # per_usd * (1 + sd z), in place: a quarter's 1,800 runs are 29 MB a copy
+        z += 1.0
+        z *= per_usd[block, None]
+        drawn = dict(zip(block.tolist(), z, strict=True))
         found += [drawn[k] if k in drawn else np.full(resamples, samples[k].tokens_per_usd) for k in range(i, j)]
         i = j
     return found
@@ -200,9 +203,12 @@ def night_draws(nights: Iterable[str], resamples: int, rng: np.random.Generator)
     replicate add up to the number of nights). One draw per side serves all its concurrency levels."""
     ordered = sorted(set(nights))
     n = len(ordered)
-    pick = rng.integers(0, n, size=(n, resamples))  # pick[j, r]: the j-th night drawn in replicate r
-    slot = pick + n * np.arange(resamples)  # one bin per (replicate, night)
-    counts = np.bincount(slot.ravel(), minlength=n * resamples).reshape(resamples, n).T.astype(float)
+    slot = rng.integers(0, n, size=(n, resamples))  # slot[j, r]: the j-th night drawn in replicate r
+    slot *= resamples
+    slot += np.arange(resamples)  # one bin per (night, replicate), in place: a side can have 1,000 nights
+    # whole counts (int64): a count times a float replicate is the same float as with a float count, without a
+    # 17 MB float copy per side of 1,000 nights
+    counts = np.bincount(slot.ravel(), minlength=n * resamples).reshape(n, resamples)
     return {night: counts[i] for i, night in enumerate(ordered)}
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "Verdict",
     "compare",
     "compare_on",
+    "compare_views",
     "token_count",
     "verdict",
 ]
@@ -317,9 +318,15 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
 
 
 # the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these
-# and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s)
-COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "nightly_trend", "request_metrics",
-                 "run_statistics", "run_summary", "slo_targets", "tco", "trend_series")  # fmt: skip
+# and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s). A rented basis reads
+# view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (binding tco: 11 ms)
+COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
+                 "run_summary", "slo_targets", "trend_runs", "trend_series")  # fmt: skip
+
+
+def compare_views(basis: CostBasis) -> tuple[str, ...]:
+    """The views a comparison on ``basis`` reads (COMPARE_VIEWS, and tco off the owned basis)."""
+    return COMPARE_VIEWS if basis.owned else (*COMPARE_VIEWS, "tco")
 
 
 def compare(
@@ -335,7 +342,7 @@ def compare(
     opts = _options(**options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs=COMPARE_VIEWS)
+        con = connect(store, prices, snapshot=snapshot, needs=compare_views(opts.basis))
         try:
             # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
             # its selections allow, so computing every run's tco and cost_basis first cost more than it saved (a
@@ -407,7 +414,7 @@ def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]
     """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
     wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
     found = []
-    for series in detect_changes(con, runs=list(wanted)):  # the compared runs' series only
+    for series in detect_changes(con, runs=list(wanted), costs=False):  # the compared runs' series only
         for point in series.points:
             if point.run_id not in wanted or not point.flagged:
                 continue

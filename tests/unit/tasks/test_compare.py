@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import CostBasis, RentalTier
+from tcobench.schemas import OWNED, CostBasis, RentalTier, RunStatus
 from tcobench.tasks.compare import (
     RunSample,
     Verdict,
     bootstrap_efficiency,
+    candidates,
     compare,
     compare_on,
     night_draws,
@@ -31,9 +32,11 @@ from tcobench.tasks.compare.bootstrap import (
     _run_replicates,
     load_samples,
 )
+from tcobench.tasks.compare.candidates import CandidateRun, load_runs
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.quantile import quantile
-from tcobench.tasks.query import connect, freeze_views
+from tcobench.tasks.query import connect, freeze_views, views_named
+from tcobench.tasks.rows import fetch_rows
 from tcobench.tasks.store import write_results
 
 from ..factories import make_prices, make_request, make_run, write_nights
@@ -307,13 +310,38 @@ def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -
     own = connect(fleet, load_prices(None))
     try:
         freeze_views(own)
-        # as if gpu-nv-1 had no valid telemetry: its power would be the price-table estimate
-        own.execute("CREATE OR REPLACE TEMP TABLE _frozen_tco AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
-                    "energy_valid AS energy_valid) FROM _frozen_tco")  # fmt: skip
+        # as if gpu-nv-1 had no valid telemetry: its power would be the price-table estimate (tco and cost_basis
+        # both carry energy_valid; an owned comparison reads cost_basis', a rented one tco's)
+        for view in ("tco", "cost_basis"):
+            own.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{view} AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
+                        f"energy_valid AS energy_valid) FROM _frozen_{view}")  # fmt: skip
         result = compare_on(own, "vendor=nvidia", "vendor=amd", resamples=100)
     finally:
         own.close()
     assert "power basis differs: A price-table estimate, B measured" in " ".join(result.notes)
+
+
+def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: Path) -> None:
+    """On the owned basis load_runs reads cost_basis alone (tco_scenarios computed once): the same rows as joining
+    view tco, for priced, unpriced (a hardware key not in the price table) and failed runs; rented still joins tco."""
+    runs = [make_run(run_id="a1", gpu_vendor="nvidia"), make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
+            make_run(run_id="b1", gpu_vendor="amd", site_key="nowhere"),
+            make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom")]  # fmt: skip
+    for run in runs:
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
+    own = connect(tmp_path, make_prices(rental={}))
+    try:
+        joined = candidates._RUNS_BASE + candidates._RUNS_ORDER
+        assert "tco" not in views_named(candidates._OWNED_BASE)
+        for basis in (OWNED, CostBasis(RentalTier.on_demand)):
+            rows = load_runs(own, basis)
+            assert rows == fetch_rows(own, joined, CandidateRun, {"basis": str(basis)})
+            assert [r["run_id"] for r in rows] == ["a1", "a2", "b1"]
+        owned = {r["run_id"]: r for r in load_runs(own, OWNED)}
+        assert [owned[k]["has_hardware_price"] for k in ("a1", "a2", "b1")] == [True, False, True]
+        assert [owned[k]["has_site_price"] for k in ("a1", "a2", "b1")] == [True, True, False]
+    finally:
+        own.close()
 
 
 def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:
@@ -458,7 +486,7 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     goodput's night_weighted_mean did for runs with service levels)."""
     import tcobench.tasks.compare as package
     from tcobench.tasks import history
-    from tcobench.tasks.compare.comparison import COMPARE_VIEWS
+    from tcobench.tasks.compare.comparison import compare_views
     from tcobench.tasks.query import _needed, sql_views, views_named
 
     folder = Path(package.__file__).parent
@@ -469,7 +497,12 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
         docs = {id(n.body[0].value) for n in scopes if n.body and isinstance(n.body[0], ast.Expr)}
         strings += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                     and id(n) not in docs]  # fmt: skip
-    named = views_named(" ".join(strings)) - {"runs"}
-    defined = {name for name, _ in _needed(sql_views(), set(COMPARE_VIEWS), set())}
-    assert {"goodput", "night_weighted_mean", "trend_series", "nightly_trend"} <= named
+    # nightly_trend is history's view with costs; compare asks for none (detect_changes(costs=False) reads
+    # trend_runs), so it need not be connected, and every test here that compares runs would fail if it were read
+    named = views_named(" ".join(strings)) - {"runs", "nightly_trend"}
+    defined = {name for name, _ in _needed(sql_views(), set(compare_views(CostBasis(RentalTier.on_demand))), set())}
+    assert {"goodput", "night_weighted_mean", "trend_series", "trend_runs", "tco"} <= named
+    assert "nightly_trend" not in defined  # not connected: compare reads no cost from it
     assert named <= defined, f"named in compare's SQL but not connected: {sorted(named - defined)}"
+    # an owned comparison reads tco's columns from cost_basis (test_an_owned_comparison_reads_view_tcos_columns_...)
+    assert set(compare_views(OWNED)) == set(compare_views(CostBasis(RentalTier.on_demand))) - {"tco"}

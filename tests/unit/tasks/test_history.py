@@ -142,6 +142,27 @@ def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnect
             assert series.points == (full[run],)
 
 
+def test_changes_without_costs_are_the_changes_with_them(con: duckdb.DuckDBPyConnection) -> None:
+    """costs=False reads view trend_runs (no tco): the same series, points and changes, only without the cost."""
+    with_costs = detect_changes(con)
+    assert any(p.usd_per_m_output_tokens is not None for s in with_costs for p in s.points)  # the fleet is priced
+    without = detect_changes(con, costs=False)
+    uncosted = [dataclasses.replace(s, points=tuple(dataclasses.replace(p, usd_per_m_output_tokens=None,
+                                                                        prior_usd_per_m_output_tokens=None)
+                                                    for p in s.points)) for s in with_costs]  # fmt: skip
+    assert without == uncosted
+    assert any(s.flags for s in without)
+    run_id = next(s for s in with_costs if s.flags).flags[0][0].run_id
+    assert detect_changes(con, runs=[run_id], costs=False)[0].flags[0][0].run_id == run_id
+    # trend_runs is nightly_trend without its one cost column: the same rows and columns, in the same order
+    trend = con.execute("SELECT * EXCLUDE (usd_per_m_output_tokens) FROM nightly_trend ORDER BY run_id").fetchall()
+    assert trend == con.execute("SELECT * FROM trend_runs ORDER BY run_id").fetchall()
+    columns = [r[0] for r in con.execute("DESCRIBE nightly_trend").fetchall()]
+    assert columns == [r[0] for r in con.execute("DESCRIBE trend_runs").fetchall()][:23] + [
+        "usd_per_m_output_tokens", "night", "prev_req_decode_tok_s_p50", "decode_change_pct",
+        "prior_mean_decode_tok_s_p50", "prior_sd_decode_tok_s_p50"]  # fmt: skip
+
+
 def _fresh(store: Path) -> list[str]:
     """The runs detect_changes tests afresh (their stored tests missing or stale), over the whole store."""
     con = connect(store, load_prices(None))

@@ -289,3 +289,43 @@ def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_pat
                 some.close()
     finally:
         full.close()
+
+
+def _cached_sql(con: duckdb.DuckDBPyConnection) -> str:
+    found = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = '_cached_run_summary'").fetchone()
+    assert found is not None
+    return str(found[0])
+
+
+def test_cached_views_are_read_unfiltered_only_when_they_cover_exactly_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run covered once: the cached rows are read as stored (no semi-join against runs); a run without
+    cached rows (written by an older tcobench) or a run left out as damaged: filtered; the rows are the same."""
+    for run_id in ("a", "b"):
+        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
+                                                          for i in range(3)])  # fmt: skip
+    sql = "SELECT run_id, n, output_tok_s FROM run_summary ORDER BY run_id"
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" not in _cached_sql(con).upper()
+        exact = con.execute(sql).fetchall()
+    finally:
+        con.close()
+    monkeypatch.setattr("tcobench.tasks.query._covers_exactly", lambda *a: False)
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" in _cached_sql(con).upper()
+        assert con.execute(sql).fetchall() == exact and len(exact) == 2
+    finally:
+        con.close()
+    monkeypatch.undo()
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)
+    write_results(tmp_path, make_run(run_id="c"), [make_request(run_id="c", request_index=i) for i in range(3)])
+    monkeypatch.undo()
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" in _cached_sql(con).upper()  # c is computed by the reader, a and b read from the cache
+        assert [r[0] for r in con.execute(sql).fetchall()] == ["a", "b", "c"]
+    finally:
+        con.close()
