@@ -36,6 +36,7 @@ from tcobench.tasks.fleet import (
 from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.progress import NightProgress, PlainSink
+from tcobench.tasks.runs import PARTIAL_THRESHOLD
 
 from ._orchestrator import flow, inline, run_log
 from .benchmark import benchmark
@@ -122,7 +123,13 @@ def _log() -> Any:
 
 
 def run_fleet(
-    plan: NightlyPlan, prices: PriceTable, store: str, batch_id: str, attempts: int, backoff_s: float
+    plan: NightlyPlan,
+    prices: PriceTable,
+    store: str,
+    batch_id: str,
+    attempts: int,
+    backoff_s: float,
+    partial_threshold: float = PARTIAL_THRESHOLD,
 ) -> FleetNight:
     fleet: FleetSettings | None = plan.inventory.fleet
     assert fleet is not None  # run_fleet is only called for a fleet inventory
@@ -134,4 +141,4 @@ def run_fleet(
               for h in hosts}  # fmt: skip
     budgets = {h.name: h.budget_s for h in hosts if h.budget_s is not None}
     outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log(), budgets)
-    return FleetNight(settle(store, prices, list(plan.cells), batch_id, outcomes), outcomes)
+    return FleetNight(settle(store, prices, list(plan.cells), batch_id, outcomes, partial_threshold), outcomes)

@@ -109,7 +109,7 @@ def nightly(
         publish_run_cards_task(store_path, price_table, [i for c in cells for i in c.run_ids],
                                description=f"tcobench runs of nightly {batch_id}")  # fmt: skip
     else:
-        night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s)
+        night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s, partial_threshold)
         cells, hosts = night.cells, night.host_lines
     markdown = announce_night_task(store_path, price_table, batch_id, cells, nightly_markdown(batch_id, cells, hosts))
     publish_summary_task(markdown, key="tcobench-nightly", description="tcobench nightly cells")

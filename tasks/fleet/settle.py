@@ -19,18 +19,22 @@ from ..inventory import Cell
 from ..nightly import CellResult
 from ..query import connect
 from ..rows import arrow_of
-from ..runs import failed_run_record
+from ..runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
 from ..store import StoreRef, write_results
 from .gather import HostOutcome
 
 __all__ = ["batch_rows", "settle"]
 
-_ROWS = "SELECT run_id, cell, host, concurrency, status, error, started_ns FROM runs WHERE batch_id = $batch"
+_ROWS = (
+    "SELECT r.run_id, r.cell, r.host, r.concurrency, r.status, r.error, r.started_ns, coalesce(s.n, 0) AS n, "
+    "coalesce(s.errors, 0) AS errors FROM runs AS r LEFT JOIN run_summary AS s ON s.run_id = r.run_id "
+    "WHERE r.batch_id = $batch"
+)  # n, errors: measured requests and those not ok (view run_summary)
 
 
 def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
-    """Every run row of the batch, oldest first."""
-    con = connect(store, prices, needs=())  # the runs table only
+    """Every run row of the batch, oldest first, with its measured and failed request counts."""
+    con = connect(store, prices, needs=("run_summary",))
     try:
         rows: list[dict[str, Any]] = arrow_of(con, _ROWS, {"batch": batch_id}).to_pylist()
     finally:
@@ -47,7 +51,7 @@ def _lost_reason(outcome: HostOutcome | None) -> str:
 
 
 def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcome | None, store: StoreRef,
-                 batch_id: str) -> CellResult:  # fmt: skip
+                 batch_id: str, threshold: float) -> CellResult:  # fmt: skip
     newest = {r["concurrency"]: r for r in rows}  # rows are oldest first: the newest per level wins
     failed = [r for r in rows if r["status"] == RunStatus.failed.value and newest[r["concurrency"]] is r]
     run_ids = [r["run_id"] for r in rows]
@@ -66,15 +70,24 @@ def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcom
     statuses = {r["status"] for r in newest.values()}
     status = RunStatus.ok if statuses <= {RunStatus.ok.value} else RunStatus.partial
     partial = next((r["error"] for r in newest.values() if r["status"] != RunStatus.ok.value), None)
-    return CellResult(cell.label, cell.host.name, status, run_ids, None, partial)
+    # the in-process night's rule (tasks.runs.run_verdict): partial over the threshold, or cut short, is exit 4
+    code = worst_exit([run_verdict(r["status"], r["n"], r["errors"], threshold) for r in newest.values()])
+    return CellResult(cell.label, cell.host.name, status, run_ids, None, partial, code)
 
 
 def settle(
-    store: StoreRef, prices: PriceTable, cells: Sequence[Cell], batch_id: str, outcomes: Mapping[str, HostOutcome]
+    store: StoreRef,
+    prices: PriceTable,
+    cells: Sequence[Cell],
+    batch_id: str,
+    outcomes: Mapping[str, HostOutcome],
+    threshold: float = PARTIAL_THRESHOLD,
 ) -> list[CellResult]:
-    """Every cell's result from the store, after writing a failed row for each run a host never stored."""
+    """Every cell's result from the store, after writing a failed row for each run a host never stored; a cell's
+    exit status is its runs' (``tasks.runs.run_verdict``, ``threshold``: the partial threshold), as in process."""
     rows = batch_rows(store, prices, batch_id)
     by_cell: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_cell.setdefault(row["cell"] or "", []).append(row)
-    return [_settle_cell(c, by_cell.get(c.label, []), outcomes.get(c.host.name), store, batch_id) for c in cells]
+    return [_settle_cell(c, by_cell.get(c.label, []), outcomes.get(c.host.name), store, batch_id, threshold)
+            for c in cells]  # fmt: skip

@@ -15,7 +15,7 @@ import typer
 
 from tcobench.errors import ConfigError
 
-from ._common import PricesOpt, StoreOpt, err, guard, out, prefect_defaults, store_parameter
+from ._common import PartialThresholdOpt, PricesOpt, StoreOpt, err, guard, out, prefect_defaults, store_parameter
 
 __all__ = ["register"]
 
@@ -70,6 +70,7 @@ def _fleet_deploy(
     cron: Annotated[str | None, typer.Option(help="Cron schedule of the nightly, e.g. '0 2 * * *'.")] = None,
     store: StoreOpt = None,
     prices: PricesOpt = None,
+    partial_threshold: PartialThresholdOpt = 0.05,
 ) -> None:
     """Register the nightly (control queue, optional cron) and the per-host deployment on the Prefect server."""
     from tcobench.tasks.inventory import load_plan
@@ -88,7 +89,7 @@ def _fleet_deploy(
     params = {"inventory": str(inventory.resolve()), "matrices": [str(m.resolve()) for m in matrix],
               "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
               "prices": str(prices.resolve()) if prices else None,
-              "fail_on_failed_cells": True}  # fmt: skip
+              "partial_threshold": partial_threshold, "fail_on_failed_cells": True}  # fmt: skip
     refuse_secrets(params, "nightly deployment parameters")
     pool = plan.inventory.fleet.work_pool
     deploy_nightly(pool, params, cron)

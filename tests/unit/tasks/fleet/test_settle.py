@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tcobench.errors import ExitCode
 from tcobench.schemas import BenchmarkConfig, HostSpec, RunStatus
 from tcobench.tasks.fleet import HostOutcome, batch_rows, settle
 from tcobench.tasks.inventory import Cell
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import failed_run_record
 from tcobench.tasks.store import write_results
-from tests.unit.factories import make_run
+from tests.unit.factories import make_request, make_run
 
 PRICES = load_prices(None)
 CONFIG = BenchmarkConfig.model_validate_json(
@@ -68,3 +69,30 @@ def test_a_retried_level_counts_by_its_newest_row(tmp_path: Path) -> None:
     stored(tmp_path, retried, 1, started=5), stored(tmp_path, retried, 2, status="partial", started=6, error="1 of 4")
     (result,) = settle(tmp_path, PRICES, [retried], "night", {"host-a": HostOutcome("host-a", "completed", None, "r")})
     assert (result.status, result.error, len(result.run_ids)) == ("partial", "1 of 4", 3)
+
+
+def _measured(store: Path, c: Cell, level: int, status: str, failures: int, requests: int = 10) -> None:
+    """A run of ``requests`` measured requests, ``failures`` of them with an error."""
+    error = f"{failures} of {requests} failed" if failures else None
+    run = make_run(run_id=f"{c.label}-{level}", batch_id="night", host=c.host.name, cell=c.label, concurrency=level,
+                   status=RunStatus(status), error=error)  # fmt: skip
+    rows = [make_request(run_id=run.run_id, request_index=i, error="HTTP 500" if i < failures else None)
+            for i in range(requests)]  # fmt: skip
+    write_results(store, run, rows)
+
+
+def test_a_cell_exits_as_in_process_partial_over_the_threshold_is_4(tmp_path: Path) -> None:
+    """The night's exit status per cell is tasks.runs.run_verdict's, with the night's partial threshold."""
+    clean, few, many = cell("host-a"), cell("host-b"), cell("host-c")
+    for level in (1, 2):
+        _measured(tmp_path, clean, level, "ok", 0)
+        _measured(tmp_path, few, level, "partial" if level == 2 else "ok", 1 if level == 2 else 0, requests=40)
+        _measured(tmp_path, many, level, "partial" if level == 2 else "ok", 3 if level == 2 else 0)
+    outcomes = {h: HostOutcome(h, "completed", None, "r") for h in ("host-a", "host-b", "host-c")}
+    results = {r.cell: r for r in settle(tmp_path, PRICES, [clean, few, many], "night", outcomes)}
+    assert results[clean.label].exit_code == ExitCode.ok
+    assert (results[few.label].status, results[few.label].exit_code) == ("partial", ExitCode.ok)  # 2.5% <= 5%
+    assert (results[many.label].status, results[many.label].exit_code) == ("partial", ExitCode.partial)  # 30%
+    assert results[many.label].error == "3 of 10 failed"
+    strict = {r.cell: r for r in settle(tmp_path, PRICES, [few], "night", outcomes, threshold=0.01)}
+    assert strict[few.label].exit_code == ExitCode.partial  # 2.5% > 1%
