@@ -30,13 +30,23 @@ def test_pulled_images_are_pinned_by_digest_and_cite_a_source() -> None:
     for service in pulled:
         assert PINNED.match(service["image"]), service["image"]
         index = next(i for i, line in enumerate(lines) if line.strip() == f"image: {service['image']}")
-        assert "Source:" in "\n".join(lines[max(0, index - 6) : index]), service["image"]
+        _assert_cited("\n".join(lines[max(0, index - 6) : index]), service["image"])
+
+
+# a citation a reader can check: "Source: owner/name, path, commit <40 hex>" (as docker/*.Dockerfile cite theirs)
+CITED = re.compile(r"Source: [\w.-]+/[\w.-]+, [\w./-]+[^,]*, commit [0-9a-f]{40}\b")
+
+
+def _assert_cited(comments: str, image: str) -> None:
+    assert CITED.search(" ".join(comments.replace("#", " ").split())), f"{image}: no repository, path and commit"
 
 
 def test_the_prefect_server_is_built_from_a_pinned_base_at_the_workers_release() -> None:
     build = COMPOSE["services"]["prefect-server"]["build"]
     info = parse_dockerfile((DOCKER / build["context"] / build["dockerfile"]).read_text("utf-8"))
     assert PINNED.match(info.args["BASE_IMAGE"] or "") and info.froms == ["${BASE_IMAGE}"]
+    text = (DOCKER / build["context"] / build["dockerfile"]).read_text("utf-8")
+    _assert_cited(text.split("ARG BASE_IMAGE=")[0].split("\n\n")[-1], info.args["BASE_IMAGE"] or "")
     assert Version(info.args["PREFECT_VERSION"] or "0") >= Version(version("prefect"))
     assert COMPOSE["services"]["prefect-server"]["image"].endswith(f":{info.args['PREFECT_VERSION']}")
     user = (info.user or "0").split(":")[0]
