@@ -371,8 +371,24 @@ def test_a_prefect_server_restart_mid_night_loses_nothing_silently(fleet: Fleet)
     assert all(r["error"] for r in failed)
     assert (code == 0) == (not failed), output[-4000:]
     assert code in (0, 3), output[-4000:]
+    lost: dict[str, set[str]] = {}  # each failed cell: the reasons its failed rows give (first 60 characters)
+    for r in failed:
+        lost.setdefault(r["cell"], set()).add(r["error"].splitlines()[0][:60])
+    markdown = _night_markdown(fleet, batch)
+    for cell, reasons in lost.items():  # what was lost is said precisely: each failed cell with its reason, in the
+        assert cell in output and any(e in output for e in reasons), (cell, reasons, output[-4000:])  # exit line
+        assert f"| {cell} | failed |" in markdown and any(e in markdown for e in reasons), (cell, markdown)  # artifact
+    assert markdown.count("| ok |") + markdown.count("| partial |") == len(cells) - len(lost), markdown
     print(f"server restart: down {down:.1f} s; night exit {code}, {len(failed)} failed run(s): "
           f"{[r['error'] for r in failed]}")  # fmt: skip
+
+
+def _night_markdown(fleet: Fleet, batch: str) -> str:
+    """The nightly's markdown artifact (key tcobench-nightly) of this batch."""
+    found = [a["data"] for a in _all(fleet, "/artifacts/filter", {"artifacts": {"key": {"any_": ["tcobench-nightly"]}}})
+             if batch in (a.get("data") or "")]  # fmt: skip
+    assert found, f"no tcobench-nightly artifact of batch {batch}"
+    return str(found[-1])
 
 
 def _strings_of(value: Any) -> Iterator[str]:
@@ -401,8 +417,15 @@ def test_no_secret_in_the_store_the_prefect_api_or_any_log(fleet: Fleet) -> None
     secrets["auth password"] = fleet.server.auth.partition(":")[2]
     config = json.loads((fleet.root / "docker-config" / "config.json").read_text())
     registry_auth = config["auths"]["127.0.0.1:5000"]["auth"]
+    # Every worker holds this registry credential (DOCKER_CONFIG), as a host that pulls private images does; no image
+    # is pulled in these nights (no registry is reachable for the engines here), so this shows the credential file a
+    # worker holds is not copied anywhere, not that a pull's credentials stay out of logs (the image tests' push
+    # through tcobench's own registry login covers that path).
     secrets["registry auth"] = registry_auth
     secrets["registry password"] = base64.b64decode(registry_auth).decode().partition(":")[2]
+    # as each would travel in an HTTP header: Basic auth is base64("user:pass"); a bearer key goes as it is
+    secrets.update({f"{name} (base64)": base64.b64encode(value.encode()).decode()
+                    for name, value in list(secrets.items()) if name != "registry auth"})  # fmt: skip
     texts: dict[str, str] = {}
     from pyarrow import fs
 
