@@ -19,13 +19,16 @@ from test_cli import query_json, tcobench
 from tcobench.tasks.engine import RunningEngine
 from tests.store_helpers import data_files
 
-SHORT = ("--no-prefect", "--requests", "4", "--warmup", "0", "--max-tokens", "8", "--telemetry", "none")
+# 32 tokens each, never cut short by an end-of-sequence token: a request then lasts several scrapes even on a fast
+# machine (8 tokens lasted under one 4 Hz scrape in CI, so running_max read 0)
+SHORT = ("--no-prefect", "--requests", "4", "--warmup", "0", "--max-tokens", "32", "--ignore-eos",
+         "--telemetry", "none")  # fmt: skip
 
 
-def scrape_4hz(tmp_path: Path) -> str:
-    """A config file asking for 4 scrapes a second (default 1), so short test runs get several."""
-    path = tmp_path / "scrape-4hz.toml"
-    path.write_text("[telemetry]\nengine_metrics_hz = 4.0\n", "utf-8")
+def scrape_often(tmp_path: Path) -> str:
+    """A config file asking for 20 scrapes a second (the most; default 1), so short test runs get many."""
+    path = tmp_path / "scrape-20hz.toml"
+    path.write_text("[telemetry]\nengine_metrics_hz = 20.0\n", "utf-8")
     return str(path)
 
 
@@ -37,7 +40,7 @@ LOAD_SQL = (
 
 @pytest.mark.engine
 def test_embedded_llama_server_metrics_scraped_stored_and_charted(cli_env: dict[str, str], tmp_path: Path) -> None:
-    done = tcobench("run", "--config", scrape_4hz(tmp_path), *SHORT, "--concurrency", "1", "--concurrency", "2",
+    done = tcobench("run", "--config", scrape_often(tmp_path), *SHORT, "--concurrency", "1", "--concurrency", "2",
                     env=cli_env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     store = Path(cli_env["TCOBENCH_STORE"])
@@ -48,7 +51,7 @@ def test_embedded_llama_server_metrics_scraped_stored_and_charted(cli_env: dict[
         assert r["source"] == "llama.cpp /metrics" and r["note"] is None
         assert r["samples"] >= 1
         assert 1 <= r["running_max"] <= r["concurrency"]  # one slot per concurrent request
-        assert 0 < r["kv_used_max"] < 1  # prompt + 8 tokens in a 2048-token slot
+        assert 0 < r["kv_used_max"] < 1  # prompt + 32 tokens in a 2048-token slot
     stored = query_json(
         "select distinct metric, quantity from engine_metrics order by 1, 2", cli_env
     )  # the engine's own names, raw
@@ -71,7 +74,7 @@ def test_requests_wait_in_the_engine_when_concurrency_exceeds_its_slots(
     cli_env: dict[str, str], llama_server: RunningEngine, tmp_path: Path
 ) -> None:
     """The session server has 2 slots; at concurrency 4, two requests wait inside llama-server at a time."""
-    done = tcobench("run", "--config", scrape_4hz(tmp_path), *SHORT, "--endpoint", llama_server.base_url,
+    done = tcobench("run", "--config", scrape_often(tmp_path), *SHORT, "--endpoint", llama_server.base_url,
                     "--model", "gemma-3-270m-q4_k_m", "--concurrency", "4", env=cli_env)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     (row,) = query_json(LOAD_SQL, cli_env)
