@@ -10,7 +10,10 @@ store is the result.
 
 ``run_fleet`` (called by the ``nightly`` flow when the inventory has ``[fleet]``) makes sure the pool, the
 hosts' queues and the ``fleet-host`` deployment exist, starts one ``fleet-host`` run per host on that host's
-queue, follows them with deadlines, and reads the night back from the store.
+queue, follows them with deadlines, and reads the night back from the store (``settle``). The night's partial
+threshold goes to both: each host's run judges its cells by it (``run_cells``, as in process), and settle gives
+each cell the exit status its stored runs call for by the same rule (``tasks.runs.run_verdict``), so a fleet
+night exits as an in-process one (4 for a cell with a run over the threshold).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ def fleet_host(
     store: str | None = None,
     attempts: int = 2,
     backoff_s: float = 5.0,
+    partial_threshold: float = PARTIAL_THRESHOLD,  # absent from an older nightly's parameters: the default
 ) -> str:
     die_with_parent()
     check_worker_host(str(host.get("name")))
@@ -66,7 +70,7 @@ def fleet_host(
     price_table, store_ref = prices_from_parameters(prices), store or settings.store
     progress = NightProgress(host_cells, PlainSink(run_log(), every_s=30.0), store_ref, price_table)  # worker's log
     results = run_cells(host_cells, inline(benchmark), price_table, store_ref, settings.model_cache, batch_id, attempts,
-                        backoff_s, progress=progress.of(str(host.get("name"))))  # fmt: skip
+                        backoff_s, partial_threshold, progress=progress.of(str(host.get("name"))))  # fmt: skip
     publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
                     description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip
     # one summary of the host's runs (its cells publish none: benchmark(summarise=False))
@@ -137,7 +141,8 @@ def run_fleet(
     ensure_pool(fleet.work_pool)
     ensure_queues(fleet.work_pool, [h.name for h in hosts])
     deploy_host_flow(fleet.work_pool)
-    params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, store, attempts, backoff_s)
+    params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, store, attempts, backoff_s,
+                                      partial_threshold)
               for h in hosts}  # fmt: skip
     budgets = {h.name: h.budget_s for h in hosts if h.budget_s is not None}
     outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log(), budgets)

@@ -1,11 +1,12 @@
 """What the nightly hands a host's run (Prefect parameters), and the rule that no secret is ever among them.
 
 Parameters are stored by the Prefect server and shown in its UI, so they carry data only: the host, its cells'
-validated configurations, the price table, the batch id and the store's location. Secrets (the Prefect auth
-string, S3 keys, API keys, registry credentials) reach a host's run through its worker's environment.
-``refuse_secrets`` checks every string of the parameters for URL credentials (``scheme://user:password@``) and
-for the value of any secret-looking variable of this process's environment, and names the parameter (never the
-value) when it finds one.
+validated configurations, the price table, the batch id, the store's location, the retry policy and the night's
+partial threshold (the host's run judges its cells by it, as the in-process night does; absent from an older
+nightly's parameters, the host flow's default applies). Secrets (the Prefect auth string, S3 keys, API keys,
+registry credentials) reach a host's run through its worker's environment. ``refuse_secrets`` checks every string
+of the parameters for URL credentials (``scheme://user:password@``) and for the value of any secret-looking
+variable of this process's environment, and names the parameter (never the value) when it finds one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, PriceTa
 from ..docker_client import describe_host, is_local
 from ..inventory import Cell
 from ..placement import placement_of_url
+from ..runs import PARTIAL_THRESHOLD
 
 __all__ = [
     "cells_from_parameters",
@@ -38,9 +40,17 @@ _MIN_SECRET_LEN = 6  # shorter values ("1", "true") would match everywhere and p
 
 
 def host_parameters(
-    host: HostSpec, cells: list[Cell], batch_id: str, prices: PriceTable, store: str, attempts: int, backoff_s: float
+    host: HostSpec,
+    cells: list[Cell],
+    batch_id: str,
+    prices: PriceTable,
+    store: str,
+    attempts: int,
+    backoff_s: float,
+    partial_threshold: float = PARTIAL_THRESHOLD,
 ) -> dict[str, Any]:
-    """Parameters of one host's run (flow ``fleet-host``): plain JSON, checked by ``refuse_secrets``."""
+    """Parameters of one host's run (flow ``fleet-host``): plain JSON, checked by ``refuse_secrets``;
+    ``partial_threshold``: the night's (``tcobench nightly --partial-threshold``)."""
     params = {
         "host": host.model_dump(mode="json", exclude_none=True),
         "batch_id": batch_id,
@@ -52,6 +62,7 @@ def host_parameters(
         "store": store,
         "attempts": attempts,
         "backoff_s": backoff_s,
+        "partial_threshold": partial_threshold,
     }
     refuse_secrets(params, f"parameters of host {host.name}'s run")
     return params

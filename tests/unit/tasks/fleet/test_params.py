@@ -18,6 +18,7 @@ from tcobench.tasks.fleet import (
 )
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.prices import load_prices
+from tcobench.tasks.runs import PARTIAL_THRESHOLD
 
 PRICES = load_prices(None)
 
@@ -43,6 +44,14 @@ def test_parameters_are_plain_json_and_come_back_as_the_same_cells(
     assert cells_from_parameters(again["host"], again["cells"]) == cells
     assert prices_from_parameters(again["prices"]) == PRICES
     assert "hunter2" not in json.dumps(params)
+
+
+def test_the_nights_partial_threshold_is_a_parameter(plan: NightlyPlan) -> None:
+    host, cells = plan.inventory.hosts[0], plan.cells_of("host-a")
+    given = host_parameters(host, cells, "batch1", PRICES, "/srv/store", 2, 5.0, partial_threshold=0.2)
+    assert json.loads(json.dumps(given))["partial_threshold"] == 0.2
+    default = host_parameters(host, cells, "batch1", PRICES, "/srv/store", 2, 5.0)
+    assert default["partial_threshold"] == PARTIAL_THRESHOLD
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pyarrow as pa
+import pytest
 
 from tcobench.errors import ExitCode
-from tcobench.schemas import BenchmarkConfig, HostSpec, RunStatus
+from tcobench.schemas import BenchmarkConfig, HostSpec, RunRecord, RunStatus
 from tcobench.tasks.fleet import HostOutcome, batch_rows, settle
 from tcobench.tasks.inventory import Cell
+from tcobench.tasks.nightly import run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import failed_run_record
 from tcobench.tasks.store import write_results
@@ -71,7 +77,7 @@ def test_a_retried_level_counts_by_its_newest_row(tmp_path: Path) -> None:
     assert (result.status, result.error, len(result.run_ids)) == ("partial", "1 of 4", 3)
 
 
-def _measured(store: Path, c: Cell, level: int, status: str, failures: int, requests: int = 10) -> None:
+def _measured(store: Path, c: Cell, level: int, status: str, failures: int, requests: int = 10) -> RunRecord:
     """A run of ``requests`` measured requests, ``failures`` of them with an error."""
     error = f"{failures} of {requests} failed" if failures else None
     run = make_run(run_id=f"{c.label}-{level}", batch_id="night", host=c.host.name, cell=c.label, concurrency=level,
@@ -79,6 +85,7 @@ def _measured(store: Path, c: Cell, level: int, status: str, failures: int, requ
     rows = [make_request(run_id=run.run_id, request_index=i, error="HTTP 500" if i < failures else None)
             for i in range(requests)]  # fmt: skip
     write_results(store, run, rows)
+    return run
 
 
 def test_a_cell_exits_as_in_process_partial_over_the_threshold_is_4(tmp_path: Path) -> None:
@@ -96,3 +103,28 @@ def test_a_cell_exits_as_in_process_partial_over_the_threshold_is_4(tmp_path: Pa
     assert results[many.label].error == "3 of 10 failed"
     strict = {r.cell: r for r in settle(tmp_path, PRICES, [few], "night", outcomes, threshold=0.01)}
     assert strict[few.label].exit_code == ExitCode.partial  # 2.5% > 1%
+
+
+@pytest.mark.parametrize(
+    ("status", "failures", "requests"),
+    [("ok", 0, 10), ("partial", 1, 40), ("partial", 3, 10), ("partial", 10, 10), ("interrupted", 0, 10)],
+)
+def test_a_fleet_cell_settles_as_the_in_process_night_judges_it(
+    tmp_path: Path, status: str, failures: int, requests: int
+) -> None:
+    """The same stored runs: run_cells (in process, from the counts its process committed) and settle (fleet, read
+    back from the store) give the cell the same status and exit status, at every partial threshold."""
+    c = cell("host-a")
+    runs = [_measured(tmp_path, c, 1, "ok", 0), _measured(tmp_path, c, 2, status, failures, requests)]
+    counts = pa.table({"run_id": [r.run_id for r in runs], "status": [r.status.value for r in runs],
+                       "n": [10, requests], "errors": [0, failures]})  # fmt: skip
+
+    def measured_in_process(*args: Any, **kwargs: Any) -> Any:
+        return SimpleNamespace(run_ids=[r.run_id for r in runs], summary=None, run_rows=counts, runs=runs)
+
+    outcomes = {"host-a": HostOutcome("host-a", "completed", None, "r")}
+    for threshold in (0.01, 0.05, 0.5):
+        (here,) = run_cells([c], measured_in_process, PRICES, tmp_path, tmp_path, "night", attempts=1,
+                            partial_threshold=threshold)  # fmt: skip
+        (there,) = settle(tmp_path, PRICES, [c], "night", outcomes, threshold)
+        assert (there.status, there.exit_code) == (here.status, here.exit_code), threshold
