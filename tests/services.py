@@ -278,13 +278,14 @@ class S3Server:
 
 @dataclass
 class PrefectServer:
-    """``prefect server start`` on 127.0.0.1:``port`` backed by a PostgreSQL database, with an API auth string.
+    """``prefect server start`` on 127.0.0.1:``port`` backed by a PostgreSQL database (or SQLite: ``start_on``), with an
+    API auth string.
 
     ``client_env`` is what a client (CLI, worker, flow) needs: PREFECT_API_URL and PREFECT_API_AUTH_STRING.
     """
 
     port: int
-    database_url: str  # postgresql+asyncpg://...
+    database_url: str  # postgresql+asyncpg://... (sqlite+aiosqlite:///... for one host)
     auth: str  # user:password
     home: Path
     process: subprocess.Popen[bytes] | None = None
@@ -302,10 +303,16 @@ class PrefectServer:
     def start(cls, pg_url: str, timeout_s: float = 300.0) -> PrefectServer:
         """A new database on the PostgreSQL server at ``pg_url`` (libpq URL), and a Prefect server on it."""
         libpq = create_database(pg_url, "prefect")
+        return cls.start_on(libpq.replace("postgresql://", "postgresql+asyncpg://", 1), timeout_s)
+
+    @classmethod
+    def start_on(cls, database_url: str | None, timeout_s: float = 300.0) -> PrefectServer:
+        """A Prefect server on ``database_url`` (SQLAlchemy URL; None: a SQLite file in its home, for a single host
+        without PostgreSQL, such as an offline GPU machine)."""
         home = Path(tempfile.mkdtemp(prefix="tcobench-prefect-"))
         (port,) = free_ports(1)
         auth = f"admin:{uuid.uuid4().hex}"
-        server = cls(port, libpq.replace("postgresql://", "postgresql+asyncpg://", 1), auth, home)
+        server = cls(port, database_url or f"sqlite+aiosqlite:///{home / 'prefect.db'}", auth, home)
         server._launch(timeout_s)
         return server
 
@@ -313,6 +320,7 @@ class PrefectServer:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
         env.update(PREFECT_HOME=str(self.home), PREFECT_API_DATABASE_CONNECTION_URL=self.database_url,
                    PREFECT_SERVER_API_AUTH_STRING=self.auth, PREFECT_SERVER_ANALYTICS_ENABLED="false",
+                   PREFECT_UI_ENABLED="false",  # no test opens the UI (and the GPU machine's copy carries none)
                    PREFECT_SERVER_LOGGING_LEVEL="WARNING")  # fmt: skip
         log = (self.home / f"server-{self.restarts}.log").open("wb")
         prefect = Path(sys.executable).parent / "prefect"
