@@ -6,8 +6,8 @@
 # Classic builder only (no BuildKit syntax).
 
 # Pin: debian:bookworm-slim (Python 3.11 from Debian, like the hosts tcobench is tested on).
-# Source: dathagerty/website, Dockerfile (runtime stage), commit bdbbdb9fcb8f6a560ed66b020f8ac05575d4d481
-# (the same pin as docker/llama-cpp-cpu.Dockerfile).
+# Source: dathagerty/website, Dockerfile (runtime stage), commit bdbbdb9fcb8f6a560ed66b020f8ac05575d4d481, line 26
+# (FROM debian:bookworm-slim@sha256:7b140f37... AS runtime); the same pin as docker/llama-cpp-cpu.Dockerfile.
 ARG BASE_IMAGE=debian:bookworm-slim@sha256:7b140f374b289a7c2befc338f42ebe6441b7ea838a042bbd5acbfca6ec875818
 FROM ${BASE_IMAGE}
 
