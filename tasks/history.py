@@ -218,20 +218,24 @@ def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
     return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
 
 
-def _change(metric: Metric, tests: SeriesTests, i: int, rules: _Rules) -> Change | None:
-    """Run i's change in one metric (module docstring), from the series' tests (tasks/ranktests.py)."""
-    if tests.n1[i] == 0 or tests.priors[i] < rules.min_prior:
-        return None
-    u, p = float(tests.u[i]), float(tests.p[i])
-    effect = 2 * u / (int(tests.n1[i]) * int(tests.n2[i])) - 1
-    median, prior_median = float(tests.median[i]), float(tests.prior_median[i])
-    change = median / prior_median - 1 if prior_median else 0.0
-    sd = float(tests.prior_medians_sd[i])
-    noise_sd = None if math.isnan(sd) else sd
-    beyond_noise = noise_sd is None or abs(median - float(tests.prior_medians_mean[i])) > rules.noise_k * noise_sd
-    flagged = p < rules.alpha and abs(effect) >= rules.min_effect and abs(change) >= rules.min_change and beyond_noise
+def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> list[Change | None]:
+    """Each run's change in one metric (module docstring), from the series' tests (tasks/ranktests.py); None
+    where the run has no samples or too few prior runs. Computed on the series' arrays at once (a year's report
+    makes 73,000 of them), with the same float operations as one run at a time."""
+    n1, n2 = tests.n1, tests.n2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        effect = 2 * tests.u / (n1 * n2) - 1
+        change = np.where(tests.prior_median != 0, tests.median / tests.prior_median - 1, 0.0)  # NaN stays NaN
+    sd = tests.prior_medians_sd
+    beyond_noise = np.isnan(sd) | (np.abs(tests.median - tests.prior_medians_mean) > rules.noise_k * sd)
+    flagged = ((tests.p < rules.alpha) & (np.abs(effect) >= rules.min_effect) & (np.abs(change) >= rules.min_change)
+               & beyond_noise)  # fmt: skip
     better = (change > 0) == (METRICS[metric] == "higher")
-    return Change(metric, median, prior_median, change * 100, p, effect, noise_sd, flagged, better)
+    tested = (n1 != 0) & (tests.priors >= rules.min_prior)
+    columns = (tested.tolist(), tests.median.tolist(), tests.prior_median.tolist(), (change * 100).tolist(),
+               tests.p.tolist(), effect.tolist(), sd.tolist(), flagged.tolist(), better.tolist())  # fmt: skip
+    return [Change(metric, median, prior, pct, p, e, None if math.isnan(noise) else noise, f, b) if ok else None
+            for ok, median, prior, pct, p, e, noise, f, b in zip(*columns, strict=True)]  # fmt: skip
 
 
 def _provenance_changes(row: Mapping[str, object], previous: Mapping[str, object] | None) -> tuple[str, ...]:
@@ -372,13 +376,13 @@ def _spans(fresh: list[int], window: int) -> list[tuple[int, int]]:
 
 def _series(rows: list[NightlyTrendRow], tests: _Tests, rules: _Rules, keep: set[str] | None = None) -> Series:
     """The series' points (only those of the runs in ``keep``, when given), each tested against its prior runs."""
-    by_metric = {metric: tests.of(metric) for metric in METRICS}
+    by_metric = [_changes(metric, tests.of(metric), rules) for metric in METRICS]
     points = []
     for i, row in enumerate(rows):
         if keep is not None and row["run_id"] not in keep:
             continue
         prior_rows = rows[max(0, i - rules.window) : i]
-        changes = [found for metric in METRICS if (found := _change(metric, by_metric[metric], i, rules)) is not None]
+        changes = [found for metric in by_metric if (found := metric[i]) is not None]
         points.append(
             Point(
                 row["run_id"],

@@ -42,6 +42,7 @@ __all__ = [
     "NightDraws",
     "RunSample",
     "TokenCount",
+    "bootstrap_bases",
     "bootstrap_efficiency",
     "load_samples",
     "night_draws",
@@ -219,26 +220,53 @@ def bootstrap_efficiency(
     these samples' nights when None), runs within nights and requests within runs are resampled; each replicate
     is the mean over its drawn nights of each night's mean. A replicate that draws none of these samples' nights
     (possible only when ``draws`` covers nights without them) is NaN."""
-    ordered = sorted(samples, key=lambda s: (s.night, s.run_id))
-    nights: dict[str, list[np.ndarray]] = defaultdict(list)
-    for s, run_reps in zip(ordered, _all_replicates(ordered, resamples, rng), strict=True):
-        nights[s.night].append(run_reps)
+    (replicates,) = bootstrap_bases([samples], resamples, rng, draws)
+    return replicates
+
+
+def bootstrap_bases(
+    bases: Sequence[Sequence[RunSample]],
+    resamples: int,
+    rng: np.random.Generator,
+    draws: NightDraws | None = None,
+) -> list[np.ndarray]:
+    """``bootstrap_efficiency`` of the same runs priced on several cost bases (one sequence of samples per basis,
+    the same runs and requests, each with its basis' tokens per USD), from one resampling: the same nights, runs
+    and requests are drawn for every basis, and each basis' replicate weighs them by its own runs' tokens per
+    USD. The bases' intervals then differ by their prices alone, not by the chance of separate draws, and the
+    random numbers are drawn once, not once per basis (the report's cost figure prices each platform on 4 bases).
+    The stream is used as for one basis, so each basis' replicates are those ``bootstrap_efficiency`` gives its
+    samples alone from the same generator state (tests/unit/tasks/test_compare.py)."""
+    ordered = [sorted(samples, key=lambda s: (s.night, s.run_id)) for samples in bases]
+    runs = [(s.night, s.run_id) for s in ordered[0]]
+    for samples in ordered[1:]:
+        if [(s.night, s.run_id) for s in samples] != runs:
+            raise ValueError("bootstrap_bases: the cost bases price different runs")
+    per_usd = np.array([[s.tokens_per_usd for s in samples] for samples in ordered], dtype=float)  # bases x runs
+    # each run's replicates relative to its figure: (1 + sd z), drawn / rate, or 1 (_all_replicates at 1 per USD)
+    unit = [RunSample(s.run_id, s.night, 1.0, s.tokens, s.e2e_s, s.moments) for s in ordered[0]]  # not replace: slow
+    relative = _all_replicates(unit, resamples, rng)
+    nights: dict[str, list[int]] = defaultdict(list)
+    for i, (night, _) in enumerate(runs):
+        nights[night].append(i)
     if draws is None:
         draws = night_draws(nights, resamples, rng)
     cols = np.arange(resamples)
-    total, weight = np.zeros(resamples), np.zeros(resamples)
-    for night, reps in nights.items():
+    total, weight = np.zeros((len(ordered), resamples)), np.zeros(resamples)
+    for night, members in nights.items():
         count = draws[night]
-        if len(reps) == 1:  # drawing 1 run of 1: numpy's integers(0, 1) takes no random numbers, so skipping it
-            total += count * reps[0]  # leaves the stream, and every replicate, as it was
+        if len(members) == 1:  # drawing 1 run of 1: numpy's integers(0, 1) takes no random numbers, so skipping it
+            (i,) = members  # leaves the stream, and every replicate, as it was
+            total += count * (relative[i] * per_usd[:, i, None])
         else:
-            matrix = np.vstack(reps)  # runs x resamples
-            pick = rng.integers(0, len(reps), size=(len(reps), resamples))
-            total += count * matrix[pick, cols].mean(axis=0)
+            matrix = np.vstack([relative[i] for i in members])  # runs x resamples
+            pick = rng.integers(0, len(members), size=(len(members), resamples))
+            scale = per_usd[:, members][:, pick]  # bases x runs x resamples: the drawn runs' tokens per USD
+            total += count * (matrix[pick, cols] * scale).mean(axis=1)
         weight += count
     with np.errstate(invalid="ignore", divide="ignore"):
         result: np.ndarray = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
-    return result
+    return list(result)
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:

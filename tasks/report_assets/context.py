@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, TypedDict, cast
 
@@ -33,6 +33,7 @@ __all__ = [
     "fmt",
     "group_platforms",
     "night_weighted_rows",
+    "platform_costs",
     "platform_key",
     "query_rows",
     "register_platforms",
@@ -122,6 +123,8 @@ class ReportContext:
     seed: int
     a: str | None = None  # the headline pair (report --a/--b); None: the cheapest pair of different vendors
     b: str | None = None
+    # platform_costs' rows, read once per report (the headline, the cost figure, the energy and targets sections)
+    costs: list[NightWeightedRow] = field(default_factory=list, compare=False)
 
     @property
     def ids(self) -> list[str]:
@@ -223,11 +226,19 @@ def night_weighted_rows(
             for row in found]  # fmt: skip
 
 
+def platform_costs(ctx: ReportContext) -> list[NightWeightedRow]:
+    """Night-weighted output tokens per USD per platform, concurrency and basis (night_weighted_rows of view
+    cost_basis), read on first use and kept in ``ctx``."""
+    if not ctx.costs:
+        ctx.costs.extend(night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",)))
+    return list(ctx.costs)
+
+
 def cheapest_tokens_per_usd(ctx: ReportContext) -> dict[str, float]:
     """Per platform label, its most output tokens per USD (owned basis) over its concurrency levels, each
-    night-weighted (night_weighted_rows of view cost_basis)."""
+    night-weighted (platform_costs)."""
     best: dict[str, float] = {}
-    for row in night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",)):
+    for row in platform_costs(ctx):
         if row["basis"] == "owned":
             best[row["platform"]] = max(best.get(row["platform"], 0.0), row["mean"])
     return best

@@ -10,10 +10,9 @@ import numpy as np
 from tcobench.schemas import CostBasis
 
 from ..compare import (
-    CandidateRun,
     RunSample,
-    bootstrap_efficiency,
-    load_candidates,
+    bootstrap_bases,
+    load_priced,
     percentile_interval,
     samples_of,
 )
@@ -28,6 +27,7 @@ from .context import (
     figure,
     fmt,
     night_weighted_rows,
+    platform_costs,
     platform_key,
     query_rows,
     table,
@@ -108,33 +108,42 @@ _COST_NOTE = (
     "where tokens per USD (view cost_basis) is averaged over nights: the mean over nights of each night's mean over "
     "its runs, as in view platform_cost. Solid: owned (capex amortised + power + ops + adaptation); dashed outline: "
     "per-GPU-hour rates (rented or published all-in owned rates) + ops + adaptation. Whiskers: bootstrap 95% CI "
-    "over nights, runs and requests."
+    "over nights, runs and requests; a platform's bases share one resampling of the same runs, so their whiskers "
+    "differ by the prices alone."
 )
 
 
-def _cost_bar(
+def _cost_bars(
     ctx: ReportContext,
     p: Platform,
-    point: NightWeightedRow,
-    rows: list[CandidateRun],
+    points: list[NightWeightedRow],
+    runs: list[list[RunSample]],
     rng: np.random.Generator,
-    known: dict[str, RunSample],
-) -> Bar:
-    """Cost per 1M output tokens of these runs (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI;
-    ``known``: the runs' requests already loaded (every cost basis resamples the same requests)."""
-    reps = bootstrap_efficiency(samples_of(ctx.con, rows, "output", known), ctx.resamples, rng)
-    fewest, most = percentile_interval(reps, 0.95)  # tokens per USD
-    lo, hi = 1e6 / most, 1e6 / fewest
-    value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
-    title = (f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
-             f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)")  # fmt: skip
-    return Bar(f"{basis} (c={level})", value, p.color, lo, hi, title=title, hollow=basis != "owned",
-               series=p.label, note=f"{usd(value)} ({usd(lo)}-{usd(hi)})", group=p.label)  # fmt: skip
+) -> list[Bar]:
+    """A platform's bars at one concurrency, one per cost basis (``points``, with each basis' priced ``runs``):
+    cost per 1M output tokens (1e6 / night-weighted tokens per USD) with its bootstrap 95% CI. Bases pricing the
+    same runs share one resampling (compare.bootstrap_bases), so their whiskers differ by the prices alone."""
+    groups: dict[frozenset[str], list[int]] = defaultdict(list)
+    for i, samples in enumerate(runs):
+        groups[frozenset(s.run_id for s in samples)].append(i)
+    replicates: dict[int, np.ndarray] = {}
+    for members in groups.values():
+        replicates.update(zip(members, bootstrap_bases([runs[i] for i in members], ctx.resamples, rng), strict=True))
+    bars = []
+    for i, point in enumerate(points):
+        fewest, most = percentile_interval(replicates[i], 0.95)  # tokens per USD
+        lo, hi = 1e6 / most, 1e6 / fewest
+        value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
+        title = (f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
+                 f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)")  # fmt: skip
+        bars.append(Bar(f"{basis} (c={level})", value, p.color, lo, hi, title=title, hollow=basis != "owned",
+                        series=p.label, note=f"{usd(value)} ({usd(lo)}-{usd(hi)})", group=p.label))  # fmt: skip
+    return bars
 
 
 def _cost_points(ctx: ReportContext) -> list[NightWeightedRow]:
     """Night-weighted output tokens per USD per platform, concurrency and basis (owned first)."""
-    rows = night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",))
+    rows = platform_costs(ctx)
     return sorted(rows, key=lambda r: (r["basis"] != "owned", r["basis"]))
 
 
@@ -143,7 +152,7 @@ def cost_figure(ctx: ReportContext) -> str:
     points = _cost_points(ctx)
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
     wanted = [r["run_id"] for r in ctx.runs if r["concurrency"] == cheapest.get(ctx.of_run[r["run_id"]].label)]
-    candidates = load_candidates(ctx.con, [CostBasis.parse(b) for b in dict.fromkeys(r["basis"] for r in points)],
+    candidates = load_priced(ctx.con, [CostBasis.parse(b) for b in dict.fromkeys(r["basis"] for r in points)],
                                  wanted)  # fmt: skip
     rng = np.random.default_rng(ctx.seed)
     bars: list[Bar] = []
@@ -152,11 +161,12 @@ def cost_figure(ctx: ReportContext) -> str:
     samples_of(ctx.con, list({r["run_id"]: r for rows in candidates.values() for r in rows}.values()), "output", known)
     for p in ctx.platforms:
         ids = set(p.run_ids)
-        for point in points:
-            if point["platform"] == p.label and point["concurrency"] == cheapest.get(p.label):
-                mine = [r for r in candidates[point["basis"]] if r["run_id"] in ids
-                        and r["concurrency"] == point["concurrency"]]  # fmt: skip
-                bars.append(_cost_bar(ctx, p, point, mine, rng, known))
+        level = cheapest.get(p.label)
+        mine = [point for point in points if point["platform"] == p.label and point["concurrency"] == level]
+        runs = [samples_of(ctx.con, [r for r in candidates[point["basis"]] if r["run_id"] in ids
+                                     and r["concurrency"] == point["concurrency"]], "output", known)
+                for point in mine]  # fmt: skip
+        bars += _cost_bars(ctx, p, mine, runs, rng) if mine else []
     if not bars:
         return "<p>No priced run: cost per 1M tokens needs the run's hardware, site and ops price rows.</p>"
     chart = bar_chart(bars, "USD per 1M output tokens", label_width=230)

@@ -17,6 +17,7 @@ from tcobench.schemas import OWNED, CostBasis, RentalTier, RunStatus
 from tcobench.tasks.compare import (
     RunSample,
     Verdict,
+    bootstrap_bases,
     bootstrap_efficiency,
     candidates,
     compare,
@@ -32,7 +33,7 @@ from tcobench.tasks.compare.bootstrap import (
     _run_replicates,
     load_samples,
 )
-from tcobench.tasks.compare.candidates import CandidateRun, load_runs
+from tcobench.tasks.compare.candidates import CandidateRun, load_priced, load_runs
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.quantile import quantile
 from tcobench.tasks.query import connect, freeze_views, views_named
@@ -151,6 +152,35 @@ def test_bootstrap_weighs_nights_not_runs() -> None:
     # identical requests and a single run: no variation at all
     single = bootstrap_efficiency([run("a", "n1", 100.0)], 200, np.random.default_rng(0))
     assert np.all(single == 100.0)
+
+
+def test_cost_bases_of_the_same_runs_share_one_resampling() -> None:
+    """bootstrap_bases: each basis' replicates are bootstrap_efficiency's for its samples alone from the same
+    generator state (the random numbers do not depend on the bases), whether runs are drawn request by request,
+    by the normal approximation or are constant; so a basis priced at c times another everywhere has c times its
+    replicates. Bases of different runs are refused."""
+    rng = np.random.default_rng(7)
+
+    def runs(prices: list[float]) -> list[RunSample]:
+        out = []
+        for i, price in enumerate(prices):
+            n = (5, 150, 1, 40)[i % 4]  # drawn, normal, constant (one request), drawn
+            tokens, e2e = rng.integers(10, 60, n).astype(float), rng.uniform(0.5, 2.0, n)
+            out.append(RunSample(f"r{i}", f"n{i // 3}", price, tokens, e2e))  # 3 runs a night
+        return out
+
+    owned = runs([100.0, 120.0, 90.0, 80.0, 110.0, 95.0, 105.0])
+    rented = [RunSample(s.run_id, s.night, p, s.tokens, s.e2e_s) for s, p in
+              zip(owned, (60.0, 75.0, 40.0, 70.0, 65.0, 50.0, 80.0), strict=True)]  # fmt: skip
+    double = [RunSample(s.run_id, s.night, 2 * s.tokens_per_usd, s.tokens, s.e2e_s) for s in owned]
+    shared = bootstrap_bases([owned, rented, double], 500, np.random.default_rng(3))
+    for basis, replicates in zip((owned, rented, double), shared, strict=True):
+        alone = bootstrap_efficiency(basis, 500, np.random.default_rng(3))
+        assert np.allclose(replicates, alone, rtol=1e-12, atol=0)
+    assert np.allclose(shared[2], 2 * shared[0], rtol=1e-12, atol=0)
+    assert np.std(shared[0]) > 0 and not np.allclose(shared[0] / shared[1], shared[0][0] / shared[1][0])
+    with pytest.raises(ValueError, match="different runs"):
+        bootstrap_bases([owned, owned[1:]], 10, np.random.default_rng(0))
 
 
 def test_a_runs_requests_resampled_by_drawing_and_by_the_normal_approximation_agree() -> None:
@@ -364,6 +394,34 @@ def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: P
         assert [owned[k]["has_site_price"] for k in ("a1", "a2", "b1")] == [True, True, False]
     finally:
         own.close()
+
+
+def test_load_priced_reads_the_runs_load_runs_prices_with_their_figures(tmp_path: Path) -> None:
+    """load_priced (the report's cost whiskers) reads views runs and cost_basis alone: per basis, exactly the runs
+    load_runs has a cost for on it (priced ones, not unpriced or failed), oldest first, with the same figures; with
+    ids, only those; a basis nothing is priced on is refused as load_runs refuses it."""
+    runs = [make_run(run_id="a1", gpu_vendor="nvidia", started_ns=10**18),
+            make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x", started_ns=10**18 + 1),
+            make_run(run_id="b1", gpu_vendor="amd", concurrency=4, started_ns=10**18 + 2),
+            make_run(run_id="b0", gpu_vendor="amd", started_ns=10**18 - 1),
+            make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom")]  # fmt: skip
+    for run in runs:
+        write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
+    con = connect(tmp_path, make_prices(rental={}))
+    try:
+        bases = [OWNED, CostBasis(RentalTier.on_demand)]
+        found = load_priced(con, bases)
+        keys = ("run_id", "batch_id", "date", "concurrency", "output_tokens_per_usd", "total_tokens_per_usd")
+        for basis in bases:
+            want = [{k: v for k, v in r.items() if k in keys} for r in load_runs(con, basis)
+                    if r["output_tokens_per_usd"] is not None]  # fmt: skip
+            assert found[str(basis)] == want and len(want) == 3, basis
+        assert [r["run_id"] for r in found["owned"]] == ["b0", "a1", "b1"]  # oldest first; a2 unpriced, b2 failed
+        assert [r["run_id"] for r in load_priced(con, [OWNED], ["b1", "a2"])["owned"]] == ["b1"]
+        with pytest.raises(ConfigError, match="has no priced run"):
+            load_priced(con, [CostBasis(RentalTier.rental_1yr)])
+    finally:
+        con.close()
 
 
 def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:

@@ -261,6 +261,25 @@ def test_provenance_groups_identical_platforms(html: str) -> None:
     assert cells["gpu-amd-1"][:2] == ["14", "5"]
 
 
+def test_provenance_groups_by_exactly_the_fields_its_cells_read() -> None:
+    """provenance_section groups runs by _SHARED_FIELDS before making their cells: every field a shared cell reads
+    must be listed (or runs that differ in it would share a row), and nothing more."""
+    from tcobench.tasks.report_assets import tables
+
+    class Reading(dict[str, object]):
+        read: set[str] = set()
+
+        def __getitem__(self, key: str) -> object:
+            self.read.add(key)
+            numbers = {"gpu_count": 1, "num_ctx": 2048, "max_tokens": 64, "utilisation": 0.5, "cuda_version": None}
+            return numbers.get(key, "x")  # no CUDA version: the cell reads the ROCm one too
+
+    run = Reading()
+    for _, cell in tables._SHARED:
+        cell(run)  # type: ignore[arg-type]
+    assert run.read == set(tables._SHARED_FIELDS)
+
+
 def test_the_page_has_a_filter_over_hosts_models_and_workloads(html: str) -> None:
     assert '<form class="filter" id="filter"' in html
     for name, values in (("host", ("gpu-amd-1", "gpu-nv-1")), ("model", ("llama3.2:3b",)),
@@ -317,3 +336,24 @@ def test_a_quantile_curve_is_each_quantiles_night_weighted_mean(fleet: Path) -> 
         assert mine["lowest"] == pytest.approx(reference["lowest"], rel=1e-12)
         assert mine["highest"] == pytest.approx(reference["highest"], rel=1e-12)
         assert (mine["nights"], mine["runs"]) == (reference["nights"], reference["runs"])
+
+
+def test_record_card_shows_each_platforms_latest_night_and_every_nights_identity_warnings(tmp_path: Path) -> None:
+    """The record card reads only the latest batch's runs of each platform; the identity warnings still come from
+    every run of the report (an older night's disagreement is not hidden by a newer night without one)."""
+    from tcobench.tasks.store import write_results
+
+    from ..factories import make_run
+    from .test_tco import _requests
+
+    older = "vendor declared nvidia, detected amd"
+    for k, (batch, warning) in enumerate((("night-1", older), ("night-2", None))):
+        for c in (1, 2):
+            run_id = f"{batch}-c{c}"
+            run = make_run(run_id=run_id, batch_id=batch, concurrency=c, identity_warning=warning,
+                           started_ns=1_700_000_000_000_000_000 + (k * 10 + c) * 10**9)  # fmt: skip
+            write_results(tmp_path, run, [r.model_copy(update={"run_id": run_id}) for r in _requests()])
+    html = build_report(tmp_path, make_prices(), resamples=100)
+    card = html[html.index('id="record-card"') : html.index('<p class="note">', html.index('id="record-card"'))]
+    assert card.count("<tr") == 1 + 2, card  # the header and night-2's two levels
+    assert f'<p class="warning">Host testhost: {older}</p>' in html
