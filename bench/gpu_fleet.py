@@ -1,7 +1,8 @@
 """One worker, one cell on a GPU host: a fleet night measured next to the GPU.
 
-Everything real and on 127.0.0.1: PostgreSQL (Debian's server binaries in a temporary directory), `prefect server
-start` on it with an API auth string, llama-server (a CUDA build) serving a synthetic model, one `tcobench worker
+Everything real and on 127.0.0.1: PostgreSQL (Debian's server binaries in a temporary directory; without them, as on
+the lent GPU machine, Prefect's own SQLite database, enough for one worker), `prefect server start` on it with an API
+auth string, llama-server (a CUDA build) serving a synthetic model, one `tcobench worker
 --host gpu-0`, and a `[fleet]` inventory of that one host whose matrix has one engine, the llama-server on the
 host's loopback, and one workload (one cell: concurrency 1, ``--requests`` requests of ``--max-tokens`` tokens,
 ignore_eos). Telemetry is the default (`auto`): NVML on an NVIDIA host, whose total-energy counter the `energy`
@@ -29,7 +30,7 @@ from _common import ROOT, load_average, machine
 from fleet_overhead import POOL, night, workers
 
 sys.path.insert(0, str(ROOT))
-from tests.services import PostgresServer, PrefectServer  # noqa: E402  (a checkout's test services)
+from tests.services import PostgresServer, PrefectServer, pg_bin  # noqa: E402  (a checkout's test services)
 
 QUERY = """select r.client_placement, r.rtt_p50_ns, r.engine_url, r.telemetry_source, r.telemetry_note, r.gpu_name,
   r.status, e.energy_source, e.counter_j, e.integrated_j, e.energy_j, e.mean_w, e.j_per_output_token, e.valid,
@@ -88,10 +89,15 @@ def main() -> None:
     args = parser.parse_args()
     print(f"# {machine()}; load {load_average()}")
     folder = Path(tempfile.mkdtemp(prefix="tcob-gpu-fleet-"))
-    pg = PostgresServer.start()
+    # PostgreSQL when this machine has its server binaries (as a fleet runs); else Prefect's SQLite database, which
+    # serves one worker (the lent GPU machine has no PostgreSQL): what this check shows is the worker measuring next
+    # to the GPU, not the server's database
+    pg = PostgresServer.start() if pg_bin() is not None else None
+    database = "postgresql" if pg is not None else "sqlite"
+    print(f"prefect server database: {database}")
     llama = None
     try:
-        server = PrefectServer.start(pg.url)
+        server = PrefectServer.start(pg.url) if pg is not None else PrefectServer.start_on(None)
         try:
             llama, url = start_llama(args.llama_server, args.model, args.alias, args.ngl, folder / "llama-server.log")
             inventory, matrix = write_plan(folder, url, args.alias, args.requests, args.max_tokens)
@@ -109,8 +115,9 @@ def main() -> None:
         if llama is not None:
             llama.terminate()
             llama.wait(30)
-        pg.stop()
-    report = {"night": {k: result[k] for k in ("rc", "wall_s", "status")}, "rows": rows}
+        if pg is not None:
+            pg.stop()
+    report = {"prefect_database": database, "night": {k: result[k] for k in ("rc", "wall_s", "status")}, "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, default=str))
     print(json.dumps(report, indent=2, default=str))

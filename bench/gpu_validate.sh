@@ -27,16 +27,29 @@ TELEMETRY=${TELEMETRY:-nvidia}; NGL=${NGL:-999}; PY=${PY:-python3}; REQUESTS=${R
 MAX_TOKENS=${MAX_TOKENS:-128}; WORK=${WORK:-/tmp/tcobench-gpu}; HZ=${HZ:-20}
 CONFIGS=${CONFIGS:-default:1,2 bs:1 bs-greedy:1,2}
 mkdir -p "$OUT" "$WORK"
-export TCOBENCH_PREFECT=${TCOBENCH_PREFECT:-off}  # Prefect is not carried to offline GPU hosts
+export TCOBENCH_PREFECT=${TCOBENCH_PREFECT:-off}  # the validation runs need no Prefect server (the fleet check starts one)
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/steps.log"; }
 t0=$(date +%s)
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm,memory.total \
   --format=csv > "$OUT/nvidia-smi.txt" 2>&1
 
-if [ -d "$SRC/wheels" ]; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$WORK/site" "$SRC"/wheels/*.whl \
-    > "$OUT/pip.log" 2>&1 || { log "pip install failed"; tail -20 "$OUT/pip.log"; exit 1; }
-  export PYTHONPATH="$WORK/site${PYTHONPATH:+:$PYTHONPATH}"
+if [ -f "$SRC/site.tar.xz" ]; then
+  # a venv that sees the host's own packages (torch, numpy, pyarrow, nvidia-ml-py) with the carried ones on top, and
+  # the console scripts the fleet check runs (tcobench, prefect), written for this host's interpreter
+  if [ ! -x "$WORK/venv/bin/tcobench" ]; then
+    rm -rf "$WORK/venv" && "$PY" -m venv --system-site-packages --without-pip "$WORK/venv" \
+      || { log "venv failed"; exit 1; }
+    purelib=$("$WORK/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    tar -xJf "$SRC/site.tar.xz" -C "$purelib" || { log "unpacking $SRC/site.tar.xz failed"; exit 1; }
+    "$WORK/venv/bin/python" -c '
+import importlib.metadata as md, pathlib, sys
+for ep in md.entry_points(group="console_scripts"):
+    if ep.name in ("tcobench", "prefect"):
+        script = pathlib.Path(sys.executable).parent / ep.name
+        script.write_text(f"#!{sys.executable}\nimport sys\nfrom {ep.module} import {ep.attr}\nsys.exit({ep.attr}())\n")
+        script.chmod(0o755)' || { log "console scripts failed"; exit 1; }
+  fi
+  PY="$WORK/venv/bin/python"
 fi
 "$PY" -P -c "import tcobench.flows, duckdb, pydantic, gguf" || { log "tcobench is not importable"; exit 1; }
 
@@ -51,11 +64,18 @@ if [ -z "${LLAMA_BIN:-}" ]; then
   LLAMA_BIN="$WORK/build/bin"
 fi
 
+if [ -f "$SRC/tokenizer.gguf.xz" ]; then  # gpu_prepare.sh packs it
+  "$PY" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    "$SRC/tokenizer.gguf.xz" "$WORK/tokenizer.gguf" || { log "unpacking the tokenizer failed"; exit 1; }
+elif [ -f "$SRC/tokenizer.gguf" ]; then
+  cp "$SRC/tokenizer.gguf" "$WORK/tokenizer.gguf"
+fi
+
 for shape in $SHAPES; do
   model="$WORK/synth-$shape.gguf"
   if [ -s "$model" ]; then log "reusing $model"; continue; fi
   log "writing synthetic $shape model"
-  "$PY" -P -m tcobench models synth --shape "$shape" --out "$model" --tokenizer "$SRC/tokenizer.gguf" \
+  "$PY" -P -m tcobench models synth --shape "$shape" --out "$model" --tokenizer "$WORK/tokenizer.gguf" \
     > "$OUT/synth.log" 2>&1 || { log "synth $shape failed"; tail -5 "$OUT/synth.log"; exit 1; }
   log "model written: $(du -h "$model" | cut -f1)"
 done
