@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from tcobench.schemas import (
     SitePrice,
     TelemetryRecord,
 )
+
+if TYPE_CHECKING:
+    from tcobench.tasks.inventory import NightlyPlan
 
 __all__ = [
     "FLEET",
@@ -354,3 +358,17 @@ def write_nights(
             written.append(run)
     write_runs(store, batch)
     return written
+
+
+def fleet_plan(folder: Path, hosts: Sequence[str], prices: PriceTable) -> NightlyPlan:
+    """A [fleet] nightly plan: these CPU hosts, one zero-cost endpoint engine on 127.0.0.1, one model and one
+    workload at concurrency 1 and 4 (inventory.toml and matrix.toml written to ``folder``)."""
+    from tcobench.tasks.inventory import load_plan
+
+    inventory = folder / "inventory.toml"
+    inventory.write_text("[fleet]\n" + "".join(f'[[hosts]]\nname = "{h}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
+                                                for h in hosts), "utf-8")  # fmt: skip
+    matrix = folder / "matrix.toml"
+    matrix.write_text('[[engines]]\nname = "zero"\nendpoint = "http://127.0.0.1:8080"\n[[models]]\nname = "m"\n'
+                      '[[workloads]]\nname = "w"\nconcurrency = [1, 4]\n', "utf-8")  # fmt: skip
+    return load_plan(inventory, [matrix], prices)

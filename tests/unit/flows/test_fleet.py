@@ -15,23 +15,19 @@ import pytest
 from tcobench.flows import fleet as fleet_flows
 from tcobench.flows._orchestrator import inline
 from tcobench.tasks.fleet import host_parameters
-from tcobench.tasks.inventory import NightlyPlan, load_plan
+from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.nightly import run_cells as nightly_run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
+
+from ..factories import fleet_plan
 
 PRICES = load_prices(None)
 
 
 @pytest.fixture
 def plan(tmp_path: Path) -> NightlyPlan:
-    inventory = tmp_path / "inventory.toml"
-    inventory.write_text('[fleet]\n[[hosts]]\nname = "host-a"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
-                         '[[hosts]]\nname = "host-b"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n')  # fmt: skip
-    matrix = tmp_path / "matrix.toml"
-    matrix.write_text('[[engines]]\nname = "zero"\nendpoint = "http://127.0.0.1:8080"\n[[models]]\nname = "m"\n'
-                      '[[workloads]]\nname = "w"\nconcurrency = [1, 4]\n')  # fmt: skip
-    return load_plan(inventory, [matrix], PRICES)
+    return fleet_plan(tmp_path, ("host-a", "host-b"), PRICES)
 
 
 def test_the_nights_partial_threshold_reaches_every_hosts_run_and_settle(

@@ -16,21 +16,18 @@ from tcobench.tasks.fleet import (
     refuse_remote_engines,
     refuse_secrets,
 )
-from tcobench.tasks.inventory import NightlyPlan, load_plan
+from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
+
+from ...factories import fleet_plan
 
 PRICES = load_prices(None)
 
 
 @pytest.fixture
 def plan(tmp_path: Path) -> NightlyPlan:
-    inventory = tmp_path / "inventory.toml"
-    inventory.write_text('[fleet]\n[[hosts]]\nname = "host-a"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n')
-    matrix = tmp_path / "matrix.toml"
-    matrix.write_text('[[engines]]\nname = "zero"\nendpoint = "http://127.0.0.1:8080"\n[[models]]\nname = "m"\n'
-                      '[[workloads]]\nname = "w"\nconcurrency = [1, 4]\n')  # fmt: skip
-    return load_plan(inventory, [matrix], PRICES)
+    return fleet_plan(tmp_path, ("host-a",), PRICES)
 
 
 def test_parameters_are_plain_json_and_come_back_as_the_same_cells(
