@@ -310,7 +310,6 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
 def connect(
     store: StoreRef | Path,
     prices: PriceTable,
-    upto: str | None = None,
     *,
     needs: Iterable[str] | None = None,
     snapshot: int | None = None,
@@ -318,7 +317,6 @@ def connect(
 ) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
-    ``upto``: define the views, in file order, only as far as this one (a view depends only on earlier ones).
     ``needs``: define only these views and what they build on (a query's: ``views_named(sql)``). DuckDB binds
     each view when it is created, nested views again inside every view over them: all 22 cost 0.4-2.4 s.
     ``snapshot``: read the store as it was at that snapshot (time travel; `tcobench store snapshots` lists them).
@@ -329,9 +327,6 @@ def connect(
     try:
         _register_prices(con, prices)
         views = sql_views()
-        if upto is not None:
-            names = [n for n, _ in views]
-            views = views[: names.index(upto) + 1] if upto in names else views
         if needs is not None:
             views = _needed(views, set(needs), cached)
         for name, text in views:

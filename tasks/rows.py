@@ -82,7 +82,7 @@ class RunRow(TypedDict):
 
 
 class RunSummaryRow(RunIdentityRow):
-    """View run_summary (tcobench/sql/10_run_summary.sql): one row per run."""
+    """View run_summary (tcobench/sql/run/run_summary.sql): one row per run."""
 
     n: int
     errors: int
@@ -129,7 +129,7 @@ class RunSummaryRow(RunIdentityRow):
 
 
 class TcoRow(RunIdentityRow):
-    """View tco (tcobench/sql/21_tco.sql): one row per run, owned basis; NULL prices for keys not in the table."""
+    """View tco (tcobench/sql/cost/tco.sql): one row per run, owned basis; NULL prices for keys not in the table."""
 
     hardware_key: str
     site_key: str
@@ -178,7 +178,7 @@ class TcoRow(RunIdentityRow):
 
 
 class TcoSourcesRow(TypedDict):
-    """View tco_sources (tcobench/sql/30_tco_sources.sql): one row per run and cost term."""
+    """View tco_sources (tcobench/sql/cost/tco_sources.sql): one row per run and cost term."""
 
     run_id: str
     term: str
@@ -188,7 +188,7 @@ class TcoSourcesRow(TypedDict):
 
 
 class RecordCardRow(TypedDict):
-    """View record_card (tcobench/sql/75_record_card.sql): one row per run."""
+    """View record_card (tcobench/sql/report/record_card.sql): one row per run."""
 
     run_id: str
     batch_id: str
@@ -244,8 +244,8 @@ class RecordCardRow(TypedDict):
 
 
 class NightlyTrendRow(TypedDict):
-    """View nightly_trend (tcobench/sql/81_nightly_trend.sql): one row per run in its series. View trend_runs
-    (80_trend_runs.sql) is it without usd_per_m_output_tokens; history reads that with None for the cost."""
+    """View nightly_trend (tcobench/sql/trend/nightly_trend.sql): one row per run in its series. View trend_runs
+    (trend/trend_runs.sql) is it without usd_per_m_output_tokens; history reads that with None for the cost."""
 
     series: str
     host: str
@@ -279,7 +279,7 @@ class NightlyTrendRow(TypedDict):
 
 
 class CostAtLatencyTargetRow(TypedDict):
-    """View cost_at_latency_target (tcobench/sql/60_cost_at_latency_target.sql)."""
+    """View cost_at_latency_target (tcobench/sql/cost/cost_at_latency_target.sql)."""
 
     target: str
     target_ttft_p90_ms: float

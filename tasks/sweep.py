@@ -19,7 +19,7 @@ def sweep_verdict(store: StoreRef, prices: PriceTable, workload: WorkloadConfig,
     """
     if workload.sweep is None or not run_ids or len(run_ids) >= len(workload.concurrency):
         return None
-    con = connect(store, prices, upto="sweep")
+    con = connect(store, prices, needs={"sweep"})
     try:
         row = con.execute("SELECT reason FROM sweep WHERE run_id = ? AND stops_sweep", [run_ids[-1]]).fetchone()
     finally:

@@ -13,6 +13,7 @@ readers compute until ``tcobench store compact`` has stored the rows of the new 
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
 from importlib.resources import files
 
@@ -21,31 +22,81 @@ import pyarrow as pa
 
 from tcobench.errors import QueryError
 
-__all__ = ["CACHED_VIEWS", "compute_per_run", "define_views", "sql_views", "view_key"]
+__all__ = ["CACHED_VIEWS", "LAYERS", "compute_per_run", "define_views", "sql_reads", "sql_views", "view_key"]
 
 CACHED_VIEWS = ("run_summary", "run_statistics", "energy")
 _CACHE_FORMAT = "tcobench-view-cache-1"
 
 
 def sql_views() -> list[tuple[str, str]]:
-    """(name, SQL text) of every shipped view and macro, in creation order (macros: ``CREATE ... MACRO``)."""
+    """(name, SQL text) of every shipped view and macro, in creation order (macros: ``CREATE ... MACRO``).
+
+    The order comes from each file's ``-- reads:`` line (``sql_reads``): a view after everything it reads; views
+    that do not depend on each other in the order of their layers (``LAYERS``), then by name.
+    """
     return list(_shipped())
+
+
+LAYERS = ("request", "run", "cost", "trend", "report")  # the folders of tcobench/sql, lowest first
+_READS = re.compile(r"^-- reads: (?P<views>[^;\n]*)(?:; tables: (?P<tables>[^\n]*))?$", re.M)
+
+
+def sql_reads(name: str, text: str) -> tuple[set[str], set[str]]:
+    """(shipped views, base tables) a view file declares in its ``-- reads: v1, v2; tables: t1, t2`` line
+    (``-`` for no view); a file without the line is a QueryError naming it."""
+    match = _READS.search(text)
+    if match is None:
+        raise QueryError(f"view {name!r} (tcobench/sql) has no '-- reads:' line naming what it reads")
+    views = {v.strip() for v in match["views"].split(",")} - {"-", ""}
+    tables = {t.strip() for t in (match["tables"] or "").split(",")} - {""}
+    return views, tables
+
+
+def _ordered(files: dict[str, tuple[int, str]]) -> list[str]:
+    """Names in dependency order (each after what it reads); a cycle or an unknown view is a QueryError."""
+    reads = {}
+    for name, (_, text) in files.items():
+        views = sql_reads(name, text)[0]
+        unknown = views - set(files)
+        if unknown:
+            raise QueryError(f"view {name!r} (tcobench/sql) declares it reads unknown views {sorted(unknown)}")
+        reads[name] = views
+    order: list[str] = []
+    done: set[str] = set()
+    while len(order) < len(files):
+        ready = [n for n in files if n not in done and reads[n] <= done]
+        if not ready:
+            cycle = sorted(set(files) - done)
+            raise QueryError(f"the views {cycle} (tcobench/sql) read each other in a cycle")
+        first = min(ready, key=lambda n: (files[n][0], n))
+        order.append(first)
+        done.add(first)
+    return order
 
 
 @cache
 def _shipped() -> tuple[tuple[str, str], ...]:
     """The package's SQL files, read once per process (every connection defines views from them)."""
-    folder = files("tcobench").joinpath("sql")
-    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".sql"))
-    return tuple((n.split("_", 1)[1].removesuffix(".sql"), folder.joinpath(n).read_text("utf-8")) for n in names)
+    root = files("tcobench").joinpath("sql")
+    found: dict[str, tuple[int, str]] = {}
+    for rank, layer in enumerate(LAYERS):
+        for path in sorted(root.joinpath(layer).iterdir(), key=lambda p: p.name):
+            if path.name.endswith(".sql"):
+                found[path.name.removesuffix(".sql")] = (rank, path.read_text("utf-8"))
+    return tuple((name, found[name][1]) for name in _ordered(found))
 
 
 def _cached_prefix() -> list[tuple[str, str]]:
-    """The views up to and including the last cached one (the cached views and everything they build on)."""
+    """The cached views and everything they build on, in creation order."""
     views = sql_views()
-    names = [name for name, _ in views]
-    last = max(names.index(v) for v in CACHED_VIEWS if v in names) if set(CACHED_VIEWS) & set(names) else -1
-    return views[: last + 1]
+    reads = {name: sql_reads(name, text)[0] for name, text in views}
+    wanted, todo = set(), [v for v in CACHED_VIEWS if v in reads]
+    while todo:
+        name = todo.pop()
+        if name not in wanted:
+            wanted.add(name)
+            todo += reads[name]
+    return [(name, text) for name, text in views if name in wanted]
 
 
 @cache

@@ -245,7 +245,7 @@ def _kept(store: StoreRef, prices: Any, batch_id: str) -> str:
     from tcobench.tasks.query import connect
 
     try:
-        con = connect(store, prices, upto="run_summary")
+        con = connect(store, prices, needs={"run_summary"})
         try:
             rows = con.execute(
                 "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",

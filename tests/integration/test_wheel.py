@@ -28,10 +28,10 @@ pytestmark = [pytest.mark.wheel]
 ROOT = Path(__file__).resolve().parents[2]
 # What the tool reads at run time: if one of these is missing from the wheel, an installed tcobench breaks.
 PACKAGE_DATA = [
-    "tcobench/sql/10_run_summary.sql",
-    "tcobench/sql/05_request_metrics.sql",
-    "tcobench/sql/20_tco_scenarios.sql",
-    "tcobench/sql/21_tco.sql",
+    "tcobench/sql/run/run_summary.sql",
+    "tcobench/sql/request/request_metrics.sql",
+    "tcobench/sql/cost/tco_scenarios.sql",
+    "tcobench/sql/cost/tco.sql",
     "tcobench/data/prices.toml",
     "tcobench/images/catalog.toml",
     "tcobench/docker/llama-cpp-cpu.Dockerfile",
@@ -44,7 +44,7 @@ PACKAGE_DATA = [
     "tcobench/tasks/workload/data/corpus.txt",
     "tcobench/tasks/workload/data/presets.toml",
     "tcobench/tasks/workload/data/example-chat.jsonl",
-    "tcobench/sql/52_goodput.sql",
+    "tcobench/sql/cost/goodput.sql",
 ]
 
 
@@ -72,7 +72,7 @@ def test_wheel_carries_what_the_tool_reads(wheel: Path) -> None:
         for name in files
         if not name.endswith(".pyc")
     }
-    assert len(present) > 100 and {"tcobench/sql/07_night_means.sql", "tcobench/images/catalog.toml"} <= present
+    assert len(present) > 100 and {"tcobench/sql/trend/night_means.sql", "tcobench/images/catalog.toml"} <= present
     assert not sorted(present - names), f"not shipped in {wheel.name}: {sorted(present - names)}"
 
 

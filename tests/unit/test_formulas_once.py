@@ -19,8 +19,8 @@ import pytest
 import tcobench
 
 PACKAGE = Path(tcobench.__file__).resolve().parent
-TCO_VIEW = "20_tco_scenarios.sql"
-REQUEST_VIEW = "05_request_metrics.sql"
+TCO_VIEW = "tco_scenarios.sql"
+REQUEST_VIEW = "request_metrics.sql"
 
 # pattern -> what it computes; each must occur once, in TCO_VIEW
 TCO_ARITHMETIC = {
@@ -52,9 +52,9 @@ OTHER_PERCENTILES = {
     r"\[\s*int\([^\]]*\blen\(": "a nearest-rank index, values[int(q * len(values))]",
     r"\bdef\s+(percentile|quantile|nearest_rank)\s*\(": "a percentile function",
 }
-LIST_MACROS = {"07_night_means.sql", "08_night_weighted_mean.sql"}  # the night-weighting of a list per group
-POSITIONS_MACRO = "19_night_weighted_lists.sql"  # the same rule position by position over lists (list_avg too)
-NIGHT_MACROS = LIST_MACROS | {"19_night_weighted.sql", POSITIONS_MACRO}  # and of a table of groups
+LIST_MACROS = {"night_means.sql", "night_weighted_mean.sql"}  # the night-weighting of a list per group
+POSITIONS_MACRO = "night_weighted_lists.sql"  # the same rule position by position over lists (list_avg too)
+NIGHT_MACROS = LIST_MACROS | {"night_weighted.sql", POSITIONS_MACRO}  # and of a table of groups
 # pattern -> what it computes; each must occur once, in its macro's file
 NIGHT_WEIGHTING = {
     r"CREATE\s+(OR\s+REPLACE\s+)?MACRO\s+night_means\b": "a night's mean over its runs",

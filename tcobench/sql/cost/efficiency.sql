@@ -1,0 +1,35 @@
+-- efficiency: one row per run: energy per token, tokens per kWh, electricity cost per token and tokens per
+-- reads: tco
+-- dollar (owned basis). Reads view tco only.
+--
+-- energy_basis           'measured' when tco.energy_valid, else 'estimate: price-table load watts'
+-- j_per_output_token     measured: tco.measured_j_per_output_token (energy of the window / output tokens);
+--                        estimate: tco.load_w_used / output_tok_s (W / tokens/s)              J/token (device/IT)
+-- output_tokens_per_kwh  3.6e6 / j_per_output_token                                          tokens/kWh (IT)
+-- electricity_usd_per_m_output_tokens
+--                        j_per_output_token * pue / 3.6e6 * kwh_usd * 1e6                     USD per 1M tokens
+--                        (electricity at load with the facility overhead, per 1M output tokens; tco's monthly
+--                         power term also pays for idle hours)
+-- output_tokens_per_usd, total_tokens_per_usd   tco's (tokens per month / total USD per month) tokens/USD
+CREATE OR REPLACE VIEW efficiency AS
+WITH joules AS (
+    SELECT
+        run_id,
+        host,
+        hardware_key,
+        concurrency,
+        output_tok_s,
+        pue,
+        kwh_usd,
+        CASE WHEN energy_valid THEN 'measured' ELSE 'estimate: price-table load watts' END AS energy_basis,
+        CASE WHEN energy_valid THEN measured_j_per_output_token ELSE load_w_used / NULLIF(output_tok_s, 0) END
+            AS j_per_output_token,
+        output_tokens_per_usd,
+        total_tokens_per_usd
+    FROM tco
+)
+SELECT
+    *,
+    3.6e6 / NULLIF(j_per_output_token, 0) AS output_tokens_per_kwh,
+    j_per_output_token * pue / 3.6e6 * kwh_usd * 1e6 AS electricity_usd_per_m_output_tokens
+FROM joules;

@@ -1,0 +1,29 @@
+-- tco: one row per run: the monthly cost of owning and running the hardware the run used (the "owned"
+-- reads: tco_scenarios
+-- cost basis) under the run's own assumptions, and the price of a million tokens at the rate the run
+-- measured. Every assumption is a column.
+--
+-- The rows of view tco_scenarios with basis = 'owned' and scenario = 'baseline'; every formula, input and
+-- unit is in its header (tcobench/sql/cost/tco_scenarios.sql). This view renames one column:
+--   hardware_usd_month    tco_scenarios.capital_usd_month on the owned basis:
+--                         (purchase_usd + server_share_usd) * units / lifetime_months                  USD/month
+CREATE OR REPLACE VIEW tco AS
+SELECT
+    run_id, batch_id, host, date, started, engine_name, engine_version, model_name, workload,
+    load_mode, concurrency, status,
+    -- assumptions
+    hardware_key, site_key, ops_key, utilisation, hours_per_month,
+    gpu_vendor, gpu_name, gpu_count, accelerators, units, gpus_used,
+    purchase_usd, server_share_usd, lifetime_months, load_watts, idle_watts,
+    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w, power_basis,
+    pue, kwh_usd, ops_hours_per_month, hourly_usd, adaptation_days, daily_usd,
+    -- measured rates
+    output_tok_s, total_tok_s,
+    -- monthly costs
+    capital_usd_month AS hardware_usd_month, energy_kwh_month, power_usd_month, ops_usd_month, adaptation_usd_month,
+    total_usd_month,
+    -- tokens and prices
+    output_tokens_month, total_tokens_month, usd_per_m_output_tokens, usd_per_m_total_tokens,
+    output_tokens_per_usd, total_tokens_per_usd
+FROM tco_scenarios
+WHERE basis = 'owned' AND scenario = 'baseline';

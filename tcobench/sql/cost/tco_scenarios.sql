@@ -1,0 +1,226 @@
+-- tco_scenarios: one row per (run, cost basis, scenario): the monthly cost of the hardware a run used and the
+-- reads: energy, run_summary; tables: runs, hardware, site, ops, rental
+-- price of a million tokens at the rate the run measured, every assumption a column. The monthly TCO
+-- arithmetic is written here and nowhere else: views tco, cost_basis, tco_rented, efficiency, sensitivity and
+-- platform_cost select its rows and columns.
+--
+-- Price rows are joined by the keys stored on the run, so a new price table re-prices old runs; a key
+-- missing from the current table gives NULL prices, never a dropped run.
+-- Cost basis (joined):
+--   'owned'            the run's [hardware] row: purchase amortised over its lifetime, power paid per kWh
+--   'rented: <tier>'   every [rental] row of the run's hardware_key: a GPU-hour rate (a cloud rental, or a
+--                      published all-in owned rate) paid for every hour, power and facility inside the rate
+-- Scenario (joined): 'baseline' = the assumptions of the run and its price rows; on the owned basis also one
+-- changed assumption each (parameter, value), the others as in the baseline:
+--   'utilisation <u>'      u in {0.1, 0.25, 0.5, 0.75, 1.0}                    (fraction of the month serving)
+--   'kwh_usd x <f>'        site kwh_usd x f, f in {0.5, 1, 2, 3}               (USD/kWh)
+--   'lifetime_months <L>'  L in {24, 36, 48, 60, 72}                           (months)
+--
+-- Inputs:
+--   runs:      hardware_key, site_key, ops_key, utilisation (fraction of the month serving, 0..1),
+--              gpu_count (accelerators the engine used; NULL or 0 on a CPU host)
+--   hardware:  purchase_usd, server_share_usd (USD), lifetime_months (months), load_watts,
+--              idle_watts (W), adaptation_days (engineer days), accelerators (per row)
+--   site:      pue (facility W / IT W), kwh_usd (USD/kWh)
+--   ops:       ops_hours_per_month (= hours_per_host_month, h), hourly_usd (USD/h), daily_usd (USD/day)
+--   rental:    rental_key, tier, usd_per_gpu_hour (USD per GPU-hour), rental_source, rental_as_of
+--   run_summary: output_tok_s, total_tok_s (tokens/s, aggregate over the measured window)
+--   energy:    mean_w (measured W over the measurement window, all sampled devices), idle_w (W), valid,
+--              j_per_output_token (J/token; passed through as measured_j_per_output_token)
+--   hours_per_month       730 = 8760 h / 12                                                            h
+--
+-- Computed (USD kept as DOUBLE; round only for display). utilisation, kwh_usd and lifetime_months are the
+-- scenario's values:
+--   units                 hardware rows the run used: gpu_count / accelerators when both > 0, else 1    rows
+--   gpus_used             gpu_count when > 0, else the row's accelerators                              GPUs
+--   gpus_rented           rented: gpus_used when > 0, else 1; owned: NULL                              GPUs
+--   load_w_used, idle_w_used
+--                         measured when energy.valid: load = energy.mean_w, idle = energy.idle_w
+--                         (or idle_watts * units when no idle phase was sampled);
+--                         else the estimate load_watts * units, idle_watts * units                     W
+--   power_w               utilisation * load_w_used + (1 - utilisation) * idle_w_used                  W
+--   power_basis           'estimate: price-table load/idle watts' [' x <units> units']
+--                         [' (telemetry not used: <energy.invalid_reason>)'], or
+--                         'measured: <source> mean W over the measurement window (<n> device(s);
+--                          excludes unsampled parts of the host); idle: measured|price table'
+--   capital_usd_month     owned:  (purchase_usd + server_share_usd) * units / lifetime_months          USD/month
+--                         rented: usd_per_gpu_hour * gpus_rented * hours_per_month
+--   energy_kwh_month      owned: power_w * pue * hours_per_month / 1000; rented: NULL                  kWh/month
+--   power_usd_month       owned: energy_kwh_month * kwh_usd; rented: 0                                 USD/month
+--   ops_usd_month         ops_hours_per_month * hourly_usd            (per host, not per GPU)          USD/month
+--   adaptation_usd_month  adaptation_days * daily_usd / lifetime_months  (one-off, per platform)       USD/month
+--   total_usd_month       capital + power + ops + adaptation                                           USD/month
+--   output_tokens_month   output_tok_s * 3600 * hours_per_month * utilisation                          tokens/month
+--   total_tokens_month    total_tok_s * 3600 * hours_per_month * utilisation                           tokens/month
+--   usd_per_m_output_tokens  total_usd_month / output_tokens_month * 1e6                               USD per 1M tokens
+--   usd_per_m_total_tokens   total_usd_month / total_tokens_month * 1e6                                USD per 1M tokens
+--   output_tokens_per_usd    output_tokens_month / total_usd_month                                     tokens/USD
+--   total_tokens_per_usd     total_tokens_month / total_usd_month                                      tokens/USD
+--                         (NULL when a token rate or a cost is 0 or NULL)
+CREATE OR REPLACE VIEW tco_scenarios AS
+WITH bases AS (
+    SELECT
+        'owned' AS basis, NULL::VARCHAR AS rental_key, NULL::VARCHAR AS tier, NULL::VARCHAR AS rental_hardware,
+        NULL::DOUBLE AS usd_per_gpu_hour, NULL::VARCHAR AS rental_source, NULL::DATE AS rental_as_of
+    UNION ALL
+    SELECT 'rented: ' || tier, key, tier, hardware, CAST(usd_per_gpu_hour AS DOUBLE), source, as_of FROM rental
+),
+scenarios (scenario, parameter, u, k_factor, l) AS (
+    VALUES
+        ('baseline', NULL, NULL, NULL, NULL),
+        ('utilisation 0.1', 'utilisation', 0.1, NULL, NULL), ('utilisation 0.25', 'utilisation', 0.25, NULL, NULL),
+        ('utilisation 0.5', 'utilisation', 0.5, NULL, NULL), ('utilisation 0.75', 'utilisation', 0.75, NULL, NULL),
+        ('utilisation 1.0', 'utilisation', 1.0, NULL, NULL),
+        ('kwh_usd x 0.5', 'kwh_usd', NULL, 0.5, NULL), ('kwh_usd x 1', 'kwh_usd', NULL, 1.0, NULL),
+        ('kwh_usd x 2', 'kwh_usd', NULL, 2.0, NULL), ('kwh_usd x 3', 'kwh_usd', NULL, 3.0, NULL),
+        ('lifetime_months 24', 'lifetime_months', NULL, NULL, 24), ('lifetime_months 36', 'lifetime_months', NULL, NULL, 36),
+        ('lifetime_months 48', 'lifetime_months', NULL, NULL, 48), ('lifetime_months 60', 'lifetime_months', NULL, NULL, 60),
+        ('lifetime_months 72', 'lifetime_months', NULL, NULL, 72)
+),
+priced AS (
+    SELECT
+        s.run_id,
+        s.batch_id,
+        s.host,
+        s.date,
+        s.started,
+        s.engine_name,
+        s.engine_version,
+        s.model_name,
+        s.workload,
+        s.load_mode,
+        s.concurrency,
+        s.status,
+        s.output_tok_s,
+        s.total_tok_s,
+        r.hardware_key,
+        r.site_key,
+        r.ops_key,
+        r.utilisation,
+        r.gpu_vendor,
+        r.gpu_name,
+        r.gpu_count,
+        h.accelerators,
+        CASE WHEN h.accelerators > 0 AND r.gpu_count > 0
+            THEN r.gpu_count / h.accelerators ELSE 1.0 END::DOUBLE AS units,
+        CASE WHEN r.gpu_count > 0 THEN r.gpu_count ELSE h.accelerators END AS gpus_used,
+        CAST(h.purchase_usd AS DOUBLE) AS purchase_usd,
+        CAST(h.server_share_usd AS DOUBLE) AS server_share_usd,
+        h.lifetime_months,
+        CAST(h.load_watts AS DOUBLE) AS load_watts,
+        CAST(h.idle_watts AS DOUBLE) AS idle_watts,
+        CAST(h.adaptation_days AS DOUBLE) AS adaptation_days,
+        CAST(st.pue AS DOUBLE) AS pue,
+        CAST(st.kwh_usd AS DOUBLE) AS kwh_usd,
+        CAST(o.hours_per_host_month AS DOUBLE) AS ops_hours_per_month,
+        CAST(o.hourly_usd AS DOUBLE) AS hourly_usd,
+        CAST(o.daily_usd AS DOUBLE) AS daily_usd,
+        coalesce(e.valid, false) AS energy_valid,
+        e.mean_w AS measured_w,
+        e.idle_w AS measured_idle_w,
+        e.devices AS measured_devices,
+        e.source AS measured_source,
+        e.invalid_reason AS energy_invalid_reason,
+        e.j_per_output_token AS measured_j_per_output_token,
+        730.0::DOUBLE AS hours_per_month
+    FROM run_summary AS s
+    JOIN runs AS r ON r.run_id = s.run_id
+    LEFT JOIN hardware AS h ON h.key = r.hardware_key
+    LEFT JOIN site AS st ON st.key = r.site_key
+    LEFT JOIN ops AS o ON o.key = r.ops_key
+    LEFT JOIN energy AS e ON e.run_id = s.run_id
+),
+watts AS (
+    SELECT
+        *,
+        CASE WHEN energy_valid THEN measured_w ELSE load_watts * units END AS load_w_used,
+        CASE WHEN energy_valid THEN coalesce(measured_idle_w, idle_watts * units) ELSE idle_watts * units END
+            AS idle_w_used,
+        CASE WHEN energy_valid
+            THEN 'measured: ' || coalesce(measured_source, 'telemetry') || ' mean W over the measurement window ('
+                || measured_devices || ' device(s); excludes unsampled parts of the host); idle: '
+                || CASE WHEN measured_idle_w IS NOT NULL THEN 'measured' ELSE 'price table' END
+            ELSE 'estimate: price-table load/idle watts'
+                || CASE WHEN units <> 1 THEN ' x ' || units || ' units' ELSE '' END
+                || coalesce(' (telemetry not used: ' || energy_invalid_reason || ')', '')
+        END AS power_basis
+    FROM priced
+),
+assumed AS (
+    SELECT
+        w.* REPLACE (
+            coalesce(g.u::DOUBLE, w.utilisation) AS utilisation,
+            w.kwh_usd * coalesce(g.k_factor::DOUBLE, 1.0) AS kwh_usd,
+            coalesce(g.l::INTEGER, w.lifetime_months) AS lifetime_months
+        ),
+        b.basis,
+        coalesce(b.rental_key, w.hardware_key) AS basis_key,
+        b.rental_key,
+        b.tier,
+        b.usd_per_gpu_hour,
+        b.rental_source,
+        b.rental_as_of,
+        CASE WHEN b.rental_key IS NOT NULL THEN CASE WHEN w.gpus_used > 0 THEN w.gpus_used ELSE 1 END END
+            AS gpus_rented,
+        g.scenario,
+        g.parameter
+    FROM watts AS w
+    JOIN bases AS b ON b.rental_key IS NULL OR b.rental_hardware = w.hardware_key
+    JOIN scenarios AS g ON g.parameter IS NULL OR b.rental_key IS NULL
+),
+monthly AS (
+    SELECT
+        *,
+        CASE parameter WHEN 'utilisation' THEN utilisation WHEN 'kwh_usd' THEN kwh_usd
+            WHEN 'lifetime_months' THEN lifetime_months END::DOUBLE AS value,
+        CASE WHEN rental_key IS NULL THEN (purchase_usd + server_share_usd) * units / lifetime_months
+            ELSE usd_per_gpu_hour * gpus_rented * hours_per_month END AS capital_usd_month,
+        utilisation * load_w_used + (1 - utilisation) * idle_w_used AS power_w,
+        ops_hours_per_month * hourly_usd AS ops_usd_month,
+        adaptation_days * daily_usd / lifetime_months AS adaptation_usd_month,
+        output_tok_s * 3600 * hours_per_month * utilisation AS output_tokens_month,
+        total_tok_s * 3600 * hours_per_month * utilisation AS total_tokens_month
+    FROM assumed
+),
+energy_month AS (
+    SELECT
+        *,
+        CASE WHEN rental_key IS NULL THEN power_w * pue * hours_per_month / 1000 END AS energy_kwh_month
+    FROM monthly
+),
+costed AS (
+    SELECT
+        *,
+        CASE WHEN rental_key IS NULL THEN energy_kwh_month * kwh_usd ELSE 0.0 END AS power_usd_month
+    FROM energy_month
+),
+totalled AS (
+    SELECT
+        *,
+        capital_usd_month + power_usd_month + ops_usd_month + adaptation_usd_month AS total_usd_month
+    FROM costed
+)
+SELECT
+    run_id, batch_id, host, date, started, engine_name, engine_version, model_name, workload,
+    load_mode, concurrency, status,
+    -- basis and scenario
+    basis, basis_key, scenario, parameter, value,
+    -- assumptions
+    hardware_key, site_key, ops_key, utilisation, hours_per_month,
+    gpu_vendor, gpu_name, gpu_count, accelerators, units, gpus_used,
+    purchase_usd, server_share_usd, lifetime_months, load_watts, idle_watts,
+    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w, power_basis,
+    pue, kwh_usd, ops_hours_per_month, hourly_usd, adaptation_days, daily_usd,
+    rental_key, tier, usd_per_gpu_hour, gpus_rented, rental_source, rental_as_of,
+    -- measured rates
+    output_tok_s, total_tok_s,
+    -- monthly costs
+    capital_usd_month, energy_kwh_month, power_usd_month, ops_usd_month, adaptation_usd_month,
+    total_usd_month,
+    -- tokens and prices
+    output_tokens_month, total_tokens_month,
+    total_usd_month / NULLIF(output_tokens_month, 0) * 1e6 AS usd_per_m_output_tokens,
+    total_usd_month / NULLIF(total_tokens_month, 0) * 1e6 AS usd_per_m_total_tokens,
+    output_tokens_month / NULLIF(total_usd_month, 0) AS output_tokens_per_usd,
+    total_tokens_month / NULLIF(total_usd_month, 0) AS total_tokens_per_usd
+FROM totalled;

@@ -1,0 +1,141 @@
+-- energy: one row per run that has telemetry: energy of the measurement window, mean and idle power,
+-- reads: run_summary, window_close, window_open; tables: runs, telemetry
+-- joules per output token, peak device memory, and whether the figures can be trusted.
+--
+-- Samples used: per device, from the last sample at or before measure_start_ns to the first sample at or
+-- after measure_end_ns (so the samples bracket the window; macros window_open / window_close), span_s = last - first
+-- sample time.
+--   counter_j      sum over devices of (energy_mj at last sample - energy_mj at first sample) / 1e3     J
+--                  (hardware energy counter: NVML total energy, amdsmi accumulator, RAPL)
+--   integrated_j   sum over devices of trapezoid sum((p_i + p_{i-1}) / 2 * (t_i - t_{i-1}))            J
+--                  (power_mw x ns = 1e-12 J)
+--   energy_j       counter_j where every sample has a counter reading, else integrated_j               J
+--   energy_source  'counter' | 'integrated'
+--   mean_w         energy_j / span_s                                                                   W
+--   window_j       mean_w * measurement window (measure_end_ns - measure_start_ns) / 1e9                 J
+--   idle_w         sum over devices of mean power_mw / 1e3 over samples marked phase = 'idle'            W
+--   j_per_output_token  window_j / run_summary.output_tokens (output tokens of the ok measured requests) J/token
+--   peak_vram_bytes     max over sample instants of the sum over devices of mem_used_bytes             bytes
+--   max_gap_ms     largest gap between consecutive samples of one device in the span                    ms
+--   valid          at least 2 samples per device, an energy figure, and
+--                  integrated: max_gap_ms <= 500 (five periods at the 10 Hz default): the trapezoid rule needs
+--                              dense samples;
+--                  counter:    span_s <= 1.1 * window_s: the counter's delta is exact however far apart the
+--                              samples are, but mean_w spreads it over the bracketing span, which may reach
+--                              at most 10% beyond the window (slow samplers such as the amd-smi command);
+--                  invalid_reason says which rule failed
+CREATE OR REPLACE VIEW energy AS
+WITH win AS (
+    SELECT run_id, measure_start_ns AS t0, measure_end_ns AS t1
+    FROM runs
+    WHERE measure_start_ns IS NOT NULL AND measure_end_ns IS NOT NULL
+),
+bounds AS (
+    SELECT
+        w.run_id,
+        t.device_index,
+        window_open(t.ts_ns, w.t0) AS lo,
+        window_close(t.ts_ns, w.t1) AS hi
+    FROM win AS w
+    JOIN telemetry AS t ON t.run_id = w.run_id
+    GROUP BY w.run_id, t.device_index, w.t0, w.t1
+),
+samples AS (
+    SELECT
+        t.run_id,
+        t.device_index,
+        t.ts_ns,
+        t.power_mw,
+        t.energy_mj,
+        lag(t.ts_ns) OVER dev AS prev_ns,
+        lag(t.power_mw) OVER dev AS prev_mw
+    FROM telemetry AS t
+    JOIN bounds AS b ON b.run_id = t.run_id AND b.device_index = t.device_index AND t.ts_ns BETWEEN b.lo AND b.hi
+    WINDOW dev AS (PARTITION BY t.run_id, t.device_index ORDER BY t.ts_ns)
+),
+per_device AS (
+    SELECT
+        run_id,
+        device_index,
+        count(*) AS n_samples,
+        max(ts_ns) - min(ts_ns) AS span_ns,
+        max(ts_ns - prev_ns) AS max_gap_ns,
+        sum((power_mw + prev_mw) / 2.0 * (ts_ns - prev_ns)) / 1e12 AS integrated_j,
+        count(power_mw) AS n_power,
+        count(energy_mj) AS n_energy,
+        (arg_max(energy_mj, ts_ns) - arg_min(energy_mj, ts_ns)) / 1e3 AS counter_j
+    FROM samples
+    GROUP BY run_id, device_index
+),
+per_run AS (
+    SELECT
+        run_id,
+        count(*) AS devices,
+        min(n_samples) AS min_samples,
+        max(span_ns) / 1e9 AS span_s,
+        max(max_gap_ns) / 1e6 AS max_gap_ms,
+        CASE WHEN bool_and(n_power = n_samples) THEN sum(integrated_j) END AS integrated_j,
+        CASE WHEN bool_and(n_energy = n_samples) THEN sum(counter_j) END AS counter_j
+    FROM per_device
+    GROUP BY run_id
+),
+idle AS (
+    SELECT run_id, sum(mean_mw) / 1e3 AS idle_w
+    FROM (
+        SELECT run_id, device_index, avg(power_mw) AS mean_mw
+        FROM telemetry WHERE phase = 'idle' GROUP BY run_id, device_index
+    )
+    GROUP BY run_id
+),
+vram AS (
+    SELECT run_id, max(total) AS peak_vram_bytes
+    FROM (SELECT run_id, ts_ns, sum(mem_used_bytes) AS total FROM telemetry GROUP BY run_id, ts_ns)
+    GROUP BY run_id
+),
+chosen AS (
+    SELECT
+        p.*,
+        coalesce(p.counter_j, p.integrated_j) AS energy_j,
+        CASE WHEN p.counter_j IS NOT NULL THEN 'counter' WHEN p.integrated_j IS NOT NULL THEN 'integrated' END
+            AS energy_source,
+        (w.t1 - w.t0) / 1e9 AS window_s
+    FROM per_run AS p
+    JOIN win AS w USING (run_id)
+),
+rated AS (
+    SELECT *, energy_j / nullif(span_s, 0) AS mean_w, mean_w * window_s AS window_j
+    FROM chosen
+)
+SELECT
+    c.run_id,
+    c.devices,
+    r.telemetry_source AS source,
+    c.span_s,
+    c.window_s,
+    c.counter_j,
+    c.integrated_j,
+    c.energy_j,
+    c.energy_source,
+    c.mean_w,
+    c.window_j,
+    i.idle_w,
+    c.window_j / nullif(k.output_tokens, 0) AS j_per_output_token,
+    v.peak_vram_bytes,
+    c.max_gap_ms,
+    c.min_samples >= 2 AND c.energy_j IS NOT NULL
+        AND CASE c.energy_source WHEN 'counter' THEN c.span_s <= 1.1 * c.window_s ELSE c.max_gap_ms <= 500 END
+        AS valid,
+    CASE
+        WHEN c.min_samples < 2 THEN 'fewer than 2 samples in the measurement window'
+        WHEN c.energy_j IS NULL THEN 'no power or energy readings'
+        WHEN c.energy_source = 'counter' AND c.span_s > 1.1 * c.window_s
+            THEN 'the samples bracketing the ' || CAST(round(c.window_s, 1) AS VARCHAR) || ' s window span '
+                || CAST(round(c.span_s, 1) AS VARCHAR) || ' s, over 10% more (counter energy)'
+        WHEN c.energy_source = 'integrated' AND c.max_gap_ms > 500
+            THEN 'a gap of ' || CAST(round(c.max_gap_ms) AS BIGINT) || ' ms between samples exceeds 500 ms'
+    END AS invalid_reason
+FROM rated AS c
+JOIN runs AS r USING (run_id)
+LEFT JOIN idle AS i USING (run_id)
+LEFT JOIN vram AS v USING (run_id)
+LEFT JOIN run_summary AS k USING (run_id);

@@ -1,0 +1,161 @@
+-- run_summary: one row per run, over its measured requests (view request_metrics: measured, ok).
+-- reads: request_metrics; tables: runs
+--
+-- A run with no measured request still has its row (n = 0, metrics NULL). Percentiles are quantile_cont
+-- (linear interpolation between the two nearest order statistics; docs/formulas.md says why). Latency, rate
+-- and token figures are over ok requests only (request_metrics.ok); per-request figures are request_metrics'.
+--
+-- Identity (copied from runs): run_id, batch_id, host, date, engine_name, engine_version,
+--   model_name, workload, load_mode, concurrency, status
+-- started               TIMESTAMP (UTC, microseconds) = make_timestamp(runs.started_ns // 1000)
+-- n                     measured requests                                 count
+-- errors                measured requests that are not ok                 count
+-- ok                    ok measured requests                              count
+-- ttft_p50_ms/p90/p99   quantile_cont(ttft_ns, q) / 1e6                   ms
+-- itl_p50_ms/p90/p99    quantile_cont over every gap of every ok request, unnest(itl_ns), / 1e6   ms
+-- e2e_p50_ms/p90/p99    quantile_cont(e2e_ns, q) / 1e6                    ms
+-- tpot_mean_ms          avg(tpot_ns) / 1e6                                ms per output token
+-- tpot_p50_ms/p90/p99   quantile_cont(tpot_ns, q) / 1e6                   ms per output token
+-- req_decode_tok_s_mean, req_decode_tok_s_p50
+--                       avg / quantile_cont(0.5) of decode_tok_s          tokens/s per request (client clock)
+-- server_decode_tok_s_mean, server_decode_tok_s_p50
+--                       avg / quantile_cont(0.5) of server_decode_tok_s   tokens/s (engine clock; NULL if unreported)
+-- prompt_tokens         sum(prompt_tokens)                                tokens (NULL if never counted)
+-- output_tokens         sum(output_tokens)                                tokens (NULL if never counted)
+-- measure_s             (measure_end_ns - measure_start_ns) / 1e9         s
+-- output_tok_s          output_tokens / measure_s                         tokens/s, aggregate over the run
+-- total_tok_s           (prompt_tokens + output_tokens) / measure_s       tokens/s, aggregate over the run
+--                       (NULL when measure_s is 0 or NULL)
+-- Achieved shape next to the requested one (ok requests; requested: every measured request):
+-- input_tokens_spec, output_tokens_spec   the requested lengths, copied from runs (NULL: not shaped)
+-- isl_mean, isl_p50, isl_p99              avg / quantile_cont of prompt_tokens (as the server counted)   tokens
+-- osl_mean, osl_p50, osl_p99              avg / quantile_cont of output_tokens                           tokens
+-- requested_isl_mean, requested_osl_mean  avg of requested_input_tokens / requested_output_tokens       tokens
+-- in_flight_at_stop     measured requests in flight when a timed run ended (finished, counted once)   count
+-- stop_rule             what ended the measurement (runs.stop_rule)
+-- client_saturated      the client itself was a limit (runs.client_saturated, tasks/selfcheck.py); NULL: not
+--                       checked (runs stored before the self-check)
+-- client_check_note     why it was flagged (runs.client_check_note)
+-- token_count_source    the distinct sources of the ok requests' token counts, comma-separated
+--                       (usage, server_counters, tokenizer, none)
+-- cached_tokens         sum(cached_tokens): prompt tokens the engine served from its cache     tokens (NULL: unreported)
+-- cached_share          cached_tokens / prompt_tokens                                            fraction
+CREATE OR REPLACE VIEW run_summary AS
+WITH request_stats AS (
+    SELECT
+        run_id,
+        count(*) AS n,
+        count(*) FILTER (WHERE NOT ok) AS errors,
+        count(*) FILTER (WHERE ok) AS ok,
+        quantile_cont(ttft_ns, 0.50) FILTER (WHERE ok) / 1e6 AS ttft_p50_ms,
+        quantile_cont(ttft_ns, 0.90) FILTER (WHERE ok) / 1e6 AS ttft_p90_ms,
+        quantile_cont(ttft_ns, 0.99) FILTER (WHERE ok) / 1e6 AS ttft_p99_ms,
+        quantile_cont(e2e_ns, 0.50) FILTER (WHERE ok) / 1e6 AS e2e_p50_ms,
+        quantile_cont(e2e_ns, 0.90) FILTER (WHERE ok) / 1e6 AS e2e_p90_ms,
+        quantile_cont(e2e_ns, 0.99) FILTER (WHERE ok) / 1e6 AS e2e_p99_ms,
+        avg(tpot_ns) FILTER (WHERE ok) / 1e6 AS tpot_mean_ms,
+        quantile_cont(tpot_ns, 0.50) FILTER (WHERE ok) / 1e6 AS tpot_p50_ms,
+        quantile_cont(tpot_ns, 0.90) FILTER (WHERE ok) / 1e6 AS tpot_p90_ms,
+        quantile_cont(tpot_ns, 0.99) FILTER (WHERE ok) / 1e6 AS tpot_p99_ms,
+        avg(decode_tok_s) FILTER (WHERE ok) AS req_decode_tok_s_mean,
+        quantile_cont(decode_tok_s, 0.50) FILTER (WHERE ok) AS req_decode_tok_s_p50,
+        avg(server_decode_tok_s) FILTER (WHERE ok) AS server_decode_tok_s_mean,
+        quantile_cont(server_decode_tok_s, 0.50) FILTER (WHERE ok) AS server_decode_tok_s_p50,
+        CAST(sum(prompt_tokens) FILTER (WHERE ok) AS BIGINT) AS prompt_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE ok) AS BIGINT) AS output_tokens,
+        avg(prompt_tokens) FILTER (WHERE ok) AS isl_mean,
+        quantile_cont(prompt_tokens, 0.50) FILTER (WHERE ok) AS isl_p50,
+        quantile_cont(prompt_tokens, 0.99) FILTER (WHERE ok) AS isl_p99,
+        avg(output_tokens) FILTER (WHERE ok) AS osl_mean,
+        quantile_cont(output_tokens, 0.50) FILTER (WHERE ok) AS osl_p50,
+        quantile_cont(output_tokens, 0.99) FILTER (WHERE ok) AS osl_p99,
+        avg(requested_input_tokens) AS requested_isl_mean,
+        avg(requested_output_tokens) AS requested_osl_mean,
+        count(*) FILTER (WHERE in_flight_at_stop) AS in_flight_at_stop,
+        string_agg(DISTINCT token_count_source, ',' ORDER BY token_count_source) FILTER (WHERE ok)
+            AS token_count_source,
+        CAST(sum(cached_tokens) FILTER (WHERE ok) AS BIGINT) AS cached_tokens
+    FROM request_metrics
+    WHERE measured
+    GROUP BY run_id
+),
+gaps AS (
+    SELECT run_id, unnest(itl_ns) AS gap_ns
+    FROM request_metrics
+    WHERE ok
+),
+gap_stats AS (
+    SELECT
+        run_id,
+        quantile_cont(gap_ns, 0.50) / 1e6 AS itl_p50_ms,
+        quantile_cont(gap_ns, 0.90) / 1e6 AS itl_p90_ms,
+        quantile_cont(gap_ns, 0.99) / 1e6 AS itl_p99_ms
+    FROM gaps
+    GROUP BY run_id
+),
+joined AS (
+    SELECT
+        r.run_id,
+        r.batch_id,
+        r.host,
+        r.date,
+        make_timestamp(r.started_ns // 1000) AS started,
+        r.engine_name,
+        r.engine_version,
+        r.model_name,
+        r.workload,
+        r.load_mode,
+        r.concurrency,
+        r.status,
+        coalesce(s.n, 0) AS n,
+        coalesce(s.errors, 0) AS errors,
+        coalesce(s.ok, 0) AS ok,
+        s.ttft_p50_ms,
+        s.ttft_p90_ms,
+        s.ttft_p99_ms,
+        g.itl_p50_ms,
+        g.itl_p90_ms,
+        g.itl_p99_ms,
+        s.e2e_p50_ms,
+        s.e2e_p90_ms,
+        s.e2e_p99_ms,
+        s.tpot_mean_ms,
+        s.req_decode_tok_s_mean,
+        s.req_decode_tok_s_p50,
+        s.server_decode_tok_s_mean,
+        s.server_decode_tok_s_p50,
+        s.prompt_tokens,
+        s.output_tokens,
+        (r.measure_end_ns - r.measure_start_ns) / 1e9 AS measure_s,
+        s.tpot_p50_ms,
+        s.tpot_p90_ms,
+        s.tpot_p99_ms,
+        r.input_tokens_spec,
+        r.output_tokens_spec,
+        s.isl_mean,
+        s.isl_p50,
+        s.isl_p99,
+        s.osl_mean,
+        s.osl_p50,
+        s.osl_p99,
+        s.requested_isl_mean,
+        s.requested_osl_mean,
+        coalesce(s.in_flight_at_stop, 0) AS in_flight_at_stop,
+        r.stop_rule,
+        r.client_saturated,
+        r.client_check_note,
+        s.token_count_source,
+        s.cached_tokens
+    FROM runs AS r
+    LEFT JOIN request_stats AS s ON s.run_id = r.run_id
+    LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
+)
+SELECT
+    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms),
+    output_tokens / NULLIF(measure_s, 0) AS output_tok_s,
+    (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s,
+    tpot_p50_ms,
+    tpot_p90_ms,
+    tpot_p99_ms,
+    cached_tokens / NULLIF(prompt_tokens, 0) AS cached_share
+FROM joined;
