@@ -123,7 +123,7 @@ def _fleet_status(pool: PoolOpt = "") -> None:
 def _fleet_init(
     folder: Annotated[Path, typer.Argument(help="Folder to write the files into (made if missing).")],
     host: Annotated[
-        str | None, typer.Option(help="The GPU host's inventory name, for the worker unit [default: this machine's].")
+        str | None, typer.Option(help="The GPU host's inventory name, for the worker unit \[default: this machine's].")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
 ) -> None:
