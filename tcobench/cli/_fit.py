@@ -184,7 +184,7 @@ def _vertical(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
         table.add_column("column", style="bold", no_wrap=True, width=label)
         table.add_column("value", overflow="fold", width=value)
         for col, cell in zip(cols, row, strict=True):
-            table.add_row(escape(col.name), cell)
+            table.add_row(escape(col.name), _break(cell, value))
         tables.append(table)
     return tables
 

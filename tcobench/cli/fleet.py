@@ -123,7 +123,7 @@ def _fleet_status(pool: PoolOpt = "") -> None:
 def _fleet_init(
     folder: Annotated[Path, typer.Argument(help="Folder to write the files into (made if missing).")],
     host: Annotated[
-        str | None, typer.Option(help="The GPU host's inventory name, for the worker unit \[default: this machine's].")
+        str | None, typer.Option(help=r"The GPU host's inventory name, for the worker unit \[default: this machine's].")
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
 ) -> None:
@@ -140,7 +140,7 @@ def _fleet_init(
     beside = Path(sys.executable).parent / "tcobench"
     command = str(beside) if beside.exists() else (shutil.which("tcobench") or "/usr/local/bin/tcobench")
     for path in write_fleet_files(folder, name, command, force):
-        out.print(f"wrote {path}", highlight=False, markup=False)
+        out.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
     out.print("next: docs/fleet.md, step 2 (fill in fleet.env)", highlight=False, markup=False)
 
 

