@@ -100,8 +100,8 @@ def test_push_to_local_registry_and_list(
 
     listed = tcobench("images", "list", "--docker-host", docker_host, env=_env(store))
     assert listed.returncode == 0, listed.stderr
-    row = _table_row(listed.stdout, "llama-cpp-cpu", "yes")  # cells wrap at separators over several lines
-    assert cpu_image["image_id"][7:19] in row and digest in "".join(row), listed.stdout
+    cells = _table_row(listed.stdout, "llama-cpp-cpu", "yes")  # cells wrap at separators over several lines
+    assert cpu_image["image_id"][7:19] in cells and digest in "".join(cells), listed.stdout
 
 
 def _table_row(text: str, *needles: str) -> list[str]:
