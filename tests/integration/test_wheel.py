@@ -170,6 +170,15 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
         assert images.returncode == 1 and images.stderr.startswith("ImageError:"), images.stderr
     doctor = _run(installed, "doctor", cwd=cwd, env=env)
     assert "Docker daemon" in doctor.stdout, doctor.stdout + doctor.stderr
+    fleet = _run(installed, "fleet", "init", str(tmp_path / "fleet"), "--host", "gpu-1", cwd=cwd, env=env)
+    assert fleet.returncode == 0, fleet.stderr  # the fleet's set-up files come from the wheel, not a checkout
+    shipped = (tmp_path / "fleet" / "compose.fleet.yaml").read_text("utf-8")
+    assert shipped == (ROOT / "docker" / "compose.fleet.yaml").read_text("utf-8")
+    assert (tmp_path / "fleet" / "fleet" / "prefect-server.Dockerfile").is_file()
+    assert (
+        f"ExecStart={installed / 'tcobench'} worker --host gpu-1"
+        in (tmp_path / "fleet" / "tcobench-worker.service").read_text()
+    )
 
     run = _run(installed, "run", "--endpoint", zero_endpoint, "--model", "zero", "--requests", "5",
                "--concurrency", "2", "--no-prefect", cwd=cwd, env=env)  # fmt: skip
