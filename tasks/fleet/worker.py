@@ -145,7 +145,7 @@ def worker_environment(spec: WorkerSpec, base: dict[str, str] | None = None) -> 
 def _preflight(spec: WorkerSpec) -> None:
     if os.geteuid() == 0 and not spec.allow_root:
         raise ConfigError("tcobench worker is running as root; run it as an unprivileged user that may use Docker "
-                          "(the docker group; README 'Run a fleet'), or pass --allow-root")  # fmt: skip
+                          "(the docker group; docs/fleet.md), or pass --allow-root")  # fmt: skip
     if not os.environ.get("PREFECT_API_URL"):
         raise ConfigError("tcobench worker needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
                           "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING")  # fmt: skip

@@ -7,7 +7,9 @@ A table is laid out for the terminal's width (``COLUMNS`` when set, else what th
 3. else without its low-priority columns (``Col.drop``, lowest first), with a note naming what was left out;
 4. else as a vertical record view: one small ``column  value`` table per row.
 
-A number is never cut: every column is at least as wide as its longest number (or longest word, for text).
+A number is never cut: every column is at least as wide as its longest number (or longest word, for text). A name
+or identifier is never broken mid-word either: text wraps at spaces and after separators (``, - / : | _ . =``), and a
+wrapped column is at least as wide as its longest piece between them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ __all__ = ["Col", "fits", "number", "print_table", "terminal_width"]
 
 _TEXT_MIN = 12  # a wrapped text column is never narrower than this (or its longest word, when shorter)
 # a word of text that is a number (USD, percent, ratio, a range): a wrapped column is at least as wide as each
+# where a wrapped cell may break besides spaces: after one of these separators
+_PIECES = re.compile(r"[^\s,\-/:|_.=]*[,\-/:|_.=]+|[^\s,\-/:|_.=]+")
 _NUMBER = re.compile(r"^[(\[$~+\-]*\$?[\d.,]*\d[\d.,]*(%|x|ms|s|W|h)?[)\],;:]*$")
 
 
@@ -92,7 +96,8 @@ def _widths(cols: Sequence[Col], rows: Sequence[Sequence[str]]) -> tuple[list[in
             words = [w for c in cells for w in c.split()]
             number_word = max((len(w) for w in words if _NUMBER.match(w)), default=1)
             word = max((len(w) for w in words), default=1)
-            need = max(header_word, number_word, min(word, _TEXT_MIN))
+            piece = max((len(p) for w in words for p in _PIECES.findall(w)), default=1)
+            need = max(header_word, number_word, piece, min(word, _TEXT_MIN))
         else:
             need = max(header_word, *(len(line) for line in lines))
         least.append(need)
@@ -132,7 +137,29 @@ def fits(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int, wrapped
     return _layout(least, natural, width) is not None
 
 
+def _break(cell: str, width: int) -> str:
+    """A plain text cell wrapped to ``width`` at spaces and after separators (never inside a piece that fits); a
+    cell with markup is left to rich, which wraps at spaces."""
+    if _plain(cell) != cell or all(len(line) <= width for line in cell.splitlines()):
+        return cell
+    lines: list[str] = []
+    for text_line in cell.splitlines():
+        line = ""
+        for word in text_line.split():
+            pieces = [word] if len(word) <= width else _PIECES.findall(word)
+            for k, piece in enumerate(pieces):
+                joint = " " if k == 0 and line else ""
+                if line and len(line) + len(joint) + len(piece) > width:
+                    lines.append(line)
+                    line, joint = "", ""
+                line += joint + piece
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[str]], widths: list[int] | None) -> Table:
+    if widths is not None:
+        rows = [[_break(c, widths[i]) if cols[i].wrap else c for i, c in enumerate(r)] for r in rows]
     table = Table(title=title, header_style="bold")
     for i, col in enumerate(cols):
         table.add_column(
@@ -157,7 +184,7 @@ def _vertical(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[st
         table.add_column("column", style="bold", no_wrap=True, width=label)
         table.add_column("value", overflow="fold", width=value)
         for col, cell in zip(cols, row, strict=True):
-            table.add_row(escape(col.name), cell)
+            table.add_row(escape(col.name), _break(cell, value))
         tables.append(table)
     return tables
 

@@ -78,7 +78,7 @@ def _fleet_deploy(
 
     plan = load_plan(inventory, list(matrix), load_prices(prices))
     if plan.inventory.fleet is None:
-        raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see README 'Run a fleet')")
+        raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see docs/fleet.md)")
     if store is None and not os.environ.get("TCOBENCH_STORE"):
         raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
     _need_server("fleet deploy")
@@ -120,10 +120,35 @@ def _fleet_status(pool: PoolOpt = "") -> None:
                   highlight=False)  # fmt: skip
 
 
+def _fleet_init(
+    folder: Annotated[Path, typer.Argument(help="Folder to write the files into (made if missing).")],
+    host: Annotated[
+        str | None, typer.Option(help=r"The GPU host's inventory name, for the worker unit \[default: this machine's].")
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
+) -> None:
+    """Write the fleet's set-up files from the installed package: compose file, env templates, worker unit."""
+    import shutil
+    import socket
+    import sys
+
+    from tcobench.tasks.fleet.setup_files import write_fleet_files
+
+    name = host or socket.gethostname().split(".")[0]
+    if not _NAME.match(name):
+        raise typer.BadParameter(f"{name!r} is not a host name (letters, digits, . _ -)", param_hint="--host")
+    beside = Path(sys.executable).parent / "tcobench"
+    command = str(beside) if beside.exists() else (shutil.which("tcobench") or "/usr/local/bin/tcobench")
+    for path in write_fleet_files(folder, name, command, force):
+        out.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
+    out.print("next: docs/fleet.md, step 2 (fill in fleet.env)", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("worker")(guard(_worker))
     fleet = typer.Typer(help="Fleet mode: deployments on the Prefect server and the hosts' workers.",
                         no_args_is_help=True)  # fmt: skip
     fleet.command("deploy")(guard(_fleet_deploy))
     fleet.command("status")(guard(_fleet_status))
+    fleet.command("init")(guard(_fleet_init))
     app.add_typer(fleet, name="fleet")

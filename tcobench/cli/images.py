@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from tcobench.errors import DoctorError
 from tcobench.schemas import GpuVendor
 
 from ._common import StoreOpt, err, guard, out, prefect_defaults, settings_for
+from ._fit import Col, print_table
 from ._progress import log_line
 
 if TYPE_CHECKING:
@@ -157,14 +157,13 @@ def _images_build(
     finally:
         if progress.live.is_started:
             progress.stop()
-    table = Table(title="Engine images", header_style="bold")
-    for column in ("image", "action", "reference", "image id", "size", "build s", "engine reports", "pushed as"):
-        table.add_column(column)
-    for r in results:
-        o = r.outcome
-        table.add_row(o.spec.name, o.action, o.reference, o.image_id[7:19], _gib(o.size_bytes),
-                      f"{o.build_ns / 1e9:.1f}", escape(r.smoke_version), r.repo_digest or "-")  # fmt: skip
-    out.print(table)
+    cols = [Col("image", "left"), Col("action", "left"), Col("reference", "left", wrap=True),
+            Col("image id", "left", drop=2), Col("size", drop=3), Col("build s", drop=4),
+            Col("engine reports", "left", wrap=True, drop=1), Col("pushed as", "left", wrap=True, drop=5)]  # fmt: skip
+    rows = [[escape(r.outcome.spec.name), r.outcome.action, escape(r.outcome.reference), r.outcome.image_id[7:19],
+             _gib(r.outcome.size_bytes), f"{r.outcome.build_ns / 1e9:.1f}", escape(r.smoke_version),
+             escape(r.repo_digest or "-")] for r in results]  # fmt: skip
+    print_table("Engine images", cols, rows)
     for r in results:
         out.print(f"{r.outcome.spec.name}: {r.outcome.action} {r.outcome.reference} {r.outcome.image_id} "
                   f"(spec hash {r.outcome.spec_hash[:12]})", highlight=False, soft_wrap=True)  # fmt: skip
@@ -182,15 +181,15 @@ def _images_list(docker_host: DockerHostOpt = None) -> None:
         rows = catalog_status(client, load_catalog(), settings.docker_dir)
     finally:
         client.close()
-    table = Table(title="Image catalog", header_style="bold")
-    for column in ("image", "engine", "vendor", "reference", "built", "image id", "size", "spec hash", "built at",
-                   "repo digests"):  # fmt: skip
-        table.add_column(column)
-    for r in rows:
-        table.add_row(r.name, r.engine, r.vendor, r.reference, "yes" if r.present else "no",
-                      (r.image_id or "-")[7:19] or "-", _gib(r.size_bytes), (r.spec_hash or "-")[:12],
-                      r.build_time or "-", ", ".join(r.repo_digests) or "-")  # fmt: skip
-    out.print(table)
+    # names and references never break mid-word: they wrap at separators, and the least needed columns go first
+    cols = [Col("image", "left"), Col("engine", "left", drop=2), Col("vendor", "left", drop=3),
+            Col("reference", "left", wrap=True), Col("built", "left"), Col("image id", "left", drop=5),
+            Col("size", drop=4), Col("spec hash", "left", drop=6), Col("built at", "left", wrap=True, drop=7),
+            Col("repo digests", "left", wrap=True, drop=8)]  # fmt: skip
+    cells = [[escape(r.name), escape(r.engine), escape(r.vendor), escape(r.reference), "yes" if r.present else "no",
+              (r.image_id or "-")[7:19] or "-", _gib(r.size_bytes), (r.spec_hash or "-")[:12],
+              escape(r.build_time or "-"), escape(", ".join(r.repo_digests) or "-")] for r in rows]  # fmt: skip
+    print_table("Image catalog", cols, cells)
 
 
 def _images_push(
@@ -227,14 +226,11 @@ def _doctor(
     from tcobench.tasks.doctor import run_doctor
 
     checks = run_doctor(docker_host, int(min_free_gb * 2**30))
-    table = Table(title=f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}",
-                  header_style="bold")  # fmt: skip
-    for column in ("check", "status", "finding"):
-        table.add_column(column)
-    for check in checks:
-        style = _STATUS_STYLE[check.status.value]
-        table.add_row(check.name, f"[{style}]{check.status.value}[/]", escape(check.message))
-    out.print(table)
+    title = f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}"
+    cols = [Col("check", "left"), Col("status", "left"), Col("finding", "left", wrap=True)]
+    rows = [[escape(c.name), f"[{_STATUS_STYLE[c.status.value]}]{c.status.value}[/]", escape(c.message)]
+            for c in checks]  # fmt: skip
+    print_table(escape(title), cols, rows)
     failed = [c for c in checks if c.status.value == "fail"]
     if failed:
         raise DoctorError(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}")

@@ -19,6 +19,7 @@ from tcobench.errors import ExitCode
 
 from . import analytics, fleet, images, models, nightly, presets, results, run, store
 from ._common import print_error, show_warnings
+from ._help import install, render_help
 
 try:  # typer >= 0.20 carries its own copy of click; older ones use the click package
     from typer._click import exceptions as cx
@@ -46,6 +47,14 @@ class _OneLineErrors(TyperGroup):
             print_error("Interrupted", "stopped by Ctrl-C")
             return _finish(ExitCode.interrupted, standalone_mode)
         return _finish(value if isinstance(value, int) else 0, standalone_mode)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """Help laid out for the terminal with nothing cut (_help), here and in every sub-command."""
+        formatter.write(render_help(self, ctx))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        return install(command) if command is not None else None
 
 
 def _usage_message(exc: Exception) -> str:

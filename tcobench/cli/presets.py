@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.markup import escape
 
 from ._common import guard, out
+from ._fit import Col, print_table
 
 __all__ = ["register"]
 
@@ -28,22 +29,26 @@ def _presets(
         for key, value in preset.workload.items():
             out.print(f"  {key} = {value}", highlight=False)
         return
-    table = Table(title="Workload presets (tcobench run --preset NAME)", header_style="bold")
-    for column in ("preset", "input tokens", "output tokens", "concurrency", "measure", "SLO"):
-        table.add_column(column, overflow="fold")
+    rows = []
     for preset in known.values():
         w = preset_workload(preset)
         slo = [(name, getattr(w.slo, f"{name}_ms")) for name in ("ttft", "tpot", "itl")]
         targets = ", ".join(f"{name} {value:g} ms" for name, value in slo if value is not None)
-        table.add_row(
-            preset.name,
-            w.input_tokens.describe() if w.input_tokens is not None else "literal prompts",
-            w.output_tokens.describe() if w.output_tokens is not None else f"up to {w.max_tokens}",
-            ", ".join(map(str, w.concurrency)) + (" (sweep)" if w.sweep is not None else ""),
-            f">= {w.duration_s:g} s" if w.duration_s is not None else f"{w.requests} requests",
-            f"{targets} at p{w.slo.quantile * 100:g}" if targets else "-",
+        rows.append(
+            [
+                preset.name,
+                w.input_tokens.describe() if w.input_tokens is not None else "literal prompts",
+                w.output_tokens.describe() if w.output_tokens is not None else f"up to {w.max_tokens}",
+                ", ".join(map(str, w.concurrency)) + (" (sweep)" if w.sweep is not None else ""),
+                f">= {w.duration_s:g} s" if w.duration_s is not None else f"{w.requests} requests",
+                f"{targets} at p{w.slo.quantile * 100:g}" if targets else "-",
+            ]
         )
-    out.print(table)
+    # a name is never wrapped; the other columns wrap at spaces and separators; the SLO goes first when too narrow
+    cols = [Col("preset", "left"), Col("input tokens", "left", wrap=True), Col("output tokens", "left", wrap=True),
+            Col("concurrency", "left", wrap=True), Col("measure", "left", wrap=True, drop=1),
+            Col("SLO", "left", wrap=True, drop=2)]  # fmt: skip
+    print_table("Workload presets (tcobench run --preset NAME)", cols, [[escape(c) for c in r] for r in rows])
     out.print("`tcobench presets NAME` shows a preset's fields and the public benchmark it follows.", highlight=False)
 
 

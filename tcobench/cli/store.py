@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._common import PricesOpt, StoreOpt, err, guard, out, settings_for
+from ._fit import Col, print_table
 
 __all__ = ["register"]
 
@@ -58,16 +59,16 @@ def _snapshots(
     if not rows:
         out.print("no snapshots: nothing has been written yet")
         return
-    table = Table(header_style="bold")
-    for name in ("snapshot", "committed", "message", "changes"):
-        table.add_column(name, justify="right" if name == "snapshot" else "left")
+    cells = []
     for r in rows:
         pairs = r["changes"] or []  # a MAP: arrives as (key, value) pairs
         items = pairs.items() if isinstance(pairs, dict) else pairs
         changes = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in items)
-        table.add_row(str(r["snapshot_id"]), str(r["snapshot_time"])[:19], escape(r["commit_message"] or ""),
-                      escape(changes))  # fmt: skip
-    out.print(table)
+        cells.append([str(r["snapshot_id"]), str(r["snapshot_time"])[:19], escape(r["commit_message"] or ""),
+                      escape(changes)])  # fmt: skip
+    cols = [Col("snapshot"), Col("committed", "left", wrap=True), Col("message", "left", wrap=True),
+            Col("changes", "left", wrap=True)]  # fmt: skip
+    print_table(None, cols, cells)
 
 
 def _compact(

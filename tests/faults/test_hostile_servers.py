@@ -1,7 +1,7 @@
 """`tcobench run` against servers that fail: real `tcobench` processes, fake servers on 127.0.0.1 (tests/faults/
 fakes.py: a real server cannot be made to hang or send malformed SSE on demand).
 
-Each test asserts the exit status (README "Errors and exit status"), the one error line, what the store holds
+Each test asserts the exit status (docs/failures.md, "Errors and exit status"), the one error line, what the store holds
 afterwards and that no process of the run is left (by pid)."""
 
 from __future__ import annotations

@@ -35,9 +35,10 @@ def parquet_files(store: Path) -> list[Path]:
 
 
 def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
-    """The README's main job (embedded llama.cpp, its default model, Prefect on, 1 warm-up, concurrency 1 then 2),
-    with 4 measured requests of 16 tokens instead of 20 of 64 to keep CI short; summary with cost. The defaults
-    themselves (20 requests, 64 tokens) are checked in tests/unit/tasks/test_config.py."""
+    """The main job (`make run`; docs/getting-started.md: embedded llama.cpp, its default model, Prefect on, 1
+    warm-up, concurrency 1 then 2), with 4 measured requests of 16 tokens instead of 20 of 64 to keep CI short;
+    summary with cost. The defaults themselves (20 requests, 64 tokens) are checked in
+    tests/unit/tasks/test_config.py."""
     done = tcobench("run", "--requests", "4", "--max-tokens", "16", env=cli_env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "cost per 1M output tokens" in done.stdout

@@ -100,5 +100,19 @@ def test_push_to_local_registry_and_list(
 
     listed = tcobench("images", "list", "--docker-host", docker_host, env=_env(store))
     assert listed.returncode == 0, listed.stderr
-    line = next(x for x in listed.stdout.splitlines() if "llama-cpp-cpu" in x and "yes" in x)
-    assert cpu_image["image_id"][7:19] in line and digest[:12] in line
+    cells = _table_row(listed.stdout, "llama-cpp-cpu", "yes")  # cells wrap at separators over several lines
+    assert cpu_image["image_id"][7:19] in cells and digest in "".join(cells), listed.stdout
+
+
+def _table_row(text: str, *needles: str) -> list[str]:
+    """The cells of the table row whose first line holds every needle, each cell's lines joined."""
+    lines = text.splitlines()
+    k = next(i for i, line in enumerate(lines) if all(n in line for n in needles))
+    block = [lines[k]]
+    for line in lines[k + 1 :]:
+        parts = line.split("│")
+        if len(parts) < 3 or parts[1].strip():  # the table's end, or the next row
+            break
+        block.append(line)
+    cells = [line.split("│")[1:-1] for line in block]
+    return ["".join(part[c].strip() for part in cells) for c in range(len(cells[0]))]

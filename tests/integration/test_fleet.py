@@ -51,8 +51,8 @@ POOL = "tcobench-fleet-test"
 STEADY = ('[[workloads]]\nname = "quick"\nmax_tokens = 4\nrequests = 2\nwarmup_requests = 1\nconcurrency = [1]\n'
           '[[workloads]]\nname = "steady"\nmax_tokens = 8\nrequests = 4\nwarmup_requests = 1\n'
           'concurrency = [1, 2]\n')  # fmt: skip
-# host-a's engine names its API key's variable (`api_key_env` in the matrix, README "API keys"); the other hosts'
-# engines take TCOBENCH_API_KEY, the default. Every worker holds both.
+# host-a's engine names its API key's variable (`api_key_env` in the matrix, docs/getting-started.md "API keys");
+# the other hosts' engines take TCOBENCH_API_KEY, the default. Every worker holds both.
 KEY_ENV = {"host-a": "HOST_A_API_KEY"}
 
 

@@ -3,7 +3,7 @@
 Needs the `chromium` binary (Debian: `apt-get install -y chromium`). Without it the tests skip, saying so;
 with CI=true they fail instead, so CI cannot pass without having looked at the page.
 
-To refresh the README's screenshot from the same test data:
+To refresh the screenshot in docs/comparing.md from the same test data:
     TCOBENCH_WRITE_SCREENSHOT=docs/report-screenshot.png .venv/bin/pytest tests/integration/test_report_chromium.py
 """
 

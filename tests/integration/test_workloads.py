@@ -270,9 +270,10 @@ def test_bad_input_is_one_line_and_stores_nothing(env: dict[str, str], stub: Stu
 
 
 def test_reproduce_a_claim_between_two_hosts(env: dict[str, str], stub_tokenizer: Any) -> None:
-    """The README's walk, shortened: the chat-1k-1k preset on two "hosts" (two stub servers, host names set), one
-    store, then `compare --claim`. Host A streams twice as fast as B. A third host whose server ignores ignore_eos
-    delivers other answer lengths: compare refuses it, naming the achieved OSL."""
+    """The walk of docs/comparing.md ("Reproducing a published claim"), shortened: the chat-1k-1k preset on two
+    "hosts" (two stub servers, host names set), one store, then `compare --claim`. Host A streams twice as fast as
+    B. A third host whose server ignores ignore_eos delivers other answer lengths: compare refuses it, naming the
+    achieved OSL."""
 
     def measure(host: str, config: StubConfig) -> None:
         with openai_stub(config) as server:

