@@ -294,6 +294,16 @@ class RequestRecord(StrictModel):
         "the last attempt.",
     )
     error: str | None = Field(description="Why the request failed; null on success.")
+    output_sha256: str | None = Field(
+        default=None,
+        description="sha256 of the whole output text (UTF-8), stored at temperature 0 for answer parity; null "
+        "otherwise, on failure and in older rows.",
+    )
+    output_prefix: str | None = Field(
+        default=None,
+        description="The first 64 characters of the output text, stored at temperature 0 (compare: the share of "
+        "identical prefixes); null otherwise, on failure and in older rows.",
+    )
 
 
 class ClientProcessCheck(StrictModel):
