@@ -78,8 +78,11 @@ windowed AS (
     SELECT
         *,
         CASE WHEN steady_end_ns > steady_start_ns THEN (steady_end_ns - steady_start_ns) / 1e9 END AS steady_s,
-        coalesce(greatest(0, least(steady_end_ns, measure_end_ns) - greatest(steady_start_ns, measure_start_ns))
-            / nullif(measure_end_ns - measure_start_ns, 0), 0) AS steady_share
+        CASE WHEN steady_end_ns > steady_start_ns
+            THEN coalesce(greatest(0, least(steady_end_ns, measure_end_ns)
+                - greatest(steady_start_ns, measure_start_ns)) / nullif(measure_end_ns - measure_start_ns, 0), 0)
+            ELSE 0
+        END AS steady_share
     FROM bounds
 ),
 steady_requests AS (
