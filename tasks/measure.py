@@ -39,11 +39,11 @@ Stopping early: a signal (``tasks.shutdown``) or the run's deadline stops sendin
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import collections
 import contextlib
 import datetime as dt
 import email.utils
+import hashlib
 import itertools
 import json
 import os

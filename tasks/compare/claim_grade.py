@@ -88,7 +88,7 @@ def claim_thresholds(texts: Iterable[str] = ()) -> ClaimThresholds:
             raise ConfigError(f"--claim-rule {text!r}: {value!r} is not a number (or off)") from None
         if not math.isfinite(number) or number < 0:
             raise ConfigError(f"--claim-rule {text!r}: the threshold must be a finite number >= 0")
-        found = replace(found, **{name: number})
+        found = replace(found, **{name: number})  # type: ignore[arg-type]
     return found
 
 
@@ -162,9 +162,7 @@ def _facts(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun]) -> dict
     return {f["run_id"]: f for f in found}
 
 
-def _worst(
-    sides: dict[str, list[_RunFacts]], read: str
-) -> tuple[float | None, str]:
+def _worst(sides: dict[str, list[_RunFacts]], read: str) -> tuple[float | None, str]:
     """The smallest value of ``read`` over every run of both sides (None counts as 0), and where it is."""
     worst: tuple[float, str] | None = None
     for side, facts in sides.items():
@@ -216,9 +214,7 @@ def _setup(rows: dict[str, list[CandidateRun]], facts: dict[str, _RunFacts]) -> 
     return RuleResult("setup", not missing, text or "pinned and disclosed", "pinned and disclosed", text, text)
 
 
-def _shape(
-    rows: dict[str, list[CandidateRun]], differences: Sequence[str], tolerance: float
-) -> RuleResult:
+def _shape(rows: dict[str, list[CandidateRun]], differences: Sequence[str], tolerance: float) -> RuleResult:
     found = [*differences, *shape_differences(rows["A"], rows["B"], tolerance)]
     text = "; ".join(dict.fromkeys(found))
     required = f"same workload and settings, achieved ISL/OSL within {tolerance:.0%}"
@@ -276,9 +272,7 @@ def accuracy_scores(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> f
     return score_answers([(str(w), int(i), p) for _, w, i, p in rows])
 
 
-def _accuracy(
-    con: duckdb.DuckDBPyConnection, accuracy_ids: dict[str, Sequence[str]], t: ClaimThresholds
-) -> RuleResult:
+def _accuracy(con: duckdb.DuckDBPyConnection, accuracy_ids: dict[str, Sequence[str]], t: ClaimThresholds) -> RuleResult:
     scores = {side: accuracy_scores(con, ids) if ids else None for side, ids in accuracy_ids.items()}
     required = f"within {t.accuracy:g}" + (f", each >= {t.accuracy_floor:g}" if t.accuracy_floor is not None else "")
     missing = [side for side, s in scores.items() if s is None]

@@ -70,8 +70,10 @@ def _steady(r: dict[str, Any]) -> str:
     share = r.get("steady_share")
     if share is None:
         return "-"
-    figures = f"{share:.0%} of the window; {fmt(r.get('steady_output_tok_s'))} tok/s, TPOT p50 " \
+    figures = (
+        f"{share:.0%} of the window; {fmt(r.get('steady_output_tok_s'))} tok/s, TPOT p50 "
         f"{fmt(r.get('steady_tpot_p50_ms'))} ms"
+    )
     if r.get("short_steady"):
         return f"short_steady: {figures}; under 50% at full load: run more requests or use --duration"
     return figures
