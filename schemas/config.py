@@ -176,6 +176,16 @@ class WorkloadConfig(StrictModel):
     prompts: tuple[str, ...] = Field(
         default=DEFAULT_PROMPTS, min_length=1, description="Prompts, used round-robin by request index."
     )
+    profile: str | None = Field(
+        default=None,
+        description="Run profile: claim sets the defaults a published claim needs (duration_s 600, min_requests "
+        "1000, warm-up 2 x the largest concurrency; docs/claim-grade.md); null or default: none.",
+    )
+    accuracy: PositiveInt | None = Field(
+        default=None,
+        description="Ask this many bundled exact-answer questions (generated from seed; named accuracy-N-seedS, "
+        "temperature 0) instead of the prompts; `tcobench compare` scores them.",
+    )
     input_tokens: LengthDist | None = Field(
         default=None,
         description="Synthetic prompts of this many tokens as the server counts them (chat template and BOS "

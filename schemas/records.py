@@ -137,6 +137,15 @@ class RunRecord(StrictModel):
         "tokenizer; for a dataset, of the file's bytes."
     )
     preset: str | None = Field(default=None, description="Named workload preset the run started from.")
+    profile: str | None = Field(default=None, description="Run profile the workload asked for (claim); null: none.")
+    claim_grade: bool | None = Field(
+        default=None,
+        description="Under the claim profile: whether the run's settings met its minimums (false: see claim_note); "
+        "null without the profile. The stored rows are judged again by `tcobench compare` whatever the profile.",
+    )
+    claim_note: str | None = Field(
+        default=None, description="Why a claim-profile run's settings fall short (duration, requests, warm-up)."
+    )
     prompt_source: str | None = Field(
         default=None, description="Where prompts came from: prompts (the list), synthetic (corpus) or dataset."
     )
@@ -294,6 +303,16 @@ class RequestRecord(StrictModel):
         "the last attempt.",
     )
     error: str | None = Field(description="Why the request failed; null on success.")
+    output_sha256: str | None = Field(
+        default=None,
+        description="sha256 of the whole output text (UTF-8), stored at temperature 0 for answer parity; null "
+        "otherwise, on failure and in older rows.",
+    )
+    output_prefix: str | None = Field(
+        default=None,
+        description="The first 64 characters of the output text, stored at temperature 0 (compare: the share of "
+        "identical prefixes); null otherwise, on failure and in older rows.",
+    )
 
 
 class ClientProcessCheck(StrictModel):

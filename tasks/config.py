@@ -17,6 +17,7 @@ from tcobench.schemas import BenchmarkConfig
 from tcobench.schemas.base import redact_url
 
 from .workload.presets import apply_preset
+from .workload.profiles import apply_profile
 
 __all__ = ["load_config", "validation_message"]
 
@@ -93,7 +94,7 @@ def load_config(path: Path | None = None, overrides: Mapping[str, Any] | None = 
     data = _merge(data, overrides or {})
     where = str(path) if path is not None else "command line"
     if isinstance(data.get("workload"), dict):
-        data["workload"] = apply_preset(data["workload"], where)
+        data["workload"] = apply_profile(apply_preset(data["workload"], where), where)
     try:
         return BenchmarkConfig.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:

@@ -22,6 +22,7 @@ from .config import validation_message
 from .placement import placement_of_url
 from .prices import check_keys
 from .workload.presets import apply_preset
+from .workload.profiles import apply_profile
 
 __all__ = ["Cell", "NightlyPlan", "load_plan"]
 
@@ -50,6 +51,14 @@ class NightlyPlan:
         return [c for c in self.cells if c.host.name == host]
 
 
+def _with_profile(workload: dict[str, Any]) -> dict[str, Any]:
+    """The workload with the nightly's profile (Settings.profile, `nightly --profile`) unless it names its own."""
+    from tcobench.settings import Settings
+
+    profile = Settings().profile
+    return workload if profile is None or workload.get("profile") is not None else {**workload, "profile": profile}
+
+
 def _load(path: Path, model: type[M]) -> M:
     try:
         data = tomllib.loads(path.read_text("utf-8"))
@@ -58,7 +67,8 @@ def _load(path: Path, model: type[M]) -> M:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from exc
     if model is Matrix and isinstance(data.get("workloads"), list):  # a workload may start from a named preset
-        data["workloads"] = [apply_preset(w, str(path)) if isinstance(w, dict) else w for w in data["workloads"]]
+        data["workloads"] = [apply_profile(_with_profile(apply_preset(w, str(path))), str(path))
+                             if isinstance(w, dict) else w for w in data["workloads"]]  # fmt: skip
     try:
         return model.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:

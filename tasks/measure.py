@@ -43,6 +43,7 @@ import collections
 import contextlib
 import datetime as dt
 import email.utils
+import hashlib
 import itertools
 import json
 import os
@@ -72,6 +73,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_RETRY_AFTER_S",
     "MeasureResult",
+    "OUTPUT_PREFIX_CHARS",
     "OnPhase",
     "OnRequest",
     "RunContext",
@@ -80,6 +82,7 @@ __all__ = [
     "Counter",
     "Instant",
     "Slice",
+    "answer_fingerprint",
     "api_key",
     "arrivals",
     "client_procs",
@@ -980,6 +983,14 @@ class _Turnstile:
             self._schedule()
 
 
+OUTPUT_PREFIX_CHARS = 64  # compare's parity rule reads this many first characters of each answer
+
+
+def answer_fingerprint(text: str) -> dict[str, str]:
+    """RequestRecord's output_sha256 and output_prefix of one answer text."""
+    return {"output_sha256": hashlib.sha256(text.encode()).hexdigest(), "output_prefix": text[:OUTPUT_PREFIX_CHARS]}
+
+
 def make_send(target: Target, plan: WorkloadPlan, ctx: RunContext, clock: _Clock, clients: _Clients) -> Send:
     """How one request is sent, read and made a row, for a phase's ``fire`` (completions pass a ``_Turnstile``)."""
     adapter, workload = adapter_for(target.protocol), plan.workload
@@ -998,7 +1009,10 @@ def make_send(target: Target, plan: WorkloadPlan, ctx: RunContext, clock: _Clock
         await _count_missing(plan, given, stream)
         late = first - due if due is not None else None
         record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline, late)
-        return _Sent(record, "".join(stream.text))
+        answer = "".join(stream.text)
+        if workload.temperature == 0 and stream.error is None:  # deterministic decoding: the answer is comparable
+            record = record.model_copy(update=answer_fingerprint(answer))
+        return _Sent(record, answer)
 
     return send
 

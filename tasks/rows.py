@@ -120,6 +120,15 @@ class RunSummaryRow(RunIdentityRow):
     client_check_note: str | None
     token_count_source: str | None
     cached_tokens: int | None
+    # the steady state (view steady_window)
+    steady_start_ns: int | None
+    steady_end_ns: int | None
+    steady_share: float | None
+    short_steady: bool | None
+    steady_output_tok_s: float | None
+    steady_tpot_p50_ms: float | None
+    steady_tpot_p90_ms: float | None
+    steady_interactivity: float | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None

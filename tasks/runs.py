@@ -22,6 +22,7 @@ from .measure import MeasureResult
 from .protocols import EngineInfo, adapter_for
 from .selfcheck import run_fields
 from .workload import WorkloadPlan
+from .workload.profiles import claim_shortfalls
 
 __all__ = [
     "PARTIAL_THRESHOLD",
@@ -139,6 +140,7 @@ def describe_run(
         prompt_set_hash=prompt_set_hash(plan or WorkloadPlan(w)),
         config_hash=config_hash(config),
         **_shape(config, plan),
+        **_profile(config, concurrency),
         hardware_key=config.pricing.hardware,
         site_key=config.pricing.site,
         ops_key=config.pricing.ops,
@@ -147,6 +149,15 @@ def describe_run(
         git_revision=git_revision(),
         **{**engine.provenance, **dict(device_facts or {})},
     )
+
+
+def _profile(config: BenchmarkConfig, concurrency: int) -> dict[str, Any]:
+    """The run profile's columns: under the claim profile, whether the settings met its minimums and why not."""
+    w = config.workload
+    if w.profile != "claim":
+        return {"profile": w.profile}
+    short = claim_shortfalls(w, concurrency)
+    return {"profile": w.profile, "claim_grade": not short, "claim_note": "; ".join(short) or None}
 
 
 def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]:

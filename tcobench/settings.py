@@ -87,6 +87,11 @@ class Settings(BaseSettings):
         description="Base URL under which report_dir is served (TCOBENCH_REPORT_URL); the Prefect artifact and the "
         "webhook then link the report there instead of by file:// path.",
     )
+    profile: str | None = Field(
+        default=None,
+        description="Run profile for every nightly workload without its own profile (TCOBENCH_PROFILE; `tcobench "
+        "nightly --profile claim` sets it): claim sets the defaults a published claim needs (docs/claim-grade.md).",
+    )
 
     @field_validator("host_name")
     @classmethod

@@ -39,6 +39,16 @@ from .candidates import (
     samples_of,
     shape_differences,
 )
+from .claim_grade import (
+    RULES,
+    ClaimGrade,
+    ClaimThresholds,
+    RuleResult,
+    accuracy_scores,
+    claim_grade,
+    claim_thresholds,
+    prefix_parity,
+)
 from .comparison import (
     CompareOptions,
     Comparison,
@@ -52,9 +62,21 @@ from .comparison import (
     verdict,
 )
 from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, parse_selection, pick
+from .setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
 
 __all__ = [
     "COMPARABLE",
+    "RULES",
+    "SETUP_COLUMNS",
+    "ClaimGrade",
+    "ClaimThresholds",
+    "RuleResult",
+    "SetupDifference",
+    "accuracy_scores",
+    "claim_grade",
+    "claim_thresholds",
+    "prefix_parity",
+    "setup_differences",
     "SELECTION_KEYS",
     "SHAPE_COLUMNS",
     "CandidateRun",

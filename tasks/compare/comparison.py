@@ -30,6 +30,7 @@ import numpy as np
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
 
+from ..accuracy import parse_accuracy_name
 from ..history import detect_changes
 from ..query import connect, describe_snapshot
 from ..rows import collection_paused
@@ -47,7 +48,9 @@ from .candidates import (
     samples_of,
     shape_differences,
 )
+from .claim_grade import ClaimGrade, ClaimThresholds, claim_grade, claim_thresholds
 from .selection import Selection, parse_selection, pick
+from .setup_table import SetupDifference, setup_differences
 
 __all__ = [
     "CompareOptions",
@@ -176,6 +179,8 @@ class Comparison:
     b_desc: str = ""
     snapshot: str = ""  # which store snapshot was read (query.describe_snapshot)
     flagged: tuple[FlaggedRun, ...] = field(default_factory=tuple)
+    claim_grade: ClaimGrade | None = None  # the claim-grade rules over the compared runs (claim_grade.py)
+    setup: tuple[SetupDifference, ...] = ()  # every setting whose values differ between the sides (setup_table.py)
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -228,6 +233,7 @@ class _Options:
     confidence: float
     shape_tolerance: float
     exclude_flagged: bool
+    claim_rules: ClaimThresholds = field(default_factory=ClaimThresholds)
 
 
 def _stratum(
@@ -283,6 +289,7 @@ def _options(
     confidence: float = 0.95,
     shape_tolerance: float = 0.05,
     exclude_flagged: bool = False,
+    claim_rules: Sequence[str] = (),
 ) -> _Options:
     counted = token_count(tokens)
     if not 0 < confidence < 1 or resamples < 100:
@@ -292,14 +299,15 @@ def _options(
     if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
         raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
     return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance,
-                    exclude_flagged)  # fmt: skip
+                    exclude_flagged, claim_thresholds(claim_rules))  # fmt: skip
 
 
 class CompareOptions(TypedDict, total=False):
     """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
     judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
     shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be), and exclude_flagged (False: runs
-    `tcobench history` flags are listed, and kept)."""
+    `tcobench history` flags are listed, and kept), and claim_rules ('NAME=VALUE' texts overriding the claim-grade
+    rules' thresholds, 'NAME=off' turning one off: claim_grade.py)."""
 
     basis: CostBasis
     tokens: str
@@ -310,6 +318,7 @@ class CompareOptions(TypedDict, total=False):
     confidence: float
     shape_tolerance: float
     exclude_flagged: bool
+    claim_rules: Sequence[str]
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
@@ -456,7 +465,9 @@ def _level_bounds(*selections: Selection) -> frozenset[int] | None:
 
 def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
     bound = _level_bounds(sel_a, sel_b)
-    a_rows, b_rows, diffs, notes = _sides(load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound),
+    loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
+    scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
+    a_rows, b_rows, diffs, notes = _sides([r for r in loaded if not parse_accuracy_name(r["workload"])],
                                           sel_a, sel_b, opts)  # fmt: skip
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
     if opts.exclude_flagged:
@@ -494,6 +505,18 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         _describe(a_rows),
         _describe(b_rows),
         flagged=tuple(flagged),
+        claim_grade=claim_grade(
+            con,
+            a_rows,
+            b_rows,
+            opts.claim_rules,
+            diffs,
+            {
+                "A": [r["run_id"] for r in scored if sel_a.matches(r)],
+                "B": [r["run_id"] for r in scored if sel_b.matches(r)],
+            },
+        ),
+        setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
     )
 
 

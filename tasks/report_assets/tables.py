@@ -158,7 +158,21 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
         + f'<p class="note">{escape(note)}</p>'
         + f"<p>Cost terms per 1M output tokens at concurrency {level.concurrency}:</p>"
         + table(["term", "A", "B", "B - A"], terms, numeric=(1, 2, 3))
+        + _claim_html(c)
     )  # fmt: skip
+
+
+def _claim_html(c: Comparison) -> str:
+    """The claim-grade stamp with each failed rule, and the setup differences (tcobench compare prints the same)."""
+    html = ""
+    if c.claim_grade is not None:
+        head, *failed = c.claim_grade.lines()
+        html += f'<p class="headline"><b>{escape(head)}</b></p>'
+        html += "".join(f'<p class="note">{escape(line.strip())}</p>' for line in failed)
+    if c.setup:
+        rows = [[escape(d.setting), escape(", ".join(d.a)), escape(", ".join(d.b))] for d in c.setup]
+        html += "<p>Setup differences, A vs B:</p>" + table(["setting", "A", "B"], rows, numeric=())
+    return html
 
 
 def _flagged_note(c: Comparison) -> str:

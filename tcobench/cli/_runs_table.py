@@ -64,6 +64,21 @@ def _client(r: dict[str, Any]) -> str:
     return f"SATURATED: {r.get('client_check_note')}" if r["client_saturated"] else "ok (not saturated)"
 
 
+def _steady(r: dict[str, Any]) -> str:
+    """The steady state (view steady_window): its share of the measured window and its figures; short_steady
+    says how to get a longer one."""
+    share = r.get("steady_share")
+    if share is None:
+        return "-"
+    figures = (
+        f"{share:.0%} of the window; {fmt(r.get('steady_output_tok_s'))} tok/s, TPOT p50 "
+        f"{fmt(r.get('steady_tpot_p50_ms'))} ms"
+    )
+    if r.get("short_steady"):
+        return f"short_steady: {figures}; under 50% at full load: run more requests or use --duration"
+    return figures
+
+
 def _hardware(c: dict[str, Any]) -> str:
     if not c:
         return "-"
@@ -100,6 +115,7 @@ _METRICS: list[tuple[str, Cell]] = [
     ("engine-reported decode tok/s, mean", lambda r, c: fmt(r["server_decode_tok_s_mean"])),
     ("aggregate output tok/s", lambda r, c: fmt(r["output_tok_s"])),
     ("aggregate total tok/s", lambda r, c: fmt(r["total_tok_s"])),
+    ("steady state (all streams busy)", lambda r, c: _steady(r)),
     ("cost per 1M output tokens", lambda r, c: _cost(r, c, "usd_per_m_output_tokens")),
     ("cost per 1M total tokens", lambda r, c: _cost(r, c, "usd_per_m_total_tokens")),
     ("requests within SLO", lambda r, c: _slo(c)),

@@ -78,6 +78,14 @@ def _compare(
         float,
         typer.Option(help="Largest relative difference of the achieved ISL/OSL means (server-counted) accepted."),
     ] = 0.05,
+    claim_rule: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Claim-grade threshold NAME=VALUE, or NAME=off to turn a rule off; repeat for several (rules: "
+            "duration, samples, steady_share, power, setup, shape, parity, accuracy, accuracy_floor; "
+            "docs/claim-grade.md).",
+        ),
+    ] = None,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
@@ -89,7 +97,7 @@ def _compare(
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
         allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
-        shape_tolerance=shape_tolerance, exclude_flagged=exclude_flagged,
+        shape_tolerance=shape_tolerance, exclude_flagged=exclude_flagged, claim_rules=claim_rule or (),
     )  # fmt: skip
     _print_comparison(result)
 
@@ -130,6 +138,30 @@ def _print_comparison(c: Comparison) -> None:
     for note in c.notes:
         out.print(f"note: {escape(note)}", style="dim", highlight=False)
     _print_verdict(c)
+    _print_setup(c)
+    _print_claim_grade(c)
+
+
+def _print_setup(c: Comparison) -> None:
+    """Every setting whose values differ between the sides, one table (tasks/compare/setup_table.py)."""
+    if not c.setup:
+        out.print("Setup: no difference between A and B in engine, image, settings, model, driver, CUDA/ROCm, "
+                  "client placement or power limit.", highlight=False)  # fmt: skip
+        return
+    rows = [[escape(d.setting), escape(", ".join(d.a)), escape(", ".join(d.b))] for d in c.setup]
+    print_table("Setup differences, A vs B", [Col("setting", "left"), Col("A", "left", wrap=True),
+                                              Col("B", "left", wrap=True)], rows)  # fmt: skip
+
+
+def _print_claim_grade(c: Comparison) -> None:
+    """'claim-grade: yes' or 'claim-grade: no' and each failed rule with its value and requirement."""
+    if c.claim_grade is None:
+        return
+    head, *failed = c.claim_grade.lines()
+    style = "green" if c.claim_grade.passed else "bold red"
+    out.print(f"[{style}]{escape(head)}[/]", highlight=False)
+    for line in failed:
+        out.print(escape(line), highlight=False)
 
 
 def _print_goodput(c: Comparison) -> None:

@@ -41,6 +41,10 @@ def register(app: typer.Typer) -> None:
         store: StoreOpt = None,
         prices: PricesOpt = None,
         no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect.")] = False,
+        profile: Annotated[
+            str | None,
+            typer.Option(help="Run profile for every workload without its own: claim (docs/claim-grade.md)."),
+        ] = None,
         partial_threshold: PartialThresholdOpt = 0.05,
         progress_every: Annotated[
             float, typer.Option(help="Without a terminal: seconds between a host's progress lines.", min=0.1)
@@ -60,7 +64,12 @@ def register(app: typer.Typer) -> None:
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
+        from ._claim import warn_claim_shortfalls
+
+        if profile is not None:
+            os.environ["TCOBENCH_PROFILE"] = profile  # the flow loads the matrix again: it reads the profile there
         plan = load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        warn_claim_shortfalls(c.config.workload for c in plan.cells)
         if plan.inventory.fleet is not None:
             if no_prefect:
                 raise ConfigError(f"{inventory} has a [fleet] table: fleet mode runs on Prefect; drop --no-prefect")

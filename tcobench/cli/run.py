@@ -13,6 +13,7 @@ from tcobench.errors import Interrupted, StoreError
 from tcobench.schemas import EngineMetricsKind, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
 from tcobench.settings import Settings
 
+from ._claim import warn_claim_shortfalls
 from ._common import (
     PartialThresholdOpt,
     PricesOpt,
@@ -55,6 +56,8 @@ def _overrides(**cli: Any) -> dict[str, Any]:
         },
         "workload": {
             "preset": cli["preset"],
+            "profile": cli["profile"],
+            "accuracy": cli["accuracy"],
             "requests": cli["requests"],
             "warmup_requests": cli["warmup"],
             "concurrency": list(cli["concurrency"]) if cli["concurrency"] else None,
@@ -137,6 +140,17 @@ def _run(
     ] = None,
     preset: Annotated[
         str | None, typer.Option(help="Named workload shape (`tcobench presets`), e.g. chat-1k-1k; flags override it.")
+    ] = None,
+    accuracy: Annotated[
+        int | None,
+        typer.Option(help="Ask N bundled exact-answer questions instead of the prompts (`tcobench accuracy`)."),
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            help="Run profile: claim (>= 600 s and >= 1,000 requests per level, warm-up 2 x concurrency; "
+            "docs/claim-grade.md); flags override its defaults."
+        ),
     ] = None,
     input_tokens: Annotated[
         str | None,
@@ -230,6 +244,7 @@ def _run(
     if prices_file is not None:
         overrides["pricing"]["table"] = str(prices_file)
     config = load_config(config_file, overrides)
+    warn_claim_shortfalls([config.workload])
     prices = load_prices(config.pricing.table)
     check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
@@ -327,5 +342,27 @@ def _print_result(result: Any, settings: Settings) -> None:
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)
 
 
+def _accuracy(
+    questions: Annotated[int, typer.Option(help="Bundled exact-answer questions to ask (made from the seed 42).")] = 40,
+    config_file: Annotated[Path | None, typer.Option("--config", "-c", help="Benchmark config (TOML).")] = None,
+    endpoint: Annotated[str | None, typer.Option(help="Ask a running server at this URL instead.")] = None,
+    protocol: Annotated[Protocol | None, typer.Option(help="Wire protocol of --endpoint.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name as the server knows it.")] = None,
+    model_path: Annotated[Path | None, typer.Option(help="GGUF file for the embedded engine.")] = None,
+    chat: Annotated[bool | None, typer.Option("--chat/--completion", help="Chat or plain completion API.")] = None,
+    image: Annotated[str | None, typer.Option(help="Start this engine image as a container.")] = None,
+    no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect (faster start).")] = False,
+    prices_file: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Ask the engine N bundled exact-answer questions (integer arithmetic, list lookups) at temperature 0, one at
+    a time, and store the answers as a run of workload accuracy-N-seed42; `tcobench compare` scores each side and
+    its claim-grade accuracy rule compares the scores (docs/claim-grade.md)."""
+    _run(config_file=config_file, endpoint=endpoint, protocol=protocol, model=model, model_path=model_path, chat=chat,
+         image=image, no_prefect=no_prefect, prices_file=prices_file, store=store, accuracy=questions,
+         concurrency=[1], warmup=1)  # fmt: skip
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(guard(_run))
+    app.command("accuracy")(guard(_accuracy))

@@ -1,5 +1,4 @@
 -- cost_at_latency_target: one row per (latency target, platform, model, workload): the best throughput
--- reads: run_summary, tco; tables: runs, latency_target
 -- among that platform's runs that meet the target, and what a million tokens cost there (owned basis).
 --
 -- Targets come from the price table's [latency_target.*] rows (ttft_p90_ms, tpot_p90_ms).
@@ -10,6 +9,7 @@
 --   best_run_id        arg_max(run_id, output_tok_s) over runs meeting the target
 --   output_tok_s, concurrency, ttft_p90_ms, tpot_p90_ms, usd_per_m_output_tokens   of that run
 --                      (all NULL when no run meets the target)
+-- reads: run_summary, tco; tables: runs, latency_target
 CREATE OR REPLACE VIEW cost_at_latency_target AS
 WITH candidates AS (
     SELECT

@@ -1,5 +1,4 @@
 -- cost_basis: one row per (run, cost basis): the owned cost of view tco and the same run priced at every
--- reads: tco_scenarios
 -- GPU-hour rate of its platform (price table [rental.*]: cloud rental, or a published all-in owned rate), in
 -- the same columns, so the bases can be ranked, compared and charted together.
 --
@@ -19,6 +18,7 @@
 -- purchase_usd (USD), pue (facility W / IT W), ops_hours_per_month (h), energy_valid
 --                        the run's price inputs and energy validity, as on view tco's row (the same on
 --                        every basis): compare reads an owned comparison from this view alone
+-- reads: tco_scenarios
 CREATE OR REPLACE VIEW cost_basis AS
 SELECT
     run_id, batch_id, host, date, started, model_name, workload, concurrency, hardware_key, utilisation,

@@ -1,5 +1,4 @@
 -- efficiency: one row per run: energy per token, tokens per kWh, electricity cost per token and tokens per
--- reads: tco
 -- dollar (owned basis). Reads view tco only.
 --
 -- energy_basis           'measured' when tco.energy_valid, else 'estimate: price-table load watts'
@@ -11,6 +10,7 @@
 --                        (electricity at load with the facility overhead, per 1M output tokens; tco's monthly
 --                         power term also pays for idle hours)
 -- output_tokens_per_usd, total_tokens_per_usd   tco's (tokens per month / total USD per month) tokens/USD
+-- reads: tco
 CREATE OR REPLACE VIEW efficiency AS
 WITH joules AS (
     SELECT

@@ -1,5 +1,4 @@
 -- goodput: one row per (run, cost basis): how many measured requests met the run's SLO, the output tokens per
--- reads: cost_basis, request_metrics, run_summary, slo_targets
 -- second they delivered, and the price of a million tokens counting only those (goodput, as DistServe and vLLM's
 -- benchmark define it).
 --
@@ -29,6 +28,7 @@
 --                             = total_usd_month / (goodput_tok_s * 3600 * hours_per_month * utilisation) * 1e6:
 --                             the month's cost spread over the tokens delivered within the SLO   USD per 1M tokens
 --                             (NULL when no token was good or the run has no price on that basis)
+-- reads: cost_basis, request_metrics, run_summary, slo_targets
 CREATE OR REPLACE VIEW goodput AS
 WITH targets AS (
     SELECT * FROM slo_targets

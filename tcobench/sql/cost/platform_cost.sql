@@ -1,5 +1,4 @@
 -- platform_cost: one row per (platform, workload, concurrency, cost basis): the cost efficiency that
--- reads: cost_basis, night_weighted_mean; tables: runs
 -- `tcobench compare` compares, over every run of that group with a price (status ok or partial: never failed or
 -- interrupted runs, whose figures cover only part of the planned requests).
 --
@@ -16,6 +15,7 @@
 --   capital_, power_, ops_, adaptation_usd_per_m_output_tokens
 --                          usd_per_m_output_tokens * night_weighted_mean(term USD/month) / total_usd_month
 --                          (the four add up to usd_per_m_output_tokens)                          USD per 1M tokens
+-- reads: cost_basis, night_weighted_mean; tables: runs
 CREATE OR REPLACE VIEW platform_cost AS
 WITH per_run AS (
     SELECT

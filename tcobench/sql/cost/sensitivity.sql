@@ -1,5 +1,4 @@
 -- sensitivity: one row per (run, parameter, value): the owned cost per 1M output tokens when one assumption
--- reads: tco, tco_scenarios
 -- changes and the others stay as in view tco (power stays measured or estimated as there).
 --
 -- The owned-basis rows of view tco_scenarios whose scenario changes one assumption (its header lists the
@@ -11,6 +10,7 @@
 --   baseline_usd_per_m_output_tokens  tco.usd_per_m_output_tokens                        USD per 1M tokens
 --   change_pct       (usd_per_m_output_tokens / baseline - 1) * 100                       %
 --   output_tokens_per_usd   of that scenario                                              tokens/USD
+-- reads: tco, tco_scenarios
 CREATE OR REPLACE VIEW sensitivity AS
 SELECT
     s.run_id, s.host, s.hardware_key, s.concurrency, s.parameter, s.value, s.total_usd_month,

@@ -1,5 +1,4 @@
 -- tco: one row per run: the monthly cost of owning and running the hardware the run used (the "owned"
--- reads: tco_scenarios
 -- cost basis) under the run's own assumptions, and the price of a million tokens at the rate the run
 -- measured. Every assumption is a column.
 --
@@ -7,6 +6,7 @@
 -- unit is in its header (tcobench/sql/cost/tco_scenarios.sql). This view renames one column:
 --   hardware_usd_month    tco_scenarios.capital_usd_month on the owned basis:
 --                         (purchase_usd + server_share_usd) * units / lifetime_months                  USD/month
+-- reads: tco_scenarios
 CREATE OR REPLACE VIEW tco AS
 SELECT
     run_id, batch_id, host, date, started, engine_name, engine_version, model_name, workload,

@@ -1,5 +1,4 @@
 -- tco_scenarios: one row per (run, cost basis, scenario): the monthly cost of the hardware a run used and the
--- reads: energy, run_summary; tables: runs, hardware, site, ops, rental
 -- price of a million tokens at the rate the run measured, every assumption a column. The monthly TCO
 -- arithmetic is written here and nowhere else: views tco, cost_basis, tco_rented, efficiency, sensitivity and
 -- platform_cost select its rows and columns.
@@ -57,6 +56,7 @@
 --   output_tokens_per_usd    output_tokens_month / total_usd_month                                     tokens/USD
 --   total_tokens_per_usd     total_tokens_month / total_usd_month                                      tokens/USD
 --                         (NULL when a token rate or a cost is 0 or NULL)
+-- reads: energy, run_summary; tables: runs, hardware, site, ops, rental
 CREATE OR REPLACE VIEW tco_scenarios AS
 WITH bases AS (
     SELECT

@@ -1,8 +1,8 @@
 -- tco_sources: one row per run and cost term, naming where each price assumption comes from.
--- reads: -; tables: runs, hardware, site, ops
 -- Columns: run_id, term ('hardware' | 'site' | 'ops'), key (price-table key stored on the run),
 --          source (text), as_of (DATE). A key missing from the current price table gives NULL source.
 -- No arithmetic here: this view only shows provenance next to the numbers in `tco`.
+-- reads: -; tables: runs, hardware, site, ops
 CREATE OR REPLACE VIEW tco_sources AS
 SELECT r.run_id, 'hardware' AS term, r.hardware_key AS key, h.source, h.as_of
 FROM runs AS r LEFT JOIN hardware AS h ON h.key = r.hardware_key

@@ -1,5 +1,4 @@
 -- record_card: one row per run with every field of the record card: what a reader needs to reproduce or question a
--- reads: efficiency, energy, run_summary; tables: runs, hardware
 -- cost-per-token figure (hardware, driver, engine, model, load, speed, latency, power, memory, adaptation, energy cost).
 --
 -- gpu_model              runs.gpu_name; on a host without an accelerator 'CPU: ' || host_cpu, or 'not detected'
@@ -23,6 +22,7 @@
 -- adaptation_days        hardware.adaptation_days                                              engineer days
 -- electricity_usd_per_output_token  efficiency.electricity_usd_per_m_output_tokens / 1e6        USD/token
 -- energy_basis           efficiency.energy_basis ('measured' or an estimate)
+-- reads: efficiency, energy, run_summary; tables: runs, hardware
 CREATE OR REPLACE VIEW record_card AS
 WITH card AS (
     SELECT

@@ -1,5 +1,4 @@
 -- sweep: one row per run of a self-stopping concurrency sweep (runs.sweep_margin IS NOT NULL): did this level
--- reads: goodput, run_summary; tables: runs
 -- end the sweep? Levels of one sweep share batch_id and config_hash (one cell's runs), in concurrency order.
 --
 -- Inputs:  runs.sweep_margin (fraction), runs.sweep_stop_on_slo (bool); run_summary.output_tok_s (tokens/s);
@@ -11,6 +10,7 @@
 --   slo_broken          sweep_stop_on_slo AND slo_met = false                                       bool
 --   stops_sweep         throughput_flat OR slo_broken: no higher level is run after this one      bool
 --   reason              why it stops, in words (NULL when it does not)
+-- reads: goodput, run_summary; tables: runs
 CREATE OR REPLACE VIEW sweep AS
 WITH levels AS (
     SELECT

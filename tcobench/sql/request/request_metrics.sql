@@ -1,5 +1,4 @@
 -- request_metrics: one row per stored request (warm-up and measured), every stored column plus the
--- reads: -; tables: requests
 -- per-request figures that every other view and tcobench's Python code read. A per-request formula, and the
 -- filter that says which requests count, are written here and nowhere else.
 --
@@ -17,6 +16,7 @@
 --                       (NULL without decode_tokens, or when decode_ns is 0 or NULL)
 -- server_decode_tok_s   server_eval_count / server_eval_ns * 1e9                                 tokens/s (engine clock)
 --                       (NULL unless the engine reported a positive eval time, e.g. Ollama's eval_duration)
+-- reads: -; tables: requests
 CREATE OR REPLACE VIEW request_metrics AS
 SELECT
     *,

@@ -1,5 +1,4 @@
 -- energy: one row per run that has telemetry: energy of the measurement window, mean and idle power,
--- reads: run_summary, window_close, window_open; tables: runs, telemetry
 -- joules per output token, peak device memory, and whether the figures can be trusted.
 --
 -- Samples used: per device, from the last sample at or before measure_start_ns to the first sample at or
@@ -24,6 +23,12 @@
 --                              samples are, but mean_w spreads it over the bracketing span, which may reach
 --                              at most 10% beyond the window (slow samplers such as the amd-smi command);
 --                  invalid_reason says which rule failed
+-- Steady state (view steady_window), from the samples bracketing [steady_start_ns, steady_end_ns] per device
+-- (window_open / window_close again):
+--   steady_mean_w       sum over devices of (counter delta where every sample has one, else the trapezoid
+--                       integral) / that device's bracketing span                                          W
+--   steady_j_per_token  steady_mean_w / run_summary.steady_output_tok_s                                  J/token
+-- reads: run_summary, steady_window, window_close, window_open; tables: runs, telemetry
 CREATE OR REPLACE VIEW energy AS
 WITH win AS (
     SELECT run_id, measure_start_ns AS t0, measure_end_ns AS t1
@@ -102,6 +107,46 @@ chosen AS (
     FROM per_run AS p
     JOIN win AS w USING (run_id)
 ),
+steady_bounds AS (
+    SELECT
+        w.run_id,
+        t.device_index,
+        window_open(t.ts_ns, w.steady_start_ns) AS lo,
+        window_close(t.ts_ns, w.steady_end_ns) AS hi
+    FROM steady_window AS w
+    JOIN telemetry AS t ON t.run_id = w.run_id
+    WHERE w.steady_s IS NOT NULL
+    GROUP BY w.run_id, t.device_index, w.steady_start_ns, w.steady_end_ns
+),
+steady_samples AS (
+    SELECT
+        t.run_id,
+        t.device_index,
+        t.ts_ns,
+        t.power_mw,
+        t.energy_mj,
+        lag(t.ts_ns) OVER dev AS prev_ns,
+        lag(t.power_mw) OVER dev AS prev_mw
+    FROM telemetry AS t
+    JOIN steady_bounds AS b
+        ON b.run_id = t.run_id AND b.device_index = t.device_index AND t.ts_ns BETWEEN b.lo AND b.hi
+    WINDOW dev AS (PARTITION BY t.run_id, t.device_index ORDER BY t.ts_ns)
+),
+steady_device AS (
+    SELECT
+        run_id,
+        device_index,
+        CASE WHEN count(energy_mj) = count(*) THEN (arg_max(energy_mj, ts_ns) - arg_min(energy_mj, ts_ns)) / 1e3
+            WHEN count(power_mw) = count(*) THEN sum((power_mw + prev_mw) / 2.0 * (ts_ns - prev_ns)) / 1e12
+        END / nullif((max(ts_ns) - min(ts_ns)) / 1e9, 0) AS mean_w
+    FROM steady_samples
+    GROUP BY run_id, device_index
+),
+steady_power AS (
+    SELECT run_id, CASE WHEN bool_and(mean_w IS NOT NULL) THEN sum(mean_w) END AS steady_mean_w
+    FROM steady_device
+    GROUP BY run_id
+),
 rated AS (
     SELECT *, energy_j / nullif(span_s, 0) AS mean_w, mean_w * window_s AS window_j
     FROM chosen
@@ -133,9 +178,12 @@ SELECT
                 || CAST(round(c.span_s, 1) AS VARCHAR) || ' s, over 10% more (counter energy)'
         WHEN c.energy_source = 'integrated' AND c.max_gap_ms > 500
             THEN 'a gap of ' || CAST(round(c.max_gap_ms) AS BIGINT) || ' ms between samples exceeds 500 ms'
-    END AS invalid_reason
+    END AS invalid_reason,
+    sp.steady_mean_w,
+    sp.steady_mean_w / nullif(k.steady_output_tok_s, 0) AS steady_j_per_token
 FROM rated AS c
 JOIN runs AS r USING (run_id)
 LEFT JOIN idle AS i USING (run_id)
 LEFT JOIN vram AS v USING (run_id)
-LEFT JOIN run_summary AS k USING (run_id);
+LEFT JOIN run_summary AS k USING (run_id)
+LEFT JOIN steady_power AS sp USING (run_id);

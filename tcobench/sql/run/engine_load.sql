@@ -1,5 +1,4 @@
 -- engine_load: one row per run with engine metrics: queue depth, running requests and KV-cache use inside the
--- reads: engine_samples, window_close, window_open; tables: runs
 -- engine during the measurement window, and preemptions over it (view engine_samples, one row per scrape).
 --
 -- Gauges use the scrapes taken inside the window, measure_start_ns <= ts_ns <= measure_end_ns:
@@ -11,6 +10,7 @@
 -- The counter uses the scrapes bracketing the window (the last at or before measure_start_ns, else the first; the
 -- first at or after measure_end_ns, else the last: macros window_open / window_close), like view energy:
 --   preemptions          preemptions_total at the closing scrape - at the opening scrape              requests
+-- reads: engine_samples, window_close, window_open; tables: runs
 CREATE OR REPLACE VIEW engine_load AS
 WITH win AS (
     SELECT run_id, measure_start_ns AS t0, measure_end_ns AS t1

@@ -1,5 +1,4 @@
 -- engine_samples: one row per run and scrape instant: the engine's own view of its load (table engine_metrics,
--- reads: -; tables: engine_metrics
 -- scraped by tasks.engine_metrics from llama.cpp /metrics + /slots, vLLM /metrics or Ollama /api/ps).
 --
 -- Values are summed over label sets (vLLM's engine index under data parallelism, llama.cpp's slots, Ollama's models):
@@ -11,6 +10,7 @@
 --   preemptions_total    sum of the engine's preemption counter since it started (vLLM num_preemptions_total)      requests
 --   model_vram_share     sum of model_vram_bytes / sum of model_size_bytes (Ollama /api/ps; < 1: partly on CPU)     fraction 0..1
 -- NULL where the engine does not report the quantity (Ollama has no queue or KV-cache figures).
+-- reads: -; tables: engine_metrics
 CREATE OR REPLACE VIEW engine_samples AS
 SELECT
     run_id,

@@ -1,5 +1,4 @@
 -- run_statistics: one row per run with ok measured requests (view request_metrics: ok): what the report's
--- reads: request_metrics
 -- latency distributions and compare's bootstrap need from a run's requests, so that neither rescans every
 -- request of the store. It is a function of one run's rows, so the store caches it at commit (tasks/views.py),
 -- like run_summary.
@@ -16,6 +15,7 @@
 -- output_e, output_ee   sum(e), sum(e * e)                                                s, s^2
 -- output_te             sum(t * e)                                                        tokens s
 -- total_t, total_tt, total_e, total_ee, total_te   the same with t = total_tokens
+-- reads: request_metrics
 CREATE OR REPLACE VIEW run_statistics AS
 WITH ok AS (
     SELECT run_id, ttft_ns, itl_ns, output_tokens, total_tokens, e2e_ns / 1e9 AS e

@@ -1,5 +1,4 @@
 -- run_summary: one row per run, over its measured requests (view request_metrics: measured, ok).
--- reads: request_metrics; tables: runs
 --
 -- A run with no measured request still has its row (n = 0, metrics NULL). Percentiles are quantile_cont
 -- (linear interpolation between the two nearest order statistics; docs/formulas.md says why). Latency, rate
@@ -40,6 +39,13 @@
 --                       (usage, server_counters, tokenizer, none)
 -- cached_tokens         sum(cached_tokens): prompt tokens the engine served from its cache     tokens (NULL: unreported)
 -- cached_share          cached_tokens / prompt_tokens                                            fraction
+-- Steady state (copied from view steady_window: the stretch at full load, its formulas there):
+-- steady_start_ns, steady_end_ns   the steady window                                             ns
+-- steady_share, short_steady       its share of the measured window; short_steady: share < 0.5    fraction, BOOLEAN
+-- steady_output_tok_s              output tokens inside the window / its length                   tokens/s
+-- steady_tpot_p50_ms, steady_tpot_p90_ms   TPOT percentiles of the requests decoding in it        ms per token
+-- steady_interactivity             1000 / steady_tpot_p50_ms                                      tokens/s/user
+-- reads: request_metrics, steady_window; tables: runs
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (
     SELECT
@@ -145,10 +151,19 @@ joined AS (
         r.client_saturated,
         r.client_check_note,
         s.token_count_source,
-        s.cached_tokens
+        s.cached_tokens,
+        w.steady_start_ns,
+        w.steady_end_ns,
+        w.steady_share,
+        w.short_steady,
+        w.steady_output_tok_s,
+        w.steady_tpot_p50_ms,
+        w.steady_tpot_p90_ms,
+        w.steady_interactivity
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
+    LEFT JOIN steady_window AS w ON w.run_id = r.run_id
 )
 SELECT
     * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms),

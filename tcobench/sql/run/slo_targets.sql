@@ -1,5 +1,4 @@
 -- slo_targets: one row per run: its latency targets for goodput (view goodput) and whether it has any.
--- reads: -; tables: runs
 --
 -- Inputs:
 --   runs: slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1; NULL = 0.9)
@@ -9,6 +8,7 @@
 --
 -- A view of its own so that a question about some runs' goodput can first ask, from the runs alone, whether any
 -- of them has a target (tasks/compare/candidates.py: goodput_of); view goodput judges every measured request.
+-- reads: -; tables: runs
 CREATE OR REPLACE VIEW slo_targets AS
 SELECT
     run_id,

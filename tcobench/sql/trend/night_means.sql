@@ -1,5 +1,4 @@
 -- night_means(pairs): a macro, not a view. The one definition of "a night's mean" that every night-weighted
--- reads: -
 -- figure of tcobench uses (SQL views, compare, the report), through night_weighted_mean or directly.
 --
 -- pairs     LIST of (value, night) rows, e.g. list((output_tok_s, batch_id)) over the runs of a group. A night
@@ -8,5 +7,6 @@
 --           reports runs.date (UTC) beside it as "dates".
 -- result    LIST of the mean value of each night (nights in ascending order); NULL values are left out of a
 --           night's mean, and a night with no value has a NULL mean
+-- reads: -
 CREATE OR REPLACE MACRO night_means(pairs) AS
     [list_avg([p[1] FOR p IN pairs IF p[2] = night]) FOR night IN list_sort(list_distinct([p[2] FOR p IN pairs]))];

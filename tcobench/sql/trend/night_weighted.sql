@@ -1,5 +1,4 @@
 -- night_weighted(source): a table macro, not a view. The night-weighting of macros night_means and
--- reads: -
 -- night_weighted_mean (the same rule: each night's mean over its runs, then the mean over nights) over a table
 -- of groups instead of one list per group: a hash aggregate over every row, where the list macros compare every
 -- row of a group with every night of it (a year of nightly runs in 12,000 groups: 0.23 s here against 6.2 s by
@@ -14,6 +13,7 @@
 --   highest   the highest night's mean                    = list_max(night_means(list((value, night))))
 --   nights    the nights with a value                     count
 --   runs      the rows with a value                       count
+-- reads: -
 CREATE OR REPLACE MACRO night_weighted(source) AS TABLE
     WITH nights AS (
         SELECT "key", night, avg("value") AS night_mean, count(*) AS runs

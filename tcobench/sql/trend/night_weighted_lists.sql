@@ -1,5 +1,4 @@
 -- night_weighted_lists(source): a table macro, not a view. Table macro night_weighted element by element, for
--- reads: night_means
 -- groups whose values are lists of equal meaning position by position (a run's latency quantiles at fixed
 -- probabilities): the same rule (each night's mean over its runs, then the mean over nights), position by
 -- position, computed on the lists instead of one row per element (a year's runs' 101-quantile lists: 3.7 M
@@ -15,6 +14,7 @@
 --   highest   per position: the highest night's mean                       = night_weighted's highest
 --   nights    the nights with a list                                       count
 --   runs      the lists                                                    count
+-- reads: night_means
 CREATE OR REPLACE MACRO night_weighted_lists(source) AS TABLE
     WITH nights AS (
         SELECT "key", night, list("value") AS lists, count(*) AS runs

@@ -1,5 +1,4 @@
 -- trend_runs: one row per run in its series (host, model_name, workload, concurrency), oldest first, with
--- reads: run_summary, trend_series; tables: runs
 -- the change against the previous run and the spread of the runs before it: view nightly_trend without the
 -- cost column (nightly_trend is this view plus tco's usd_per_m_output_tokens). The statistical test on
 -- per-request samples (Mann-Whitney U + effect size) is tasks/history.py; this view is the series, and what
@@ -15,6 +14,7 @@
 --                        mean / sample sd of req_decode_tok_s_p50 over up to 7 previous runs   tokens/s
 -- engine_version, driver_version, image_digest, model_digest, prompt_set_hash, extra_body
 --                        what could explain a change
+-- reads: run_summary, trend_series; tables: runs
 CREATE OR REPLACE VIEW trend_runs AS
 WITH series AS (
     SELECT

@@ -1,0 +1,123 @@
+-- steady_window: one row per run with measured requests: the stretch of its measurement in which the load was
+-- full (the steady state), and the run's figures over that stretch. Reads runs and request_metrics (measured
+-- requests; the token and latency figures count ok requests only). Times are ns since the Unix epoch.
+--
+-- Per measured request: first_ns = start_ns + ttft_ns (first content token), end_ns = start_ns + e2e_ns.
+-- Closed loop (runs.rate_rps IS NULL), c = runs.concurrency:
+--   steady_start_ns     the c-th smallest first_ns: all c streams are in flight and have sent a token   ns
+--                       (NULL when fewer than c requests got a first token: the batch was never full)
+--   steady_end_ns       the smallest end_ns after the last measured send (max start_ns): the first      ns
+--                       stream that finished without being replaced, as nothing was left to send
+-- Open loop (runs.rate_rps set, --rate):
+--   steady_start_ns     min(start_ns) + quantile_cont(e2e_ns, 0.5) of ok requests: the first arrival    ns
+--                       plus the median end-to-end latency (the in-flight count has built up)
+--   steady_end_ns       max(start_ns): the last arrival                                                 ns
+-- steady_s              (steady_end_ns - steady_start_ns) / 1e9, NULL when not positive                 s
+-- steady_share          overlap of [steady_start_ns, steady_end_ns] with [measure_start_ns,             fraction
+--                       measure_end_ns] / (measure_end_ns - measure_start_ns); 0 when the window is empty
+-- short_steady          steady_share < 0.5: most of the level ran below full load                        BOOLEAN
+-- steady_output_tokens  over ok requests: the first token when first_ns lies in the window, plus         tokens
+--                       decode_tokens x (overlap of [first_ns, first_ns + decode_ns] with the window) /
+--                       decode_ns (tokens after the first spread evenly over the decode time)
+-- steady_output_tok_s   steady_output_tokens / steady_s                                                 tokens/s
+-- steady_requests       ok requests whose decode midpoint (first_ns + decode_ns / 2) lies in the window  count
+-- steady_tpot_p50_ms, steady_tpot_p90_ms
+--                       quantile_cont(tpot_ns, q) / 1e6 over those steady_requests                      ms per token
+-- steady_interactivity  1000 / steady_tpot_p50_ms: one user's decode speed in the steady state         tokens/s/user
+-- reads: request_metrics; tables: runs
+CREATE OR REPLACE VIEW steady_window AS
+WITH req AS (
+    SELECT
+        run_id,
+        ok,
+        start_ns,
+        e2e_ns,
+        start_ns + ttft_ns AS first_ns,
+        start_ns + e2e_ns AS end_ns,
+        decode_ns,
+        decode_tokens,
+        tpot_ns
+    FROM request_metrics
+    WHERE measured
+),
+ranked AS (
+    SELECT run_id, first_ns, row_number() OVER (PARTITION BY run_id ORDER BY first_ns) AS k
+    FROM req
+    WHERE first_ns IS NOT NULL
+),
+last_send AS (
+    SELECT run_id, max(start_ns) AS last_ns, min(start_ns) AS first_send_ns,
+        quantile_cont(e2e_ns, 0.5) FILTER (WHERE ok) AS e2e_p50_ns
+    FROM req
+    GROUP BY run_id
+),
+opens AS (
+    SELECT k.run_id, k.first_ns AS full_ns
+    FROM ranked AS k
+    JOIN runs AS r ON r.run_id = k.run_id AND k.k = r.concurrency
+),
+closes AS (
+    SELECT q.run_id, min(q.end_ns) AS unreplaced_ns
+    FROM req AS q
+    JOIN last_send AS l ON l.run_id = q.run_id AND q.end_ns > l.last_ns
+    GROUP BY q.run_id
+),
+bounds AS (
+    SELECT
+        r.run_id,
+        r.measure_start_ns,
+        r.measure_end_ns,
+        CASE WHEN r.rate_rps IS NULL THEN o.full_ns ELSE CAST(l.first_send_ns + l.e2e_p50_ns AS BIGINT) END
+            AS steady_start_ns,
+        CASE WHEN r.rate_rps IS NULL THEN c.unreplaced_ns ELSE l.last_ns END AS steady_end_ns
+    FROM runs AS r
+    JOIN last_send AS l ON l.run_id = r.run_id
+    LEFT JOIN opens AS o ON o.run_id = r.run_id
+    LEFT JOIN closes AS c ON c.run_id = r.run_id
+),
+windowed AS (
+    SELECT
+        *,
+        CASE WHEN steady_end_ns > steady_start_ns THEN (steady_end_ns - steady_start_ns) / 1e9 END AS steady_s,
+        CASE WHEN steady_end_ns > steady_start_ns
+            THEN coalesce(greatest(0, least(steady_end_ns, measure_end_ns)
+                - greatest(steady_start_ns, measure_start_ns)) / nullif(measure_end_ns - measure_start_ns, 0), 0)
+            ELSE 0
+        END AS steady_share
+    FROM bounds
+),
+steady_requests AS (
+    SELECT
+        w.run_id,
+        sum(CASE WHEN q.first_ns BETWEEN w.steady_start_ns AND w.steady_end_ns THEN 1 ELSE 0 END
+            + CASE WHEN q.decode_ns > 0 THEN coalesce(q.decode_tokens, 0) * greatest(0,
+                least(q.first_ns + q.decode_ns, w.steady_end_ns) - greatest(q.first_ns, w.steady_start_ns))
+                / q.decode_ns ELSE 0 END) AS steady_output_tokens,
+        count(*) FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns)
+            AS steady_requests,
+        quantile_cont(q.tpot_ns, 0.50)
+            FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns) / 1e6
+            AS steady_tpot_p50_ms,
+        quantile_cont(q.tpot_ns, 0.90)
+            FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns) / 1e6
+            AS steady_tpot_p90_ms
+    FROM windowed AS w
+    JOIN req AS q ON q.run_id = w.run_id AND q.ok
+    WHERE w.steady_s IS NOT NULL
+    GROUP BY w.run_id
+)
+SELECT
+    w.run_id,
+    w.steady_start_ns,
+    w.steady_end_ns,
+    w.steady_s,
+    w.steady_share,
+    w.steady_share < 0.5 AS short_steady,
+    s.steady_output_tokens,
+    s.steady_output_tokens / w.steady_s AS steady_output_tok_s,
+    coalesce(s.steady_requests, 0) AS steady_requests,
+    s.steady_tpot_p50_ms,
+    s.steady_tpot_p90_ms,
+    1000 / nullif(s.steady_tpot_p50_ms, 0) AS steady_interactivity
+FROM windowed AS w
+LEFT JOIN steady_requests AS s ON s.run_id = w.run_id;
