@@ -13,6 +13,10 @@ by content.
   once (docs/performance.md has the cost).
 - ``mismatch`` (``store verify``): every file, hashed every time: proof by content, whatever the cache says.
 
+- ``find_undecodable`` (after a read failed with a DuckDB error, ``tcobench.cli._damage``): files without a
+  checksum are decoded one by one; those that fail are left out of every later read of the process, which is then
+  tried once more.
+
 Object-storage data (``s3://``) is not hashed here (reading it back would cost the whole store's transfer): there,
 ``store verify`` decodes every file.
 """
@@ -31,7 +35,17 @@ import duckdb
 from .health import Damage, DataFile, data_files
 from .lake import LAKE, StoreLocation
 
-__all__ = ["TABLE", "content_damage", "file_sha256", "mismatch", "record_new", "recorded"]
+__all__ = [
+    "TABLE",
+    "UNDECODABLE",
+    "content_damage",
+    "file_sha256",
+    "find_undecodable",
+    "known_undecodable",
+    "mismatch",
+    "record_new",
+    "recorded",
+]
 
 TABLE = "tcobench_file_checksum"
 _META = f"__ducklake_metadata_{LAKE}"
@@ -153,3 +167,43 @@ def content_damage(
     if changed:
         _save(cache, proven)
     return damage
+
+
+# Files found not to decode in this process (``find_undecodable``): path -> why. Reads leave them out like files
+# that fail their checksum (``tasks.query``), for the rest of the process.
+UNDECODABLE: dict[str, str] = {}
+
+
+def known_undecodable(files: list[DataFile], skip: set[str]) -> list[Damage]:
+    """The listed files this process found not to decode (``find_undecodable``), less ``skip``."""
+    return [Damage(f.schema, f.table, f.path, UNDECODABLE[f.path]) for f in files
+            if f.path in UNDECODABLE and f.path not in skip]  # fmt: skip
+
+
+def find_undecodable(location: StoreLocation) -> list[str]:
+    """Decode every local data file that has no checksum (a store of tcobench < 0.3, or a file written since the
+    last commit) and is not yet known bad; remember those that fail in ``UNDECODABLE``; the new ones. A file whose
+    checksum was recorded is not decoded: it decoded when it was written, and ``content_damage`` proves it is
+    unchanged. Only called after a read failed (the cost of decoding falls on the error path alone)."""
+    if location.data_dir is None or not location.exists():
+        return []
+    from .lake import attach_sql, new_instance, one_line, sql_string
+
+    con = new_instance(location)
+    found: list[str] = []
+    try:
+        con.execute(attach_sql(location, read_only=True))
+        known = recorded(con)
+        for path, _ in _paths(data_files(con, location.data_path)):
+            if path in UNDECODABLE or _relative(location, path) in known:
+                continue
+            try:
+                reader = con.execute(f"SELECT * FROM read_parquet({sql_string(path)})").fetch_record_batch(65536)
+                for _ in reader:
+                    pass
+            except duckdb.Error as exc:
+                UNDECODABLE[path] = f"does not decode: {one_line(exc)[:200]}"
+                found.append(path)
+    finally:
+        con.close()
+    return found

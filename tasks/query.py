@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
 
-from .checksums import content_damage
+from .checksums import content_damage, known_undecodable
 from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
 from .rows import IDS, id_list
@@ -265,6 +265,7 @@ def _open(
         files = data_files(con, location.data_path, snap) if location.data_dir is not None else None
         damage = damaged_files(con, location, snap, files) if files is not None else []
         damage += content_damage(con, location, files or [], {d.path for d in damage})  # same size, other bytes
+        damage += known_undecodable(files or [], {d.path for d in damage})
         _base_views(con, snap, damage, files)
         if damage:
             _leave_out(con, damage, warn)

@@ -153,3 +153,29 @@ def test_an_unchanged_store_is_hashed_once_per_machine(tmp_path: Path) -> None:
     flip(target, (0.5,))
     done = _tcobench("query", "select count(*) as n from runs", env=env)
     assert done.returncode == 0 and _warned(done.stderr, target), done.stderr
+
+
+def test_a_file_without_checksum_that_does_not_decode_is_found_when_a_read_trips_on_it(tmp_path: Path) -> None:
+    """A store of tcobench < 0.3 (no checksums: the side table emptied here) with a requests file whose pages are
+    garbage and whose footer is whole: the read that trips on it decodes the unrecorded files, leaves that one out
+    with the warning, and answers; a command that cannot answer says so in one line. Never a traceback."""
+    import duckdb
+
+    store = tmp_path / "store"
+    write_fleet(store, nights=1)
+    con = duckdb.connect(str(store / "catalog.ducklake"))
+    con.execute("DELETE FROM tcobench_file_checksum")
+    con.close()
+    target = sorted(data_files(store, "requests"))[0]
+    runs = {str(r) for r in pq.read_table(target, columns=["run_id"]).column("run_id").to_pylist()}
+    data = bytearray(Path(target).read_bytes())
+    footer = int.from_bytes(data[-8:-4], "little") + 8
+    data[4 : len(data) - footer] = bytes((i * 151 + 7) % 256 for i in range(len(data) - footer - 4))
+    Path(target).write_bytes(bytes(data))
+    env = _env(store, tmp_path)
+    for args in (("query", "select run_id, count(*) as n from requests group by 1 order by 1"), ("summary",)):
+        done = _tcobench(*args, env=env)
+        assert "Traceback" not in done.stderr, done.stderr[-3000:]
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert _warned(done.stderr, target) and "does not decode" in done.stderr, done.stderr[-3000:]
+        _no_damaged_rows(done.stdout, runs)
