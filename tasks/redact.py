@@ -4,7 +4,7 @@ parameters), so a credential given on a command line or in a request body never 
 A secret is:
 - the value of a command-line flag named like one (``--api-key KEY``, ``--api-key=KEY``, ``--hf-token T``);
 - the user info of a URL (``http://user:password@host`` -> ``http://***@host``);
-- the credential after ``Bearer`` or ``Basic``;
+- the credential after ``Bearer`` or ``Basic`` (as an Authorization header carries it);
 - the value of a mapping key named like one, at any depth (``--extra-body '{"api_key": ...}'``, an engine
   container's ``HF_TOKEN``).
 
@@ -30,7 +30,9 @@ _SECRET_WORDS = frozenset(
 )  # fmt: skip
 _KEY_OWNERS = frozenset({"api", "private", "access", "secret", "signing", "encryption"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_SCHEME_CREDENTIAL = re.compile(r"\b(Bearer|Basic|Token)(\s+)[^\s\"',;]+", re.IGNORECASE)
+# "Bearer X" / "Basic X" as an Authorization header carries them: X a credential-like word (6+ characters; Basic's is
+# base64 with a digit or padding), so prose ("Basic setup") is left alone.
+_SCHEME_CREDENTIAL = re.compile(r"\b(Bearer|Basic)(\s+)([^\s\"',;|]{6,})", re.IGNORECASE)
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][A-Za-z0-9_.-]*)(=|\s+)([^\s\"']+)")
 
 
@@ -48,10 +50,17 @@ def _mask_flags(text: str) -> str:
     return _FLAG_IN_TEXT.sub(lambda m: f"{m[1]}{m[2]}{MASK}" if is_secret_name(m[1]) else m[0], text)
 
 
+def _mask_credential(m: re.Match[str]) -> str:
+    word = m[3]
+    if m[1].lower() == "basic" and not (re.fullmatch(r"[A-Za-z0-9+/]+=*", word) and re.search(r"[0-9=+/]", word)):
+        return m[0]
+    return f"{m[1]}{m[2]}{MASK}"
+
+
 def redact_text(text: str) -> str:
     """``text`` with URL user info, ``Bearer``/``Basic`` credentials and secret flags' values masked."""
     text = redact_url(text)
-    text = _SCHEME_CREDENTIAL.sub(lambda m: f"{m[1]}{m[2]}{MASK}", text)
+    text = _SCHEME_CREDENTIAL.sub(_mask_credential, text)
     return _mask_flags(text)
 
 

@@ -35,9 +35,15 @@ def test_command_lines_lose_every_secret_and_keep_the_rest() -> None:
 
 def test_text_and_nested_values() -> None:
     assert KEY not in redact_text(f"llama-server --port 8 --api-key {KEY} --api-key={KEY}")
-    body = {"api_key": KEY, "max_tokens": 5, "nested": [{"Authorization": f"Bearer {KEY}"}, f"token {KEY}"],
+    body = {"api_key": KEY, "max_tokens": 5, "nested": [{"Authorization": f"Bearer {KEY}"}, f"Bearer {KEY}"],
             "env": {"HF_TOKEN": KEY, "PATH": "/bin"}, "args": ("--api-key", KEY)}  # fmt: skip
     out = redact(body)
     assert KEY not in repr(out)
     assert out["max_tokens"] == 5 and out["env"]["PATH"] == "/bin" and out["api_key"] == MASK
     assert out["args"] == ("--api-key", MASK)
+
+
+def test_prose_and_tables_are_left_alone() -> None:
+    text = "| cost $/token | $ per 1M output tokens |\nBasic setup, bearer of news; max_tokens=64 --port 8080"
+    assert redact_text(text) == text
+    assert redact_text("Authorization: Basic dXNlcjpwYXNz") == "Authorization: Basic ***"
