@@ -15,6 +15,7 @@ word is token, or it ends in api/private/access/secret + key. ``max_tokens`` and
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,7 +32,7 @@ _SECRET_WORDS = frozenset(
 _KEY_OWNERS = frozenset({"api", "private", "access", "secret", "signing", "encryption"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # "Bearer X" / "Basic X" as an Authorization header carries them: X a credential-like word (6+ characters; Basic's is
-# base64 with a digit or padding), so prose ("Basic setup") is left alone.
+# base64 of user:password), so prose ("Basic setup") is left alone.
 _SCHEME_CREDENTIAL = re.compile(r"\b(Bearer|Basic)(\s+)([^\s\"',;|]{6,})", re.IGNORECASE)
 _FLAG_IN_TEXT = re.compile(r"(--?[A-Za-z][A-Za-z0-9_.-]*)(=|\s+)([^\s\"']+)")
 
@@ -50,9 +51,16 @@ def _mask_flags(text: str) -> str:
     return _FLAG_IN_TEXT.sub(lambda m: f"{m[1]}{m[2]}{MASK}" if is_secret_name(m[1]) else m[0], text)
 
 
+def _basic_credential(word: str) -> bool:
+    """Whether ``word`` is what an Authorization: Basic header carries: base64 of ``user:password``."""
+    try:
+        return b":" in base64.b64decode(word + "=" * (-len(word) % 4), validate=True)
+    except ValueError:
+        return False
+
+
 def _mask_credential(m: re.Match[str]) -> str:
-    word = m[3]
-    if m[1].lower() == "basic" and not (re.fullmatch(r"[A-Za-z0-9+/]+=*", word) and re.search(r"[0-9=+/]", word)):
+    if m[1].lower() == "basic" and not _basic_credential(m[3]):
         return m[0]
     return f"{m[1]}{m[2]}{MASK}"
 
