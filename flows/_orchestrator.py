@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
 from tcobench.tasks.procs import spawn_options
+from tcobench.tasks.redact import redact, redact_text
 
 __all__ = ["flow", "inline", "prefect_enabled", "run_log", "start_api_server", "task"]
 
@@ -58,7 +59,14 @@ def flow(name: str) -> Callable[[F], F]:
         return lambda fn: fn
     from prefect import flow as prefect_flow
 
-    return cast(Callable[[F], F], prefect_flow(name=name, validate_parameters=False))
+    def decorate(fn: F) -> F:
+        made = prefect_flow(name=name, validate_parameters=False)(fn)
+        serialize = made.serialize_parameters
+        # what Prefect stores of a flow run's parameters, secrets masked (tasks.redact); the call gets them whole
+        made.serialize_parameters = lambda parameters: redact(serialize(parameters))  # type: ignore[method-assign]
+        return cast(F, made)
+
+    return decorate
 
 
 def inline(fn: F) -> F:
@@ -79,10 +87,12 @@ def run_log() -> Callable[[str], None]:
         from prefect.exceptions import MissingContextError
 
         try:
-            return get_run_logger().info
+            write: Callable[[str], None] = get_run_logger().info
         except MissingContextError:
-            pass
-    return logging.getLogger("tcobench").info
+            write = logging.getLogger("tcobench").info
+    else:
+        write = logging.getLogger("tcobench").info
+    return lambda line: write(redact_text(line))  # a line may quote a command or URL: secrets masked
 
 
 class _SubprocessWith:

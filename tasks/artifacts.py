@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable
 
+from .redact import redact_text
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -48,7 +50,7 @@ def publish_summary(markdown: str, key: str = ARTIFACT_KEY, description: str = "
         return None
     from prefect.artifacts import create_markdown_artifact
 
-    artifact_id = create_markdown_artifact(markdown=markdown, key=key, description=description)
+    artifact_id = create_markdown_artifact(markdown=redact_text(markdown), key=key, description=description)
     return str(artifact_id)
 
 
@@ -58,6 +60,7 @@ def publish_link(link: str, text: str, key: str) -> str | None:
         return None
     from prefect.artifacts import create_link_artifact
 
+    link, text = redact_text(link), redact_text(text)
     return str(create_link_artifact(link=link, link_text=text, key=key, description=text))
 
 

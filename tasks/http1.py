@@ -21,6 +21,11 @@ issue 15): that is the client's ceiling. This client does only what a streamed P
   request that meets a closed connection before any response byte raises ``RemoteProtocolError`` with
   ``nothing_received`` (the caller resends it once, as ``tasks.measure`` does).
 
+The response head (and a chunked body's size lines and trailers) is checked line by line as it arrives, against
+RFC 9112's grammar as h11 reads it: a line ended by a bare LF, or a line that breaks the grammar or already cannot
+become valid, fails the request at once with RemoteProtocolError naming it (never by waiting for the timeout);
+tests/unit/tasks/test_http1_properties.py checks this against h11 on generated responses.
+
 Errors carry httpx's class names (``ConnectError``, ``ConnectTimeout``, ``RemoteProtocolError``, ``ReadError``,
 ``WriteError``): request rows name them, as they did with httpx. Timeouts other than connecting are the caller's
 (``asyncio.timeout`` around the whole request).
@@ -31,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import platform
+import re
 import socket
 import ssl
 import struct
@@ -59,6 +65,21 @@ __all__ = [
 MAX_BUFFERED_BYTES = 256 * 1024  # received bytes held for a reader that is behind: reading pauses over this
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers (and a chunked body's trailers)
 MAX_SIZE_LINE = 1024  # a chunk-size line (with extensions)
+# RFC 9112's grammar, as h11 (httpx's parser) reads it: a status line, a header line (name, colon, a value of any
+# byte but NUL, CR, LF, VT and FF), an obsolete folded continuation line, a chunk-size line with its extensions.
+_STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: [^\x00\n\r\x0b\x0c]*)?")
+_HEADER_LINE = re.compile(rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[^\x00\n\r\x0b\x0c]*")
+_FOLDED_LINE = re.compile(rb"[ \t][^\x00\n\r\x0b\x0c]*")
+_PARTIAL_STATUS = re.compile(
+    rb"(?:H(?:T(?:T(?:P(?:/(?:[0-9](?:\.(?:[0-9](?: (?:[0-9]{0,2}|[0-9]{3}"
+    rb"(?: [^\x00\n\r\x0b\x0c]*)?))?)?)?)?)?)?)?)?)?\r?"  # a prefix of a status line
+)
+_PARTIAL_HEADER = re.compile(
+    rb"(?:[-!#$%&'*+.^_`|~0-9a-zA-Z]+(?::[^\x00\n\r\x0b\x0c]*)?|[ \t][^\x00\n\r\x0b\x0c]*)?\r?"
+)
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;[^\n]*)?[ \t]*")
+_PARTIAL_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{0,20}(?:;[^\n]*)?[ \t]*\r?")
+_DIGITS = re.compile(rb"[0-9]{1,20}")  # h11's bound: 20 digits
 # Linux's SO_TIMESTAMPNS (35 in asm-generic/socket.h, which x86-64 and arm64 use; Python's socket module does not
 # name it): a struct timespec of CLOCK_REALTIME, two longs, comes with every read. Other platforms: no stamps.
 SO_TIMESTAMPNS = 35
@@ -333,22 +354,113 @@ class _ToClose:
         self.done = True
 
 
+class _HeadLines:
+    """The lines of a response head (or of a chunked body's trailers), fed bytes as they come and checked as they
+    come: a line ended by a bare LF (no CR), a complete line that breaks the grammar, or an incomplete one that
+    already cannot become valid raises RemoteProtocolError at once, never after waiting for more bytes. ``done``
+    once the empty line came, ``extra`` the bytes after it."""
+
+    def __init__(self, what: str, status: bool) -> None:
+        self._what = what  # "response head" or "chunked trailers", for messages
+        self._status = status  # the first line is a status line
+        self._buf = b""
+        self._pos = 0  # where the line being received starts in ``_buf``
+        self.lines: list[bytes] = []
+        self.done = False
+        self.extra = b""
+
+    @property
+    def started(self) -> bool:
+        return bool(self._buf)
+
+    def feed(self, data: bytes) -> None:
+        buf, pos = self._buf + data, self._pos
+        while True:
+            i = buf.find(b"\n", pos)
+            if i < 0:
+                break
+            if i == pos or buf[i - 1] != 0x0D:
+                raise RemoteProtocolError(f"malformed {self._what}: line {len(self.lines) + 1} ends in a bare LF "
+                                          "(LF without CR); HTTP/1.1 ends lines with CRLF")  # fmt: skip
+            line, pos = buf[pos : i - 1], i + 1
+            if not line and (self.lines or not self._status):
+                self.done, self.extra, self._buf = True, buf[pos:], b""
+                return
+            self._check(line)
+            self.lines.append(line)
+        if len(buf) > MAX_HEAD_BYTES:
+            raise RemoteProtocolError(f"{self._what} over {MAX_HEAD_BYTES} bytes")
+        rest = buf[pos:]
+        partial = _PARTIAL_STATUS if self._status and not self.lines else _PARTIAL_HEADER
+        if rest and partial.fullmatch(rest) is None:
+            self._check(rest)  # raises, naming the line
+        self._buf, self._pos = buf, pos
+
+    def _check(self, line: bytes) -> None:
+        if self._status and not self.lines:
+            if _STATUS_LINE.fullmatch(line) is None:
+                raise RemoteProtocolError(f"malformed status line: {line[:80]!r}")
+        elif line[:1] in (b" ", b"\t"):
+            if len(self.lines) == int(self._status) or _FOLDED_LINE.fullmatch(line) is None:
+                raise RemoteProtocolError(f"malformed {self._what}: continuation line {line[:80]!r}")
+        elif _HEADER_LINE.fullmatch(line) is None:
+            raise RemoteProtocolError(f"malformed {self._what}: header line {line[:80]!r}")
+
+    def fields(self) -> list[tuple[str, str]]:
+        """(name lower-case, value without surrounding blanks) of each header line, folded lines joined."""
+        out: list[tuple[bytes, bytes]] = []
+        for line in self.lines[int(self._status) :]:
+            if line[:1] in (b" ", b"\t"):
+                name, value = out[-1]
+                out[-1] = (name, value + b" " + line.lstrip(b" \t"))
+            else:
+                name, _, value = line.partition(b":")
+                out.append((name, value))
+        return [(name.lower().decode("ascii"), value.strip(b" \t").decode("latin-1")) for name, value in out]
+
+    def response_head(self) -> tuple[bytes, int, dict[str, str]]:
+        """(version, status, headers) of a complete response head; the framing headers are checked as h11 checks
+        them: Content-Length digits only, one value however often repeated; Transfer-Encoding only ``chunked``."""
+        match = _STATUS_LINE.fullmatch(self.lines[0])
+        assert match is not None  # checked as it came
+        headers: dict[str, str] = {}
+        for name, value in self.fields():
+            if name == "content-length":
+                lengths = {v.strip(" \t") for v in value.split(",")}
+                single = lengths.pop() if len(lengths) == 1 else None
+                if single is None or headers.get(name, single) != single:
+                    raise RemoteProtocolError(f"conflicting Content-Length headers: {value[:40]!r}")
+                _length(value := single)
+            elif name == "transfer-encoding":
+                if name in headers:
+                    raise RemoteProtocolError("multiple Transfer-Encoding headers")
+                if value.lower() != "chunked":
+                    raise RemoteProtocolError(f"unsupported Transfer-Encoding: {value[:40]!r} (only chunked)")
+            headers[name] = f"{headers[name]}, {value}" if name in headers and name != "content-length" else value
+        return b"HTTP/" + match[1], int(match[2]), headers
+
+
 class _Dechunker:
     """Chunked transfer-encoding, fed bytes as they come: ``feed`` returns the payload bytes they complete or
     continue (partial chunks included); ``done`` once the last chunk and its trailers are in, ``extra`` the
-    bytes after them."""
+    bytes after them. A size line that breaks the grammar (or ends in a bare LF) raises at once."""
 
     def __init__(self) -> None:
-        self._held = b""  # bytes of a size line, a CRLF or the trailers not yet whole
+        self._held = b""  # bytes of a size line or a CRLF not yet whole
         self._left = -1  # payload bytes left in this chunk; -1: a size line is next, -2: the CRLF after a payload
-        self._trailers = False
+        self._trailers: _HeadLines | None = None  # after the last chunk
         self.done = False
         self.extra = b""
 
     def feed(self, data: bytes) -> list[bytes]:
         buf = self._held + data if self._held else data
-        pos, out, end = 0, [], len(buf)
-        while pos < end or self._trailers:
+        pos, end = 0, len(buf)
+        out: list[bytes] = []
+        while pos < end:
+            if self._trailers is not None:  # the last chunk came: trailer lines (or none) and an empty line
+                self._trailers.feed(buf[pos:])
+                self.done, self.extra, self._held = self._trailers.done, self._trailers.extra, b""
+                return out
             left = self._left
             if left > 0:
                 stop = min(end, pos + left)
@@ -360,34 +472,28 @@ class _Dechunker:
                 self._left = left = -2
             if left == -2:
                 if end - pos < 2:
+                    if buf[pos:end] not in (b"", b"\r"):
+                        raise RemoteProtocolError("malformed chunked encoding: no CRLF after a chunk")
                     break
                 if buf[pos : pos + 2] != b"\r\n":
                     raise RemoteProtocolError("malformed chunked encoding: no CRLF after a chunk")
                 pos += 2
                 self._left = -1
-            if self._trailers:  # the last chunk came: an empty line, or trailer lines and an empty line, end it
-                if buf[pos : pos + 2] == b"\r\n":
-                    stop = pos + 2
-                else:
-                    found = buf.find(b"\r\n\r\n", pos)
-                    stop = found + 4 if found >= 0 else -1
-                if stop < 0:
-                    if end - pos > MAX_HEAD_BYTES:
-                        raise RemoteProtocolError(f"chunked trailers over {MAX_HEAD_BYTES} bytes")
-                    break
-                self.done, self.extra, self._held = True, buf[stop:], b""
-                return out
-            i = buf.find(b"\r\n", pos)
-            if i < 0:
-                if end - pos > MAX_SIZE_LINE:
-                    raise RemoteProtocolError("malformed chunked encoding: no chunk size line")
-                break
-            size = _chunk_size(buf[pos:i])
-            pos = i + 2
-            if size == 0:
-                self._trailers = True
                 continue
-            self._left = size
+            i = buf.find(b"\n", pos)
+            if i < 0:
+                if end - pos > MAX_SIZE_LINE or _PARTIAL_CHUNK_SIZE.fullmatch(buf, pos) is None:
+                    raise RemoteProtocolError(f"malformed chunk size line: {buf[pos : pos + 40]!r}")
+                break
+            if i == pos or buf[i - 1] != 0x0D:
+                raise RemoteProtocolError("malformed chunked encoding: a chunk size line ends in a bare LF (LF "
+                                          "without CR); HTTP/1.1 ends lines with CRLF")  # fmt: skip
+            size = _chunk_size(buf[pos : i - 1])
+            pos = i + 1
+            if size == 0:
+                self._trailers = _HeadLines("chunked trailers", status=False)
+            else:
+                self._left = size
         self._held = buf[pos:]
         return out
 
@@ -408,10 +514,11 @@ class Response:
         self._conn = conn
         self._arrival = 0
         self.complete = False  # the body was read to its end
-        encoding = headers.get("transfer-encoding", "").lower()
-        self._chunked = "chunked" in encoding
+        self._chunked = "transfer-encoding" in headers  # checked: chunked is the only one (_HeadLines)
         length = headers.get("content-length")
         self._length = None if self._chunked or length is None else _length(length)
+        if status_code in (204, 304):  # no body, whatever the headers say (RFC 9112 6.3)
+            self._chunked, self._length = False, 0
         to_close = self._length is None and not self._chunked  # the body ends when the connection does
         self.keep_alive = version == b"HTTP/1.1" and "close" not in headers.get("connection", "").lower()
         self.keep_alive = self.keep_alive and not to_close
@@ -456,6 +563,9 @@ class Response:
         token stream). Returns once the body ended, or ``sink`` returned True (stop: the connection is then not
         reused); raises what the framing or ``sink`` raised, and ReadError if the connection broke."""
         body, inbox = self._framing(), self._conn.inbox
+        if body.done:  # an empty body (Content-Length: 0, 204, 304): no piece will come to end it
+            self._ended(body)
+            return
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def take(data: bytes, stamp: int) -> None:
@@ -490,23 +600,16 @@ def _read_error(exc: BaseException) -> ReadError:
 
 
 def _length(value: str) -> int:
-    try:
-        length = int(value)
-    except ValueError:
-        length = -1
-    if length < 0:
+    if _DIGITS.fullmatch(value.encode("latin-1")) is None:
         raise RemoteProtocolError(f"malformed Content-Length: {value[:40]!r}")
-    return length
+    return int(value)
 
 
 def _chunk_size(line: bytes) -> int:
-    try:
-        size = int(line.split(b";", 1)[0], 16)
-    except ValueError:
-        size = -1
-    if size < 0:
+    match = _CHUNK_SIZE.fullmatch(line)
+    if match is None:
         raise RemoteProtocolError(f"malformed chunk size line: {line[:40]!r}")
-    return size
+    return int(match[1], 16)
 
 
 class Connection:
@@ -617,36 +720,18 @@ class Connection:
                 return Response(self, version, status, headers)
 
     async def _read_head(self, inbox: _Inbox) -> tuple[bytes, int, dict[str, str]]:
-        buf = b""
-        while True:
+        head = _HeadLines("response head", status=True)
+        while not head.done:
             try:
                 data, stamp = await inbox.take()
             except OSError as exc:  # reset: whether any byte came first is unknown, and nothing usable did
                 raise RemoteProtocolError(f"connection lost before the response: {exc or type(exc).__name__}",
                                           True) from exc  # fmt: skip
             if not data:
-                if buf:
+                if head.started:
                     raise RemoteProtocolError("peer closed connection in the middle of the response head")
                 raise RemoteProtocolError("Server disconnected without sending a response.", True)
-            start = max(0, len(buf) - 3)
-            buf += data
-            end = buf.find(b"\r\n\r\n", start)
-            if end >= 0:
-                if len(buf) > end + 4:
-                    inbox.put_back(buf[end + 4 :], stamp)
-                head = buf[:end]
-                break
-            if len(buf) > MAX_HEAD_BYTES:
-                raise RemoteProtocolError(f"response head over {MAX_HEAD_BYTES} bytes")
-        if end > MAX_HEAD_BYTES:
-            raise RemoteProtocolError(f"response head over {MAX_HEAD_BYTES} bytes")
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-            raise RemoteProtocolError(f"malformed status line: {lines[0][:80]!r}")
-        headers = {}
-        for line in lines[1:]:
-            name, colon, value = line.partition(b":")
-            if colon:
-                headers[name.strip().lower().decode("latin-1")] = value.strip().decode("latin-1")
-        return parts[0], int(parts[1]), headers
+            head.feed(data)
+        if head.extra:
+            inbox.put_back(head.extra, stamp)
+        return head.response_head()

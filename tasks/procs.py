@@ -11,14 +11,19 @@ Three layers, so no engine or API server outlives the ``tcobench`` that started 
    pipe closes (tcobench exited or was killed), it ends every guarded process still alive. This covers children
    tcobench did not spawn itself (Prefect's API server) and children of other threads.
 3. ``open_guard`` first reclaims what earlier, dead tcobench processes left: a pid file whose owner is gone is
-   read, and each process in it is ended only when its pid, start time (``/proc/PID/stat`` field 22) and command
-   line all match what was recorded, on this same boot. Never by name.
+   read, and each process in it is ended only when its pid, start time (``/proc/PID/stat`` field 22) and the
+   SHA-256 of its command line all match what was recorded, on this same boot. Never by name.
+
+A pid file holds only what that proof needs (boot id; per process pid, start time, command-line hash, and a label
+such as "engine"), never a command line: one may carry a secret (``--api-key``). It is mode 0600 in a 0700 folder,
+written whole (a temporary file renamed over it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import signal
@@ -28,7 +33,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -113,8 +118,42 @@ class ProcessId:
         """True only when the same process (pid, start time and command line) is still running."""
         return ProcessId.of(self.pid) == self
 
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the command line (arguments NUL-separated): proves the process again, reveals nothing."""
+        return _digest(self.cmdline)
+
+    def record(self) -> dict[str, Any]:
+        """What a pid file keeps of this process: pid, start time, the command line's hash."""
+        return {"pid": self.pid, "start": self.start, "cmd_sha256": self.digest}
+
     def describe(self) -> str:
         return f"{Path(self.cmdline[0]).name if self.cmdline else '?'} (pid {self.pid})"
+
+
+def _digest(cmdline: Sequence[str]) -> str:
+    return hashlib.sha256("\0".join(cmdline).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """A process as a pid file recorded it (pid, start time, command-line hash)."""
+
+    pid: int
+    start: int
+    cmd_sha256: str
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> _Recorded:
+        digest = record.get("cmd_sha256")
+        if digest is None:  # a pid file of tcobench < 0.3 kept the command line itself
+            digest = _digest(tuple(record["cmdline"]))
+        return cls(int(record["pid"]), int(record["start"]), str(digest))
+
+    def live(self) -> ProcessId | None:
+        """The running process, when it is the one recorded (same pid, start time and command-line hash)."""
+        now = ProcessId.of(self.pid)
+        return now if now is not None and now.start == self.start and now.digest == self.cmd_sha256 else None
 
 
 def _boot_id() -> str:
@@ -231,18 +270,26 @@ def reclaim_leftovers(state_dir: Path, timeout_s: float = 5.0) -> list[str]:
     for path in _pid_files(state_dir):
         try:
             record = json.loads(path.read_text("utf-8"))
-            owner = ProcessId(**{**record["owner"], "cmdline": tuple(record["owner"]["cmdline"])})
-            children = [(c["what"], ProcessId(c["pid"], c["start"], tuple(c["cmdline"]))) for c in record["children"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            owner = _Recorded.of(record["owner"])
+            children = [(str(c["what"]), _Recorded.of(c)) for c in record["children"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             _forget(path)
             continue
-        if record.get("boot_id") == boot and owner.alive():
+        if record.get("boot_id") == boot and owner.live() is not None:
             continue  # a live tcobench: its children are its own business
-        for what, child in children if record.get("boot_id") == boot else []:
-            if child.alive() and _end(child, timeout_s):
+        for what, recorded in children if record.get("boot_id") == boot else []:
+            child = recorded.live()
+            if child is not None and _end(child, timeout_s):
                 reclaimed.append(f"{what} {child.describe()} of tcobench pid {owner.pid}")
         _forget(path)
     return reclaimed
+
+
+def _private_folder(folder: Path) -> None:
+    """``folder`` (and missing parents) made, mode 0700: only its owner may list or read what is in it."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        folder.chmod(0o700)
 
 
 class Guard:
@@ -281,13 +328,15 @@ class Guard:
             return
         record = {
             "boot_id": _boot_id(),
-            "owner": asdict(self.owner),
-            "children": [{"what": what, **asdict(proc)} for what, proc in self._children.values()],
+            "owner": self.owner.record(),
+            "children": [{"what": what, **proc.record()} for what, proc in self._children.values()],
         }
         tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(record), "utf-8")
+            _private_folder(self.path.parent)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(record))
             tmp.replace(self.path)
         except OSError as exc:  # the watchdog and the death signal still work; only a later reclaim cannot
             _forget(tmp)

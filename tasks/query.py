@@ -11,8 +11,9 @@ stored (``tasks.history``) are the temporary view ``_stored_change_tests`` when 
 (``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price table. Every file
 in ``tcobench/sql`` then defines one view or macro.
 
-Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``) is
-left out with a warning naming it, together with every run that had rows in it, and everything else reads.
+Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``), or
+whose bytes differ from its checksum at commit (``tasks.checksums``), is left out with a warning naming it,
+together with every run that had rows in it, and everything else reads.
 Finally the connection is locked to the store: no other file or URL can be read, no extension loaded, and the
 settings cannot be changed back (``lake.sandbox``).
 """
@@ -33,6 +34,7 @@ from pydantic import BaseModel
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
 
+from .checksums import content_damage, known_undecodable
 from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
 from .rows import IDS, id_list
@@ -262,6 +264,8 @@ def _open(
         # local data: listed and checked below (object storage: by verify)
         files = data_files(con, location.data_path, snap) if location.data_dir is not None else None
         damage = damaged_files(con, location, snap, files) if files is not None else []
+        damage += content_damage(con, location, files or [], {d.path for d in damage})  # same size, other bytes
+        damage += known_undecodable(files or [], {d.path for d in damage})
         _base_views(con, snap, damage, files)
         if damage:
             _leave_out(con, damage, warn)

@@ -20,6 +20,7 @@ from .engine.base import RunningEngine
 from .identity import declared_columns, host_identity, reconcile
 from .measure import MeasureResult
 from .protocols import EngineInfo, adapter_for
+from .redact import redact
 from .selfcheck import run_fields
 from .workload import WorkloadPlan
 from .workload.profiles import claim_shortfalls
@@ -124,7 +125,7 @@ def describe_run(
         model_name=config.model.name,
         model_digest=engine.info.model_digest,
         synthetic_model=config.model.synthetic or engine.info.synthetic,
-        engine_settings=json.dumps(engine.settings, sort_keys=True, default=str),
+        engine_settings=json.dumps(redact(engine.settings), sort_keys=True, default=str),
         workload=w.name,
         load_mode=w.mode.value,
         concurrency=concurrency,
@@ -136,7 +137,7 @@ def describe_run(
         temperature=w.temperature,
         seed=w.seed,
         ignore_eos=w.ignore_eos,
-        extra_body=json.dumps(w.extra_body, sort_keys=True) if w.extra_body else None,
+        extra_body=json.dumps(redact(w.extra_body), sort_keys=True) if w.extra_body else None,
         prompt_set_hash=prompt_set_hash(plan or WorkloadPlan(w)),
         config_hash=config_hash(config),
         **_shape(config, plan),

@@ -55,6 +55,7 @@ from tcobench.schemas import (
     arrow_schema,
 )
 
+from .checksums import record_new
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
 from .views import CACHED_VIEWS, compute_per_run, view_key
 
@@ -304,6 +305,8 @@ class Store:
             con.execute(f"CALL {LAKE}.set_commit_message('tcobench', {sql_string(what)})")
             body(con)
             con.execute("COMMIT")
+            with contextlib.suppress(duckdb.Error, OSError):  # a file left unrecorded is recorded by the next commit
+                record_new(con, self.location)
             row = con.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()
             return int(row[0]) if row else 0
 

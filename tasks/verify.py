@@ -1,8 +1,8 @@
 """verify_store: check every file and every run of a store; with ``repair``, quarantine what is bad (never delete).
 
 Checks:
-- every data and delete file the catalog lists: there, the recorded size, Parquet, and (``deep``) every page
-  decodes;
+- every data and delete file the catalog lists: there, the recorded size, Parquet, the SHA-256 recorded at commit
+  (``tasks.checksums``; local data, files committed by tcobench >= 0.3), and (``deep``) every page decodes;
 - orphan files: files under the data path that no snapshot references, older than ``orphan_age_s`` (younger ones
   may belong to a commit in flight) -- what a writer killed mid-commit leaves;
 - every run's rows against its ``commits`` row (the counts its transaction wrote), runs without a commits row,
@@ -27,6 +27,7 @@ from pathlib import Path
 
 import duckdb
 
+from .checksums import mismatch, record_new, recorded
 from .health import DataFile, data_files, file_problem, readable_rows
 from .lake import LAKE, StoreLocation, one_line, sql_string
 from .store import PARTITIONED, RUN_TABLES, StoreRef, legacy_layout, open_store
@@ -66,11 +67,14 @@ def _deep_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
 def _damaged(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list[DataFile], deep: bool,
              progress: Callable[[str], None]) -> dict[str, tuple[DataFile, str]]:  # fmt: skip
     bad: dict[str, tuple[DataFile, str]] = {}
+    known = recorded(con)
     for i, f in enumerate(files, 1):
         for path, size in ((f.path, f.size), (f.delete_path, f.delete_size)):
             if path is None:
                 continue
             why = file_problem(path, size) if location.data_dir is not None else None
+            if why is None and location.data_dir is not None:
+                why = mismatch(location, path, known)  # proof by content: hashed every time, no cache
             if why is None and deep:
                 why = _deep_problem(con, path)
             if why is not None:
@@ -223,6 +227,7 @@ def _repair(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list
     for table in sorted(t for s, t in damaged_tables if s == "main" and t in PARTITIONED):
         # DuckLake 0.3 fails to commit a partitioned table created and renamed in one transaction: a second one
         con.execute(f"ALTER TABLE {LAKE}.main.{table} SET PARTITIONED BY ({PARTITIONED[table]})")
+    record_new(con, location)  # the rebuilt tables' files
     if dropped:
         result.repaired.append(f"moved the rows of {len(dropped)} incomplete or orphaned run(s) to {folder}")
     _move_files(location, [p for p in bad] + [p.subject for p in result.problems if p.kind == "orphan file"],

@@ -38,9 +38,11 @@ _COUNTERS = {
 
 def _final_fields(obj: dict[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {
-        ours: obj[theirs] for theirs, ours in _COUNTERS.items() if isinstance(obj.get(theirs), int)
+        ours: obj[theirs]
+        for theirs, ours in _COUNTERS.items()
+        if type(obj.get(theirs)) is int  # not a bool
     }
-    fields["finish_reason"] = obj.get("done_reason")
+    fields["finish_reason"] = obj["done_reason"] if isinstance(obj.get("done_reason"), str) else None
     fields["note"] = CACHE_NOTE
     if "eval_count" in fields:
         fields["output_tokens"] = fields["eval_count"]
@@ -89,6 +91,7 @@ class OllamaAdapter(Adapter):
         if "error" in obj:
             return LineEvent(error=f"server error in stream: {obj['error']}")
         source = (obj.get("message") or {}) if chat else obj
+        source = source if isinstance(source, dict) else {}
         piece = source.get("content" if chat else "response") or source.get("thinking") or ""
         text = piece if isinstance(piece, str) else ""
         if obj.get("done") is True:

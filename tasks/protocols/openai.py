@@ -23,12 +23,17 @@ __all__ = ["OpenAIAdapter"]
 _MS_TO_NS = 1_000_000
 
 
+def _count(value: Any) -> int | None:
+    """A token count as the server sent it, or None for anything that is not a whole number (a hostile server)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _usage_fields(usage: dict[str, Any]) -> dict[str, Any]:
-    details = usage.get("prompt_tokens_details") or {}
+    details = usage.get("prompt_tokens_details")
     return {
-        "prompt_tokens": usage.get("prompt_tokens"),
-        "output_tokens": usage.get("completion_tokens"),
-        "cached_tokens": details.get("cached_tokens"),
+        "prompt_tokens": _count(usage.get("prompt_tokens")),
+        "output_tokens": _count(usage.get("completion_tokens")),
+        "cached_tokens": _count(details.get("cached_tokens")) if isinstance(details, dict) else None,
         "token_count_source": "usage",
     }
 
@@ -38,14 +43,16 @@ def _timings_fields(timings: dict[str, Any]) -> dict[str, Any]:
 
     def ns(key: str) -> int | None:
         value = timings.get(key)
-        return round(float(value) * _MS_TO_NS) if value is not None else None
+        if not isinstance(value, int | float) or isinstance(value, bool) or not abs(value) < 1e12:
+            return None  # absent, not a number, or not a finite duration
+        return round(float(value) * _MS_TO_NS)
 
     return {
-        "prompt_eval_count": timings.get("prompt_n"),
+        "prompt_eval_count": _count(timings.get("prompt_n")),
         "prompt_eval_ns": ns("prompt_ms"),
-        "eval_count": timings.get("predicted_n"),
+        "eval_count": _count(timings.get("predicted_n")),
         "eval_ns": ns("predicted_ms"),
-        "cached_tokens": timings.get("cache_n"),
+        "cached_tokens": _count(timings.get("cache_n")),
     }
 
 
@@ -95,20 +102,26 @@ class OpenAIAdapter(Adapter):
         fields: dict[str, Any] = {}
         content = False
         text = ""
-        for choice in chunk.get("choices") or []:
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            if not isinstance(choice, dict):
+                continue
             if chat:
-                delta = choice.get("delta") or {}
+                delta = choice.get("delta")
+                delta = delta if isinstance(delta, dict) else {}
                 piece = delta.get("content") or delta.get("reasoning_content") or ""
             else:
                 piece = choice.get("text") or ""
-            text += piece if isinstance(piece, str) else ""
+            piece = piece if isinstance(piece, str) else ""
+            text += piece
             content = content or bool(piece)
-            if choice.get("finish_reason"):
+            if isinstance(choice.get("finish_reason"), str) and choice["finish_reason"]:
                 fields["finish_reason"] = choice["finish_reason"]
         if isinstance(chunk.get("timings"), dict):
             fields.update(_timings_fields(chunk["timings"]))
-        if chunk.get("usage"):  # usage wins over timings where both count the same thing (and usage has it)
-            fields.update({k: v for k, v in _usage_fields(chunk["usage"]).items() if v is not None})
+        usage = chunk.get("usage")
+        if usage and isinstance(usage, dict):  # usage wins over timings where both count the same (and usage has it)
+            fields.update({k: v for k, v in _usage_fields(usage).items() if v is not None})
         return LineEvent(content=content, text=text, fields=fields)
 
     async def preflight(self, client: httpx.AsyncClient, base_url: str, model: str) -> EngineInfo:

@@ -14,6 +14,7 @@ from rich.markup import escape
 from tcobench.schemas import CostBasis, RentalTier
 
 from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
+from ._damage import tolerate_damage
 from ._fit import Col, number, print_table
 
 if TYPE_CHECKING:
@@ -370,6 +371,6 @@ def _report(
 def register(app: typer.Typer) -> None:
     """Add compare, history and report to the main app."""
 
-    app.command("compare")(guard(_compare))
-    app.command("history")(guard(_history))
-    app.command("report")(guard(_report))
+    app.command("compare")(guard(tolerate_damage(_compare)))
+    app.command("history")(guard(tolerate_damage(_history)))
+    app.command("report")(guard(tolerate_damage(_report)))

@@ -9,6 +9,7 @@ import pyarrow as pa
 import typer
 
 from ._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for
+from ._damage import tolerate_damage
 from ._fit import Col, number, print_table
 from ._runs_table import print_assumptions, print_runs
 
@@ -90,5 +91,5 @@ def print_result(result: pa.Table, output: str) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("summary")(guard(_summary))
-    app.command("query")(guard(_query))
+    app.command("summary")(guard(tolerate_damage(_summary)))
+    app.command("query")(guard(tolerate_damage(_query)))

@@ -208,6 +208,38 @@ def test_broken_answers_are_protocol_errors(answer: bytes, needle: str) -> None:
 @pytest.mark.parametrize(
     ("answer", "needle"),
     [
+        (b"HTTP/1.1 200 OK\nContent-Type: text/event-stream\n\ndata: [DONE]\n\n", "bare LF (LF without CR)"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n", "bare LF (LF without CR)"),
+        (b"HTTP/1.1 200 OK\r\nContent Type: text/plain\r\n", "malformed response head: header line"),
+    ],
+)
+def test_an_unparseable_head_fails_at_once_while_the_server_holds_the_connection(answer: bytes, needle: str) -> None:
+    """The server sends the bytes and keeps the connection open: only the bytes can end the request, which must not
+    wait for its timeout (the 10 s bound here only keeps a regression from hanging the suite)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await _request(reader)
+        await _pieces(writer, answer, 5)
+        await asyncio.sleep(30)
+
+    async def main() -> None:
+        server, url, _ = await _serve(handler)
+        target, clients = _target_and_clients(url)
+        try:
+            async with asyncio.timeout(10):
+                stream, _, _ = await _attempt(clients, adapter_for(Protocol.openai), target, url + "/v", {}, 60.0)
+            assert stream.error is not None and stream.error.startswith("RemoteProtocolError: "), stream.error
+            assert needle in stream.error
+        finally:
+            await clients.aclose()
+            server.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("answer", "needle"),
+    [
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", "incomplete chunked read"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n", "malformed chunk size line"),
         (b"HTTP/1.1 200 OK\r\nContent-Length: 90\r\n\r\ndata: [DONE]\n\n", "received 14 bytes, expected 90"),

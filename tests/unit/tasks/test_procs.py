@@ -124,8 +124,8 @@ def _pid_file(state: Path, owner: ProcessId, child: ProcessId, boot: str | None 
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "boot_id": boot or Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
-        "owner": {"pid": owner.pid, "start": owner.start, "cmdline": list(owner.cmdline)},
-        "children": [{"what": "llama-server", "pid": child.pid, "start": child.start, "cmdline": list(child.cmdline)}],
+        "owner": owner.record(),
+        "children": [{"what": "llama-server", **child.record()}],
     }
     path.write_text(json.dumps(record))
     return path
@@ -194,6 +194,38 @@ def test_an_unwritable_state_folder_costs_the_pid_file_only(tmp_path: Path) -> N
         assert reclaimed == [] and guard.warning is not None and "cannot keep a pid file" in guard.warning
         proc = procs.spawn(["sleep", "300"], "sleeper")
         assert guard._watchdog is not None and guard._watchdog.poll() is None  # still guarded by the watchdog
+        procs.stop_process(proc)
+    finally:
+        guard.close()
+
+
+def test_a_pid_file_of_tcobench_before_0_3_still_proves_its_processes(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes]
+) -> None:
+    """It kept whole command lines: they are hashed when read, and the file goes (with the line in it)."""
+    child = ProcessId.of(sleeper.pid, settle_s=10.0)
+    assert child is not None
+    path = tmp_path / "procs" / "old.json"
+    path.parent.mkdir()
+    old = {"pid": child.pid, "start": child.start, "cmdline": list(child.cmdline)}
+    owner = {"pid": 999_999_999, "start": 1, "cmdline": ["tcobench", "run"]}
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    path.write_text(json.dumps({"boot_id": boot, "owner": owner, "children": [{"what": "llama-server", **old}]}))
+    assert procs.reclaim_leftovers(tmp_path) == [f"llama-server sleep (pid {sleeper.pid}) of tcobench pid 999999999"]
+    assert not path.exists()
+
+
+def test_the_pid_file_keeps_hashes_not_command_lines_private_to_its_owner(tmp_path: Path) -> None:
+    secret = "sk-procs-test-5e1d"
+    guard, _ = procs.open_guard(tmp_path / "state")
+    try:
+        proc = procs.spawn(["sh", "-c", "sleep 300", "--api-key", secret], "engine")
+        text = guard.path.read_text()
+        record = json.loads(text)
+        assert secret not in text and "sleep" not in text and "cmdline" not in text
+        assert set(record["children"][0]) == {"what", "pid", "start", "cmd_sha256"}
+        assert guard.path.stat().st_mode & 0o777 == 0o600
+        assert guard.path.parent.stat().st_mode & 0o777 == 0o700
         procs.stop_process(proc)
     finally:
         guard.close()
