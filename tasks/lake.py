@@ -301,11 +301,17 @@ def attach_sql(location: StoreLocation, *, read_only: bool, snapshot: int | None
     return f"ATTACH {sql_string('ducklake:' + prefix + location.catalog_target)} AS {LAKE} ({', '.join(options)})"
 
 
-def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation) -> None:
-    """Restrict a connection to the store: no other file or URL, no extension loading, settings locked."""
-    # the store's data files only (DuckLake reads them through the same file system; views over a damaged store
-    # read named data files, tasks/health.py)
-    con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
+def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation, paths: list[str] | None = None) -> None:
+    """Restrict a connection to the store: no other file or URL, no extension loading, settings locked.
+
+    ``paths``: the only files it may open (a reader's: the data files of the snapshot it reads, so that nothing
+    can be written or deleted there, ``tasks.readonly``); None: anything under the data path."""
+    # DuckLake reads the data files through the same file system; views over a damaged store read named data
+    # files (tasks/health.py)
+    if paths is None:
+        con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
+    else:
+        con.execute("SET allowed_paths = $paths", {"paths": paths})
     con.execute("SET enable_external_access = false")
     con.execute("SET allow_community_extensions = false")
     con.execute("SET lock_configuration = true")
