@@ -47,6 +47,9 @@ class QueryBounds:
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signum = signum
+        con = self._con  # no lock: a handler runs between two bytecodes of a thread that may hold it
+        if con is not None:
+            con.interrupt()  # else DuckDB's query runs on, and closing the connection waits for it
         raise self._interrupted()
 
     def _expire(self) -> None:
@@ -56,7 +59,11 @@ class QueryBounds:
                 self._con.interrupt()
 
     def watch(self, con: duckdb.DuckDBPyConnection) -> None:
-        """The connection the timeout interrupts; QueryError at once when the timeout already passed."""
+        """The connection the timeout interrupts; QueryError at once when the timeout already passed, Interrupted
+        when a signal came while the views were prepared (code that reads around a failing DuckDB call may have
+        caught the error DuckDB raised for it)."""
+        if self.signum is not None:
+            raise self._interrupted()
         with self._lock:
             if self.expired:
                 raise self._timed_out()
