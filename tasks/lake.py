@@ -36,6 +36,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import duckdb
 
 from tcobench.errors import StoreError
+from tcobench.schemas.base import redact_url
+from tcobench.schemas.urls import check_url
 
 __all__ = [
     "CATALOG_FILES",
@@ -153,6 +155,10 @@ def _split_query(text: str, uri: str) -> tuple[str, dict[str, str]]:
 
 
 def _pg_location(uri: str) -> StoreLocation:
+    try:
+        check_url(uri.split("?")[0], _PG_SCHEMES)
+    except ValueError as exc:
+        raise StoreError(f"store {redact_url(str(exc))}") from None
     parts = urlsplit(uri)
     safe = f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}{parts.path}"
     if parts.password is not None:
