@@ -20,6 +20,7 @@ from .base import (
 )
 from .container import ContainerConfig
 from .engine_metrics import EngineMetricsKind
+from .urls import check_url
 from .workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
 __all__ = [
@@ -106,9 +107,7 @@ class EngineConfig(StrictModel):
         if value is None:
             return value
         check_no_user_info(value)
-        if not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/")
+        return check_url(value, ("http", "https")).rstrip("/")
 
     @field_validator("api_key_env")
     @classmethod

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .base import ContainerEngine, GpuVendor, StrictModel
+from .urls import check_url
 
 __all__ = ["DOCKER_HOST_SCHEMES", "ContainerConfig", "DockerHostUrl", "GpuConfig", "OllamaSettings"]
 
@@ -17,7 +18,7 @@ DOCKER_HOST_SCHEMES = ("unix://", "tcp://", "ssh://")
 def _docker_host_url(value: str) -> str:
     if not value.startswith(DOCKER_HOST_SCHEMES):
         raise ValueError(f"must start with {', '.join(DOCKER_HOST_SCHEMES)}, got {value!r}")
-    return value
+    return check_url(value, tuple(s.removesuffix("://") for s in DOCKER_HOST_SCHEMES), needs_host=False)
 
 
 DockerHostUrl = Annotated[str, AfterValidator(_docker_host_url)]

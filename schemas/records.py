@@ -120,7 +120,13 @@ class RunRecord(StrictModel):
     # Workload
     workload: str = Field(description="Workload label.")
     load_mode: str = Field(description="closed or poisson.")
-    concurrency: int = Field(description="Concurrent requests (closed loop) or in-flight cap (poisson).")
+    concurrency: int = Field(description="Concurrent requests (closed loop) or in-flight cap (poisson), as configured.")
+    concurrency_reached: int | None = Field(
+        default=None,
+        description="The most requests that were in flight at once over the run (warm-up and measured, from their "
+        "send and end times); below concurrency when the plan could not reach it (tasks/load_limits.py); null in "
+        "older rows.",
+    )
     rate_rps: float | None = Field(description="Poisson mean arrival rate, requests/s; null for closed loop.")
     warmup_requests: int = Field(description="Warm-up requests sent before measuring.")
     measured_requests: int = Field(description="Measured requests sent.")

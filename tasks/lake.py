@@ -36,6 +36,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import duckdb
 
 from tcobench.errors import StoreError
+from tcobench.schemas.base import redact_url
+from tcobench.schemas.urls import check_url
 
 __all__ = [
     "CATALOG_FILES",
@@ -153,6 +155,10 @@ def _split_query(text: str, uri: str) -> tuple[str, dict[str, str]]:
 
 
 def _pg_location(uri: str) -> StoreLocation:
+    try:
+        check_url(uri.split("?")[0], _PG_SCHEMES)
+    except ValueError as exc:
+        raise StoreError(f"store {redact_url(str(exc))}") from None
     parts = urlsplit(uri)
     safe = f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}{parts.path}"
     if parts.password is not None:
@@ -301,11 +307,17 @@ def attach_sql(location: StoreLocation, *, read_only: bool, snapshot: int | None
     return f"ATTACH {sql_string('ducklake:' + prefix + location.catalog_target)} AS {LAKE} ({', '.join(options)})"
 
 
-def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation) -> None:
-    """Restrict a connection to the store: no other file or URL, no extension loading, settings locked."""
-    # the store's data files only (DuckLake reads them through the same file system; views over a damaged store
-    # read named data files, tasks/health.py)
-    con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
+def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation, paths: list[str] | None = None) -> None:
+    """Restrict a connection to the store: no other file or URL, no extension loading, settings locked.
+
+    ``paths``: the only files it may open (a reader's: the data files of the snapshot it reads, so that nothing
+    can be written or deleted there, ``tasks.readonly``); None: anything under the data path."""
+    # DuckLake reads the data files through the same file system; views over a damaged store read named data
+    # files (tasks/health.py)
+    if paths is None:
+        con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
+    else:
+        con.execute("SET allowed_paths = $paths", {"paths": paths})
     con.execute("SET enable_external_access = false")
     con.execute("SET allow_community_extensions = false")
     con.execute("SET lock_configuration = true")

@@ -1084,6 +1084,9 @@ def measure(
     when warm-up and measurement start (telemetry marks its samples with it); ``transport`` replaces httpx's
     network transport (tests use httpx.MockTransport).
     """
+    from .load_limits import check_load  # it imports client_procs from here
+
+    check_load(workload.model_copy(update={"concurrency": (concurrency,)}), warn=False)  # descriptors, ports
     plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
     procs = client_procs(workload, concurrency)
     if procs > 1 and transport is None:

@@ -37,6 +37,7 @@ from tcobench.schemas import PriceTable, arrow_type
 from .checksums import content_damage, known_undecodable
 from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from .readonly import refused_function, store_paths
 from .rows import IDS, id_list
 from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, retry_while_busy, table_schema
 from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
@@ -338,7 +339,8 @@ def connect(
                 con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
             else:
                 define_views(con, [(name, text)])
-        sandbox(con, location)
+        snap = con.execute("SELECT snapshot_id FROM store_snapshot").fetchone()
+        sandbox(con, location, store_paths(con, location, snap[0] if snap else None))
     except QueryError:
         con.close()
         raise
@@ -401,6 +403,10 @@ def read_only_query(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
             f"refused: {kind} statements are not allowed; tcobench query is read-only "
             f"(allowed: SELECT, WITH ... SELECT, EXPLAIN [ANALYZE] SELECT)"
         )
+    match = _EXPLAIN_PREFIX.match(sql) if kind == "EXPLAIN" else None
+    refused = refused_function(con, sql[match.end() :] if match else sql)
+    if refused is not None:
+        raise QueryError(f"refused: the function {refused}; tcobench query is read-only")
     try:
         return con.sql(sql).to_arrow_table()
     except duckdb.Error as exc:

@@ -18,6 +18,7 @@ from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord
 
 from .engine.base import RunningEngine
 from .identity import declared_columns, host_identity, reconcile
+from .load_limits import reached
 from .measure import MeasureResult
 from .protocols import EngineInfo, adapter_for
 from .redact import redact
@@ -246,6 +247,7 @@ def finish_run(
             "measure_start_ns": result.measure_start_ns,
             "measure_end_ns": result.measure_end_ns,
             "measured_requests": len(result.measured),
+            "concurrency_reached": reached([*result.warmup, *result.measured]),
             "stop_rule": result.stop_rule,
             "status": status,
             "error": why,

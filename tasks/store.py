@@ -615,12 +615,20 @@ def _check_room(location: StoreLocation, need: int) -> None:
                          f"{need / 2**20:.1f} MiB (no space left on device)")  # fmt: skip
 
 
+def _nearest_existing(folder: Path) -> Path:
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
 def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:
     """Validate a store before measuring: a usable location, writable, free space above a floor, tables there.
 
     ``min_free_bytes`` defaults to ``TCOBENCH_STORE_MIN_FREE_MB`` (100 MiB) for local data. The last check, a
     probe commit (reachable, credentials accepted, tables up to date), is skipped when this process committed to
-    the store in the last ``CHECK_FRESH_S`` seconds: that commit proved the same.
+    the store in the last ``CHECK_FRESH_S`` seconds: that commit proved the same. A local store that does not exist
+    yet is not created here: its nearest existing folder must be writable, and the first commit creates it, so a
+    command that fails before measuring leaves no empty store behind.
     """
     target = open_store(store)
     location = target.location
@@ -634,15 +642,21 @@ def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:
             continue
         if folder.exists() and not folder.is_dir():
             raise StoreError(f"store {location}: {folder} is a file, not a folder")
-    target._prepare_folders()  # noqa: SLF001 - the same check every write makes
+    legacy = legacy_layout(location.root)
+    if legacy:
+        target._prepare_folders()  # noqa: SLF001 - raises the same error every write would
     for folder in (location.root, location.data_dir):
-        if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
-            raise StoreError(f"store {location}: {folder} is not writable by this user")
+        if folder is not None:
+            there = _nearest_existing(folder)
+            if not there.is_dir():
+                raise StoreError(f"store {location}: {there} is a file, not a folder")
+            if not os.access(there, os.W_OK | os.X_OK):
+                raise StoreError(f"store {location}: {there} is not writable by this user")
     free = _free_bytes(location)
     if free is not None and free < floor:
         raise StoreError(f"store {location}: only {free / 2**20:.0f} MiB free, below the floor of "
                          f"{floor / 2**20:.0f} MiB (TCOBENCH_STORE_MIN_FREE_MB)")  # fmt: skip
     fresh = target.last_commit_s is not None and time.monotonic() - target.last_commit_s < CHECK_FRESH_S
-    if not fresh:
+    if not fresh and location.exists():
         target.commit(None, "check")  # reachable, credentials accepted, tables created or up to date
     return target

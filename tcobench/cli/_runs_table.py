@@ -93,7 +93,17 @@ _METRICS: list[tuple[str, Cell]] = [
     ("engine", lambda r, c: f"{r['engine_name']} {r['engine_version']}"),
     ("model", lambda r, c: str(r["model_name"])),
     ("workload / mode", lambda r, c: f"{r['workload']} / {r['load_mode']}"),
-    ("concurrency", lambda r, c: str(r["concurrency"])),
+    (
+        "concurrency",
+        lambda r, c: (
+            str(r["concurrency"])
+            + (
+                f" (reached {r['concurrency_reached']})"
+                if r.get("concurrency_reached") not in (None, r["concurrency"])
+                else ""
+            )
+        ),
+    ),  # fmt: skip
     ("status", lambda r, c: str(r["status"])),
     ("requests measured / errors", lambda r, c: f"{r['n']} / {r['errors']}"),
     ("stopped by", lambda r, c: _stop(r)),

@@ -49,19 +49,30 @@ def _query(
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
+    timeout: Annotated[
+        float, typer.Option(min=0.0, help="Stop the query after this many seconds (0: no limit).")
+    ] = 300.0,
 ) -> None:
-    """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops)."""
+    """Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops).
+
+    Exit status: 0 ok; 1 refused, failed or over --timeout (QueryError); 130/143/129 stopped by
+    SIGINT/SIGTERM/SIGHUP.
+    """
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.query import connect, read_only_query, views_named
+    from tcobench.tasks.query_bounds import QueryBounds
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
     settings = settings_for(store)
-    con = connect(settings.store, load_prices(prices_file), needs=views_named(sql), snapshot=snapshot)
-    try:
-        result = read_only_query(con, sql)
-    finally:
-        con.close()
+    prices = load_prices(prices_file)
+    with QueryBounds(timeout) as bounds:
+        con = connect(settings.store, prices, needs=views_named(sql), snapshot=snapshot)
+        try:
+            bounds.watch(con)
+            result = read_only_query(con, sql)
+        finally:
+            con.close()
     print_result(result, fmt)
 
 

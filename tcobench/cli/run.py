@@ -232,6 +232,7 @@ def _run(
     SIGINT/SIGTERM/SIGHUP (finished requests are kept as an interrupted run).
     """
     from tcobench.tasks.config import load_config
+    from tcobench.tasks.load_limits import check_load
     from tcobench.tasks.prices import check_keys, load_prices
     from tcobench.tasks.store import check_store
 
@@ -247,6 +248,7 @@ def _run(
     warn_claim_shortfalls([config.workload])
     prices = load_prices(config.pricing.table)
     check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
+    check_load(config.workload)  # a level this process cannot open is refused; one the plan cannot reach, warned
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
     with measuring(settings) as children:
         _run_flow(config, prices, settings, partial_threshold, children)

@@ -6,6 +6,8 @@
 --
 -- Identity (copied from runs): run_id, batch_id, host, date, engine_name, engine_version,
 --   model_name, workload, load_mode, concurrency, status
+-- concurrency_reached   the most requests in flight at once (runs.concurrency_reached; below concurrency when
+--                       the plan could not reach it, tasks/load_limits.py; NULL in rows stored before it)  count
 -- started               TIMESTAMP (UTC, microseconds) = make_timestamp(runs.started_ns // 1000)
 -- n                     measured requests                                 count
 -- errors                measured requests that are not ok                 count
@@ -112,6 +114,7 @@ joined AS (
         r.workload,
         r.load_mode,
         r.concurrency,
+        r.concurrency_reached,
         r.status,
         coalesce(s.n, 0) AS n,
         coalesce(s.errors, 0) AS errors,

@@ -134,8 +134,11 @@ def test_check_store_refuses_a_file_a_folder_store_and_a_full_disk(
     with pytest.raises(StoreError, match=r"MiB free, below the floor of .* MiB \(TCOBENCH_STORE_MIN_FREE_MB\)$"):
         check_store(tmp_path / "fresh")
     monkeypatch.setenv("TCOBENCH_STORE_MIN_FREE_MB", "1")
+    check_store(tmp_path / "fresh" / "new")
+    assert not (tmp_path / "fresh").exists(), "a store is created by its first commit, not by the check"
+    write_results(tmp_path / "fresh", make_run(), [make_request()])
     check_store(tmp_path / "fresh")
-    assert (tmp_path / "fresh" / "catalog.ducklake").exists(), "a checked store has its tables"
+    assert (tmp_path / "fresh" / "catalog.ducklake").exists()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
@@ -144,6 +147,8 @@ def test_check_store_refuses_a_read_only_folder(tmp_path: Path) -> None:
     (tmp_path / "ro").chmod(0o555)
     with pytest.raises(StoreError, match="not writable"):
         check_store(tmp_path / "ro")
+    with pytest.raises(StoreError, match=rf"{tmp_path / 'ro'} is not writable"):
+        check_store(tmp_path / "ro" / "new" / "store")  # not there yet: where it would be created
 
 
 def test_requests_and_telemetry_are_partitioned_by_night(tmp_path: Path) -> None:
@@ -211,7 +216,7 @@ def test_check_store_skips_its_probe_commit_right_after_a_commit_of_this_process
 
     monkeypatch.setattr(store_module.Store, "commit", counted)
     check_store(tmp_path / "s")
-    assert commits == ["check"]  # a new store: probed
+    assert commits == [] and not (tmp_path / "s").exists()  # a new store: nothing to probe, nothing created
     write_results(tmp_path / "s", make_run(), [make_request()])
     commits.clear()
     check_store(tmp_path / "s")

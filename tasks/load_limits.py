@@ -1,0 +1,101 @@
+"""Honest concurrency: what a run can reach, what it reached, and what this process can open.
+
+Two bounds, and what tcobench does about each (README, failure table):
+
+- **the plan** (closed loop, a request count): a phase keeps at most as many requests in flight as it has units of
+  work (requests, or conversations when turns > 1), and warm-up and measurement do not overlap, so a run can reach
+  at most ``max(warm-up units, measured units)``. A level above it is **lowered with a warning**: the run goes on,
+  its row keeps the configured ``concurrency`` and stores ``concurrency_reached``, what it reached. (Poisson runs
+  and timed runs have no such bound: ``concurrency`` is a cap there.)
+- **the process**: each stream holds a socket, so a client process needs a file descriptor per stream it sends
+  (``RLIMIT_NOFILE``), and every connection to the one engine address needs its own local port
+  (``net.ipv4.ip_local_port_range``). The soft descriptor limit is raised up to the hard one when that suffices; a
+  level beyond either bound is **refused** with one ConfigError line naming the limit, before anything starts
+  (the run would otherwise fail part-way with "too many open files" or "cannot assign requested address").
+
+``reached(records)`` is the most requests that were in flight at once, from their send and end times.
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+from collections.abc import Iterable
+from pathlib import Path
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
+
+__all__ = ["FD_HEADROOM", "check_load", "plan_bound", "port_range", "reached"]
+
+log = logging.getLogger("tcobench.load")
+
+# Descriptors a client process needs besides its streams: interpreter, logs, pipes, the store, DuckDB, telemetry.
+FD_HEADROOM = 256
+_PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def plan_bound(workload: WorkloadConfig) -> int | None:
+    """The most requests a run of this workload can have in flight at once; None when the plan sets no bound."""
+    if workload.mode is not LoadMode.closed or workload.duration_s is not None:
+        return None
+    turns = workload.turns
+    return max(-(-workload.requests // turns), -(-workload.warmup_requests // turns))
+
+
+def port_range() -> int | None:
+    """How many local ports the kernel hands out for outgoing connections (None where it does not say)."""
+    try:
+        low, high = (int(x) for x in _PORT_RANGE.read_text().split())
+    except (OSError, ValueError):
+        return None
+    return high - low + 1
+
+
+def _descriptors(need: int) -> str | None:
+    """Raise the soft RLIMIT_NOFILE to ``need`` when the hard limit allows; why not otherwise."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or need <= soft:
+        return None
+    if hard != resource.RLIM_INFINITY and need > hard:
+        return f"{need} file descriptors per client process, over this process's limit of {hard} (RLIMIT_NOFILE, " \
+               "`ulimit -Hn`)"  # fmt: skip
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))  # children (client processes) inherit it
+    return None
+
+
+def check_load(workload: WorkloadConfig, warn: bool = True) -> None:
+    """Refuse a concurrency level this process cannot open (ConfigError, one line naming the limit); warn once per
+    level the plan cannot reach (it is lowered: see the module doc)."""
+    from .measure import client_procs  # measure calls this at run time: no import at the top
+
+    bound = plan_bound(workload)
+    ports = port_range()
+    for level in workload.concurrency:
+        streams = level if bound is None else min(level, bound)
+        procs = max(1, client_procs(workload, streams))
+        why = _descriptors(-(-streams // procs) + FD_HEADROOM)
+        if why is None and ports is not None and streams > ports:
+            why = f"{streams} connections to one engine address, over the {ports} local ports the kernel hands " \
+                  f"out (net.ipv4.ip_local_port_range)"  # fmt: skip
+        if why is not None:
+            raise ConfigError(f"workload.concurrency {level} cannot be opened here: {why}; lower the concurrency")
+        if warn and bound is not None and level > bound:
+            log.warning(f"workload.concurrency {level} exceeds what the plan can reach: {bound} in flight at most "
+                        f"(requests {workload.requests}, warm-up {workload.warmup_requests}, turns "
+                        f"{workload.turns}); the run goes on at {bound} and stores concurrency_reached")  # fmt: skip
+
+
+def reached(records: Iterable[RequestRecord]) -> int:
+    """The most requests in flight at once: a sweep over their [sent, ended) intervals (an end before a start at
+    the same instant)."""
+    events: list[tuple[int, int]] = []
+    for r in records:
+        events.append((r.start_ns, 1))
+        events.append((r.start_ns + (r.e2e_ns or 0), -1))
+    events.sort()
+    most = now = 0
+    for _, step in events:
+        now += step
+        most = max(most, now)
+    return most
