@@ -123,7 +123,12 @@ class Frontier:
 
 
 def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
-    """The frontier through the Pareto points of (x, y) (with their cost rates k); None with fewer than two."""
+    """The frontier through the Pareto points of (x, y) (with their cost rates k); None with fewer than two.
+
+    Below the lowest Pareto point's interactivity, down to the lowest measured one (a dominated point's), the
+    frontier is flat at that Pareto point: running it serves every user at least that fast, at its throughput.
+    That is a measured operating point, not an extrapolation, and it keeps a replicate whose lowest level falls
+    behind the next one (a saturated engine) from losing the range that level measured."""
     keep = pareto_mask(x, y)
     px, py, pk = x[keep], y[keep], k[keep]
     order = np.argsort(px, kind="stable")
@@ -131,7 +136,12 @@ def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
     if len(px) > 1:  # equal interactivity: keep the higher throughput (the last of a run of equal x after sorting)
         distinct = np.append(np.diff(px) > 0, True)
         px, py, pk = px[distinct], py[distinct], pk[distinct]
-    return Frontier(px, py, pk) if len(px) >= 2 else None
+    if len(px) < 2:
+        return None
+    lowest = float(np.min(x[np.isfinite(x) & np.isfinite(y)]))
+    if lowest < px[0]:
+        px, py, pk = np.append(lowest, px), np.append(py[0], py), np.append(pk[0], pk)
+    return Frontier(px, py, pk)
 
 
 def _night_mean(values: dict[str, list[float]]) -> float:

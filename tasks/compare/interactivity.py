@@ -150,8 +150,9 @@ def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
     if not outside:
         return None
     label, side = outside[0]
+    other_label, other = ("B", b) if label == "A" else ("A", a)
     return (f"{target:g} tok/s/user is outside {label}'s measured range {side.range_text()} "
-            f"(A: {a.range_text()}; B: {b.range_text()}); tcobench does not extrapolate")  # fmt: skip
+            f"({other_label}'s: {other.range_text()}); tcobench does not extrapolate")  # fmt: skip
 
 
 def _replicate_curves(

@@ -3,7 +3,8 @@
 The sentence states the ratio at the chosen interactivity (report --interactivity), or at the middle of the
 overlap of both sides' measured ranges, with its CI. Charts: tok/s per GPU against tok/s per user per side (the
 levels as points, Pareto points ringed, the interpolated frontier and its bootstrap band as dashed lines), and
-cost per 1M output tokens against tok/s per user along both frontiers, the crossover marked.
+cost per 1M output tokens against tok/s per user along both frontiers, the crossover marked. Their series are the
+headline's sides (selections, not platforms): named "side A: ...", they stay when the page's filter hides platforms.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def frontier_headline(c: Comparison) -> str:
 def _side_lines(f: FrontierComparison) -> list[Line]:
     lines = []
     for (label, side), color in zip((("A", f.a), ("B", f.b)), PALETTE, strict=False):
-        name = f"{label}: {side.name}"
+        name = f"side {label}: {side.name}"
         marks = [Mark(lv.interactivity, lv.tok_s_per_gpu, f"{name}, concurrency {lv.concurrency}: "
                       f"{lv.interactivity:.1f} tok/s/user, {lv.tok_s_per_gpu:.1f} tok/s/GPU"
                       + (" (Pareto)" if lv.pareto else ""), color, name, f"c={lv.concurrency}", ring=lv.pareto)
@@ -60,13 +61,13 @@ def _cost_lines(f: FrontierComparison) -> list[Line]:
     lines = []
     for (label, side), color in zip((("A", f.a), ("B", f.b)), PALETTE, strict=False):
         points = list(zip(side.curve_x, side.curve_usd_per_m, strict=True))
-        lines.append(Line(f"{label}: {side.name}", color, points, dots=False))
+        lines.append(Line(f"side {label}: {side.name}", color, points, dots=False))
     cross = f.crossover
     if cross is not None and cross.at is not None and f.a.curve_x:
         cost = _cost_at(f.a.curve_x, f.a.curve_usd_per_m, cross.at)
         ci = f" (CI {cross.ci_low:.1f}-{cross.ci_high:.1f})" if cross.ci_low is not None else ""
-        lines.append(Line("crossover", "#222", [], marks=[Mark(cross.at, cost, f"crossover at {cross.at:.1f} "
-                          f"tok/s/user{ci}", "#222", "crossover", "crossover", ring=True)]))  # fmt: skip
+        lines.append(Line("side crossover", "#222", [], marks=[Mark(cross.at, cost, f"crossover at {cross.at:.1f} "
+                          f"tok/s/user{ci}", "#222", "side crossover", "crossover", ring=True)]))  # fmt: skip
     return lines
 
 
@@ -90,9 +91,10 @@ def frontier_section(c: Comparison) -> str:
         "Throughput per GPU vs interactivity (frontier)",
         line_chart(sides, x_label, "output tok/s per GPU"),
         legend([(line.label, line.color, line.dash) for line in sides if "band" not in line.label]),
-        "Points: each concurrency level, night-weighted (ringed: Pareto points). Solid: the monotone cubic (PCHIP) "
-        "through the Pareto points, never extrapolated; dashed: the bootstrap band (percentile, frontiers rebuilt in "
-        "every replicate).",
+        "Points: each concurrency level's interactivity (1000 / the TPOT quantile of a run's ok requests) and output "
+        "tok/s per GPU (view frontier), each the mean over nights of each night's mean over its runs (ringed: Pareto "
+        "points). Solid: the monotone cubic (PCHIP) through the Pareto points, never extrapolated; dashed: the "
+        "bootstrap band (percentile, both frontiers rebuilt in every replicate).",
     )
     costs = _cost_lines(f)
     cross = f.crossover
@@ -106,7 +108,8 @@ def frontier_section(c: Comparison) -> str:
         "Cost per 1M output tokens vs interactivity",
         line_chart(costs, x_label, f"USD per 1M output tokens ({c.basis})", log_y=True),
         legend([(line.label, line.color, None) for line in costs]),
-        "Cost per 1M tokens along each frontier: 1e6 x the interpolated cost rate per GPU-second / the interpolated "
-        f"tok/s per GPU. {cross_note}",
+        "Cost per 1M tokens along each frontier: 1e6 x the interpolated cost rate per GPU-second (tok/s per GPU / "
+        "tokens per USD, views frontier and cost_basis) / the interpolated tok/s per GPU; each level's figures are "
+        f"the mean over nights of each night's mean over its runs. {cross_note}",
     )
     return '<div class="grid2">' + throughput + cost + "</div>"

@@ -207,7 +207,8 @@ def _print_frontier(c: Comparison) -> None:
         out.print(f"crossover: A cheaper per token at {spans(cross.a_cheaper)} tok/s/user, B at "
                   f"{spans(cross.b_cheaper)}; {where}", highlight=False)  # fmt: skip
     for t in f.targets:
-        out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
+        if t.ratio is not None:  # a refused target's reason is in the table
+            out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
 
 
 def _print_strata(c: Comparison, pct: str) -> None:

@@ -1,0 +1,95 @@
+"""frontier and interactivity: Pareto points, the monotone interpolant without extrapolation, refusals, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcobench.errors import ConfigError
+from tcobench.tasks.compare import RunPoint, compare_frontiers, level_points, pareto_mask, parse_targets
+from tcobench.tasks.compare.frontier import build
+from tcobench.tasks.compare.interactivity import check_quantile, spread_targets
+from tcobench.tasks.quantile import quantile, quantile_rows
+
+
+def _point(run_id: str, night: str, level: int, tpot_ms: list[float], per_gpu: float, k: float = 1e-3) -> RunPoint:
+    tpot = np.array(tpot_ms, dtype=float)
+    tokens = np.full(len(tpot), 10.0)
+    return RunPoint(run_id, night, level, 1, per_gpu, k, tpot, tokens, tokens * tpot / 1000)
+
+
+def test_pareto_points_are_those_no_other_beats_on_both_axes() -> None:
+    x = np.array([100.0, 80.0, 60.0, 50.0, 70.0])
+    y = np.array([10.0, 30.0, 50.0, 40.0, 20.0])
+    assert pareto_mask(x, y).tolist() == [True, True, True, False, False]
+
+
+def test_the_frontier_interpolates_monotonically_and_never_extrapolates() -> None:
+    x, y, k = np.array([20.0, 40.0, 80.0]), np.array([900.0, 600.0, 100.0]), np.full(3, 1e-3)
+    front = build(x, y, k)
+    assert front is not None and (front.low, front.high) == (20.0, 80.0)
+    grid = np.linspace(20, 80, 61)
+    values, _ = front.at(grid)
+    assert np.all(np.diff(values) <= 0)  # monotone between decreasing points: no overshoot (PCHIP)
+    assert values[[0, -1]].tolist() == pytest.approx([900.0, 100.0], rel=1e-12)
+    outside, _ = front.at(np.array([19.9, 80.1]))
+    assert np.isnan(outside).all()
+    # points on a line: the interpolant is that line
+    line = build(np.array([10.0, 20.0, 40.0]), np.array([300.0, 200.0, 0.0]), np.full(3, 1e-3))
+    assert line is not None
+    assert line.at(np.array([15.0, 30.0]))[0] == pytest.approx([250.0, 100.0], rel=1e-12)
+
+
+def test_one_pareto_point_is_no_frontier_and_a_dominated_low_point_is_reached_flat() -> None:
+    assert build(np.array([50.0]), np.array([10.0]), np.array([1.0])) is None
+    # (30, 5) is dominated by (50, 10): one Pareto point, no frontier
+    assert build(np.array([50.0, 30.0]), np.array([10.0, 5.0]), np.ones(2)) is None
+    # saturated: the lowest level (30, 95) falls behind (40, 100); at 30-40 the (40, 100) point serves faster users
+    front = build(np.array([60.0, 40.0, 30.0]), np.array([50.0, 100.0, 95.0]), np.ones(3))
+    assert front is not None and front.low == 30.0
+    assert front.at(np.array([30.0, 35.0]))[0].tolist() == [100.0, 100.0]
+
+
+def test_levels_are_night_weighted_and_use_the_tpot_quantile() -> None:
+    points = [_point("a", "n1", 1, [10, 10, 10], 100.0), _point("b", "n1", 1, [20, 20, 20], 100.0),
+              _point("c", "n2", 1, [10, 12, 40], 200.0)]  # fmt: skip
+    (level,) = level_points(points, 0.5)
+    # night n1: mean of 1000/10 and 1000/20 = 75; night n2: 1000 / median(10, 12, 40) = 83.3; then their mean
+    assert level.interactivity == pytest.approx((75.0 + 1000 / 12) / 2)
+    assert level.tok_s_per_gpu == pytest.approx(150.0)
+    (p90,) = level_points(points, 0.9)
+    assert p90.interactivity < level.interactivity  # the slowest users: a stricter figure
+    matrix = np.array([[3.0, 1.0, 2.0], [10.0, 30.0, 20.0]])
+    assert quantile_rows(matrix, 0.9).tolist() == [quantile(matrix[0], 0.9), quantile(matrix[1], 0.9)]
+
+
+def test_a_target_outside_a_range_is_refused_naming_both_ranges() -> None:
+    a = [_point(f"a{c}", "n", c, [1000 / x] * 5, y) for c, x, y in ((1, 90, 100), (2, 60, 180), (4, 30, 300))]
+    b = [_point(f"b{c}", "n", c, [1000 / x] * 5, y) for c, x, y in ((1, 80, 90), (2, 50, 150), (4, 25, 250))]
+    found = compare_frontiers(a, b, "GPU-A (h1)", "GPU-B (h2)", [20.0, 40.0, 85.0], resamples=100)
+    low, mid, high = found.targets
+    assert low.ratio is None and low.reason is not None
+    assert "20 tok/s/user is outside A's measured range 30.0-90.0 tok/s/user (B's: 25.0-80.0" in low.reason
+    assert high.ratio is None and high.reason is not None and "outside B's measured range 25.0-80.0" in high.reason
+    assert mid.ratio is not None and mid.reason is None and mid.ci_low is not None
+    one = compare_frontiers(a, b[:1], "GPU-A (h1)", "GPU-B (h2)", [40.0], resamples=100)
+    assert one.targets[0].ratio is None and "B (GPU-B (h2)) has no frontier: 1 Pareto point(s)" in str(
+        one.targets[0].reason
+    )
+
+
+@pytest.mark.parametrize("text", ["fast", "-5", "0", "20,,50", "nan", "inf"])
+def test_bad_targets_are_one_line_naming_the_value(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"--interactivity .*is not a target \(valid: positive numbers"):
+        parse_targets(text)
+
+
+@pytest.mark.parametrize("q", [0.0, 1.0, -0.1, 1.5, float("nan")])
+def test_a_quantile_outside_0_1_is_refused(q: float) -> None:
+    with pytest.raises(ConfigError, match=r"--interactivity-quantile .*must lie in \(0, 1\)"):
+        check_quantile(q)
+
+
+def test_targets_spread_over_the_overlap() -> None:
+    assert parse_targets("20, 50,100") == (20.0, 50.0, 100.0)
+    assert spread_targets(20.0, 60.0) == (30.0, 40.0, 50.0)
