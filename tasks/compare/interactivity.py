@@ -29,6 +29,7 @@ __all__ = [
     "FrontierComparison",
     "FrontierSide",
     "TargetRow",
+    "check_quantile",
     "compare_frontiers",
     "parse_targets",
     "spread_targets",
@@ -119,6 +120,7 @@ def parse_targets(text: str) -> tuple[float, ...]:
 
 
 def check_quantile(q: float) -> float:
+    """``q`` when it lies in (0, 1); a one-line ConfigError naming it otherwise."""
     if not (math.isfinite(q) and 0 < q < 1):
         raise ConfigError(f"--interactivity-quantile {q}: must lie in (0, 1), e.g. 0.5 (median TPOT) or 0.9")
     return q

@@ -46,16 +46,16 @@ def test_targets_outside_the_simulated_range_are_refused() -> None:
 
 
 def test_the_interval_covers_the_closed_form_in_most_noisy_repetitions() -> None:
-    """A small calibration that can fail: 24 repetitions at 95%; fewer than 19 covered fails (for a calibrated
-    interval the chance of that is under 0.2%: binomial(24, 0.95))."""
+    """A small calibration that can fail: 20 repetitions at 95%; fewer than 16 covered fails (for a calibrated
+    interval the chance of that is under 0.3%: binomial(20, 0.95)). It takes 10-20 s on 2 busy cores."""
     rng = np.random.default_rng(11)
     target = 60.0
     truth = A.tokens_per_usd_at(target) / B.tokens_per_usd_at(target)
     covered = 0
-    for _ in range(24):
+    for _ in range(20):
         a = sweep(A, rng, LEVELS, nights=4, requests=30, request_noise=0.1, night_noise=0.03, name="a")
         b = sweep(B, rng, LEVELS, nights=4, requests=30, request_noise=0.1, night_noise=0.03, name="b")
         (row,) = compare_frontiers(a, b, "A", "B", [target], resamples=200, seed=int(rng.integers(1 << 30))).targets
         assert row.ci_low is not None and row.ci_high is not None
         covered += row.ci_low <= truth <= row.ci_high
-    assert covered >= 19, covered
+    assert covered >= 16, covered
