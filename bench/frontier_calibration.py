@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for _ in range(args.reps):
         kw = {"nights": args.nights, "requests": args.requests, "request_noise": args.request_noise,
               "night_noise": args.night_noise}  # fmt: skip
-        a, b = sweep(A, rng, LEVELS, name="a", **kw), sweep(B, rng, LEVELS, name="b", **kw)  # type: ignore[arg-type]
+        a, b = sweep(A, rng, LEVELS, name="a", **kw), sweep(B, rng, LEVELS, name="b", **kw)
         rows = compare_frontiers(a, b, "A", "B", wanted, resamples=args.resamples,
                                  seed=int(rng.integers(1 << 30))).targets  # fmt: skip
         lo = np.array([r.ci_low if r.ci_low is not None else np.nan for r in rows])
