@@ -93,3 +93,22 @@ def test_a_quantile_outside_0_1_is_refused(q: float) -> None:
 def test_targets_spread_over_the_overlap() -> None:
     assert parse_targets("20, 50,100") == (20.0, 50.0, 100.0)
     assert spread_targets(20.0, 60.0) == (30.0, 40.0, 50.0)
+
+
+def test_a_large_runs_replicates_by_their_large_sample_forms_agree_with_drawing() -> None:
+    from tcobench.tasks.compare.frontier import _run_replicates
+
+    rng = np.random.default_rng(0)
+    n = 150  # at least NORMAL_FROM_REQUESTS: the Beta order statistic and the normal approximation
+    tpot = rng.lognormal(3.0, 0.3, n)
+    tokens = np.full(n, 64.0)
+    e2e = tokens * tpot / 1000 * rng.lognormal(0.0, 0.1, n)
+    point = RunPoint("r", "n", 1, 1, 100.0, 1e-3, tpot, tokens, e2e)
+    x, y = _run_replicates(point, 0.5, 4000, rng)
+    idx = rng.integers(0, n, (4000, n))
+    drawn_x = 1000 / quantile_rows(tpot[idx], 0.5)
+    drawn_y = 100.0 * (tokens[idx].sum(axis=1) / e2e[idx].sum(axis=1)) / (tokens.sum() / e2e.sum())
+    assert np.std(x) == pytest.approx(np.std(drawn_x), rel=0.1) and np.mean(x) == pytest.approx(
+        np.mean(drawn_x), rel=0.01
+    )
+    assert np.std(y) == pytest.approx(np.std(drawn_y), rel=0.1) and np.mean(y) == pytest.approx(100.0, rel=0.01)
