@@ -176,12 +176,12 @@ def _print_frontier(c: Comparison) -> None:
     if f is None or not f.targets:
         return
     pct = f"{f.confidence:.0%}"
-    cols = [Col("tok/s/user"), Col("tok/s/GPU A"), Col("tok/s/GPU B"), Col("$/1M A"), Col("$/1M B"),
-            Col("ratio A/B"), Col(f"{pct} CI"), Col("note", "left", wrap=True)]  # fmt: skip
+    cols = [Col("tok/s/user"), Col("tok/s/GPU A", drop=1), Col("tok/s/GPU B", drop=1), Col("$/1M A"), Col("$/1M B"),
+            Col("ratio A/B"), Col(f"{pct} CI"), Col("note", "left", wrap=True, drop=2)]  # fmt: skip
     rows = []
     for t in f.targets:
         if t.ratio is None:
-            rows.append([f"{t.target:g}", "-", "-", "-", "-", "-", "-", escape(t.reason or "")])
+            rows.append([f"{t.target:g}", "-", "-", "-", "-", "-", "-", "refused: see below"])
             continue
         note = "no clear winner" if t.no_clear_winner else ""
         if t.verdict:
@@ -207,8 +207,7 @@ def _print_frontier(c: Comparison) -> None:
         out.print(f"crossover: A cheaper per token at {spans(cross.a_cheaper)} tok/s/user, B at "
                   f"{spans(cross.b_cheaper)}; {where}", highlight=False)  # fmt: skip
     for t in f.targets:
-        if t.ratio is not None:  # a refused target's reason is in the table
-            out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
+        out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
 
 
 def _print_strata(c: Comparison, pct: str) -> None:
