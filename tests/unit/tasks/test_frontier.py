@@ -112,3 +112,38 @@ def test_a_large_runs_replicates_by_their_large_sample_forms_agree_with_drawing(
         np.mean(drawn_x), rel=0.01
     )
     assert np.std(y) == pytest.approx(np.std(drawn_y), rel=0.1) and np.mean(y) == pytest.approx(100.0, rel=0.01)
+
+
+def test_mixed_gpu_counts_are_listed_and_an_interval_across_1_has_no_winner() -> None:
+    from dataclasses import replace
+
+    from tcobench.tasks.compare.document import target_sentence
+
+    a = [_point(f"a{c}", "n", c, [1000 / x] * 5, y) for c, x, y in ((1, 90, 100), (2, 60, 180), (4, 30, 300))]
+    a[0] = replace(a[0], gpus=2)
+    b = [_point(f"b{c}", "n", c, [1000 / x] * 5, y) for c, x, y in ((1, 90, 100), (2, 60, 180), (4, 30, 300))]
+    found = compare_frontiers(a, b, "GPU-A (h1)", "GPU-B (h2)", [50.0], resamples=100)
+    assert found.notes == ("A mixes GPU counts 1, 2: tok/s is divided by each run's own",)
+    row = replace(found.targets[0], ratio=1.0, ci_low=0.9, ci_high=1.1)
+    assert row.no_clear_winner
+    assert target_sentence(found, row).startswith("no clear winner at 50 tok/s/user: GPU-A (h1) vs GPU-B (h2)")
+    row = replace(row, ratio=0.64, ci_low=0.6, ci_high=0.69)
+    assert target_sentence(found, row) == (
+        "GPU-A (h1) is 0.64x as cost-efficient as GPU-B (h2) at 50 tok/s/user (95% CI 0.60-0.69)"
+    )
+
+
+def test_a_side_is_named_by_its_gpu_hosts_and_where_the_gpu_facts_came_from() -> None:
+    from typing import Any
+
+    from tcobench.tasks.compare.sides import side_name
+
+    def row(**fields: Any) -> Any:
+        return {"gpu_name": None, "gpu_vendor": None, "host": "h", "gpu_source": None, **fields}
+
+    assert side_name([row(gpu_name="H200", gpu_vendor="nvidia", host="gpu-nv-01", gpu_source="declared")]) == (
+        "NVIDIA H200 (gpu-nv-01, declared)"
+    )
+    assert side_name([row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host="a"),
+                      row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host="b")]) == "AMD Instinct MI300X (a, b)"  # fmt: skip
+    assert side_name([row(host="cpu-1")]) == "CPU (cpu-1)"
