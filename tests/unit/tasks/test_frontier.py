@@ -144,6 +144,6 @@ def test_a_side_is_named_by_its_gpu_hosts_and_where_the_gpu_facts_came_from() ->
     assert side_name([row(gpu_name="H200", gpu_vendor="nvidia", host="gpu-nv-01", gpu_source="declared")]) == (
         "NVIDIA H200 (gpu-nv-01, declared)"
     )
-    assert side_name([row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host="a"),
-                      row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host="b")]) == "AMD Instinct MI300X (a, b)"  # fmt: skip
+    amd = [row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host=h) for h in ("a", "b")]
+    assert side_name(amd) == "AMD Instinct MI300X (a, b)"
     assert side_name([row(host="cpu-1")]) == "CPU (cpu-1)"
