@@ -12,6 +12,10 @@ within the run's SLO and the cost per 1M tokens delivered within it) is reported
 (candidates.night_weighted); the interval comes from bootstrap.py. A night is a nightly batch (runs.batch_id), not
 a calendar date; each side reports both its nights and its UTC dates.
 
+At equal interactivity (interactivity.py, ``Comparison.frontier``): each side's runs at every level make its
+frontier of tok/s per GPU against tok/s per user, read at the targets asked for (``interactivity``), or at 3 spread
+over the overlap of both ranges; with targets asked for, the sides need no concurrency level in common.
+
 Runs that `tcobench history` flags (a change beyond run-to-run noise against the runs before them in their series)
 are listed per side (``Comparison.flagged``) and, with ``exclude_flagged=True``, left out.
 """

@@ -106,6 +106,8 @@ def _compare(
 
     if fmt not in ("table", "json", "csv"):
         raise typer.BadParameter(f"{fmt!r}: choose table, json or csv", param_hint="--format")
+    if fail_if_unsupported and claim is None:
+        raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
     targets = parse_targets(interactivity) if interactivity is not None else None
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
@@ -141,8 +143,6 @@ def _fail_if_unsupported(c: Comparison) -> None:
     from tcobench.errors import ClaimError
     from tcobench.tasks.compare import unsupported
 
-    if c.claim is None:
-        raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
     where = unsupported(c)
     if where:
         raise ClaimError(f"the claim 'A is {c.claim:g}x as cost-efficient as B' is not supported at "
