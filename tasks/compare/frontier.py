@@ -45,6 +45,7 @@ __all__ = [
     "level_points",
     "load_points",
     "pareto_mask",
+    "pchip_batch",
     "replicate_levels",
 ]
 
@@ -121,6 +122,42 @@ class Frontier:
         clipped = np.clip(targets, self.low, self.high)  # the ends exactly, not a rounding step outside
         both = self._curve(clipped)
         return np.where(inside, both[:, 0], np.nan), np.where(inside, both[:, 1], np.nan)
+
+
+def _edge(h0: np.ndarray, h1: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:
+    """PCHIP's end slope (scipy's PchipInterpolator._edge_case): the three-point estimate, kept shape-preserving."""
+    d = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
+    d = np.where(np.sign(d) != np.sign(m0), 0.0, d)
+    return np.where((np.sign(m0) != np.sign(m1)) & (np.abs(d) > 3 * np.abs(m0)), 3 * m0, d)
+
+
+def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Many PCHIP curves of the same number of points at once: x (curves x m, ascending), y (curves x m x columns)
+    -> values at ``targets`` (curves x targets x columns), NaN outside each curve's [x first, x last]. The same
+    Fritsch-Carlson slopes as scipy's PchipInterpolator (Frontier.at, the estimate; tests/unit/tasks/test_frontier.py
+    checks the two agree): building one scipy object per bootstrap replicate and side cost most of a comparison."""
+    h = np.diff(x, axis=1)[:, :, None]  # curves x (m-1) x 1
+    slope = np.diff(y, axis=1) / h
+    d = np.repeat(slope[:, :1], x.shape[1], axis=1)  # two points: the line's slope at both ends
+    if x.shape[1] > 2:
+        s0, s1, h0, h1 = slope[:, :-1], slope[:, 1:], h[:, :-1], h[:, 1:]
+        w1, w2 = 2 * h1 + h0, h1 + 2 * h0
+        flat = (np.sign(s0) != np.sign(s1)) | (s0 == 0) | (s1 == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = (w1 + w2) / (w1 / s0 + w2 / s1)
+        d = np.concatenate([_edge(h[:, :1], h[:, 1:2], slope[:, :1], slope[:, 1:2]), np.where(flat, 0.0, inner),
+                            _edge(h[:, -1:], h[:, -2:-1], slope[:, -1:], slope[:, -2:-1])], axis=1)  # fmt: skip
+    idx = np.clip((x[:, :, None] <= targets[None, None, :]).sum(axis=1) - 1, 0, x.shape[1] - 2)  # curves x targets
+    rows = np.arange(x.shape[0])[:, None]
+    x0, width = x[rows, idx], h[rows, idx, 0]
+    t = ((targets[None, :] - x0) / width)[:, :, None]
+    y0, y1, d0, d1 = y[rows, idx], y[rows, idx + 1], d[rows, idx], d[rows, idx + 1]
+    w = width[:, :, None]
+    value = (2 * t**3 - 3 * t**2 + 1) * y0 + (t**3 - 2 * t**2 + t) * w * d0 + (3 * t**2 - 2 * t**3) * y1
+    value += (t**3 - t**2) * w * d1
+    inside = (targets[None, :] >= x[:, :1]) & (targets[None, :] <= x[:, -1:])
+    result: np.ndarray = np.where(inside[:, :, None], value, np.nan)
+    return result
 
 
 def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:

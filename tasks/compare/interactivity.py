@@ -22,7 +22,7 @@ import numpy as np
 from tcobench.errors import ConfigError
 
 from .bootstrap import night_draws, percentile_interval
-from .frontier import Frontier, Level, RunPoint, build, level_points, replicate_levels
+from .frontier import Frontier, Level, RunPoint, build, level_points, pchip_batch, replicate_levels
 
 __all__ = [
     "Crossover",
@@ -175,9 +175,16 @@ def _eval(curves: Sequence[Frontier | None], xs: np.ndarray) -> tuple[np.ndarray
     """Each replicate's curve at xs: (tok/s per GPU, USD per GPU-second), replicates x len(xs); NaN where it does
     not reach (or the replicate has no frontier)."""
     y, k = np.full((len(curves), len(xs)), np.nan), np.full((len(curves), len(xs)), np.nan)
+    sizes: dict[int, list[int]] = {}
     for r, curve in enumerate(curves):
         if curve is not None:
-            y[r], k[r] = curve.at(xs)
+            sizes.setdefault(len(curve.x), []).append(r)
+    for members in sizes.values():  # the curves of one size at once (frontier.pchip_batch)
+        group = [curves[r] for r in members]
+        x = np.stack([c.x for c in group if c is not None])
+        both = np.stack([np.column_stack([c.y, c.k]) for c in group if c is not None])
+        values = pchip_batch(x, both, xs)
+        y[members], k[members] = values[:, :, 0], values[:, :, 1]
     return y, k
 
 

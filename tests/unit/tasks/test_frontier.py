@@ -147,3 +147,22 @@ def test_a_side_is_named_by_its_gpu_hosts_and_where_the_gpu_facts_came_from() ->
     amd = [row(gpu_name="AMD Instinct MI300X", gpu_vendor="amd", host=h) for h in ("a", "b")]
     assert side_name(amd) == "AMD Instinct MI300X (a, b)"
     assert side_name([row(host="cpu-1")]) == "CPU (cpu-1)"
+
+
+@pytest.mark.parametrize("points", [2, 3, 4, 7])
+def test_the_batched_pchip_of_the_replicates_is_scipys(points: int) -> None:
+    from scipy.interpolate import PchipInterpolator
+
+    from tcobench.tasks.compare.frontier import pchip_batch
+
+    rng = np.random.default_rng(points)
+    x = np.sort(rng.uniform(10, 100, (40, points)), axis=1)
+    y = rng.uniform(0, 1000, (40, points, 2))
+    y[:5, 1] = y[:5, 0]  # flat stretches: slope 0 at the shared point
+    targets = np.linspace(5, 105, 250)
+    got = pchip_batch(x, y, targets)
+    for i in range(len(x)):
+        want = PchipInterpolator(x[i], y[i], extrapolate=False)(targets)
+        inside = (targets >= x[i, 0]) & (targets <= x[i, -1])
+        assert np.allclose(got[i][inside], want[inside], rtol=1e-12, atol=1e-9)
+        assert np.isnan(got[i][~inside]).all()
