@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["quantile"]
+__all__ = ["quantile", "quantile_rows"]
 
 
 def quantile(values: Iterable[float], q: float) -> float | None:
@@ -39,6 +39,17 @@ def quantile(values: Iterable[float], q: float) -> float | None:
         return None
     lo, hi, h = _positions(len(ordered), q)
     return ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+
+
+def quantile_rows(matrix: np.ndarray, q: float) -> np.ndarray:
+    """The q-quantile of each row of a 2-D array (rows of at least one value), by the same rule as ``quantile``."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must lie in [0, 1], got {q}")
+    lo, hi, h = _positions(matrix.shape[1], q)
+    picked = np.partition(matrix.astype(float, copy=False), (lo, hi) if hi != lo else lo, axis=1)
+    low, high = picked[:, lo], picked[:, hi]
+    result: np.ndarray = low + (h - lo) * (high - low)
+    return result
 
 
 def _positions(n: int, q: float) -> tuple[int, int, float]:

@@ -95,10 +95,11 @@ REPORT_RUNS_SQL = (
 def _context(
     con: duckdb.DuckDBPyConnection,
     select: str | None,
-    claim: float,
+    claim: float | None,
     resamples: int,
     seed: int,
     pair: tuple[str | None, str | None] = (None, None),
+    interactivity: float | None = None,
 ) -> ReportContext:
     runs = fetch_rows(con, REPORT_RUNS_SQL, ReportRun)
     if select:
@@ -109,7 +110,7 @@ def _context(
     groups = group_platforms(runs)
     of_run = {run_id: p for p in groups for run_id in p.run_ids}
     register_platforms(con, of_run)
-    return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed, *pair)
+    return ReportContext(con, runs, groups, of_run, select, claim, resamples, seed, *pair, interactivity=interactivity)
 
 
 def _saturation_warning(ctx: ReportContext) -> str:
@@ -133,13 +134,16 @@ def build_report(
     select: str | None = None,
     a: str | None = None,
     b: str | None = None,
-    claim: float = 5.0,
+    claim: float | None = None,
     resamples: int = 1000,
     seed: int = 0,
     price_table: str = "the shipped price table",
+    interactivity: float | None = None,
 ) -> str:
     """The report's HTML (one string, self-contained). ``a`` and ``b``: the headline pair (selections, both or
-    neither; default: the cheapest pair of different vendors)."""
+    neither; default: the cheapest pair of different vendors). ``claim``: a ratio the headline is checked against
+    (None: no claim is stated); ``interactivity``: the headline's target in tok/s per user (None: the middle of
+    the overlap of both sides' measured ranges)."""
     if (a is None) != (b is None):
         raise ConfigError(f"give both --a and --b for the headline pair, or neither (got --a {a!r}, --b {b!r})")
     for text, label in ((a, "--a"), (b, "--b")):
@@ -148,7 +152,7 @@ def build_report(
     con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
-        ctx = _context(con, select, claim, resamples, seed, (a, b))
+        ctx = _context(con, select, claim, resamples, seed, (a, b), interactivity)
         series = detect_changes(con)
         body = [
             "<h1>tcobench report: cost per token on your workload</h1>",

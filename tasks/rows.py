@@ -135,6 +135,11 @@ class RunSummaryRow(RunIdentityRow):
     tpot_p90_ms: float | None
     tpot_p99_ms: float | None
     cached_share: float | None
+    gpus_counted: int
+    gpus_counted_source: str
+    interactivity: float | None
+    interactivity_p90: float | None
+    output_tok_s_per_gpu: float | None
 
 
 class TcoRow(RunIdentityRow):

@@ -13,6 +13,7 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
     ├── RunError           a run finished but failed (exit 3), or failed requests over the threshold (exit 4)
     ├── Interrupted        stopped by a signal: SIGINT (exit 130), SIGTERM (143), SIGHUP (129)
     ├── ChangeError        `history --fail-on-change` flagged a change beyond run-to-run noise (exit 1)
+    ├── ClaimError         `compare --claim N --fail-if-unsupported`: the data do not support the claim (exit 5)
     ├── StoreError         reading or writing the results store
     ├── QueryError         SQL refused or failed
     ├── DoctorError        a preflight check of a host failed
@@ -26,6 +27,7 @@ from typing import Any
 
 __all__ = [
     "ChangeError",
+    "ClaimError",
     "ConfigError",
     "DoctorError",
     "EngineDiedError",
@@ -52,6 +54,7 @@ class ExitCode(IntEnum):
     usage = 2  # the command line itself is wrong (unknown option, bad value of an option, missing argument)
     failed = 3  # a run (or a nightly cell) finished but failed
     partial = 4  # a run finished with failed requests above the partial threshold
+    unsupported = 5  # `compare --claim N --fail-if-unsupported`: the measurements do not support the claim
     hangup = 129  # SIGHUP (the terminal went away): 128 + 1
     interrupted = 130  # SIGINT (Ctrl-C): 128 + 2
     terminated = 143  # SIGTERM: 128 + 15
@@ -135,3 +138,11 @@ class ChangeError(TcobenchError):
 
     kind = "ChangeError"
     exit_code = ExitCode.error  # 1, as a CI step or cron job expects of a failed check
+
+
+class ClaimError(TcobenchError):
+    """`tcobench compare --claim N --fail-if-unsupported`: the claimed ratio lies above the interval (or a target
+    has no ratio) somewhere it was checked, so CI and cron can gate on a published claim."""
+
+    kind = "ClaimError"
+    exit_code = ExitCode.unsupported

@@ -8,7 +8,11 @@ is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A
   each side's night-weighted figures;
 - ``comparison``: per concurrency level, the ratio, the cost terms and the verdict on a claim;
 - ``bootstrap``: the confidence interval, resampling nights (nightly batches, whole: all levels of a night
-  together), runs within nights and requests within runs.
+  together), runs within nights and requests within runs;
+- ``frontier``: a side's throughput per GPU against interactivity, its Pareto points and their interpolation;
+- ``interactivity``: the sides at equal interactivity (tok/s per user), with a bootstrap that rebuilds both
+  frontiers, the crossover and the verdict per target; ``sides`` reads and names them from the store;
+- ``document``: a comparison as one JSON document or flat CSV rows (``compare --format json|csv``).
 """
 
 from __future__ import annotations
@@ -61,10 +65,37 @@ from .comparison import (
     token_count,
     verdict,
 )
+from .document import comparison_document, comparison_rows, unsupported
+from .frontier import Frontier, Level, RunPoint, level_points, load_points, pareto_mask
+from .interactivity import (
+    Crossover,
+    FrontierComparison,
+    FrontierSide,
+    TargetRow,
+    compare_frontiers,
+    parse_targets,
+    spread_targets,
+)
 from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, parse_selection, pick
 from .setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
 
 __all__ = [
+    "Crossover",
+    "Frontier",
+    "FrontierComparison",
+    "FrontierSide",
+    "Level",
+    "RunPoint",
+    "TargetRow",
+    "compare_frontiers",
+    "comparison_document",
+    "comparison_rows",
+    "level_points",
+    "load_points",
+    "pareto_mask",
+    "parse_targets",
+    "spread_targets",
+    "unsupported",
     "COMPARABLE",
     "RULES",
     "SETUP_COLUMNS",

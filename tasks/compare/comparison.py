@@ -12,6 +12,10 @@ within the run's SLO and the cost per 1M tokens delivered within it) is reported
 (candidates.night_weighted); the interval comes from bootstrap.py. A night is a nightly batch (runs.batch_id), not
 a calendar date; each side reports both its nights and its UTC dates.
 
+At equal interactivity (interactivity.py, ``Comparison.frontier``): each side's runs at every level make its
+frontier of tok/s per GPU against tok/s per user, read at the targets asked for (``interactivity``), or at 3 spread
+over the overlap of both ranges; with targets asked for, the sides need no concurrency level in common.
+
 Runs that `tcobench history` flags (a change beyond run-to-run noise against the runs before them in their series)
 are listed per side (``Comparison.flagged``) and, with ``exclude_flagged=True``, left out.
 """
@@ -49,8 +53,10 @@ from .candidates import (
     shape_differences,
 )
 from .claim_grade import ClaimGrade, ClaimThresholds, claim_grade, claim_thresholds
+from .interactivity import FrontierComparison, check_quantile
 from .selection import Selection, parse_selection, pick
 from .setup_table import SetupDifference, setup_differences
+from .sides import frontier_comparison
 
 __all__ = [
     "CompareOptions",
@@ -181,6 +187,7 @@ class Comparison:
     flagged: tuple[FlaggedRun, ...] = field(default_factory=tuple)
     claim_grade: ClaimGrade | None = None  # the claim-grade rules over the compared runs (claim_grade.py)
     setup: tuple[SetupDifference, ...] = ()  # every setting whose values differ between the sides (setup_table.py)
+    frontier: FrontierComparison | None = None  # at equal interactivity (interactivity.py); None: not computed
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -234,6 +241,9 @@ class _Options:
     shape_tolerance: float
     exclude_flagged: bool
     claim_rules: ClaimThresholds = field(default_factory=ClaimThresholds)
+    interactivity: tuple[float, ...] | None = None  # targets asked for (None: spread over the overlap)
+    interactivity_quantile: float = 0.5  # the TPOT quantile interactivity is 1000 / (ms)
+    frontier: bool = True  # compare at equal interactivity too
 
 
 def _stratum(
@@ -290,6 +300,9 @@ def _options(
     shape_tolerance: float = 0.05,
     exclude_flagged: bool = False,
     claim_rules: Sequence[str] = (),
+    interactivity: Sequence[float] | None = None,
+    interactivity_quantile: float = 0.5,
+    frontier: bool = True,
 ) -> _Options:
     counted = token_count(tokens)
     if not 0 < confidence < 1 or resamples < 100:
@@ -298,16 +311,25 @@ def _options(
         raise ConfigError(f"--claim must be a positive ratio, got {claim}")
     if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
         raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
+    for target in interactivity or ():
+        if not (math.isfinite(target) and target > 0):
+            raise ConfigError(f"--interactivity target {target}: must be a positive number of tok/s per user")
+    if interactivity is not None and counted != "output":
+        raise ConfigError("--tokens total with --interactivity: the frontier prices output tokens (valid: output)")
     return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance,
-                    exclude_flagged, claim_thresholds(claim_rules))  # fmt: skip
+                    exclude_flagged, claim_thresholds(claim_rules),
+                    None if interactivity is None else tuple(interactivity),
+                    check_quantile(interactivity_quantile), frontier)  # fmt: skip
 
 
 class CompareOptions(TypedDict, total=False):
     """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
     judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
     shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be), and exclude_flagged (False: runs
-    `tcobench history` flags are listed, and kept), and claim_rules ('NAME=VALUE' texts overriding the claim-grade
-    rules' thresholds, 'NAME=off' turning one off: claim_grade.py)."""
+    `tcobench history` flags are listed, and kept), claim_rules ('NAME=VALUE' texts overriding the claim-grade
+    rules' thresholds, 'NAME=off' turning one off: claim_grade.py), interactivity (targets in tok/s per user;
+    None: 3 spread over the sides' overlap), interactivity_quantile (0.5: median TPOT) and frontier (True:
+    compare at equal interactivity too)."""
 
     basis: CostBasis
     tokens: str
@@ -319,6 +341,9 @@ class CompareOptions(TypedDict, total=False):
     shape_tolerance: float
     exclude_flagged: bool
     claim_rules: Sequence[str]
+    interactivity: Sequence[float] | None
+    interactivity_quantile: float
+    frontier: bool
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
@@ -330,7 +355,7 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
 # and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s). A rented basis reads
 # view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (binding tco: 11 ms)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
-                 "run_summary", "slo_targets", "trend_runs", "trend_series")  # fmt: skip
+                 "run_summary", "slo_targets", "trend_runs", "trend_series", "frontier")  # fmt: skip
 
 
 def compare_views(basis: CostBasis) -> tuple[str, ...]:
@@ -363,15 +388,19 @@ def compare(
 
 
 def _sides(
-    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options
+    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options, need_levels: bool = True
 ) -> tuple[list[CandidateRun], list[CandidateRun], list[str], list[str]]:
-    """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far."""
+    """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far; with
+    ``need_levels`` False, no level in common gives no runs and a note (the sides are compared on a frontier)."""
     a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
     both = {r["run_id"] for r in a_rows} & {r["run_id"] for r in b_rows}
     if both:
         raise QueryError(f"selections A and B share {len(both)} run(s), e.g. {sorted(both)[0]}: make them disjoint")
     a_levels, b_levels = {r["concurrency"] for r in a_rows}, {r["concurrency"] for r in b_rows}
     levels = a_levels & b_levels
+    if not levels and not need_levels:
+        return [], [], [], [f"no concurrency level in common (A {sorted(a_levels)}, B {sorted(b_levels)}): "
+                            "compared at equal interactivity only"]  # fmt: skip
     if not levels:
         raise QueryError(
             f"no concurrency level in common: A has {sorted(a_levels)}, B has {sorted(b_levels)}; "
@@ -467,8 +496,13 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
     bound = _level_bounds(sel_a, sel_b)
     loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
-    a_rows, b_rows, diffs, notes = _sides([r for r in loaded if not parse_accuracy_name(r["workload"])],
-                                          sel_a, sel_b, opts)  # fmt: skip
+    runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
+    front, front_rows = _frontier(con, runs, sel_a, sel_b, opts)
+    a_rows, b_rows, diffs, notes = _sides(runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None)
+    if not a_rows:  # no level in common: the frontier alone
+        return Comparison(sel_a, sel_b, opts.basis, opts.tokens, opts.confidence, opts.resamples, opts.seed,
+                          opts.claim, (), None, None, (), (*notes, *(front.notes if front else ())),
+                          _describe(front_rows[0]), _describe(front_rows[1]), frontier=front)  # fmt: skip
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
     if opts.exclude_flagged:
         a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)
@@ -488,6 +522,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         if min(stratum.a_runs, stratum.b_runs) == 1:
             notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
     pooled, pooled_verdict = _pooled(strata, reps, opts)
+    notes += front.notes if front else ()
     return Comparison(
         sel_a,
         sel_b,
@@ -517,7 +552,28 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
             },
         ),
         setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
+        frontier=front,
     )
+
+
+def _frontier(
+    con: duckdb.DuckDBPyConnection, runs: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options
+) -> tuple[FrontierComparison | None, tuple[list[CandidateRun], list[CandidateRun]]]:
+    """The comparison at equal interactivity (sides.py) and its sides' runs; without targets asked for, a side
+    that cannot make a frontier gives None (the per-concurrency comparison stands alone), with them an error."""
+    if not opts.frontier:
+        return None, ([], [])
+    try:
+        found, a_rows, b_rows = frontier_comparison(
+            con, runs, sel_a, sel_b, opts.basis, opts.interactivity, opts.allow_different,
+            q=opts.interactivity_quantile, resamples=opts.resamples, seed=opts.seed, confidence=opts.confidence,
+            claim=opts.claim,
+        )  # fmt: skip
+    except QueryError:
+        if opts.interactivity is not None:
+            raise
+        return None, ([], [])
+    return found, (a_rows, b_rows)
 
 
 def _pooled(

@@ -118,11 +118,12 @@ class ReportContext:
     platforms: list[Platform]
     of_run: dict[str, Platform]
     select: str | None
-    claim: float
+    claim: float | None  # the claimed ratio the headline is checked against; None: no claim is stated
     resamples: int
     seed: int
     a: str | None = None  # the headline pair (report --a/--b); None: the cheapest pair of different vendors
     b: str | None = None
+    interactivity: float | None = None  # the headline's target, tok/s per user; None: the middle of the overlap
     # platform_costs' rows, read once per report (the headline, the cost figure, the energy and targets sections)
     costs: list[NightWeightedRow] = field(default_factory=list, compare=False)
 

@@ -26,6 +26,7 @@ from .context import (
     table,
     usd,
 )
+from .frontier_figures import frontier_headline, frontier_section
 from .svg import Line, Mark, legend, line_chart
 
 __all__ = [
@@ -88,12 +89,13 @@ def headline_section(ctx: ReportContext) -> str:
     names = (f"{names[0]} ({_vendors(ctx, a)})", f"{names[1]} ({_vendors(ctx, b)})")
     pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
-        result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed)
+        result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed,
+                            interactivity=None if ctx.interactivity is None else (ctx.interactivity,))  # fmt: skip
     except TcobenchError as exc:
         return f'<p class="headline">Comparison {pair_html} ({chosen}): {escape(str(exc))}</p>'
-    return f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>' + (
-        _comparison_html(result, names)
-    )
+    return (f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>'
+            + frontier_headline(result) + (_comparison_html(result, names) if result.strata else "")
+            + frontier_section(result))  # fmt: skip
 
 
 def _verdict_text(verdict: Verdict | None, claim: float) -> str:
@@ -143,7 +145,8 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
         rows.append(["all (geometric mean)", *[""] * 6, f"{ratio:.2f}", f"{lo:.2f}-{hi:.2f}",
                      _verdict_text(c.pooled_verdict, claim)])  # fmt: skip
     headers = ["concurrency", "A runs / nights", "B runs / nights", "A tok/s", "B tok/s", "A $/1M", "B $/1M",
-               "ratio A/B", f"{pct} CI", f"claim {claim:g}x"]  # fmt: skip
+               "ratio A/B", f"{pct} CI",
+               f"claim {claim:g}x" if c.claim is not None else "claim (none stated)"]  # fmt: skip
     terms = [[escape(t.term), usd(t.a_usd_per_m), usd(t.b_usd_per_m), usd(t.b_minus_a)] for t in level.terms]
     note = (
         f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "

@@ -87,20 +87,75 @@ def _compare(
             "docs/claim-grade.md).",
         ),
     ] = None,
+    interactivity: Annotated[
+        str | None,
+        typer.Option(
+            help="Compare at these interactivity targets, tok/s per user (e.g. 20,50,100), read off each "
+            "side's frontier of tok/s per GPU; never extrapolated. Default: 3 spread over the overlap."
+        ),
+    ] = None,
+    interactivity_quantile: Annotated[
+        float, typer.Option(help="TPOT quantile interactivity is 1000 / (ms): 0.5 median, 0.9 the slowest users.")
+    ] = 0.5,
+    fmt: Annotated[str, typer.Option("--format", help="table, json (one document) or csv (flat rows).")] = "table",
+    fail_if_unsupported: Annotated[
+        bool,
+        typer.Option(
+            "--fail-if-unsupported", help="With --claim: exit 5 (ClaimError) where the data do not support the claim."
+        ),
+    ] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
 ) -> None:
-    """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict."""
-    from tcobench.tasks.compare import compare
+    """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
+    concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
+    from tcobench.tasks.compare import compare, parse_targets
     from tcobench.tasks.prices import load_prices
 
+    if fmt not in ("table", "json", "csv"):
+        raise typer.BadParameter(f"{fmt!r}: choose table, json or csv", param_hint="--format")
+    if fail_if_unsupported and claim is None:
+        raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
+    targets = parse_targets(interactivity) if interactivity is not None else None
     result = compare(
         settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
         allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
         shape_tolerance=shape_tolerance, exclude_flagged=exclude_flagged, claim_rules=claim_rule or (),
+        interactivity=targets, interactivity_quantile=interactivity_quantile,
     )  # fmt: skip
-    _print_comparison(result)
+    if fmt == "table":
+        _print_comparison(result)
+    else:
+        _print_document(result, fmt)
+    if fail_if_unsupported:
+        _fail_if_unsupported(result)
+
+
+def _print_document(c: Comparison, fmt: str) -> None:
+    """The comparison as one JSON document, or its rows as CSV (tasks/compare/document.py)."""
+    import csv
+    import json
+    import sys
+
+    from tcobench.tasks.compare.document import CSV_COLUMNS, comparison_document, comparison_rows
+
+    if fmt == "json":
+        sys.stdout.write(json.dumps(comparison_document(c), ensure_ascii=False, indent=1) + "\n")
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(comparison_rows(c))
+
+
+def _fail_if_unsupported(c: Comparison) -> None:
+    from tcobench.errors import ClaimError
+    from tcobench.tasks.compare import unsupported
+
+    where = unsupported(c)
+    if where:
+        raise ClaimError(f"the claim 'A is {c.claim:g}x as cost-efficient as B' is not supported at "
+                         f"{len(where)} place(s): {'; '.join(where)}")  # fmt: skip
 
 
 def _print_comparison(c: Comparison) -> None:
@@ -111,6 +166,62 @@ def _print_comparison(c: Comparison) -> None:
     out.print(f"B = {escape(c.b.text)}: {escape(c.b_desc)}", highlight=False)
     for line in c.differences:
         err.print(f"[yellow]compared despite a difference (--allow-different):[/] {escape(line)}", highlight=False)
+    if c.strata:
+        _print_strata(c, pct)
+    _print_frontier(c)
+    _print_drivers(c)
+    _print_goodput(c)
+    _print_flagged(c)
+    for note in c.notes:
+        out.print(f"note: {escape(note)}", style="dim", highlight=False)
+    _print_verdict(c)
+    _print_setup(c)
+    _print_claim_grade(c)
+
+
+def _print_frontier(c: Comparison) -> None:
+    """The sides at equal interactivity: per target tok/s/GPU, $/1M and the ratio, the crossover, the verdicts."""
+    from tcobench.tasks.compare.document import target_sentence
+
+    f = c.frontier
+    if f is None or not f.targets:
+        return
+    pct = f"{f.confidence:.0%}"
+    cols = [Col("tok/s/user"), Col("tok/s/GPU A", drop=1), Col("tok/s/GPU B", drop=1), Col("$/1M A"), Col("$/1M B"),
+            Col("ratio A/B"), Col(f"{pct} CI"), Col("note", "left", wrap=True, drop=2)]  # fmt: skip
+    rows = []
+    for t in f.targets:
+        if t.ratio is None:
+            rows.append([f"{t.target:g}", "-", "-", "-", "-", "-", "-", "refused: see below"])
+            continue
+        note = "no clear winner" if t.no_clear_winner else ""
+        if t.verdict:
+            note = f"[{_STYLE[t.verdict]}]claim {c.claim:g}x {t.verdict}[/]" + (f"; {note}" if note else "")
+        rows.append([f"{t.target:g}", number(t.a_tok_s_per_gpu), number(t.b_tok_s_per_gpu), usd(t.a_usd_per_m),
+                     usd(t.b_usd_per_m), f"{t.ratio:.3f}", f"{t.ci_low:.3f} - {t.ci_high:.3f}", note])  # fmt: skip
+    q = "median" if f.quantile == 0.5 else f"p{f.quantile * 100:g}"
+    print_table(f"At equal interactivity (tok/s/user = 1000 / {q} TPOT ms; {c.basis} basis, output tokens)", cols,
+                rows)  # fmt: skip
+    out.print(f"A = {escape(f.a.name)}: frontier {f.a.range_text()}; B = {escape(f.b.name)}: frontier "
+              f"{f.b.range_text()}. Targets {'asked for' if f.chosen else 'spread over the overlap'}; never "
+              "extrapolated. CI: percentile bootstrap of whole nights, runs within nights and requests within runs, "
+              "rebuilding both frontiers in every replicate.", style="dim", highlight=False)  # fmt: skip
+    cross = f.crossover
+    if cross is not None:
+
+        def spans(ranges: tuple[tuple[float, float], ...]) -> str:
+            return ", ".join(f"{lo:g}-{hi:g}" for lo, hi in ranges) or "nowhere"
+
+        where = ("the curves do not cross in the overlap" if cross.at is None else
+                 f"they cross at {cross.at:.1f} tok/s/user" + (f" ({pct} CI {cross.ci_low:.1f}-{cross.ci_high:.1f}, "
+                 f"{cross.covered:.0%} of replicates cross)" if cross.ci_low is not None else ""))  # fmt: skip
+        out.print(f"crossover: A cheaper per token at {spans(cross.a_cheaper)} tok/s/user, B at "
+                  f"{spans(cross.b_cheaper)}; {where}", highlight=False)  # fmt: skip
+    for t in f.targets:
+        out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
+
+
+def _print_strata(c: Comparison, pct: str) -> None:
     cols = [Col("concurrency"), Col("runs A / B", drop=2), Col("nights A / B", drop=3), Col("tok/s A", drop=1),
             Col("tok/s B", drop=1), Col("$/1M A"), Col("$/1M B"), Col("ratio A/B"), Col(f"{pct} CI"),
             *([Col(f"claim {c.claim:g}x", "left")] if c.claim is not None else [])]  # fmt: skip
@@ -133,14 +244,6 @@ def _print_comparison(c: Comparison) -> None:
         f"hits all its levels), runs within nights and requests within runs, seed {c.seed}.",
         style="dim", highlight=False,
     )  # fmt: skip
-    _print_drivers(c)
-    _print_goodput(c)
-    _print_flagged(c)
-    for note in c.notes:
-        out.print(f"note: {escape(note)}", style="dim", highlight=False)
-    _print_verdict(c)
-    _print_setup(c)
-    _print_claim_grade(c)
 
 
 def _print_setup(c: Comparison) -> None:
@@ -217,7 +320,7 @@ def _print_drivers(c: Comparison) -> None:
 
 def _print_verdict(c: Comparison) -> None:
 
-    if c.claim is None:
+    if c.claim is None or not c.strata:
         return
     verdict = c.pooled_verdict if c.pooled else c.strata[0].verdict
     ratio, lo, hi = c.pooled if c.pooled else (c.strata[0].ratio, c.strata[0].lo, c.strata[0].hi)
@@ -348,7 +451,13 @@ def _report(
         ),
     ] = None,
     b: Annotated[str | None, typer.Option("--b", help="Headline pair, side B (a selection; with --a).")] = None,
-    claim: Annotated[float, typer.Option(help="Claimed ratio the headline comparison is checked against.")] = 5.0,
+    claim: Annotated[
+        float | None, typer.Option(help="Claimed ratio the headline comparison is checked against (default: none).")
+    ] = None,
+    interactivity: Annotated[
+        float | None,
+        typer.Option(help="The headline's interactivity target, tok/s per user (default: the middle of the overlap)."),
+    ] = None,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the confidence intervals.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     prices_file: PricesOpt = None,
@@ -364,7 +473,7 @@ def _report(
     settings = settings_for(store)
     path = write_report(settings.store, load_prices(prices_file), path_out, select=select, a=a, b=b, claim=claim,
                         resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE),
-                        snapshot=snapshot)  # fmt: skip
+                        snapshot=snapshot, interactivity=interactivity)  # fmt: skip
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
 
 

@@ -47,6 +47,13 @@
 -- steady_output_tok_s              output tokens inside the window / its length                   tokens/s
 -- steady_tpot_p50_ms, steady_tpot_p90_ms   TPOT percentiles of the requests decoding in it        ms per token
 -- steady_interactivity             1000 / steady_tpot_p50_ms                                      tokens/s/user
+-- Frontier coordinates (issue 30; view frontier reads them):
+-- gpus_counted          runs.gpu_count when > 0 (detected, else the inventory's), else runs.declared_gpu_count
+--                       when > 0, else 1 (a CPU host counts as one device)                       GPUs
+-- gpus_counted_source   'gpu_count' | 'declared_gpu_count' | 'cpu': which of those gave gpus_counted
+-- interactivity         1000 / tpot_p50_ms: decode speed a median user sees                     tok/s per user
+-- interactivity_p90     1000 / tpot_p90_ms: the same for the slowest tenth of requests          tok/s per user
+-- output_tok_s_per_gpu  output_tok_s / gpus_counted                                             tokens/s per GPU
 -- reads: request_metrics, steady_window; tables: runs
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (
@@ -162,18 +169,32 @@ joined AS (
         w.steady_output_tok_s,
         w.steady_tpot_p50_ms,
         w.steady_tpot_p90_ms,
-        w.steady_interactivity
+        w.steady_interactivity,
+        CASE WHEN r.gpu_count > 0 THEN r.gpu_count WHEN r.declared_gpu_count > 0 THEN r.declared_gpu_count
+            ELSE 1 END AS gpus_counted,
+        CASE WHEN r.gpu_count > 0 THEN 'gpu_count' WHEN r.declared_gpu_count > 0 THEN 'declared_gpu_count'
+            ELSE 'cpu' END AS gpus_counted_source
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
     LEFT JOIN steady_window AS w ON w.run_id = r.run_id
-)
+),
+summary AS (
 SELECT
-    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms),
+    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, gpus_counted, gpus_counted_source),
     output_tokens / NULLIF(measure_s, 0) AS output_tok_s,
     (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s,
     tpot_p50_ms,
     tpot_p90_ms,
     tpot_p99_ms,
-    cached_tokens / NULLIF(prompt_tokens, 0) AS cached_share
-FROM joined;
+    cached_tokens / NULLIF(prompt_tokens, 0) AS cached_share,
+    gpus_counted,
+    gpus_counted_source
+FROM joined
+)
+SELECT
+    *,
+    1000 / NULLIF(tpot_p50_ms, 0) AS interactivity,
+    1000 / NULLIF(tpot_p90_ms, 0) AS interactivity_p90,
+    output_tok_s / gpus_counted AS output_tok_s_per_gpu
+FROM summary;

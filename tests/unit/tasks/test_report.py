@@ -36,7 +36,7 @@ RECORD_TEMPLATE = ("GPU model", "driver version", "engine version", "mean tok/s"
 
 @pytest.fixture(scope="module")
 def html(fleet: Path) -> str:
-    return build_report(fleet, load_prices(None), resamples=200)
+    return build_report(fleet, load_prices(None), resamples=200, claim=5.0)
 
 
 def test_sections_and_record_template(html: str) -> None:
@@ -74,6 +74,8 @@ AVERAGED = {
     "Cost vs latency (Pareto)": ["e2e p90 latency (view run_summary)", "USD (view cost_basis, owned)", NIGHTS],
     "Energy per output token": ["Joules per output token (view efficiency)", NIGHTS],
     "Sensitivity: cost per 1M output tokens vs utilisation (owned)": ["View sensitivity", NIGHTS],
+    "Throughput per GPU vs interactivity (frontier)": ["output tok/s per GPU (view frontier)", NIGHTS],
+    "Cost per 1M output tokens vs interactivity": ["tokens per USD, views frontier and cost_basis", NIGHTS],
     "Median per-request decode rate of each run, by night": [
         "the median over the run's ok measured requests of each request's decode rate",
         NOT_AVERAGED,
@@ -98,7 +100,7 @@ def test_captions_say_exactly_what_was_averaged(html: str) -> None:
 
 def test_charts_are_inline_svg_with_marks(html: str) -> None:
     charts = re.findall(r'<svg class="chart" data-kind="(\w+)" data-marks="(\d+)"', html)
-    assert len(charts) == 8
+    assert len(charts) == 10  # 8, and the two at equal interactivity (frontier_figures.py)
     assert all(int(marks) > 0 for _, marks in charts)
     assert {kind for kind, _ in charts} == {"line", "bar", "scatter"}
     # every chart draws one distinct line per platform (no platform's data leaks into another's)
@@ -290,7 +292,8 @@ def test_the_page_has_a_filter_over_hosts_models_and_workloads(html: str) -> Non
     assert found is not None
     facets = json.loads(found[1])
     series = set(re.findall(r'data-series="([^"]+)"', html))
-    assert series - {"series"} <= set(facets)  # every drawn series can be filtered (not the Pareto frontier's rings)
+    # every drawn series can be filtered (not the Pareto frontier's rings, nor the headline's sides: selections)
+    assert {s for s in series - {"series"} if not s.startswith("side-")} <= set(facets)
     assert facets["nvidia-h200-gpu-nv-1"] == {"host": "gpu-nv-1", "model": "llama3.2:3b", "workload": "chat-short"}
 
 

@@ -1,0 +1,77 @@
+"""sides: a comparison's two selections read as frontiers (every concurrency level of each side), and named.
+
+A side is named by what it ran on, as a verdict should say it: "NVIDIA H200 (gpu-nv-01, declared)": the GPU
+(vendor and model; "CPU" without one), the hosts and where the GPU facts came from (detected | declared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+from tcobench.errors import QueryError
+from tcobench.schemas import CostBasis
+
+from .candidates import CandidateRun, comparison_differences, priced
+from .frontier import RunPoint, load_points
+from .interactivity import FrontierComparison, compare_frontiers
+from .selection import Selection, pick
+
+__all__ = ["frontier_comparison", "side_name"]
+
+
+def _gpu_words(row: CandidateRun) -> str:
+    name, vendor = row["gpu_name"], row["gpu_vendor"]
+    if not name and not vendor:
+        return "CPU"
+    words = str(name or "")
+    if vendor and str(vendor).lower() not in words.lower():
+        label = str(vendor).upper() if len(str(vendor)) <= 3 or str(vendor).lower() == "nvidia" else str(vendor)
+        words = f"{label} {words}".strip()
+    return words
+
+
+def side_name(rows: Sequence[CandidateRun]) -> str:
+    """'NVIDIA H200 (gpu-nv-01, declared)'; several GPUs or hosts are joined with ' + ' and ', '."""
+    gpus = " + ".join(sorted({_gpu_words(r) for r in rows})) or "-"
+    hosts = ", ".join(sorted({r["host"] for r in rows}))
+    sources = "/".join(sorted({str(r["gpu_source"]) for r in rows if r["gpu_source"]}))
+    return f"{gpus} ({hosts}{', ' + sources if sources else ''})"
+
+
+def _points(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], basis: CostBasis, label: str, text: str
+) -> list[RunPoint]:
+    dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
+    points = load_points(con, [(r["run_id"], r["batch_id"], r["concurrency"]) for r in rows], basis, dates)
+    if not any(len(p.tpot_ms) for p in points):
+        raise QueryError(f"selection {label} {text!r}: no request has a TPOT (every ok request has a single output "
+                         "token), so it has no interactivity; measure with max_tokens >= 2")  # fmt: skip
+    return points
+
+
+def frontier_comparison(
+    con: duckdb.DuckDBPyConnection,
+    rows: list[CandidateRun],
+    sel_a: Selection,
+    sel_b: Selection,
+    basis: CostBasis,
+    targets: Sequence[float] | None,
+    allow_different: bool,
+    **options: float | int | None,
+) -> tuple[FrontierComparison, list[CandidateRun], list[CandidateRun]]:
+    """Both sides' runs at every level, priced on ``basis``, compared at ``targets`` (interactivity.compare_frontiers
+    with ``options``: q, resamples, seed, confidence, claim). QueryError when the sides differ in what was
+    measured (unless ``allow_different``), a side has no priced run or no TPOT."""
+    notes: list[str] = []
+    a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
+    diffs = comparison_differences(a_rows, b_rows)
+    if diffs and not allow_different:
+        raise QueryError("refused: the selections differ in what was measured: " + "; ".join(diffs)
+                         + " (compare like with like, or pass --allow-different to compare anyway)")  # fmt: skip
+    a_rows, b_rows = priced(a_rows, "A", basis, notes), priced(b_rows, "B", basis, notes)
+    a_points = _points(con, a_rows, basis, "A", sel_a.text)
+    b_points = _points(con, b_rows, basis, "B", sel_b.text)
+    found = compare_frontiers(a_points, b_points, side_name(a_rows), side_name(b_rows), targets, **options)  # type: ignore[arg-type]
+    return found, a_rows, b_rows
