@@ -84,6 +84,8 @@ class ContainerEngine(StrEnum):
 
     llama_cpp = "llama.cpp"  # llama.cpp's llama-server (OpenAI-compatible API)
     ollama = "ollama"  # Ollama (native API)
+    vllm = "vllm"  # vLLM's OpenAI api_server
+    sglang = "sglang"  # SGLang's launch_server (OpenAI-compatible API)
 
 
 class ClientPlacement(StrEnum):

@@ -63,6 +63,8 @@ OLLAMA_OPTIONS = frozenset({"num_ctx", "num_predict", "seed", "temperature"})
 CONTAINER_PROTOCOLS: dict[ContainerEngine, Protocol] = {
     ContainerEngine.llama_cpp: Protocol.openai,
     ContainerEngine.ollama: Protocol.ollama,
+    ContainerEngine.vllm: Protocol.openai,
+    ContainerEngine.sglang: Protocol.openai,
 }
 
 
