@@ -48,6 +48,7 @@ from .prices import (
 )
 from .records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
 from .store import CommitRecord
+from .vllm import VLLM_PYTHON_ENV, VllmSettings
 from .workload import (
     DatasetConfig,
     DatasetFormat,
@@ -62,6 +63,8 @@ from .workload import (
 
 __all__ = [
     "CONTAINER_PROTOCOLS",
+    "VLLM_PYTHON_ENV",
+    "VllmSettings",
     "ClientPlacement",
     "CONTROL_QUEUE",
     "DOCKER_HOST_SCHEMES",

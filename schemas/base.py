@@ -76,6 +76,7 @@ class EngineKind(StrEnum):
     embedded = "embedded"  # llama.cpp's llama-server started by tcobench as a local process
     endpoint = "endpoint"  # an already running server the user points at
     container = "container"  # an engine image started by tcobench as a container on a Docker host
+    vllm = "vllm"  # vLLM's OpenAI api_server started by tcobench as a local process (engine.vllm.python)
 
 
 class ContainerEngine(StrEnum):
@@ -83,6 +84,8 @@ class ContainerEngine(StrEnum):
 
     llama_cpp = "llama.cpp"  # llama.cpp's llama-server (OpenAI-compatible API)
     ollama = "ollama"  # Ollama (native API)
+    vllm = "vllm"  # vLLM's OpenAI api_server
+    sglang = "sglang"  # SGLang's launch_server (OpenAI-compatible API)
 
 
 class ClientPlacement(StrEnum):

@@ -20,7 +20,9 @@ from .base import (
 )
 from .container import ContainerConfig
 from .engine_metrics import EngineMetricsKind
+from .models import SHAPES
 from .urls import check_url
+from .vllm import VllmSettings
 from .workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
 __all__ = [
@@ -62,6 +64,8 @@ OLLAMA_OPTIONS = frozenset({"num_ctx", "num_predict", "seed", "temperature"})
 CONTAINER_PROTOCOLS: dict[ContainerEngine, Protocol] = {
     ContainerEngine.llama_cpp: Protocol.openai,
     ContainerEngine.ollama: Protocol.ollama,
+    ContainerEngine.vllm: Protocol.openai,
+    ContainerEngine.sglang: Protocol.openai,
 }
 
 
@@ -100,6 +104,7 @@ class EngineConfig(StrictModel):
     label: str | None = Field(
         default=None, min_length=1, description="Label of the engine in reports (a nightly: the matrix's name)."
     )
+    vllm: VllmSettings = Field(default_factory=VllmSettings, description="vLLM's launch settings (kind=vllm).")
 
     @field_validator("url")
     @classmethod
@@ -122,6 +127,8 @@ class EngineConfig(StrictModel):
             raise ValueError("engine.url is only valid with engine.kind 'endpoint'")
         if self.kind is EngineKind.embedded and self.protocol is not Protocol.openai:
             raise ValueError("the embedded engine (llama-server) speaks protocol 'openai' only")
+        if self.kind is EngineKind.vllm and (self.url or self.protocol is not Protocol.openai):
+            raise ValueError("engine.kind 'vllm' starts vLLM itself (no engine.url) and speaks protocol 'openai' only")
         if self.api_key_env is not None and self.kind is not EngineKind.endpoint:
             raise ValueError("engine.api_key_env is only valid with engine.kind 'endpoint' (a server you run)")
         if self.kind is EngineKind.container and self.url:
@@ -157,6 +164,19 @@ class ModelConfig(StrictModel):
         description="The model has random weights of a real shape (set automatically for files from "
         "`tcobench models synth`); every row measured on it says so.",
     )
+    shape: str | None = Field(
+        default=None,
+        min_length=1,
+        description="engine.kind 'vllm': serve a random-weight model of this shape (schemas.SHAPES, e.g. llama-3b) "
+        "written as config.json + tokenizer, loaded with --load-format dummy; no download.",
+    )
+
+    @field_validator("shape")
+    @classmethod
+    def _known_shape(cls, value: str | None) -> str | None:
+        if value is not None and value not in SHAPES:
+            raise ValueError(f"unknown shape {value!r}; shapes: {', '.join(SHAPES)}")
+        return value
 
 
 class WorkloadConfig(StrictModel):
@@ -396,8 +416,14 @@ class BenchmarkConfig(StrictModel):
         gguf_container = (
             self.engine.container is not None and self.engine.container.engine is not ContainerEngine.ollama
         )
-        if self.model.path is not None and not (embedded or gguf_container):
-            raise ValueError("model.path is only valid with engine.kind 'embedded' or a llama.cpp container")
+        vllm = self.engine.kind is EngineKind.vllm
+        if self.model.path is not None and not (embedded or gguf_container or vllm):
+            raise ValueError("model.path is only valid with engine.kind 'embedded' or 'vllm' or a llama.cpp container")
+        if self.model.shape is not None and not vllm:
+            raise ValueError("model.shape (--synthetic SHAPE) is only valid with engine.kind 'vllm'")
+        if vllm and (self.model.path is None) == (self.model.shape is None):
+            raise ValueError("engine.kind 'vllm' needs exactly one of model.path (--model-path: a model folder with "
+                             "config.json) or model.shape (--synthetic SHAPE, e.g. llama-3b)")  # fmt: skip
         llama_container = (
             self.engine.container is not None and self.engine.container.engine is ContainerEngine.llama_cpp
         )

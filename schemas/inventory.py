@@ -3,12 +3,15 @@ matrix of engines x models x workloads run on them."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, field_validator, model_validator
 
 from .base import GpuVendor, Protocol, StrictModel, check_env_name, check_no_user_info
 from .config import ModelConfig, WorkloadConfig
 from .container import DockerHostUrl, GpuConfig, OllamaSettings
 from .records import HOST_PATTERN
+from .vllm import VllmSettings
 
 __all__ = ["CONTROL_QUEUE", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
 
@@ -107,6 +110,12 @@ class MatrixEngine(StrictModel):
         default=False,
         description="Instead of an image: the embedded llama.cpp engine started on the host (model.path for a GGUF).",
     )
+    kind: Literal["vllm"] | None = Field(
+        default=None,
+        description="Instead of an image: vllm = vLLM started on the host as a local process (its settings in "
+        "`vllm`, its Python in vllm.python or $TCOBENCH_VLLM_PYTHON; model.path a folder or model.shape).",
+    )
+    vllm: VllmSettings = Field(default_factory=VllmSettings, description="vLLM's launch settings (kind = vllm).")
     hosts: tuple[str, ...] | None = Field(
         default=None, min_length=1, description="Only for these hosts of the inventory (default: every host)."
     )
@@ -133,8 +142,9 @@ class MatrixEngine(StrictModel):
 
     @model_validator(mode="after")
     def _image_or_endpoint(self) -> MatrixEngine:
-        if (self.image is not None) + (self.endpoint is not None) + self.embedded != 1:
-            raise ValueError("give exactly one of image (a container), endpoint (a running server) or embedded = true")
+        if (self.image is not None) + (self.endpoint is not None) + self.embedded + (self.kind is not None) != 1:
+            raise ValueError("give exactly one of image (a container), endpoint (a running server), embedded = true "
+                             "or kind = \"vllm\"")  # fmt: skip
         if self.api_key_env is not None and self.endpoint is None:
             raise ValueError("api_key_env is only valid with endpoint (a server you run)")
         return self

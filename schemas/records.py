@@ -55,6 +55,11 @@ class RunRecord(StrictModel):
     engine_kind: str = Field(description="embedded, endpoint or container.")
     engine_name: str = Field(description="Engine product, e.g. llama.cpp, ollama, vllm, or 'unknown'.")
     engine_version: str = Field(description="Engine version/build as reported by the engine itself.")
+    engine_detected_from: str | None = Field(
+        default=None,
+        description="What engine_name and engine_version were read from (e.g. '/v1/models owned_by=vllm; version "
+        "/version'); null where tcobench started the engine itself or in older rows.",
+    )
     engine_url: str = Field(description="Base URL the requests went to.")
     engine_label: str | None = Field(
         default=None, description="The engine's label in the nightly matrix (its `name`); null outside a nightly."

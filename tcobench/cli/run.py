@@ -10,7 +10,16 @@ import typer
 from rich.markup import escape
 
 from tcobench.errors import Interrupted, StoreError
-from tcobench.schemas import EngineMetricsKind, GpuVendor, Phase, Protocol, RequestRecord, SamplerKind
+from tcobench.schemas import (
+    SHAPES,
+    EngineKind,
+    EngineMetricsKind,
+    GpuVendor,
+    Phase,
+    Protocol,
+    RequestRecord,
+    SamplerKind,
+)
 from tcobench.settings import Settings
 
 from ._claim import warn_claim_shortfalls
@@ -32,7 +41,20 @@ from .images import container_overrides, engine_event_printer
 if TYPE_CHECKING:
     from tcobench.tasks.store import StoreRef
 
-__all__ = ["register"]
+__all__ = ["expand_synthetic", "register"]
+
+
+def expand_synthetic(args: list[str]) -> list[str]:
+    """`run --synthetic SHAPE` is `run --synthetic --shape SHAPE` (a bare --synthetic only marks the model)."""
+    if not args or args[0] != "run":
+        return args
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        out.append(arg)
+        following = args[i + 1] if i + 1 < len(args) else "-"
+        if arg == "--synthetic" and not following.startswith("-"):
+            out.append("--shape")
+    return out
 
 
 def _overrides(**cli: Any) -> dict[str, Any]:
@@ -43,16 +65,18 @@ def _overrides(**cli: Any) -> dict[str, Any]:
         )
     return {
         "engine": {
-            "kind": "endpoint" if endpoint else ("container" if cli["image"] else None),
+            "kind": _kind(cli),
+            "vllm": {"python": str(cli["vllm_python"])} if cli["vllm_python"] else None,
             "url": endpoint,
             "protocol": cli["protocol"].value if cli["protocol"] else None,
             "chat": cli["chat"],
             "container": container_overrides(cli["image"], cli["docker_host"], cli["gpu_vendor"], cli["gpus"]),
         },
         "model": {
-            "name": cli["model"],
+            "name": cli["model"] or (f"synthetic-{cli['shape']}" if cli["shape"] else None),
+            "shape": cli["shape"],
             "path": str(cli["model_path"]) if cli["model_path"] else None,
-            "synthetic": cli["synthetic"] or None,
+            "synthetic": cli["synthetic"] or bool(cli["shape"]) or None,
         },
         "workload": {
             "preset": cli["preset"],
@@ -94,12 +118,35 @@ def _overrides(**cli: Any) -> dict[str, Any]:
     }
 
 
+def _kind(cli: dict[str, Any]) -> str | None:
+    if cli["engine"] is not None:
+        return str(cli["engine"].value)
+    return "endpoint" if cli["endpoint"] else ("container" if cli["image"] else None)
+
+
 def _run(
     config_file: Annotated[Path | None, typer.Option("--config", "-c", help="Benchmark config (TOML).")] = None,
     endpoint: Annotated[str | None, typer.Option(help="Measure a running server at this URL instead.")] = None,
     protocol: Annotated[Protocol | None, typer.Option(help="Wire protocol of --endpoint.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name as the server knows it.")] = None,
-    model_path: Annotated[Path | None, typer.Option(help="GGUF file for the embedded engine.")] = None,
+    model_path: Annotated[
+        Path | None, typer.Option(help="GGUF file for the embedded engine; a model folder (config.json) for vllm.")
+    ] = None,
+    engine: Annotated[
+        EngineKind | None,
+        typer.Option(help=r"Engine to start or use: embedded, vllm (a local vLLM), endpoint, container \[embedded]."),
+    ] = None,
+    vllm_python: Annotated[
+        Path | None,
+        typer.Option(help="--engine vllm: a Python with vLLM installed [$TCOBENCH_VLLM_PYTHON].", show_default=False),
+    ] = None,
+    shape: Annotated[
+        str | None,
+        typer.Option(
+            help=f"--engine vllm: serve random weights of this shape ({', '.join(SHAPES)}), no download; "
+            "`--synthetic SHAPE` says the same."
+        ),
+    ] = None,
     chat: Annotated[bool | None, typer.Option("--chat/--completion", help="Chat or plain completion API.")] = None,
     requests: Annotated[int | None, typer.Option(help="Measured requests per run [20].")] = None,
     warmup: Annotated[int | None, typer.Option(help="Warm-up requests per run [1].")] = None,
@@ -197,7 +244,9 @@ def _run(
             help='JSON object added to every request body, e.g. \'{"samplers": ["temperature"]}\' (llama.cpp).'
         ),
     ] = None,
-    synthetic: Annotated[bool, typer.Option(help="Mark the model as synthetic (random weights).")] = False,
+    synthetic: Annotated[
+        bool, typer.Option(help="Mark the model as synthetic (random weights); `--synthetic SHAPE`: see --shape.")
+    ] = False,
     telemetry: Annotated[SamplerKind | None, typer.Option(help=r"Power sampler \[auto: the first that works].")] = None,
     telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
     engine_metrics: Annotated[

@@ -13,10 +13,15 @@ from tcobench.schemas import ContainerEngine, GpuVendor
 DOCKER_DIR = Path(__file__).resolve().parents[3] / "docker"
 
 
-def test_catalog_lists_the_three_images() -> None:
+def test_catalog_lists_the_images() -> None:
     catalog = load_catalog()
     by_name = {spec.name: spec for spec in catalog.images}
-    assert set(by_name) == {"llama-cpp-cpu", "ollama-cuda", "ollama-rocm"}
+    assert set(by_name) == {"llama-cpp-cpu", "ollama-cuda", "ollama-rocm", "vllm-cuda", "vllm-rocm", "sglang-cuda",
+                            "sglang-rocm"}  # fmt: skip
+    for engine in (ContainerEngine.vllm, ContainerEngine.sglang):
+        name = engine.value
+        assert (by_name[f"{name}-cuda"].engine, by_name[f"{name}-cuda"].vendor) == (engine, GpuVendor.nvidia)
+        assert (by_name[f"{name}-rocm"].engine, by_name[f"{name}-rocm"].vendor) == (engine, GpuVendor.amd)
     assert by_name["llama-cpp-cpu"].engine is ContainerEngine.llama_cpp and by_name["llama-cpp-cpu"].wheel
     assert by_name["ollama-cuda"].vendor is GpuVendor.nvidia and by_name["ollama-rocm"].vendor is GpuVendor.amd
 

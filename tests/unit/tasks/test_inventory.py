@@ -102,6 +102,20 @@ def test_fleet_table_engines_per_host_and_embedded(tmp_path: Path) -> None:
     assert plan.cells[1].config.engine.kind is EngineKind.embedded
 
 
+def test_matrix_engine_kind_vllm_starts_vllm_on_the_host(tmp_path: Path) -> None:
+    inventory = HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c")
+    matrix = (
+        '[[engines]]\nname = "vllm-tiny"\nkind = "vllm"\n[engines.vllm]\npython = "/opt/vllm/bin/python"\n'
+        'max_model_len = 1024\n[[models]]\nname = "synthetic-tiny"\nshape = "tiny"\n[[workloads]]\nname = "w"\n'
+    )
+    plan = load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
+    (cell,) = plan.cells
+    engine = cell.config.engine
+    assert engine.kind is EngineKind.vllm and engine.label == "vllm-tiny"
+    assert str(engine.vllm.python) == "/opt/vllm/bin/python" and engine.vllm.max_model_len == 1024
+    assert cell.config.model.shape == "tiny"
+
+
 @pytest.mark.parametrize(
     ("inventory", "matrix", "needle"),
     [
@@ -118,7 +132,7 @@ def test_fleet_table_engines_per_host_and_embedded(tmp_path: Path) -> None:
                                                        'endpoint', 1), "engines.0.hosts: 'x' not in the inventory"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
          '[[engines]]\nname = "e"\nembedded = true\nimage = "x"\n[[models]]\nname = "m"\n[[workloads]]\nname = "w"\n',
-         "give exactly one of image (a container), endpoint (a running server) or embedded = true"),
+         "give exactly one of image (a container), endpoint (a running server), embedded = true or kind"),
     ],
 )  # fmt: skip
 def test_fleet_plan_refuses_what_cannot_run_on_the_host(tmp_path: Path, inventory: str, matrix: str,

@@ -253,7 +253,8 @@ def run_preflight(routes: Routes, model: str = "m1") -> tuple[EngineInfo, list[s
 def test_preflight_llama_cpp_from_props_build_info() -> None:
     props = {"build_info": "b6000-abcdef0", "total_slots": 2}
     info, seen = run_preflight({"/v1/models": models("m1"), "/props": lambda _: httpx.Response(200, json=props)})
-    assert info == EngineInfo(name="llama.cpp", version="b6000-abcdef0", model_digest=None)
+    assert info == EngineInfo(name="llama.cpp", version="b6000-abcdef0", model_digest=None,
+                              detected_from="/props build_info")  # fmt: skip
     assert seen == ["/v1/models", "/props"]
 
 
@@ -261,13 +262,14 @@ def test_preflight_falls_back_to_version() -> None:
     info, seen = run_preflight(
         {"/v1/models": models("m1"), "/version": lambda _: httpx.Response(200, json={"version": "0.9.2"})}
     )
-    assert info == EngineInfo(name="openai-compatible", version="0.9.2", model_digest=None)
-    assert seen == ["/v1/models", "/props", "/version"]
+    assert (info.name, info.version) == ("openai-compatible", "0.9.2")
+    assert info.detected_from is not None and info.detected_from.endswith("; version /version")
+    assert seen == ["/v1/models", "/props", "/metrics", "/version"]
 
 
 def test_preflight_props_without_build_info_is_not_llama_cpp() -> None:
     info, _ = run_preflight({"/v1/models": models("m1"), "/props": lambda _: httpx.Response(200, json={"x": 1})})
-    assert info == EngineInfo(name="openai-compatible", version="unknown", model_digest=None)
+    assert (info.name, info.version) == ("openai-compatible", "unknown")
 
 
 def test_preflight_unknown_model_lists_the_served_ones() -> None:

@@ -1,0 +1,34 @@
+"""Settings of vLLM started by tcobench as a local process (``engine.kind = "vllm"``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from .base import StrictModel
+
+__all__ = ["VLLM_PYTHON_ENV", "VllmSettings"]
+
+VLLM_PYTHON_ENV = "TCOBENCH_VLLM_PYTHON"  # the Python with vLLM when engine.vllm.python is not given
+
+
+class VllmSettings(StrictModel):
+    """How tcobench starts ``python -m vllm.entrypoints.openai.api_server``; every value is recorded per run."""
+
+    python: Path | None = Field(
+        default=None,
+        description="Python interpreter that has vLLM installed (e.g. a venv's bin/python); default: "
+        "$TCOBENCH_VLLM_PYTHON.",
+    )
+    dtype: str = Field(default="bfloat16", min_length=1, description="--dtype of the weights and activations.")
+    max_model_len: int = Field(default=2048, gt=0, description="--max-model-len: context per sequence, tokens.")
+    tensor_parallel: int = Field(default=1, gt=0, description="--tensor-parallel-size: GPUs one model spans.")
+    load_format: str | None = Field(
+        default=None,
+        description="--load-format; default: dummy (random weights) for a synthetic model, else vLLM's own (auto).",
+    )
+    kv_cache_gib: int | None = Field(
+        default=None, gt=0, description="VLLM_CPU_KVCACHE_SPACE (CPU backend only): KV cache size, GiB."
+    )
+    extra_args: tuple[str, ...] = Field(default=(), description="Further api_server arguments, passed as given.")

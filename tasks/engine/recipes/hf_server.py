@@ -1,0 +1,81 @@
+"""What the vLLM and SGLang recipes share: a Hugging Face model folder mounted read-only (or a model id the engine
+fetches itself), tensor parallelism over the GPUs handed to the container, and identity from what the server says."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from tcobench.errors import ImageError
+from tcobench.schemas import BenchmarkConfig
+
+from ...docker_client import run_to_completion
+from ...hf_model import check_hf_model, is_hf_synthetic
+from ...measure import preflight
+from ...protocols import EngineInfo
+from ..endpoint import target_of
+
+__all__ = ["MODEL_DIR", "ServedModel", "identify_served", "served_model", "smoke_version", "tensor_parallel"]
+
+MODEL_DIR = "/models"  # where a model folder appears inside the container (read-only)
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """The --model argument, the mounts it needs, and what is recorded about it."""
+
+    argument: str
+    volumes: dict[str, dict[str, str]]
+    settings: dict[str, Any]
+    synthetic: bool
+
+
+def served_model(config: BenchmarkConfig, local: bool) -> ServedModel:
+    """model.path (a folder with config.json, mounted read-only) or model.name (an id the engine resolves)."""
+    path = config.model.path
+    if path is None:
+        return ServedModel(config.model.name, {}, {"model": config.model.name}, False)
+    if local:
+        check_hf_model(path)
+        path = path.resolve()
+    inside = f"{MODEL_DIR}/{path.name}"
+    settings = {"model_path": str(path), "container_model_path": inside}
+    synthetic = local and is_hf_synthetic(path)
+    return ServedModel(inside, {str(path): {"bind": inside, "mode": "ro"}}, settings, synthetic)
+
+
+def tensor_parallel(config: BenchmarkConfig) -> int:
+    """GPUs the model spans: those handed to the container (a count or device ids), else engine.vllm.tensor_parallel."""
+    assert config.engine.container is not None
+    gpu = config.engine.container.gpu
+    if gpu.count is not None and gpu.count > 0:
+        return gpu.count
+    if gpu.device_ids:
+        return len(gpu.device_ids)
+    return config.engine.vllm.tensor_parallel
+
+
+def identify_served(config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], synthetic: bool) -> EngineInfo:
+    """Who the server says it is (tasks.protocols.engine_id), with the image's engine label as evidence beside it."""
+    served = preflight(target_of(config, base_url))
+    label = labels.get("io.tcobench.engine-version")
+    where = f"image label io.tcobench.engine-version={label}; {served.detected_from}" if label else served.detected_from
+    return EngineInfo(served.name, served.version, None, synthetic=synthetic or config.model.synthetic,
+                      context_tokens=served.context_tokens, detected_from=where)  # fmt: skip
+
+
+def smoke_version(client: docker.DockerClient, image: str, module: str) -> str:
+    """The engine package's version, printed by the image's own Python (no GPU needed); ImageError otherwise."""
+    code, output = run_to_completion(
+        client, image, ["-c", f"import {module}; print({module}.__version__)"], network_mode="none",
+        entrypoint=["python3"],
+    )  # fmt: skip
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if code != 0 or not lines:
+        raise ImageError(f"smoke test of {image}: `python3 -c 'import {module}'` exited with code {code}: "
+                         f"{' | '.join(lines[-3:])}")  # fmt: skip
+    return lines[-1]

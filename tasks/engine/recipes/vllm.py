@@ -1,0 +1,63 @@
+"""vLLM's OpenAI api_server in a container (images vllm-cuda, vllm-rocm): its arguments, health, readiness, metrics.
+
+Launch: ``--model`` (a folder mounted read-only, or a model id), ``--served-model-name`` = model.name, ``--dtype``,
+``--max-model-len``, ``--tensor-parallel-size`` = the GPUs handed to the container, ``--max-num-seqs`` = the highest
+concurrency, ``--host``/``--port`` (127.0.0.1 for a local daemon), ``--enable-prompt-tokens-details`` (cached tokens in
+usage). Health: ``GET /health``; readiness: the model listed by ``/v1/models`` (preflight); metrics: ``/metrics``
+(``vllm:`` names, scraped by tasks.engine_metrics.vllm). Recorded: every launch argument above, the load format and
+the extra arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
+
+from ...protocols import EngineInfo
+from .base import ContainerPlan, Recipe, SmokeAddress, register
+from .hf_server import identify_served, served_model, smoke_version, tensor_parallel
+
+__all__ = ["VllmRecipe", "vllm_arguments"]
+
+
+def vllm_arguments(
+    config: BenchmarkConfig, slots: int, bind: str, port: int, model: str, tp: int
+) -> tuple[list[str], dict[str, Any]]:
+    """(api_server arguments, recorded settings)."""
+    v = config.engine.vllm
+    settings: dict[str, Any] = {
+        "dtype": v.dtype, "max_model_len": v.max_model_len, "tensor_parallel_size": tp, "max_num_seqs": slots,
+        "load_format": v.load_format or "auto", "extra_args": list(v.extra_args),
+    }  # fmt: skip
+    args = [
+        "--model", model, "--served-model-name", config.model.name, "--host", bind, "--port", str(port),
+        "--dtype", v.dtype, "--max-model-len", str(v.max_model_len), "--tensor-parallel-size", str(tp),
+        "--max-num-seqs", str(slots), "--load-format", settings["load_format"], "--enable-prompt-tokens-details",
+        "--disable-uvicorn-access-log", *v.extra_args,
+    ]  # fmt: skip
+    return args, settings
+
+
+@register(ContainerEngine.vllm, Protocol.openai)
+class VllmRecipe(Recipe):
+    def plan(
+        self, config: BenchmarkConfig, slots: int, bind: str, port: int, model_cache: Path, local: bool
+    ) -> ContainerPlan:
+        model = served_model(config, local)
+        args, settings = vllm_arguments(config, slots, bind, port, model.argument, tensor_parallel(config))
+        env = {"HF_HUB_OFFLINE": "1" if model.volumes else "0"}  # a folder: nothing to fetch
+        return ContainerPlan(args, "/health", environment=env, volumes=model.volumes,
+                             settings={**settings, **model.settings, "synthetic": model.synthetic})  # fmt: skip
+
+    def identify(
+        self, config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], plan: ContainerPlan
+    ) -> EngineInfo:
+        return identify_served(config, base_url, labels, bool(plan.settings.get("synthetic")))
+
+    def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
+        return smoke_version(client, image, "vllm")
