@@ -539,6 +539,7 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     ids = data["runs"].select(["run_id"])
 
     def body(con: duckdb.DuckDBPyConnection) -> None:
+        data["commits"] = _commit_rows(data, writer)  # prepared by the attempt that commits (an outage retries)
         _delete_runs(con, ids)
         _add_columns(con, data)
         for table, rows in data.items():
