@@ -51,12 +51,16 @@ _MARKERS = (
     "broken pipe",
     "failed to commit: failed to execute query",  # the catalog's connection died during COMMIT (libpq says no more)
 )
+# ... unless the server answered and said no: wrong credentials or a missing database are configuration, final
+_REFUSALS = ("authentication failed", "no password supplied", "does not exist", "pg_hba.conf", "permission denied")
 _HTTP_5XX = re.compile(r"\bHTTP 5\d\d\b|\b5\d\d (Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time)")
 
 
 def unreachable(message: str) -> bool:
     """Whether a DuckDB error message says the catalog database or the object store could not be reached."""
     lowered = message.lower()
+    if any(r in lowered for r in _REFUSALS):
+        return False
     return any(m in lowered for m in _MARKERS) or _HTTP_5XX.search(message) is not None
 
 

@@ -29,6 +29,11 @@ NOT_OUTAGES = (
     "TransactionContext Error: Failed to commit: Transaction conflict - attempting to insert into table runs",
     "IO Error: No space left on device",
     "HTTP Error: HTTP PUT error on 'http://127.0.0.1:8333/lake/x.parquet' (HTTP 403 Forbidden)",
+    # the server answered and refused: configuration, not an outage (libpq's wording)
+    'IO Error: Unable to connect to Postgres at "dbname=lake host=127.0.0.1": connection to server at "127.0.0.1", '
+    'port 5432 failed: FATAL: password authentication failed for user "tcobench"',
+    'IO Error: Unable to connect to Postgres at "dbname=nolake host=127.0.0.1": connection to server at '
+    '"127.0.0.1", port 5432 failed: FATAL: database "nolake" does not exist',
 )
 
 
