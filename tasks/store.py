@@ -18,8 +18,10 @@ unreferenced files are orphans that `tcobench store verify` reports). Re-writing
 same transaction.
 Concurrent writers are fine: DuckLake retries non-conflicting commits itself, and a commit that meets a lock
 (another process holding the local DuckDB catalog, SQLite busy) or a conflict is retried here with backoff for
-up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A write that fails for lack of space rolls back and removes
-the half-written file, so a full disk leaves no orphan.
+up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A commit that cannot reach the store's catalog database or
+object store (a fleet's PostgreSQL or S3 server restarting) is tried again with bounded backoff for up to
+``TCOBENCH_STORE_OUTAGE_S`` seconds (default 300; ``tasks.outage``), then fails with the reason. A write that
+fails for lack of space rolls back and removes the half-written file, so a full disk leaves no orphan.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from tcobench.schemas import (
 
 from .checksums import record_new
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
+from .outage import outage_limit_s, ride_out, unreachable
 from .views import CACHED_VIEWS, compute_per_run, view_key
 
 __all__ = [
@@ -248,10 +251,12 @@ class Store:
                 raise
 
         with _process_lock, self._writers_in_turn(deadline, what):
-            try:
-                return retry_while_busy(once, deadline)
+            try:  # a catalog or object store that cannot be reached is waited for (tasks.outage), then busy ones
+                return ride_out(lambda: retry_while_busy(once), what)
             except duckdb.Error as exc:
-                raise StoreError(f"cannot write {what} to store {self.location}: {one_line(exc)}") from exc
+                why = f" (unreachable for TCOBENCH_STORE_OUTAGE_S, {outage_limit_s():g} s)" if unreachable(
+                    one_line(exc)) else ""  # fmt: skip
+                raise StoreError(f"cannot write {what} to store {self.location}{why}: {one_line(exc)}") from exc
 
     @contextlib.contextmanager
     def _writers_in_turn(self, deadline: float, what: str) -> Iterator[None]:
@@ -537,6 +542,7 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     ids = data["runs"].select(["run_id"])
 
     def body(con: duckdb.DuckDBPyConnection) -> None:
+        data["commits"] = _commit_rows(data, writer)  # prepared by the attempt that commits (an outage retries)
         _delete_runs(con, ids)
         _add_columns(con, data)
         for table, rows in data.items():

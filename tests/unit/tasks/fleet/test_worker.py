@@ -38,6 +38,9 @@ def test_environment_names_the_host_and_keeps_what_the_user_set() -> None:
     assert env["AWS_SECRET_ACCESS_KEY"] == "kept"  # secrets reach the runs through this environment only
     control = worker_environment(WorkerSpec(queue="control"), {})
     assert WORKER_HOST_ENV not in control and control["PREFECT_CLIENT_MAX_RETRIES"] == "8"
+    assert control["PREFECT_CLIENT_RETRY_EXTRA_CODES"] == "500"  # the server's answer while its database is away
+    assert worker_environment(WorkerSpec(queue="a"), {"PREFECT_CLIENT_RETRY_EXTRA_CODES": ""})[
+        "PREFECT_CLIENT_RETRY_EXTRA_CODES"] == ""  # fmt: skip
 
 
 def test_a_run_refuses_a_host_that_is_not_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:
