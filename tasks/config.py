@@ -13,12 +13,13 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import BenchmarkConfig
+from tcobench.schemas import BenchmarkConfig, WorkloadConfig
 from tcobench.schemas.base import redact_url
 
-from .workload.presets import apply_preset
+from .workload.layers import Layer, given
+from .workload.presets import preset_layers
 
-__all__ = ["load_config", "validation_message"]
+__all__ = ["load_config", "load_config_sourced", "validation_message"]
 
 
 _BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
@@ -89,12 +90,59 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def load_config(path: Path | None = None, overrides: Mapping[str, Any] | None = None) -> BenchmarkConfig:
     """Validate the whole configuration once; CLI overrides (None = not given) win over the file."""
+    return load_config_sourced(path, overrides)[0]
+
+
+def load_config_sourced(
+    path: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    flag_names: Mapping[str, str] | None = None,
+) -> tuple[BenchmarkConfig, dict[str, str]]:
+    """``load_config``, and where each workload field came from: flag, config, preset or default (every field of
+    WorkloadConfig, tables key by key: ``slo.ttft_ms``). The workload's layers are resolved by
+    ``tasks.workload.layers``: a flag wins over the file, which wins over the preset, alternatives included;
+    ``flag_names`` names the overrides' workload fields as the command line spells them (``requests``:
+    ``--requests``)."""
     data = _read_toml(path) if path is not None else {}
-    data = _merge(data, overrides or {})
+    over = dict(overrides or {})
+    flags = given(over.pop("workload", None) or {})
+    data = _merge(data, over)
     where = str(path) if path is not None else "command line"
-    if isinstance(data.get("workload"), dict):
-        data["workload"] = apply_preset(data["workload"], where)
+    file_workload = data.get("workload")
+    sources: dict[str, str] = {}
+    if isinstance(file_workload, dict) or flags:
+        names = dict(flag_names or {})
+        layers = [Layer("flag", flags, lambda n: names.get(n, f"workload.{n}"))]
+        if isinstance(file_workload, dict):
+            layers.insert(0, Layer("config", given(file_workload), lambda n: f"{where}: workload.{n}"))
+        data["workload"], sources = preset_layers(layers, where)
+        _fit_context(data["workload"], sources)
     try:
-        return BenchmarkConfig.model_validate_json(json.dumps(data, default=str))
+        config = BenchmarkConfig.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
         raise ConfigError(validation_message(exc, where)) from exc
+    return config, _all_sources(config, sources)
+
+
+def _fit_context(workload: dict[str, Any], sources: dict[str, str]) -> None:
+    """A ``num_ctx`` that nobody set for this run (a preset's, or the default) grows to the longest request the
+    other fields ask for: the command line has no flag for it, and longer lengths given there must still fit."""
+    if sources.get("num_ctx") in ("config", "flag"):
+        return
+    try:
+        probe = WorkloadConfig.model_validate_json(json.dumps({**workload, "num_ctx": 1 << 30}, default=str))
+    except ValidationError:
+        return  # the full validation below reports it
+    need = probe.longest_input + probe.longest_output
+    have = int(workload.get("num_ctx") or WorkloadConfig.model_fields["num_ctx"].default)
+    if probe.input_tokens is not None and need > have:
+        workload["num_ctx"] = need
+        sources["num_ctx"] = "fitted to the lengths"
+
+
+def _all_sources(config: BenchmarkConfig, sources: Mapping[str, str]) -> dict[str, str]:
+    names = [n for n in WorkloadConfig.model_fields if n not in ("slo", "sweep")]
+    names += [f"slo.{n}" for n in type(config.workload.slo).model_fields]
+    if config.workload.sweep is not None:
+        names += [f"sweep.{n}" for n in type(config.workload.sweep).model_fields]
+    return {name: sources.get(name, "default") for name in names}
