@@ -25,7 +25,7 @@ ALTERNATIVES: tuple[tuple[tuple[frozenset[str], ...], str], ...] = (
     ((frozenset({"max_tokens"}), frozenset({"output_tokens"})),
      "output lengths are one number (max_tokens) or a distribution (output_tokens), not both"),
     ((frozenset({"input_tokens", "shared_prefix_tokens"}), frozenset({"dataset"}), frozenset({"prompts"})),
-     "prompts come from synthetic lengths, a dataset or a prompt list, one of them"),
+     "prompts come from synthetic lengths, a dataset or a prompt list"),
 )  # fmt: skip
 
 
@@ -62,7 +62,7 @@ def _shown(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ",".join(str(v) for v in value)
     if isinstance(value, Mapping):
-        return "{...}"
+        return str(value.get("path", "{...}"))  # a dataset is its file
     return str(value)
 
 
