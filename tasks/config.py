@@ -19,7 +19,7 @@ from tcobench.schemas.base import redact_url
 from .workload.layers import Layer, given
 from .workload.presets import preset_layers
 
-__all__ = ["load_config", "load_config_sourced", "validation_message"]
+__all__ = ["load_config", "load_config_sourced", "validation_message", "validation_problems"]
 
 
 _BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
@@ -53,6 +53,11 @@ def _problem(err: ErrorDetails) -> str:
 
 def _under(loc: tuple[int | str, ...], parent: tuple[int | str, ...]) -> bool:
     return len(loc) > len(parent) and loc[: len(parent)] == parent
+
+
+def validation_problems(exc: ValidationError) -> list[tuple[tuple[int | str, ...], str]]:
+    """Each problem of ``exc`` as (field location, what is wrong with which value)."""
+    return [(tuple(err["loc"]), _problem(err)) for err in exc.errors(include_url=False)]
 
 
 def validation_message(exc: ValidationError, where: str) -> str:

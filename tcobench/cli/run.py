@@ -250,7 +250,9 @@ def _run(
         overrides["pricing"]["table"] = str(prices_file)
     config, sources = load_config_sourced(config_file, overrides, FLAG_NAMES)
     prices = load_prices(config.pricing.table)
-    check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
+    flags = {"hardware": "--hardware", "site": "--site"}
+    named = {k: flag for k, flag in flags.items() if overrides["pricing"].get(k) is not None}
+    check_keys(prices, config.pricing, str(config_file) if config_file else "default", named)
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
     with measuring(settings) as children:
         _run_flow(config, prices, settings, partial_threshold, children, RunOptions(sources, yes))
