@@ -20,6 +20,7 @@ settings cannot be changed back (``lake.sandbox``).
 from __future__ import annotations
 
 import datetime as dt
+import os
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -40,6 +41,7 @@ from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, re
 from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
 __all__ = [
+    "shape_tolerance",
     "FROZEN_VIEWS",
     "READ_ONLY_STATEMENTS",
     "connect",
@@ -307,6 +309,19 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     return [(name, text) for name, text in views if name in wanted]
 
 
+def shape_tolerance() -> float:
+    """How far a run's mean input or output length may be from the asked before view run_shape flags it, as a
+    fraction: TCOBENCH_SHAPE_TOLERANCE (the commands' --shape-tolerance), else 0.10."""
+    text = os.environ.get("TCOBENCH_SHAPE_TOLERANCE", "")
+    try:
+        value = float(text) if text else 0.10
+    except ValueError as exc:
+        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: not a number, got {text!r}") from exc
+    if not 0 <= value < 10:
+        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: {value:g} is not a fraction between 0 and 10")
+    return value
+
+
 def connect(
     store: StoreRef | Path,
     prices: PriceTable,
@@ -328,6 +343,7 @@ def connect(
     con, cached = _open(location, snapshot, on_warning or log.warning)
     try:
         _register_prices(con, prices)
+        con.execute(f"SET VARIABLE shape_tolerance = {shape_tolerance()!r}")  # view run_shape
         views = sql_views()
         if upto is not None:
             names = [n for n, _ in views]

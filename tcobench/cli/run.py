@@ -34,7 +34,7 @@ from .images import container_overrides, engine_event_printer
 if TYPE_CHECKING:
     from tcobench.tasks.store import StoreRef
 
-__all__ = ["register"]
+__all__ = ["FLAG_NAMES", "RunOptions", "register"]
 
 
 # How the command line spells each workload field it sets (messages and the summary's "from" column).
@@ -221,6 +221,15 @@ def _run(
     hardware: Annotated[str | None, typer.Option(help="Price-table hardware key of this host.")] = None,
     site: Annotated[str | None, typer.Option(help="Price-table site key (electricity, PUE).")] = None,
     utilisation: Annotated[float | None, typer.Option(help="Assumed utilisation, 0-1 [0.5].")] = None,
+    shape_tolerance: Annotated[
+        float | None,
+        typer.Option(
+            help="Flag a run whose mean input or output tokens (server-counted) differ from the asked by more than "
+            "this fraction [0.10]; also TCOBENCH_SHAPE_TOLERANCE.",
+            min=0,
+            max=10,
+        ),
+    ] = None,
     yes: Annotated[
         bool,
         typer.Option("--yes", help="Measure even when the estimate is over 30 min on the embedded CPU engine."),
@@ -242,6 +251,8 @@ def _run(
 
     if no_prefect:
         os.environ["TCOBENCH_PREFECT"] = "off"
+    if shape_tolerance is not None:
+        os.environ["TCOBENCH_SHAPE_TOLERANCE"] = repr(shape_tolerance)  # view run_shape reads it (tasks.query)
     if api_key:
         os.environ["TCOBENCH_API_KEY"] = api_key  # read from the environment where used; never stored
     settings = settings_for(store)
@@ -290,7 +301,7 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
         rows = _batch_runs(store, prices, batch_id)
         if rows:
             summary = summarise(store, prices, [r[0] for r in rows])
-            print_runs(summary.runs, summary.tco, summary.goodput)
+            print_runs(summary.runs, summary.tco, summary.goodput, _shapes(store, prices, [r[0] for r in rows]))
             print_assumptions(summary.tco, summary.sources)
             print_workload(workload, sources)
     except (TcobenchError, duckdb.Error) as exc:  # the line must still come out
@@ -334,7 +345,7 @@ def _run_flow(
                                watcher=display)  # fmt: skip
     except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
         if exc.stored is not None and exc.stored.run_ids:
-            _print_result(exc.stored, settings, config.workload, options.sources)
+            _print_result(exc.stored, settings, config.workload, options.sources, prices)
         raise
     except Interrupted as exc:
         kept = _kept(settings.store, prices, batch_id, options.sources, config.workload)
@@ -342,13 +353,27 @@ def _run_flow(
     finally:
         if pulls.live.is_started:
             pulls.stop()
-    _print_result(result, settings, config.workload, options.sources)
+    _print_result(result, settings, config.workload, options.sources, prices)
     counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.run_rows.to_pylist()}
     check_runs(result.runs, counts, partial_threshold)
 
 
-def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str]) -> None:
-    print_runs(result.summary.runs, result.summary.tco, result.summary.goodput)
+def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
+    """View run_shape of these runs; None (the row shows "-") when it cannot be read."""
+    import duckdb
+
+    from tcobench.errors import TcobenchError
+    from tcobench.tasks.shape import run_shapes
+
+    try:
+        return run_shapes(store, prices, run_ids)
+    except (TcobenchError, duckdb.Error):
+        return None
+
+
+def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str], prices: Any) -> None:
+    shapes = _shapes(settings.store, prices, result.run_ids)
+    print_runs(result.summary.runs, result.summary.tco, result.summary.goodput, shapes)
     print_assumptions(result.summary.tco, result.summary.sources)
     print_workload(workload, sources)
     for warning in sorted({r.identity_warning for r in result.runs if r.identity_warning}):
