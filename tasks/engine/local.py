@@ -32,9 +32,10 @@ from .endpoint import target_of
 from .model import bundled_model, file_sha256
 from .sizing import Sizing, available_memory, kv_bytes_per_token, plan_sizing
 
-__all__ = ["LocalLlamaServer", "free_port", "llama_server_binary"]
+__all__ = ["STOP_AFTER_SIGNAL_S", "LocalLlamaServer", "free_port", "llama_server_binary"]
 
 _LOG_TAIL_LINES = 15
+STOP_AFTER_SIGNAL_S = 2.0  # SIGTERM, then SIGKILL after this: llama-server ends its batch in progress first
 
 
 def free_port() -> int:
@@ -160,8 +161,8 @@ class LocalLlamaServer(EngineLauncher):
 
     def stop(self, engine: RunningEngine) -> None:
         proc: subprocess.Popen[bytes] | None = engine.handle
-        if proc is not None:
-            procs.stop_process(proc)
+        if proc is not None:  # after a signal the user waits: the engine's state is worth nothing, so less patience
+            procs.stop_process(proc, STOP_AFTER_SIGNAL_S if shutdown.stop_requested() else procs.STOP_WAIT_S)
 
     def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:
         proc: subprocess.Popen[bytes] | None = engine.handle

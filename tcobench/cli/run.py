@@ -275,35 +275,31 @@ class RunOptions:
     yes: bool = False  # measure even when the estimate is long
 
 
-def _batch_runs(store: StoreRef, prices: Any, batch_id: str) -> list[tuple[Any, ...]]:
-    """(run_id, concurrency, status, n, ok) of this batch's stored runs, oldest first."""
-    from tcobench.tasks.query import connect
-
-    con = connect(store, prices, upto="run_summary")
-    try:
-        return con.execute(
-            "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
-            {"b": batch_id},
-        ).fetchall()
-    finally:
-        con.close()
-
-
 def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], workload: Any) -> str:
     """One line: which runs of this batch are stored, with their measured requests; their summary on stdout first,
-    as at the end of a run."""
+    as at the end of a run (one connection: after a signal, the exit must not wait for several)."""
     import duckdb
 
     from tcobench.errors import TcobenchError
-    from tcobench.tasks.summarise import summarise
+    from tcobench.tasks.query import connect
+    from tcobench.tasks.summarise import SUMMARY_VIEWS, summary_of
 
     try:
-        rows = _batch_runs(store, prices, batch_id)
-        if rows:
-            summary = summarise(store, prices, [r[0] for r in rows])
-            print_runs(summary.runs, summary.tco, summary.goodput, _shapes(store, prices, [r[0] for r in rows]))
-            print_assumptions(summary.tco, summary.sources)
-            print_workload(workload, sources)
+        con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"))
+        try:
+            rows = con.execute(
+                "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
+                {"b": batch_id},
+            ).fetchall()
+            ids = [r[0] for r in rows]
+            if ids:
+                summary = summary_of(con, ids)
+                shapes = con.execute("SELECT * FROM run_shape WHERE list_contains($ids, run_id)", {"ids": ids})
+                print_runs(summary.runs, summary.tco, summary.goodput, shapes.to_arrow_table())
+                print_assumptions(summary.tco, summary.sources)
+                print_workload(workload, sources)
+        finally:
+            con.close()
     except (TcobenchError, duckdb.Error) as exc:  # the line must still come out
         return f"what finished is stored in {store} as batch {batch_id} (cannot list it: {exc})"
     if not rows:
