@@ -282,6 +282,7 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
 
     from tcobench.errors import TcobenchError
     from tcobench.tasks.query import connect
+    from tcobench.tasks.shape import shapes_of
     from tcobench.tasks.summarise import SUMMARY_VIEWS, summary_of
 
     try:
@@ -294,8 +295,7 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
             ids = [r[0] for r in rows]
             if ids:
                 summary = summary_of(con, ids)
-                shapes = con.execute("SELECT * FROM run_shape WHERE list_contains($ids, run_id)", {"ids": ids})
-                print_runs(summary.runs, summary.tco, summary.goodput, shapes.to_arrow_table())
+                print_runs(summary.runs, summary.tco, summary.goodput, shapes_of(con, ids))
                 print_assumptions(summary.tco, summary.sources)
                 print_workload(workload, sources)
         finally:
