@@ -1,6 +1,6 @@
 """Every CLI module imports alone in a fresh interpreter (no import cycles), and none imports a sibling command
-module's registration or the app: command modules depend only on `_common`, `_fit`, `_progress`, `_runs_table`,
-`_signals` and `images`' option helpers."""
+module's registration or the app: command modules depend only on `_common`, `_fit`, `_progress`, `_run_display`,
+`_runs_table`, `_signals`, `_workload_table` and `images`' option helpers."""
 
 from __future__ import annotations
 
@@ -16,7 +16,16 @@ import tcobench.cli
 
 FOLDER = Path(tcobench.cli.__file__).parent
 MODULES = sorted(f"tcobench.cli.{m.name}" for m in pkgutil.iter_modules([str(FOLDER)]))
-ALLOWED_SIBLINGS = {"_common", "_fit", "_progress", "_runs_table", "_signals", "images"}
+ALLOWED_SIBLINGS = {
+    "_common",
+    "_fit",
+    "_progress",
+    "_run_display",
+    "_runs_table",
+    "_signals",
+    "_workload_table",
+    "images",
+}
 
 
 def test_modules_found() -> None:
