@@ -16,9 +16,9 @@ from .store import StoreRef
 __all__ = ["run_shapes", "shapes_of"]
 
 
-def run_shapes(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> pa.Table:
-    """View run_shape for ``run_ids`` (runs that asked for no length have no row)."""
-    con = connect(store, prices, needs=("run_shape",))
+def run_shapes(store: StoreRef, prices: PriceTable, run_ids: Sequence[str], snapshot: int | None = None) -> pa.Table:
+    """View run_shape for ``run_ids`` (runs that asked for no length have no row), at ``snapshot`` if given."""
+    con = connect(store, prices, needs=("run_shape",), snapshot=snapshot)
     try:
         return shapes_of(con, run_ids)
     finally:
