@@ -20,8 +20,8 @@ settings cannot be changed back (``lake.sandbox``).
 from __future__ import annotations
 
 import datetime as dt
-import os
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -41,13 +41,13 @@ from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, re
 from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
 __all__ = [
-    "shape_tolerance",
     "FROZEN_VIEWS",
     "READ_ONLY_STATEMENTS",
     "connect",
     "describe_snapshot",
     "freeze_views",
     "read_only_query",
+    "shape_tolerance",
     "sql_views",
     "views_named",
 ]
