@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,14 +266,38 @@ def _run(
     named = {k: flag for k, flag in flags.items() if overrides["pricing"].get(k) is not None}
     check_keys(prices, config.pricing, str(config_file) if config_file else "default", named)
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
-    with measuring(settings) as children:
-        _run_flow(config, prices, settings, partial_threshold, children, RunOptions(sources, yes))
+    options = RunOptions(sources, yes)
+    try:
+        with measuring(settings) as children:
+            _run_flow(config, prices, settings, partial_threshold, children, options)
+    except Interrupted as exc:
+        if options.prefect_server is not None:
+            _exit_now(exc, options.prefect_server)
+        raise
 
 
-@dataclass(frozen=True)
+def _exit_now(exc: Interrupted, server: int) -> None:
+    """After a signal, once the kept runs are stored and summarised: the one line, then exit without Prefect's own
+    exit work (its in-process server takes up to 5 s to stop, more on a loaded machine; its flow run has already
+    ended). Its server is told to stop now, and dies with this process in any case (a death signal)."""
+    import signal
+    import sys
+
+    from ._common import print_error
+
+    print_error(exc.kind, escape(str(exc)))
+    with contextlib.suppress(OSError):
+        os.kill(server, signal.SIGTERM)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(exc.exit_code))
+
+
+@dataclass
 class RunOptions:
     sources: dict[str, str]  # each workload field's source: flag, config, preset, default
     yes: bool = False  # measure even when the estimate is long
+    prefect_server: int | None = None  # pid of the Prefect API server this run started
 
 
 def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], workload: Any) -> str:
@@ -322,6 +347,7 @@ def _run_flow(
         server = start_api_server()
         if server is not None:
             children.add("prefect-server", server, borrowed=True)
+            options.prefect_server = server
     else:
         err.print("[dim]starting the engine (Prefect off)...[/]")
     from tcobench.flows import benchmark
