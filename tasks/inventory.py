@@ -16,9 +16,18 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, Inventory, Matrix, MatrixEngine, PriceTable
+from tcobench.schemas import (
+    BenchmarkConfig,
+    ClientPlacement,
+    HostSpec,
+    Inventory,
+    Matrix,
+    MatrixEngine,
+    PriceTable,
+    PricingConfig,
+)
 
-from .config import validation_message
+from .config import validation_message, validation_problems
 from .placement import placement_of_url
 from .prices import check_keys
 from .workload.presets import apply_preset
@@ -109,20 +118,64 @@ def _cell_config(host: HostSpec, engine: MatrixEngine, model: Any, workload: Any
     }
 
 
-def _cells(inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: PriceTable) -> list[Cell]:
+# A cell's config field that comes from the inventory's host entry, and that entry's field.
+_FROM_HOST: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("declared", "vendor"), "vendor"),
+    (("declared", "gpu_model"), "gpu_model"),
+    (("declared", "gpu_count"), "gpu_count"),
+    (("pricing", "hardware"), "hardware"),
+    (("pricing", "site"), "site"),
+    (("pricing", "ops"), "ops"),
+    (("engine", "container", "docker_host"), "docker_host"),
+    (("engine", "container", "gpu"), "gpu"),
+)
+
+
+def _origin(loc: tuple[int | str, ...], inventory_path: Path, h: int, path: Path, where: dict[str, int]) -> str:
+    """The file and field path a cell config's field came from (the inventory's host, or the matrix's entry)."""
+    for cell_path, host_field in _FROM_HOST:
+        if loc[: len(cell_path)] == cell_path:
+            rest = ".".join(str(p) for p in loc[len(cell_path) :])
+            return f"{inventory_path}: hosts.{h}.{host_field}" + (f".{rest}" if rest else "")
+    section = {"workload": "workloads", "model": "models", "engine": "engines"}.get(str(loc[0])) if loc else None
+    if section is None:
+        return f"{path}"
+    rest = ".".join(str(p) for p in loc[1:])
+    return f"{path}: {section}.{where[section]}" + (f".{rest}" if rest else "")
+
+
+def _cell_error(exc: ValidationError, inventory_path: Path, h: int, path: Path, where: dict[str, int], cell: str
+                ) -> ConfigError:  # fmt: skip
+    """Each problem named by the file and field path it came from."""
+    problems = [f"{_origin(loc, inventory_path, h, path, where)}: {text}" for loc, text in validation_problems(exc)]
+    return ConfigError(f"{'; '.join(problems)} (cell {cell})")
+
+
+def _check_host_prices(inventory_path: Path, inventory: Inventory, prices: PriceTable) -> None:
+    """Each host's price keys name rows of the price table: errors name the inventory, host and field."""
+    for h, host in enumerate(inventory.hosts):
+        pricing = PricingConfig(hardware=host.hardware, site=host.site, ops=host.ops)
+        names = {k: f"{inventory_path}: hosts.{h}.{k} (host {host.name})" for k in ("hardware", "site", "ops")}
+        check_keys(prices, pricing, str(inventory_path), names)
+
+
+def _cells(inventory_path: Path, inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: PriceTable
+           ) -> list[Cell]:  # fmt: skip
     cells = []
-    for host in inventory.hosts:
+    for h, host in enumerate(inventory.hosts):
         for path, matrix in matrices:
-            for engine in (e for e in matrix.engines if _applies(e, matrix, host)):
-                for model in matrix.models:
-                    for workload in matrix.workloads:
+            for e, engine in enumerate(matrix.engines):
+                if not _applies(engine, matrix, host):
+                    continue
+                for m, model in enumerate(matrix.models):
+                    for w, workload in enumerate(matrix.workloads):
                         data = _cell_config(host, engine, model, workload)
-                        where = f"{path}: cell {host.name}/{engine.name}/{model.name}/{workload.name}"
+                        cell = f"{host.name}/{engine.name}/{model.name}/{workload.name}"
                         try:
                             config = BenchmarkConfig.model_validate_json(json.dumps(data))
                         except ValidationError as exc:
-                            raise ConfigError(validation_message(exc, where)) from exc
-                        check_keys(prices, config.pricing, where)
+                            where = {"engines": e, "models": m, "workloads": w}
+                            raise _cell_error(exc, inventory_path, h, path, where, cell) from exc
                         cells.append(Cell(host, engine.name, model.name, workload.name, config))
     return cells
 
@@ -157,7 +210,8 @@ def load_plan(inventory_path: Path, matrix_paths: list[Path], prices: PriceTable
     inventory = _load(inventory_path, Inventory)
     matrices = [(p, _load(p, Matrix)) for p in matrix_paths]
     _check_engine_hosts(inventory, matrices)
-    cells = _cells(inventory, matrices, prices)
+    _check_host_prices(inventory_path, inventory, prices)
+    cells = _cells(inventory_path, inventory, matrices, prices)
     _check_fleet_cells(inventory_path, inventory, cells)
     idle = [h.name for h in inventory.hosts if not any(c.host.name == h.name for c in cells)]
     if idle:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,9 @@ def load_prices(path: Path | None = None) -> PriceTable:
         raise PricingError(validation_message(exc, name)) from exc
 
 
-def check_keys(prices: PriceTable, pricing: PricingConfig, where: str) -> None:
-    """Raise PricingError unless the hardware, site and ops rows named by ``pricing`` exist."""
+def check_keys(prices: PriceTable, pricing: PricingConfig, where: str, names: Mapping[str, str] | None = None) -> None:
+    """Raise PricingError unless the hardware, site and ops rows named by ``pricing`` exist; the error names
+    ``where: pricing.SECTION``, or ``names[SECTION]`` (where that key was given: a flag, an inventory's field)."""
     table = str(pricing.table) if pricing.table is not None else SHIPPED_TABLE
     wanted = (
         ("hardware", pricing.hardware, prices.hardware),
@@ -79,7 +81,5 @@ def check_keys(prices: PriceTable, pricing: PricingConfig, where: str) -> None:
     )
     for section, key, rows in wanted:
         if key not in rows:
-            raise PricingError(
-                f"{where}: pricing.{section}: no row {key!r} in [{section}] of {table} "
-                f"(valid: {', '.join(sorted(rows))})"
-            )
+            named = (names or {}).get(section) or f"{where}: pricing.{section}"
+            raise PricingError(f"{named}: no row {key!r} in [{section}] of {table} (valid: {', '.join(sorted(rows))})")

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, Any
 
 __all__ = [
+    "STOP_WAIT_S",
     "Guard",
     "ProcessId",
     "current_guard",
@@ -51,7 +52,7 @@ __all__ = [
 ]
 
 _PR_SET_PDEATHSIG = 1
-_STOP_WAIT_S = 10.0
+STOP_WAIT_S = 10.0
 
 # The watchdog: reads "+ PID START" / "- PID" lines; at end of input (tcobench is gone) ends what is still guarded.
 _WATCHDOG = r"""
@@ -227,7 +228,7 @@ def _signal_group(pid: int, sig: int) -> None:
             os.kill(pid, sig)
 
 
-def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = _STOP_WAIT_S) -> None:
+def stop_process(proc: subprocess.Popen[bytes], timeout_s: float = STOP_WAIT_S) -> None:
     """SIGTERM to the child's process group, SIGKILL after ``timeout_s``; never raises for one that is gone."""
     if proc.poll() is None:
         _signal_group(proc.pid, signal.SIGTERM)

@@ -36,6 +36,7 @@ __all__ = [
     "RunWatcher",
     "cell_requests",
     "duration_text",
+    "end_text",
     "level_text",
     "state_text",
 ]
@@ -55,6 +56,7 @@ class HostState:
     errors: int  # failed requests in the cell
     eta_s: float | None  # seconds until the host's last cell ends, estimated
     finished: bool = False
+    outcome: str = "ok"  # the status of the cell that ended last (a failed one never reads "done")
 
 
 @dataclass(frozen=True)
@@ -112,10 +114,10 @@ class HostProgress:
         self._done = self._errors = 0
         self._pulls: dict[str, int] = {}  # model-pull step -> tenths shown
 
-    def _state(self, finished: bool = False) -> HostState:
+    def _state(self, finished: bool = False, outcome: str = "ok") -> HostState:
         total = self._totals[self._index - 1] if self._index else None
         return HostState(self.host, self._cell, self._index, len(self._totals), self._level, self._done, total,
-                         self._errors, self._eta(), finished)  # fmt: skip
+                         self._errors, self._eta(), finished, outcome)  # fmt: skip
 
     def _eta(self) -> float | None:
         if any(t is None for t in self._totals):
@@ -179,9 +181,10 @@ class HostProgress:
         with self._lock:
             total = self._totals[self._index - 1] if self._index else None
             self._finished_requests += total if total is not None else self._done  # a sweep's skipped levels too
-            self._done = total if total is not None else self._done
+            if status == "ok":  # a failed cell keeps its real count: its requests were not done
+                self._done = total if total is not None else self._done
             last = self._index == len(self._totals)
-            state = self._state(finished=last)
+            state = self._state(finished=last, outcome=status)
             label = self._cell
         self.sink.message(self.host, f"cell {label} {status}" + (f": {error}" if error else ""))
         self.sink.update(state)
@@ -222,6 +225,13 @@ def state_text(state: HostState) -> str:
             f"requests, {state.errors} errors, ETA {duration_text(state.eta_s)}")  # fmt: skip
 
 
+def end_text(state: HostState) -> str:
+    """What ends a host's last line: `` (done)``, or the last cell's status when it did not end ok."""
+    if not state.finished:
+        return ""
+    return " (done)" if state.outcome == "ok" else f" (cell {state.outcome}; host done)"
+
+
 def _figure(value: float | None, unit: str, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}{unit}"
 
@@ -251,7 +261,7 @@ class PlainSink:
             if (cell, level) == (state.cell, state.concurrency) and now - when < self.every_s and not state.finished:
                 return
             self._last[state.host] = (now, state.cell, state.concurrency)
-        self.write(state_text(state) + (" (done)" if state.finished else ""))
+        self.write(state_text(state) + end_text(state))
 
     def level(self, result: LevelResult) -> None:
         self.write(level_text(result))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -49,6 +50,7 @@ __all__ = [
     "describe_snapshot",
     "freeze_views",
     "read_only_query",
+    "shape_tolerance",
     "sql_views",
     "views_named",
 ]
@@ -312,6 +314,19 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     return [(name, text) for name, text in views if name in wanted]
 
 
+def shape_tolerance() -> float:
+    """How far a run's mean input or output length may be from the asked before view run_shape flags it, as a
+    fraction: TCOBENCH_SHAPE_TOLERANCE (the commands' --shape-tolerance), else 0.10."""
+    text = os.environ.get("TCOBENCH_SHAPE_TOLERANCE", "")
+    try:
+        value = float(text) if text else 0.10
+    except ValueError as exc:
+        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: not a number, got {text!r}") from exc
+    if not 0 <= value < 10:
+        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: {value:g} is not a fraction between 0 and 10")
+    return value
+
+
 def connect(
     store: StoreRef | Path,
     prices: PriceTable,
@@ -331,6 +346,7 @@ def connect(
     con, cached = _open(location, snapshot, on_warning or log.warning)
     try:
         _register_prices(con, prices)
+        con.execute(f"SET VARIABLE shape_tolerance = {shape_tolerance()!r}")  # view run_shape
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)

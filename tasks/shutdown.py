@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from tcobench.errors import ExitCode, Interrupted
+from tcobench.errors import ExitCode, Interrupted, TcobenchError
 
 __all__ = [
     "Listener",
     "Stop",
     "StopRequest",
+    "abort",
     "check_stop",
     "configure",
     "deferred",
@@ -98,6 +99,7 @@ class _State:
     grace_s = 5.0
     handling = False  # handling_signals() is active
     notice: Callable[[str], None] | None = None  # told what a graceful stop will do (handling_signals' caller)
+    abort: TcobenchError | None = None  # a stop asked by tcobench itself (``abort``), raised at ``check_stop``
 
 
 def configure(grace: float) -> None:
@@ -196,8 +198,19 @@ def deferred() -> Iterator[None]:
             signal.signal(signal.SIGTERM, replaced)
 
 
+def abort(error: TcobenchError) -> None:
+    """Stop the measurement in progress as a second signal would (nothing more is sent, no grace for requests in
+    flight), from any thread, and end the batch with ``error`` at the next ``check_stop`` (a run too long to start
+    without ``--yes``)."""
+    _State.abort = error
+    for listener in _State.listeners:
+        listener(str(error), True)
+
+
 def check_stop(kept: str = "the run in progress is stored as interrupted") -> None:
-    """Raise ``Interrupted`` if a signal asked to stop."""
+    """Raise ``Interrupted`` if a signal asked to stop (the ``abort`` error if tcobench asked)."""
+    if _State.abort is not None:
+        raise _State.abort
     if _State.request is not None:
         raise _State.request.error(kept)
 
@@ -205,5 +218,6 @@ def check_stop(kept: str = "the run in progress is stored as interrupted") -> No
 def reset() -> None:
     """Forget past stop requests (a new command in the same process; tests)."""
     _State.request = None
+    _State.abort = None
     _State.signals = 0
     _State.listeners = ()

@@ -12,6 +12,7 @@ from ..placement import probe_rtt_ns
 from . import container, endpoint, local, vllm  # noqa: F401  (importing registers the launchers)
 from .base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
 from .endpoint import target_of
+from .sizing import reachable_concurrency
 
 __all__ = [
     "EngineEvent",
@@ -41,7 +42,7 @@ def launch_engine(
     The engine's provenance gains where this process is relative to it (``client_placement``) and, off loopback,
     the round trip to it (``rtt_p50_ns``).
     """
-    slots = max(config.workload.concurrency)
+    slots = reachable_concurrency(config.workload)  # the embedded engine also caps it by memory (``sizing``)
     launch = LaunchOptions(batch_id=batch_id, on_event=on_event)
     launcher = launcher_for(config.engine.kind)
     engine = launcher.start(config, slots, log_dir, model_cache, launch)

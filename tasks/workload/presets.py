@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -15,7 +15,9 @@ from typing import Any
 from tcobench.errors import ConfigError
 from tcobench.schemas import Preset, WorkloadConfig
 
-__all__ = ["apply_preset", "preset_workload", "presets"]
+from .layers import Layer, given, resolve
+
+__all__ = ["apply_preset", "preset_layers", "preset_workload", "presets"]
 
 
 @cache
@@ -40,17 +42,20 @@ def _json(data: Mapping[str, Any]) -> str:
 
 
 def apply_preset(workload: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """``workload`` over its ``preset``'s fields (nested tables merged); ConfigError naming the valid presets."""
-    name = workload.get("preset")
+    """``workload`` over its ``preset``'s fields (``layers.resolve``: nested tables merged, a choice made in
+    ``workload`` overrules the preset's alternatives); ConfigError naming the valid presets."""
+    fields, _ = preset_layers([Layer("config", given(workload), lambda n: f"{where}: workload.{n}")], where)
+    return fields
+
+
+def preset_layers(layers: Sequence[Layer], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """``layers`` (weakest first) over the preset the strongest of them names: the merged workload fields and the
+    source of each (``layers.resolve``)."""
+    name = next((layer.fields["preset"] for layer in reversed(layers) if "preset" in layer.fields), None)
     if name is None:
-        return dict(workload)
+        return resolve(layers)
     known = presets()
     if not isinstance(name, str) or name not in known:
         raise ConfigError(f"{where}: workload.preset: unknown preset {name!r} (presets: {', '.join(known)})")
-    merged: dict[str, Any] = dict(known[name].workload)
-    for key, value in workload.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = {**merged[key], **value}
-        elif value is not None:
-            merged[key] = value
-    return merged
+    preset = Layer("preset", known[name].workload, lambda n: f"preset {name}'s {n}")
+    return resolve([preset, *layers])

@@ -56,7 +56,8 @@ class RichSink:
             if state.host not in self._bars:
                 self._bars[state.host] = self.progress.add_task(what, total=state.total, errors=0, eta="?")
             bar = self._bars[state.host]
-        eta = "done" if state.finished else duration_text(state.eta_s)
+        eta = (("done" if state.outcome == "ok" else state.outcome) if state.finished
+               else duration_text(state.eta_s))  # fmt: skip
         self.progress.update(bar, description=what, completed=state.done, total=state.total, errors=state.errors,
                              eta=eta)  # fmt: skip
 

@@ -110,6 +110,7 @@ _METRICS: list[tuple[str, Cell]] = [
     ("client self-check", lambda r, c: _client(r)),
     ("input tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "isl")),
     ("output tokens asked -> mean / p50 / p99", lambda r, c: _shape(r, "osl")),
+    ("shape asked vs served", lambda r, c: _shape_check(c)),
     ("token counts from", lambda r, c: str(r.get("token_count_source") or "-")),
     (
         "prompt tokens served from cache",
@@ -141,11 +142,20 @@ def _columns(chunk: list[dict[str, Any]], costs: dict[str, dict[str, Any]]) -> t
     return cols, cells
 
 
-def print_runs(runs: pa.Table, tco: pa.Table, goodput: pa.Table | None = None) -> None:
+def _shape_check(c: dict[str, Any]) -> str:
+    """View run_shape's verdict: within the tolerance, or the mismatch with its likely cause."""
+    if c.get("shape_mismatch") is None:
+        return "-"
+    if c["shape_mismatch"]:
+        return f"MISMATCH: {c['shape_note']}"
+    return f"ok (means within {c['shape_tolerance']:.0%} of the asked)"
+
+
+def print_runs(runs: pa.Table, tco: pa.Table, goodput: pa.Table | None = None, shapes: pa.Table | None = None) -> None:
     """One column per run (metrics down the side), oldest run first (then host, concurrency), as many runs per
-    table as the terminal's width takes."""
+    table as the terminal's width takes; ``shapes`` (view run_shape) adds the asked-vs-served verdict."""
     costs = {row["run_id"]: row for row in tco.to_pylist()}
-    for extra in goodput.to_pylist() if goodput is not None else []:
+    for extra in [*(goodput.to_pylist() if goodput is not None else []), *(shapes.to_pylist() if shapes else [])]:
         costs[extra["run_id"]] = {**costs.get(extra["run_id"], {}), **extra}
     rows = sorted(runs.to_pylist(), key=lambda r: (r["started"], r["host"], r["concurrency"]))
     width, chunk = terminal_width(), list[dict[str, Any]]()

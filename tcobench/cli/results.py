@@ -39,7 +39,10 @@ def _summary(
     if result.runs.num_rows == 0:
         out.print(f"no runs stored in {settings.store} yet; try `tcobench run`")
         return
-    print_runs(result.runs, result.tco, result.goodput)
+    from tcobench.tasks.shape import run_shapes
+
+    shapes = run_shapes(settings.store, load_prices(prices_file), result.runs.column("run_id").to_pylist(), snapshot)
+    print_runs(result.runs, result.tco, result.goodput, shapes)  # with the asked-vs-served verdict (run_shape)
     print_assumptions(result.tco, result.sources)
 
 

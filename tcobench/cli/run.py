@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,9 +17,7 @@ from tcobench.schemas import (
     EngineKind,
     EngineMetricsKind,
     GpuVendor,
-    Phase,
     Protocol,
-    RequestRecord,
     SamplerKind,
 )
 from tcobench.settings import Settings
@@ -34,14 +34,28 @@ from ._common import (
     prefect_defaults,
     settings_for,
 )
+from ._run_display import RunDisplay
 from ._runs_table import print_assumptions, print_runs
 from ._signals import measuring
+from ._workload_table import print_workload
 from .images import container_overrides, engine_event_printer
 
 if TYPE_CHECKING:
     from tcobench.tasks.store import StoreRef
 
-__all__ = ["expand_synthetic", "register"]
+__all__ = ["FLAG_NAMES", "RunOptions", "expand_synthetic", "register"]
+
+
+# How the command line spells each workload field it sets (messages and the summary's "from" column).
+FLAG_NAMES = {
+    "preset": "--preset", "requests": "--requests", "warmup_requests": "--warmup", "concurrency": "--concurrency",
+    "max_tokens": "--max-tokens", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
+    "mode": "--rate", "rate": "--rate", "client_procs": "--client-procs", "ignore_eos": "--ignore-eos",
+    "request_timeout_s": "--request-timeout", "run_deadline_s": "--deadline", "extra_body": "--extra-body",
+    "dataset": "--dataset", "shared_prefix_tokens": "--shared-prefix", "turns": "--turns", "duration_s": "--duration",
+    "min_requests": "--min-requests", "tokenizer": "--tokenizer", "slo": "--slo-*", "sweep": "--sweep-margin",
+    "profile": "--profile", "accuracy": "--accuracy",
+}  # fmt: skip
 
 
 def expand_synthetic(args: list[str]) -> list[str]:
@@ -270,53 +284,110 @@ def _run(
     hardware: Annotated[str | None, typer.Option(help="Price-table hardware key of this host.")] = None,
     site: Annotated[str | None, typer.Option(help="Price-table site key (electricity, PUE).")] = None,
     utilisation: Annotated[float | None, typer.Option(help="Assumed utilisation, 0-1 [0.5].")] = None,
+    shape_tolerance: Annotated[
+        float | None,
+        typer.Option(
+            help="Flag a run whose mean input or output tokens (server-counted) differ from the asked by more than "
+            "this fraction [0.10]; also TCOBENCH_SHAPE_TOLERANCE.",
+            min=0,
+            max=10,
+        ),
+    ] = None,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", help="Measure even when the estimate is over 30 min on the embedded CPU engine."),
+    ] = False,
     partial_threshold: PartialThresholdOpt = 0.05,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
 ) -> None:
     """Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens.
 
-    Exit status: 0 ok; 1 an error before measuring; 3 a run failed (every measured request failed, or the engine
+    Exit status: 0 ok; 1 an error before measuring (also: the estimate after warm-up is over 30 min on the embedded
+    CPU engine and --yes was not given); 3 a run failed (every measured request failed, or the engine
     died); 4 a run lost more than --partial-threshold of its requests or hit --deadline; 130/143/129 stopped by
     SIGINT/SIGTERM/SIGHUP (finished requests are kept as an interrupted run).
     """
-    from tcobench.tasks.config import load_config
+    from tcobench.tasks.config import load_config_sourced
     from tcobench.tasks.load_limits import check_load
     from tcobench.tasks.prices import check_keys, load_prices
     from tcobench.tasks.store import check_store
 
     if no_prefect:
         os.environ["TCOBENCH_PREFECT"] = "off"
+    if shape_tolerance is not None:
+        os.environ["TCOBENCH_SHAPE_TOLERANCE"] = repr(shape_tolerance)  # view run_shape reads it (tasks.query)
     if api_key:
         os.environ["TCOBENCH_API_KEY"] = api_key  # read from the environment where used; never stored
     settings = settings_for(store)
     overrides = _overrides(**{k: v for k, v in locals().items() if k != "api_key"})
     if prices_file is not None:
         overrides["pricing"]["table"] = str(prices_file)
-    config = load_config(config_file, overrides)
+    config, sources = load_config_sourced(config_file, overrides, FLAG_NAMES)
     warn_claim_shortfalls([config.workload])
     prices = load_prices(config.pricing.table)
-    check_keys(prices, config.pricing, where=str(config.pricing.table or "shipped price table"))
+    flags = {"hardware": "--hardware", "site": "--site"}
+    named = {k: flag for k, flag in flags.items() if overrides["pricing"].get(k) is not None}
+    check_keys(prices, config.pricing, str(config_file) if config_file else "default", named)
     check_load(config.workload)  # a level this process cannot open is refused; one the plan cannot reach, warned
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
-    with measuring(settings) as children:
-        _run_flow(config, prices, settings, partial_threshold, children)
+    options = RunOptions(sources, yes)
+    try:
+        with measuring(settings) as children:
+            _run_flow(config, prices, settings, partial_threshold, children, options)
+    except Interrupted as exc:
+        if options.prefect_server is not None:
+            _exit_now(exc, options.prefect_server)
+        raise
 
 
-def _kept(store: StoreRef, prices: Any, batch_id: str) -> str:
-    """One line: which runs of this batch are stored, with their measured requests."""
+def _exit_now(exc: Interrupted, server: int) -> None:
+    """After a signal, once the kept runs are stored and summarised: the one line, then exit without Prefect's own
+    exit work (its in-process server takes up to 5 s to stop, more on a loaded machine; its flow run has already
+    ended). Its server is told to stop now, and dies with this process in any case (a death signal)."""
+    import signal
+    import sys
+
+    from ._common import print_error
+
+    print_error(exc.kind, escape(str(exc)))
+    with contextlib.suppress(OSError):
+        os.kill(server, signal.SIGTERM)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(exc.exit_code))
+
+
+@dataclass
+class RunOptions:
+    sources: dict[str, str]  # each workload field's source: flag, config, preset, default
+    yes: bool = False  # measure even when the estimate is long
+    prefect_server: int | None = None  # pid of the Prefect API server this run started
+
+
+def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], workload: Any) -> str:
+    """One line: which runs of this batch are stored, with their measured requests; their summary on stdout first,
+    as at the end of a run (one connection: after a signal, the exit must not wait for several)."""
     import duckdb
 
     from tcobench.errors import TcobenchError
     from tcobench.tasks.query import connect
+    from tcobench.tasks.shape import shapes_of
+    from tcobench.tasks.summarise import SUMMARY_VIEWS, summary_of
 
     try:
-        con = connect(store, prices, needs={"run_summary"})
+        con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"))
         try:
             rows = con.execute(
                 "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
                 {"b": batch_id},
             ).fetchall()
+            ids = [r[0] for r in rows]
+            if ids:
+                summary = summary_of(con, ids)
+                print_runs(summary.runs, summary.tco, summary.goodput, shapes_of(con, ids))
+                print_assumptions(summary.tco, summary.sources)
+                print_workload(workload, sources)
         finally:
             con.close()
     except (TcobenchError, duckdb.Error) as exc:  # the line must still come out
@@ -328,7 +399,9 @@ def _kept(store: StoreRef, prices: Any, batch_id: str) -> str:
     return f"kept {len(rows)} run(s) of batch {batch_id[:8]} in {store}: {runs}"
 
 
-def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: float, children: Any) -> None:
+def _run_flow(
+    config: Any, prices: Any, settings: Settings, partial_threshold: float, children: Any, options: RunOptions
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prefect_defaults()  # before importing tcobench.flows: it imports (and configures) Prefect when enabled
@@ -339,53 +412,57 @@ def _run_flow(config: Any, prices: Any, settings: Settings, partial_threshold: f
         server = start_api_server()
         if server is not None:
             children.add("prefect-server", server, borrowed=True)
+            options.prefect_server = server
     else:
         err.print("[dim]starting the engine (Prefect off)...[/]")
     from tcobench.flows import benchmark
+    from tcobench.schemas import EngineKind
     from tcobench.tasks.runs import check_runs, new_id
 
-    w = config.workload
-    total = None if w.duration_s is not None else (w.warmup_requests + w.requests) * len(w.concurrency)
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=err)  # fmt: skip
-    bar = progress.add_task("requests (0 errors)", total=total)
-    errors = 0
-
-    def on_request(record: RequestRecord) -> None:
-        nonlocal errors
-        if not progress.live.is_started:  # shown from the first finished request on
-            progress.start()
-        errors += record.error is not None
-        phase = "warm-up" if record.phase is Phase.warmup else "measure"
-        progress.update(bar, advance=1, description=f"{phase} ({errors} errors)")
-
+    pulls = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
+    )  # fmt: skip  (model pulls while an engine starts)
+    embedded = config.engine.kind is EngineKind.embedded
+    display = RunDisplay(err, config.workload, embedded, options.yes)
     batch_id = new_id()
     try:
-        result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache, on_request,
-                           on_event=engine_event_printer(progress), batch_id=batch_id)  # fmt: skip
+        with display:
+            result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache,
+                               display.on_request, on_event=engine_event_printer(pulls), batch_id=batch_id,
+                               watcher=display)  # fmt: skip
     except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
-        if progress.live.is_started:
-            progress.stop()
         if exc.stored is not None and exc.stored.run_ids:
-            _print_result(exc.stored, settings)
+            _print_result(exc.stored, settings, config.workload, options.sources, prices)
         raise
     except Interrupted as exc:
-        if progress.live.is_started:
-            progress.stop()
-        raise Interrupted(
-            f"{str(exc).split(':')[0]}: {_kept(settings.store, prices, batch_id)}", exc.exit_code
-        ) from None
+        kept = _kept(settings.store, prices, batch_id, options.sources, config.workload)
+        raise Interrupted(f"{str(exc).split(':')[0]}: {kept}", exc.exit_code) from None
     finally:
-        if progress.live.is_started:
-            progress.stop()
-    _print_result(result, settings)
+        if pulls.live.is_started:
+            pulls.stop()
+    _print_result(result, settings, config.workload, options.sources, prices)
     counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.run_rows.to_pylist()}
     check_runs(result.runs, counts, partial_threshold)
 
 
-def _print_result(result: Any, settings: Settings) -> None:
-    print_runs(result.summary.runs, result.summary.tco, result.summary.goodput)
+def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
+    """View run_shape of these runs; None (the row shows "-") when it cannot be read."""
+    import duckdb
+
+    from tcobench.errors import TcobenchError
+    from tcobench.tasks.shape import run_shapes
+
+    try:
+        return run_shapes(store, prices, run_ids)
+    except (TcobenchError, duckdb.Error):
+        return None
+
+
+def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str], prices: Any) -> None:
+    shapes = _shapes(settings.store, prices, result.run_ids)
+    print_runs(result.summary.runs, result.summary.tco, result.summary.goodput, shapes)
     print_assumptions(result.summary.tco, result.summary.sources)
+    print_workload(workload, sources)
     for warning in sorted({r.identity_warning for r in result.runs if r.identity_warning}):
         err.print(f"[yellow]warning[/]: {escape(warning)}", soft_wrap=True)
     if result.sweep_stop is not None:

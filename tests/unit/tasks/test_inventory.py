@@ -52,7 +52,7 @@ MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nnam
          "host names must be unique; repeated: a"),
         (HOST.format(name="a b", vendor="cpu", hw="cpu-generic-2c"), MATRIX, ConfigError, "hosts.0.name"),
         (HOST.format(name="a", vendor="cpu", hw="nope"), MATRIX, PricingError,
-         "cell a/llama/gemma-3-270m-q4_k_m/w: pricing.hardware: no row 'nope'"),
+         "inventory.toml: hosts.0.hardware (host a): no row 'nope'"),  # the inventory, not the matrix (issue 29)
         (HOST.format(name="a", vendor="nvidia", hw="cpu-generic-2c"), 'vendor = "amd"\n' + MATRIX, ConfigError,
          "host(s) a match no engine"),
         (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),

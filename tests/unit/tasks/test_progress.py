@@ -111,3 +111,18 @@ def test_a_model_pull_shows_a_line_per_tenth_and_warnings_as_they_come(tmp_path:
         "gpu-nv-01: pulling sha256:ab: layer: 1,000/1,000 (100%)",
         "gpu-nv-01: warning: model only partly on the GPU",
     ]
+
+
+def test_a_failed_cell_never_reads_done_with_its_requests_counted(tmp_path: Path) -> None:
+    """An engine that never started: nothing was sent, the cell failed; its line says so, not "0 errors (done)"."""
+    sink = Recorder()
+    host = _night(tmp_path, sink).of("gpu-nv-01")
+    (cell,) = PLAN.cells_of("gpu-nv-01")
+    host.start_cell(cell, 1)
+    host.end_cell("failed", "engine did not start")
+    last = sink.states[-1]
+    assert last.finished and last.done == 0 and last.outcome == "failed"
+    lines: list[str] = []
+    PlainSink(lines.append).update(last)
+    assert lines[-1].endswith("0/" + str(last.total) + " requests, 0 errors, ETA 0s (cell failed; host done)")
+    assert not lines[-1].endswith("0 errors (done)")

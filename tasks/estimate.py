@@ -1,0 +1,89 @@
+"""How long a run will take, from its plan and the engine's speed in warm-up: said before measuring.
+
+The warm-up's requests give the engine's prefill rate (prompt tokens / time to first token) and decode rate
+(output tokens after the first / decode time), server-counted where the server counts. A request of the plan's mean
+lengths then takes ``mean input / prefill + mean output / decode``. Requests are taken one after another (the CPU
+engine gains little from parallel slots; a GPU gains more, so there the figure is an upper bound), so:
+
+- a counted level: (warm-up + measured requests) x that time;
+- a timed level: warm-up x that time + max(duration, min_requests x that time) + the requests in flight at the end
+  (concurrency, at most the plan's reach) x that time;
+- the whole run: the sum over every level (a sweep that stops itself ends sooner).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tcobench.schemas import LengthDist, LengthKind, RequestRecord, WorkloadConfig
+
+from .engine.sizing import reachable_concurrency
+
+__all__ = ["LONG_RUN_S", "Speed", "mean_length", "plan_seconds", "warmup_speed"]
+
+LONG_RUN_S = 30 * 60  # longer than this on the embedded CPU engine: the user confirms (--yes) or shortens the run
+
+
+@dataclass(frozen=True)
+class Speed:
+    """The engine's speed in warm-up."""
+
+    prefill_tok_s: float | None
+    decode_tok_s: float | None
+    request_s: float  # mean end-to-end time of a warm-up request
+    prompt_tokens: float | None  # mean prompt tokens of the warm-up requests
+
+    def text(self) -> str:
+        parts = [f"{self.request_s:.1f} s per warm-up request"]
+        if self.prefill_tok_s:
+            parts.append(f"prefill {self.prefill_tok_s:,.0f} tok/s")
+        if self.decode_tok_s:
+            parts.append(f"decode {self.decode_tok_s:,.1f} tok/s")
+        return ", ".join(parts)
+
+
+def warmup_speed(records: Sequence[RequestRecord]) -> Speed | None:
+    """The speed of the ok warm-up requests; None when none succeeded."""
+    ok = [r for r in records if r.error is None and r.e2e_ns]
+    if not ok:
+        return None
+    prefill = [(r.prompt_tokens, r.ttft_ns) for r in ok if r.prompt_tokens and r.ttft_ns]
+    decode = [((r.output_tokens or 0) - 1, r.decode_ns) for r in ok if (r.output_tokens or 0) > 1 and r.decode_ns]
+    rate = [sum(t for t, _ in pairs) * 1e9 / sum(ns for _, ns in pairs) if pairs else None
+            for pairs in (prefill, decode)]  # fmt: skip
+    prompts = [r.prompt_tokens for r in ok if r.prompt_tokens]
+    mean_e2e = sum(r.e2e_ns or 0 for r in ok) / len(ok) / 1e9
+    return Speed(rate[0], rate[1], mean_e2e, sum(prompts) / len(prompts) if prompts else None)
+
+
+def mean_length(dist: LengthDist) -> float:
+    """The mean of a length distribution (normal and lognormal: their mean, clamping aside)."""
+    if dist.kind is LengthKind.fixed:
+        return float(dist.value or 1)
+    if dist.kind is LengthKind.uniform:
+        return (dist.lower + dist.upper) / 2
+    return float(dist.mean or 1)
+
+
+def _request_s(workload: WorkloadConfig, speed: Speed) -> float:
+    if speed.prefill_tok_s is None or speed.decode_tok_s is None:
+        return speed.request_s
+    prompt = mean_length(workload.input_tokens) if workload.input_tokens is not None else speed.prompt_tokens or 0
+    output = mean_length(workload.output_tokens) if workload.output_tokens is not None else workload.max_tokens
+    return prompt / speed.prefill_tok_s + output / speed.decode_tok_s
+
+
+def plan_seconds(workload: WorkloadConfig, speed: Speed) -> float:
+    """Seconds the whole plan takes at ``speed`` (module doc): an upper bound where parallel requests gain."""
+    each = _request_s(workload, speed) * workload.turns
+    reach = reachable_concurrency(workload)
+    total = 0.0
+    for level in workload.concurrency:
+        warm = workload.warmup_requests * each
+        if workload.duration_s is None:
+            total += warm + workload.requests * each
+        else:
+            tail = min(level, reach) * each
+            total += warm + max(workload.duration_s, workload.min_requests * each) + tail
+    return total

@@ -1,0 +1,52 @@
+"""The workload a run measured, field by field, with where each value came from: flag, config, preset or default
+(as the cost table shows where each price comes from)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.markup import escape
+
+from ._fit import Col, print_table
+
+__all__ = ["print_workload", "workload_rows"]
+
+
+def _value(value: Any) -> str:
+    describe = getattr(value, "describe", None)
+    if callable(describe):
+        return str(describe())
+    if hasattr(value, "model_dump"):
+        return ", ".join(f"{k}={v}" for k, v in value.model_dump(mode="json").items() if v is not None) or "-"
+    if value is None:
+        return "-"
+    if isinstance(value, tuple | list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, Mapping):
+        return "-" if not value else ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(getattr(value, "value", value))
+
+
+def workload_rows(workload: Any, sources: Mapping[str, str]) -> list[list[str]]:
+    """[field, value, from] for every field in ``sources`` (its order), the prompt list as a count."""
+    rows = []
+    for name, source in sources.items():
+        head, _, sub = name.partition(".")
+        value = getattr(workload, head)
+        if sub:
+            value = getattr(value, sub, None) if value is not None else None
+        text = f"{len(value)} prompts" if name == "prompts" else _value(value)
+        rows.append([name, text, source])
+    return rows
+
+
+def print_workload(workload: Any, sources: Mapping[str, str]) -> None:
+    """The workload table (module doc); nothing when no source is known."""
+    if not sources:
+        return
+    rows = [[escape(cell) for cell in row] for row in workload_rows(workload, sources)]
+    cols = [Col("field", "left"), Col("value", "left", wrap=True), Col("from", "left", wrap=True)]
+    print_table(f"Workload {workload.name}: where each field came from", cols, rows)

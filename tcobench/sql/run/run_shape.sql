@@ -1,0 +1,47 @@
+-- run_shape: one row per run with a requested shape: the mean input and output lengths asked for next to the means
+-- the server counted (view run_summary), and whether they differ by more than the shape tolerance.
+--
+-- Inputs (run_summary): requested_isl_mean, isl_mean, requested_osl_mean, osl_mean (tokens), token_count_source
+-- shape_tolerance      getvariable('shape_tolerance') (the connection sets it from TCOBENCH_SHAPE_TOLERANCE, the
+--                      commands' --shape-tolerance), else 0.10                                         fraction
+-- isl_error            isl_mean / requested_isl_mean - 1   (NULL: not asked or not counted)          fraction
+-- osl_error            osl_mean / requested_osl_mean - 1                                             fraction
+-- shape_mismatch       abs(isl_error) > shape_tolerance OR abs(osl_error) > shape_tolerance              bool
+--                      (NULL when neither side can be compared)
+-- shape_note           for a mismatch, the two figures of each side that differs and its likely cause:
+--                      input: the tokenizer that built the prompts does not match the server's (or the chat
+--                      template differs); output, fewer: the engine stopped at end-of-sequence (ignore_eos not
+--                      honoured) or at its context; output, more: the engine does not honour max_tokens
+-- reads: run_summary
+CREATE OR REPLACE VIEW run_shape AS
+WITH figures AS (
+    SELECT
+        run_id, requested_isl_mean, isl_mean, requested_osl_mean, osl_mean, token_count_source,
+        coalesce(TRY_CAST(getvariable('shape_tolerance') AS DOUBLE), 0.10) AS shape_tolerance,
+        isl_mean / nullif(requested_isl_mean, 0) - 1 AS isl_error,
+        osl_mean / nullif(requested_osl_mean, 0) - 1 AS osl_error
+    FROM run_summary
+    WHERE requested_isl_mean IS NOT NULL OR requested_osl_mean IS NOT NULL
+),
+flagged AS (
+    SELECT *,
+        abs(isl_error) > shape_tolerance AS isl_off,
+        abs(osl_error) > shape_tolerance AS osl_off
+    FROM figures
+)
+SELECT
+    run_id, requested_isl_mean, isl_mean, requested_osl_mean, osl_mean, isl_error, osl_error, shape_tolerance,
+    CASE WHEN isl_off IS NULL AND osl_off IS NULL THEN NULL ELSE coalesce(isl_off, false) OR coalesce(osl_off, false)
+    END AS shape_mismatch,
+    nullif(concat_ws('; ',
+        CASE WHEN isl_off THEN printf('input tokens asked %d, served %d (%+d%%): the tokenizer does not match the '
+            || 'server''s (or its chat template differs)', round(requested_isl_mean)::BIGINT, round(isl_mean)::BIGINT,
+            round(isl_error * 100)::BIGINT) END,
+        CASE WHEN osl_off AND osl_error < 0 THEN printf('output tokens asked %d, served %d (%+d%%): the engine '
+            || 'stopped early (end-of-sequence: ignore_eos not honoured, or its context was full)',
+            round(requested_osl_mean)::BIGINT, round(osl_mean)::BIGINT, round(osl_error * 100)::BIGINT)
+            WHEN osl_off THEN printf('output tokens asked %d, served %d (%+d%%): the engine does not honour '
+            || 'max_tokens', round(requested_osl_mean)::BIGINT, round(osl_mean)::BIGINT,
+            round(osl_error * 100)::BIGINT) END
+    ), '') AS shape_note
+FROM flagged
