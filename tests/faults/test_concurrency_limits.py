@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import LoadMode, WorkloadConfig
+from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
 from tcobench.tasks.load_limits import FD_HEADROOM, check_load, plan_bound, port_range, reached
 from tests.faults.harness import error_lines, fault_env, store_rows, tcobench
 from tests.services import free_ports
@@ -64,7 +64,7 @@ def test_a_level_the_plan_cannot_reach_runs_lowered_warned_and_stored_honestly(t
 
 
 def test_reached_is_the_most_requests_in_flight_at_once() -> None:
-    def req(start: int, length: int) -> object:
+    def req(start: int, length: int) -> RequestRecord:
         return make_request(start_ns=start, e2e_ns=length)
 
     assert reached([]) == 0

@@ -89,7 +89,7 @@ def test_json_document_and_csv_rows(sweep: Path) -> None:
 
 def test_an_unsupported_claim_exits_with_its_own_code(sweep: Path) -> None:
     code, _, err = _compare(sweep, "--interactivity", "60", "--claim", "10", "--fail-if-unsupported")
-    assert code == ExitCode.unsupported == 5
+    assert code == int(ExitCode.unsupported) == 5
     assert err.startswith("ClaimError: the claim 'A is 10x as cost-efficient as B' is not supported at 1 place(s)")
     assert len(err.strip().splitlines()) == 1
     code, _, err = _compare(sweep, "--interactivity", "60", "--claim", "1.01", "--fail-if-unsupported")

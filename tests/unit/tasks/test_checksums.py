@@ -37,7 +37,12 @@ def test_reads_hash_a_file_once_and_again_after_it_changes(tmp_path: Path, monke
     location = store.location
     hashed: list[str] = []
     real = checksums.file_sha256
-    monkeypatch.setattr(checksums, "file_sha256", lambda p: hashed.append(str(p)) or real(p))
+
+    def spy(path: Path) -> str:
+        hashed.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(checksums, "file_sha256", spy)
 
     def damage(con: object) -> list[Damage]:
         files = data_files(con, location.data_path)  # type: ignore[arg-type]

@@ -92,7 +92,12 @@ async def _http1(data: bytes, cuts: list[int], eof: bool, streamed: bool) -> tup
         response = http1.Response(conn, version, status, headers)
         body: list[bytes] = []
         if streamed:
-            await response.stream(lambda piece, _: body.append(piece) or False)
+
+            def keep(piece: bytes, _: int) -> bool:
+                body.append(piece)
+                return False
+
+            await response.stream(keep)
         else:
             body += [piece async for piece in response.aiter_raw()]
         return ("ok", status, b"".join(body))
@@ -133,7 +138,8 @@ def responses(draw: st.DrawFn) -> Example:
               if n.lower() not in (b"content-length", b"transfer-encoding")]  # fmt: skip
     lines = [b"HTTP/%s %d%s" % (version, status, b" " + reason if draw(st.booleans()) else b"")]
     lines += [n + b":" + draw(st.sampled_from([b"", b" ", b"\t "])) + v for n, v in fields]
-    if fields and draw(st.booleans()):
+    folded = draw(st.booleans())
+    if fields and folded:
         lines.append(b" \t" + draw(values))  # an obsolete folded line
     body = draw(st.binary(max_size=64))
     framing = draw(st.sampled_from(["length", "chunked", "close"]))
