@@ -125,6 +125,22 @@ def _saturation_warning(ctx: ReportContext) -> str:
             f"and rates understate the engine. First: {first}</p>")  # fmt: skip
 
 
+def _shape_warning(ctx: ReportContext) -> str:
+    """A warning naming the runs whose served input or output lengths missed the asked ones (view run_shape), with
+    the likely cause, or nothing."""
+    shown = {r["run_id"]: r for r in ctx.runs}
+    found = [(run_id, note) for run_id, note in ctx.con.execute(
+        "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch ORDER BY run_id").fetchall()
+        if run_id in shown]  # fmt: skip
+    if not found:
+        return ""
+    names = ", ".join(f"{run_id[:8]} ({shown[run_id]['host']}, c={shown[run_id]['concurrency']})"
+                      for run_id, _ in found[:10]) + (", ..." if len(found) > 10 else "")  # fmt: skip
+    return (f'<p class="warning"><strong>shape_mismatch in {len(found)} run(s):</strong> {escape(names)}. Their '
+            "served input or output lengths differ from the asked ones by more than the shape tolerance, so they do "
+            f"not measure the workload asked for. First: {escape(str(found[0][1]))}</p>")  # fmt: skip
+
+
 @collection_paused()  # tens of thousands of row objects over a year's store (tasks/rows.py)
 def build_report(
     store: StoreRef,
@@ -164,6 +180,7 @@ def build_report(
             f"{escape(price_table)}; generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
             f"{'; selection ' + escape(select) if select else ''}.</p>",
             _saturation_warning(ctx),
+            _shape_warning(ctx),
             '<h2 id="headline">Headline</h2>',
             headline_section(ctx),
             record_card_section(ctx),

@@ -30,6 +30,7 @@ from typing import TypedDict, Unpack, get_args
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
@@ -355,7 +356,7 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
 # and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s). A rented basis reads
 # view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (binding tco: 11 ms)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
-                 "run_summary", "slo_targets", "trend_runs", "trend_series", "frontier")  # fmt: skip
+                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier")  # fmt: skip
 
 
 def compare_views(basis: CostBasis) -> tuple[str, ...]:
@@ -466,6 +467,24 @@ def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]
     return sorted(found, key=lambda f: (f.side, f.date, f.run_id))
 
 
+def _shape_notes(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]]) -> list[str]:
+    """Each side's asked-vs-served shape mismatches (view run_shape), one note per side and cause, with its runs."""
+    side_of = {r["run_id"]: side for side, rows in sides.items() for r in rows}
+    if not side_of:
+        return []
+    con.register("_tcob_shape_ids", pa.table({"run_id": list(side_of)}))
+    try:
+        found = con.execute("SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch AND run_id IN "
+                            "(SELECT run_id FROM _tcob_shape_ids) ORDER BY run_id").fetchall()  # fmt: skip
+    finally:
+        con.unregister("_tcob_shape_ids")
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for run_id, note in found:
+        grouped.setdefault((side_of[run_id], str(note)), []).append(run_id[:8])
+    return [f"shape_mismatch on {side} ({len(ids)} run(s): {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): "
+            f"{note}" for (side, note), ids in sorted(grouped.items())]  # fmt: skip
+
+
 def _without_flagged(
     rows: list[CandidateRun], flagged: Sequence[FlaggedRun], side: str, notes: list[str]
 ) -> list[CandidateRun]:
@@ -523,6 +542,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
             notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
     pooled, pooled_verdict = _pooled(strata, reps, opts)
     notes += front.notes if front else ()
+    notes += _shape_notes(con, {"A": a_rows, "B": b_rows})
     return Comparison(
         sel_a,
         sel_b,

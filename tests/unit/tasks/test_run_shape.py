@@ -49,3 +49,34 @@ def test_the_tolerance_comes_from_the_environment(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("TCOBENCH_SHAPE_TOLERANCE", "a lot")
     with pytest.raises(QueryError, match="TCOBENCH_SHAPE_TOLERANCE: not a number, got 'a lot'"):
         run_shapes(tmp_path, PRICES, ["close"])
+
+
+def test_compare_and_the_report_name_each_sides_mismatch_with_its_cause(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from tcobench.tasks.compare.candidates import CandidateRun
+    from tcobench.tasks.compare.comparison import _shape_notes
+    from tcobench.tasks.query import connect
+    from tcobench.tasks.report import _shape_warning
+    from tcobench.tasks.report_assets.context import ReportContext
+
+    _run(tmp_path, "tok-a1", (921, 16), (651, 16))
+    _run(tmp_path, "tok-a2", (921, 16), (651, 16))
+    _run(tmp_path, "fine-b", (900, 64), (900, 64))
+    con = connect(tmp_path, PRICES, needs={"run_shape"})
+    try:
+        sides = {"A": [cast(CandidateRun, {"run_id": "tok-a1"}), cast(CandidateRun, {"run_id": "tok-a2"})],
+                 "B": [cast(CandidateRun, {"run_id": "fine-b"})]}  # fmt: skip
+        assert _shape_notes(con, sides) == [
+            "shape_mismatch on A (2 run(s): tok-a1, tok-a2): input tokens asked 921, served 651 (-29%): the tokenizer "
+            "does not match the server's (or its chat template differs)"
+        ]
+        assert _shape_notes(con, {"A": sides["B"], "B": []}) == []
+        runs = [{"run_id": i, "host": "h", "concurrency": 1} for i in ("tok-a1", "fine-b")]
+        warning = _shape_warning(cast(ReportContext, SimpleNamespace(con=con, runs=runs)))
+        assert "shape_mismatch in 1 run(s):</strong> tok-a1 (h, c=1)" in warning
+        assert "input tokens asked 921, served 651 (-29%)" in warning
+        assert _shape_warning(cast(ReportContext, SimpleNamespace(con=con, runs=runs[1:]))) == ""
+    finally:
+        con.close()
