@@ -8,6 +8,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from tcobench.tasks.redact import redact
+
 from ._fit import Col, print_table
 
 __all__ = ["print_workload", "workload_rows"]
@@ -38,7 +40,7 @@ def workload_rows(workload: Any, sources: Mapping[str, str]) -> list[list[str]]:
         value = getattr(workload, head)
         if sub:
             value = getattr(value, sub, None) if value is not None else None
-        text = f"{len(value)} prompts" if name == "prompts" else _value(value)
+        text = f"{len(value)} prompts" if name == "prompts" else _value(redact(value))  # extra_body may hold keys
         rows.append([name, text, source])
     return rows
 
