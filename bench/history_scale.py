@@ -13,7 +13,9 @@ generated (the energy view is then empty and tco uses price-table watts). Layout
 ``lake`` imports a generated per-run folder store into a store URI with `tcobench store migrate`'s code and
 compacts it with `tcobench store compact`'s (file counts before/after printed). ``time`` times, over a store URI,
 each on a fresh connection and ``--repeat`` times (best and median printed): the tco per host/model/month query,
-the whole nightly_trend view, `compare` of NVIDIA vs AMD over the first quarter (2,000 resamples), and `report` over the
+the whole nightly_trend view, `compare` of NVIDIA vs AMD over the first quarter (2,000 resamples), `compare` of them at
+equal interactivity over every level of that quarter (the middle of the overlap, as `compare --interactivity T` with
+its default resamples), and `report` over the
 year (``--report-repeat`` times; 1,000 resamples). The figures go to docs/performance.md.
 
     .venv/bin/python bench/history_scale.py generate --out /tmp/tcob-hist --layout per-run
@@ -169,6 +171,8 @@ QUARTER = (
     f"workload=short,concurrency=4,vendor=nvidia,{_QUARTER}",
     f"workload=short,concurrency=4,vendor=amd,{_QUARTER}",
 )
+# every concurrency level of the short workload: a frontier per side, for compare at equal interactivity
+QUARTER_SWEEP = (f"workload=short,vendor=nvidia,{_QUARTER}", f"workload=short,vendor=amd,{_QUARTER}")
 
 
 def to_lake(folder: Path, store: str, batch: int) -> None:
@@ -206,6 +210,19 @@ def _note(results: dict[str, list[float]], name: str, seconds: float) -> None:
     print(f"    {name:22s} {seconds:7.3f} s   load {_load()}", flush=True)
 
 
+def _middle_target(store: str, prices: Any) -> float | None:
+    """The middle of the sides' overlap of interactivity over QUARTER_SWEEP (the target compare picks by default),
+    printed with both sides' ranges; None (and why) when there is no overlap to compare at."""
+    from tcobench.tasks.compare import compare
+
+    found = compare(store, prices, *QUARTER_SWEEP, resamples=100).frontier
+    if found is None or len(found.targets) < 2 or found.targets[1].ratio is None:
+        print(f"    compare_interactivity: no target inside both ranges ({found.notes if found else 'no frontier'})")
+        return None
+    print(f"    frontier A {found.a.range_text()}, B {found.b.range_text()}; target {found.targets[1].target:.1f}")
+    return float(found.targets[1].target)
+
+
 def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
     from tcobench.tasks.compare import compare
@@ -216,6 +233,8 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
     prices = load_prices(None)
     print(f"store {store}: load {_load()}", flush=True)
     results: dict[str, list[float]] = {}
+    middle = _middle_target(store, prices)
+    targets = [middle] if middle is not None else []
     for _ in range(repeat):
         for name, sql in QUERIES.items():
 
@@ -229,6 +248,9 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
             _note(results, name, _timed(one))
         quarter = _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000))
         _note(results, "compare_quarter", quarter)
+        if targets:  # as `compare --interactivity T` (default resamples) over every level of a quarter
+            at = _timed(lambda: compare(store, prices, *QUARTER_SWEEP, interactivity=targets))
+            _note(results, "compare_interactivity", at)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(report_repeat):
             _note(results, "report_year",

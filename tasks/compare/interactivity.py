@@ -213,6 +213,8 @@ def compare_frontiers(
         overlap = (max(a_front.low, b_front.low), min(a_front.high, b_front.high))
     chosen = targets is not None
     wanted = tuple(targets) if targets is not None else (spread_targets(*overlap) if overlap else ())
+    if not wanted and a_front is None and b_front is None:  # no replicate would be read: none is drawn
+        return FrontierComparison(q, confidence, a, b, (), chosen, None, claim, tuple(notes))
     rng = np.random.default_rng(seed)
     a_curves, b_curves = _replicate_curves(a_points, q, resamples, rng), _replicate_curves(b_points, q, resamples, rng)
     # every x any replicate is read at, read once per curve: the targets, the crossover grid, both bands' grids
