@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-import json
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -99,20 +98,9 @@ class CandidateRun(RunRow):
     client_saturated: bool | None  # the load generator was a limit in this run (tasks/selfcheck.py)
 
 
-@functools.lru_cache(maxsize=1024)
-def _settings_without_paths(text: str | None) -> str:
-    """Canonical engine settings less host-local locations (keys ending in path/dir): they name no setting."""
-    try:
-        data = json.loads(text or "{}")
-    except json.JSONDecodeError:
-        return text or ""
-    if not isinstance(data, dict):
-        return json.dumps(data, sort_keys=True)
-    kept = {k: v for k, v in data.items() if not k.lower().endswith(("path", "_dir"))}
-    return json.dumps(kept, sort_keys=True)
-
-
-# label -> how to read it from a run row; runs compared must agree on every one of these
+# label -> how to read it from a run row; runs compared must agree on every one of these: the model, the workload's
+# shape and where the load generator ran (a network hop is in every latency). The engine, its version and settings
+# (context length included) may differ between platforms: compare lists them (setup_table.py) and refuses nothing.
 COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "workload (prompt_set_hash)": lambda r: r["prompt_set_hash"],
     "max_tokens": lambda r: r["max_tokens"],
@@ -123,10 +111,6 @@ COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "rate_rps": lambda r: r["rate_rps"],
     "model (digest, or name where no digest)": lambda r: r["model_digest"] or f"name:{r['model_name']}",
     "synthetic_model": lambda r: r["synthetic_model"],
-    "num_ctx (context length)": lambda r: r["num_ctx"],
-    "engine": lambda r: r["engine_name"],
-    "engine_version": lambda r: r["engine_version"],
-    "engine_settings": lambda r: _settings_without_paths(r["engine_settings"]),
     "output lengths (output_tokens_spec)": lambda r: r["output_tokens_spec"],
     "client_placement (where the load generator ran)": lambda r: _placement(r),
 }

@@ -27,6 +27,7 @@ SETUP_COLUMNS = {
     "engine version": "engine_version",
     "engine image": "image",
     "engine image digest": "image_digest",
+    "context length (num_ctx)": "num_ctx",
     "model digest": "model_digest",
     "model (file or name)": "model_name",
     "driver version": "driver_version",
