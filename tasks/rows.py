@@ -84,6 +84,7 @@ class RunRow(TypedDict):
 class RunSummaryRow(RunIdentityRow):
     """View run_summary (tcobench/sql/run/run_summary.sql): one row per run."""
 
+    concurrency_reached: int | None  # the most requests in flight at once; NULL: stored before it was recorded
     n: int
     errors: int
     ok: int
@@ -129,6 +130,7 @@ class RunSummaryRow(RunIdentityRow):
     steady_tpot_p50_ms: float | None
     steady_tpot_p90_ms: float | None
     steady_interactivity: float | None
+    steady_interactivity_p90: float | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None
@@ -140,6 +142,7 @@ class RunSummaryRow(RunIdentityRow):
     interactivity: float | None
     interactivity_p90: float | None
     output_tok_s_per_gpu: float | None
+    steady_output_tok_s_per_gpu: float | None
 
 
 class TcoRow(RunIdentityRow):

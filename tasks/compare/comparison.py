@@ -356,7 +356,8 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
 # and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s). A rented basis reads
 # view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (binding tco: 11 ms)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
-                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier")  # fmt: skip
+                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier",
+                 "in_steady")  # fmt: skip
 
 
 def compare_views(basis: CostBasis) -> tuple[str, ...]:

@@ -66,6 +66,7 @@ class RunPoint:
     tpot_ms: np.ndarray
     tokens: np.ndarray
     e2e_s: np.ndarray
+    steady: bool = False  # its figures and requests are its steady state's (view frontier), else the whole run's
 
     def interactivity(self, q: float) -> float:
         """1000 / the q-quantile of the run's TPOT (ms): tok/s per user."""
@@ -279,30 +280,35 @@ def load_points(
     A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
     figures = {row[0]: row[1:] for row in con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, output_tokens_per_usd FROM frontier "
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady FROM frontier "
         f"WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))", {"basis": str(basis), "ids": id_list(ids)}
     ).fetchall()}  # fmt: skip
     requests = _requests_of(con, ids, dates)
     empty = np.array([])
     found = []
     for run_id, night, level in runs:
-        gpus, per_gpu, per_usd = figures.get(run_id, (None, None, None))
-        if per_gpu is None or not per_usd:
+        gpus, per_gpu, per_gpu_s, steady = figures.get(run_id, (None, None, None, False))
+        if per_gpu is None or not per_gpu_s:
             continue
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
-        found.append(RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu) / float(per_usd),
-                              tpot, tokens, e2e))  # fmt: skip
+        found.append(RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e,
+                              bool(steady)))  # fmt: skip
     return found
 
 
 def _requests_of(
     con: duckdb.DuckDBPyConnection, ids: list[str], dates: tuple[str, str] | None
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order."""
+    """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
+    state (view frontier), only those that decoded in it (macro in_steady), as its steady figures count them."""
     query = (
-        "SELECT run_id, tpot_ns / 1e6 AS tpot_ms, output_tokens AS tokens, e2e_ns / 1e9 AS e2e_s FROM request_metrics "
-        f"WHERE ok AND tpot_ns > 0 AND output_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest({IDS}))"
-        + (" AND date BETWEEN $first AND $last" if dates is not None else "")
+        "SELECT m.run_id, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
+        "FROM request_metrics AS m LEFT JOIN (SELECT DISTINCT run_id, steady_start_ns, steady_end_ns FROM frontier "
+        "WHERE steady) AS w ON w.run_id = m.run_id "
+        "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
+        f"AND m.run_id IN (SELECT unnest({IDS})) "
+        "AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, w.steady_end_ns))"
+        + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
     )
     params: dict[str, object] = {"ids": id_list(ids)}
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})

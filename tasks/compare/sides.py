@@ -7,6 +7,7 @@ A side is named by what it ran on, as a verdict should say it: "NVIDIA H200 (gpu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import duckdb
 
@@ -74,4 +75,16 @@ def frontier_comparison(
     a_points = _points(con, a_rows, basis, "A", sel_a.text)
     b_points = _points(con, b_rows, basis, "B", sel_b.text)
     found = compare_frontiers(a_points, b_points, side_name(a_rows), side_name(b_rows), targets, **options)  # type: ignore[arg-type]
+    if any(t.ratio is not None for t in found.targets):  # a ratio read off the frontiers: say what they are made of
+        found = replace(found, notes=(*found.notes, _steady_note(a_points, b_points)))
     return found, a_rows, b_rows
+
+
+def _steady_note(a_points: Sequence[RunPoint], b_points: Sequence[RunPoint]) -> str:
+    """Which runs' frontier points are their steady state (view frontier), side by side."""
+    counts = [f"{label} {sum(p.steady for p in points)} of {len(points)} runs"
+              for label, points in (("A", a_points), ("B", b_points))]  # fmt: skip
+    return (
+        f"frontier points from the steady state (all streams in flight; view steady_window): {', '.join(counts)}; "
+        "the others from the whole measured window"
+    )

@@ -47,6 +47,7 @@
 -- steady_output_tok_s              output tokens inside the window / its length                   tokens/s
 -- steady_tpot_p50_ms, steady_tpot_p90_ms   TPOT percentiles of the requests decoding in it        ms per token
 -- steady_interactivity             1000 / steady_tpot_p50_ms                                      tokens/s/user
+-- steady_interactivity_p90         1000 / steady_tpot_p90_ms                                      tokens/s/user
 -- Frontier coordinates (issue 30; view frontier reads them):
 -- gpus_counted          runs.gpu_count when > 0 (detected, else the inventory's), else runs.declared_gpu_count
 --                       when > 0, else 1 (a CPU host counts as one device)                       GPUs
@@ -54,6 +55,7 @@
 -- interactivity         1000 / tpot_p50_ms: decode speed a median user sees                     tok/s per user
 -- interactivity_p90     1000 / tpot_p90_ms: the same for the slowest tenth of requests          tok/s per user
 -- output_tok_s_per_gpu  output_tok_s / gpus_counted                                             tokens/s per GPU
+-- steady_output_tok_s_per_gpu   steady_output_tok_s / gpus_counted                              tokens/s per GPU
 -- reads: request_metrics, steady_window; tables: runs
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (
@@ -121,8 +123,8 @@ joined AS (
         r.workload,
         r.load_mode,
         r.concurrency,
-        r.concurrency_reached,
         r.status,
+        r.concurrency_reached,
         coalesce(s.n, 0) AS n,
         coalesce(s.errors, 0) AS errors,
         coalesce(s.ok, 0) AS ok,
@@ -170,6 +172,7 @@ joined AS (
         w.steady_tpot_p50_ms,
         w.steady_tpot_p90_ms,
         w.steady_interactivity,
+        w.steady_interactivity_p90,
         CASE WHEN r.gpu_count > 0 THEN r.gpu_count WHEN r.declared_gpu_count > 0 THEN r.declared_gpu_count
             ELSE 1 END AS gpus_counted,
         CASE WHEN r.gpu_count > 0 THEN 'gpu_count' WHEN r.declared_gpu_count > 0 THEN 'declared_gpu_count'
@@ -196,5 +199,6 @@ SELECT
     *,
     1000 / NULLIF(tpot_p50_ms, 0) AS interactivity,
     1000 / NULLIF(tpot_p90_ms, 0) AS interactivity_p90,
-    output_tok_s / gpus_counted AS output_tok_s_per_gpu
+    output_tok_s / gpus_counted AS output_tok_s_per_gpu,
+    steady_output_tok_s / gpus_counted AS steady_output_tok_s_per_gpu
 FROM summary;

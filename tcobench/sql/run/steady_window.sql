@@ -20,11 +20,12 @@
 --                       decode_tokens x (overlap of [first_ns, first_ns + decode_ns] with the window) /
 --                       decode_ns (tokens after the first spread evenly over the decode time)
 -- steady_output_tok_s   steady_output_tokens / steady_s                                                 tokens/s
--- steady_requests       ok requests whose decode midpoint (first_ns + decode_ns / 2) lies in the window  count
+-- steady_requests       ok requests whose decode midpoint lies in the window (macro in_steady)         count
 -- steady_tpot_p50_ms, steady_tpot_p90_ms
 --                       quantile_cont(tpot_ns, q) / 1e6 over those steady_requests                      ms per token
 -- steady_interactivity  1000 / steady_tpot_p50_ms: one user's decode speed in the steady state         tokens/s/user
--- reads: request_metrics; tables: runs
+-- steady_interactivity_p90   1000 / steady_tpot_p90_ms: the same for the slowest tenth                  tokens/s/user
+-- reads: in_steady, request_metrics; tables: runs
 CREATE OR REPLACE VIEW steady_window AS
 WITH req AS (
     SELECT
@@ -93,13 +94,13 @@ steady_requests AS (
             + CASE WHEN q.decode_ns > 0 THEN coalesce(q.decode_tokens, 0) * greatest(0,
                 least(q.first_ns + q.decode_ns, w.steady_end_ns) - greatest(q.first_ns, w.steady_start_ns))
                 / q.decode_ns ELSE 0 END) AS steady_output_tokens,
-        count(*) FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns)
+        count(*) FILTER (WHERE in_steady(q.first_ns, q.decode_ns, w.steady_start_ns, w.steady_end_ns))
             AS steady_requests,
         quantile_cont(q.tpot_ns, 0.50)
-            FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns) / 1e6
+            FILTER (WHERE in_steady(q.first_ns, q.decode_ns, w.steady_start_ns, w.steady_end_ns)) / 1e6
             AS steady_tpot_p50_ms,
         quantile_cont(q.tpot_ns, 0.90)
-            FILTER (WHERE q.first_ns + q.decode_ns / 2 BETWEEN w.steady_start_ns AND w.steady_end_ns) / 1e6
+            FILTER (WHERE in_steady(q.first_ns, q.decode_ns, w.steady_start_ns, w.steady_end_ns)) / 1e6
             AS steady_tpot_p90_ms
     FROM windowed AS w
     JOIN req AS q ON q.run_id = w.run_id AND q.ok
@@ -118,6 +119,7 @@ SELECT
     coalesce(s.steady_requests, 0) AS steady_requests,
     s.steady_tpot_p50_ms,
     s.steady_tpot_p90_ms,
-    1000 / nullif(s.steady_tpot_p50_ms, 0) AS steady_interactivity
+    1000 / nullif(s.steady_tpot_p50_ms, 0) AS steady_interactivity,
+    1000 / nullif(s.steady_tpot_p90_ms, 0) AS steady_interactivity_p90
 FROM windowed AS w
 LEFT JOIN steady_requests AS s ON s.run_id = w.run_id;

@@ -52,6 +52,26 @@ def test_run_summary_and_view_frontier_hold_the_per_run_coordinates(sweep: Path)
     assert total == 30 and 0 < pareto < total  # repeated nights: some runs of a level are beaten by another's
 
 
+def test_view_frontier_takes_a_runs_steady_state_where_it_has_one(sweep: Path) -> None:
+    con = connect(sweep, load_prices(None), needs=("frontier",))
+    try:
+        rows = con.execute(
+            "SELECT f.steady, f.interactivity, f.output_tok_s_per_gpu, f.usd_per_gpu_s, s.steady_interactivity, "
+            "s.steady_output_tok_s, s.interactivity, s.output_tok_s_per_gpu, f.output_tokens_per_usd "
+            "FROM frontier AS f JOIN run_summary AS s USING (run_id) WHERE f.basis = 'owned'"
+        ).fetchall()
+    finally:
+        con.close()
+    steady = [r for r in rows if r[0]]
+    assert steady, "the simulated sweep's closed-loop levels have a steady state"
+    for r in steady:  # the steady figures; the cost rate per GPU stays the whole run's
+        assert (r[1], r[2]) == pytest.approx((r[4], r[5]))
+        assert r[3] == pytest.approx(r[7] / r[8])
+    for r in rows:
+        if not r[0]:
+            assert (r[1], r[2]) == pytest.approx((r[6], r[7]))
+
+
 def test_compare_at_interactivity_names_the_sides_and_refuses_outside_the_ranges(sweep: Path) -> None:
     code, out, err = _compare(sweep, "--interactivity", "60,30")
     assert code == 0, err
@@ -60,6 +80,7 @@ def test_compare_at_interactivity_names_the_sides_and_refuses_outside_the_ranges
     assert "x as cost-efficient as AMD Instinct MI300X (gpu-amd-1) at 60 tok/s/user (95% CI " in out
     assert "30 tok/s/user is outside A's measured range" in out and "(B's: " in out
     assert "Cost efficiency, A / B" in out  # the per-concurrency table stays
+    assert "frontier points from the steady state (all streams in flight; view steady_window): A " in out
 
 
 def test_json_document_and_csv_rows(sweep: Path) -> None:
