@@ -31,7 +31,7 @@ FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
     "--no-first-run", "--disable-sync", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
 ]  # fmt: skip
-CHARTS = 8  # svg.chart elements the report draws on the fleet data
+CHARTS = 10  # svg.chart elements the report draws on the fleet data (2 at equal interactivity, frontier_figures.py)
 
 
 def _write_fleet() -> Callable[..., Any]:
