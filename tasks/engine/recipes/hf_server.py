@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import docker
 
@@ -17,8 +18,17 @@ from ...hf_model import check_hf_model, is_hf_synthetic
 from ...measure import preflight
 from ...protocols import EngineInfo
 from ..endpoint import target_of
+from .base import ContainerPlan, Recipe, SmokeAddress
 
-__all__ = ["MODEL_DIR", "ServedModel", "identify_served", "served_model", "smoke_version", "tensor_parallel"]
+__all__ = [
+    "MODEL_DIR",
+    "HfServerRecipe",
+    "ServedModel",
+    "identify_served",
+    "served_model",
+    "smoke_version",
+    "tensor_parallel",
+]
 
 MODEL_DIR = "/models"  # where a model folder appears inside the container (read-only)
 
@@ -78,3 +88,29 @@ def smoke_version(client: docker.DockerClient, image: str, module: str) -> str:
         raise ImageError(f"smoke test of {image}: `python3 -c 'import {module}'` exited with code {code}: "
                          f"{' | '.join(lines[-3:])}")  # fmt: skip
     return lines[-1]
+
+
+class HfServerRecipe(Recipe):
+    """A Hugging Face model server in a container (vLLM, SGLang): its launch arguments (``arguments``), ``GET /health``,
+    identity from what it serves, and the smoke test's ``python -m <module> --version``."""
+
+    # (config, slots, bind, port, model argument, tensor parallel) -> (launch arguments, recorded settings)
+    arguments: ClassVar[staticmethod[[BenchmarkConfig, int, str, int, str, int], tuple[list[str], dict[str, Any]]]]
+    module: ClassVar[str]
+
+    def plan(
+        self, config: BenchmarkConfig, slots: int, bind: str, port: int, model_cache: Path, local: bool
+    ) -> ContainerPlan:
+        model = served_model(config, local)
+        args, settings = type(self).arguments(config, slots, bind, port, model.argument, tensor_parallel(config))
+        env = {"HF_HUB_OFFLINE": "1" if model.volumes else "0"}  # a folder: nothing to fetch
+        return ContainerPlan(args, "/health", environment=env, volumes=model.volumes,
+                             settings={**settings, **model.settings, "synthetic": model.synthetic})  # fmt: skip
+
+    def identify(
+        self, config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], plan: ContainerPlan
+    ) -> EngineInfo:
+        return identify_served(config, base_url, labels, bool(plan.settings.get("synthetic")))
+
+    def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
+        return smoke_version(client, image, self.module)

@@ -10,17 +10,12 @@ the extra arguments.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
-
-import docker
 
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
-from ...protocols import EngineInfo
-from .base import ContainerPlan, Recipe, SmokeAddress, register
-from .hf_server import identify_served, served_model, smoke_version, tensor_parallel
+from .base import register
+from .hf_server import HfServerRecipe
 
 __all__ = ["VllmRecipe", "vllm_arguments"]
 
@@ -44,20 +39,6 @@ def vllm_arguments(
 
 
 @register(ContainerEngine.vllm, Protocol.openai)
-class VllmRecipe(Recipe):
-    def plan(
-        self, config: BenchmarkConfig, slots: int, bind: str, port: int, model_cache: Path, local: bool
-    ) -> ContainerPlan:
-        model = served_model(config, local)
-        args, settings = vllm_arguments(config, slots, bind, port, model.argument, tensor_parallel(config))
-        env = {"HF_HUB_OFFLINE": "1" if model.volumes else "0"}  # a folder: nothing to fetch
-        return ContainerPlan(args, "/health", environment=env, volumes=model.volumes,
-                             settings={**settings, **model.settings, "synthetic": model.synthetic})  # fmt: skip
-
-    def identify(
-        self, config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], plan: ContainerPlan
-    ) -> EngineInfo:
-        return identify_served(config, base_url, labels, bool(plan.settings.get("synthetic")))
-
-    def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
-        return smoke_version(client, image, "vllm")
+class VllmRecipe(HfServerRecipe):
+    arguments = staticmethod(vllm_arguments)
+    module = "vllm"
