@@ -1,0 +1,128 @@
+"""Comments and docstrings keep a rule and its reason, never a measured figure ("0.08 s against 0.56 s", "96 commits
+took 559 s"): figures go stale silently, so they live in docs/ (docs/performance.md and docs/bench-log/) next to the
+command that measured them, under an anchor the comment names. Module docstrings stay short (the design prose is in
+docs/architecture.md). Checked over every .py file of the package (its linked folders included) and bench/."""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+
+import tcobench
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(tcobench.__file__).resolve().parent
+MAX_MODULE_DOCSTRING_LINES = 12
+
+_NUMBER = r"(?<![\w.])~?\d[\d,]*(?:\.\d+)?"
+_UNIT = r"(?:ms|µs|us|ns|s|secs?|seconds?|min|minutes?|h|hours?|[kKMG]i?B|[kKMG]B|req/s|tok/s|%)"
+_QUANTITY = rf"{_NUMBER}(?:-\d[\d,]*(?:\.\d+)?)?\s?{_UNIT}(?![\w/])"
+# A word that says the quantity beside it was observed, not chosen: a sitting, a comparison, a machine.
+_CUE = (
+    r"\btook\b|\btakes\b|\bmeasured:|\bmedian\b|\bagainst\b|\bon (?:a |the |this )?\d-core|"
+    r"\bon \d (?:busy |idle |loaded )?cores\b|\bidle machine\b|\ba (?:year|quarter|night)(?:'s| of)\b|"
+    r"\bcosts? (?:the \w+ (?:\w+ )?|about |most |(?=\d))|\b(?:was|were) (?=\d)|\bback to back\b"
+)
+FIGURE = re.compile(
+    rf"{_QUANTITY}[^.;:]{{0,60}}?(?:{_CUE})|(?:{_CUE})[^.;]{{0,60}}?{_QUANTITY}"
+    rf"|{_NUMBER}\s?{_UNIT}?\s?->\s?{_QUANTITY}|~\d[\d,.]*\s?{_UNIT}(?![\w/])|{_NUMBER}\s?x (?:faster|slower|quicker)\b"
+    rf"|{_QUANTITY} of (?:a|its|the \w+'s) (?:core|CPU)|{_QUANTITY} of a \w+ host run's CPU"
+    rf"|{_QUANTITY} each\b|\bp[59]\d\s?{_QUANTITY}",
+    re.IGNORECASE,
+)
+# Quantities that match the pattern and are rules or worked examples, not measurements: path -> phrases.
+ALLOWED: dict[str, tuple[str, ...]] = {}
+
+
+def _sources() -> Iterator[Path]:
+    seen: set[Path] = set()
+    for top in (PACKAGE, ROOT / "bench"):
+        for folder, _, names in os.walk(top, followlinks=True):
+            for name in sorted(names):
+                path = (Path(folder) / name).resolve()
+                if name.endswith(".py") and path not in seen:
+                    seen.add(path)
+                    yield path
+
+
+def _docstrings(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                if isinstance(first.value.value, str):
+                    yield first.lineno, first.value.value
+
+
+def prose(source: str) -> Iterator[tuple[int, str]]:
+    """(first line, text) of every comment block (consecutive whole-line comments joined) and every docstring."""
+    block: list[str] = []
+    start = last = 0
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type != tokenize.COMMENT:
+            continue
+        whole_line = token.line.lstrip().startswith("#")
+        if block and not (whole_line and token.start[0] == last + 1):
+            yield start, " ".join(block)
+            block = []
+        if not block:
+            start = token.start[0]
+        block.append(token.string.lstrip("#").strip())
+        last = token.start[0] if whole_line else -1
+    if block:
+        yield start, " ".join(block)
+    for line, text in _docstrings(ast.parse(source)):
+        yield line, " ".join(text.split())
+
+
+def figures(path: Path) -> list[str]:
+    """Each measured figure in the file's comments and docstrings, as 'path:line: match'."""
+    allowed = ALLOWED.get(path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name, ())
+    found = []
+    for line, text in prose(path.read_text("utf-8")):
+        for match in FIGURE.finditer(text):
+            if not any(phrase in match.group(0) for phrase in allowed):
+                found.append(f"{path}:{line}: {match.group(0)}")
+    return found
+
+
+def test_no_measured_figure_in_comments_or_docstrings() -> None:
+    found = [hit for path in _sources() for hit in figures(path)]
+    assert not found, "move these figures to docs/performance.md under an anchor the comment names:\n" + "\n".join(
+        found
+    )
+
+
+def test_module_docstrings_are_short() -> None:
+    long = []
+    for path in _sources():
+        text = ast.get_docstring(ast.parse(path.read_text("utf-8")), clean=False)
+        if text and len(text.splitlines()) > MAX_MODULE_DOCSTRING_LINES:
+            long.append(f"{path}: {len(text.splitlines())} lines")
+    assert not long, "move the design prose to docs/architecture.md and leave a pointer:\n" + "\n".join(long)
+
+
+def test_the_pattern_flags_figures_and_passes_rules() -> None:
+    for figure in (
+        "report's cost whiskers over a year, 0.08 s against 0.56 s for every column",
+        "(96 commits of a shared SQLite catalog took 559 s; in turn)",
+        "a quarter's owned runs query, 0.113 -> 0.077 s",
+        "no Prefect import (6-7 s on 2 cores)",
+        "one commit per run cost ~1 s each",
+        "the new parser is 3x faster",
+        "a quarter's compare, median of 6: 0.97 s with the collector on",
+    ):
+        assert FIGURE.search(figure), figure
+    for rule in (
+        "a probe waits at most the request timeout, and 10 s: a server that hangs must not stall the run",
+        "the worker's own heartbeat interval (Prefect's default 30 s)",
+        "1 MiB: a streamed line (one SSE data line or NDJSON object) or network chunk",
+        "see docs/performance.md#client-overhead",
+        "``shape_tolerance`` (default 5%) apart, relative to B's",
+    ):
+        assert not FIGURE.search(rule), rule
