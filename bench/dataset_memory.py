@@ -1,6 +1,6 @@
 """Dataset memory: a 100,000-line dataset is measured with flat memory (target: peak RSS growth < 50 MiB).
 
-For each dataset size (100,000 lines of about 1.5 kB, ~150 MB; and 1,000 lines), a fresh Python process opens the
+For each dataset size (100,000 lines of about 1.5 kB, about 150 MB; and 1,000 lines), a fresh Python process opens the
 dataset the way `tcobench run --dataset` does (one streamed validating pass, an offset index), then sends
 ``--requests`` requests drawn from it (seeded shuffle) to the zero-cost endpoint with tcobench's load generator.
 It reports its RSS before opening the dataset (after imports), and the peak RSS (``ru_maxrss``) after measuring:

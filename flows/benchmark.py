@@ -20,7 +20,7 @@ milliseconds.
 ``summarise=False`` (a nightly's cells): no summary connection and no artifact per cell; the result carries only
 the run_summary rows this process computed as it committed each run (``run_rows``), and the nightly publishes one
 summary of its runs (``tasks.artifacts.publish_run_cards``): a cell's summary and artifact, one connection each,
-were 39% of a fleet host run's CPU (docs/performance.md, "Fleet overhead").
+were a large share of a fleet host run's CPU (docs/performance.md#cell-summary).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """publish_summary: the run summary as a Prefect Markdown artifact, only inside a Prefect flow run.
 
-With Prefect switched off (``TCOBENCH_PREFECT=off``), nothing imports ``prefect``, so a flow run cannot
-exist: ``prefect`` is then absent from ``sys.modules`` and these functions return None without importing
-it (6-7 s on 2 cores). tasks/ never imports flows/, so this checks for a flow run rather than the setting.
+With Prefect switched off (``TCOBENCH_PREFECT=off``), nothing imports ``prefect``, so a flow run cannot exist:
+``prefect`` is then absent from ``sys.modules`` and these functions return None without importing it (importing Prefect
+takes seconds: docs/performance.md#prefect-import). tasks/ never imports flows/, so this checks for a flow run rather
+than the setting.
 """
 
 from __future__ import annotations

@@ -427,7 +427,7 @@ def _trend(
         if not named:
             return {}
         # the series as literals: DuckDB filters a window's partition before the window on a constant list only
-        # (a year's store, 20 of 100 series: 0.09 s, against 0.15 s with the list as a parameter or a semi-join)
+        # (faster than the list as a parameter or a semi-join: docs/performance.md#trend-series-literals)
         sql += f" AND series IN ({', '.join(sql_string(str(name)) for (name,) in named)})"
         sql = (f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
                f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
@@ -457,7 +457,7 @@ def detect_changes(
     rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
-    trend_runs is read instead, and tco is not computed (a quarter's comparison: 0.07 s -> 0.03 s)."""
+    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs)."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
     if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:

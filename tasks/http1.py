@@ -1,6 +1,6 @@
 """http1: a lean HTTP/1.1 client on raw asyncio streams, for the load generator's streaming requests.
 
-httpx costs about 0.5 ms of CPU per request and more per chunk (httpcore's pool, h11, anyio; docs/performance.md,
+httpx's CPU cost per request and per chunk (httpcore's pool, h11, anyio; docs/performance.md#httpx-cost,
 issue 15): that is the client's ceiling. This client does only what a streamed POST to one origin needs:
 
 - one ``Connection`` per request slot, kept alive between requests (HTTP/1.1), opened on demand, TLS for

@@ -240,11 +240,11 @@ def _s3_secret(location: StoreLocation) -> str:
     return f"CREATE OR REPLACE TEMPORARY SECRET tcobench_store ({body})"
 
 
-# Extension files DuckDB has verified (signature checked) in this process, with the file's identity at the time:
-# (inode, size, mtime_ns, ctime_ns). Checking a 50 MB extension's signature costs 0.5-2 s on a 2-core machine, on
-# every new DuckDB instance; a file verified once in this process and unchanged since (same inode, size and times:
-# any write changes ctime) is loaded again without the check. Such an instance allows unsigned extensions, so only
-# the files listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
+# Extension files DuckDB has verified (signature checked) in this process, with the file's identity at the time: (inode,
+# size, mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on
+# every new DuckDB instance; a file verified once in this process and unchanged since (same inode, size and times: any
+# write changes ctime) is loaded again without the check. Such an instance allows unsigned extensions, so only the files
+# listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
 _verified: dict[str, tuple[int, int, int, int]] = {}
 _verified_lock = threading.Lock()
 

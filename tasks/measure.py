@@ -99,12 +99,12 @@ MAX_LINE_BYTES = 1 << 20  # 1 MiB: a streamed line (one SSE data line or NDJSON 
 MAX_ERROR_BODY_BYTES = 4096  # what is read of a non-200 answer's body
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is not waited for: the request fails naming it
 RETRY_STATUSES = (429, 503)
-# Finished requests whose bookkeeping runs per event-loop iteration (``_Turnstile``): at 0.15-0.35 ms each, the loop
-# reads its sockets about every 1.5 ms however many streams end together.
+# Finished requests whose bookkeeping runs per event-loop iteration (``_Turnstile``): the loop reads its sockets within
+# a few completions' time however many streams end together (docs/performance.md#completion-bookkeeping).
 COMPLETIONS_PER_TURN = 4
 # An open-loop wait this long or longer is timed by a thread (``_Alarm``), a shorter one by asyncio's timer: gaps
 # that short come at rates where the loop is seldom idle in epoll (so its millisecond rounding seldom applies), and
-# a thread waking per arrival would compete with the loop for the GIL (3,000 arrivals/s: +10% of a core).
+# a thread waking per arrival would compete with the loop for the GIL (docs/performance.md#alarm-thread).
 ALARM_MIN_NS = 1_000_000
 
 OnRequest = Callable[[RequestRecord], None]
@@ -168,8 +168,8 @@ class MeasureResult:
 
     def __repr__(self) -> str:
         # Short: asyncio.run formats the finished task (its result included) when it restores the SIGINT handler
-        # (signal.getsignal's enum lookup of a partial), and the default repr of every request row took 0.35 s
-        # per 4,000 requests at the end of each run.
+        # (signal.getsignal's enum lookup of a partial), and the default repr of every request row was slow
+        # at the end of each run (docs/performance.md#result-repr).
         return (f"MeasureResult(warmup={len(self.warmup)} rows, measured={len(self.measured)} rows, "
                 f"stopped={self.stopped!r}, stop_rule={self.stop_rule!r})")  # fmt: skip
 
@@ -738,10 +738,10 @@ class _Alarm:
     """Wakes the event loop at a perf-counter instant, to about 0.1 ms: the open loop's send times.
 
     asyncio's timers ride epoll, whose timeout Python rounds up to whole milliseconds, so a send timed by
-    ``asyncio.sleep`` left 0-1 ms late (send lateness p50 0.76 ms, p99 2.0-2.2 ms at 50 requests/s on an idle
-    machine: docs/performance.md). A thread that sleeps to the instant (a condition wait: a monotonic-clock wait
-    in microseconds) and wakes the loop through its self-pipe (``call_soon_threadsafe``) does not round, and
-    costs no CPU while it waits. One instant at a time: the Poisson loop waits for one arrival after another."""
+    ``asyncio.sleep`` left 0-1 ms late (docs/performance.md#alarm-thread). A thread that sleeps to the instant (a
+    condition wait: a monotonic-clock wait in microseconds) and wakes the loop through its self-pipe
+    (``call_soon_threadsafe``) does not round, and costs no CPU while it waits. One instant at a time: the Poisson loop
+    waits for one arrival after another."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -946,9 +946,9 @@ class _Turnstile:
     write) per event-loop iteration; the others wait for the next iterations, each after the loop polled its sockets.
 
     Lockstep streams end together: 64 streams at one chunk each 5 ms finish in one iteration, and running their
-    64 completions back to back (0.15-0.35 ms each) kept the loop from reading for 10-20 ms, so the first chunks
-    of the next requests, arriving meanwhile, merged in the kernel with their successors (one receive-queue entry,
-    the later stamp) and their TTFT came out one gap late (docs/performance.md). A completion that waits here is
+    completions back to back kept the loop from reading for several chunk gaps, so the first chunks of the next
+    requests, arriving meanwhile, merged in the kernel with their successors (one receive-queue entry, the later stamp)
+    and their TTFT came out one gap late (docs/performance.md#completion-bookkeeping). A completion that waits here is
     timed already: its end was read before it waited, and its next request is timed from its own send."""
 
     def __init__(self, per_turn: int) -> None:

@@ -129,8 +129,8 @@ def _base_views(
         ):
             # Read once into a table: runs whose rows were in damaged files are deleted from it (_leave_out), and
             # an uncompacted store's thousands of small runs files are opened once, not in every view over runs.
-            # Otherwise a view: each query reads only the columns it needs (all 105 columns of a year's 36,500
-            # runs took 0.55-0.69 s to read into a table).
+            # Otherwise a view: each query reads only the columns it needs (reading every column of a year's runs
+            # into a table is slow: docs/performance.md#runs-snapshot-read).
             con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS {select}")
             select = "SELECT * FROM _runs_snapshot"
         elif damage and table in ("requests", "telemetry", "commits"):
@@ -187,7 +187,7 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
     defined: set[str] = set()
     for view in CACHED_VIEWS:
         parts = []
-        if exact:  # no filter needed: a quarter's owned runs query, 0.113 -> 0.077 s (docs/performance.md)
+        if exact:  # no filter needed, a faster owned runs query (docs/performance.md#owned-runs-exact)
             assert snapshot is not None
             parts.append(f"SELECT * FROM {_at(schema, view, snapshot)}")
         elif has_cache:
@@ -338,7 +338,7 @@ def connect(
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
     ``needs``: define only these views and what they build on (a query's: ``views_named(sql)``). DuckDB binds
-    each view when it is created, nested views again inside every view over them: all 22 cost 0.4-2.4 s.
+    each view when it is created, nested views again inside every view over them (docs/performance.md#view-binding).
     ``snapshot``: read the store as it was at that snapshot (time travel; `tcobench store snapshots` lists them).
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
     """

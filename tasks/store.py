@@ -185,7 +185,8 @@ class Store:
         return str(self.location)
 
     def _instance(self) -> duckdb.DuckDBPyConnection:
-        """One instance per set of extensions and process (loading an extension checks its signature: ~0.5 s)."""
+        """One instance per set of extensions and process (loading an extension checks its signature:
+        docs/performance.md#extension-signature)."""
         key = self.location.extensions + ((self.location.uri,) if self.location.remote_data else ())
         con = self._instances.get(key)
         if con is None:
@@ -264,7 +265,7 @@ class Store:
 
         Without it, concurrent writers race: each writes its data files, all but one then fail at COMMIT on the
         catalog's lock and redo the whole transaction; with 8 writers on 2 cores most of the work was thrown away
-        (96 commits of a shared SQLite catalog took 559 s; in turn, see docs/performance.md). A PostgreSQL catalog
+        (docs/performance.md#writers-in-turn). A PostgreSQL catalog
         has no local file to lock: its writers rely on DuckLake's conflict checks and the retries below.
         """
         root = self.location.root

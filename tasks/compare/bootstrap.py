@@ -190,7 +190,7 @@ def _all_replicates(
             j += 1
         block = np.flatnonzero(normal[i:j]) + i
         z = rng.standard_normal((len(block), resamples)) if len(block) else np.empty((0, resamples))
-        z *= sd[block, None]  # per_usd * (1 + sd z), in place: a quarter's 1,800 runs are 29 MB a copy
+        z *= sd[block, None]  # per_usd * (1 + sd z), in place: a copy is runs x resamples floats
         z += 1.0
         z *= per_usd[block, None]
         drawn = dict(zip(block.tolist(), z, strict=True))

@@ -181,8 +181,8 @@ JOIN run_summary AS s ON s.run_id = r.run_id
 {_WHERE}
 """
 # On the owned basis, view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per run),
-# so the tco columns are read from it: tco_scenarios is computed once, not twice (a quarter of a year's store: the
-# query 0.15 -> 0.08 s, docs/performance.md)
+# so the tco columns are read from it: tco_scenarios is computed once, not twice
+# (docs/performance.md#owned-base)
 _OWNED_BASE = f"""
 SELECT {_select("c")}
 FROM runs AS r
@@ -242,8 +242,8 @@ def load_priced(
     con: duckdb.DuckDBPyConnection, bases: Sequence[CostBasis], ids: Sequence[str] | None = None
 ) -> dict[str, list[PricedRun]]:
     """Per basis (by its name), the runs (all, or ``ids``) ``load_runs`` reads on it that have a cost there, oldest
-    first, with only their tokens per USD: in one query, of views runs and cost_basis alone (not view tco: the
-    report's cost whiskers over a year, 0.08 s against 0.56 s for every CandidateRun column; the
+    first, with only their tokens per USD: in one query, of views runs and cost_basis alone (not view tco, slower for
+    every CandidateRun column: docs/performance.md#priced-runs; the
     same runs and figures as load_runs: tests/unit/tasks/test_compare.py). A basis no run is priced on is a
     ConfigError."""
     names = [str(b) for b in bases]
@@ -408,6 +408,7 @@ def samples_of(
     if todo:
         dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
         seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
-    # a new RunSample per run, not dataclasses.replace (a year's report makes 29,000 of them: 0.4 s by replace)
+    # a new RunSample per run, not dataclasses.replace (slower, and a year's report makes many:
+    # docs/performance.md#run-sample-replace)
     return [RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments)
             for run_id, night, v in runs for s in (seen[run_id],)]  # fmt: skip

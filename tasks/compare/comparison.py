@@ -352,9 +352,9 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack
     return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _options(**options))
 
 
-# the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these
-# and what they build on only (every view: 0.46 s to connect to a year's store, these: 0.24 s). A rented basis reads
-# view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (binding tco: 11 ms)
+# the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these and
+# what they build on only (faster to connect than every view: docs/performance.md#view-binding). A rented basis reads
+# view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's binding cost, same)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
                  "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier",
                  "in_steady")  # fmt: skip
@@ -381,9 +381,8 @@ def compare(
         con = connect(store, prices, snapshot=snapshot, needs=compare_views(opts.basis))
         try:
             # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
-            # its selections allow, so computing every run's tco and cost_basis first cost more than it saved (a
-            # year's store: 0.44-0.47 s to freeze, 0.2-0.25 s less in all; tco alone: 1.11 s against 1.02 s, median
-            # of 10; docs/performance.md)
+            # its selections allow, so computing every run's tco and cost_basis first cost more than it saved
+            # (docs/performance.md#compare-no-freeze)
             return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
         finally:
             con.close()

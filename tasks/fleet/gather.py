@@ -163,8 +163,8 @@ class _Api:
     def states(self, ids: list[str]) -> dict[str, tuple[str | None, str | None]]:
         """(state type, message) of each run that could be read: the runs not RUNNING in full, the RUNNING ones
         only counted (their message is never judged). A night's runs are RUNNING nearly all the time, and each
-        carries its host's cells as parameters (about 25 kB for 3 cells): reading every run at every poll cost the
-        Prefect server 50-60 ms a poll for 10 runs, 27-31 ms read so. When the two reads do not add up (a run
+        carries its host's cells as parameters: reading every run at every poll cost the Prefect server more than
+        reading so (docs/performance.md#run-state-reads). When the two reads do not add up (a run
         changed state between them, or is gone), every run is read in full."""
         from prefect.client.schemas.filters import (
             FlowRunFilter,

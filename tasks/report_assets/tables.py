@@ -267,8 +267,8 @@ _SHARED: list[RunColumn] = [
     ("prices: hardware / site / ops / utilisation",
      lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
 ]  # fmt: skip
-# the run fields _SHARED's cells read: runs equal in these share every cell, so a group's cells are made once
-# (a year's report: 36,500 runs, 0.3 s of escaping one run at a time; tests/unit/tasks/test_report.py checks the list)
+# the run fields _SHARED's cells read: runs equal in these share every cell, so a group's cells are made once (escaping
+# one run at a time is slow: docs/performance.md#report-shared-cells; tests/unit/tasks/test_report.py checks the list)
 _SHARED_FIELDS = (
     "host", "gpu_name", "gpu_count", "driver_version", "cuda_version", "rocm_version", "engine_name", "engine_version",
     "image_digest", "model_name", "model_digest", "prompt_set_hash", "num_ctx", "max_tokens", "tool_version",
@@ -321,7 +321,7 @@ def _columns_table(
 
 def record_card_section(ctx: ReportContext) -> str:
     """The record card of each platform's latest batch (that of its last started run), one row per concurrency
-    level. Only those runs' cards are read (a year's report: 100 of 36,500, 0.25 s against 0.73 s)."""
+    level. Only those runs' cards are read (docs/performance.md#record-cards)."""
     latest = {ctx.of_run[r["run_id"]].label: r["batch_id"] for r in ctx.runs}  # runs oldest first: the last wins
     ids = [r["run_id"] for r in ctx.runs if latest[ctx.of_run[r["run_id"]].label] == r["batch_id"]]
     sql = f"SELECT * FROM record_card WHERE run_id IN (SELECT unnest({IDS})) ORDER BY started, run_id"

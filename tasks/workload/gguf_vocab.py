@@ -11,7 +11,7 @@ vocabularies, merges. Two families are converted:
   pre-types listed in ``_PRE_PATTERNS``.
 
 The metadata is read with a small reader over a memory map (the ``gguf`` package's reader builds a Python
-object per vocabulary entry: 80 s for Gemma's 262,144 entries on 2 cores; this one takes under 2 s).
+object per vocabulary entry, far slower on a large vocabulary: docs/performance.md#gguf-reader).
 The converted tokenizer is cached as ``tokenizer.json`` keyed by a hash of the vocabulary.
 """
 

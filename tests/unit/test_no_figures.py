@@ -26,7 +26,7 @@ _QUANTITY = rf"{_NUMBER}(?:-\d[\d,]*(?:\.\d+)?)?\s?{_UNIT}(?![\w/])"
 _CUE = (
     r"\btook\b|\btakes\b|\bmeasured:|\bmedian\b|\bagainst\b|\bon (?:a |the |this )?\d-core|"
     r"\bon \d (?:busy |idle |loaded )?cores\b|\bidle machine\b|\ba (?:year|quarter|night)(?:'s| of)\b|"
-    r"\bcosts? (?:the \w+ (?:\w+ )?|about |most |(?=\d))|\b(?:was|were) (?=\d)|\bback to back\b"
+    r"\bcosts? (?:the \w+ (?:\w+ )?|about |most |(?=\d))|\b(?:was|were) (?=\d)"
 )
 FIGURE = re.compile(
     rf"{_QUANTITY}[^.;:]{{0,60}}?(?:{_CUE})|(?:{_CUE})[^.;]{{0,60}}?{_QUANTITY}"
@@ -54,9 +54,12 @@ def _docstrings(tree: ast.Module) -> Iterator[tuple[int, str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             first = node.body[0] if node.body else None
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                if isinstance(first.value.value, str):
-                    yield first.lineno, first.value.value
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                yield first.lineno, first.value.value
 
 
 def prose(source: str) -> Iterator[tuple[int, str]]:
