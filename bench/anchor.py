@@ -6,16 +6,7 @@ aiperf is not a dependency of tcobench. Set it up once (no torch; a local tokeni
     /tmp/aiperf-venv/bin/pip install aiperf==0.13.0 tokenizers
     .venv/bin/python bench/anchor.py --make-tokenizer /tmp/zero-tok
 
-The tokenizer is a word-level one in which every streamed `` tok`` is one token (so aiperf's client-side
-token counts equal the endpoint's). aiperf runs pinned to core 0 (``taskset -c 0``, all of its processes),
-with its defaults otherwise; ``HF_HUB_OFFLINE`` is removed from its environment (it breaks local folders).
-Its per-request records (``profile_export.jsonl``, profiling phase) give TTFT and every inter-chunk gap, from
-which the same figures as ours are computed.
-
-guidellm 0.8.1 is not run: ``pip install guidellm`` resolves torch 2.14.1 with 15 CUDA packages (checked with
-``pip install --dry-run --report``), which the brief rules out.
-
-    .venv/bin/python bench/anchor.py [--quick]   # aiperf alone over the headroom scenarios
+Design notes: docs/architecture.md#bench-anchor.
 """
 
 from __future__ import annotations

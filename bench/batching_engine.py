@@ -5,12 +5,7 @@ gives interactivity x = 1000 / (a + b c) tok/s per user and throughput c x = (10
 divided by the GPUs). The frontier is a straight line in (x, throughput), which a monotone cubic through points
 on it reproduces exactly: compare's interpolation error on it is rounding, and what remains is the noise put in.
 
-``sweep`` simulates measured runs in process (no HTTP): per night a speed factor (1 + night_noise z), per request
-a TPOT of (a + b c) / night factor x (1 + request_noise z), e2e = tokens x TPOT, and the run's throughput c x sum
-tokens / sum e2e, as a closed loop of c streams measures it. It returns tasks.compare.frontier.RunPoint rows,
-the inputs compare's frontier reads from the store.
-
-    python bench/batching_engine.py   # prints one sweep's levels against the closed form
+Design notes: docs/architecture.md#bench-batching-engine.
 """
 
 from __future__ import annotations

@@ -7,21 +7,7 @@ Three scenarios, each level run by us and (unless --no-anchor) by aiperf 0.13.0 
   requests   short streams (TTFT 20 ms, gap 2 ms, 8 tokens), concurrency swept upwards: requests/s
   tokens     long streams (TTFT 20 ms, gap 10 ms, 256 tokens), concurrency swept upwards: streamed tokens/s
 
-A level *holds* when no request failed and the measured p50 TTFT and p50 inter-token gap are both within
-``--drift`` (10%) of the configured ones (tokens scenario: p50 gap, and at least 90% of the ideal rate; see
-``holds``). The headroom figure of a client is its highest rate at a level
-that holds. Both clients compute their figures the same way from per-request records (ours: RequestRecord;
-aiperf: profile_export.jsonl). The endpoint's own lateness (its /stats) and CPU use are printed per level.
-
-    .venv/bin/python bench/client_headroom.py [--no-anchor] [--quick] [--only SCENARIO] [--levels 64,128] [--json OUT]
-
-Multi-process scaling (issue 15): ``--scaling N`` runs our client with 1 process and with N processes
-(``workload.client_procs``) at every level, on ``--client-cores`` (default: core 0 only; give ``0,1`` for 2
-processes on the 2-core machine, with ``--endpoint-core none`` so the endpoint shares the cores). The summary's
-``ours-xN`` row over its ``ours`` row is the speed-up. Every row of ours carries its self-check (tasks/selfcheck.py):
-``saturated`` and the worst process's loop lag p99.
-
-    .venv/bin/python bench/client_headroom.py --no-anchor --scaling 2 --client-cores 0,1 --endpoint-core none
+Design notes: docs/architecture.md#bench-client-headroom.
 """
 
 from __future__ import annotations

@@ -6,11 +6,7 @@ Starts the embedded llama-server (bundled Gemma 3 270M, or --model-path), sends 
   ours    = view request_metrics' decode_tok_s: (output_tokens - 1) / decode time     tokens/s, client side
   engine  = view request_metrics' server_decode_tok_s: server_eval_count / eval time   tokens/s, llama.cpp timings
 
-Target: ours / engine >= 0.97. Note that llama.cpp counts the first generated token in predicted_n while its
-time covers the decode steps after it, so the engine's figure runs high by about n/(n-1); ``ours_n`` below
-uses the engine's convention (output_tokens / decode time) for a like-for-like ratio.
-
-    .venv/bin/python bench/decode_ratio.py [--requests 20] [--max-tokens 128] [--model-path FILE]
+Design notes: docs/architecture.md#bench-decode-ratio.
 """
 
 from __future__ import annotations

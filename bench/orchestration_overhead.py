@@ -6,13 +6,7 @@ workloads (1 warm-up + 2 measured requests at concurrency 1). With ``--prefect s
 server (``prefect server start`` on 127.0.0.1, its own PREFECT_HOME) is started first and the flow talks to
 it through PREFECT_API_URL; ``--prefect off`` runs ``--no-prefect``.
 
-Figures (the flow's own wall time, command start to exit, Prefect server start-up excluded):
-  overhead per cell   = wall / cells - request time per cell
-  request time        = sum of e2e_ns over every stored request (warm-up and measured) / cells
-  host span per cell  = mean over hosts of (last run finished - first run started) / that host's cells
-  peak RSS            = ru_maxrss of the `tcobench nightly` process (getrusage of waited children)
-
-    .venv/bin/python bench/orchestration_overhead.py --hosts 100 --cells 10 --prefect server
+Design notes: docs/architecture.md#bench-orchestration-overhead.
 """
 
 from __future__ import annotations

@@ -7,10 +7,7 @@ plus the figure the start-up target is about:
   to first request            command start -> first request sent (the first warm-up request)
   outside measurement         wall - sum over runs of (measure_end_ns - measure_start_ns)   (targets <= 10%)
 
-Each mode runs ``--repeat`` times, alternating; the model file and the install must already be in place
-(first install and model assembly are excluded by the target).
-
-    .venv/bin/python bench/startup.py [--repeat 2] [-- extra tcobench run arguments]
+Design notes: docs/architecture.md#bench-startup.
 """
 
 from __future__ import annotations

@@ -7,14 +7,7 @@ data chunk, then ``[DONE]``) and Ollama NDJSON (``/api/generate``, ``/api/chat``
 and the next ones every ``itl``, on an absolute schedule (no drift accumulates). A request's ``max_tokens``
 (or ``num_predict``) sets its length unless ``--fixed-tokens``.
 
-Cheap by construction: one asyncio ``Protocol`` per connection (no HTTP framework), HTTP/1.1 keep-alive
-with chunked transfer encoding, every token frame pre-encoded once. ``GET /stats`` reports requests served,
-tokens sent and the lateness of the timed writes (actual - scheduled, ns); ``GET /stats?reset=1`` clears it.
-
-The default selector is ``select()`` (microsecond timeouts): ``epoll`` rounds every timeout up to the next
-millisecond, which would make the endpoint's own schedule 0-1 ms late.
-
-    taskset -c 1 .venv/bin/python bench/zero_endpoint.py --port 0 --ttft-ms 20 --itl-ms 2 --tokens 16
+Design notes: docs/architecture.md#bench-zero-endpoint.
 """
 
 from __future__ import annotations

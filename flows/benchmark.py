@@ -2,25 +2,11 @@
 check) -> per concurrency (telemetry idle baseline -> engine metrics scrape -> warm-up -> measure -> write -> sweep
 verdict) -> summarise (and the summary artifact, from the same connection), unless the caller summarises itself.
 
-Wiring only: every step is a function from ``tasks``; this module decides the order and what
-happens when a step fails (the store is checked before the engine starts; the engine is always stopped;
-each run is committed as soon as it is measured, so a later failure loses nothing already measured; an
-engine that died during a run ends the batch with an EngineDiedError once that run is stored as failed; a
-store that refuses a write, a full disk say, ends the batch with a StoreError that carries the summary of
-the runs already stored; a signal ends it with Interrupted once the finished requests of the run in
-progress are stored as an interrupted run). ``watcher`` (a nightly's progress) hears each level start and each
-stored run.
+Wiring only: every step is a function from ``tasks``; this module decides their order and what a failure does
+(the engine is always stopped; each run is committed as soon as it is measured, so a later failure loses nothing
+already measured).
 
-The steps that do the work or may take long are Prefect task runs (check_store, open_dataset, launch_engine,
-prepare_workload, measure, write_results, stop_engine, summarise); the bookkeeping around a level (telemetry and
-engine-metrics sessions started and stopped, the sweep's verdict) are plain calls in the flow run: each task run
-cost the Prefect server about 0.07 CPU-s (its state events recorded), five of a level's seven for steps of a few
-milliseconds.
-
-``summarise=False`` (a nightly's cells): no summary connection and no artifact per cell; the result carries only
-the run_summary rows this process computed as it committed each run (``run_rows``), and the nightly publishes one
-summary of its runs (``tasks.artifacts.publish_run_cards``): a cell's summary and artifact, one connection each,
-were a large share of a fleet host run's CPU (docs/performance.md#cell-summary).
+Design notes: docs/architecture.md#flows-benchmark.
 """
 
 from __future__ import annotations

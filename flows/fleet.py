@@ -8,12 +8,7 @@ log (``tasks.progress``: a host's state every 30 s and at each cell and level, e
 end publishes two artifacts: the host's cells and one summary of its runs. It returns nothing through Prefect: the
 store is the result.
 
-``run_fleet`` (called by the ``nightly`` flow when the inventory has ``[fleet]``) makes sure the pool, the
-hosts' queues and the ``fleet-host`` deployment exist, starts one ``fleet-host`` run per host on that host's
-queue, follows them with deadlines, and reads the night back from the store (``settle``). The night's partial
-threshold goes to both: each host's run judges its cells by it (``run_cells``, as in process), and settle gives
-each cell the exit status its stored runs call for by the same rule (``tasks.runs.run_verdict``), so a fleet
-night exits as an in-process one (4 for a cell with a run over the threshold).
+Design notes: docs/architecture.md#flows-fleet.
 """
 
 from __future__ import annotations

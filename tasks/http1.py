@@ -3,32 +3,7 @@
 httpx's CPU cost per request and per chunk (httpcore's pool, h11, anyio; docs/performance.md#httpx-cost,
 issue 15): that is the client's ceiling. This client does only what a streamed POST to one origin needs:
 
-- one ``Connection`` per request slot, kept alive between requests (HTTP/1.1), opened on demand, TLS for
-  ``https`` URLs with the caller's SSL context, never through a proxy;
-- the request head is built once per connection but for the target and ``Content-Length``; the request goes out
-  in one write, and ``Connection.sent_ns`` is the perf counter read just before it;
-- the body is framed by chunked transfer-encoding, ``Content-Length`` or the connection's close, and is handed on
-  as it arrives (a chunk's payload is not waited for whole);
-- no stream buffer: the connection's protocol (``_Inbox``) keeps each read of the socket as a piece of its own
-  with when the kernel received the last of its bytes (``SO_TIMESTAMPNS`` on Linux, converted to the perf
-  counter), and the body is handed on one piece at a time. ``Response.arrival_ns`` is the stamp of the piece
-  last handed on, so a chunk is timed when it reached the host, not when a busy event loop got round to it,
-  and two reads the reader takes late are still two stamps (elsewhere, or if the kernel gives no stamp, a piece
-  is stamped with the perf counter when the transport delivered it). Two chunks that reached the socket before
-  one read are one piece with the later stamp: the loop fell more than a chunk's gap behind;
-- a connection is reused only when its last response was read to its end, HTTP/1.1 without ``Connection:
-  close``; one the server closed while idle is replaced before sending when that is already visible, and a
-  request that meets a closed connection before any response byte raises ``RemoteProtocolError`` with
-  ``nothing_received`` (the caller resends it once, as ``tasks.measure`` does).
-
-The response head (and a chunked body's size lines and trailers) is checked line by line as it arrives, against
-RFC 9112's grammar as h11 reads it: a line ended by a bare LF, or a line that breaks the grammar or already cannot
-become valid, fails the request at once with RemoteProtocolError naming it (never by waiting for the timeout);
-tests/unit/tasks/test_http1_properties.py checks this against h11 on generated responses.
-
-Errors carry httpx's class names (``ConnectError``, ``ConnectTimeout``, ``RemoteProtocolError``, ``ReadError``,
-``WriteError``): request rows name them, as they did with httpx. Timeouts other than connecting are the caller's
-(``asyncio.timeout`` around the whole request).
+Design notes: docs/architecture.md#tasks-http1.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The identity of the measured platform, told truthfully: what was detected where the engine runs, what was only
 declared (the nightly inventory), and where the two disagree.
 
-- ``host_identity``: the host_* columns and ``host_facts_source``: ``engine-host`` when this process runs on the
-  machine the engine runs on (embedded engine, loopback or same-host endpoint, local container, fleet worker);
-  ``docker-daemon`` for a container on a remote Docker host (its daemon's `docker info`, the CPU model read in the
-  container); ``client`` when the engine runs elsewhere and nothing there was asked, so these facts describe the
-  load generator, not the platform.
-- ``declared_columns``: the declared_* columns from ``BenchmarkConfig.declared``.
-- ``reconcile``: after telemetry, the gpu_* columns and ``gpu_source``: ``detected`` when a GPU sampler read them
-  where the engine runs; else ``declared`` (filled from the declared_* columns) when the host is declared to have
-  an accelerator; ``identity_warning`` names every declared/detected disagreement (vendor, model, count). Nothing
-  detected is not a disagreement: it is shown as declared.
+``host_identity`` (detected where the engine runs, or says it describes the client), ``declared_columns``
+(the nightly inventory's) and ``reconcile`` (the gpu_* columns and every declared/detected disagreement).
+
+Design notes: docs/architecture.md#tasks-identity.
 """
 
 from __future__ import annotations

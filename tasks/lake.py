@@ -3,23 +3,7 @@
 A store is a DuckLake: a SQL catalog (which files make up which table at which snapshot) plus plain Parquet data
 files. Three places, one interface (``parse_store``):
 
-    PATH | file://PATH                  local (the default): catalog PATH/catalog.ducklake (a DuckDB file),
-                                        data PATH/data/; one process writes at a time (others wait their turn)
-    sqlite://PATH | sqlite:PATH         shared catalog, local data: catalog PATH/catalog.sqlite, data PATH/data/;
-                                        any number of processes on the machine write at once
-    postgresql://[USER@]HOST[:PORT]/DB?data=s3://BUCKET/PREFIX   (or postgres://; data= may also be a folder)
-                                        the fleet: a PostgreSQL catalog, data on S3-compatible storage
-
-``?data=LOCATION`` moves the data files of any form (a folder or ``s3://bucket/prefix``). Credentials never appear
-in a URI (one with a password is refused): PostgreSQL reads ``PGPASSWORD`` / ``~/.pgpass`` (libpq), S3 the
-standard ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION`` (or
-``AWS_DEFAULT_REGION``) and ``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL`` (an S3-compatible server such as
-SeaweedFS or MinIO: path-style addressing, TLS as its scheme says). They become a temporary DuckDB secret that
-lives in memory only and prints redacted.
-
-DuckDB loads DuckLake, SQLite, PostgreSQL and S3 support from the ``duckdb-ext-*`` wheels' folders with signature
-checking on (once per process and file: ``new_instance``); extension autoinstall and autoload are off, so nothing is
-ever downloaded.
+Design notes: docs/architecture.md#tasks-lake.
 """
 
 from __future__ import annotations

@@ -2,18 +2,7 @@
 
 Two bounds, and what tcobench does about each (README, failure table):
 
-- **the plan** (closed loop, a request count): a phase keeps at most as many requests in flight as it has units of
-  work (requests, or conversations when turns > 1), and warm-up and measurement do not overlap, so a run can reach
-  at most ``max(warm-up units, measured units)``. A level above it is **lowered with a warning**: the run goes on,
-  its row keeps the configured ``concurrency`` and stores ``concurrency_reached``, what it reached. (Poisson runs
-  and timed runs have no such bound: ``concurrency`` is a cap there.)
-- **the process**: each stream holds a socket, so a client process needs a file descriptor per stream it sends
-  (``RLIMIT_NOFILE``), and every connection to the one engine address needs its own local port
-  (``net.ipv4.ip_local_port_range``). The soft descriptor limit is raised up to the hard one when that suffices; a
-  level beyond either bound is **refused** with one ConfigError line naming the limit, before anything starts
-  (the run would otherwise fail part-way with "too many open files" or "cannot assign requested address").
-
-``reached(records)`` is the most requests that were in flight at once, from their send and end times.
+Design notes: docs/architecture.md#tasks-load-limits.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """loadgen: the load from N client processes, each with its own event loop and its own slice of the load.
 
-- Closed loop: the concurrency is split as evenly as possible (``concurrency_slices``); units of work (requests,
-  conversations) come from one counter shared by every process, so N processes send exactly the run's requests.
-- Poisson: one global schedule (``measure.arrivals`` from the run's seed); process k sends arrivals k, k+N, k+2N...
-  at their due times, so the processes interleave to that exact schedule. The in-flight cap is split like the
-  concurrency.
-- One clock base: every process converts its perf-counter readings (CLOCK_MONOTONIC, one clock on the host) to wall
-  time through the parent's anchor. One start barrier: the parent starts a phase by setting an event, and the
-  measured phase (and its Poisson schedule) at one ``start_ns`` for all. A timed run's duration starts when the
-  first measured request is sent, by whichever process (``SharedInstant``), as in one process.
-- Rows stream back: a worker puts each request's row on a queue when it finishes; the parent hands it on at once
-  (``on_request``) and keeps only the rows MeasureResult returns.
-- Stops: a signal or the run's deadline reach the parent (``tasks.shutdown``), which sets the shared stop (or
-  hurry) event; workers ignore SIGINT/SIGTERM/SIGHUP themselves and die with the parent (PR_SET_PDEATHSIG).
-- Self-check: each worker measures its own CPU and event-loop lag over the measured phase (tasks/selfcheck.py).
+The closed loop splits the concurrency and shares one request counter; Poisson shares one global schedule. One
+clock base and one start barrier for all processes; rows stream back to the parent as they finish; stops go
+through the parent; each worker runs its own self-check.
+
+Design notes: docs/architecture.md#tasks-loadgen.
 """
 
 from __future__ import annotations

@@ -9,31 +9,7 @@ kernel merges them into one receive-queue entry with the later stamp, as the sel
 stream is decoded, split into lines and parsed inside the connection's receive callback (``Response.stream``): no
 task wakes per chunk. With an injected httpx transport, the perf counter read when the chunk is parsed.
 
-- TTFT      = first content-bearing chunk - request sent
-- ITL       = gaps between consecutive content-bearing chunks
-- decode    = last content chunk - first content chunk
-- e2e       = end of the response stream - request sent
-
-Load: ``closed`` keeps ``concurrency`` requests in flight; ``poisson`` sends at exponentially
-distributed gaps (mean 1/rate, seeded) with at most ``concurrency`` in flight. Warm-up requests
-run first at the same concurrency and are stored with phase=warmup. What request i is comes from the
-``WorkloadPlan`` (a pure function of seed and index); a conversation (turns > 1) is one unit of work whose
-turns go one after another, each carrying the earlier answers.
-
-Stop rules: ``requests`` (the count was sent), ``duration`` (``duration_s`` from the first measured request
-sent; no request is sent after it, requests in flight then are finished and flagged ``in_flight_at_stop``),
-``min_requests`` (the duration passed before ``min_requests`` were sent, so the run went on until they were).
-
-Bounds (a hostile or broken server costs a bounded time and memory):
-- every attempt has ``workload.request_timeout_s``; a run has ``workload.run_deadline_s`` (if set);
-- a stream line (SSE or NDJSON) longer than ``MAX_LINE_BYTES`` with no line end, or a network chunk larger than
-  that, fails the request; an error body is read up to ``MAX_ERROR_BODY_BYTES``; compressed streams are refused;
-- HTTP 429/503 with ``Retry-After`` is retried at most ``workload.max_retries`` times, each wait at most
-  ``MAX_RETRY_AFTER_S``; the count is stored per request (``retries``).
-
-Stopping early: a signal (``tasks.shutdown``) or the run's deadline stops sending; requests in flight get
-``shutdown.grace_s()`` to finish, the rest are cancelled and dropped; what finished comes back with the reason in
-``MeasureResult.stopped``.
+Design notes: docs/architecture.md#tasks-measure.
 """
 
 from __future__ import annotations

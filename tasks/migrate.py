@@ -8,9 +8,7 @@ with the requests and telemetry files of the same name, in batches of runs per t
 Nothing is deleted: files that cannot be read and requests/telemetry files without a runs file are listed and left
 where they are. Importing a store's own root in place moves the old folders to ``legacy-folder-store/`` after.
 
-``check`` (default on) then computes every shipped view over the imported files read the old way (read_parquet
-with hive partitions, as tcobench < 0.2 did; read into memory once) and over the new store, and lists every value
-that differs. For a store of millions of requests, import with the check off and compare ``tcobench summary``.
+Design notes: docs/architecture.md#tasks-migrate.
 """
 
 from __future__ import annotations

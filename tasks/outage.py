@@ -1,18 +1,10 @@
 """ride_out: a store write tried again while the store's catalog database or object store cannot be reached.
 
-A fleet's store lives on two central services: PostgreSQL (the DuckLake catalog) and an S3-compatible server (the
-data files). Either may restart or be unreachable for a while in the middle of a night. A write that fails because
-one of them cannot be reached (``unreachable``: connection refused or reset, a server shutting down or starting up,
-an HTTP 5xx from the object store) is tried again from the start, after a backoff that doubles from
-``FIRST_WAIT_S`` up to ``MAX_WAIT_S`` (each wait drawn between half and one and a half times that, so hosts that
-lost the store at the same moment do not come back at the same moment), until ``TCOBENCH_STORE_OUTAGE_S``
-seconds (default ``OUTAGE_S``) have passed since the first such failure; then the last error propagates and the
-caller records the run as failed with it. So a write never waits more than ``TCOBENCH_STORE_OUTAGE_S`` plus one
-attempt, and is tried again at most about ``1.5 * MAX_WAIT_S`` seconds after the service is back.
+A write that fails because PostgreSQL (the catalog) or the S3 server cannot be reached is tried again from the
+start, with a jittered doubling backoff, until ``TCOBENCH_STORE_OUTAGE_S`` have passed; each attempt is one whole
+transaction, so a retried commit is never stored twice. Any other error is not retried here.
 
-Trying again is safe: each attempt is one whole transaction that replaces any rows of the same run ids, so a
-commit whose acknowledgement was lost (the catalog went away during COMMIT) is not stored twice. Any other error
-(a conflict or lock is ``store.retry_while_busy``'s; bad data, a full disk) is not retried here.
+Design notes: docs/architecture.md#tasks-outage.
 """
 
 from __future__ import annotations

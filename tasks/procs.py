@@ -2,21 +2,7 @@
 
 Three layers, so no engine or API server outlives the ``tcobench`` that started it:
 
-1. ``spawn`` starts a child in its own session (its own process group: the terminal's Ctrl-C reaches tcobench,
-   which stops gracefully, not the engine mid-request; ``stop`` ends the whole group) with ``PR_SET_PDEATHSIG``
-   (Linux): the kernel sends it SIGKILL when tcobench dies, even by SIGKILL. The death signal follows the thread
-   that spawned the child, so it is set only from the main thread, which lives as long as the process.
-2. A ``Guard`` (``open_guard``, one per command) writes a pid file ``STATE/procs/<boot>-<pid>-<start>.json``
-   naming every child it guards, and starts a small watchdog process that reads a pipe from tcobench: when the
-   pipe closes (tcobench exited or was killed), it ends every guarded process still alive. This covers children
-   tcobench did not spawn itself (Prefect's API server) and children of other threads.
-3. ``open_guard`` first reclaims what earlier, dead tcobench processes left: a pid file whose owner is gone is
-   read, and each process in it is ended only when its pid, start time (``/proc/PID/stat`` field 22) and the
-   SHA-256 of its command line all match what was recorded, on this same boot. Never by name.
-
-A pid file holds only what that proof needs (boot id; per process pid, start time, command-line hash, and a label
-such as "engine"), never a command line: one may carry a secret (``--api-key``). It is mode 0600 in a 0700 folder,
-written whole (a temporary file renamed over it).
+Design notes: docs/architecture.md#tasks-procs.
 """
 
 from __future__ import annotations

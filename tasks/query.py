@@ -1,21 +1,10 @@
 """Open the store read-only in a sandboxed DuckDB: base views, cached per-run views, price tables, the .sql views.
 
-``connect`` attaches the store (``tasks.lake``) read-only and reads every table at one snapshot (the newest, or the
-one asked for: DuckLake time travel), so every query of a session sees the same data; the view ``store_snapshot``
-says which (id, commit time, store).
-Base views: ``runs`` (read once per connection into a table), ``requests``, ``telemetry``, ``images``,
-``commits``; columns a record gained since the store's older rows were written read as NULL. The per-run views
-``run_summary``, ``run_statistics`` and ``energy`` come from the rows stored at commit time (``tasks.views``) where
-their SQL matches this version's, and are computed for the other runs; the change tests `tcobench store compact`
-stored (``tasks.history``) are the temporary view ``_stored_change_tests`` when the store has them. Price tables
-(``hardware``, ``site``, ``ops``, ``rental``, ``latency_target``) come from the validated price table. Every file
-in ``tcobench/sql`` then defines one view or macro.
+``connect`` attaches the store read-only at one snapshot, defines the base views, the cached per-run views, the
+price tables and every view of ``tcobench/sql``; bad data files are left out with a warning, and the connection
+is then locked to the store (``lake.sandbox``).
 
-Bad data never takes the store down: a data file that is missing, truncated or not Parquet (``tasks.health``), or
-whose bytes differ from its checksum at commit (``tasks.checksums``), is left out with a warning naming it,
-together with every run that had rows in it, and everything else reads.
-Finally the connection is locked to the store: no other file or URL can be read, no extension loaded, and the
-settings cannot be changed back (``lake.sandbox``).
+Design notes: docs/architecture.md#tasks-query.
 """
 
 from __future__ import annotations

@@ -3,22 +3,7 @@
 For run i of a series, with its samples x (n1 values) and the pooled samples y of the up to ``window`` runs
 before it (n2 values; runs without samples add none):
 
-- U of x against y (Mann-Whitney): the pairs (x_k, y_l) with x_k > y_l, ties counting one half. U is additive
-  over the prior runs, so it is the sum of U(x, y_j) over them, each counted with two binary searches of x in
-  y_j's sorted values;
-- the tie term of the pooled sample x + y, sum over its distinct values of t^3 - t (t: how many times the value
-  occurs), for the variance's tie correction;
-- p: two-sided, normal approximation with tie and continuity corrections (``u_p_value``, which
-  ``history.mann_whitney_u`` uses too);
-- the median of x and of y (tasks/quantile.py's rule at 0.5: the same two order statistics, the same arithmetic),
-  and the mean and sd (ddof 1) of the prior runs' own medians.
-
-How: the series' values are replaced by their dense ranks (one sort; ranks keep order and ties exactly), a
-run's ranks are offset by run index x number of distinct values, so one sorted integer array holds every run's
-sorted values in its own block. Then each step is one numpy call over every run of the series: per run and
-window offset for U, a binary search over ranks for the pooled median. ``history.mann_whitney_u`` and
-``tasks/quantile.py`` remain the definitions; tests/unit/tasks/test_ranktests.py checks this module against them
-run by run.
+Design notes: docs/architecture.md#tasks-ranktests.
 """
 
 from __future__ import annotations

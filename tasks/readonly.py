@@ -5,14 +5,7 @@ does not stop them touching files: ``ducklake_delete_orphaned_files`` deletes ev
 not list (a writer's files before its commit among them), and ``ducklake_merge_adjacent_files`` writes merged files
 before its commit fails on the read-only catalog. So a reading connection is locked twice:
 
-1. **Files** (``store_paths``): the catalog is attached READ_ONLY (no catalog row can change), and the only paths
-   DuckDB may open are the data and delete files of the snapshot being read (``allowed_paths``; not the data
-   folder). Listing the folder, writing a new file or deleting one is a permission error.
-2. **Names** (``refused_function``): a statement that calls a function of ``REFUSED_FUNCTIONS`` (DuckLake's that
-   write, expire, merge, rewrite, delete or set an option, under either of their names, and DuckDB's that
-   checkpoint, change logging or run SQL held in a string) is refused before it runs, naming the function. The
-   names come from DuckDB's own parse tree (``json_serialize_sql``), so quoting, comments and nesting do not hide
-   one; a statement DuckDB cannot serialize is checked word by word.
+Design notes: docs/architecture.md#tasks-readonly.
 """
 
 from __future__ import annotations

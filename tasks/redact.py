@@ -8,9 +8,7 @@ A secret is:
 - the value of a mapping key named like one, at any depth (``--extra-body '{"api_key": ...}'``, an engine
   container's ``HF_TOKEN``).
 
-A name is "like a secret" when one of its words (split at ``_``, ``-``, ``.``, spaces and lower-to-upper case
-changes) is secret, password, passwd, apikey, authorization, auth, credential(s), cookie or bearer, or its last
-word is token, or it ends in api/private/access/secret + key. ``max_tokens`` and ``token_count`` are not secrets.
+Design notes: docs/architecture.md#tasks-redact.
 """
 
 from __future__ import annotations

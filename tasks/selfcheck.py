@@ -2,23 +2,7 @@
 
 Over the measured phase each process records:
 
-- the CPU time of its event-loop thread (``time.thread_time_ns``: user + system), where every request is sent and
-  every chunk timestamped, and the wall time: CPU use = cpu_ns / wall_ns of one core. Other threads of the process
-  (telemetry sampling, progress display, tokenizer counts) are not the loop's and are left out;
-- its event-loop lag: a timer due every ``LAG_INTERVAL_NS`` notes how late it woke (wake-up - due). A chunk that
-  arrives while the loop is busy is timestamped late by about as much, so the lag bounds the timing error the
-  client adds. Python's epoll timeouts are rounded up to whole milliseconds, so an idle loop shows 0-1 ms;
-- how much of that lag was the machine's, not the client's: the loop thread's run-queue wait (Linux
-  ``/proc/thread-self/schedstat``, field 2: time runnable but not running) over the same interval. The client's
-  own lag = lag - that wait (at least 0): time the loop was late because it was busy with its own work. On a
-  machine shared with other busy processes the raw lag grows, the own lag does not;
-- (open loop) each request's send lateness against its schedule, on the request row (``send_lateness_ns``).
-
-A run is flagged ``client_saturated`` when any process's own lag p99 is over ``LAG_P99_LIMIT_NS`` or its CPU use is
-at least ``CPU_LIMIT`` of its core. The lag is judged only in a phase long enough for ``MIN_LAG_SAMPLES``
-samples (half a second): in a shorter one the p99 is the single worst sample (one pause). A loop so busy that it
-took fewer samples than that in a longer phase is judged: its lag is then huge. Without schedstat (not Linux), the
-own lag is the raw lag. The limits are documented in docs/performance.md ("Self-check").
+Design notes: docs/architecture.md#tasks-selfcheck.
 """
 
 from __future__ import annotations

@@ -2,23 +2,7 @@
 
 The command line sends SIGINT, SIGTERM and SIGHUP to ``on_signal`` (``tcobench/cli/_signals.py``):
 
-- while runs are being measured (inside ``deferred()``, which the benchmark flow holds around its runs), the
-  first signal asks to stop: a measurement ``listen``ing is told at once, from whichever thread it runs in; it
-  sends nothing more, gives requests in flight ``grace_s()`` to finish and returns what finished, which is
-  stored as an ``interrupted`` run; the flow then stops at ``check_stop``. A second signal ends the grace period
-  at once (what finished is still stored); a third raises ``Interrupted`` on the spot;
-- anywhere else (Prefect or the engine starting, the summary), a signal raises ``Stop`` right away: nothing is
-  half-done there, and ``finally`` blocks stop what was started. ``Stop`` is a BaseException, so it passes
-  through libraries' ``except Exception`` (Prefect turns those into other errors) to the command line, which
-  reports it as ``Interrupted``.
-
-``handling_signals()`` installs ``handle`` for the three signals (the command line does, for `run` and
-`nightly`). Prefect's flow engine replaces the SIGTERM handler for the duration of a flow run with its own (it
-raises ``TerminationSignal``, crashing the flow, then re-sends the signal); ``deferred()`` puts ``handle`` back for
-its section when it runs in the main thread, so SIGTERM stops as gracefully as SIGINT there.
-
-Listeners are kept in a tuple that is replaced, never mutated, and the signal path takes no lock: a signal
-handler runs between two bytecodes of the main thread, which may hold any lock at that moment.
+Design notes: docs/architecture.md#tasks-shutdown.
 """
 
 from __future__ import annotations

@@ -3,25 +3,7 @@
 Tables (columns derived from the pydantic records, ``schemas.arrow``; a field added to a record becomes a column
 on the next write, and rows written before read it as NULL):
 
-    runs        RunRecord         one row per run
-    requests    RequestRecord     one row per request             partitioned by date
-    telemetry   TelemetryRecord   one row per power sample        partitioned by date
-    engine_metrics  EngineMetricRecord  one row per engine metric sample (tasks.engine_metrics)  partitioned by date
-    images      ImageRecord       one row per image build / unchanged check / push
-    commits     CommitRecord      one row per committed run: the row counts its transaction wrote
-    cache_<key>.run_summary, cache_<key>.run_statistics, cache_<key>.energy, cache_<key>.covered
-                the per-run views computed at commit time (``tasks.views``), and the runs they cover
-
-A run commits in **one transaction**: its runs row, requests, telemetry, engine metrics, commits row and cached view
-rows become visible together or not at all (a writer killed mid-commit leaves nothing a reader sees; its
-unreferenced files are orphans that `tcobench store verify` reports). Re-writing a run id replaces its rows in the
-same transaction.
-Concurrent writers are fine: DuckLake retries non-conflicting commits itself, and a commit that meets a lock
-(another process holding the local DuckDB catalog, SQLite busy) or a conflict is retried here with backoff for
-up to ``TCOBENCH_STORE_WAIT_S`` seconds (default 120). A commit that cannot reach the store's catalog database or
-object store (a fleet's PostgreSQL or S3 server restarting) is tried again with bounded backoff for up to
-``TCOBENCH_STORE_OUTAGE_S`` seconds (default 300; ``tasks.outage``), then fails with the reason. A write that
-fails for lack of space rolls back and removes the half-written file, so a full disk leaves no orphan.
+Design notes: docs/architecture.md#tasks-store.
 """
 
 from __future__ import annotations

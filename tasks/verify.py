@@ -9,12 +9,7 @@ Checks:
   and requests/telemetry/engine_metrics rows without a runs row;
 - a folder store of tcobench < 0.2 not yet migrated.
 
-Repair (one transaction, then file moves), into ``QUARANTINE/<UTC time>/`` with a MANIFEST.json saying what and why:
-- a table with damaged files is rebuilt from its readable files (the damaged file moves to quarantine; on S3 it
-  stays where it is, retired from the catalog); the rows of runs that lost rows to it, and orphan rows, are
-  exported there as Parquet and removed from the store, so every run left is complete;
-- a damaged file of the cached per-run views drops that cache (readers compute the views; compact stores them);
-- orphan files move to quarantine.
+Design notes: docs/architecture.md#tasks-verify.
 """
 
 from __future__ import annotations

@@ -3,16 +3,7 @@
 Cost efficiency is tokens per USD (view ``cost_basis``: output_tokens_per_usd or total_tokens_per_usd); the ratio
 is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A is R times as cost-efficient".
 
-- ``selection``: which runs a side takes (``vendor=nvidia,since=2026-11-01``);
-- ``candidates``: the runs a comparison may take (views runs, tco, cost_basis), what must agree on both sides, and
-  each side's night-weighted figures;
-- ``comparison``: per concurrency level, the ratio, the cost terms and the verdict on a claim;
-- ``bootstrap``: the confidence interval, resampling nights (nightly batches, whole: all levels of a night
-  together), runs within nights and requests within runs;
-- ``frontier``: a side's throughput per GPU against interactivity, its Pareto points and their interpolation;
-- ``interactivity``: the sides at equal interactivity (tok/s per user), with a bootstrap that rebuilds both
-  frontiers, the crossover and the verdict per target; ``sides`` reads and names them from the store;
-- ``document``: a comparison as one JSON document or flat CSV rows (``compare --format json|csv``).
+Design notes: docs/architecture.md#tasks-compare.
 """
 
 from __future__ import annotations

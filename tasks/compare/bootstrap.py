@@ -8,18 +8,7 @@ resamples the nights of a side, the runs within each night and the ok requests w
 weighs nights as ``night_weighted_mean`` does. The interval is the percentile interval of the replicates
 (tasks/quantile.py: the views' quantile rule).
 
-Requests within a run with at least ``NORMAL_FROM_REQUESTS`` (100) ok requests are not drawn one by one: the
-resampled ratio is replaced by its normal approximation (the delta method, with the plug-in variance the
-resampling itself has): rate* / rate = 1 + z sd, z ~ N(0, 1), sd = sqrt(mean((t - rate e)^2) / n) / (rate mean(e))
-with rate = sum t / sum e over the run's n requests, and mean((t - rate e)^2) = (sum t^2 - 2 rate sum t e +
-rate^2 sum e^2) / n: the run's sums (``Moments``), which view ``run_statistics`` keeps per run, so such a run's
-requests are never read. Drawing costs n random indices per run and replicate (at a
-year's scale, billions: docs/performance.md); the approximation costs one normal draw, and at n >= 100 the two
-agree (tests/unit/tasks/test_compare.py compares them). Nights and runs are still drawn as above.
-
-Nights are drawn once per side and replicate (``night_draws``) and the same draw serves every concurrency level:
-one bad night hits every level of that night, so the all-levels interval resamples whole nights, not each
-level's nights independently (which would make it look narrower than it is).
+Design notes: docs/architecture.md#tasks-compare-bootstrap.
 """
 
 from __future__ import annotations

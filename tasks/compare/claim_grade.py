@@ -2,23 +2,7 @@
 
 Each rule has a stable name and gives ``{name, passed, value, required, where}``:
 
-- ``duration``: every compared run's steady window (view steady_window) lasts at least ``duration`` seconds
-  (MLPerf Inference: each scenario runs >= 600 s);
-- ``samples``: every compared run has at least ``samples`` ok measured requests (enough for the quoted tail);
-- ``steady_share``: every run spent at least ``steady_share`` of its measured window at full load;
-- ``power``: every run's energy comes from its own telemetry (power from the same run as the throughput);
-- ``setup``: the software is pinned and disclosed (engine version, model digest, image digest of a container) and
-  no client was saturated;
-- ``shape``: nothing that shapes the measurement differs (no --allow-different) and the achieved ISL/OSL means
-  agree within ``shape``;
-- ``parity``: of the prompts both sides answered at temperature 0 with the same seed, at least ``parity`` have
-  identical first 64 output characters (RequestRecord.output_prefix);
-- ``accuracy``: both sides' exact-match scores on the bundled questions (tasks/accuracy.py) lie within
-  ``accuracy`` of each other, and above ``accuracy_floor`` where one is set.
-
-Thresholds are overridden by ``NAME=VALUE`` texts (``compare --claim-rule``); ``NAME=off`` turns a rule off (it is
-then listed as off, never as met). ``claim_grade`` returns a ``ClaimGrade``; ``ClaimGrade.as_dict()`` is the
-JSON-ready ``{"passed": bool, "rules": [...]}``.
+Design notes: docs/architecture.md#tasks-compare-claim-grade.
 """
 
 from __future__ import annotations

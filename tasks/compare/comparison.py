@@ -1,23 +1,10 @@
 """comparison: the cost efficiency of two selections of runs, per concurrency level, with a verdict on a claim.
 
-Runs are compared per concurrency level present in both selections; every other setting that shapes the
-measurement (candidates.COMPARABLE) must be the same on both sides, or the comparison is refused with the list of
-differences (``allow_different=True`` overrides that, and the differences are kept). Each side's point figures
-(tokens per USD, tok/s, USD per month and its terms) are night-weighted means of view ``cost_basis``' columns
-(candidates.night_weighted); the interval comes from bootstrap.py.
-A pair of sides whose *achieved* shape differs is refused too: the mean over a side's runs of run_summary's isl_mean
-(prompt tokens as the server counted them) or osl_mean (output tokens), at a concurrency level, more than
-``shape_tolerance`` (default 5%) apart, relative to B's. Each side's goodput (view goodput: the fraction of requests
-within the run's SLO and the cost per 1M tokens delivered within it) is reported next to its cost.
-(candidates.night_weighted); the interval comes from bootstrap.py. A night is a nightly batch (runs.batch_id), not
-a calendar date; each side reports both its nights and its UTC dates.
+Per concurrency level present in both selections, or at equal interactivity; settings that shape the measurement
+must match (or ``allow_different``), and so must the achieved shape within ``shape_tolerance``. Point figures are
+night-weighted means of view ``cost_basis``; the interval comes from bootstrap.py.
 
-At equal interactivity (interactivity.py, ``Comparison.frontier``): each side's runs at every level make its
-frontier of tok/s per GPU against tok/s per user, read at the targets asked for (``interactivity``), or at 3 spread
-over the overlap of both ranges; with targets asked for, the sides need no concurrency level in common.
-
-Runs that `tcobench history` flags (a change beyond run-to-run noise against the runs before them in their series)
-are listed per side (``Comparison.flagged``) and, with ``exclude_flagged=True``, left out.
+Design notes: docs/architecture.md#tasks-compare-comparison.
 """
 
 from __future__ import annotations

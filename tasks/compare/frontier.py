@@ -9,13 +9,7 @@ higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise
 through the Pareto points sorted by interactivity, and never extrapolates: a target outside the measured range
 has no value (NaN). One Pareto point is not a frontier (``build`` gives None).
 
-A side's cost at a target: each run's cost rate per GPU, k = tok/s/GPU / tokens per USD (USD per GPU-second at
-the run's utilisation, view cost_basis), is interpolated like the throughput; cost per 1M tokens = 1e6 k / T.
-
-The bootstrap (``replicate_levels``) resamples as compare does (bootstrap.py): nights (one draw per side, shared
-by every level), runs within nights and requests within runs; each drawn run's TPOT quantile and throughput are
-recomputed from its drawn requests (throughput by the ratio estimator sum tokens* / sum e2e* against the run's
-own), and the levels, the Pareto set and the interpolant are rebuilt per replicate.
+Design notes: docs/architecture.md#tasks-compare-frontier.
 """
 
 from __future__ import annotations

@@ -8,12 +8,7 @@ Every host is judged on its own clock (``judge``), so one bad host never holds t
                                                                         cancel_grace_s given up (crashed)
     ended                  COMPLETED / FAILED / CRASHED / CANCELLED  -> completed, or the state's message
 
-A worker's heartbeat is judged by whether it *changes* (clock skew between machines cannot matter), and only while
-the Prefect API answers. After an outage (a failed read, or one that hung in the client's retries) every worker
-gets ``lost_after_s`` again plus 16 of its heartbeat intervals, the longest Prefect's worker backs off between
-failed heartbeats, until its first new heartbeat. If the API stays unreachable past a host's last deadline, that
-host is reported "unreachable" with what is known. Reading and changing states
-uses Prefect's client; the decisions (``judge``) are plain functions of what was read.
+Design notes: docs/architecture.md#tasks-fleet-gather.
 """
 
 from __future__ import annotations

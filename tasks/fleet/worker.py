@@ -4,14 +4,7 @@
       queue NAME      <- tcobench worker --host NAME   (one per GPU host; its runs execute on that host)
       queue control   <- tcobench worker --control     (the nightly flow's own deployment)
 
-What it adds to Prefect's worker: the pool and the queue exist before it polls; the worker is named
-``tcobench-NAME`` (the nightly reads its heartbeats by that name); ``TCOBENCH_WORKER_HOST`` tells a host's runs
-which host they are on (a run sent to the wrong queue refuses to measure); Prefect's client retries longer
-(``PREFECT_CLIENT_MAX_RETRIES``) and on a 500 too (``PREFECT_CLIENT_RETRY_EXTRA_CODES``), so neither a server
-restart nor an outage of its database crashes a run; it refuses to run as root unless told to; and it restarts
-Prefect's worker if that exits on its own (a long server outage), with backoff.
-SIGTERM/SIGINT stop it: the signal goes to Prefect's worker, whose runs die with it (``die_with_parent``).
-Secrets reach the runs only through this environment (Prefect passes its environment to each run's process).
+Design notes: docs/architecture.md#tasks-fleet-worker.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """detect_engine: which engine serves an OpenAI-compatible endpoint, told from what the engine itself serves.
 
-Evidence, strongest first (``engine_detected_from`` names what decided it):
-- ``GET /props`` with ``build_info``: llama.cpp's llama-server (its version is that build string).
-- ``owned_by`` of the model's ``/v1/models`` entry, which each server writes about itself: ``vllm`` (vLLM,
-  ``vllm/entrypoints/openai/protocol.py`` ``ModelCard``), ``sglang`` (SGLang, ``sglang/srt/entrypoints/openai/
-  protocol.py`` ``ModelCard``), ``tensorrt_llm`` (trtllm-serve, ``tensorrt_llm/serve/openai_protocol.py``
-  ``ModelCard``), ``llamacpp`` (llama-server). OpenAI itself answers ``openai``/``system``, which names nothing.
-- The metric prefix of ``GET /metrics`` (Prometheus text): ``vllm:`` or ``sglang:``, for a proxy that rewrites
-  ``owned_by``.
-- The ``Server`` response header, when it names an engine (``llama.cpp``).
-The version then comes from where that engine serves it: ``GET /version`` (vLLM, trtllm-serve: ``{"version"}``),
-``GET /get_server_info`` or ``/server_info`` (SGLang: ``version`` among its server arguments). An engine that
-says nothing recognisable stays ``openai-compatible``, with ``/version``'s answer when there is one.
+Evidence, strongest first: ``GET /props``, the model's ``owned_by``, the ``/metrics`` prefix, the ``Server``
+header; then the version from where that engine serves it. Otherwise ``openai-compatible``.
+
+Design notes: docs/architecture.md#tasks-protocols-engine-id.
 """
 
 from __future__ import annotations

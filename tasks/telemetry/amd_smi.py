@@ -6,34 +6,7 @@ driver, power cap), then one ``amd-smi metric -p -u -m -c -t -E --json`` per sam
 chosen). ``-E`` (energy) and ``-l`` (limits) exist only on Linux bare metal (amd-smi's parser registers them
 nowhere else), so each call falls back to the same flags without them once, at open.
 
-Per GPU, from ``metric`` (units as amd-smi labels them; converted to the raw units of ``Reading``):
-  power.socket_power {value, unit W}             -> power_mw   (older builds: current_/average_socket_power)
-  energy.total_energy_consumption {value, J}     -> energy_mj  (accumulator x resolution, cumulative; the
-                                                    ``energy`` view takes its delta; without -E it integrates power)
-  usage.gfx_activity {value, %}                  -> util_pct
-  mem_usage.used_vram {value, MB = 2**20 bytes}  -> mem_used_bytes (amd-smi divides bytes by 1024*1024)
-  clock.gfx_0.clk {value, MHz}                   -> sm_clock_mhz (first gfx_N domain with a reading)
-  temperature.edge, else .hotspot {value, C}     -> temperature_c (MI300-class GPUs report no edge sensor)
-and from ``static``: limit.ppt0.socket_power_limit (7.x), limit.socket_power_limit or limit.socket_power (older)
--> power_limit_mw; asic.market_name (else board.product_name), driver.version, list's uuid.
-
-Shapes, tolerated both ways: amd-smi before 26.x (ROCm 6.x) prints a JSON list of ``{"gpu": N, ...}``; 26.x and
-later (ROCm 7) wrap it as ``{"gpu_data": [...]}`` (also ``cpu_data``/``core_data``). A whole section or value
-can be the string "N/A", and amd-smi may print Python warnings or a group-membership message before the JSON
-(``docker exec`` merges stderr into the output), or the document twice; the first JSON document is used.
-"N/A", a missing key, an unknown unit or an all-ones integer (0xFFFF... "unsupported") is no reading, never 0.
-
-Sources: ROCm/amdsmi ``amdsmi_cli/amdsmi_commands.py`` (``list``, ``static_gpu``, ``metric_gpu``: keys, units,
-"N/A" defaults), ``amdsmi_cli/amdsmi_logger.py`` (``_print_json_output`` list; ``combine_arrays_to_json``
-``gpu_data``), ``amdsmi_cli/amdsmi_parser.py`` (which flags exist on which platform) and
-``docs/how-to/amdsmi-cli-tool.md`` (command help); https://github.com/ROCm/rocm-systems/pull/223 (no top-level
-``gpu_data`` before amd-smi 26), https://github.com/ROCm/rocm-systems/pull/2720 (a section as a bare "N/A"),
-https://github.com/ROCm/rocm-systems/pull/3067 (duplicate JSON with ``--gpu``).
-
-Cost: every call starts amd-smi's Python and initialises the library (often several hundred ms), so samples come
-slower than ``telemetry.hz`` asks. With ``-E`` the energy figure is the counter's delta between the samples that
-bracket the window, valid however sparse the samples as long as that span stays within 10% of the window;
-without it the ``energy`` view integrates power and its 500 ms gap rule may mark runs invalid.
+Design notes: docs/architecture.md#tasks-telemetry-amd-smi.
 """
 
 from __future__ import annotations

@@ -4,13 +4,7 @@ Corpus: Ambrose Bierce, *The Devil's Dictionary* (1911; public domain, copyright
 ``dict-devil`` 1.0-13.1 (``devil.dict.dz``), hard line breaks joined into one line per paragraph
 (``data/CORPUS.md``). About 355 kB; 82,000 Gemma 3 tokens.
 
-How a passage of exactly W tokens is cut: the corpus is tokenized once (in paragraph chunks, so an engine's
-``/tokenize`` never sees one huge request); a window of tokens [s, s + W) is taken where token s starts with a
-space and token s + W starts with a space or a newline (or is the end). A tokenizer never merges across such a
-word boundary, so the window's text tokenizes back to exactly W tokens (checked: 3,000 of 3,000 random windows of
-16-2,000 tokens with Gemma 3). Each part of a prompt starts with the *lead word*: a word that is one token both
-with and without its leading space, so a chat template that trims content changes no count; unique tags are
-spelled in *tag words*, each one token with its leading space.
+Design notes: docs/architecture.md#tasks-workload-corpus.
 """
 
 from __future__ import annotations

@@ -2,17 +2,7 @@
 
 Layouts (``workload.dataset.format``; ``auto`` decides from the file):
 
-- JSONL: one object per line, ``{"prompt": "..."}`` or ``{"messages": [{"role": ..., "content": ...}, ...]}``,
-  optional ``"output_tokens": N`` (that request's output length);
-- ShareGPT: ``{"conversations": [{"from": "human", "value": ...}, {"from": "gpt", "value": ...}, ...]}`` per line,
-  or the common single JSON array of such objects. Human turns are the requests; with ``workload.turns`` > 1 a
-  conversation replays up to that many human turns, each carrying the model's earlier answers. A request's
-  output length is its record's ``output_tokens``, else the token count of the reply that followed it in the
-  record (with the run's tokenizer), capped at ``max_tokens``.
-
-Memory: the pass keeps one 8-byte offset per record (800 kB for 100,000 records) and the file's sha256; a
-record is read again (seek, parse) when a request needs it. Bad input stops the run before anything is stored:
-the error names the file, the line and what is wrong.
+Design notes: docs/architecture.md#tasks-workload-dataset.
 """
 
 from __future__ import annotations

@@ -3,16 +3,7 @@
 A GGUF file carries its model's vocabulary (``tokenizer.ggml.*``): tokens, scores, token types and, for BPE
 vocabularies, merges. Two families are converted:
 
-- ``llama`` (SentencePiece BPE: Gemma, Llama 2, Mistral): merges ranked by the score of the merged piece (what
-  llama.cpp's SPM tokenizer does and what HF's ``SentencePieceExtractor`` derives), spaces as "▁", byte fallback,
-  control and user-defined tokens matched whole. Checked against llama-server's ``/tokenize`` for Gemma 3
-  (tests/unit/tasks/workload: identical ids on corpus passages, emoji, CJK, tabs, runs of spaces and newlines).
-- ``gpt2`` (byte-level BPE: Llama 3, Qwen 2, GPT-2) with the pre-tokenizer regex of ``tokenizer.ggml.pre`` for the
-  pre-types listed in ``_PRE_PATTERNS``.
-
-The metadata is read with a small reader over a memory map (the ``gguf`` package's reader builds a Python
-object per vocabulary entry, far slower on a large vocabulary: docs/performance.md#gguf-reader).
-The converted tokenizer is cached as ``tokenizer.json`` keyed by a hash of the vocabulary.
+Design notes: docs/architecture.md#tasks-workload-gguf-vocab.
 """
 
 from __future__ import annotations

@@ -9,9 +9,7 @@ A synthetic prompt of L tokens (as the server counts it) is, in tokens:
 
     overhead (BOS, chat template: measured by a probe)  +  shared prefix (K)  +  unique tag (TAG_WORDS)  +  passage
 
-The tag spells (run key, phase, index) in TAG_BASE one-token words, so no two requests of a batch share a prompt
-or a prompt-cache prefix beyond the shared one; the passage is a corpus window chosen by a seeded draw. With
-turns > 1, conversation c's turn t is request c * turns + t, and it carries every earlier turn and answer.
+Design notes: docs/architecture.md#tasks-workload-plan.
 """
 
 from __future__ import annotations

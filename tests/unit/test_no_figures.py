@@ -35,6 +35,8 @@ FIGURE = re.compile(
     rf"|{_QUANTITY} each\b|\bp[59]\d\s?{_QUANTITY}",
     re.IGNORECASE,
 )
+# Modules whose docstring may be longer, and why.
+LONG_DOCSTRING_ALLOWED = {"tcobench/errors.py": "STYLE.md: the error tree is drawn in the module docstring (httpx)"}
 # Quantities that match the pattern and are rules or worked examples, not measurements: path -> phrases.
 ALLOWED: dict[str, tuple[str, ...]] = {}
 
@@ -105,7 +107,8 @@ def test_module_docstrings_are_short() -> None:
     long = []
     for path in _sources():
         text = ast.get_docstring(ast.parse(path.read_text("utf-8")), clean=False)
-        if text and len(text.splitlines()) > MAX_MODULE_DOCSTRING_LINES:
+        relative = path.relative_to(ROOT).as_posix()
+        if text and len(text.splitlines()) > MAX_MODULE_DOCSTRING_LINES and relative not in LONG_DOCSTRING_ALLOWED:
             long.append(f"{path}: {len(text.splitlines())} lines")
     assert not long, "move the design prose to docs/architecture.md and leave a pointer:\n" + "\n".join(long)
 
