@@ -117,7 +117,8 @@ def test_verify_names_the_file_and_repair_quarantines_it(damaged: tuple[Path, st
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 24 MiB (an empty DuckDB catalog takes about 11) mounted for this test: the full disk."""
+    """A tmpfs of 24 MiB (room for an empty DuckDB catalog: docs/performance.md#test-empty-catalog) mounted for this
+    test: the full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True,
