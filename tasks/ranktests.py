@@ -153,7 +153,7 @@ def _ties(code: np.ndarray, pair: np.ndarray, count: np.ndarray, width: int, run
     point = (run[None, :] + shifts[:, None]).ravel()
     inside = point < runs
     # grouped by (run, value): a stable sort of the shifted copies (each already in order, so the sort merges them)
-    # and one sum per group, not np.unique's inverse (three times slower on a year's series)
+    # and one sum per group, not np.unique's inverse (slower on a year's series: docs/performance.md#tie-groups)
     pooled = point[inside] * width + np.tile(value, window + 1)[inside]
     order = np.argsort(pooled, kind="stable")
     pooled, weight = pooled[order], np.tile(count, window + 1)[inside][order].astype(float)
