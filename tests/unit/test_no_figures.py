@@ -38,8 +38,6 @@ FIGURE = re.compile(
 )
 # Modules whose docstring may be longer, and why.
 LONG_DOCSTRING_ALLOWED = {"tcobench/errors.py": "STYLE.md: the error tree is drawn in the module docstring (httpx)"}
-# Quantities that match the pattern and are rules or worked examples, not measurements: path -> phrases.
-ALLOWED: dict[str, tuple[str, ...]] = {}
 
 
 def _sources() -> Iterator[Path]:
@@ -88,13 +86,9 @@ def prose(source: str) -> Iterator[tuple[int, str]]:
 
 def figures(path: Path) -> list[str]:
     """Each measured figure in the file's comments and docstrings, as 'path:line: match'."""
-    allowed = ALLOWED.get(path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name, ())
-    found = []
-    for line, text in prose(path.read_text("utf-8")):
-        for match in FIGURE.finditer(text):
-            if not any(phrase in match.group(0) for phrase in allowed):
-                found.append(f"{path}:{line}: {match.group(0)}")
-    return found
+    return [
+        f"{path}:{line}: {m.group(0)}" for line, text in prose(path.read_text("utf-8")) for m in FIGURE.finditer(text)
+    ]
 
 
 def test_no_measured_figure_in_comments_or_docstrings() -> None:
