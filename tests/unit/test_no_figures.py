@@ -108,6 +108,26 @@ def test_module_docstrings_are_short() -> None:
     assert not long, "move the design prose to docs/architecture.md and leave a pointer:\n" + "\n".join(long)
 
 
+def _anchors(page: Path) -> set[str]:
+    text = page.read_text("utf-8")
+    headings = re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)
+    slugs = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+    return slugs | set(re.findall(r'<a id="([^"]+)"></a>', text))
+
+
+def test_every_anchor_a_comment_names_exists() -> None:
+    """A comment's "docs/performance.md#name" (or any docs page's) leads somewhere: the page has that anchor."""
+    named = re.compile(r"docs/([\w/-]+\.md)#([\w-]+)")
+    files = [*_sources(), *(p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve())]
+    missing = []
+    for path in files:
+        for page, anchor in named.findall(path.read_text("utf-8")):
+            doc = ROOT / "docs" / page
+            if not doc.exists() or anchor not in _anchors(doc):
+                missing.append(f"{path}: docs/{page}#{anchor}")
+    assert not missing, missing
+
+
 def test_the_pattern_flags_figures_and_passes_rules() -> None:
     for figure in (
         "report's cost whiskers over a year, 0.08 s against 0.56 s for every column",
