@@ -20,7 +20,7 @@ PACKAGE = Path(tcobench.__file__).resolve().parent
 MAX_MODULE_DOCSTRING_LINES = 12
 
 _NUMBER = r"(?<![\w.])~?\d[\d,]*(?:\.\d+)?"
-_UNIT = r"(?:ms|µs|us|ns|s|secs?|seconds?|min|minutes?|h|hours?|[kKMG]i?B|[kKMG]B|req/s|tok/s|%)"
+_UNIT = r"(?:ms|µs|us|ns|s|secs?|seconds?|min|minutes?|h|hours?|[kKMG]i?B|[kKMG]B|req/s|tok/s|CPU-s|%)"
 _QUANTITY = rf"{_NUMBER}(?:-\d[\d,]*(?:\.\d+)?)?\s?{_UNIT}(?![\w/])"
 # A word that says the quantity beside it was observed, not chosen: a sitting, a comparison, a machine.
 _CUE = (
@@ -136,6 +136,7 @@ def test_the_pattern_flags_figures_and_passes_rules() -> None:
         "no Prefect import (6-7 s on 2 cores)",
         "one commit per run cost ~1 s each",
         "the new parser is 3x faster",
+        "each task run cost the Prefect server about 0.07 CPU-s",
         "not np.unique's inverse (three times slower on a year's series)",
         "a quarter's compare, median of 6: 0.97 s with the collector on",
     ):
