@@ -251,6 +251,7 @@ class RecordCardRow(TypedDict):
     peak_vram_gib: float | None
     adaptation_days: float | None
     electricity_usd_per_output_token: float | None
+    electricity_usd_per_m_output_tokens: float | None
     energy_basis: str | None
     hardware_key: str
     image: str | None
