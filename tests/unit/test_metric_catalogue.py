@@ -45,7 +45,13 @@ CLI_COLUMNS = {
     "token counts from": "token_count_source",
 }
 # the report's cost-at-latency-target table (report_assets/figures.py): header position -> column
-REPORT_TARGET_COLUMNS = {0: "target", 5: "output_tok_s", 6: "ttft_p90_ms", 7: "tpot_p90_ms", 8: "usd_per_m_output_tokens"}
+REPORT_TARGET_COLUMNS = {
+    0: "target",
+    5: "output_tok_s",
+    6: "ttft_p90_ms",
+    7: "tpot_p90_ms",
+    8: "usd_per_m_output_tokens",
+}
 
 
 def _type_name(hint: object) -> str:
