@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.compare.frontier import RunPoint
 
 __all__ = ["BatchingEngine", "main", "sweep"]
@@ -51,7 +52,7 @@ class BatchingEngine:
         return self.tok_s_per_gpu_at(x) / self.usd_per_gpu_s
 
     def usd_per_m_at(self, x: float) -> float:
-        return 1e6 / self.tokens_per_usd_at(x)
+        return usd_per_m(self.tokens_per_usd_at(x))
 
 
 def sweep(

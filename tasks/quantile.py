@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["quantile", "quantile_rows"]
+__all__ = ["interpolate", "quantile", "quantile_positions", "quantile_rows"]
 
 
 def quantile(values: Iterable[float], q: float) -> float | None:
@@ -47,7 +47,20 @@ def quantile_rows(matrix: np.ndarray, q: float) -> np.ndarray:
         raise ValueError(f"q must lie in [0, 1], got {q}")
     lo, hi, h = _positions(matrix.shape[1], q)
     picked = np.partition(matrix.astype(float, copy=False), (lo, hi) if hi != lo else lo, axis=1)
-    low, high = picked[:, lo], picked[:, hi]
+    return interpolate(picked[:, lo], picked[:, hi], h, lo)
+
+
+def quantile_positions(n: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each count in ``n`` (each at least 1): (floor h, the next position capped at n - 1, h), h = (n - 1) q,
+    the order statistics ``interpolate`` takes; ``quantile``'s rule over many samples at once."""
+    h = (n - 1) * q
+    lo = np.floor(h).astype(np.int64)
+    return lo, np.minimum(lo + 1, n - 1), h
+
+
+def interpolate(low: np.ndarray, high: np.ndarray, h: np.ndarray | float, lo: np.ndarray | int) -> np.ndarray:
+    """Between the order statistics ``low`` (at position ``lo``) and ``high`` at position ``h``: the rule's
+    last step, the same arithmetic as ``quantile``'s (to the bit)."""
     result: np.ndarray = low + (h - lo) * (high - low)
     return result
 

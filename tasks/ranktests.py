@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tcobench.tasks.quantile import interpolate, quantile_positions
+
 __all__ = ["SeriesTests", "series_tests", "u_p_value"]
 
 
@@ -84,25 +86,12 @@ def series_tests(values: list[np.ndarray], window: int) -> SeriesTests:
     return SeriesTests(sizes, n2, priors, u, p, median, prior_median, mean, sd)
 
 
-def _median_positions(n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(h, floor h, the next position capped at n - 1) for h = (n - 1) / 2: tasks/quantile.py's rule at 0.5."""
-    h = (n - 1) * 0.5
-    lo = np.floor(h).astype(np.int64)
-    return h, lo, np.minimum(lo + 1, n - 1)
-
-
-def _interpolated(low: np.ndarray, high: np.ndarray, h: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """Between the two order statistics, as tasks/quantile.py computes it (the same arithmetic, to the bit)."""
-    result: np.ndarray = low + (h - lo) * (high - low)
-    return result
-
-
 def _block_quantile(ordered: np.ndarray, first: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The median of each block of sorted values."""
     found = np.full(len(sizes), np.nan)
     has = sizes > 0
-    h, lo, hi = _median_positions(sizes[has])
-    found[has] = _interpolated(ordered[first[has] + lo], ordered[first[has] + hi], h, lo)
+    lo, hi, h = quantile_positions(sizes[has], 0.5)
+    found[has] = interpolate(ordered[first[has] + lo], ordered[first[has] + hi], h, lo)
     return found
 
 
@@ -116,7 +105,7 @@ def _pooled_median(
     has = np.flatnonzero(n2 > 0)
     if not len(has):
         return found
-    h, lo, hi = _median_positions(n2[has])
+    lo, hi, h = quantile_positions(n2[has], 0.5)
 
     def order_statistic(position: np.ndarray) -> np.ndarray:
         """The rank of the position-th (0-based) smallest pooled value of each run in ``has``."""
@@ -134,7 +123,7 @@ def _pooled_median(
             low = np.where(enough, low, mid + 1)
         return low
 
-    found[has] = _interpolated(distinct[order_statistic(lo)], distinct[order_statistic(hi)], h, lo)
+    found[has] = interpolate(distinct[order_statistic(lo)], distinct[order_statistic(hi)], h, lo)
     return found
 
 

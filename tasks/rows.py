@@ -3,8 +3,9 @@
 Each TypedDict lists its view's columns (tcobench/sql) with the Python type DuckDB returns for them through Arrow
 (VARCHAR -> str, BIGINT -> int, DOUBLE -> float, BOOLEAN -> bool, DATE -> date, TIMESTAMP -> datetime); ``| None``
 where the column can be NULL. ``VIEW_ROWS`` maps a view to its TypedDict, and tests/unit/tasks/test_rows.py checks
-every one against the view, so a column added to a view must be added here too. ``fetch_rows`` runs a query and
-returns its rows as a TypedDict, checking that the query's columns are the TypedDict's keys.
+every one against the view, so a column added to a view must be added here too, and to the metric catalogue
+(schemas/metrics.py; tests/unit/test_metric_catalogue.py checks these TypedDicts against it). ``fetch_rows``
+runs a query and returns its rows as a TypedDict, checking that the query's columns are the TypedDict's keys.
 """
 
 from __future__ import annotations
@@ -251,6 +252,7 @@ class RecordCardRow(TypedDict):
     peak_vram_gib: float | None
     adaptation_days: float | None
     electricity_usd_per_output_token: float | None
+    electricity_usd_per_m_output_tokens: float | None
     energy_basis: str | None
     hardware_key: str
     image: str | None

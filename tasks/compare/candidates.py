@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
+from tcobench.schemas.units import usd_per_m
 
 from ..rows import IDS, RunRow, arrow_of, fetch_rows, id_list, typed_rows
 from .bootstrap import RunSample, TokenCount, load_samples
@@ -365,7 +366,7 @@ def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: Co
     row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
     fraction, per_usd = row if row is not None else (None, None)
     return (math.nan if fraction is None else float(fraction),
-            math.nan if not per_usd else 1e6 / float(per_usd))  # fmt: skip
+            math.nan if not per_usd else usd_per_m(float(per_usd)))  # fmt: skip
 
 
 def _why_unpriced(row: CandidateRun, basis: CostBasis) -> str:

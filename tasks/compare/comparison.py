@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CostBasis, PriceTable
+from tcobench.schemas.units import usd_per_m, usd_per_m_term
 
 from ..accuracy import parse_accuracy_name
 from ..history import detect_changes
@@ -129,11 +130,11 @@ class Stratum:
 
     @property
     def a_usd_per_m(self) -> float:
-        return 1e6 / self.a_tokens_per_usd
+        return usd_per_m(self.a_tokens_per_usd)
 
     @property
     def b_usd_per_m(self) -> float:
-        return 1e6 / self.b_tokens_per_usd
+        return usd_per_m(self.b_tokens_per_usd)
 
     def driver(self) -> CostTerm:
         """The cost term whose per-1M-token difference is the largest."""
@@ -182,7 +183,7 @@ def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[
     """Per-1M-token share of each monthly term: cost per 1M x term / total (night-weighted), as in platform_cost."""
 
     def split(side: SideFigures, eff: float, term: CostTermName) -> float:
-        return 1e6 / eff * side.term_usd_month(term) / side.total_usd_month
+        return usd_per_m_term(eff, side.term_usd_month(term), side.total_usd_month)
 
     return tuple(CostTerm(t, split(a, a_eff, t), split(b, b_eff, t)) for t in _TERMS)
 

@@ -8,6 +8,7 @@ from html import escape
 import numpy as np
 
 from tcobench.schemas import CostBasis
+from tcobench.schemas.units import tokens_per_kwh, usd_per_m
 
 from ..compare import (
     RunSample,
@@ -132,8 +133,8 @@ def _cost_bars(
     bars = []
     for i, point in enumerate(points):
         fewest, most = percentile_interval(replicates[i], 0.95)  # tokens per USD
-        lo, hi = 1e6 / most, 1e6 / fewest
-        value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]
+        lo, hi = usd_per_m(most), usd_per_m(fewest)
+        value, level, basis = usd_per_m(point["mean"]), point["concurrency"], point["basis"]
         title = (f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
                  f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)")  # fmt: skip
         bars.append(Bar(f"{basis} (c={level})", value, p.color, lo, hi, title=title, hollow=basis != "owned",
@@ -180,8 +181,8 @@ def pareto_figure(ctx: ReportContext) -> str:
     }
     owned = [r for r in _cost_points(ctx) if r["basis"] == "owned"]
     by_label = {p.label: p for p in ctx.platforms}
-    points = [(latency[(r["platform"], r["concurrency"])], 1e6 / r["mean"], by_label[r["platform"]], r["concurrency"])
-              for r in owned if (r["platform"], r["concurrency"]) in latency]  # fmt: skip
+    points = [(latency[key], usd_per_m(r["mean"]), by_label[r["platform"]], r["concurrency"])
+              for r in owned if (key := (r["platform"], r["concurrency"])) in latency]  # fmt: skip
     if not points:
         return "<p>No priced run with latency figures: no cost vs latency chart.</p>"
     frontier, best = [], float("inf")
@@ -227,7 +228,7 @@ def energy_figure(ctx: ReportContext) -> str:
     for p in ctx.platforms:
         for row in (r for r in rows if r["platform"] == p.label):
             j, level, measured = row["mean"], row["concurrency"], row["measured"]
-            per_kwh = 3.6e6 / j if j else 0.0
+            per_kwh = tokens_per_kwh(j) if j else 0.0
             bars.append(
                 Bar(
                     f"concurrency {level}",
@@ -298,7 +299,7 @@ def _sensitivity_lines(ctx: ReportContext) -> list[Line]:
     for p in ctx.platforms:
         level = cheapest.get(p.label)
         points = [
-            (r["value"], 1e6 / r["mean"]) for r in found if r["platform"] == p.label and r["concurrency"] == level
+            (r["value"], usd_per_m(r["mean"])) for r in found if r["platform"] == p.label and r["concurrency"] == level
         ]
         if points:
             lines.append(Line(f"{p.label} (c={level})", p.color, points))

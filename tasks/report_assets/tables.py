@@ -196,8 +196,9 @@ def _code(text: str | None, width: int = 12) -> str:
 
 
 def _per_token(card: RecordCardRow) -> str:
-    per_token = card["electricity_usd_per_output_token"]
-    return f"{usd(per_token)} ({usd(per_token * 1e6 if per_token is not None else None)} per 1M)"
+    return (
+        f"{usd(card['electricity_usd_per_output_token'])} ({usd(card['electricity_usd_per_m_output_tokens'])} per 1M)"
+    )
 
 
 # The record card (view record_card), then the host and software facts behind it.

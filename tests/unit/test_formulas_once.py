@@ -63,6 +63,26 @@ NIGHT_WEIGHTING = {
     r"CREATE\s+(OR\s+REPLACE\s+)?MACRO\s+night_weighted_lists\b": "the same position by position over lists",
 }
 LIST_MEAN = r"\blist_avg\s*\(|\blist_aggregate\s*\([^)]*'avg'"  # a mean of a list: only inside the macros
+UNITS_MODULE = "schemas/units.py"  # the display conversions of figures no view holds, once each
+# pattern -> (what it computes, the view that owns it); each occurs in that view and UNITS_MODULE only
+CONVERSIONS = {
+    r"\b1e6\s*/\s*(NULLIF\s*\(|float\s*\(|[A-Za-z_][\w.]*\s*(\[|\(|\)|,|\*|/|\+|\n|AS\b|if\b|for\b))": (
+        "USD per 1M tokens from tokens per USD",
+        "cost/platform_cost.sql",
+    ),
+    r"/\s*(\w+\.)?total_usd_month\b": ("a monthly term's share of the cost per 1M tokens", "cost/platform_cost.sql"),
+    r"\b3\.6e6\s*/\s*(NULLIF\b|[A-Za-z_])": ("tokens per kWh from joules per token", "cost/efficiency.sql"),
+}
+# pattern -> what it computes; nowhere: read the view's per-1M column (record_card, efficiency)
+PER_TOKEN_TO_PER_M = r"\bper_\w*token\w*\s*\*\s*1e6\b"
+# the steps of the percentile rule (position h, its floor, the interpolation): only in QUANTILE_MODULE
+PERCENTILE_STEPS = {
+    r"\b(np|math)\.floor\(\s*h\s*\)": "the floor of a percentile's position h",
+    r"\(\s*h\s*-\s*lo\s*\)\s*\*": "the interpolation between two order statistics",
+}
+
+
+CATALOGUE = "tcobench/schemas/metrics.py"  # the metric catalogue (tests/unit/test_metric_catalogue.py)
 
 
 def _sql_code(text: str) -> str:
@@ -91,6 +111,8 @@ def _sources() -> dict[str, str]:
     for folder, _, names in (w for root in roots for w in os.walk(root, followlinks=True)):  # tasks/ ... are links
         for path in (Path(folder) / n for n in sorted(names)):
             key = str(path.relative_to(PACKAGE.parent))
+            if key == CATALOGUE:  # prose: each metric's formula in words, checked against the views elsewhere
+                continue
             if path.suffix == ".sql":
                 found[key] = _sql_code(path.read_text("utf-8"))
             elif path.suffix == ".py":
@@ -147,6 +169,27 @@ def test_no_mean_of_a_list_outside_the_night_macros() -> None:
     assert hits == allowed, f"a list's mean outside the night macros: {sorted(hits - allowed)}"
 
 
+@pytest.mark.parametrize(("pattern", "what", "view"), [(p, w, v) for p, (w, v) in CONVERSIONS.items()],
+                         ids=[w for w, _ in CONVERSIONS.values()])  # fmt: skip
+def test_each_conversion_in_its_view_and_once_for_display(pattern: str, what: str, view: str) -> None:
+    hits = set(_hits(pattern))
+    assert any(h.endswith(view) for h in hits), f"{what}: not in {view} (pattern {pattern!r}): has it moved?"
+    others = {h for h in hits if not h.endswith((view, UNITS_MODULE))}
+    assert not others, f"{what} is computed again in {sorted(others)}: read {view}'s column or use {UNITS_MODULE}"
+    assert [h for h in _hits(pattern) if h.endswith(UNITS_MODULE)] == [f"tcobench/{UNITS_MODULE}"], "once for display"
+
+
+def test_no_per_token_figure_scaled_to_per_million() -> None:
+    hits = _hits(PER_TOKEN_TO_PER_M)
+    assert not hits, f"a per-token figure times 1e6 in {sorted(hits)}: read the view's per-1M column"
+
+
+@pytest.mark.parametrize(("pattern", "what"), PERCENTILE_STEPS.items(), ids=list(PERCENTILE_STEPS.values()))
+def test_the_percentile_steps_only_in_the_quantile_module(pattern: str, what: str) -> None:
+    hits = {Path(h).name for h in _hits(pattern)}
+    assert hits == {QUANTILE_MODULE}, f"{what} outside {QUANTILE_MODULE}: {sorted(hits)}; use its quantile_positions"
+
+
 def test_the_grep_finds_a_formula_written_again() -> None:
     """The check itself can fail: the old sensitivity view's arithmetic and history's decode rate are caught."""
     old_sensitivity = _sql_code(
@@ -165,5 +208,26 @@ def test_the_grep_finds_a_formula_written_again() -> None:
     assert sum(bool(re.search(p, old_bench)) for p in OTHER_PERCENTILES) == 2
     old_compare = _python_code('sql = "SELECT list_avg(list(v)) FROM (SELECT avg(x) AS v FROM t GROUP BY date)"\n')
     assert re.search(LIST_MEAN, old_compare)
+    # the copies issue 28 removed: compare's and the report's cost per 1M, compare's cost split, tokens per kWh,
+    # the record card's per-1M electricity cost and ranktests' own median
+    old_copies = [
+        ("        return 1e6 / self.a_tokens_per_usd\n", 0),
+        ("x = (math.nan if not per_usd else 1e6 / float(per_usd))\n", 0),
+        ('        value, level, basis = 1e6 / point["mean"], point["concurrency"], point["basis"]\n', 0),
+        ("        lo, hi = 1e6 / most, 1e6 / fewest\n", 0),
+        ("        return 1e6 / eff * side.term_usd_month(term) / side.total_usd_month\n", 1),
+        ("            per_kwh = 3.6e6 / j if j else 0.0\n", 2),
+    ]
+    patterns = list(CONVERSIONS)
+    for code, which in old_copies:
+        assert re.search(patterns[which], _python_code(code.lstrip())), code
+    caption = _python_code('note = "Cost per 1M output tokens = 1e6 / tokens per USD, averaged"\n')
+    assert not any(re.search(p, caption) for p in patterns)  # a caption's words are not the formula
+    old_card = _python_code('x = f"{usd(per_token * 1e6 if per_token is not None else None)} per 1M"\n')
+    assert re.search(PER_TOKEN_TO_PER_M, old_card)
+    old_ranktests = _python_code(
+        "h = (n - 1) * 0.5\nlo = np.floor(h).astype(np.int64)\nr = low + (h - lo) * (high - low)\n"
+    )
+    assert all(re.search(p, old_ranktests) for p in PERCENTILE_STEPS)
     docstring = _python_code('"""ours = (output_tokens - 1) / decode time"""\nq = "SELECT output_tokens - 1"\n')
     assert len(re.findall(next(iter(PER_REQUEST)), docstring)) == 1  # the prose is left out, the SQL string is not

@@ -3,6 +3,7 @@
 --
 -- Targets come from the price table's [latency_target.*] rows (ttft_p90_ms, tpot_p90_ms).
 -- A platform is (host, hardware_key, gpu_name, engine_name, model_name, workload, prompt_set_hash).
+--   target, target_ttft_p90_ms, target_tpot_p90_ms   the target's name and limits (latency_target row)   ms
 --   ttft_p90_ms, tpot_p90_ms   run_summary's (ok measured requests)                       ms, ms per output token
 --   meets              ttft_p90_ms <= ttft target AND tpot_p90_ms <= tpot target
 --   runs, runs_meeting runs of the platform with a cost / of them meeting the target         count

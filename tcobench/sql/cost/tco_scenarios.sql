@@ -15,6 +15,8 @@
 --   'kwh_usd x <f>'        site kwh_usd x f, f in {0.5, 1, 2, 3}               (USD/kWh)
 --   'lifetime_months <L>'  L in {24, 36, 48, 60, 72}                           (months)
 --
+-- Identity (copied from run_summary and runs): run_id, batch_id, host, date, started, engine_name,
+--   engine_version, model_name, workload, load_mode, concurrency, status, gpu_vendor, gpu_name
 -- Inputs:
 --   runs:      hardware_key, site_key, ops_key, utilisation (fraction of the month serving, 0..1),
 --              gpu_count (accelerators the engine used; NULL or 0 on a CPU host)
@@ -25,7 +27,8 @@
 --   rental:    rental_key, tier, usd_per_gpu_hour (USD per GPU-hour), rental_source, rental_as_of
 --   run_summary: output_tok_s, total_tok_s (tokens/s, aggregate over the measured window)
 --   energy:    mean_w (measured W over the measurement window, all sampled devices), idle_w (W), valid,
---              j_per_output_token (J/token; passed through as measured_j_per_output_token)
+--              j_per_output_token (J/token; passed through as measured_j_per_output_token);
+--              passed through as energy_valid, measured_w, measured_idle_w (valid, mean_w, idle_w)
 --   hours_per_month       730 = 8760 h / 12                                                            h
 --
 -- Computed (USD kept as DOUBLE; round only for display). utilisation, kwh_usd and lifetime_months are the

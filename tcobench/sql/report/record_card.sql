@@ -1,6 +1,8 @@
 -- record_card: one row per run with every field of the record card: what a reader needs to reproduce or question a
 -- cost-per-token figure (hardware, driver, engine, model, load, speed, latency, power, memory, adaptation, energy cost).
 --
+-- run_id, batch_id, date, started, gpu_vendor, gpu_count, max_tokens   (runs; started: run_summary's)
+-- hardware_key, image, image_digest, config_hash, tool_version, git_revision   (runs)
 -- gpu_model              runs.gpu_name; on a host without an accelerator 'CPU: ' || host_cpu, or 'not detected'
 --                        when the host facts are the load generator's (host_facts_source = 'client')
 -- gpu_source             'detected' (a GPU sampler where the engine runs) or 'declared' (the inventory's)
@@ -21,6 +23,7 @@
 -- peak_vram_gib          energy.peak_vram_bytes / 2^30 (model + KV cache)                       GiB
 -- adaptation_days        hardware.adaptation_days                                              engineer days
 -- electricity_usd_per_output_token  efficiency.electricity_usd_per_m_output_tokens / 1e6        USD/token
+-- electricity_usd_per_m_output_tokens  efficiency.electricity_usd_per_m_output_tokens            USD per 1M tokens
 -- energy_basis           efficiency.energy_basis ('measured' or an estimate)
 -- reads: efficiency, energy, run_summary; tables: runs, hardware
 CREATE OR REPLACE VIEW record_card AS
@@ -51,6 +54,7 @@ WITH card AS (
         e.peak_vram_bytes / 2 ^ 30 AS peak_vram_gib,
         h.adaptation_days,
         f.electricity_usd_per_m_output_tokens / 1e6 AS electricity_usd_per_output_token,
+        f.electricity_usd_per_m_output_tokens,
         f.energy_basis,
         r.hardware_key, r.image, r.image_digest, r.config_hash, r.tool_version, r.git_revision
     FROM runs AS r

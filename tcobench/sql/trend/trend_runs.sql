@@ -12,6 +12,7 @@
 -- decode_change_pct      (req_decode_tok_s_p50 / prev - 1) * 100                                %
 -- prior_mean_decode_tok_s_p50, prior_sd_decode_tok_s_p50
 --                        mean / sample sd of req_decode_tok_s_p50 over up to 7 previous runs   tokens/s
+-- run_id, batch_id, date, started, status, gpu_name, hardware_key, output_tokens_spec, tokenizer   (runs)
 -- engine_version, driver_version, image_digest, model_digest, prompt_set_hash, extra_body
 --                        what could explain a change
 -- reads: run_summary, trend_series; tables: runs
