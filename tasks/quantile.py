@@ -51,8 +51,9 @@ def quantile_rows(matrix: np.ndarray, q: float) -> np.ndarray:
 
 
 def quantile_positions(n: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For each count in ``n`` (each at least 1): (floor h, the next position capped at n - 1, h), h = (n - 1) q,
-    the order statistics ``interpolate`` takes; ``quantile``'s rule over many samples at once."""
+    """For each count in ``n`` (each at least one): the lower position floor(h), the upper one (capped at the
+    last) and h itself, where h is q times the count less one: the order statistics ``interpolate`` takes;
+    ``quantile``'s rule over many samples at once."""
     h = (n - 1) * q
     lo = np.floor(h).astype(np.int64)
     return lo, np.minimum(lo + 1, n - 1), h
