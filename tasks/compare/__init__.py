@@ -17,6 +17,8 @@ is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A
 
 from __future__ import annotations
 
+from tcobench.schemas import CompareOptions
+
 from .bootstrap import (
     NightDraws,
     RunSample,
@@ -54,7 +56,6 @@ from .claim_grade import (
     prefix_parity,
 )
 from .comparison import (
-    CompareOptions,
     Comparison,
     CostTerm,
     FlaggedRun,
