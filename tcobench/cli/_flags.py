@@ -7,11 +7,14 @@ the fields they set. A command lays out its options in the order its ``--help`` 
 
 from __future__ import annotations
 
+import functools
 import inspect
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import typer
 from pydantic import BaseModel
@@ -46,6 +49,15 @@ def _args(annotation: Any) -> tuple[Any, ...]:
     return getattr(annotation, "__args__", None) or (annotation,)
 
 
+def _bare(annotation: Any) -> Any:
+    """The annotation without the constraints inside it (``Annotated[int, Gt(0)] | None``: ``int | None``)."""
+    if get_origin(annotation) is Annotated:
+        return _bare(annotation.__origin__)
+    if get_origin(annotation) in (Union, UnionType):
+        return functools.reduce(operator.or_, [_bare(a) for a in get_args(annotation)])
+    return annotation
+
+
 def parameter(name: str, found: Declared, model: type[BaseModel] | None = None) -> inspect.Parameter:
     """The command parameter of one declared flag: the option's default is the flag's, else (``model`` given) the
     field's default, else None (not given)."""
@@ -55,6 +67,7 @@ def parameter(name: str, found: Declared, model: type[BaseModel] | None = None) 
         default = _field_default(model, path) if model is not None else None
     cli_type = flag.cli_type
     if cli_type is None:
+        annotation = _bare(annotation)
         cli_type = annotation if default is not None or type(None) in _args(annotation) else annotation | None
     option = typer.Option(*flag.decls, help=flag.help, envvar=flag.envvar, show_default=flag.show_default)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
@@ -81,11 +94,12 @@ def _plain(value: Any) -> Any:
 
 
 def overrides(flags: Mapping[str, Declared], values: Mapping[str, Any]) -> dict[str, Any]:
-    """The given values (not None) of the flags that set their field directly, nested by the field's path."""
+    """The given values of the flags that set their field directly, nested by the field's path (None, or an empty
+    list of a repeatable option: not given)."""
     out: dict[str, Any] = {}
     for name, (path, flag, _) in flags.items():
         value = values.get(name)
-        if flag.derived or value is None:
+        if flag.derived or value is None or (isinstance(value, list | tuple) and not value):
             continue
         node = out
         for key in path[:-1]:
