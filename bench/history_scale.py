@@ -200,9 +200,9 @@ def _note(results: dict[str, list[float]], name: str, seconds: float) -> None:
 def _middle_target(store: str, prices: Any) -> float | None:
     """The middle of the sides' overlap of interactivity over QUARTER_SWEEP (the target compare picks by default),
     printed with both sides' ranges; None (and why) when there is no overlap to compare at."""
-    from tcobench.tasks.compare import compare
+    from tcobench.tasks.compare import CompareOptions, compare
 
-    found = compare(store, prices, *QUARTER_SWEEP, resamples=100).frontier
+    found = compare(store, prices, *QUARTER_SWEEP, CompareOptions(resamples=100)).frontier
     if found is None or len(found.targets) < 2 or found.targets[1].ratio is None:
         print(f"    compare_interactivity: no target inside both ranges ({found.notes if found else 'no frontier'})")
         return None
@@ -212,7 +212,7 @@ def _middle_target(store: str, prices: Any) -> float | None:
 
 def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
-    from tcobench.tasks.compare import compare
+    from tcobench.tasks.compare import CompareOptions, compare
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.query import connect, views_named
     from tcobench.tasks.report import write_report
@@ -233,10 +233,10 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
                     con.close()
 
             _note(results, name, _timed(one))
-        quarter = _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], resamples=2000))
+        quarter = _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], CompareOptions(resamples=2000)))
         _note(results, "compare_quarter", quarter)
         if targets:  # as `compare --interactivity T` (default resamples) over every level of a quarter
-            at = _timed(lambda: compare(store, prices, *QUARTER_SWEEP, interactivity=targets))
+            at = _timed(lambda: compare(store, prices, *QUARTER_SWEEP, CompareOptions(interactivity=tuple(targets))))
             _note(results, "compare_interactivity", at)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(report_repeat):

@@ -18,6 +18,7 @@ from .base import (
     StrictModel,
     TelemetryPhase,
 )
+from .compare import CompareOptions
 from .config import (
     BUNDLED_MODEL_NAME,
     CONTAINER_PROTOCOLS,
@@ -32,6 +33,7 @@ from .config import (
 )
 from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
 from .engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
+from .flags import Flag, flags_of
 from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
 from .inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
 from .models import SHAPES, ModelShape
@@ -62,6 +64,9 @@ from .workload import (
 )
 
 __all__ = [
+    "CompareOptions",
+    "Flag",
+    "flags_of",
     "CONTAINER_PROTOCOLS",
     "VLLM_PYTHON_ENV",
     "VllmSettings",

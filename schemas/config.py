@@ -20,6 +20,7 @@ from .base import (
 )
 from .container import ContainerConfig
 from .engine_metrics import EngineMetricsKind
+from .flags import Flag
 from .models import SHAPES
 from .urls import check_url
 from .vllm import VllmSettings
@@ -72,17 +73,26 @@ CONTAINER_PROTOCOLS: dict[ContainerEngine, Protocol] = {
 class EngineConfig(StrictModel):
     """Where the engine under test comes from and how tcobench talks to it."""
 
-    kind: EngineKind = Field(
+    kind: Annotated[
+        EngineKind,
+        Flag(
+            r"Engine to start or use: embedded, vllm (a local vLLM), endpoint, container \[embedded].",
+            name="engine",
+            derived=True,
+        ),
+    ] = Field(
         default=EngineKind.embedded,
         description="embedded: start llama.cpp's llama-server locally; endpoint: measure a running server; "
         "container: start an engine image on a Docker host.",
     )
-    url: str | None = Field(
+    url: Annotated[str | None, Flag("Measure a running server at this URL instead.", name="endpoint")] = Field(
         default=None,
         description="Base URL of a running server (kind=endpoint), e.g. http://127.0.0.1:8080.",
     )
-    protocol: Protocol = Field(default=Protocol.openai, description="Wire protocol: openai (SSE) or ollama.")
-    chat: bool = Field(
+    protocol: Annotated[Protocol, Flag("Wire protocol of --endpoint.")] = Field(
+        default=Protocol.openai, description="Wire protocol: openai (SSE) or ollama."
+    )
+    chat: Annotated[bool, Flag("Chat or plain completion API.", decls=("--chat/--completion",))] = Field(
         default=False,
         description="Use the chat endpoint (/v1/chat/completions, /api/chat) instead of plain completion.",
     )
@@ -149,22 +159,38 @@ class EngineConfig(StrictModel):
 class ModelConfig(StrictModel):
     """The model to measure."""
 
-    name: str = Field(
+    name: Annotated[str, Flag("Model name as the server knows it.", name="model", derived=True)] = Field(
         default=BUNDLED_MODEL_NAME,
         min_length=1,
         description="Model name sent to the server (endpoint) or the bundled model's name (embedded).",
     )
-    path: Path | None = Field(
+    path: Annotated[
+        Path | None,
+        Flag("GGUF file for the embedded engine; a model folder (config.json) for vllm.", name="model_path"),
+    ] = Field(
         default=None,
         description="GGUF file for the embedded engine or a llama.cpp container (mounted read-only); default: the "
         "bundled Gemma 3 270M Q4_K_M.",
     )
-    synthetic: bool = Field(
+    synthetic: Annotated[
+        bool,
+        Flag(
+            "Mark the model as synthetic (random weights); `--synthetic SHAPE`: see --shape.",
+            default=False,
+            derived=True,
+        ),
+    ] = Field(
         default=False,
         description="The model has random weights of a real shape (set automatically for files from "
         "`tcobench models synth`); every row measured on it says so.",
     )
-    shape: str | None = Field(
+    shape: Annotated[
+        str | None,
+        Flag(
+            f"--engine vllm: serve random weights of this shape ({', '.join(SHAPES)}), no download; "
+            "`--synthetic SHAPE` says the same."
+        ),
+    ] = Field(
         default=None,
         min_length=1,
         description="engine.kind 'vllm': serve a random-weight model of this shape (schemas.SHAPES, e.g. llama-3b) "
@@ -187,7 +213,9 @@ class WorkloadConfig(StrictModel):
     """
 
     name: str = Field(default="default-short", min_length=1, description="Label of this workload.")
-    preset: str | None = Field(
+    preset: Annotated[
+        str | None, Flag("Named workload shape (`tcobench presets`), e.g. chat-1k-1k; flags override it.")
+    ] = Field(
         default=None,
         description="Named preset the workload starts from (`tcobench presets`); its fields are "
         "defaults that the file and the command line override.",
@@ -195,78 +223,125 @@ class WorkloadConfig(StrictModel):
     prompts: tuple[str, ...] = Field(
         default=DEFAULT_PROMPTS, min_length=1, description="Prompts, used round-robin by request index."
     )
-    profile: str | None = Field(
+    profile: Annotated[
+        str | None,
+        Flag(
+            "Run profile: claim (>= 600 s and >= 1,000 requests per level, warm-up 2 x concurrency; "
+            "docs/claim-grade.md); flags override its defaults."
+        ),
+    ] = Field(
         default=None,
         description="Run profile: claim sets the defaults a published claim needs (duration_s 600, min_requests "
         "1000, warm-up 2 x the largest concurrency; docs/claim-grade.md); null or default: none.",
     )
-    accuracy: PositiveInt | None = Field(
+    accuracy: Annotated[
+        PositiveInt | None, Flag("Ask N bundled exact-answer questions instead of the prompts (`tcobench accuracy`).")
+    ] = Field(
         default=None,
         description="Ask this many bundled exact-answer questions (generated from seed; named accuracy-N-seedS, "
         "temperature 0) instead of the prompts; `tcobench compare` scores them.",
     )
-    input_tokens: LengthDist | None = Field(
+    input_tokens: Annotated[
+        LengthDist | None,
+        Flag(
+            "Synthetic prompts of N tokens as the server counts them: N, uniform:MIN-MAX, "
+            "normal:MEAN,SD[,MIN-MAX], lognormal:MEAN,SD[,MIN-MAX].",
+            cli_type=str | None,
+        ),
+    ] = Field(
         default=None,
         description="Synthetic prompts of this many tokens as the server counts them (chat template and BOS "
         "included): a number or a distribution; built with the measured model's own tokenizer.",
     )
-    output_tokens: LengthDist | None = Field(
+    output_tokens: Annotated[
+        LengthDist | None,
+        Flag("Output tokens per request: N or a distribution (as --input-tokens).", cli_type=str | None),
+    ] = Field(
         default=None,
         description="Output tokens per request: a number or a distribution (per-request max_tokens / num_predict; "
         "exactly that many where the engine honours ignore_eos). Default: max_tokens for every request.",
     )
-    max_tokens: PositiveInt = Field(default=64, description="Output tokens requested per request (num_predict).")
+    max_tokens: Annotated[PositiveInt, Flag("Output tokens per request without --output-tokens [64].")] = Field(
+        default=64, description="Output tokens requested per request (num_predict)."
+    )
     num_ctx: PositiveInt = Field(default=2048, description="Context length per sequence (Ollama num_ctx).")
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
     seed: int = Field(default=42, description="Base seed; request i uses seed + i.")
-    ignore_eos: bool = Field(
+    ignore_eos: Annotated[
+        bool,
+        Flag(
+            r"Ask for exactly the requested output tokens (llama.cpp, vLLM) \[on with --output-tokens].",
+            decls=("--ignore-eos/--no-ignore-eos",),
+            show_default=False,
+        ),
+    ] = Field(
         default=False,
         description="Ask the engine to generate exactly the requested output tokens (llama.cpp/vLLM extension); on "
         "by default when output_tokens is given.",
     )
     dataset: DatasetConfig | None = Field(default=None, description="Requests from a file of your own traffic.")
-    shared_prefix_tokens: int = Field(
+    shared_prefix_tokens: Annotated[
+        int, Flag("A system prompt of N tokens shared by every synthetic request [0].", name="shared_prefix")
+    ] = Field(
         default=0, ge=0, description="A system prompt of this many tokens shared by every request (prompt caching)."
     )
-    turns: PositiveInt = Field(
+    turns: Annotated[PositiveInt, Flag("Turns per conversation; turn n+1 carries turn n's answer [1].")] = Field(
         default=1, description="Turns per conversation: turn n+1 carries turn n's question and answer."
     )
-    tokenizer: str = Field(
+    tokenizer: Annotated[
+        str, Flag(r"auto, engine, or a local tokenizer.json / .gguf of the model (never downloaded) \[auto].")
+    ] = Field(
         default="auto",
         min_length=1,
         description="Tokenizer for prompt building and counting: auto (the engine's POST /tokenize, else the "
         "model's GGUF file), engine, or a local tokenizer.json / .gguf path. Never downloaded.",
     )
-    warmup_requests: int = Field(default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup).")
-    requests: PositiveInt = Field(default=20, description="Measured requests per run (without duration_s).")
-    duration_s: float | None = Field(
+    warmup_requests: Annotated[int, Flag("Warm-up requests per run [1].", name="warmup")] = Field(
+        default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup)."
+    )
+    requests: Annotated[PositiveInt, Flag("Measured requests per run [20].")] = Field(
+        default=20, description="Measured requests per run (without duration_s)."
+    )
+    duration_s: Annotated[
+        float | None, Flag("Measure for S seconds after warm-up instead of --requests.", name="duration")
+    ] = Field(
         default=None,
         gt=0,
         description="Measure for this many seconds after warm-up instead of a request count; "
         "requests in flight at the end are finished and flagged.",
     )
-    min_requests: PositiveInt = Field(
+    min_requests: Annotated[PositiveInt, Flag("With --duration: at least this many requests [1].")] = Field(
         default=1, description="With duration_s: keep going past the duration until this many requests were sent."
     )
-    concurrency: tuple[PositiveInt, ...] = Field(
-        default=(1, 2), min_length=1, description="Concurrency levels; one run per level."
-    )
+    concurrency: Annotated[
+        tuple[PositiveInt, ...], Flag("Concurrency level; repeat for several [1, 2].", cli_type=list[int] | None)
+    ] = Field(default=(1, 2), min_length=1, description="Concurrency levels; one run per level.")
     sweep: SweepConfig | None = Field(
         default=None, description="Stop the concurrency levels early when throughput stops rising or the SLO breaks."
     )
     slo: SloConfig = Field(default_factory=SloConfig, description="Latency targets for goodput.")
     mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
-    client_procs: PositiveInt | None = Field(
+    client_procs: Annotated[
+        PositiveInt | None,
+        Flag(
+            r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most the cores minus one]."
+        ),
+    ] = Field(
         default=None,
         description="Client processes that send the load, each with its own event loop and its own slice of the "
         "concurrency or of the one Poisson schedule. Default: enough for the load (one per 128 streams or 400 "
         "requests/s), at most the host's cores minus one.",
     )
-    rate: float | None = Field(default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only).")
-    request_timeout_s: float = Field(
-        default=120.0, gt=0, description="Per-request timeout (sending to the end of the stream), seconds."
+    rate: Annotated[float | None, Flag("Open-loop Poisson arrival rate, requests/s.")] = Field(
+        default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only)."
     )
-    run_deadline_s: float | None = Field(
+    request_timeout_s: Annotated[
+        float, Flag("Seconds one request may take, sending to the end of its stream [120].", name="request_timeout")
+    ] = Field(default=120.0, gt=0, description="Per-request timeout (sending to the end of the stream), seconds.")
+    run_deadline_s: Annotated[
+        float | None,
+        Flag("Seconds one run (concurrency level) may take; then it stops and keeps what finished.", name="deadline"),
+    ] = Field(
         default=None,
         gt=0,
         description="Wall-clock limit of one run (warm-up and measured requests of one concurrency level), seconds; "
@@ -281,7 +356,14 @@ class WorkloadConfig(StrictModel):
         description="How often a request answered HTTP 429 or 503 with a Retry-After header is sent again (after "
         "that wait, at most 60 s); the count is stored per request (requests.retries).",
     )
-    extra_body: dict[str, JsonValue] = Field(
+    extra_body: Annotated[
+        dict[str, JsonValue],
+        Flag(
+            'JSON object added to every request body, e.g. \'{"samplers": ["temperature"]}\' (llama.cpp).',
+            cli_type=str | None,
+            derived=True,
+        ),
+    ] = Field(
         default_factory=dict,
         description="Engine-specific fields added to every request body, e.g. llama.cpp's "
         '{"samplers": ["temperature"]} (at temperature 0: the argmax-only sampler chain, same tokens, less work per '
@@ -361,15 +443,19 @@ class WorkloadConfig(StrictModel):
 class TelemetryConfig(StrictModel):
     """Power/energy sampling on the measured host while a run is in progress."""
 
-    sampler: SamplerKind = Field(
+    sampler: Annotated[SamplerKind, Flag(r"Power sampler \[auto: the first that works].", name="telemetry")] = Field(
         default=SamplerKind.auto, description="auto, nvidia, nvidia-smi, amd, amd-smi, cpu or none."
     )
-    hz: float = Field(default=10.0, gt=0, le=100, description="Samples per second.")
+    hz: Annotated[float, Flag("Power samples per second [10].", name="telemetry_hz")] = Field(
+        default=10.0, gt=0, le=100, description="Samples per second."
+    )
     idle_s: float = Field(default=2.0, ge=0, le=600, description="Idle baseline sampled before load, seconds.")
     devices: tuple[int, ...] | None = Field(
         default=None, description="Device indices to sample (default: every device the sampler sees)."
     )
-    engine_metrics: EngineMetricsKind = Field(
+    engine_metrics: Annotated[
+        EngineMetricsKind, Flag(r"Engine-side metrics to scrape (queue, KV-cache) \[auto: probe the engine].")
+    ] = Field(
         default=EngineMetricsKind.auto,
         description="Engine-side metrics to scrape while measuring (queue depth, KV-cache use, preemptions): auto "
         "(probe the engine), llama.cpp (/metrics and /slots), vllm (/metrics), ollama (/api/ps) or none.",
@@ -380,11 +466,17 @@ class TelemetryConfig(StrictModel):
 class PricingConfig(StrictModel):
     """Which price rows apply to the measured host."""
 
-    table: Path | None = Field(default=None, description="Price table (TOML); default: the shipped one.")
-    hardware: str = Field(default="cpu-generic-2c", min_length=1, description="Key into [hardware].")
-    site: str = Field(default="default", min_length=1, description="Key into [site] (electricity, PUE).")
+    table: Annotated[
+        Path | None, Flag("Price table (TOML); default: the shipped one.", decls=("--prices",), name="prices_file")
+    ] = Field(default=None, description="Price table (TOML); default: the shipped one.")
+    hardware: Annotated[str, Flag("Price-table hardware key of this host.")] = Field(
+        default="cpu-generic-2c", min_length=1, description="Key into [hardware]."
+    )
+    site: Annotated[str, Flag("Price-table site key (electricity, PUE).")] = Field(
+        default="default", min_length=1, description="Key into [site] (electricity, PUE)."
+    )
     ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
-    utilisation: float = Field(
+    utilisation: Annotated[float, Flag("Assumed utilisation, 0-1 [0.5].")] = Field(
         default=0.5, gt=0.0, le=1.0, description="Fraction of the month the host serves at the measured rate."
     )
 

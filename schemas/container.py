@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .base import ContainerEngine, GpuVendor, StrictModel
+from .flags import Flag
 from .urls import check_url
 
 __all__ = ["DOCKER_HOST_SCHEMES", "ContainerConfig", "DockerHostUrl", "GpuConfig", "OllamaSettings"]
@@ -47,10 +48,18 @@ class OllamaSettings(StrictModel):
 class GpuConfig(StrictModel):
     """How the container gets its accelerators. Never privileged."""
 
-    vendor: GpuVendor = Field(default=GpuVendor.cpu, description="cpu, nvidia or amd.")
-    count: int | None = Field(
-        default=None, description="NVIDIA: number of GPUs (-1 = all); default all unless device_ids are given."
-    )
+    vendor: Annotated[
+        GpuVendor, Flag(r"GPUs to hand to the --image container \[cpu].", name="gpu_vendor", derived=True)
+    ] = Field(default=GpuVendor.cpu, description="cpu, nvidia or amd.")
+    count: Annotated[
+        int | None,
+        Flag(
+            "Which GPUs: all, a count (NVIDIA), or device=ID,... (NVIDIA ids; AMD render nodes).",
+            name="gpus",
+            cli_type=str | None,
+            derived=True,
+        ),
+    ] = Field(default=None, description="NVIDIA: number of GPUs (-1 = all); default all unless device_ids are given.")
     device_ids: tuple[str, ...] = Field(
         default=(),
         description="NVIDIA: GPU indices or UUIDs. AMD: render nodes (/dev/dri/renderD128); default: all of /dev/dri.",
@@ -93,8 +102,17 @@ class GpuConfig(StrictModel):
 class ContainerConfig(StrictModel):
     """An engine image to start as a container (host networking, labelled, always removed afterwards)."""
 
-    image: str = Field(min_length=1, description="Image reference or catalog name, e.g. llama-cpp-cpu.")
-    docker_host: DockerHostUrl | None = Field(
+    image: Annotated[str, Flag("Start this engine image (reference or catalog name) as a container.", derived=True)] = (
+        Field(min_length=1, description="Image reference or catalog name, e.g. llama-cpp-cpu.")
+    )
+    docker_host: Annotated[
+        DockerHostUrl | None,
+        Flag(
+            "Docker host for --image: unix://..., tcp://host:2376 (TLS), ssh://user@host.",
+            cli_type=str | None,
+            derived=True,
+        ),
+    ] = Field(
         default=None,
         description="Docker host: unix:///var/run/docker.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "
         "ssh://user@host; default: DOCKER_HOST or the local socket.",

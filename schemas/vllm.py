@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
 from .base import StrictModel
+from .flags import Flag
 
 __all__ = ["VLLM_PYTHON_ENV", "VllmSettings"]
 
@@ -16,7 +18,14 @@ VLLM_PYTHON_ENV = "TCOBENCH_VLLM_PYTHON"  # the Python with vLLM when engine.vll
 class VllmSettings(StrictModel):
     """How tcobench starts ``python -m vllm.entrypoints.openai.api_server``; every value is recorded per run."""
 
-    python: Path | None = Field(
+    python: Annotated[
+        Path | None,
+        Flag(
+            "--engine vllm: a Python with vLLM installed [$TCOBENCH_VLLM_PYTHON].",
+            name="vllm_python",
+            show_default=False,
+        ),
+    ] = Field(
         default=None,
         description="Python interpreter that has vLLM installed (e.g. a venv's bin/python); default: "
         "$TCOBENCH_VLLM_PYTHON.",

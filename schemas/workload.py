@@ -10,11 +10,12 @@ import math
 import re
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
 from .base import StrictModel
+from .flags import Flag
 
 __all__ = [
     "DatasetConfig",
@@ -163,8 +164,13 @@ class DatasetOrder(StrEnum):
 class DatasetConfig(StrictModel):
     """Your own traffic: a file of requests, streamed (an index of line offsets is kept, never the records)."""
 
-    path: Path = Field(description="JSONL file (or a ShareGPT JSON array) of requests.")
-    format: DatasetFormat = Field(default=DatasetFormat.auto, description="auto, jsonl or sharegpt.")
+    path: Annotated[
+        Path, Flag("JSONL of requests ({prompt} or {messages}, optional output_tokens) or ShareGPT.", name="dataset")
+    ] = Field(description="JSONL file (or a ShareGPT JSON array) of requests.")
+    format: Annotated[
+        DatasetFormat,
+        Flag(r"auto, jsonl or sharegpt \[auto].", name="dataset_format", cli_type=str | None, derived=True),
+    ] = Field(default=DatasetFormat.auto, description="auto, jsonl or sharegpt.")
     order: DatasetOrder = Field(default=DatasetOrder.shuffle, description="shuffle (seeded) or sequential.")
 
 
@@ -173,17 +179,21 @@ class SloConfig(StrictModel):
     least ``quantile`` of its measured requests are good (the same as: the ``quantile``-th percentile of each
     metric is within its target)."""
 
-    ttft_ms: float | None = Field(default=None, gt=0, description="Time to first token target, ms.")
-    tpot_ms: float | None = Field(
+    ttft_ms: Annotated[float | None, Flag("SLO: time to first token target, ms.", name="slo_ttft_ms")] = Field(
+        default=None, gt=0, description="Time to first token target, ms."
+    )
+    tpot_ms: Annotated[float | None, Flag("SLO: time per output token target, ms.", name="slo_tpot_ms")] = Field(
         default=None, gt=0, description="Time per output token target, ms: decode time / (output tokens - 1)."
     )
-    itl_ms: float | None = Field(
+    itl_ms: Annotated[float | None, Flag("SLO: inter-token latency target, ms.", name="slo_itl_ms")] = Field(
         default=None,
         gt=0,
         description="Inter-token latency target, ms: at least `quantile` of a request's gaps "
         "between tokens must be within it.",
     )
-    quantile: float = Field(
+    quantile: Annotated[
+        float, Flag("SLO: fraction of requests that must meet every target [0.9].", name="slo_quantile")
+    ] = Field(
         default=0.9, gt=0, le=1, description="Fraction of requests that must be good for the run to meet the SLO."
     )
 
@@ -192,7 +202,13 @@ class SweepConfig(StrictModel):
     """A concurrency sweep that stops itself (guidellm's sweep): after each level, stop when aggregate output tok/s
     rose by less than ``margin`` over the best earlier level, or (``stop_on_slo``) when the level broke the SLO."""
 
-    margin: float = Field(default=0.05, ge=0, le=10, description="Smallest relative throughput gain to go on.")
+    margin: Annotated[
+        float,
+        Flag(
+            "Stop the concurrency levels once aggregate tok/s rises less than this fraction (0.05).",
+            name="sweep_margin",
+        ),
+    ] = Field(default=0.05, ge=0, le=10, description="Smallest relative throughput gain to go on.")
     stop_on_slo: bool = Field(default=True, description="Stop at the first level that does not meet the SLO.")
 
 

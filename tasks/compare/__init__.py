@@ -8,6 +8,8 @@ Design notes: docs/architecture.md#tasks-compare.
 
 from __future__ import annotations
 
+from tcobench.schemas import CompareOptions
+
 from .bootstrap import (
     NightDraws,
     RunSample,
@@ -45,7 +47,6 @@ from .claim_grade import (
     prefix_parity,
 )
 from .comparison import (
-    CompareOptions,
     Comparison,
     CostTerm,
     FlaggedRun,

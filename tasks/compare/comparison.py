@@ -13,14 +13,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TypedDict, Unpack, get_args
+from typing import get_args
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import OWNED, CostBasis, PriceTable
+from tcobench.schemas import CompareOptions, CostBasis, PriceTable
 from tcobench.schemas.units import usd_per_m, usd_per_m_term
 
 from ..accuracy import parse_accuracy_name
@@ -41,14 +41,13 @@ from .candidates import (
     samples_of,
     shape_differences,
 )
-from .claim_grade import ClaimGrade, ClaimThresholds, claim_grade, claim_thresholds
+from .claim_grade import ClaimGrade, claim_grade, claim_thresholds
 from .interactivity import FrontierComparison, check_quantile
 from .selection import Selection, parse_selection, pick
 from .setup_table import SetupDifference, setup_differences
 from .sides import frontier_comparison
 
 __all__ = [
-    "CompareOptions",
     "Comparison",
     "CostTerm",
     "FlaggedRun",
@@ -218,38 +217,22 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Options:
-    basis: CostBasis
-    tokens: TokenCount
-    claim: float | None
-    allow_different: bool
-    resamples: int
-    seed: int
-    confidence: float
-    shape_tolerance: float
-    exclude_flagged: bool
-    claim_rules: ClaimThresholds = field(default_factory=ClaimThresholds)
-    interactivity: tuple[float, ...] | None = None  # targets asked for (None: spread over the overlap)
-    interactivity_quantile: float = 0.5  # the TPOT quantile interactivity is 1000 / (ms)
-    frontier: bool = True  # compare at equal interactivity too
-
-
 def _stratum(
     con: duckdb.DuckDBPyConnection,
     level: int,
     a_rows: list[CandidateRun],
     b_rows: list[CandidateRun],
-    opts: _Options,
+    opts: CompareOptions,
     rng: np.random.Generator,
     draws: tuple[NightDraws, NightDraws],
 ) -> tuple[Stratum, np.ndarray]:
     a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
-    a_eff, b_eff = a.tokens_per_usd(opts.tokens), b.tokens_per_usd(opts.tokens)
+    counted = token_count(opts.tokens)
+    a_eff, b_eff = a.tokens_per_usd(counted), b.tokens_per_usd(counted)
     known: dict[str, RunSample] = {}
-    samples_of(con, [*a_rows, *b_rows], opts.tokens, known)  # both sides' requests in one query
-    a_reps = bootstrap_efficiency(samples_of(con, a_rows, opts.tokens, known), opts.resamples, rng, draws[0])
-    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, opts.tokens, known), opts.resamples, rng, draws[1])
+    samples_of(con, [*a_rows, *b_rows], counted, known)  # both sides' requests in one query
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, counted, known), opts.resamples, rng, draws[0])
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, counted, known), opts.resamples, rng, draws[1])
     lo, hi = percentile_interval(reps, opts.confidence)
     a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
     b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
@@ -261,8 +244,8 @@ def _stratum(
         b_nights=_nights(b_rows),
         a_tokens_per_usd=a_eff,
         b_tokens_per_usd=b_eff,
-        a_tok_s=a.tok_s(opts.tokens),
-        b_tok_s=b.tok_s(opts.tokens),
+        a_tok_s=a.tok_s(counted),
+        b_tok_s=b.tok_s(counted),
         a_usd_month=a.total_usd_month,
         b_usd_month=b.total_usd_month,
         ratio=a_eff / b_eff,
@@ -278,66 +261,32 @@ def _stratum(
     return stratum, reps
 
 
-def _options(
-    basis: CostBasis = OWNED,
-    tokens: str = "output",
-    claim: float | None = None,
-    allow_different: bool = False,
-    resamples: int = 2000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    shape_tolerance: float = 0.05,
-    exclude_flagged: bool = False,
-    claim_rules: Sequence[str] = (),
-    interactivity: Sequence[float] | None = None,
-    interactivity_quantile: float = 0.5,
-    frontier: bool = True,
-) -> _Options:
-    counted = token_count(tokens)
-    if not 0 < confidence < 1 or resamples < 100:
-        raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {confidence}, {resamples}")
-    if claim is not None and not (math.isfinite(claim) and claim > 0):
-        raise ConfigError(f"--claim must be a positive ratio, got {claim}")
-    if not (math.isfinite(shape_tolerance) and shape_tolerance >= 0):
-        raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {shape_tolerance}")
-    for target in interactivity or ():
+def _checked(options: CompareOptions) -> CompareOptions:
+    """``options`` when every value is valid; a ConfigError naming the first bad one otherwise."""
+    o = options
+    counted = token_count(o.tokens)
+    if not 0 < o.confidence < 1 or o.resamples < 100:
+        raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {o.confidence}, {o.resamples}")
+    if o.claim is not None and not (math.isfinite(o.claim) and o.claim > 0):
+        raise ConfigError(f"--claim must be a positive ratio, got {o.claim}")
+    if not (math.isfinite(o.shape_tolerance) and o.shape_tolerance >= 0):
+        raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {o.shape_tolerance}")
+    for target in o.interactivity or ():
         if not (math.isfinite(target) and target > 0):
             raise ConfigError(f"--interactivity target {target}: must be a positive number of tok/s per user")
-    if interactivity is not None and counted != "output":
+    if o.interactivity is not None and counted != "output":
         raise ConfigError("--tokens total with --interactivity: the frontier prices output tokens (valid: output)")
-    return _Options(basis, counted, claim, allow_different, resamples, seed, confidence, shape_tolerance,
-                    exclude_flagged, claim_thresholds(claim_rules),
-                    None if interactivity is None else tuple(interactivity),
-                    check_quantile(interactivity_quantile), frontier)  # fmt: skip
+    claim_thresholds(o.claim_rules)
+    check_quantile(o.interactivity_quantile)
+    return o
 
 
-class CompareOptions(TypedDict, total=False):
-    """compare's options (defaults in _options): basis (owned), tokens ('output' or 'total'), claim (a ratio to
-    judge), allow_different (False), the bootstrap's resamples (2000), seed (0) and confidence (0.95), and
-    shape_tolerance (0.05: how far apart the sides' achieved ISL/OSL means may be), and exclude_flagged (False: runs
-    `tcobench history` flags are listed, and kept), claim_rules ('NAME=VALUE' texts overriding the claim-grade
-    rules' thresholds, 'NAME=off' turning one off: claim_grade.py), interactivity (targets in tok/s per user;
-    None: 3 spread over the sides' overlap), interactivity_quantile (0.5: median TPOT) and frontier (True:
-    compare at equal interactivity too)."""
-
-    basis: CostBasis
-    tokens: str
-    claim: float | None
-    allow_different: bool
-    resamples: int
-    seed: int
-    confidence: float
-    shape_tolerance: float
-    exclude_flagged: bool
-    claim_rules: Sequence[str]
-    interactivity: Sequence[float] | None
-    interactivity_quantile: float
-    frontier: bool
+_DEFAULT = CompareOptions()
 
 
-def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, **options: Unpack[CompareOptions]) -> Comparison:
+def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareOptions = _DEFAULT) -> Comparison:
     """Compare selection ``a`` with ``b`` over an open connection (see the module docstring)."""
-    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _options(**options))
+    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _checked(options))
 
 
 # the views and macros compare's queries (and tasks/history.py's, for the flagged runs) read; connect defines these and
@@ -358,12 +307,12 @@ def compare(
     prices: PriceTable,
     a: str,
     b: str,
+    options: CompareOptions = _DEFAULT,
     snapshot: int | None = None,
-    **options: Unpack[CompareOptions],
 ) -> Comparison:
     """compare_on over the store (at ``snapshot``, default the newest); QueryError when refused or a selection is
     empty, ConfigError on bad input."""
-    opts = _options(**options)  # bad arguments fail before the store is opened
+    opts = _checked(options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
     with collection_paused():
         con = connect(store, prices, snapshot=snapshot, needs=compare_views(opts.basis))
@@ -377,7 +326,7 @@ def compare(
 
 
 def _sides(
-    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options, need_levels: bool = True
+    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: CompareOptions, need_levels: bool = True
 ) -> tuple[list[CandidateRun], list[CandidateRun], list[str], list[str]]:
     """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far; with
     ``need_levels`` False, no level in common gives no runs and a note (the sides are compared on a frontier)."""
@@ -499,7 +448,7 @@ def _level_bounds(*selections: Selection) -> frozenset[int] | None:
     return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
 
 
-def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: _Options) -> Comparison:
+def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: CompareOptions) -> Comparison:
     bound = _level_bounds(sel_a, sel_b)
     loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
@@ -507,7 +456,8 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
     front, front_rows = _frontier(con, runs, sel_a, sel_b, opts)
     a_rows, b_rows, diffs, notes = _sides(runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None)
     if not a_rows:  # no level in common: the frontier alone
-        return Comparison(sel_a, sel_b, opts.basis, opts.tokens, opts.confidence, opts.resamples, opts.seed,
+        counted = token_count(opts.tokens)
+        return Comparison(sel_a, sel_b, opts.basis, counted, opts.confidence, opts.resamples, opts.seed,
                           opts.claim, (), None, None, (), (*notes, *(front.notes if front else ())),
                           _describe(front_rows[0]), _describe(front_rows[1]), frontier=front)  # fmt: skip
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
@@ -535,7 +485,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         sel_a,
         sel_b,
         opts.basis,
-        opts.tokens,
+        token_count(opts.tokens),
         opts.confidence,
         opts.resamples,
         opts.seed,
@@ -552,7 +502,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
             con,
             a_rows,
             b_rows,
-            opts.claim_rules,
+            claim_thresholds(opts.claim_rules),
             diffs,
             {
                 "A": [r["run_id"] for r in scored if sel_a.matches(r)],
@@ -565,7 +515,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
 
 
 def _frontier(
-    con: duckdb.DuckDBPyConnection, runs: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: _Options
+    con: duckdb.DuckDBPyConnection, runs: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: CompareOptions
 ) -> tuple[FrontierComparison | None, tuple[list[CandidateRun], list[CandidateRun]]]:
     """The comparison at equal interactivity (sides.py) and its sides' runs; without targets asked for, a side
     that cannot make a frontier gives None (the per-concurrency comparison stands alone), with them an error."""
@@ -585,7 +535,7 @@ def _frontier(
 
 
 def _pooled(
-    strata: list[Stratum], reps: list[np.ndarray], opts: _Options
+    strata: list[Stratum], reps: list[np.ndarray], opts: CompareOptions
 ) -> tuple[tuple[float, float, float] | None, Verdict | None]:
     """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI: per
     replicate the geometric mean of the levels' replicates, which share their draw of nights (whole nights)."""

@@ -11,7 +11,7 @@ from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
 
-from ..compare import Comparison, Stratum, Verdict, compare_on, parse_selection
+from ..compare import CompareOptions, Comparison, Stratum, Verdict, compare_on, parse_selection
 from ..history import Point, Series
 from ..rows import IDS, RecordCardRow, id_list
 from .context import (
@@ -89,8 +89,9 @@ def headline_section(ctx: ReportContext) -> str:
     names = (f"{names[0]} ({_vendors(ctx, a)})", f"{names[1]} ({_vendors(ctx, b)})")
     pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
-        result = compare_on(ctx.con, a, b, claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed,
-                            interactivity=None if ctx.interactivity is None else (ctx.interactivity,))  # fmt: skip
+        options = CompareOptions(claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed,
+                                 interactivity=None if ctx.interactivity is None else (ctx.interactivity,))  # fmt: skip
+        result = compare_on(ctx.con, a, b, options)
     except TcobenchError as exc:
         return f'<p class="headline">Comparison {pair_html} ({chosen}): {escape(str(exc))}</p>'
     return (f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>'

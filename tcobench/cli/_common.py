@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 
 from tcobench.errors import TcobenchError
+from tcobench.schemas import Flag, PricingConfig
 from tcobench.settings import Settings
 
 __all__ = [
@@ -57,7 +58,9 @@ SnapshotOpt = Annotated[
     int | None,
     typer.Option("--snapshot", help="Read the store as it was at this snapshot (`tcobench store snapshots`)."),
 ]
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table (TOML); default: the shipped one.")]
+# --prices is declared on the field it sets (PricingConfig.table); every command that reads prices takes it so
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help=next(
+    m.help for m in PricingConfig.model_fields["table"].metadata if isinstance(m, Flag)))]  # fmt: skip
 PartialThresholdOpt = Annotated[
     float,
     typer.Option(

@@ -5,17 +5,19 @@ A thin face: parse, call a task, print. Errors cross it as one line (``_common.g
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from tcobench.schemas import CostBasis, RentalTier
+from tcobench.schemas import CompareOptions, CostBasis
 
 from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
 from ._damage import tolerate_damage
 from ._fit import Col, number, print_table
+from ._flags import declared, overrides, parameter, with_parameters
 
 if TYPE_CHECKING:
     from tcobench.tasks.compare import Comparison
@@ -48,55 +50,12 @@ def _basis(value: str) -> CostBasis:
         raise typer.BadParameter(str(exc), param_hint="--basis") from None
 
 
-def _compare(
+_COMPARE_FLAGS = declared(CompareOptions)
+
+
+def _compare_own(
     a: Annotated[str, typer.Option("--a", help=f"Selection A. {_SELECTION_HELP}")],
     b: Annotated[str, typer.Option("--b", help="Selection B, same syntax as --a.")],
-    claim: Annotated[
-        float | None, typer.Option(help="A claimed ratio 'A is N times as cost-efficient as B' to check.")
-    ] = None,
-    basis: Annotated[
-        str, typer.Option(help=f"Cost basis: owned, or a GPU-hour tier ({', '.join(t.value for t in RentalTier)}).")
-    ] = "owned",
-    tokens: Annotated[str, typer.Option(help="Tokens counted: output, or total (prompt + output).")] = "output",
-    allow_different: Annotated[
-        bool,
-        typer.Option(
-            "--allow-different",
-            help="Compare even when workload, model digest, context length or engine settings differ.",
-        ),
-    ] = False,
-    exclude_flagged: Annotated[
-        bool,
-        typer.Option(
-            "--exclude-flagged",
-            help="Leave out the runs `tcobench history` flags (listed either way under 'Flagged runs').",
-        ),
-    ] = False,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (fixed: the same data give the same CI).")] = 0,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the interval.")] = 0.95,
-    shape_tolerance: Annotated[
-        float,
-        typer.Option(help="Largest relative difference of the achieved ISL/OSL means (server-counted) accepted."),
-    ] = 0.05,
-    claim_rule: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Claim-grade threshold NAME=VALUE, or NAME=off to turn a rule off; repeat for several (rules: "
-            "duration, samples, steady_share, power, setup, shape, parity, accuracy, accuracy_floor; "
-            "docs/claim-grade.md).",
-        ),
-    ] = None,
-    interactivity: Annotated[
-        str | None,
-        typer.Option(
-            help="Compare at these interactivity targets, tok/s per user (e.g. 20,50,100), read off each "
-            "side's frontier of tok/s per GPU; never extrapolated. Default: 3 spread over the overlap."
-        ),
-    ] = None,
-    interactivity_quantile: Annotated[
-        float, typer.Option(help="TPOT quantile interactivity is 1000 / (ms): 0.5 median, 0.9 the slowest users.")
-    ] = 0.5,
     fmt: Annotated[str, typer.Option("--format", help="table, json (one document) or csv (flat rows).")] = "table",
     fail_if_unsupported: Annotated[
         bool,
@@ -108,28 +67,36 @@ def _compare(
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
 ) -> None:
+    """compare's options that are not CompareOptions' (their signature only: _compare takes every option)."""
+
+
+def _compare(**values: Any) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
     concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
     from tcobench.tasks.compare import compare, parse_targets
     from tcobench.tasks.prices import load_prices
 
+    fmt = values["fmt"]
     if fmt not in ("table", "json", "csv"):
         raise typer.BadParameter(f"{fmt!r}: choose table, json or csv", param_hint="--format")
-    if fail_if_unsupported and claim is None:
+    if values["fail_if_unsupported"] and values["claim"] is None:
         raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
-    targets = parse_targets(interactivity) if interactivity is not None else None
-    result = compare(
-        settings_for(store).store, load_prices(prices_file), a, b, basis=_basis(basis), tokens=tokens, claim=claim,
-        allow_different=allow_different, resamples=resamples, seed=seed, confidence=confidence, snapshot=snapshot,
-        shape_tolerance=shape_tolerance, exclude_flagged=exclude_flagged, claim_rules=claim_rule or (),
-        interactivity=targets, interactivity_quantile=interactivity_quantile,
-    )  # fmt: skip
+    targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
+    options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]),
+                             interactivity=targets)  # fmt: skip
+    result = compare(settings_for(values["store"]).store, load_prices(values["prices_file"]), values["a"],
+                     values["b"], options, snapshot=values["snapshot"])  # fmt: skip
     if fmt == "table":
         _print_comparison(result)
     else:
         _print_document(result, fmt)
-    if fail_if_unsupported:
+    if values["fail_if_unsupported"]:
         _fail_if_unsupported(result)
+
+
+_own = list(inspect.signature(_compare_own, eval_str=True).parameters.values())
+with_parameters(_compare, [*_own[:2], *(parameter(n, d, CompareOptions) for n, d in _COMPARE_FLAGS.items()),
+                           *_own[2:]])  # fmt: skip
 
 
 def _print_document(c: Comparison, fmt: str) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -12,14 +14,7 @@ import typer
 from rich.markup import escape
 
 from tcobench.errors import Interrupted, StoreError
-from tcobench.schemas import (
-    SHAPES,
-    EngineKind,
-    EngineMetricsKind,
-    GpuVendor,
-    Protocol,
-    SamplerKind,
-)
+from tcobench.schemas import BenchmarkConfig, Protocol
 from tcobench.settings import Settings
 
 from ._claim import warn_claim_shortfalls
@@ -34,6 +29,7 @@ from ._common import (
     prefect_defaults,
     settings_for,
 )
+from ._flags import declared, overrides, parameter, with_parameters
 from ._run_display import RunDisplay
 from ._runs_table import print_assumptions, print_runs
 from ._signals import measuring
@@ -43,19 +39,46 @@ from .images import container_overrides, engine_event_printer
 if TYPE_CHECKING:
     from tcobench.tasks.store import StoreRef
 
-__all__ = ["FLAG_NAMES", "RunOptions", "expand_synthetic", "register"]
+__all__ = ["FLAG_NAMES", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
+
+
+# The options of `tcobench run` that set configuration fields, declared on those fields (schemas/config.py, Flag).
+RUN_FLAGS = declared(BenchmarkConfig)
+
+# The order `tcobench run --help` lists its options in: the declared flags and the run's own (_own_options).
+_LAYOUT = (
+    "config_file", "endpoint", "protocol", "model", "model_path", "engine", "vllm_python", "shape", "chat",
+    "requests", "warmup", "concurrency", "rate", "client_procs", "max_tokens", "ignore_eos", "request_timeout",
+    "deadline", "api_key", "preset", "accuracy", "profile", "input_tokens", "output_tokens", "dataset",
+    "dataset_format", "shared_prefix", "turns", "duration", "min_requests", "tokenizer", "slo_ttft_ms", "slo_tpot_ms",
+    "slo_itl_ms", "slo_quantile", "sweep_margin", "extra_body", "synthetic", "telemetry", "telemetry_hz",
+    "engine_metrics", "no_prefect", "image", "docker_host", "gpu_vendor", "gpus", "hardware", "site", "utilisation",
+    "shape_tolerance", "yes", "partial_threshold", "prices_file", "store",
+)  # fmt: skip
+
+
+def _spelling(name: str) -> str:
+    """How the command line spells a declared flag (its first option name)."""
+    flag = RUN_FLAGS[name][1]
+    return flag.decls[0].split("/")[0] if flag.decls else "--" + name.replace("_", "-")
+
+
+def _workload_flag_names() -> dict[str, str]:
+    """Each workload field a flag sets, as the command line spells it (messages and the summary's "from" column): a
+    table's flags by their common stem (``slo``: ``--slo-*``), and ``mode`` by ``--rate``, which sets it."""
+    spelled: dict[str, list[str]] = {}
+    for name, (path, _, _) in RUN_FLAGS.items():
+        if path[0] == "workload":
+            spelled.setdefault(path[1], []).append(_spelling(name))
+    names = {}
+    for field, flags in spelled.items():
+        stem = os.path.commonprefix(flags)
+        names[field] = stem if len(flags) == 1 or stem in flags else stem + "*"
+    return names | {"mode": names["rate"]}
 
 
 # How the command line spells each workload field it sets (messages and the summary's "from" column).
-FLAG_NAMES = {
-    "preset": "--preset", "requests": "--requests", "warmup_requests": "--warmup", "concurrency": "--concurrency",
-    "max_tokens": "--max-tokens", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
-    "mode": "--rate", "rate": "--rate", "client_procs": "--client-procs", "ignore_eos": "--ignore-eos",
-    "request_timeout_s": "--request-timeout", "run_deadline_s": "--deadline", "extra_body": "--extra-body",
-    "dataset": "--dataset", "shared_prefix_tokens": "--shared-prefix", "turns": "--turns", "duration_s": "--duration",
-    "min_requests": "--min-requests", "tokenizer": "--tokenizer", "slo": "--slo-*", "sweep": "--sweep-margin",
-    "profile": "--profile", "accuracy": "--accuracy",
-}  # fmt: skip
+FLAG_NAMES = _workload_flag_names()
 
 
 def expand_synthetic(args: list[str]) -> list[str]:
@@ -71,127 +94,52 @@ def expand_synthetic(args: list[str]) -> list[str]:
     return out
 
 
-def _overrides(**cli: Any) -> dict[str, Any]:
-    endpoint = cli["endpoint"]
-    if endpoint is not None and cli["model"] is None:
+def overrides_of(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration the run's options set: each declared flag's value at its field, then the fields the run
+    derives from several options (the engine's kind, the model's name, the load's mode, the container, ...)."""
+    v = values
+    if v["endpoint"] is not None and v["model"] is None:
         raise typer.BadParameter(
             "--model is required with --endpoint (the name the server serves)", param_hint="--model"
         )
-    return {
+    given = overrides(RUN_FLAGS, v)
+    derived = {
         "engine": {
-            "kind": _kind(cli),
-            "vllm": {"python": str(cli["vllm_python"])} if cli["vllm_python"] else None,
-            "url": endpoint,
-            "protocol": cli["protocol"].value if cli["protocol"] else None,
-            "chat": cli["chat"],
-            "container": container_overrides(cli["image"], cli["docker_host"], cli["gpu_vendor"], cli["gpus"]),
+            "kind": v["engine"].value if v["engine"] is not None else _kind(v),
+            "container": container_overrides(v["image"], v["docker_host"], v["gpu_vendor"], v["gpus"]),
         },
         "model": {
-            "name": cli["model"] or (f"synthetic-{cli['shape']}" if cli["shape"] else None),
-            "shape": cli["shape"],
-            "path": str(cli["model_path"]) if cli["model_path"] else None,
-            "synthetic": cli["synthetic"] or bool(cli["shape"]) or None,
+            "name": v["model"] or (f"synthetic-{v['shape']}" if v["shape"] else None),
+            "synthetic": v["synthetic"] or bool(v["shape"]) or None,
         },
         "workload": {
-            "preset": cli["preset"],
-            "profile": cli["profile"],
-            "accuracy": cli["accuracy"],
-            "requests": cli["requests"],
-            "warmup_requests": cli["warmup"],
-            "concurrency": list(cli["concurrency"]) if cli["concurrency"] else None,
-            "max_tokens": cli["max_tokens"],
-            "input_tokens": cli["input_tokens"],
-            "output_tokens": cli["output_tokens"],
-            "mode": "poisson" if cli["rate"] else None,
-            "rate": cli["rate"],
-            "client_procs": cli["client_procs"],
-            "ignore_eos": cli["ignore_eos"],
-            "request_timeout_s": cli["request_timeout"],
-            "run_deadline_s": cli["deadline"],
-            "extra_body": json_object(cli["extra_body"], "--extra-body") if cli["extra_body"] else None,
-            "dataset": {"path": str(cli["dataset"]), "format": cli["dataset_format"]} if cli["dataset"] else None,
-            "shared_prefix_tokens": cli["shared_prefix"],
-            "turns": cli["turns"],
-            "duration_s": cli["duration"],
-            "min_requests": cli["min_requests"],
-            "tokenizer": cli["tokenizer"],
-            "slo": {
-                "ttft_ms": cli["slo_ttft_ms"],
-                "tpot_ms": cli["slo_tpot_ms"],
-                "itl_ms": cli["slo_itl_ms"],
-                "quantile": cli["slo_quantile"],
-            },  # fmt: skip
-            "sweep": {"margin": cli["sweep_margin"]} if cli["sweep_margin"] is not None else None,
+            "mode": "poisson" if v["rate"] else None,
+            "extra_body": json_object(v["extra_body"], "--extra-body") if v["extra_body"] else None,
+            "dataset": {"format": v["dataset_format"]} if v["dataset"] else None,  # --dataset-format: with --dataset
         },
-        "telemetry": {
-            "sampler": cli["telemetry"].value if cli["telemetry"] else None,
-            "hz": cli["telemetry_hz"],
-            "engine_metrics": cli["engine_metrics"].value if cli["engine_metrics"] else None,
-        },
-        "pricing": {"hardware": cli["hardware"], "site": cli["site"], "utilisation": cli["utilisation"]},
     }
+    return _merged(given, derived)
 
 
-def _kind(cli: dict[str, Any]) -> str | None:
-    if cli["engine"] is not None:
-        return str(cli["engine"].value)
-    return "endpoint" if cli["endpoint"] else ("container" if cli["image"] else None)
+def _merged(base: dict[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``more``'s values that are not None (tables merged; a table left empty is left out)."""
+    out = dict(base)
+    for key, value in more.items():
+        if isinstance(value, Mapping):
+            table = _merged(dict(out.get(key) or {}), value)
+            if table:
+                out[key] = table
+        elif value is not None:
+            out[key] = value
+    return out
 
 
-def _run(
+def _kind(values: Mapping[str, Any]) -> str | None:
+    return "endpoint" if values["endpoint"] else ("container" if values["image"] else None)
+
+
+def _own_options(
     config_file: Annotated[Path | None, typer.Option("--config", "-c", help="Benchmark config (TOML).")] = None,
-    endpoint: Annotated[str | None, typer.Option(help="Measure a running server at this URL instead.")] = None,
-    protocol: Annotated[Protocol | None, typer.Option(help="Wire protocol of --endpoint.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name as the server knows it.")] = None,
-    model_path: Annotated[
-        Path | None, typer.Option(help="GGUF file for the embedded engine; a model folder (config.json) for vllm.")
-    ] = None,
-    engine: Annotated[
-        EngineKind | None,
-        typer.Option(help=r"Engine to start or use: embedded, vllm (a local vLLM), endpoint, container \[embedded]."),
-    ] = None,
-    vllm_python: Annotated[
-        Path | None,
-        typer.Option(help="--engine vllm: a Python with vLLM installed [$TCOBENCH_VLLM_PYTHON].", show_default=False),
-    ] = None,
-    shape: Annotated[
-        str | None,
-        typer.Option(
-            help=f"--engine vllm: serve random weights of this shape ({', '.join(SHAPES)}), no download; "
-            "`--synthetic SHAPE` says the same."
-        ),
-    ] = None,
-    chat: Annotated[bool | None, typer.Option("--chat/--completion", help="Chat or plain completion API.")] = None,
-    requests: Annotated[int | None, typer.Option(help="Measured requests per run [20].")] = None,
-    warmup: Annotated[int | None, typer.Option(help="Warm-up requests per run [1].")] = None,
-    concurrency: Annotated[list[int] | None, typer.Option(help="Concurrency level; repeat for several [1, 2].")] = None,
-    rate: Annotated[float | None, typer.Option(help="Open-loop Poisson arrival rate, requests/s.")] = None,
-    client_procs: Annotated[
-        int | None,
-        typer.Option(
-            help=r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most "
-            "the cores minus one]."
-        ),  # fmt: skip
-    ] = None,
-    max_tokens: Annotated[
-        int | None, typer.Option(help="Output tokens per request without --output-tokens [64].")
-    ] = None,
-    ignore_eos: Annotated[
-        bool | None,
-        typer.Option(
-            "--ignore-eos/--no-ignore-eos",
-            help=r"Ask for exactly the requested output tokens (llama.cpp, "
-            r"vLLM) \[on with --output-tokens].",
-            show_default=False,
-        ),
-    ] = None,
-    request_timeout: Annotated[
-        float | None, typer.Option(help="Seconds one request may take, sending to the end of its stream [120].")
-    ] = None,
-    deadline: Annotated[
-        float | None,
-        typer.Option(help="Seconds one run (concurrency level) may take; then it stops and keeps what finished."),
-    ] = None,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -199,91 +147,9 @@ def _run(
             show_default=False,
         ),
     ] = None,
-    preset: Annotated[
-        str | None, typer.Option(help="Named workload shape (`tcobench presets`), e.g. chat-1k-1k; flags override it.")
-    ] = None,
-    accuracy: Annotated[
-        int | None,
-        typer.Option(help="Ask N bundled exact-answer questions instead of the prompts (`tcobench accuracy`)."),
-    ] = None,
-    profile: Annotated[
-        str | None,
-        typer.Option(
-            help="Run profile: claim (>= 600 s and >= 1,000 requests per level, warm-up 2 x concurrency; "
-            "docs/claim-grade.md); flags override its defaults."
-        ),
-    ] = None,
-    input_tokens: Annotated[
-        str | None,
-        typer.Option(
-            help="Synthetic prompts of N tokens as the server counts them: N, uniform:MIN-MAX, "
-            "normal:MEAN,SD[,MIN-MAX], lognormal:MEAN,SD[,MIN-MAX]."
-        ),
-    ] = None,
-    output_tokens: Annotated[
-        str | None, typer.Option(help="Output tokens per request: N or a distribution (as --input-tokens).")
-    ] = None,
-    dataset: Annotated[
-        Path | None,
-        typer.Option(help="JSONL of requests ({prompt} or {messages}, optional output_tokens) or ShareGPT."),
-    ] = None,
-    dataset_format: Annotated[str | None, typer.Option(help=r"auto, jsonl or sharegpt \[auto].")] = None,
-    shared_prefix: Annotated[
-        int | None, typer.Option(help="A system prompt of N tokens shared by every synthetic request [0].")
-    ] = None,
-    turns: Annotated[
-        int | None, typer.Option(help="Turns per conversation; turn n+1 carries turn n's answer [1].")
-    ] = None,
-    duration: Annotated[
-        float | None, typer.Option(help="Measure for S seconds after warm-up instead of --requests.")
-    ] = None,
-    min_requests: Annotated[int | None, typer.Option(help="With --duration: at least this many requests [1].")] = None,
-    tokenizer: Annotated[
-        str | None,
-        typer.Option(help=r"auto, engine, or a local tokenizer.json / .gguf of the model (never downloaded) \[auto]."),
-    ] = None,
-    slo_ttft_ms: Annotated[float | None, typer.Option(help="SLO: time to first token target, ms.")] = None,
-    slo_tpot_ms: Annotated[float | None, typer.Option(help="SLO: time per output token target, ms.")] = None,
-    slo_itl_ms: Annotated[float | None, typer.Option(help="SLO: inter-token latency target, ms.")] = None,
-    slo_quantile: Annotated[
-        float | None, typer.Option(help="SLO: fraction of requests that must meet every target [0.9].")
-    ] = None,
-    sweep_margin: Annotated[
-        float | None,
-        typer.Option(help="Stop the concurrency levels once aggregate tok/s rises less than this fraction (0.05)."),
-    ] = None,
-    extra_body: Annotated[
-        str | None,
-        typer.Option(
-            help='JSON object added to every request body, e.g. \'{"samplers": ["temperature"]}\' (llama.cpp).'
-        ),
-    ] = None,
-    synthetic: Annotated[
-        bool, typer.Option(help="Mark the model as synthetic (random weights); `--synthetic SHAPE`: see --shape.")
-    ] = False,
-    telemetry: Annotated[SamplerKind | None, typer.Option(help=r"Power sampler \[auto: the first that works].")] = None,
-    telemetry_hz: Annotated[float | None, typer.Option(help="Power samples per second [10].")] = None,
-    engine_metrics: Annotated[
-        EngineMetricsKind | None,
-        typer.Option(help=r"Engine-side metrics to scrape (queue, KV-cache) \[auto: probe the engine]."),
-    ] = None,
     no_prefect: Annotated[
         bool, typer.Option("--no-prefect", help="Run the same steps without Prefect (faster start).")
     ] = False,
-    image: Annotated[
-        str | None, typer.Option(help="Start this engine image (reference or catalog name) as a container.")
-    ] = None,
-    docker_host: Annotated[
-        str | None, typer.Option(help="Docker host for --image: unix://..., tcp://host:2376 (TLS), ssh://user@host.")
-    ] = None,
-    gpu_vendor: Annotated[GpuVendor | None, typer.Option(help=r"GPUs to hand to the --image container \[cpu].")] = None,
-    gpus: Annotated[
-        str | None,
-        typer.Option(help="Which GPUs: all, a count (NVIDIA), or device=ID,... (NVIDIA ids; AMD render nodes)."),
-    ] = None,
-    hardware: Annotated[str | None, typer.Option(help="Price-table hardware key of this host.")] = None,
-    site: Annotated[str | None, typer.Option(help="Price-table site key (electricity, PUE).")] = None,
-    utilisation: Annotated[float | None, typer.Option(help="Assumed utilisation, 0-1 [0.5].")] = None,
     shape_tolerance: Annotated[
         float | None,
         typer.Option(
@@ -298,9 +164,12 @@ def _run(
         typer.Option("--yes", help="Measure even when the estimate is over 30 min on the embedded CPU engine."),
     ] = False,
     partial_threshold: PartialThresholdOpt = 0.05,
-    prices_file: PricesOpt = None,
     store: StoreOpt = None,
 ) -> None:
+    """The options of `tcobench run` that set no configuration field (their signature only)."""
+
+
+def _run(**values: Any) -> None:
     """Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens.
 
     Exit status: 0 ok; 1 an error before measuring (also: the estimate after warm-up is over 30 min on the embedded
@@ -313,28 +182,27 @@ def _run(
     from tcobench.tasks.prices import check_keys, load_prices
     from tcobench.tasks.store import check_store
 
-    if no_prefect:
+    config_file = values["config_file"]
+    if values["no_prefect"]:
         os.environ["TCOBENCH_PREFECT"] = "off"
-    if shape_tolerance is not None:
-        os.environ["TCOBENCH_SHAPE_TOLERANCE"] = repr(shape_tolerance)  # view run_shape reads it (tasks.query)
-    if api_key:
-        os.environ["TCOBENCH_API_KEY"] = api_key  # read from the environment where used; never stored
-    settings = settings_for(store)
-    overrides = _overrides(**{k: v for k, v in locals().items() if k != "api_key"})
-    if prices_file is not None:
-        overrides["pricing"]["table"] = str(prices_file)
+    if values["shape_tolerance"] is not None:
+        os.environ["TCOBENCH_SHAPE_TOLERANCE"] = repr(values["shape_tolerance"])  # view run_shape reads it
+    if values["api_key"]:
+        os.environ["TCOBENCH_API_KEY"] = values["api_key"]  # read from the environment where used; never stored
+    settings = settings_for(values["store"])
+    overrides = overrides_of(values)
     config, sources = load_config_sourced(config_file, overrides, FLAG_NAMES)
     warn_claim_shortfalls([config.workload])
     prices = load_prices(config.pricing.table)
     flags = {"hardware": "--hardware", "site": "--site"}
-    named = {k: flag for k, flag in flags.items() if overrides["pricing"].get(k) is not None}
+    named = {k: flag for k, flag in flags.items() if overrides.get("pricing", {}).get(k) is not None}
     check_keys(prices, config.pricing, str(config_file) if config_file else "default", named)
     check_load(config.workload)  # a level this process cannot open is refused; one the plan cannot reach, warned
     check_store(settings.store)  # before Prefect and the engine start: a bad store fails in a second, not later
-    options = RunOptions(sources, yes)
+    options = RunOptions(sources, values["yes"])
     try:
         with measuring(settings) as children:
-            _run_flow(config, prices, settings, partial_threshold, children, options)
+            _run_flow(config, prices, settings, values["partial_threshold"], children, options)
     except Interrupted as exc:
         if options.prefect_server is not None:
             _exit_now(exc, options.prefect_server)
@@ -486,9 +354,22 @@ def _accuracy(
     """Ask the engine N bundled exact-answer questions (integer arithmetic, list lookups) at temperature 0, one at
     a time, and store the answers as a run of workload accuracy-N-seed42; `tcobench compare` scores each side and
     its claim-grade accuracy rule compares the scores (docs/claim-grade.md)."""
-    _run(config_file=config_file, endpoint=endpoint, protocol=protocol, model=model, model_path=model_path, chat=chat,
-         image=image, no_prefect=no_prefect, prices_file=prices_file, store=store, accuracy=questions,
-         concurrency=[1], warmup=1)  # fmt: skip
+    _run(**_RUN_DEFAULTS | {"config_file": config_file, "endpoint": endpoint, "protocol": protocol, "model": model,
+         "model_path": model_path, "chat": chat, "image": image, "no_prefect": no_prefect, "prices_file": prices_file,
+         "store": store, "accuracy": questions, "concurrency": [1], "warmup": 1})  # fmt: skip
+
+
+def _run_parameters() -> list[inspect.Parameter]:
+    own = inspect.signature(_own_options, eval_str=True).parameters
+    found = {name: parameter(name, flag) for name, flag in RUN_FLAGS.items()} | dict(own)
+    missing = set(found) ^ set(_LAYOUT)
+    if missing:
+        raise RuntimeError(f"run's options and their layout differ: {sorted(missing)}")
+    return [found[name] for name in _LAYOUT]
+
+
+with_parameters(_run, _run_parameters())
+_RUN_DEFAULTS = {p.name: p.default for p in _run_parameters()}
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.cli._common import usd
 from tcobench.cli._fit import Col, number, print_table
-from tcobench.tasks.compare import compare
+from tcobench.tasks.compare import CompareOptions, compare
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.query import connect
 
@@ -84,7 +84,7 @@ def test_history_prints_every_cost_whole(fleet: Path, width: int) -> None:
 def test_compare_prints_every_ratio_and_interval_whole(fleet: Path, width: int) -> None:
     args = ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--claim", "5", "--resamples", "200"]
     text = _run([*args, "--store", str(fleet)], width)
-    found = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", claim=5.0, resamples=200)
+    found = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", CompareOptions(claim=5.0, resamples=200))
     for s in found.strata:
         assert f"{s.ratio:.3f}" in text and f"{s.lo:.3f} - {s.hi:.3f}" in text
         assert usd(s.a_usd_per_m) in text and usd(s.b_usd_per_m) in text

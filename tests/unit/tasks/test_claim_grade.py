@@ -10,7 +10,7 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.tasks.accuracy import accuracy_name, questions
-from tcobench.tasks.compare import RULES, Comparison, claim_thresholds, compare_on
+from tcobench.tasks.compare import RULES, CompareOptions, Comparison, claim_thresholds, compare_on
 from tcobench.tasks.query import connect
 from tcobench.tasks.store import write_results
 from tests.unit.factories import T0_NS, make_prices, make_request, make_run
@@ -34,7 +34,7 @@ def side(store: Path, host: str, answers: list[str], **run: Any) -> None:
 def compared(store: Path, *rules: str, a: str = "host=a", b: str = "host=b") -> Comparison:
     con = connect(store, make_prices())
     try:
-        return compare_on(con, a, b, resamples=100, claim_rules=list(rules))
+        return compare_on(con, a, b, CompareOptions(resamples=100, claim_rules=tuple(rules)))
     finally:
         con.close()
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import OWNED, CostBasis, RentalTier, RunStatus
+from tcobench.schemas import OWNED, CompareOptions, CostBasis, RentalTier, RunStatus
 from tcobench.tasks.compare import (
     RunSample,
     Verdict,
@@ -129,9 +129,9 @@ def test_compare_reads_only_the_dates_its_sides_can_match(
     """The date bounds only narrow what is read: the same comparison as reading every run."""
     dates = [d for (d,) in con.sql("SELECT DISTINCT CAST(date AS VARCHAR) FROM runs ORDER BY 1").fetchall()]
     a, b = f"vendor=nvidia,since={dates[1]}", f"vendor=amd,since={dates[1]},until={dates[-1]}"
-    bounded = compare(fleet, load_prices(None), a, b, resamples=200)
+    bounded = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
     monkeypatch.setattr("tcobench.tasks.compare.comparison._date_bounds", lambda *_: (None, None))
-    everything = compare(fleet, load_prices(None), a, b, resamples=200)
+    everything = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
     assert _same(_flat(bounded.strata), _flat(everything.strata))
     assert bounded.a_desc == everything.a_desc
     assert bounded.strata[0].a_nights < 5  # the bound was real: some nights are before it
@@ -273,7 +273,7 @@ def test_verdict_bounds() -> None:
 
 def test_compare_gives_a_ci_the_cost_drivers_and_a_verdict(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
     """On the simulated fleet (the point estimate itself: test_compare_weighs_nights_not_runs, by hand)."""
-    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", claim=5.0, resamples=500)
+    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", CompareOptions(claim=5.0, resamples=500))
     assert [s.concurrency for s in result.strata] == [1, 4, 16]
     for s in result.strata:
         assert 1.0 < s.lo < s.ratio < s.hi < 2.0 and s.hi - s.lo < 0.3
@@ -281,26 +281,28 @@ def test_compare_gives_a_ci_the_cost_drivers_and_a_verdict(fleet: Path, con: duc
         assert sum(t.b_minus_a for t in s.terms) == pytest.approx(s.b_usd_per_m - s.a_usd_per_m)
         assert s.driver().term == "adaptation"  # 7 ROCm days vs 0.25 CUDA days
     assert result.pooled is not None and result.pooled_verdict is Verdict.above
-    again = compare_on(con, "vendor=nvidia", "vendor=amd", claim=5.0, resamples=500)
+    again = compare_on(con, "vendor=nvidia", "vendor=amd", CompareOptions(claim=5.0, resamples=500))
     assert [(s.lo, s.hi) for s in again.strata] == [(s.lo, s.hi) for s in result.strata]  # fixed seed
-    inside = compare_on(con, "vendor=nvidia,concurrency=4", "vendor=amd", claim=result.strata[1].ratio,
-                        resamples=500)  # fmt: skip
+    inside = compare_on(con, "vendor=nvidia,concurrency=4", "vendor=amd", CompareOptions(claim=result.strata[1].ratio,
+                        resamples=500))  # fmt: skip
     assert inside.strata[0].verdict is Verdict.inside and inside.pooled is None
     assert inside.notes == ("concurrency 1 only in B: not compared", "concurrency 16 only in B: not compared")
-    below = compare_on(con, "vendor=nvidia", "vendor=amd", claim=1.0, resamples=200)
+    below = compare_on(con, "vendor=nvidia", "vendor=amd", CompareOptions(claim=1.0, resamples=200))
     assert below.pooled_verdict is Verdict.below
 
 
 def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -> None:
-    owned = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", resamples=200)
-    rented = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis=CostBasis(RentalTier.rental_3yr), resamples=200)
+    owned = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(resamples=200))
+    rented = compare_on(
+        con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(basis=CostBasis(RentalTier.rental_3yr), resamples=200)
+    )
     # 3-year rental: H200 1.60 vs MI300X 1.55 USD/GPU-hour, so the throughput gap dominates
     assert rented.strata[0].ratio != pytest.approx(owned.strata[0].ratio)
     with pytest.raises(
         ConfigError, match=r"cost basis 'rented: on-demand' has no priced run \(priced: owned, rented: "
     ):
-        compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", basis=CostBasis(RentalTier.on_demand))
-    total = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", tokens="total", resamples=200)
+        compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(basis=CostBasis(RentalTier.on_demand)))
+    total = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(tokens="total", resamples=200))
     assert total.tokens == "total" and total.strata[0].a_tokens_per_usd > owned.strata[0].a_tokens_per_usd
 
 
@@ -317,7 +319,7 @@ def _unlike_store(root: Path) -> Path:
 def test_compare_refuses_unlike_runs_and_lists_the_differences(tmp_path: Path) -> None:
     store = _unlike_store(tmp_path)
     with pytest.raises(QueryError) as info:
-        compare(store, make_prices(), "vendor=nvidia", "vendor=amd", claim=5)
+        compare(store, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(claim=5))
     message = str(info.value)
     assert message.startswith("refused: the selections differ in what was measured: ")
     assert "workload (prompt_set_hash): A {0000000000000000000000000000000000000...} vs B {fffff" in message
@@ -325,7 +327,9 @@ def test_compare_refuses_unlike_runs_and_lists_the_differences(tmp_path: Path) -
     assert "--allow-different" in message and "\n" not in message
     # the engine's settings (its context length too) may differ between platforms: listed, never a refusal
     assert "num_ctx" not in message and "engine_settings" not in message
-    allowed = compare(store, make_prices(), "vendor=nvidia", "vendor=amd", allow_different=True, resamples=200)
+    allowed = compare(
+        store, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(allow_different=True, resamples=200)
+    )
     assert len(allowed.differences) == 2
     setup = {d.setting: (d.a, d.b) for d in allowed.setup}
     assert setup["context length (num_ctx)"] == (("2048",), ("8192",))
@@ -341,7 +345,7 @@ def test_engines_of_different_versions_compare_and_are_listed(tmp_path: Path) ->
     for run in (a, b):
         write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
                                       for i in range(4)])  # fmt: skip
-    done = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=100)
+    done = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     assert done.differences == ()
     assert {d.setting: (d.a, d.b) for d in done.setup}["engine version"] == (("0.32.0",), ("0.30.1",))
 
@@ -355,9 +359,9 @@ def test_compare_errors(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
         compare_on(con, "vendor=nvidia,concurrency=1", "vendor=amd,concurrency=4")
     # bad arguments fail before the store is opened
     with pytest.raises(ConfigError, match="--claim must be a positive ratio"):
-        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", claim=-1)
+        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", CompareOptions(claim=-1))
     with pytest.raises(ConfigError, match="tokens must be output or total"):
-        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", tokens="prompt")
+        compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", CompareOptions(tokens="prompt"))
     with pytest.raises(ConfigError, match="unknown key"):
         compare(fleet, load_prices(None), "vendor=nvidia", "colour=red")
 
@@ -367,7 +371,7 @@ def test_runs_without_a_cost_are_left_out_with_a_note(tmp_path: Path) -> None:
             make_run(run_id="b1", gpu_vendor="amd")]  # fmt: skip
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
-    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=100)
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     assert result.strata[0].a_runs == 1
     assert "1 run(s) of A left out, without a cost: hardware key 'x' is not in the price table" in result.notes
     assert not any(n.startswith("power basis differs") for n in result.notes)  # both sides estimated
@@ -382,7 +386,7 @@ def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -
         for view in ("tco", "cost_basis"):
             own.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{view} AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
                         f"energy_valid AS energy_valid) FROM _frozen_{view}")  # fmt: skip
-        result = compare_on(own, "vendor=nvidia", "vendor=amd", resamples=100)
+        result = compare_on(own, "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     finally:
         own.close()
     assert "power basis differs: A price-table estimate, B measured" in " ".join(result.notes)
@@ -445,7 +449,7 @@ def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:
     write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10, 5], "2023-11-15": [20]})
     # B: one run of 60 tok/s each night
     write_nights(tmp_path, "hb", "amd", {"2023-11-14": [10], "2023-11-15": [10]})
-    (s,) = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=200).strata
+    (s,) = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=200)).strata
     assert (s.a_runs, s.a_nights, s.b_runs, s.b_nights) == (3, 2, 2, 2)
     assert (s.a_tok_s, s.b_tok_s) == pytest.approx((60.0, 60.0))
     # the same prices and the same night-weighted throughput: equally cost-efficient (run-weighted: 70 / 60 = 1.17)
@@ -466,10 +470,12 @@ def test_compare_refuses_runs_measured_from_different_placements(tmp_path: Path)
     with pytest.raises(QueryError) as info:
         compare(tmp_path, make_prices(), "host=ha", "host=hb")
     assert "client_placement (where the load generator ran): A {loopback} vs B {network}" in str(info.value)
-    allowed = compare(tmp_path, make_prices(), "host=ha", "host=hb", allow_different=True, resamples=100)
+    allowed = compare(
+        tmp_path, make_prices(), "host=ha", "host=hb", CompareOptions(allow_different=True, resamples=100)
+    )
     assert allowed.differences == ("client_placement (where the load generator ran): A {loopback} vs B {network}",)
     # a row from before placement was recorded: its loopback engine URL says loopback, so it compares
-    assert compare(tmp_path, make_prices(), "host=ha", "host=hc", resamples=100).differences == ()
+    assert compare(tmp_path, make_prices(), "host=ha", "host=hc", CompareOptions(resamples=100)).differences == ()
 
 
 def test_three_batches_on_one_date_are_three_nights(tmp_path: Path) -> None:
@@ -477,7 +483,7 @@ def test_three_batches_on_one_date_are_three_nights(tmp_path: Path) -> None:
     #    60: night-weighted (90 + 30 + 60) / 3 = 60 tok/s. By date it would be one night: (60+120+30+60) / 4 = 67.5
     write_nights(tmp_path, "ha", "nvidia", {"2023-11-14~b1": [10, 5], "2023-11-14~b2": [20], "2023-11-14~b3": [10]})
     write_nights(tmp_path, "hb", "amd", {"2023-11-14~b1": [10], "2023-11-14~b2": [10], "2023-11-14~b3": [10]})
-    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=200)
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=200))
     (s,) = result.strata
     assert (s.a_runs, s.a_nights, s.b_runs, s.b_nights) == (4, 3, 3, 3)
     assert s.a_tok_s == pytest.approx(60.0) and s.ratio == pytest.approx(1.0)
@@ -501,7 +507,7 @@ def test_the_all_levels_interval_resamples_whole_nights(tmp_path: Path) -> None:
     for c in (1, 4):
         write_nights(tmp_path, "ha", "nvidia", nights, concurrency=c)
         write_nights(tmp_path, "hb", "amd", {night: [10] for night in nights}, concurrency=c)
-    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", resamples=1000)
+    result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=1000))
     one, four = result.strata
     assert (one.lo, one.hi) == pytest.approx((four.lo, four.hi))
     assert result.pooled is not None
@@ -537,14 +543,20 @@ def test_the_level_prefilter_keeps_every_run_either_side_matches(tmp_path: Path)
         write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10], "2023-11-15": [12]}, concurrency=c)
         write_nights(tmp_path, "hb", "amd", {"2023-11-14": [11], "2023-11-15": [10]}, concurrency=c)
     bounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4",
-                      resamples=200)  # fmt: skip
+                      CompareOptions(resamples=200))  # fmt: skip
     unbounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4|1|16",
-                        resamples=200)  # fmt: skip
+                        CompareOptions(resamples=200))  # fmt: skip
     assert [s.concurrency for s in bounded.strata] == [4] and "concurrency 1 only in A: not compared" in bounded.notes
     assert [s.concurrency for s in unbounded.strata] == [1, 4]
     assert astuple(bounded.strata[0]) == astuple(next(s for s in unbounded.strata if s.concurrency == 4))
     with pytest.raises(QueryError, match="no concurrency level in common"):
-        compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1", "vendor=amd,concurrency=16", resamples=200)
+        compare(
+            tmp_path,
+            make_prices(),
+            "vendor=nvidia,concurrency=1",
+            "vendor=amd,concurrency=16",
+            CompareOptions(resamples=200),
+        )
 
 
 def test_the_replicates_of_a_stretch_of_runs_are_each_runs_own_to_the_bit() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from tcobench.schemas import RunStatus
-from tcobench.tasks.compare import compare
+from tcobench.tasks.compare import CompareOptions, compare
 from tcobench.tasks.history import history
 from tcobench.tasks.query import connect
 from tcobench.tasks.store import write_results
@@ -39,7 +39,7 @@ def test_interrupted_runs_stay_out_of_cost_figures(tmp_path: Path) -> None:
         assert runs == (1,)
     finally:
         con.close()
-    result = compare(store, make_prices(), "vendor=nvidia", "vendor=amd", resamples=100)
+    result = compare(store, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     assert result.strata[0].a_runs == 1
     points = [p.run_id for s in history(store, make_prices()) for p in s.points]
     assert "a2" not in points and "a1" in points

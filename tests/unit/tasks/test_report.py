@@ -220,10 +220,10 @@ def test_comparison_goodput_line(fleet: Path) -> None:
     level without an SLO on either side gets no line."""
     import dataclasses
 
-    from tcobench.tasks.compare import compare
+    from tcobench.tasks.compare import CompareOptions, compare
     from tcobench.tasks.report_assets.tables import _goodput_html
 
-    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", resamples=100)
+    result = compare(fleet, load_prices(None), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     assert _goodput_html(result) == ""  # the fleet's runs have no SLO
     first, *rest = result.strata
     planted = dataclasses.replace(first, a_good_fraction=0.5, b_good_fraction=0.9, a_good_usd_per_m=2.0)

@@ -49,7 +49,7 @@ def _preset_fields() -> list[tuple[str, str]]:
 def _cli(**given: Any) -> dict[str, Any]:
     """The overrides `tcobench run` builds from its parameters: every default, then ``given``."""
     params = inspect.signature(run_cli._run).parameters
-    return run_cli._overrides(**{name: p.default for name, p in params.items()} | given)
+    return run_cli.overrides_of({name: p.default for name, p in params.items()} | given)
 
 
 def _got(workload: Any, field: str) -> Any:
