@@ -1,6 +1,6 @@
 """Helpers shared by the bench scripts: the zero-cost endpoint as a pinned subprocess, load, machine facts.
 
-Percentiles: tcobench.tasks.quantile (the rule of the SQL views)."""
+Percentiles: tcobench.tasks.analysis.quantile (the rule of the SQL views)."""
 
 from __future__ import annotations
 

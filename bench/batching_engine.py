@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcobench.schemas.units import usd_per_m
-from tcobench.tasks.compare.frontier import RunPoint
+from tcobench.tasks.analysis.compare.frontier import RunPoint
 
 __all__ = ["BatchingEngine", "main", "sweep"]
 
@@ -81,7 +81,7 @@ def sweep(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from tcobench.tasks.compare.frontier import level_points
+    from tcobench.tasks.analysis.compare.frontier import level_points
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--a-ms", type=float, default=8.0)

@@ -1,4 +1,5 @@
-"""Client headroom: our load generator (tasks/measure.py) pinned to core 0 against the zero-cost endpoint on core 1.
+"""Client headroom: our load generator (tasks/load/measure.py) pinned to core 0 against the zero-cost endpoint on
+core 1.
 
 Three scenarios, each level run by us and (unless --no-anchor) by aiperf 0.13.0 from its own venv, same core:
 
@@ -26,9 +27,9 @@ import httpx
 from _common import cpu_seconds, endpoint, load_average, machine
 
 from tcobench.schemas import Protocol, WorkloadConfig
-from tcobench.tasks.measure import RunContext, Target, measure
-from tcobench.tasks.quantile import quantile
-from tcobench.tasks.selfcheck import run_fields
+from tcobench.tasks.analysis.quantile import quantile
+from tcobench.tasks.load.measure import RunContext, Target, measure
+from tcobench.tasks.load.selfcheck import run_fields
 
 PROMPT = " ".join(["a"] * 16)
 

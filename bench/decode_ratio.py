@@ -24,8 +24,8 @@ import pyarrow as pa
 from tcobench.schemas import BenchmarkConfig, RequestRecord
 from tcobench.settings import Settings
 from tcobench.tasks.engine import launch_engine, stop_engine, target_of
-from tcobench.tasks.measure import RunContext, measure
-from tcobench.tasks.query import sql_views
+from tcobench.tasks.load.measure import RunContext, measure
+from tcobench.tasks.store.query import sql_views
 
 
 def _request_metrics(requests: list[RequestRecord]) -> list[dict[str, Any]]:

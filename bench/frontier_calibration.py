@@ -2,7 +2,7 @@
 
 Two simulated batching engines (bench/batching_engine.py, ITL = a + b x streams, closed-form frontier) are swept
 with noise (per night a speed factor, per request a TPOT), in process, ``--reps`` times; each repetition runs
-tasks.compare.compare_frontiers at targets near the low end, the middle and the high end of the overlap of both
+tasks.analysis.compare.compare_frontiers at targets near the low end, the middle and the high end of the overlap of both
 ranges, and counts whether each interval covers the closed-form ratio. A calibrated 95% interval covers in
 93-97% of at least 200 repetitions (the binomial spread of 200 draws at 95% is about +-1.5 points).
 
@@ -21,8 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 from batching_engine import BatchingEngine, sweep
 
-from tcobench.tasks.compare import compare_frontiers
-from tcobench.tasks.quantile import quantile
+from tcobench.tasks.analysis.compare import compare_frontiers
+from tcobench.tasks.analysis.quantile import quantile
 
 A = BatchingEngine(a_ms=8.0, b_ms=0.5, usd_per_gpu_hour=3.0)
 B = BatchingEngine(a_ms=5.0, b_ms=1.2, usd_per_gpu_hour=2.0)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
+from tcobench.tasks.store.query import connect
 
 TARGET = 0.97
 

@@ -2,7 +2,7 @@
 
 ``generate`` writes the folder layout of tcobench < 0.2 (what `tcobench store migrate` imports):
 STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store's schemas
-(``tcobench.tasks.store.table_schema``, less the partition columns), zstd. Defaults: 20 hosts x 365 nights x
+(``tcobench.tasks.store.store.table_schema``, less the partition columns), zstd. Defaults: 20 hosts x 365 nights x
 5 runs (workloads short/long x concurrency) x 274 requests (2 warm-up + 272 measured) = 10,001,000 request
 rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. No telemetry is
 generated (the energy view is then empty and tco uses price-table watts). Layouts:
@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tcobench.tasks.store import table_schema
+from tcobench.tasks.store.store import table_schema
 
 HOSTS = 20
 DAYS = 365
@@ -164,9 +164,9 @@ QUARTER_SWEEP = (f"workload=short,vendor=nvidia,{_QUARTER}", f"workload=short,ve
 
 def to_lake(folder: Path, store: str, batch: int) -> None:
     """Import a generated folder store (per-run layout) with `store migrate`'s code, then `store compact`'s."""
-    from tcobench.tasks.compact import compact_store
-    from tcobench.tasks.inspect_store import describe_store
-    from tcobench.tasks.migrate import migrate_folder
+    from tcobench.tasks.store.compact import compact_store
+    from tcobench.tasks.store.inspect import describe_store
+    from tcobench.tasks.store.migrate import migrate_folder
 
     print(f"load {_load()}", flush=True)
     t0 = time.monotonic()
@@ -200,7 +200,7 @@ def _note(results: dict[str, list[float]], name: str, seconds: float) -> None:
 def _middle_target(store: str, prices: Any) -> float | None:
     """The middle of the sides' overlap of interactivity over QUARTER_SWEEP (the target compare picks by default),
     printed with both sides' ranges; None (and why) when there is no overlap to compare at."""
-    from tcobench.tasks.compare import CompareOptions, compare
+    from tcobench.tasks.analysis.compare import CompareOptions, compare
 
     found = compare(store, prices, *QUARTER_SWEEP, CompareOptions(resamples=100)).frontier
     if found is None or len(found.targets) < 2 or found.targets[1].ratio is None:
@@ -212,10 +212,10 @@ def _middle_target(store: str, prices: Any) -> float | None:
 
 def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
-    from tcobench.tasks.compare import CompareOptions, compare
+    from tcobench.tasks.analysis.compare import CompareOptions, compare
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect, views_named
-    from tcobench.tasks.report import write_report
+    from tcobench.tasks.report.report import write_report
+    from tcobench.tasks.store.query import connect, views_named
 
     prices = load_prices(None)
     print(f"store {store}: load {_load()}", flush=True)

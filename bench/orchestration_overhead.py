@@ -71,7 +71,7 @@ def store_figures(store: str | Path) -> dict[str, Any]:
     """Requests, their summed e2e time, the mean per-host span per cell and the run statuses, read through the
     store's catalog (any store URI; S3 credentials from this process's environment)."""
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect
+    from tcobench.tasks.store.query import connect
 
     con = connect(str(store), load_prices(None))
     try:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcobench.tasks.quantile import quantile
+from tcobench.tasks.analysis.quantile import quantile
 
 __all__ = ["EndpointConfig", "Stats", "ZeroProtocol", "main", "serve", "start_in_thread"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
-from tcobench.tasks.procs import spawn_options
+from tcobench.tasks.host.procs import spawn_options
 from tcobench.tasks.redact import redact, redact_text
 
 __all__ = ["flow", "inline", "prefect_enabled", "run_log", "start_api_server", "task"]
@@ -114,7 +114,7 @@ def start_api_server() -> int | None:
 
     Prefect starts this server by itself on first use (``SubprocessASGIServer``, a singleton its client looks up;
     a ``python -m uvicorn ... prefect.server.api.server:create_app`` child in tcobench's process group, stopped by
-    ``atexit``). Started here instead, from the main thread, it gets the options of ``tasks.procs.spawn_options``:
+    ``atexit``). Started here instead, from the main thread, it gets the options of ``tasks.host.procs.spawn_options``:
     its own session (the terminal's Ctrl-C reaches tcobench, which still needs the server to store the
     interrupted run, not the server) and a death signal (it dies with tcobench, even on SIGKILL). Should a Prefect
     release move these internals, Prefect starts the server itself as before.

@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from tcobench.errors import StoreError
 from tcobench.schemas import BenchmarkConfig, PriceTable, RunRecord
-from tcobench.tasks.artifacts import summarise_and_publish
+from tcobench.tasks.analysis.summarise import Summary, run_summaries
+from tcobench.tasks.analysis.sweep import sweep_verdict
 from tcobench.tasks.engine import (
     OnEvent,
     engine_error,
@@ -28,17 +29,16 @@ from tcobench.tasks.engine import (
     target_of,
     telemetry_access,
 )
-from tcobench.tasks.engine_metrics import start_engine_metrics, stop_engine_metrics
-from tcobench.tasks.measure import OnRequest, RunContext, measure
+from tcobench.tasks.host.engine_metrics import start_engine_metrics, stop_engine_metrics
+from tcobench.tasks.host.telemetry import start_telemetry, stop_telemetry
+from tcobench.tasks.load.measure import OnRequest, RunContext, measure
+from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.load.shutdown import check_stop, deferred
 from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.progress import RunWatcher
-from tcobench.tasks.protocols import adapter_for
+from tcobench.tasks.report.artifacts import summarise_and_publish
 from tcobench.tasks.runs import describe_run, finish_run, new_id
-from tcobench.tasks.shutdown import check_stop, deferred
-from tcobench.tasks.store import StoreRef, check_store, write_results
-from tcobench.tasks.summarise import Summary, run_summaries
-from tcobench.tasks.sweep import sweep_verdict
-from tcobench.tasks.telemetry import start_telemetry, stop_telemetry
+from tcobench.tasks.store.store import StoreRef, check_store, write_results
 
 from ._orchestrator import flow, task
 

@@ -1,7 +1,8 @@
 """Flow ``compact_store``: compact the results store (merge small files, cache per-run views, expire snapshots),
 then check it; scheduled by the ``tcobench-compact-store`` deployment in prefect.yaml.
 
-Wiring only: the steps are ``tasks.compact.compact_store`` and ``tasks.verify.verify_store`` (quick: sizes and
+Wiring only: the steps are ``tasks.store.compact.compact_store`` and ``tasks.store.verify.verify_store`` (quick:
+sizes and
 magic bytes; `tcobench store verify` decodes every file). The flow fails when the check finds a problem, so the
 Prefect UI shows a red run and its artifact names what to look at.
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 from tcobench.errors import StoreError
 from tcobench.settings import Settings
-from tcobench.tasks.artifacts import publish_summary
-from tcobench.tasks.compact import CompactResult, compact_store
-from tcobench.tasks.verify import verify_store
+from tcobench.tasks.report.artifacts import publish_summary
+from tcobench.tasks.store.compact import CompactResult, compact_store
+from tcobench.tasks.store.verify import verify_store
 
 from ._orchestrator import flow, task
 

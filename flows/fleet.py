@@ -17,7 +17,6 @@ from typing import Any
 
 from tcobench.schemas import CONTROL_QUEUE, FleetSettings, PriceTable
 from tcobench.settings import Settings
-from tcobench.tasks.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.fleet import (
     HostOutcome,
     cells_from_parameters,
@@ -31,9 +30,10 @@ from tcobench.tasks.fleet import (
     refuse_remote_engines,
     settle,
 )
+from tcobench.tasks.fleet.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.inventory import NightlyPlan
-from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.progress import NightProgress, PlainSink
+from tcobench.tasks.report.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
 
 from ._orchestrator import flow, inline, run_log

@@ -20,14 +20,14 @@ from typing import Any
 from tcobench.errors import NightlyError
 from tcobench.schemas import PriceTable, RunStatus
 from tcobench.settings import Settings
-from tcobench.tasks.alerts import announce_night
-from tcobench.tasks.artifacts import publish_run_cards, publish_summary
+from tcobench.tasks.fleet.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.inventory import NightlyPlan, load_plan
-from tcobench.tasks.nightly import CellResult, nightly_markdown, run_cells
+from tcobench.tasks.load.shutdown import deferred
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.progress import NightProgress, ProgressSink
+from tcobench.tasks.report.alerts import announce_night
+from tcobench.tasks.report.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
-from tcobench.tasks.shutdown import deferred
 
 from ._orchestrator import flow, inline, task
 from .benchmark import benchmark

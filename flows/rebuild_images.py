@@ -1,6 +1,6 @@
 """Flow ``rebuild_images``: per catalog image, build (or find unchanged) -> smoke-test -> push -> record.
 
-Wiring only: the steps are ``tcobench.images`` and ``tcobench.tasks.store`` functions; this module
+Wiring only: the steps are ``tcobench.images`` and ``tcobench.tasks.store.store`` functions; this module
 decides their order. A failure of one image stops the flow with its ImageError (images already
 finished keep their ``images`` rows).
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 from tcobench.errors import ImageError
 from tcobench.images import BuildOutcome, build_image, image_record, load_catalog, push_image, select, smoke_test
 from tcobench.images.build import OnLog
-from tcobench.tasks.docker_client import docker_client
-from tcobench.tasks.store import write_image_record
+from tcobench.tasks.host.docker_client import docker_client
+from tcobench.tasks.store.store import write_image_record
 
 from ._orchestrator import flow, task
 

@@ -30,12 +30,12 @@ from tcobench.errors import ImageError
 from tcobench.images import wheelhouse
 from tcobench.schemas import GpuConfig, ImageRecord, ImageSpec
 from tcobench.settings import safe_host_name
-from tcobench.tasks.docker_client import describe_host, engine_address, is_local, run_to_completion
 from tcobench.tasks.engine.local import free_port
 from tcobench.tasks.engine.model import file_sha256
 from tcobench.tasks.engine.recipes import recipe_for
 from tcobench.tasks.engine.recipes.base import SmokeAddress
-from tcobench.tasks.gpu import vendor_for
+from tcobench.tasks.host.docker_client import describe_host, engine_address, is_local, run_to_completion
+from tcobench.tasks.host.gpu import vendor_for
 from tcobench.tasks.runs import git_revision
 
 from .catalog import PROVENANCE_ARGS, read_dockerfile

@@ -1,4 +1,4 @@
-"""compare's options: one declaration for `tcobench compare` (its flags) and the task (tasks/compare)."""
+"""compare's options: one declaration for `tcobench compare` (its flags) and the task (tasks/analysis/compare)."""
 
 from __future__ import annotations
 

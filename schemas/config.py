@@ -55,7 +55,8 @@ BUNDLED_MODEL_NAME = "gemma-3-270m-q4_k_m"  # what the embedded engine ships (Py
 PositiveInt = Annotated[int, Field(gt=0)]
 MIN_OWN_TOKENS = 16  # tokens of a synthetic prompt beyond the shared prefix: its unique tag and some text
 
-# Request-body fields the protocol adapters set from the workload (tasks/protocols): extra_body may not replace them.
+# Request-body fields the protocol adapters set from the workload (tasks/load/protocols): extra_body may not replace
+# them.
 REQUEST_FIELDS = frozenset(
     {"model", "prompt", "messages", "stream", "stream_options", "max_tokens", "temperature", "seed", "ignore_eos"}
 )

@@ -2,7 +2,7 @@
 
 One row per (scrape instant, metric, label set), in the engine's own units and names; ``quantity`` says which
 tcobench quantity the metric is, so views can read every engine the same way. Which engine names map to which
-quantity is written once, in ``tasks.engine_metrics`` (one module per engine).
+quantity is written once, in ``tasks.host.engine_metrics`` (one module per engine).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""metrics: the metric catalogue, one declaration per column of the views that tasks/rows.py types.
+"""metrics: the metric catalogue, one declaration per column of the views that tasks/store/rows.py types.
 
 Each entry names a column once: its unit, whether higher or lower is better, the views whose rows carry it (the
-view that computes it first), its Python type as tasks/rows.py declares it, and its formula in one line (the
+view that computes it first), its Python type as tasks/store/rows.py declares it, and its formula in one line (the
 view's header comment has it in full). tests/unit/test_metric_catalogue.py checks rows.py's TypedDicts, the
 views' columns and header comments, docs/formulas.md's catalogue tables and the CLI's and report's table headers
 against it; ``python -m tcobench.schemas.metrics`` prints the docs tables.
@@ -32,7 +32,7 @@ class Metric(BaseModel):
 
     name: str = Field(description="the column's name, the same in every view that carries it")
     views: tuple[str, ...] = Field(min_length=1, description="the views whose rows carry it, the computing one first")
-    python_type: str = Field(description="its Python type as tasks/rows.py declares it, e.g. 'float | None'")
+    python_type: str = Field(description="its Python type as tasks/store/rows.py declares it, e.g. 'float | None'")
     unit: str = Field(description="its unit ('' for a name, an id, a flag or a label)")
     better: Better | None = Field(description="whether higher or lower is better (None: neither)")
     formula: str = Field(description="how it is computed, in one line (the view's header has it in full)")

@@ -129,7 +129,7 @@ class RunRecord(StrictModel):
     concurrency_reached: int | None = Field(
         default=None,
         description="The most requests that were in flight at once over the run (warm-up and measured, from their "
-        "send and end times); below concurrency when the plan could not reach it (tasks/load_limits.py); null in "
+        "send and end times); below concurrency when the plan could not reach it (tasks/load/limits.py); null in "
         "older rows.",
     )
     rate_rps: float | None = Field(description="Poisson mean arrival rate, requests/s; null for closed loop.")
@@ -196,7 +196,7 @@ class RunRecord(StrictModel):
         description="What ended the measurement: requests (the count), duration, min_requests (the "
         "duration passed first), or interrupted.",
     )
-    # The client's self-check over the measured phase (tasks/selfcheck.py): one list item per client process
+    # The client's self-check over the measured phase (tasks/load/selfcheck.py): one list item per client process
     client_procs: int | None = Field(default=None, description="Client worker processes that sent the requests.")
     client_wall_ns: list[int] | None = Field(
         default=None, description="Per client process: wall time of its measured phase, ns."

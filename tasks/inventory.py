@@ -28,7 +28,7 @@ from tcobench.schemas import (
 )
 
 from .config import validation_message, validation_problems
-from .placement import placement_of_url
+from .load.placement import placement_of_url
 from .prices import check_keys
 from .workload.presets import apply_preset
 from .workload.profiles import apply_profile

@@ -21,10 +21,10 @@ import duckdb
 from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable, RequestRecord, RunRecord
 
+from .analysis.summarise import run_summaries
 from .engine import EngineEvent
 from .inventory import Cell
-from .store import StoreRef
-from .summarise import run_summaries
+from .store.store import StoreRef
 
 __all__ = [
     "HostProgress",

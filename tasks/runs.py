@@ -17,12 +17,12 @@ from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
 
 from .engine.base import RunningEngine
-from .identity import declared_columns, host_identity, reconcile
-from .load_limits import reached
-from .measure import MeasureResult
-from .protocols import EngineInfo, adapter_for
+from .host.identity import declared_columns, host_identity, reconcile
+from .load.limits import reached
+from .load.measure import MeasureResult
+from .load.protocols import EngineInfo, adapter_for
+from .load.selfcheck import run_fields
 from .redact import redact
-from .selfcheck import run_fields
 from .workload import WorkloadPlan
 from .workload.profiles import claim_shortfalls
 
@@ -97,7 +97,7 @@ def describe_run(
     ``device_facts`` fills the accelerator/telemetry provenance columns (RunRecord field names); the engine's
     own ``provenance`` (image, image_digest, container_settings of a container) fills its columns; ``plan`` the
     workload's shape (tokenizer, prompt overhead, dataset). Host facts say where they were read and the declared
-    hardware is stored beside them (``tasks.identity``); ``finish_run`` reconciles it with what was detected.
+    hardware is stored beside them (``tasks.host.identity``); ``finish_run`` reconciles it with what was detected.
     """
     now = dt.datetime.now(dt.UTC)
     w = config.workload
@@ -233,7 +233,7 @@ def finish_run(
     run: RunRecord, result: MeasureResult, error: str | None = None, facts: Mapping[str, Any] | None = None
 ) -> RunRecord:
     """The run row after measuring: window, status, error and device/telemetry provenance filled in, the detected
-    hardware reconciled with the declared (``tasks.identity.reconcile``).
+    hardware reconciled with the declared (``tasks.host.identity.reconcile``).
 
     A run stopped early (a signal, its deadline) is ``interrupted``; an engine that died makes it ``failed``.
     """

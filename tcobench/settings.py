@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     store: str = Field(
         default_factory=lambda: str(_data_home() / "tcobench" / "store"),
         description="The results store (TCOBENCH_STORE): a folder, sqlite://FOLDER or "
-        "postgresql://HOST/DB?data=s3://BUCKET/PREFIX (see tasks/lake.py).",
+        "postgresql://HOST/DB?data=s3://BUCKET/PREFIX (see tasks/store/lake.py).",
     )
     model_cache: Path = Field(
         default_factory=lambda: _cache_home() / "tcobench" / "models",

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
-from tcobench.tasks.lake import LAKE, attach_sql, new_instance, parse_store
+from tcobench.tasks.store.lake import LAKE, attach_sql, new_instance, parse_store
 
 __all__ = ["data_files", "lake", "lake_rows", "on_disk", "table_rows", "write_folder_run"]
 

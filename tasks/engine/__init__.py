@@ -8,7 +8,7 @@ from typing import Any
 from tcobench.errors import EngineDiedError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement
 
-from ..placement import probe_rtt_ns
+from ..load.placement import probe_rtt_ns
 from . import container, endpoint, local, vllm  # noqa: F401  (importing registers the launchers)
 from .base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
 from .endpoint import target_of

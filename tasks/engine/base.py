@@ -11,8 +11,8 @@ from typing import Any
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
 
 from .._registry import Registry
-from ..placement import placement_of_url
-from ..protocols import EngineInfo
+from ..load.placement import placement_of_url
+from ..load.protocols import EngineInfo
 
 __all__ = [
     "EngineEvent",

@@ -2,7 +2,7 @@
 
 - host networking; the engine binds 127.0.0.1 on a local Docker host (0.0.0.0 on a remote one) at a
   free port, and tcobench talks to it there;
-- GPUs handed over by the vendor module (``tasks.gpu``), never privileged;
+- GPUs handed over by the vendor module (``tasks.host.gpu``), never privileged;
 - the engine's own needs (command, mounts, pinned settings, model pull) come from its recipe
   (``tasks.engine.recipes``), chosen by ``engine.container.engine`` or the image's ``io.tcobench.engine`` label;
 - labelled ``io.tcobench.managed``, ``io.tcobench.batch-id`` (the runs' batch id) and ``io.tcobench.owner``;
@@ -37,7 +37,7 @@ from tcobench.schemas import (
     HostFactsSource,
 )
 
-from ..docker_client import (
+from ..host.docker_client import (
     describe_host,
     docker_client,
     engine_address,
@@ -46,9 +46,9 @@ from ..docker_client import (
     remove_leftovers,
     tcobench_labels,
 )
-from ..gpu import vendor_for
-from ..hostinfo import cpu_model_in
-from ..protocols import EngineInfo
+from ..host.gpu import vendor_for
+from ..host.hostinfo import cpu_model_in
+from ..load.protocols import EngineInfo
 from ..tls import tls_context
 from .base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 from .local import free_port

@@ -3,7 +3,7 @@
 Listens on 127.0.0.1 at a free port, with one slot per concurrent request the plan reaches and the plan's longest
 request of context per slot, capped by memory (``sizing``, printed before the engine starts); its log goes to a
 file beside the run so a failure can be explained. It runs in its own
-process group, dies with tcobench and is reclaimed by the next run if both were killed (``tasks.procs``).
+process group, dies with tcobench and is reclaimed by the next run if both were killed (``tasks.host.procs``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ import httpx
 from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import BenchmarkConfig, EngineKind
 
-from .. import procs, shutdown
-from ..measure import preflight
+from ..host import procs
+from ..load import shutdown
+from ..load.measure import preflight
+from ..load.protocols import EngineInfo
 from ..models import is_synthetic
-from ..protocols import EngineInfo
 from ..tls import tls_context
 from ..workload.gguf_vocab import read_gguf_metadata
 from .base import EngineEvent, EngineLauncher, LaunchOptions, RunningEngine, register

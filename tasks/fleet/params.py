@@ -20,9 +20,9 @@ from typing import Any
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, PriceTable
 
-from ..docker_client import describe_host, is_local
+from ..host.docker_client import describe_host, is_local
 from ..inventory import Cell
-from ..placement import placement_of_url
+from ..load.placement import placement_of_url
 from ..runs import PARTIAL_THRESHOLD
 
 __all__ = [

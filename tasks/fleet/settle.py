@@ -16,12 +16,12 @@ from tcobench.errors import ExitCode
 from tcobench.schemas import PriceTable, RunStatus
 
 from ..inventory import Cell
-from ..nightly import CellResult
-from ..query import connect
-from ..rows import arrow_of
 from ..runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
-from ..store import StoreRef, write_results
+from ..store.query import connect
+from ..store.rows import arrow_of
+from ..store.store import StoreRef, write_results
 from .gather import HostOutcome
+from .nightly import CellResult
 
 __all__ = ["batch_rows", "settle"]
 

@@ -5,7 +5,7 @@ as defaults only: a field the file, preset or command line sets keeps its value.
 minimum is warned about on start and the run is stored with ``claim_grade = false`` and the reason
 (``claim_shortfalls``); nothing is silently raised.
 
-``accuracy = N`` makes the workload the N bundled exact-answer questions of tasks/accuracy.py (seed: the
+``accuracy = N`` makes the workload the N bundled exact-answer questions of tasks/workload/accuracy.py (seed: the
 workload's seed), named ``accuracy-N-seedS``, at temperature 0, one request per question.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from tcobench.errors import ConfigError
 from tcobench.schemas import WorkloadConfig
 
-from ..accuracy import accuracy_name, questions
+from .accuracy import accuracy_name, questions
 
 __all__ = ["CLAIM_MIN_DURATION_S", "CLAIM_MIN_REQUESTS", "CLAIM_WARMUP_PER_STREAM", "PROFILES", "apply_profile",
            "claim_shortfalls"]  # fmt: skip

@@ -1,6 +1,6 @@
 """tolerate_damage: a read command that fails on a data file DuckDB cannot decode leaves the file out and answers.
 
-Damage that keeps a file's size is found before reading by the file's checksum (``tasks.checksums``). A file with
+Damage that keeps a file's size is found before reading by the file's checksum (``tasks.store.checksums``). A file with
 no checksum (a store of tcobench < 0.3) is found only when a query trips over it: then every such file is decoded,
 those that fail are left out (with the damaged-file warning naming each and `tcobench store verify --repair`), and
 the command runs once more. A DuckDB error that still escapes becomes one StoreError line, never a traceback.
@@ -46,9 +46,9 @@ def tolerate_damage(fn: F) -> F:
             cause = _duckdb_cause(exc)
             if cause is None:
                 raise
-            from tcobench.tasks.checksums import find_undecodable
-            from tcobench.tasks.lake import one_line
-            from tcobench.tasks.store import open_store
+            from tcobench.tasks.store.checksums import find_undecodable
+            from tcobench.tasks.store.lake import one_line
+            from tcobench.tasks.store.store import open_store
 
             location = open_store(settings_for(kwargs.get("store")).store).location
             if not find_undecodable(location):
@@ -59,7 +59,7 @@ def tolerate_damage(fn: F) -> F:
         try:
             return fn(*args, **kwargs)  # type: ignore[operator]
         except duckdb.Error as exc:
-            from tcobench.tasks.lake import one_line
+            from tcobench.tasks.store.lake import one_line
 
             raise StoreError(f"cannot read the store: {one_line(exc)[:300]} (`tcobench store verify` checks every "
                              "data file)") from exc  # fmt: skip

@@ -114,8 +114,8 @@ class RunDisplay:
     # the estimate
     def _estimate(self) -> None:
         from tcobench.errors import ConfigError
-        from tcobench.tasks import shutdown
         from tcobench.tasks.estimate import LONG_RUN_S, plan_seconds, warmup_speed
+        from tcobench.tasks.load import shutdown
         from tcobench.tasks.progress import duration_text
 
         speed = warmup_speed(self._warm)

@@ -172,7 +172,7 @@ def print_runs(runs: pa.Table, tco: pa.Table, goodput: pa.Table | None = None, s
 
 def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
     """The cost terms per month with their inputs, and where each price comes from."""
-    from tcobench.tasks.rows import TcoRow, TcoSourcesRow, typed_rows
+    from tcobench.tasks.store.rows import TcoRow, TcoSourcesRow, typed_rows
 
     seen: set[tuple[str, str, str, float]] = set()
     cited = {(s["run_id"], s["term"]): s for s in typed_rows(sources, TcoSourcesRow)}

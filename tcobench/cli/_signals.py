@@ -2,10 +2,10 @@
 
 ``measuring(settings)`` wraps such a command:
 
-- SIGINT, SIGTERM and SIGHUP go to ``tasks.shutdown`` (the first stops the run in progress gracefully and keeps
+- SIGINT, SIGTERM and SIGHUP go to ``tasks.load.shutdown`` (the first stops the run in progress gracefully and keeps
   what finished; see that module), and the previous handlers come back afterwards; a ``Stop`` becomes the one
   ``Interrupted`` line;
-- leftovers of crashed earlier runs are reclaimed, by proof (``tasks.procs``), and reported on stderr;
+- leftovers of crashed earlier runs are reclaimed, by proof (``tasks.host.procs``), and reported on stderr;
 - the processes this command starts are guarded: they die with it, whatever kills it.
 """
 
@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from rich.markup import escape
 
 from tcobench.settings import Settings
-from tcobench.tasks import procs, shutdown
+from tcobench.tasks.host import procs
+from tcobench.tasks.load import shutdown
 
 from ._common import err
 

@@ -20,8 +20,8 @@ from ._fit import Col, number, print_table
 from ._flags import declared, overrides, parameter, with_parameters
 
 if TYPE_CHECKING:
-    from tcobench.tasks.compare import Comparison
-    from tcobench.tasks.history import Point, Series
+    from tcobench.tasks.analysis.compare import Comparison
+    from tcobench.tasks.analysis.history import Point, Series
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ _SELECTION_HELP = (
     "host, hardware, site, engine, engine_version, driver, model, workload, concurrency, date, since, until, "
     "run (id prefix), batch (id prefix)."
 )
-# Verdict (tcobench.tasks.compare) -> words and style; keyed by the enum's values so the CLI imports it lazily
+# Verdict (tcobench.tasks.analysis.compare) -> words and style; keyed by the enum's values so the CLI imports it lazily
 _VERDICT: dict[str, str] = {
     "inside": "inside the interval: consistent with these measurements",
     "above": "above the interval: not supported (the measured advantage is smaller)",
@@ -73,7 +73,7 @@ def _compare_own(
 def _compare(**values: Any) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
     concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
-    from tcobench.tasks.compare import compare, parse_targets
+    from tcobench.tasks.analysis.compare import compare, parse_targets
     from tcobench.tasks.prices import load_prices
 
     fmt = values["fmt"]
@@ -100,12 +100,12 @@ with_parameters(_compare, [*_own[:2], *(parameter(n, d, CompareOptions) for n, d
 
 
 def _print_document(c: Comparison, fmt: str) -> None:
-    """The comparison as one JSON document, or its rows as CSV (tasks/compare/document.py)."""
+    """The comparison as one JSON document, or its rows as CSV (tasks/analysis/compare/document.py)."""
     import csv
     import json
     import sys
 
-    from tcobench.tasks.compare.document import CSV_COLUMNS, comparison_document, comparison_rows
+    from tcobench.tasks.analysis.compare.document import CSV_COLUMNS, comparison_document, comparison_rows
 
     if fmt == "json":
         sys.stdout.write(json.dumps(comparison_document(c), ensure_ascii=False, indent=1) + "\n")
@@ -117,7 +117,7 @@ def _print_document(c: Comparison, fmt: str) -> None:
 
 def _fail_if_unsupported(c: Comparison) -> None:
     from tcobench.errors import ClaimError
-    from tcobench.tasks.compare import unsupported
+    from tcobench.tasks.analysis.compare import unsupported
 
     where = unsupported(c)
     if where:
@@ -148,7 +148,7 @@ def _print_comparison(c: Comparison) -> None:
 
 def _print_frontier(c: Comparison) -> None:
     """The sides at equal interactivity: per target tok/s/GPU, $/1M and the ratio, the crossover, the verdicts."""
-    from tcobench.tasks.compare.document import target_sentence
+    from tcobench.tasks.analysis.compare.document import target_sentence
 
     f = c.frontier
     if f is None or not f.targets:
@@ -214,7 +214,7 @@ def _print_strata(c: Comparison, pct: str) -> None:
 
 
 def _print_setup(c: Comparison) -> None:
-    """Every setting whose values differ between the sides, one table (tasks/compare/setup_table.py)."""
+    """Every setting whose values differ between the sides, one table (tasks/analysis/compare/setup_table.py)."""
     if not c.setup:
         out.print("Setup: no difference between A and B in engine, image, settings, model, driver, CUDA/ROCm, "
                   "client placement or power limit.", highlight=False)  # fmt: skip
@@ -319,7 +319,7 @@ def _history(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise."""
-    from tcobench.tasks.history import history
+    from tcobench.tasks.analysis.history import history
     from tcobench.tasks.prices import load_prices
 
     settings = settings_for(store)
@@ -433,7 +433,7 @@ def _report(
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
-    from tcobench.tasks.report import write_report
+    from tcobench.tasks.report.report import write_report
 
     if resamples < 100:
         raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")

@@ -173,7 +173,7 @@ def _images_list(docker_host: DockerHostOpt = None) -> None:
     """The catalog and what the Docker host has of it."""
     from tcobench.errors import ImageError
     from tcobench.images import catalog_status, load_catalog
-    from tcobench.tasks.docker_client import docker_client
+    from tcobench.tasks.host.docker_client import docker_client
 
     settings = settings_for(None)
     client = docker_client(docker_host, ImageError)
@@ -201,8 +201,8 @@ def _images_push(
     """Push already built catalog images to a registry; record each push in `images`."""
     from tcobench.errors import ImageError
     from tcobench.images import built_outcome, image_record, load_catalog, push_image, select
-    from tcobench.tasks.docker_client import docker_client
-    from tcobench.tasks.store import write_image_record
+    from tcobench.tasks.host.docker_client import docker_client
+    from tcobench.tasks.store.store import write_image_record
 
     settings = settings_for(store)
     target = _registry(registry, settings.registry)
@@ -223,7 +223,7 @@ def _doctor(
     min_free_gb: Annotated[float, typer.Option(help="Free disk the daemon's data root needs, GiB.")] = 30.0,
 ) -> None:
     """Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk."""
-    from tcobench.tasks.doctor import run_doctor
+    from tcobench.tasks.host.doctor import run_doctor
 
     checks = run_doctor(docker_host, int(min_free_gb * 2**30))
     title = f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}"

@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         prefect_defaults()
         from tcobench.flows import nightly, start_api_server
         from tcobench.settings import Settings
-        from tcobench.tasks.store import check_store
+        from tcobench.tasks.store.store import check_store
 
         check_store(store or Settings().store)  # before any engine starts
         with measuring(settings_for(store)) as children:
@@ -121,8 +121,8 @@ def register(app: typer.Typer) -> None:
         """Serve the nightly flow as a deployment with a cron schedule (needs a Prefect server: PREFECT_API_URL)."""
         from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
-        from tcobench.tasks.lake import parse_store
         from tcobench.tasks.prices import load_prices
+        from tcobench.tasks.store.lake import parse_store
 
         load_plan(inventory, list(matrix), load_prices(prices))
         if store:

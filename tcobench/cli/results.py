@@ -26,8 +26,8 @@ def _summary(
 ) -> None:
     """Per run: n, errors, TTFT/ITL/e2e p50/p90/p99, tok/s, cost per 1M tokens with its assumptions."""
     from tcobench.errors import QueryError
+    from tcobench.tasks.analysis.summarise import summarise
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.summarise import summarise
 
     settings = settings_for(store)
     result = summarise(settings.store, load_prices(prices_file), snapshot=snapshot)
@@ -39,7 +39,7 @@ def _summary(
     if result.runs.num_rows == 0:
         out.print(f"no runs stored in {settings.store} yet; try `tcobench run`")
         return
-    from tcobench.tasks.shape import run_shapes
+    from tcobench.tasks.analysis.shape import run_shapes
 
     shapes = run_shapes(settings.store, load_prices(prices_file), result.runs.column("run_id").to_pylist(), snapshot)
     print_runs(result.runs, result.tco, result.goodput, shapes)  # with the asked-vs-served verdict (run_shape)
@@ -62,8 +62,8 @@ def _query(
     SIGINT/SIGTERM/SIGHUP.
     """
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect, read_only_query, views_named
-    from tcobench.tasks.query_bounds import QueryBounds
+    from tcobench.tasks.store.query import connect, read_only_query, views_named
+    from tcobench.tasks.store.query_bounds import QueryBounds
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")

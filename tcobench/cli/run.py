@@ -37,7 +37,7 @@ from ._workload_table import print_workload
 from .images import container_overrides, engine_event_printer
 
 if TYPE_CHECKING:
-    from tcobench.tasks.store import StoreRef
+    from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["FLAG_NAMES", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
 
@@ -178,9 +178,9 @@ def _run(**values: Any) -> None:
     SIGINT/SIGTERM/SIGHUP (finished requests are kept as an interrupted run).
     """
     from tcobench.tasks.config import load_config_sourced
-    from tcobench.tasks.load_limits import check_load
+    from tcobench.tasks.load.limits import check_load
     from tcobench.tasks.prices import check_keys, load_prices
-    from tcobench.tasks.store import check_store
+    from tcobench.tasks.store.store import check_store
 
     config_file = values["config_file"]
     if values["no_prefect"]:
@@ -239,9 +239,9 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
     import duckdb
 
     from tcobench.errors import TcobenchError
-    from tcobench.tasks.query import connect
-    from tcobench.tasks.shape import shapes_of
-    from tcobench.tasks.summarise import SUMMARY_VIEWS, summary_of
+    from tcobench.tasks.analysis.shape import shapes_of
+    from tcobench.tasks.analysis.summarise import SUMMARY_VIEWS, summary_of
+    from tcobench.tasks.store.query import connect
 
     try:
         con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"))
@@ -318,7 +318,7 @@ def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
     import duckdb
 
     from tcobench.errors import TcobenchError
-    from tcobench.tasks.shape import run_shapes
+    from tcobench.tasks.analysis.shape import run_shapes
 
     try:
         return run_shapes(store, prices, run_ids)

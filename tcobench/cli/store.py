@@ -21,7 +21,7 @@ def _progress(message: str) -> None:
 
 def _info(store: StoreOpt = None) -> None:
     """Where the store is, its newest snapshot, rows and files per table, and the cached per-run views."""
-    from tcobench.tasks.inspect_store import describe_store
+    from tcobench.tasks.store.inspect import describe_store
 
     info = describe_store(settings_for(store).store)
     out.print(f"store      {escape(info.store)}", highlight=False)
@@ -53,7 +53,7 @@ def _snapshots(
     store: StoreOpt = None,
 ) -> None:
     """The newest snapshots (what each commit changed); --snapshot N reads the store as it was then."""
-    from tcobench.tasks.inspect_store import list_snapshots
+    from tcobench.tasks.store.inspect import list_snapshots
 
     rows = list_snapshots(settings_for(store).store, limit)
     if not rows:
@@ -77,7 +77,7 @@ def _compact(
 ) -> None:
     """Cache per-run views and change tests, merge small files (one per night for requests and telemetry), expire
     old snapshots."""
-    from tcobench.tasks.compact import compact_store
+    from tcobench.tasks.store.compact import compact_store
 
     result = compact_store(settings_for(store).store, keep_days, _progress)
     out.print(f"compacted in {result.seconds:.1f} s: {result.files_before:,} -> {result.files_after:,} data files; "
@@ -94,7 +94,7 @@ def _verify(
 ) -> None:
     """Check every file (decoding it) and every run's row counts; list damaged and orphan files by name."""
     from tcobench.errors import StoreError
-    from tcobench.tasks.verify import verify_store
+    from tcobench.tasks.store.verify import verify_store
 
     result = verify_store(settings_for(store).store, repair=repair, deep=not quick, on_progress=_progress)
     for p in result.problems:
@@ -124,8 +124,8 @@ def _migrate(
 ) -> None:
     """Import a folder store into the store (--store; the same folder imports in place); nothing is deleted."""
     from tcobench.errors import StoreError
-    from tcobench.tasks.migrate import migrate_folder
     from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.store.migrate import migrate_folder
 
     prices = load_prices(prices_file) if check else None
     result = migrate_folder(folder, settings_for(store).store, prices, batch=batch, on_progress=_progress)

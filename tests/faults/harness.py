@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tcobench.tasks.procs import ProcessId
+from tcobench.tasks.host.procs import ProcessId
 
 __all__ = [
     "SIGNAL_EXIT",
@@ -175,7 +175,7 @@ def one_error_line(stderr: str) -> str:
 def store_rows(store: Path, sql: str) -> list[dict[str, Any]]:
     """Rows of a query over the store's views, read in this process (as `tcobench query` would)."""
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.query import connect
+    from tcobench.tasks.store.query import connect
 
     con = connect(store, load_prices(None))
     try:

@@ -1,6 +1,6 @@
 """Bad URLs are configuration errors (issue 33, item 7): a port outside 1-65535, a port that is not a number or an
 unknown scheme is one line naming the value, exit 1, before anything starts; and a command that fails before
-measuring leaves no store behind (the store is created by its first commit, tasks/store.check_store)."""
+measuring leaves no store behind (the store is created by its first commit, tasks/store/store.check_store)."""
 
 from __future__ import annotations
 

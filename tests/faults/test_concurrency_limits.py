@@ -15,7 +15,7 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
-from tcobench.tasks.load_limits import FD_HEADROOM, check_load, plan_bound, port_range, reached
+from tcobench.tasks.load.limits import FD_HEADROOM, check_load, plan_bound, port_range, reached
 from tests.faults.harness import error_lines, fault_env, store_rows, tcobench
 from tests.services import free_ports
 from tests.unit.factories import make_request
@@ -84,6 +84,6 @@ def test_a_level_over_the_port_range_is_refused(monkeypatch: pytest.MonkeyPatch)
     ports = port_range()
     if ports is None:
         pytest.skip("this kernel does not say its local port range")
-    monkeypatch.setattr("tcobench.tasks.load_limits._descriptors", lambda need: None)
+    monkeypatch.setattr("tcobench.tasks.load.limits._descriptors", lambda need: None)
     with pytest.raises(ConfigError, match=rf"over the {ports} local ports .*ip_local_port_range"):
         check_load(WorkloadConfig(requests=ports + 1, warmup_requests=0, concurrency=(ports + 1,), client_procs=1))

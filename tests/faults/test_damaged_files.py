@@ -4,7 +4,7 @@ file of a two-host fleet store.
 
 Every read command (summary, query, compare, history, report, store verify) either leaves the damaged file's runs
 out with one warning naming the file and `store verify --repair`, or answers without them: none prints a traceback
-or any row of those runs. `store verify` finds the file by its checksum at commit (tasks/checksums.py) and
+or any row of those runs. `store verify` finds the file by its checksum at commit (tasks/store/checksums.py) and
 `--repair` moves it to quarantine. (Truncated and empty files: tests/faults/test_store_faults.py.)
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tcobench.tasks.procs import ProcessId
+from tcobench.tasks.host.procs import ProcessId
 from tests.faults.fakes import MODEL, fake_server
 from tests.faults.harness import descendants, fault_env, one_error_line, start, still_running, store_rows
 

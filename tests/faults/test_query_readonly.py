@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.errors import QueryError
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect, read_only_query
-from tcobench.tasks.readonly import REFUSED_FUNCTIONS
-from tcobench.tasks.store import write_results
+from tcobench.tasks.store.query import connect, read_only_query
+from tcobench.tasks.store.readonly import REFUSED_FUNCTIONS
+from tcobench.tasks.store.store import write_results
 from tests.store_helpers import data_files, lake_rows
 from tests.unit.factories import make_request, make_run
 

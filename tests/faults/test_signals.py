@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tcobench.tasks.procs import ProcessId
+from tcobench.tasks.host.procs import ProcessId
 from tests.faults.fakes import MODEL, fake_server
 from tests.faults.harness import (
     SIGNAL_EXIT,

@@ -44,7 +44,7 @@ def cli_env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
     env.update(
         TCOBENCH_STORE=str(tmp_path / "store"),
-        TCOBENCH_STATE_DIR=str(tmp_path / "state"),  # pid files of this test's runs (tasks/procs.py)
+        TCOBENCH_STATE_DIR=str(tmp_path / "state"),  # pid files of this test's runs (tasks/host/procs.py)
         TCOBENCH_MODEL_CACHE=str(model_cache),
         PREFECT_HOME=str(prefect_home),
         COLUMNS="200",
@@ -59,7 +59,7 @@ def cli_env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, 
 def docker_host() -> str:
     """URL of a reachable Docker daemon (TCOBENCH_TEST_DOCKER_HOST, DOCKER_HOST or the local socket)."""
     from tcobench.errors import EngineError
-    from tcobench.tasks.docker_client import docker_client
+    from tcobench.tasks.host.docker_client import docker_client
 
     host = os.environ.get("TCOBENCH_TEST_DOCKER_HOST") or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
@@ -72,7 +72,7 @@ def docker_host() -> str:
 @pytest.fixture(scope="session")
 def docker_api(docker_host: str) -> Iterator[Any]:
     """A docker SDK client of that daemon."""
-    from tcobench.tasks.docker_client import docker_client
+    from tcobench.tasks.host.docker_client import docker_client
 
     client = docker_client(docker_host, timeout_s=120)
     try:

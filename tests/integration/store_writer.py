@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from tcobench.schemas import Phase
-from tcobench.tasks.store import write_results
+from tcobench.tasks.store.store import write_results
 from tests.unit.factories import make_request, make_run, make_telemetry
 
 __all__ = ["expected_requests", "main"]

@@ -18,7 +18,7 @@ import pytest
 from cli_helpers import tcobench
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
+from tcobench.tasks.store.query import connect
 from tests.services import free_ports
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ import pytest
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, EngineKind
 from tcobench.tasks.engine.base import LaunchOptions, launcher_for
 from tcobench.tasks.engine.recipes import recipe_for
-from tcobench.tasks.gpu import vendor_for
+from tcobench.tasks.host.gpu import vendor_for
 
 pytestmark = pytest.mark.docker
 

@@ -14,9 +14,9 @@ import pytest
 
 from tcobench.errors import EngineError
 from tcobench.schemas import BenchmarkConfig, GpuConfig, GpuVendor
-from tcobench.tasks.docker_client import LABEL_BATCH, tcobench_labels
 from tcobench.tasks.engine import launch_engine
-from tcobench.tasks.gpu import vendor_for
+from tcobench.tasks.host.docker_client import LABEL_BATCH, tcobench_labels
+from tcobench.tasks.host.gpu import vendor_for
 
 pytestmark = pytest.mark.docker
 

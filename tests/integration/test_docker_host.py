@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import tcobench
 from docker.errors import NotFound
 
-from tcobench.tasks.docker_client import LABEL_OWNER, remove_leftovers, tcobench_labels
+from tcobench.tasks.host.docker_client import LABEL_OWNER, remove_leftovers, tcobench_labels
 
 pytestmark = pytest.mark.docker
 

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from cli_helpers import one_line_error
 
-from tcobench.tasks.docker_client import LABEL_BATCH
+from tcobench.tasks.host.docker_client import LABEL_BATCH
 from tests.store_helpers import table_rows
 
 pytestmark = [pytest.mark.docker, pytest.mark.engine]

@@ -1,7 +1,7 @@
 """Engine identity against the real llama.cpp server (the embedded llama-server): /props decides, before owned_by.
 
 vLLM's identity is checked against the real vLLM in test_vllm.py; SGLang's and TensorRT-LLM's against recorded
-answers of their documented contract in tests/unit/tasks/protocols/test_engine_id.py.
+answers of their documented contract in tests/unit/tasks/load/protocols/test_engine_id.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from tcobench.schemas import BenchmarkConfig
 from tcobench.tasks.engine import RunningEngine, target_of
-from tcobench.tasks.measure import preflight
+from tcobench.tasks.load.measure import preflight
 
 
 @pytest.mark.engine

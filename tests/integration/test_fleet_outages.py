@@ -7,7 +7,7 @@ hosts (``tcobench worker`` processes on this machine) each measure one cell of t
 a zero-cost endpoint. One night, two faults in turn, each while a host is in the middle of a cell:
 
 1. PostgreSQL stopped for 60 s while the hosts measure, then started again: the catalog and Prefect's API are gone
-   together (the hosts' commits and their runs' Prefect calls wait: ``tasks.outage``, Prefect's client retries);
+   together (the hosts' commits and their runs' Prefect calls wait: ``tasks.store.outage``, Prefect's client retries);
 2. SeaweedFS killed (as a crash) and kept down for 60 s once the hosts measure again, so the level in progress is
    written while it is down.
 

@@ -3,7 +3,7 @@
 nothing missing, orphaned or damaged.
 
 The reader loops each function that writes, expires, merges, rewrites or deletes on a fresh reading connection
-(``tasks.query.connect``), past the name check, so what is tested is the file lock: before the fix,
+(``tasks.store.query.connect``), past the name check, so what is tested is the file lock: before the fix,
 ``ducklake_delete_orphaned_files`` deleted the files a writer had written but not yet committed. A `tcobench query` of
 it runs too (refused by name). Real processes: `tcobench nightly --no-prefect` against the zero-cost endpoint
 (bench/zero_endpoint.py), PostgreSQL and SeaweedFS from the ``pg_url`` / ``s3`` fixtures. Cost per store kind, most of
@@ -24,8 +24,8 @@ import duckdb
 import pytest
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
-from tcobench.tasks.verify import verify_store
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.verify import verify_store
 from tests.conftest import S3Endpoint
 from tests.services import create_database, free_ports, new_bucket_name
 

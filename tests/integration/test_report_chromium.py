@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.report import write_report
+from tcobench.tasks.report.report import write_report
 
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

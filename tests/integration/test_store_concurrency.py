@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from store_writer import expected_requests
 
-from tcobench.tasks.compact import compact_store
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
-from tcobench.tasks.verify import verify_store
+from tcobench.tasks.store.compact import compact_store
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.verify import verify_store
 from tests.conftest import S3Endpoint
 from tests.services import create_database, free_ports, new_bucket_name
 from tests.store_helpers import lake_rows
@@ -131,7 +131,7 @@ def test_a_compaction_killed_midway_keeps_every_row_once(tmp_path: Path) -> None
     writer.communicate(timeout=900)
     before = lake_rows(store, "SELECT count(*), count(DISTINCT (run_id, request_index)) FROM lake.requests")
     rng = random.Random(5)
-    code = f"from tcobench.tasks.compact import compact_store; compact_store({store!r}, keep_days=0)"
+    code = f"from tcobench.tasks.store.compact import compact_store; compact_store({store!r}, keep_days=0)"
     for _ in range(4):
         proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
         time.sleep(rng.uniform(1.0, 6.0))

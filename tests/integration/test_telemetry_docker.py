@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from tcobench.schemas import SamplerKind, TelemetryConfig
-from tcobench.tasks.docker_client import tcobench_labels
 from tcobench.tasks.engine.container import ContainerHandle
-from tcobench.tasks.telemetry import open_sampler
+from tcobench.tasks.host.docker_client import tcobench_labels
+from tcobench.tasks.host.telemetry import open_sampler
 
 pytestmark = pytest.mark.docker
 

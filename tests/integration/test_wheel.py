@@ -41,7 +41,7 @@ PACKAGE_DATA = [
     "tcobench/docker/ollama-cuda.Dockerfile",
     "tcobench/docker/ollama-rocm.Dockerfile",
     "tcobench/schemas/__init__.py",
-    "tcobench/tasks/report_assets/page.py",
+    "tcobench/tasks/report/assets/page.py",
     "tcobench/flows/benchmark.py",
     "tcobench/cli/main.py",
     "tcobench/tasks/workload/data/corpus.txt",

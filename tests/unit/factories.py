@@ -291,7 +291,7 @@ def write_fleet(
     driver update: the change `tcobench history` must flag. ``folder_layout``: write the hive-partitioned folder
     store of tcobench < 0.2 instead (what `tcobench store migrate` imports).
     """
-    from tcobench.tasks.store import RunRows, write_runs
+    from tcobench.tasks.store.store import RunRows, write_runs
 
     rng = np.random.default_rng(seed)
     written = []
@@ -339,7 +339,7 @@ def write_nights(
     a date ("2023-11-14": batch "HOST-2023-11-14") or a date and a batch ("2023-11-14~b2": batch
     "HOST-2023-11-14~b2" on 2023-11-14): several nightly batches on one date. One commit for all of them (each
     run in its own commit stores the same rows, slower: docs/performance.md#test-commit-per-run)."""
-    from tcobench.tasks.store import RunRows, write_runs
+    from tcobench.tasks.store.store import RunRows, write_runs
 
     written = []
     batch = []

@@ -43,7 +43,8 @@ PER_REQUEST = {
     r"phase\s*=\s*'measure'": "the measured filter",
 }
 QUANTILE_MODULE = "quantile.py"
-# percentile rules other than tcobench's one (linear interpolation: SQL quantile_cont, Python tasks/quantile.py);
+# percentile rules other than tcobench's one (linear interpolation: SQL quantile_cont, Python
+# tasks/analysis/quantile.py);
 # each must occur nowhere outside QUANTILE_MODULE (statistics.median is the same rule at 0.5 and stays allowed)
 OTHER_PERCENTILES = {
     r"\bnp\.(nan)?(percentile|quantile|median)\s*\(": "numpy's percentile (a second implementation of the rule)",
@@ -149,7 +150,7 @@ def test_per_request_formulas_exist_in_exactly_one_view(pattern: str, what: str)
 @pytest.mark.parametrize(("pattern", "what"), OTHER_PERCENTILES.items(), ids=list(OTHER_PERCENTILES.values()))
 def test_one_percentile_rule(pattern: str, what: str) -> None:
     hits = [h for h in _hits(pattern) if Path(h).name != QUANTILE_MODULE]
-    assert not hits, f"{what} in {sorted(hits)}: use tcobench.tasks.quantile.quantile or SQL quantile_cont"
+    assert not hits, f"{what} in {sorted(hits)}: use tcobench.tasks.analysis.quantile.quantile or SQL quantile_cont"
 
 
 def test_the_percentile_rule_is_written_once() -> None:

@@ -15,7 +15,7 @@ import docker
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
 from ..._registry import Registry
-from ...protocols import EngineInfo
+from ...load.protocols import EngineInfo
 from ..base import LaunchOptions
 
 __all__ = ["ContainerPlan", "Recipe", "SmokeAddress", "recipe_for", "register"]

@@ -13,10 +13,10 @@ import docker
 from tcobench.errors import ImageError
 from tcobench.schemas import BenchmarkConfig
 
-from ...docker_client import run_to_completion
 from ...hf_model import check_hf_model, is_hf_synthetic
-from ...measure import preflight
-from ...protocols import EngineInfo
+from ...host.docker_client import run_to_completion
+from ...load.measure import preflight
+from ...load.protocols import EngineInfo
 from ..endpoint import target_of
 from .base import ContainerPlan, Recipe, SmokeAddress
 
@@ -69,7 +69,8 @@ def tensor_parallel(config: BenchmarkConfig) -> int:
 
 
 def identify_served(config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], synthetic: bool) -> EngineInfo:
-    """Who the server says it is (tasks.protocols.engine_id), with the image's engine label as evidence beside it."""
+    """Who the server says it is (tasks.load.protocols.engine_id), with the image's engine label as evidence beside
+    it."""
     served = preflight(target_of(config, base_url))
     label = labels.get("io.tcobench.engine-version")
     where = f"image label io.tcobench.engine-version={label}; {served.detected_from}" if label else served.detected_from

@@ -12,10 +12,10 @@ import docker
 from tcobench.errors import EngineError, ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
-from ...docker_client import run_to_completion
-from ...measure import preflight
+from ...host.docker_client import run_to_completion
+from ...load.measure import preflight
+from ...load.protocols import EngineInfo
 from ...models import is_synthetic
-from ...protocols import EngineInfo
 from ..endpoint import target_of
 from ..model import bundled_model, file_sha256
 from .base import ContainerPlan, Recipe, SmokeAddress, register

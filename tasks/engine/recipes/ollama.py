@@ -18,9 +18,9 @@ import httpx
 from tcobench.errors import ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
-from ...docker_client import remove_container, tcobench_labels
-from ...measure import preflight
-from ...protocols import EngineInfo
+from ...host.docker_client import remove_container, tcobench_labels
+from ...load.measure import preflight
+from ...load.protocols import EngineInfo
 from ...tls import tls_context
 from ..base import EngineEvent, LaunchOptions
 from ..endpoint import target_of

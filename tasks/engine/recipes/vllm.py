@@ -4,7 +4,7 @@ Launch: ``--model`` (a folder mounted read-only, or a model id), ``--served-mode
 ``--max-model-len``, ``--tensor-parallel-size`` = the GPUs handed to the container, ``--max-num-seqs`` = the highest
 concurrency, ``--host``/``--port`` (127.0.0.1 for a local daemon), ``--enable-prompt-tokens-details`` (cached tokens in
 usage). Health: ``GET /health``; readiness: the model listed by ``/v1/models`` (preflight); metrics: ``/metrics``
-(``vllm:`` names, scraped by tasks.engine_metrics.vllm). Recorded: every launch argument above, the load format and
+(``vllm:`` names, scraped by tasks.host.engine_metrics.vllm). Recorded: every launch argument above, the load format and
 the extra arguments.
 """
 

@@ -2,7 +2,7 @@
 -- on every cost basis (one row per run and basis of view cost_basis). Reads views runs, run_summary, cost_basis.
 --
 -- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload). The frontier's inputs are read here and nowhere else (tasks/compare/frontier.py loads
+-- model_name, workload). The frontier's inputs are read here and nowhere else (tasks/analysis/compare/frontier.py loads
 -- its points from this view). A run's point is its steady state where it has one (view steady_window: a steady
 -- throughput and a steady TPOT), else the whole measured window; column steady says which.
 -- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,

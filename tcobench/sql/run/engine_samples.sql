@@ -1,5 +1,5 @@
 -- engine_samples: one row per run and scrape instant: the engine's own view of its load (table engine_metrics,
--- scraped by tasks.engine_metrics from llama.cpp /metrics + /slots, vLLM /metrics or Ollama /api/ps).
+-- scraped by tasks.host.engine_metrics from llama.cpp /metrics + /slots, vLLM /metrics or Ollama /api/ps).
 --
 -- Values are summed over label sets (vLLM's engine index under data parallelism, llama.cpp's slots, Ollama's models):
 --   requests_running     sum of quantity requests_running (llama.cpp requests_processing, vLLM num_requests_running)  requests

@@ -1,6 +1,6 @@
 -- run_statistics: one row per run with ok measured requests (view request_metrics: ok): what the report's
 -- latency distributions and compare's bootstrap need from a run's requests, so that neither rescans every
--- request of the store. It is a function of one run's rows, so the store caches it at commit (tasks/views.py),
+-- request of the store. It is a function of one run's rows, so the store caches it at commit (tasks/store/views.py),
 -- like run_summary.
 --
 -- Distributions, at the 101 probabilities p = (i - 1) / 100 for i = 1..101 (0, 0.01, ..., 1), quantile_cont
@@ -8,7 +8,7 @@
 -- ttft_ms_q             DOUBLE[101]: quantile_cont(ttft_ns, p) / 1e6 over ok requests     ms (NULL: no TTFT)
 -- itl_ms_q              DOUBLE[101]: quantile_cont(gap, p) / 1e6 over every gap of every ok request,
 --                       unnest(itl_ns)                                                    ms (NULL: no gap)
--- Bootstrap sums (tasks/compare/bootstrap.py) over the ok requests with tokens counted and e2e_ns > 0, with
+-- Bootstrap sums (tasks/analysis/compare/bootstrap.py) over the ok requests with tokens counted and e2e_ns > 0, with
 -- t = output_tokens (output_*) or total_tokens (total_*), tokens, and e = e2e_ns / 1e9, s:
 -- output_n, total_n     count                                                             requests
 -- output_t, output_tt   sum(t), sum(t * t)                                                tokens, tokens^2

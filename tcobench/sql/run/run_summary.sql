@@ -7,7 +7,7 @@
 -- Identity (copied from runs): run_id, batch_id, host, date, engine_name, engine_version,
 --   model_name, workload, load_mode, concurrency, status
 -- concurrency_reached   the most requests in flight at once (runs.concurrency_reached; below concurrency when
---                       the plan could not reach it, tasks/load_limits.py; NULL in rows stored before it)  count
+--                       the plan could not reach it, tasks/load/limits.py; NULL in rows stored before it)  count
 -- started               TIMESTAMP (UTC, microseconds) = make_timestamp(runs.started_ns // 1000)
 -- n                     measured requests                                 count
 -- errors                measured requests that are not ok                 count
@@ -34,7 +34,7 @@
 -- requested_isl_mean, requested_osl_mean  avg of requested_input_tokens / requested_output_tokens       tokens
 -- in_flight_at_stop     measured requests in flight when a timed run ended (finished, counted once)   count
 -- stop_rule             what ended the measurement (runs.stop_rule)
--- client_saturated      the client itself was a limit (runs.client_saturated, tasks/selfcheck.py); NULL: not
+-- client_saturated      the client itself was a limit (runs.client_saturated, tasks/load/selfcheck.py); NULL: not
 --                       checked (runs stored before the self-check)
 -- client_check_note     why it was flagged (runs.client_check_note)
 -- token_count_source    the distinct sources of the ok requests' token counts, comma-separated

@@ -7,7 +7,7 @@
 --   has_slo        at least one of the three targets is set                                    bool
 --
 -- A view of its own so that a question about some runs' goodput can first ask, from the runs alone, whether any
--- of them has a target (tasks/compare/candidates.py: goodput_of); view goodput judges every measured request.
+-- of them has a target (tasks/analysis/compare/candidates.py: goodput_of); view goodput judges every measured request.
 -- reads: -; tables: runs
 CREATE OR REPLACE VIEW slo_targets AS
 SELECT

@@ -1,6 +1,6 @@
 -- nightly_trend: one row per run in its series (host, model_name, workload, concurrency), oldest first, with
 -- the change against the previous run and the spread of the runs before it, and the run's cost. The statistical
--- test on per-request samples (Mann-Whitney U + effect size) is tasks/history.py; this view is the series.
+-- test on per-request samples (Mann-Whitney U + effect size) is tasks/analysis/history.py; this view is the series.
 --
 -- Every column but one is view trend_runs' (its header has their formulas and units), in the same order:
 -- usd_per_m_output_tokens   view tco's, the run's cost per 1M output tokens (NULL: unpriced)   USD per 1M

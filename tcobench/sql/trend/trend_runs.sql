@@ -1,8 +1,8 @@
 -- trend_runs: one row per run in its series (host, model_name, workload, concurrency), oldest first, with
 -- the change against the previous run and the spread of the runs before it: view nightly_trend without the
 -- cost column (nightly_trend is this view plus tco's usd_per_m_output_tokens). The statistical test on
--- per-request samples (Mann-Whitney U + effect size) is tasks/history.py; this view is the series, and what
--- tasks/history.py reads when it needs no cost (a comparison's flagged runs: tco is not computed for the
+-- per-request samples (Mann-Whitney U + effect size) is tasks/analysis/history.py; this view is the series, and what
+-- tasks/analysis/history.py reads when it needs no cost (a comparison's flagged runs: tco is not computed for the
 -- series' year of runs).
 --
 -- series                 trend_series(host, model_name, workload, concurrency) (macro): 'host | model | workload | c=N'

@@ -3,7 +3,7 @@
 --
 -- series    host || ' | ' || model_name || ' | ' || workload || ' | c=' || concurrency      e.g. 'gpu-a | llama | chat | c=4'
 --
--- tasks/history.py names the series of some runs with it from view runs, so that its query of nightly_trend
+-- tasks/analysis/history.py names the series of some runs with it from view runs, so that its query of nightly_trend
 -- filters on the series (a filter on the window's partition, which DuckDB applies before the window).
 -- reads: -
 CREATE OR REPLACE MACRO trend_series(host, model_name, workload, concurrency) AS

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from batching_engine import BatchingEngine, sweep
 
-from tcobench.tasks.compare import compare_frontiers
+from tcobench.tasks.analysis.compare import compare_frontiers
 
 A = BatchingEngine(a_ms=8.0, b_ms=0.5, usd_per_gpu_hour=3.0)
 B = BatchingEngine(a_ms=5.0, b_ms=1.2, usd_per_gpu_hour=2.0)

@@ -9,7 +9,7 @@ import pytest
 from history_scale import QUERIES, RUNS, WARMUP, _folder_schema, _host_year, to_lake
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
+from tcobench.tasks.store.query import connect
 
 
 @pytest.mark.parametrize("layout", ["per-run", "per-night"])

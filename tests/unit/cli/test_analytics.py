@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tcobench.cli import app
-from tcobench.tasks.store import write_results
+from tcobench.tasks.store.store import write_results
 from tests.unit.factories import make_request, make_run
 
 runner = CliRunner()
@@ -90,7 +90,7 @@ def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     done = runner.invoke(app, ["report", "--out", str(out), "--store", str(fleet), "--resamples", "200"], env=WIDE)
     assert done.exit_code == 0, done.stderr
-    # 8, and the two at equal interactivity (tasks/report_assets/frontier_figures.py)
+    # 8, and the two at equal interactivity (tasks/report/assets/frontier_figures.py)
     assert f"wrote {out}" in done.stdout and out.read_text("utf-8").count('<svg class="chart"') == 10
     empty = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "none")])
     assert empty.exit_code == 1 and empty.stderr.startswith("QueryError: no measured run to report is stored")

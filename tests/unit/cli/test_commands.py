@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from tcobench.cli import app
-from tcobench.tasks.store import write_results
+from tcobench.tasks.store.store import write_results
 from tests.unit.factories import make_request, make_run
 
 runner = CliRunner()

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.errors import ExitCode
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
-from tcobench.tasks.store import RunRows, write_runs
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.store import RunRows, write_runs
 from tests.unit.factories import make_request, make_run, write_fleet
 
 runner = CliRunner()

@@ -11,8 +11,8 @@ from rich.console import Console
 from tcobench.cli._run_display import RunDisplay
 from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, RunStatus
-from tcobench.tasks import shutdown
 from tcobench.tasks.config import load_config
+from tcobench.tasks.load import shutdown
 from tests.unit.factories import make_request, make_run
 
 STAMP = re.compile(r"^\d\d:\d\d:\d\d ")

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.cli._common import usd
 from tcobench.cli._fit import Col, number, print_table
-from tcobench.tasks.compare import CompareOptions, compare
+from tcobench.tasks.analysis.compare import CompareOptions, compare
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.query import connect
+from tcobench.tasks.store.query import connect
 
 runner = CliRunner()
 WIDTHS = (80, 160)
@@ -113,7 +113,7 @@ def test_csv_lines_end_with_lf(fleet: Path) -> None:
 
 
 def test_a_run_wider_than_the_terminal_wraps_its_text_not_its_numbers(tmp_path: Path) -> None:
-    from tcobench.tasks.store import write_results
+    from tcobench.tasks.store.store import write_results
     from tests.unit.factories import make_request, make_run
 
     model = "org/a-model-name-long-enough-to-need-two-lines-of-an-80-column-terminal-Q4_K_M.gguf"

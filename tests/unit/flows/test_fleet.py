@@ -15,8 +15,8 @@ import pytest
 from tcobench.flows import fleet as fleet_flows
 from tcobench.flows._orchestrator import inline
 from tcobench.tasks.fleet import host_parameters
+from tcobench.tasks.fleet.nightly import run_cells as nightly_run_cells
 from tcobench.tasks.inventory import NightlyPlan
-from tcobench.tasks.nightly import run_cells as nightly_run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
 

@@ -1,5 +1,5 @@
 """A streaming OpenAI completions server (SSE over HTTP/1.1 keep-alive) that sends on a known schedule and logs
-when it really did, for tests of tasks/measure.py. Run as its own process, so that no Python lock is shared with
+when it really did, for tests of tasks/load/measure.py. Run as its own process, so that no Python lock is shared with
 the client under test: ``python schedule_server.py --offsets-ms 20,30,60,70 [--drop-nth 2]``.
 
 Each request is answered with one content chunk (``" tok"``) at each offset after the request was read, then a

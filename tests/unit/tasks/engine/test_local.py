@@ -12,7 +12,7 @@ import pytest
 from tcobench.errors import EngineError
 from tcobench.tasks.engine.base import RunningEngine
 from tcobench.tasks.engine.local import LocalLlamaServer, _exit_reason, llama_server_binary
-from tcobench.tasks.protocols import EngineInfo
+from tcobench.tasks.load.protocols import EngineInfo
 
 
 def test_an_exit_code_is_named_as_one() -> None:

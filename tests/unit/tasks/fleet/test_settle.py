@@ -12,11 +12,11 @@ import pytest
 from tcobench.errors import ExitCode
 from tcobench.schemas import BenchmarkConfig, HostSpec, RunRecord, RunStatus
 from tcobench.tasks.fleet import HostOutcome, batch_rows, settle
+from tcobench.tasks.fleet.nightly import run_cells
 from tcobench.tasks.inventory import Cell
-from tcobench.tasks.nightly import run_cells
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import failed_run_record
-from tcobench.tasks.store import write_results
+from tcobench.tasks.store.store import write_results
 from tests.unit.factories import make_request, make_run
 
 PRICES = load_prices(None)

@@ -9,8 +9,8 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import WorkloadConfig
-from tcobench.tasks.accuracy import questions
 from tcobench.tasks.config import load_config
+from tcobench.tasks.workload.accuracy import questions
 from tcobench.tasks.workload.profiles import apply_profile, claim_shortfalls
 
 

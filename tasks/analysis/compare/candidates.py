@@ -1,0 +1,415 @@
+"""candidates: the runs a comparison may take, read from the views, and each side's figures.
+
+``load_runs`` reads every run that did not fail with what a selection matches, what must agree on both sides
+(``COMPARABLE``) and its cost on one basis (view ``cost_basis``); ``night_weighted`` gives a side's figures: the
+night-weighted mean (SQL macro ``night_weighted_mean``, as in view ``platform_cost``) of view ``cost_basis``'
+tokens per USD, tok/s and monthly cost terms. ``load_priced`` reads the same runs' tokens per USD alone, on several
+bases at once (the report's cost whiskers).
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+from urllib.parse import urlsplit
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import CostBasis, RunStatus
+from tcobench.schemas.units import usd_per_m
+
+from ...store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, typed_rows
+from .bootstrap import RunSample, TokenCount, load_samples
+
+__all__ = [
+    "COMPARABLE",
+    "SHAPE_COLUMNS",
+    "CandidateRun",
+    "CostTermName",
+    "PricedRun",
+    "SideFigures",
+    "comparison_differences",
+    "goodput_of",
+    "load_priced",
+    "load_runs",
+    "night_weighted",
+    "priced",
+    "samples_of",
+    "shape_differences",
+]
+
+CostTermName = Literal["capital", "power", "ops", "adaptation"]
+
+
+class CandidateRun(RunRow):
+    """A run that did not fail, with what selections match, what must agree, and its cost on one basis."""
+
+    driver_version: str | None
+    hardware_key: str
+    site_key: str
+    ops_key: str
+    engine_name: str
+    engine_label: str | None
+    gpu_source: str | None
+    engine_version: str
+    engine_settings: str | None
+    model_name: str
+    model_digest: str | None
+    synthetic_model: bool
+    workload: str
+    prompt_set_hash: str
+    max_tokens: int
+    ignore_eos: bool
+    temperature: float
+    extra_body: str | None
+    load_mode: str
+    rate_rps: float | None
+    num_ctx: int
+    concurrency: int
+    output_tokens_spec: str | None
+    engine_url: str | None
+    client_placement: str | None
+    # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
+    isl_mean: float | None
+    osl_mean: float | None
+    # cost on the basis asked for (view cost_basis; NULL where the run has no price there)
+    output_tokens_per_usd: float | None
+    total_tokens_per_usd: float | None
+    has_cost_basis: bool  # cost_basis has the run's row on that basis (its columns below are the row's)
+    basis_output_tok_s: float | None  # cost_basis.output_tok_s
+    total_tok_s: float | None
+    total_usd_month: float | None
+    capital_usd_month: float | None
+    power_usd_month: float | None
+    ops_usd_month: float | None
+    adaptation_usd_month: float | None
+    # why a run has no cost
+    output_tok_s: float | None
+    has_hardware_price: bool
+    has_site_price: bool
+    has_ops_price: bool
+    energy_valid: bool
+    client_saturated: bool | None  # the load generator was a limit in this run (tasks/load/selfcheck.py)
+
+
+# label -> how to read it from a run row; runs compared must agree on every one of these: the model, the workload's
+# shape and where the load generator ran (a network hop is in every latency). The engine, its version and settings
+# (context length included) may differ between platforms: compare lists them (setup_table.py) and refuses nothing.
+COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
+    "workload (prompt_set_hash)": lambda r: r["prompt_set_hash"],
+    "max_tokens": lambda r: r["max_tokens"],
+    "ignore_eos": lambda r: r["ignore_eos"],
+    "temperature": lambda r: r["temperature"],
+    "extra_body (engine request fields)": lambda r: r["extra_body"],
+    "load_mode": lambda r: r["load_mode"],
+    "rate_rps": lambda r: r["rate_rps"],
+    "model (digest, or name where no digest)": lambda r: r["model_digest"] or f"name:{r['model_name']}",
+    "synthetic_model": lambda r: r["synthetic_model"],
+    "output lengths (output_tokens_spec)": lambda r: r["output_tokens_spec"],
+    "client_placement (where the load generator ran)": lambda r: _placement(r),
+}
+# achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
+SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {"isl_mean": "achieved ISL mean",
+                                                             "osl_mean": "achieved OSL mean"}  # fmt: skip
+
+
+def _placement(row: CandidateRun) -> str:
+    """The run's client placement; for a row stored before placement was recorded, inferred from its engine URL
+    (a loopback host: loopback, anything else: network), as the measuring code then behaved."""
+    recorded = row["client_placement"]
+    return str(recorded) if recorded else _placement_of_url(str(row["engine_url"] or ""))
+
+
+# comparison_differences reads every run's settings; they repeat a few values (a quarter: 3,600 runs, 20 hosts)
+@functools.lru_cache(maxsize=1024)
+def _placement_of_url(url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    return "loopback" if loopback else "network"
+
+
+# CandidateRun's keys that do not come from view runs, and how they are read
+_COST_COLUMNS = {
+    "output_tokens_per_usd": "c.output_tokens_per_usd",
+    "total_tokens_per_usd": "c.total_tokens_per_usd",
+    "has_cost_basis": "c.run_id IS NOT NULL",
+    "basis_output_tok_s": "c.output_tok_s",
+    **{
+        c: f"c.{c}"
+        for c in (
+            "total_tok_s",
+            "total_usd_month",
+            "capital_usd_month",
+            "power_usd_month",
+            "ops_usd_month",
+            "adaptation_usd_month",
+        )
+    },  # fmt: skip
+    "output_tok_s": "{tco}.output_tok_s",
+    "has_hardware_price": "{tco}.purchase_usd IS NOT NULL",
+    "has_site_price": "{tco}.pue IS NOT NULL",
+    "has_ops_price": "{tco}.ops_hours_per_month IS NOT NULL",
+    "energy_valid": "{tco}.energy_valid",
+    "isl_mean": "s.isl_mean",
+    "osl_mean": "s.osl_mean",
+}
+_ON_BASIS = "LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis"
+
+
+def _select(tco: str) -> str:
+    """CandidateRun's columns, view tco's read from alias ``tco``."""
+    return ", ".join(f"{_COST_COLUMNS[c].format(tco=tco)} AS {c}" if c in _COST_COLUMNS else f"r.{c}"
+                     for c in CandidateRun.__annotations__)  # fmt: skip
+
+
+_WHERE = f"WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted"
+_RUNS_BASE = f"""
+SELECT {_select("t")}
+FROM runs AS r
+JOIN tco AS t ON t.run_id = r.run_id
+JOIN run_summary AS s ON s.run_id = r.run_id
+{_ON_BASIS}
+{_WHERE}
+"""
+# On the owned basis, view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per run),
+# so the tco columns are read from it: tco_scenarios is computed once, not twice
+# (docs/performance.md#owned-base)
+_OWNED_BASE = f"""
+SELECT {_select("c")}
+FROM runs AS r
+JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
+JOIN run_summary AS s ON s.run_id = r.run_id
+{_WHERE}
+"""
+_RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
+_RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
+
+
+def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
+    bases = [b for (b,) in con.execute("SELECT DISTINCT basis FROM cost_basis ORDER BY 1").fetchall()]
+    if str(basis) not in bases and bases:
+        raise ConfigError(f"cost basis {str(basis)!r} has no priced run (priced: {', '.join(bases)})")
+
+
+def load_runs(
+    con: duckdb.DuckDBPyConnection,
+    basis: CostBasis,
+    dates: tuple[str | None, str | None] = (None, None),
+    levels: Collection[int] | None = None,
+) -> list[CandidateRun]:
+    """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there);
+    ``dates``: only runs whose date (as text, as selections compare it) lies from the first to the last (None:
+    unbounded); ``levels``: only runs at these concurrency levels. A basis no run of
+    the store is priced on is a ConfigError (checked over the whole store when none of these runs is priced on
+    it)."""
+    params = {"basis": str(basis)}
+    bounds = []
+    if levels is not None:
+        bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
+    for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
+        if value is not None:
+            bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")
+            params[name] = value
+    base = _OWNED_BASE if basis.owned else _RUNS_BASE
+    rows = fetch_rows(con, base + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
+    if not any(r["has_cost_basis"] for r in rows):
+        _check_basis(con, basis)
+    return rows
+
+
+class PricedRun(TypedDict):
+    """A run's tokens per USD on one cost basis (``load_priced``): what ``samples_of`` needs of a run, and its
+    concurrency. A CandidateRun has these keys too."""
+
+    run_id: str
+    batch_id: str
+    date: str
+    concurrency: int
+    output_tokens_per_usd: float | None
+    total_tokens_per_usd: float | None
+
+
+def load_priced(
+    con: duckdb.DuckDBPyConnection, bases: Sequence[CostBasis], ids: Sequence[str] | None = None
+) -> dict[str, list[PricedRun]]:
+    """Per basis (by its name), the runs (all, or ``ids``) ``load_runs`` reads on it that have a cost there, oldest
+    first, with only their tokens per USD: in one query, of views runs and cost_basis alone (not view tco, slower for
+    every CandidateRun column: docs/performance.md#priced-runs; the
+    same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
+    ConfigError."""
+    names = [str(b) for b in bases]
+    keep = f"AND r.run_id IN (SELECT unnest({IDS}))" if ids is not None else ""
+    columns = ", ".join(f"r.{k}" for k in ("run_id", "batch_id", "date", "concurrency"))
+    # _WHERE ends in a comment: what follows it starts on a new line
+    sql = (f"SELECT c.basis AS _basis, {columns}, c.output_tokens_per_usd, c.total_tokens_per_usd FROM runs AS r "
+           f"JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis IN (SELECT unnest($bases)) {_WHERE}\n"
+           f"AND c.output_tokens_per_usd IS NOT NULL {keep}\n{_RUNS_ORDER}")  # fmt: skip
+    params: dict[str, object] = {"bases": names, **({"ids": id_list(ids)} if ids is not None else {})}
+    table = arrow_of(con, sql, params)
+    found = {}
+    for name, basis in zip(names, bases, strict=True):
+        rows = typed_rows(table.filter(pc.equal(table.column("_basis"), name)).drop_columns(["_basis"]), PricedRun)
+        if not rows:
+            _check_basis(con, basis)
+        found[name] = rows
+    return found
+
+
+@dataclass(frozen=True)
+class SideFigures:
+    """Night-weighted means (SQL table macro night_weighted) of view cost_basis' columns over one side's runs."""
+
+    output_tokens_per_usd: float
+    total_tokens_per_usd: float
+    output_tok_s: float
+    total_tok_s: float
+    total_usd_month: float
+    capital_usd_month: float
+    power_usd_month: float
+    ops_usd_month: float
+    adaptation_usd_month: float
+
+    def tokens_per_usd(self, tokens: TokenCount) -> float:
+        return self.output_tokens_per_usd if tokens == "output" else self.total_tokens_per_usd
+
+    def tok_s(self, tokens: TokenCount) -> float:
+        return self.output_tok_s if tokens == "output" else self.total_tok_s
+
+    def term_usd_month(self, term: CostTermName) -> float:
+        return {"capital": self.capital_usd_month, "power": self.power_usd_month, "ops": self.ops_usd_month,
+                "adaptation": self.adaptation_usd_month}[term]  # fmt: skip
+
+
+_SIDE_KEYS = {"output_tok_s": "basis_output_tok_s"}  # SideFigures field -> CandidateRun key, where they differ
+
+
+def night_weighted(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun]) -> SideFigures:
+    """The night-weighted mean of each SideFigures column of view cost_basis over these runs (their cost_basis
+    rows, as ``load_runs`` read them; SQL table macro night_weighted, the rule of macro night_weighted_mean as in
+    view platform_cost); a column with no value is NaN. The macro runs over the rows already read: view
+    cost_basis is not computed again."""
+    names = list(SideFigures.__dataclass_fields__)
+    kept = [r for r in rows if r["has_cost_basis"]]
+    long = pa.table({
+        "key": pa.array([n for n in names for _ in kept], pa.string()),
+        "value": pa.array([r[_SIDE_KEYS.get(n, n)] for n in names for r in kept], pa.float64()),  # type: ignore[literal-required]
+        "night": pa.array([r["batch_id"] for _ in names for r in kept], pa.string()),
+    })  # fmt: skip
+    con.register("_tcob_side", long)
+    try:
+        means = dict(con.execute("SELECT key, mean FROM night_weighted('_tcob_side')").fetchall())
+    finally:
+        con.unregister("_tcob_side")
+    return SideFigures(*(math.nan if means.get(n) is None else float(means[n]) for n in names))
+
+
+def _short(value: object) -> str:
+    text = "null" if value is None else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def comparison_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[CandidateRun]) -> list[str]:
+    """'field: A {...} vs B {...}' for every COMPARABLE field that is not one value across both sides."""
+    found = []
+    for label, read in COMPARABLE.items():
+        a_vals = {_short(v) for v in {read(r) for r in a_rows}}  # each value once: runs repeat a few
+        b_vals = {_short(v) for v in {read(r) for r in b_rows}}
+        if len(a_vals | b_vals) > 1:
+            found.append(f"{label}: A {{{', '.join(sorted(a_vals))}}} vs B {{{', '.join(sorted(b_vals))}}}")
+    return found
+
+
+def _side_mean(rows: Sequence[CandidateRun], column: Literal["isl_mean", "osl_mean"]) -> float | None:
+    values = [float(v) for r in rows if (v := r[column]) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def shape_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[CandidateRun], tolerance: float) -> list[str]:
+    """'concurrency C: achieved ISL mean A x vs B y (+d%)' where a side's mean over its runs of a SHAPE_COLUMNS
+    column differs from the other side's by more than ``tolerance`` (relative to B); levels without counts pass."""
+    found = []
+    for level in sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows}):
+        for column, label in SHAPE_COLUMNS.items():
+            a = _side_mean([r for r in a_rows if r["concurrency"] == level], column)
+            b = _side_mean([r for r in b_rows if r["concurrency"] == level], column)
+            if a is None or b is None or b == 0 or abs(a / b - 1) <= tolerance:
+                continue
+            found.append(f"concurrency {level}: {label} A {a:,.1f} vs B {b:,.1f} ({a / b - 1:+.1%})")
+    return found
+
+
+_GOODPUT_SQL = f"""
+SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
+       night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
+FROM goodput
+WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})) AND has_slo
+"""
+
+
+def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> tuple[float, float]:
+    """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
+    ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
+    targets = con.execute(f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))",
+                          {"ids": id_list(run_ids)}).fetchone()  # fmt: skip
+    if not (targets and targets[0]):  # no run has a target: nothing to judge (view goodput reads every request)
+        return math.nan, math.nan
+    row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
+    fraction, per_usd = row if row is not None else (None, None)
+    return (math.nan if fraction is None else float(fraction),
+            math.nan if not per_usd else usd_per_m(float(per_usd)))  # fmt: skip
+
+
+def _why_unpriced(row: CandidateRun, basis: CostBasis) -> str:
+    if not row["has_hardware_price"]:
+        return f"hardware key {row['hardware_key']!r} is not in the price table"
+    if not row["has_site_price"]:
+        return f"site key {row['site_key']!r} is not in the price table"
+    if not row["has_ops_price"]:
+        return f"ops key {row['ops_key']!r} is not in the price table"
+    if row["output_tok_s"] is None:
+        return "no measured tokens"
+    return f"no [rental] row prices hardware {row['hardware_key']!r} as {str(basis)!r}"
+
+
+def priced(rows: list[CandidateRun], label: str, basis: CostBasis, notes: list[str]) -> list[CandidateRun]:
+    """The rows with a cost; a note for those without one, a QueryError when none has one."""
+    kept = [r for r in rows if r["output_tokens_per_usd"] is not None]
+    reasons = sorted({_why_unpriced(r, basis) for r in rows if r["output_tokens_per_usd"] is None})
+    if not kept:
+        raise QueryError(f"selection {label}: no run has a cost on the {basis} basis: {'; '.join(reasons)}")
+    if reasons:
+        notes.append(f"{len(rows) - len(kept)} run(s) of {label} left out, without a cost: {'; '.join(reasons)}")
+    return kept
+
+
+def samples_of(
+    con: duckdb.DuckDBPyConnection,
+    rows: Sequence[PricedRun],
+    tokens: TokenCount,
+    known: dict[str, RunSample] | None = None,
+) -> list[RunSample]:
+    """The bootstrap's RunSample of each priced run (its night, tokens per USD on the loaded basis, requests).
+    ``known``: samples loaded before for the same ``tokens`` (any basis), by run id: their requests are reused,
+    and those loaded now are added."""
+    seen = known if known is not None else {}
+    per_usd = [(r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else
+                r["total_tokens_per_usd"]) for r in rows]  # fmt: skip
+    runs = [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None]
+    todo = [run for run in runs if run[0] not in seen]
+    if todo:
+        dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
+        seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
+    # a new RunSample per run, not dataclasses.replace (slower, and a year's report makes many:
+    # docs/performance.md#run-sample-replace)
+    return [RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments)
+            for run_id, night, v in runs for s in (seen[run_id],)]  # fmt: skip

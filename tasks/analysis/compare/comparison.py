@@ -1,0 +1,547 @@
+"""comparison: the cost efficiency of two selections of runs, per concurrency level, with a verdict on a claim.
+
+Per concurrency level present in both selections, or at equal interactivity; settings that shape the measurement
+must match (or ``allow_different``), and so must the achieved shape within ``shape_tolerance``. Point figures are
+night-weighted means of view ``cost_basis``; the interval comes from bootstrap.py.
+
+Design notes: docs/architecture.md#tasks-compare-comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import get_args
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import CompareOptions, CostBasis, PriceTable
+from tcobench.schemas.units import usd_per_m, usd_per_m_term
+
+from ...store.query import connect, describe_snapshot
+from ...store.rows import collection_paused
+from ...store.store import StoreRef
+from ...workload.accuracy import parse_accuracy_name
+from ..history import detect_changes
+from .bootstrap import NightDraws, RunSample, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
+from .candidates import (
+    CandidateRun,
+    CostTermName,
+    SideFigures,
+    comparison_differences,
+    goodput_of,
+    load_runs,
+    night_weighted,
+    priced,
+    samples_of,
+    shape_differences,
+)
+from .claim_grade import ClaimGrade, claim_grade, claim_thresholds
+from .interactivity import FrontierComparison, check_quantile
+from .selection import Selection, parse_selection, pick
+from .setup_table import SetupDifference, setup_differences
+from .sides import frontier_comparison
+
+__all__ = [
+    "Comparison",
+    "CostTerm",
+    "FlaggedRun",
+    "Stratum",
+    "Verdict",
+    "compare",
+    "compare_on",
+    "compare_views",
+    "token_count",
+    "verdict",
+]
+
+_TERMS: tuple[CostTermName, ...] = get_args(CostTermName)
+
+
+class Verdict(StrEnum):
+    """Where a claimed ratio lies against the measured interval."""
+
+    inside = "inside"  # consistent with the measurements
+    above = "above"  # not supported: the measured advantage is smaller
+    below = "below"  # the measured advantage is larger than claimed
+
+
+def verdict(claim: float, lo: float, hi: float) -> Verdict:
+    """Where a claimed ratio lies against the interval [lo, hi]."""
+    if claim > hi:
+        return Verdict.above
+    if claim < lo:
+        return Verdict.below
+    return Verdict.inside
+
+
+def token_count(text: str) -> TokenCount:
+    """'output' or 'total'; a ConfigError otherwise."""
+    if text == "output":
+        return "output"
+    if text == "total":
+        return "total"
+    raise ConfigError(f"tokens must be output or total, got {text!r}")
+
+
+@dataclass(frozen=True)
+class CostTerm:
+    """One cost term of a stratum, per 1M tokens, on each side."""
+
+    term: CostTermName
+    a_usd_per_m: float
+    b_usd_per_m: float
+
+    @property
+    def b_minus_a(self) -> float:
+        return self.b_usd_per_m - self.a_usd_per_m
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """The comparison at one concurrency level."""
+
+    concurrency: int
+    a_runs: int
+    b_runs: int
+    a_nights: int
+    b_nights: int
+    a_tokens_per_usd: float
+    b_tokens_per_usd: float
+    a_tok_s: float
+    b_tok_s: float
+    a_usd_month: float
+    b_usd_month: float
+    ratio: float
+    lo: float
+    hi: float
+    terms: tuple[CostTerm, ...]
+    verdict: Verdict | None
+    a_good_fraction: float = math.nan  # night-weighted fraction of requests within the SLO (NaN: no SLO)
+    b_good_fraction: float = math.nan
+    a_good_usd_per_m: float = math.nan  # cost per 1M tokens delivered within the SLO (NaN: none)
+    b_good_usd_per_m: float = math.nan
+
+    @property
+    def a_usd_per_m(self) -> float:
+        return usd_per_m(self.a_tokens_per_usd)
+
+    @property
+    def b_usd_per_m(self) -> float:
+        return usd_per_m(self.b_tokens_per_usd)
+
+    def driver(self) -> CostTerm:
+        """The cost term whose per-1M-token difference is the largest."""
+        return max(self.terms, key=lambda t: abs(t.b_minus_a))
+
+
+@dataclass(frozen=True)
+class FlaggedRun:
+    """A run of a side that `tcobench history` flags: what changed against the runs before it in its series."""
+
+    side: str  # "A" or "B"
+    run_id: str
+    batch_id: str
+    date: str
+    series: str
+    changes: tuple[str, ...]  # "decode_tok_s -25.0% (worse)"
+    worse: bool  # at least one change goes the bad way (a regression)
+    excluded: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Selection
+    b: Selection
+    basis: CostBasis
+    tokens: TokenCount
+    confidence: float
+    resamples: int
+    seed: int
+    claim: float | None
+    strata: tuple[Stratum, ...]
+    pooled: tuple[float, float, float] | None  # geometric mean over strata: ratio, lo, hi
+    pooled_verdict: Verdict | None
+    differences: tuple[str, ...]  # non-empty only when compared despite differences
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    a_desc: str = ""
+    b_desc: str = ""
+    snapshot: str = ""  # which store snapshot was read (query.describe_snapshot)
+    flagged: tuple[FlaggedRun, ...] = field(default_factory=tuple)
+    claim_grade: ClaimGrade | None = None  # the claim-grade rules over the compared runs (claim_grade.py)
+    setup: tuple[SetupDifference, ...] = ()  # every setting whose values differ between the sides (setup_table.py)
+    frontier: FrontierComparison | None = None  # at equal interactivity (interactivity.py); None: not computed
+
+
+def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
+    """Per-1M-token share of each monthly term: cost per 1M x term / total (night-weighted), as in platform_cost."""
+
+    def split(side: SideFigures, eff: float, term: CostTermName) -> float:
+        return usd_per_m_term(eff, side.term_usd_month(term), side.total_usd_month)
+
+    return tuple(CostTerm(t, split(a, a_eff, t), split(b, b_eff, t)) for t in _TERMS)
+
+
+def _nights(rows: Sequence[CandidateRun]) -> int:
+    """Nights are nightly batches (runs.batch_id), not dates."""
+    return len({r["batch_id"] for r in rows})
+
+
+def _dates(rows: Sequence[CandidateRun]) -> int:
+    return len({r["date"] for r in rows})
+
+
+def _gpu(run: CandidateRun) -> str | None:
+    """'vendor model', marked '(declared)' when only the inventory says so."""
+    if run["gpu_name"] is None and run["gpu_vendor"] is None:
+        return None
+    name = " ".join(str(v) for v in (run["gpu_vendor"], run["gpu_name"]) if v)
+    return name + (" (declared)" if run["gpu_source"] == "declared" else "")
+
+
+def _describe(rows: Sequence[CandidateRun]) -> str:
+    def values(read: Callable[[CandidateRun], str | None]) -> str:
+        return ", ".join(sorted({v for r in rows if (v := read(r)) is not None})) or "-"
+
+    return (
+        f"{len(rows)} run(s) over {_nights(rows)} night(s) (nightly batches) on {_dates(rows)} UTC date(s); "
+        f"hosts {values(lambda r: r['host'])}; "
+        f"GPUs {values(_gpu)}; engines {values(lambda r: r['engine_label'] or r['engine_name'])}; "
+        f"hardware {values(lambda r: r['hardware_key'])}; "
+        f"driver {values(lambda r: r['driver_version'])}"
+    )
+
+
+def _stratum(
+    con: duckdb.DuckDBPyConnection,
+    level: int,
+    a_rows: list[CandidateRun],
+    b_rows: list[CandidateRun],
+    opts: CompareOptions,
+    rng: np.random.Generator,
+    draws: tuple[NightDraws, NightDraws],
+) -> tuple[Stratum, np.ndarray]:
+    a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
+    counted = token_count(opts.tokens)
+    a_eff, b_eff = a.tokens_per_usd(counted), b.tokens_per_usd(counted)
+    known: dict[str, RunSample] = {}
+    samples_of(con, [*a_rows, *b_rows], counted, known)  # both sides' requests in one query
+    a_reps = bootstrap_efficiency(samples_of(con, a_rows, counted, known), opts.resamples, rng, draws[0])
+    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, counted, known), opts.resamples, rng, draws[1])
+    lo, hi = percentile_interval(reps, opts.confidence)
+    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
+    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
+    stratum = Stratum(
+        concurrency=level,
+        a_runs=len(a_rows),
+        b_runs=len(b_rows),
+        a_nights=_nights(a_rows),
+        b_nights=_nights(b_rows),
+        a_tokens_per_usd=a_eff,
+        b_tokens_per_usd=b_eff,
+        a_tok_s=a.tok_s(counted),
+        b_tok_s=b.tok_s(counted),
+        a_usd_month=a.total_usd_month,
+        b_usd_month=b.total_usd_month,
+        ratio=a_eff / b_eff,
+        lo=lo,
+        hi=hi,
+        terms=_terms(a, b, a_eff, b_eff),
+        verdict=verdict(opts.claim, lo, hi) if opts.claim is not None else None,
+        a_good_fraction=a_good[0],
+        b_good_fraction=b_good[0],
+        a_good_usd_per_m=a_good[1],
+        b_good_usd_per_m=b_good[1],
+    )
+    return stratum, reps
+
+
+def _checked(options: CompareOptions) -> CompareOptions:
+    """``options`` when every value is valid; a ConfigError naming the first bad one otherwise."""
+    o = options
+    counted = token_count(o.tokens)
+    if not 0 < o.confidence < 1 or o.resamples < 100:
+        raise ConfigError(f"confidence must lie in (0, 1) and resamples be >= 100, got {o.confidence}, {o.resamples}")
+    if o.claim is not None and not (math.isfinite(o.claim) and o.claim > 0):
+        raise ConfigError(f"--claim must be a positive ratio, got {o.claim}")
+    if not (math.isfinite(o.shape_tolerance) and o.shape_tolerance >= 0):
+        raise ConfigError(f"--shape-tolerance must be a fraction >= 0, got {o.shape_tolerance}")
+    for target in o.interactivity or ():
+        if not (math.isfinite(target) and target > 0):
+            raise ConfigError(f"--interactivity target {target}: must be a positive number of tok/s per user")
+    if o.interactivity is not None and counted != "output":
+        raise ConfigError("--tokens total with --interactivity: the frontier prices output tokens (valid: output)")
+    claim_thresholds(o.claim_rules)
+    check_quantile(o.interactivity_quantile)
+    return o
+
+
+_DEFAULT = CompareOptions()
+
+
+def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareOptions = _DEFAULT) -> Comparison:
+    """Compare selection ``a`` with ``b`` over an open connection (see the module docstring)."""
+    return _compare(con, parse_selection(a, "--a"), parse_selection(b, "--b"), _checked(options))
+
+
+# the views and macros compare's queries (and tasks/analysis/history.py's, for the flagged runs) read; connect
+# defines these and
+# what they build on only (faster to connect than every view: docs/performance.md#view-binding). A rented basis reads
+# view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's binding cost, same)
+COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
+                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier",
+                 "in_steady")  # fmt: skip
+
+
+def compare_views(basis: CostBasis) -> tuple[str, ...]:
+    """The views a comparison on ``basis`` reads (COMPARE_VIEWS, and tco off the owned basis)."""
+    return COMPARE_VIEWS if basis.owned else (*COMPARE_VIEWS, "tco")
+
+
+def compare(
+    store: StoreRef,
+    prices: PriceTable,
+    a: str,
+    b: str,
+    options: CompareOptions = _DEFAULT,
+    snapshot: int | None = None,
+) -> Comparison:
+    """compare_on over the store (at ``snapshot``, default the newest); QueryError when refused or a selection is
+    empty, ConfigError on bad input."""
+    opts = _checked(options)  # bad arguments fail before the store is opened
+    sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs=compare_views(opts.basis))
+        try:
+            # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
+            # its selections allow, so computing every run's tco and cost_basis first cost more than it saved
+            # (docs/performance.md#compare-no-freeze)
+            return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
+        finally:
+            con.close()
+
+
+def _sides(
+    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: CompareOptions, need_levels: bool = True
+) -> tuple[list[CandidateRun], list[CandidateRun], list[str], list[str]]:
+    """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far; with
+    ``need_levels`` False, no level in common gives no runs and a note (the sides are compared on a frontier)."""
+    a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
+    both = {r["run_id"] for r in a_rows} & {r["run_id"] for r in b_rows}
+    if both:
+        raise QueryError(f"selections A and B share {len(both)} run(s), e.g. {sorted(both)[0]}: make them disjoint")
+    a_levels, b_levels = {r["concurrency"] for r in a_rows}, {r["concurrency"] for r in b_rows}
+    levels = a_levels & b_levels
+    if not levels and not need_levels:
+        return [], [], [], [f"no concurrency level in common (A {sorted(a_levels)}, B {sorted(b_levels)}): "
+                            "compared at equal interactivity only"]  # fmt: skip
+    if not levels:
+        raise QueryError(
+            f"no concurrency level in common: A has {sorted(a_levels)}, B has {sorted(b_levels)}; "
+            "runs are compared at equal concurrency"
+        )
+    a_rows = [r for r in a_rows if r["concurrency"] in levels]
+    b_rows = [r for r in b_rows if r["concurrency"] in levels]
+    diffs = comparison_differences(a_rows, b_rows)
+    shapes = shape_differences(a_rows, b_rows, opts.shape_tolerance)
+    if diffs and not opts.allow_different:
+        raise QueryError(
+            "refused: the selections differ in what was measured: "
+            + "; ".join(diffs)
+            + " (compare like with like, or pass --allow-different to compare anyway)"
+        )
+    if shapes and not opts.allow_different:
+        raise QueryError(
+            f"refused: the achieved workload shapes differ by more than {opts.shape_tolerance:.0%}: "
+            + "; ".join(shapes)
+            + " (the servers counted different prompt or answer lengths; pass --shape-tolerance or "
+            "--allow-different to compare anyway)"
+        )
+    diffs += shapes
+    notes = [f"concurrency {c} only in A: not compared" for c in sorted(a_levels - b_levels)]
+    notes += [f"concurrency {c} only in B: not compared" for c in sorted(b_levels - a_levels)]
+    a_rows, b_rows = priced(a_rows, "A", opts.basis, notes), priced(b_rows, "B", opts.basis, notes)
+    powered = [{"measured" if r["energy_valid"] else "price-table estimate" for r in rows} for rows in (a_rows, b_rows)]
+    if opts.basis.owned and powered[0] != powered[1]:
+        notes.append(f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
+                     "(measured device watts leave out the rest of the host; the estimate is all-in)")  # fmt: skip
+    notes += _saturation_notes(a_rows, b_rows)
+    return a_rows, b_rows, diffs, notes
+
+
+def _saturation_notes(a_rows: list[CandidateRun], b_rows: list[CandidateRun]) -> list[str]:
+    """A warning per side with runs whose client was saturated: their rates and latencies understate the engine."""
+    notes = []
+    for side, rows in (("A", a_rows), ("B", b_rows)):
+        flagged = [r for r in rows if r["client_saturated"]]
+        if flagged:
+            levels = ", ".join(str(c) for c in sorted({r["concurrency"] for r in flagged}))
+            notes.append(f"WARNING: client saturated in {len(flagged)} of {side}'s {len(rows)} runs (concurrency "
+                         f"{levels}): the load generator was a limit there, so its figures understate the engine; "
+                         "re-measure with more --client-procs")  # fmt: skip
+    return notes
+
+
+def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]], exclude: bool) -> list[FlaggedRun]:
+    """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
+    wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
+    found = []
+    for series in detect_changes(con, runs=list(wanted), costs=False):  # the compared runs' series only
+        for point in series.points:
+            if point.run_id not in wanted or not point.flagged:
+                continue
+            side, row = wanted[point.run_id]
+            changes = tuple(f"{c.metric} {c.change_pct:+.1f}% ({'better' if c.better else 'worse'})"
+                            for c in point.changes if c.flagged)  # fmt: skip
+            worse = any(c.flagged and not c.better for c in point.changes)
+            found.append(
+                FlaggedRun(side, point.run_id, row["batch_id"], row["date"], series.key, changes, worse, exclude)
+            )
+    return sorted(found, key=lambda f: (f.side, f.date, f.run_id))
+
+
+def _shape_notes(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]]) -> list[str]:
+    """Each side's asked-vs-served shape mismatches (view run_shape), one note per side and cause, with its runs."""
+    side_of = {r["run_id"]: side for side, rows in sides.items() for r in rows}
+    if not side_of:
+        return []
+    con.register("_tcob_shape_ids", pa.table({"run_id": list(side_of)}))
+    try:
+        found = con.execute("SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch AND run_id IN "
+                            "(SELECT run_id FROM _tcob_shape_ids) ORDER BY run_id").fetchall()  # fmt: skip
+    finally:
+        con.unregister("_tcob_shape_ids")
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for run_id, note in found:
+        grouped.setdefault((side_of[run_id], str(note)), []).append(run_id[:8])
+    return [f"shape_mismatch on {side} ({len(ids)} run(s): {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): "
+            f"{note}" for (side, note), ids in sorted(grouped.items())]  # fmt: skip
+
+
+def _without_flagged(
+    rows: list[CandidateRun], flagged: Sequence[FlaggedRun], side: str, notes: list[str]
+) -> list[CandidateRun]:
+    """The rows less the flagged runs of this side; a QueryError when nothing is left."""
+    gone = {f.run_id for f in flagged if f.side == side}
+    kept = [r for r in rows if r["run_id"] not in gone]
+    if gone and not kept:
+        raise QueryError(f"selection {side}: every run is flagged by `tcobench history`; nothing left to compare")
+    if gone:
+        notes.append(f"{len(gone)} flagged run(s) of {side} left out (--exclude-flagged)")
+    return kept
+
+
+def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
+    """The dates any side's runs can have (Selection.dates over the sides; None: unbounded)."""
+    firsts, lasts = zip(*(s.dates() for s in selections), strict=True)
+    return (None if None in firsts else min(f for f in firsts if f is not None),
+            None if None in lasts else max(last for last in lasts if last is not None))  # fmt: skip
+
+
+def _level_bounds(*selections: Selection) -> frozenset[int] | None:
+    """The concurrency levels any side's runs can have (Selection.levels over the sides; None: unbounded)."""
+    found = [s.levels() for s in selections]
+    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
+
+
+def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: CompareOptions) -> Comparison:
+    bound = _level_bounds(sel_a, sel_b)
+    loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
+    scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
+    runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
+    front, front_rows = _frontier(con, runs, sel_a, sel_b, opts)
+    a_rows, b_rows, diffs, notes = _sides(runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None)
+    if not a_rows:  # no level in common: the frontier alone
+        counted = token_count(opts.tokens)
+        return Comparison(sel_a, sel_b, opts.basis, counted, opts.confidence, opts.resamples, opts.seed,
+                          opts.claim, (), None, None, (), (*notes, *(front.notes if front else ())),
+                          _describe(front_rows[0]), _describe(front_rows[1]), frontier=front)  # fmt: skip
+    flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
+    if opts.exclude_flagged:
+        a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)
+    levels = sorted({r["concurrency"] for r in a_rows} & {r["concurrency"] for r in b_rows})
+    if not levels:
+        raise QueryError("no concurrency level in common among the runs with a cost")
+    rng = np.random.default_rng(opts.seed)
+    # nights drawn once per side for every level: a bad night hits all its levels (bootstrap.py)
+    draws = (night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
+             night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng))  # fmt: skip
+    strata, reps = [], []
+    for level in levels:
+        a_level, b_level = ([r for r in rows if r["concurrency"] == level] for rows in (a_rows, b_rows))
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws)
+        strata.append(stratum)
+        reps.append(rep)
+        if min(stratum.a_runs, stratum.b_runs) == 1:
+            notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
+    pooled, pooled_verdict = _pooled(strata, reps, opts)
+    notes += front.notes if front else ()
+    notes += _shape_notes(con, {"A": a_rows, "B": b_rows})
+    return Comparison(
+        sel_a,
+        sel_b,
+        opts.basis,
+        token_count(opts.tokens),
+        opts.confidence,
+        opts.resamples,
+        opts.seed,
+        opts.claim,
+        tuple(strata),
+        pooled,
+        pooled_verdict,
+        tuple(diffs),
+        tuple(notes),
+        _describe(a_rows),
+        _describe(b_rows),
+        flagged=tuple(flagged),
+        claim_grade=claim_grade(
+            con,
+            a_rows,
+            b_rows,
+            claim_thresholds(opts.claim_rules),
+            diffs,
+            {
+                "A": [r["run_id"] for r in scored if sel_a.matches(r)],
+                "B": [r["run_id"] for r in scored if sel_b.matches(r)],
+            },
+        ),
+        setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
+        frontier=front,
+    )
+
+
+def _frontier(
+    con: duckdb.DuckDBPyConnection, runs: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: CompareOptions
+) -> tuple[FrontierComparison | None, tuple[list[CandidateRun], list[CandidateRun]]]:
+    """The comparison at equal interactivity (sides.py) and its sides' runs; without targets asked for, a side
+    that cannot make a frontier gives None (the per-concurrency comparison stands alone), with them an error."""
+    if not opts.frontier:
+        return None, ([], [])
+    try:
+        found, a_rows, b_rows = frontier_comparison(
+            con, runs, sel_a, sel_b, opts.basis, opts.interactivity, opts.allow_different,
+            q=opts.interactivity_quantile, resamples=opts.resamples, seed=opts.seed, confidence=opts.confidence,
+            claim=opts.claim,
+        )  # fmt: skip
+    except QueryError:
+        if opts.interactivity is not None:
+            raise
+        return None, ([], [])
+    return found, (a_rows, b_rows)
+
+
+def _pooled(
+    strata: list[Stratum], reps: list[np.ndarray], opts: CompareOptions
+) -> tuple[tuple[float, float, float] | None, Verdict | None]:
+    """Geometric mean of the ratios over concurrency levels (each level weighs the same), with its CI: per
+    replicate the geometric mean of the levels' replicates, which share their draw of nights (whole nights)."""
+    if len(strata) < 2:
+        return None, None
+    ratio = math.exp(float(np.mean([math.log(s.ratio) for s in strata])))
+    lo, hi = percentile_interval(np.exp(np.log(np.vstack(reps)).mean(axis=0)), opts.confidence)
+    return (ratio, lo, hi), (verdict(opts.claim, lo, hi) if opts.claim is not None else None)

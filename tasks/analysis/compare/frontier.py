@@ -1,0 +1,320 @@
+"""frontier: a platform's throughput per GPU against interactivity, its Pareto points and their interpolation.
+
+A run is a point: interactivity x = 1000 / TPOT quantile (ms; the median by default) in tok/s per user, and
+output tok/s / GPUs (view frontier, from run_summary) in tok/s per GPU. A side's points are its concurrency
+levels: each level's figures are night-weighted means over its runs (the mean over nights of each night's mean,
+the rule of macro night_weighted_mean that compare uses), so repeated nights do not make a zig-zag of lucky and
+unlucky runs. A level is a Pareto point when no other level of the side has both a higher interactivity and a
+higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise-cubic, docs/decisions/0005)
+through the Pareto points sorted by interactivity, and never extrapolates: a target outside the measured range
+has no value (NaN). One Pareto point is not a frontier (``build`` gives None).
+
+Design notes: docs/architecture.md#tasks-compare-frontier.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import pyarrow.compute as pc
+from scipy.interpolate import PchipInterpolator
+
+from tcobench.schemas import CostBasis
+
+from ...store.rows import IDS, id_list
+from ..quantile import quantile, quantile_rows
+from .bootstrap import NORMAL_FROM_REQUESTS, NightDraws
+
+__all__ = [
+    "Frontier",
+    "Level",
+    "RunPoint",
+    "build",
+    "level_points",
+    "load_points",
+    "pareto_mask",
+    "pchip_batch",
+    "replicate_levels",
+]
+
+_DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run's inputs to the frontier: where it sits (night, level), its throughput per GPU, its cost rate per
+    GPU (USD per GPU-second) and its ok requests that have a TPOT (ms), with their output tokens and e2e (s)."""
+
+    run_id: str
+    night: str
+    concurrency: int
+    gpus: int
+    tok_s_per_gpu: float
+    usd_per_gpu_s: float
+    tpot_ms: np.ndarray
+    tokens: np.ndarray
+    e2e_s: np.ndarray
+    steady: bool = False  # its figures and requests are its steady state's (view frontier), else the whole run's
+
+    def interactivity(self, q: float) -> float:
+        """1000 / the q-quantile of the run's TPOT (ms): tok/s per user."""
+        found = quantile(self.tpot_ms, q)
+        return 1000.0 / found if found else float("nan")
+
+
+@dataclass(frozen=True)
+class Level:
+    """A side's concurrency level as a point: night-weighted interactivity, tok/s/GPU and cost rate per GPU."""
+
+    concurrency: int
+    interactivity: float
+    tok_s_per_gpu: float
+    usd_per_gpu_s: float
+    pareto: bool = False
+
+    @property
+    def usd_per_m(self) -> float:
+        return 1e6 * self.usd_per_gpu_s / self.tok_s_per_gpu
+
+
+def pareto_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """True where no other point has both a higher x and a higher y."""
+    dominated = ((x[None, :] > x[:, None]) & (y[None, :] > y[:, None])).any(axis=1)
+    result: np.ndarray = ~dominated & np.isfinite(x) & np.isfinite(y)
+    return result
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """The interpolated frontier through a side's Pareto points (x ascending, no duplicate x)."""
+
+    x: np.ndarray  # interactivity, tok/s per user
+    y: np.ndarray  # tok/s per GPU
+    k: np.ndarray  # USD per GPU-second
+
+    @property
+    def low(self) -> float:
+        return float(self.x[0])
+
+    @property
+    def high(self) -> float:
+        return float(self.x[-1])
+
+    @functools.cached_property
+    def _curve(self) -> PchipInterpolator:
+        """One interpolant of both columns (tok/s per GPU, USD per GPU-second): each is PCHIP of its own."""
+        return PchipInterpolator(self.x, np.column_stack([self.y, self.k]), extrapolate=False)
+
+    def at(self, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(tok/s per GPU, USD per GPU-second) at each target; NaN outside [low, high] (never extrapolated)."""
+        inside = (targets >= self.low) & (targets <= self.high)
+        clipped = np.clip(targets, self.low, self.high)  # the ends exactly, not a rounding step outside
+        both = self._curve(clipped)
+        return np.where(inside, both[:, 0], np.nan), np.where(inside, both[:, 1], np.nan)
+
+
+def _edge(h0: np.ndarray, h1: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:
+    """PCHIP's end slope (scipy's PchipInterpolator._edge_case): the three-point estimate, kept shape-preserving."""
+    d = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
+    d = np.where(np.sign(d) != np.sign(m0), 0.0, d)
+    return np.where((np.sign(m0) != np.sign(m1)) & (np.abs(d) > 3 * np.abs(m0)), 3 * m0, d)
+
+
+def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Many PCHIP curves of the same number of points at once: x (curves x m, ascending), y (curves x m x columns)
+    -> values at ``targets`` (curves x targets x columns), NaN outside each curve's [x first, x last]. The same
+    Fritsch-Carlson slopes as scipy's PchipInterpolator (Frontier.at, the estimate;
+    tests/unit/tasks/analysis/test_frontier.py
+    checks the two agree): building one scipy object per bootstrap replicate and side cost most of a comparison."""
+    h = np.diff(x, axis=1)[:, :, None]  # curves x (m-1) x 1
+    slope = np.diff(y, axis=1) / h
+    d = np.repeat(slope[:, :1], x.shape[1], axis=1)  # two points: the line's slope at both ends
+    if x.shape[1] > 2:
+        s0, s1, h0, h1 = slope[:, :-1], slope[:, 1:], h[:, :-1], h[:, 1:]
+        w1, w2 = 2 * h1 + h0, h1 + 2 * h0
+        flat = (np.sign(s0) != np.sign(s1)) | (s0 == 0) | (s1 == 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = (w1 + w2) / (w1 / s0 + w2 / s1)
+        d = np.concatenate([_edge(h[:, :1], h[:, 1:2], slope[:, :1], slope[:, 1:2]), np.where(flat, 0.0, inner),
+                            _edge(h[:, -1:], h[:, -2:-1], slope[:, -1:], slope[:, -2:-1])], axis=1)  # fmt: skip
+    idx = np.clip((x[:, :, None] <= targets[None, None, :]).sum(axis=1) - 1, 0, x.shape[1] - 2)  # curves x targets
+    rows = np.arange(x.shape[0])[:, None]
+    x0, width = x[rows, idx], h[rows, idx, 0]
+    t = ((targets[None, :] - x0) / width)[:, :, None]
+    y0, y1, d0, d1 = y[rows, idx], y[rows, idx + 1], d[rows, idx], d[rows, idx + 1]
+    w = width[:, :, None]
+    value = (2 * t**3 - 3 * t**2 + 1) * y0 + (t**3 - 2 * t**2 + t) * w * d0 + (3 * t**2 - 2 * t**3) * y1
+    value += (t**3 - t**2) * w * d1
+    inside = (targets[None, :] >= x[:, :1]) & (targets[None, :] <= x[:, -1:])
+    result: np.ndarray = np.where(inside[:, :, None], value, np.nan)
+    return result
+
+
+def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
+    """The frontier through the Pareto points of (x, y) (with their cost rates k); None with fewer than two.
+
+    Below the lowest Pareto point's interactivity, down to the lowest measured one (a dominated point's), the
+    frontier is flat at that Pareto point: running it serves every user at least that fast, at its throughput.
+    That is a measured operating point, not an extrapolation, and it keeps a replicate whose lowest level falls
+    behind the next one (a saturated engine) from losing the range that level measured."""
+    keep = pareto_mask(x, y)
+    px, py, pk = x[keep], y[keep], k[keep]
+    order = np.argsort(px, kind="stable")
+    px, py, pk = px[order], py[order], pk[order]
+    if len(px) > 1:  # equal interactivity: keep the higher throughput (the last of a run of equal x after sorting)
+        distinct = np.append(np.diff(px) > 0, True)
+        px, py, pk = px[distinct], py[distinct], pk[distinct]
+    if len(px) < 2:
+        return None
+    lowest = float(np.min(x[np.isfinite(x) & np.isfinite(y)]))
+    if lowest < px[0]:
+        px, py, pk = np.append(lowest, px), np.append(py[0], py), np.append(pk[0], pk)
+    return Frontier(px, py, pk)
+
+
+def _night_mean(values: dict[str, list[float]]) -> float:
+    """The mean over nights of each night's mean (macro night_weighted_mean's rule)."""
+    return float(np.mean([np.mean(v) for v in values.values()]))
+
+
+def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
+    """A side's levels as points (night-weighted means), Pareto flagged, by concurrency."""
+    by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
+    for p in points:
+        by_level[p.concurrency][p.night].append(p)
+    found = []
+    for level, nights in sorted(by_level.items()):
+        x = _night_mean({n: [p.interactivity(q) for p in ps] for n, ps in nights.items()})
+        y = _night_mean({n: [p.tok_s_per_gpu for p in ps] for n, ps in nights.items()})
+        k = _night_mean({n: [p.usd_per_gpu_s for p in ps] for n, ps in nights.items()})
+        found.append(Level(level, x, y, k))
+    if not found:
+        return found
+    mask = pareto_mask(np.array([f.interactivity for f in found]), np.array([f.tok_s_per_gpu for f in found]))
+    return [Level(f.concurrency, f.interactivity, f.tok_s_per_gpu, f.usd_per_gpu_s, bool(m))
+            for f, m in zip(found, mask, strict=True)]  # fmt: skip
+
+
+def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A run's replicates of (interactivity, tok/s/GPU), its requests drawn with replacement (bootstrap.py); from
+    NORMAL_FROM_REQUESTS requests on, by their large-sample forms (``_approximate_replicates``)."""
+    n = len(p.tpot_ms)
+    if n < 2:
+        return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu)
+    if n >= NORMAL_FROM_REQUESTS:
+        return _approximate_replicates(p, q, resamples, rng)
+    rate = p.tokens.sum() / p.e2e_s.sum()
+    xs, ys = [], []
+    step = max(1, _DRAW_CELLS // n)
+    for start in range(0, resamples, step):
+        idx = rng.integers(0, n, size=(min(step, resamples - start), n))
+        xs.append(1000.0 / quantile_rows(p.tpot_ms[idx], q))
+        ys.append(p.tok_s_per_gpu * (p.tokens[idx].sum(axis=1) / p.e2e_s[idx].sum(axis=1)) / rate)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _approximate_replicates(
+    p: RunPoint, q: float, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A run's replicates without drawing its n requests one by one (n >= NORMAL_FROM_REQUESTS; drawing costs n
+    random numbers per replicate, a year's headline pair billions). The q-quantile of n draws from the run's TPOTs
+    is the run's empirical quantile function at U ~ Beta(h + 1, n - h), h = (n - 1) q (the order statistic of n
+    uniforms at that rank); the throughput's ratio estimator is its normal approximation, as bootstrap.py draws
+    it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
+    night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
+    n = len(p.tpot_ms)
+    ordered = np.sort(p.tpot_ms)
+    h = (n - 1) * q
+    u = rng.beta(h + 1, n - h, size=resamples)
+    tpot = ordered[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
+    rate = p.tokens.sum() / p.e2e_s.sum()
+    residual = p.tokens - rate * p.e2e_s
+    sd = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
+    return 1000.0 / tpot, p.tok_s_per_gpu * (1.0 + sd * rng.standard_normal(resamples))
+
+
+def replicate_levels(
+    points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator, draws: NightDraws
+) -> dict[int, np.ndarray]:
+    """Per level: a 3 x resamples array of replicates of (interactivity, tok/s/GPU, USD per GPU-second); NaN in a
+    replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws)."""
+    reps = {p.run_id: _run_replicates(p, q, resamples, rng) for p in sorted(points, key=lambda p: p.run_id)}
+    by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
+    for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
+        by_level[p.concurrency][p.night].append(p)
+    cols = np.arange(resamples)
+    found = {}
+    for level, nights in sorted(by_level.items()):
+        total, weight = np.zeros((3, resamples)), np.zeros(resamples)
+        for night, members in sorted(nights.items()):
+            matrix = np.stack([np.vstack([*reps[m.run_id], np.full(resamples, m.usd_per_gpu_s)]) for m in members])
+            pick = rng.integers(0, len(members), size=(len(members), resamples)) if len(members) > 1 else None
+            drawn = matrix[:, :, :] if pick is None else matrix[pick, :, cols].transpose(0, 2, 1)
+            count = draws[night]
+            total += count * drawn.mean(axis=0)
+            weight += count
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found[level] = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
+    return found
+
+
+def load_points(
+    con: duckdb.DuckDBPyConnection,
+    runs: Sequence[tuple[str, str, int]],
+    basis: CostBasis,
+    dates: tuple[str, str] | None = None,
+) -> list[RunPoint]:
+    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs and cost from view
+    frontier (the one place the frontier's inputs come from), its requests with a TPOT from request_metrics.
+    A run without a price on the basis or without a throughput is left out."""
+    ids = [run_id for run_id, _, _ in runs]
+    figures = {row[0]: row[1:] for row in con.execute(
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady FROM frontier "
+        f"WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))", {"basis": str(basis), "ids": id_list(ids)}
+    ).fetchall()}  # fmt: skip
+    requests = _requests_of(con, ids, dates)
+    empty = np.array([])
+    found = []
+    for run_id, night, level in runs:
+        gpus, per_gpu, per_gpu_s, steady = figures.get(run_id, (None, None, None, False))
+        if per_gpu is None or not per_gpu_s:
+            continue
+        tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
+        found.append(RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e,
+                              bool(steady)))  # fmt: skip
+    return found
+
+
+def _requests_of(
+    con: duckdb.DuckDBPyConnection, ids: list[str], dates: tuple[str, str] | None
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
+    state (view frontier), only those that decoded in it (macro in_steady), as its steady figures count them."""
+    query = (
+        "SELECT m.run_id, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
+        "FROM request_metrics AS m LEFT JOIN (SELECT DISTINCT run_id, steady_start_ns, steady_end_ns FROM frontier "
+        "WHERE steady) AS w ON w.run_id = m.run_id "
+        "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
+        f"AND m.run_id IN (SELECT unnest({IDS})) "
+        "AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, w.steady_end_ns))"
+        + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
+    )
+    params: dict[str, object] = {"ids": id_list(ids)}
+    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    table = con.execute(query, params).fetch_arrow_table()
+    if not table.num_rows:
+        return {}
+    codes = pc.dictionary_encode(table.column("run_id").combine_chunks())
+    code = codes.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
+    tpot, tokens, secs = (table.column(c).to_numpy().astype(float)[order] for c in ("tpot_ms", "tokens", "e2e_s"))
+    spans = [slice(bounds[i], bounds[i + 1]) for i in range(len(codes.dictionary))]
+    return {run_id: (tpot[span], tokens[span], secs[span])
+            for span, run_id in zip(spans, codes.dictionary.to_pylist(), strict=True)}  # fmt: skip

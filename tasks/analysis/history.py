@@ -1,0 +1,477 @@
+"""history: change detection over nightly runs, per series (host, model, workload, concurrency).
+
+Each run of a series (oldest first, view ``nightly_trend``) is tested against the runs before it (up to
+``window`` of them, at least ``min_prior``) on its per-request samples of two metrics:
+
+- ``decode_tok_s``: view request_metrics' decode_tok_s of each ok request (tokens/s; higher is better)
+- ``ttft_ms``: request_metrics' ttft_ns / 1e6 of each ok request (ms; lower is better)
+
+Medians are tcobench's one quantile rule (tasks/analysis/quantile.py, = SQL quantile_cont) at 0.5. The tests of a
+series' runs are computed all at once by tasks/analysis/ranktests.py (checked run by run against ``mann_whitney_u``).
+
+Design notes: docs/architecture.md#tasks-history.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import PriceTable, RunStatus
+
+from ..store.lake import sql_string
+from ..store.query import connect, freeze_views
+from ..store.rows import IDS, NightlyTrendRow, arrow_of, collection_paused, fetch_rows, id_list
+from ..store.store import StoreRef
+from .quantile import quantile
+from .ranktests import SeriesTests, series_tests, u_p_value
+
+__all__ = [
+    "CACHED_WINDOW",
+    "METRICS",
+    "Better",
+    "Change",
+    "Metric",
+    "Point",
+    "Series",
+    "change_test_rows",
+    "change_tests_schema",
+    "detect_changes",
+    "history",
+    "mann_whitney_u",
+]
+
+Metric = Literal["decode_tok_s", "ttft_ms"]  # per-request samples tested (module docstring)
+Better = Literal["higher", "lower"]
+METRICS: dict[Metric, Better] = {"decode_tok_s": "higher", "ttft_ms": "lower"}  # metric -> which way is better
+_PROVENANCE = (
+    "engine_version",
+    "driver_version",
+    "image_digest",
+    "model_digest",
+    "prompt_set_hash",
+    "output_tokens_spec",
+    "tokenizer",
+    "extra_body",
+    "gpu_name",
+)
+CACHED_WINDOW = 5  # detect_changes' default window: the one whose tests are stored
+_TESTS_FORMAT = "tcobench-change-tests-1"  # part of every stored test's basis: a new format never reads old rows
+_COUNTS = ("n1", "n2", "priors")  # SeriesTests' integer fields; the rest are floats
+_FIGURES = ("u", "p", "median", "prior_median", "prior_medians_mean", "prior_medians_sd")
+
+
+def mann_whitney_u(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """(U of x, two-sided p) by the normal approximation with tie and continuity corrections.
+
+    U of x counts the pairs (x_i, y_j) with x_i > y_j, ties counting one half. Same as
+    scipy.stats.mannwhitneyu(x, y, method="asymptotic", use_continuity=True).
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        raise ValueError("both samples need at least one value")
+    pooled = np.concatenate([a, b])
+    _, inverse, counts = np.unique(pooled, return_inverse=True, return_counts=True)
+    average_rank = np.cumsum(counts) - (counts - 1) / 2.0  # mean rank of each distinct value
+    u1 = float(average_rank[inverse][:n1].sum() - n1 * (n1 + 1) / 2)
+    return u1, u_p_value(u1, n1, n2, float((counts**3 - counts).sum()))
+
+
+@dataclass(frozen=True)
+class Change:
+    """One metric of one run against its prior runs."""
+
+    metric: Metric
+    median: float
+    prior_median: float
+    change_pct: float
+    p_value: float
+    effect: float  # rank-biserial correlation, -1..1
+    noise_sd: float | None  # sd of the prior runs' medians
+    flagged: bool
+    better: bool  # the change goes the good way for this metric
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a series."""
+
+    run_id: str
+    date: str
+    started: dt.datetime
+    night: int
+    output_tok_s: float | None
+    decode_tok_s_p50: float | None
+    ttft_ms_p50: float | None
+    usd_per_m_output_tokens: float | None
+    changes: tuple[Change, ...]
+    provenance_changes: tuple[str, ...]
+    batch_id: str = ""
+    prior_usd_per_m_output_tokens: float | None = None  # median over the prior runs tested against
+
+    @property
+    def flagged(self) -> bool:
+        return any(c.flagged for c in self.changes)
+
+    @property
+    def cost_change_pct(self) -> float | None:
+        """Cost per 1M output tokens of this run against the median of its prior runs, percent (+ = dearer)."""
+        now, before = self.usd_per_m_output_tokens, self.prior_usd_per_m_output_tokens
+        return None if now is None or not before else (now / before - 1) * 100
+
+
+@dataclass(frozen=True)
+class Series:
+    key: str
+    host: str
+    model_name: str
+    workload: str
+    concurrency: int
+    gpu_name: str | None
+    points: tuple[Point, ...] = field(default_factory=tuple)
+
+    @property
+    def flags(self) -> list[tuple[Point, Change]]:
+        return [(p, c) for p in self.points for c in p.changes if c.flagged]
+
+
+@dataclass(frozen=True)
+class _Rules:
+    window: int
+    min_prior: int
+    alpha: float
+    min_change: float
+    min_effect: float
+    noise_k: float
+
+
+def _samples(
+    con: duckdb.DuckDBPyConnection, runs: Sequence[str] | None = None, dates: tuple[str, str] | None = None
+) -> dict[str, dict[Metric, np.ndarray]]:
+    """Per run (all, or ``runs``): its measured, successful requests' decode rates (tokens/s) and TTFTs (ms).
+    ``dates``: the first and last date of those runs (requests carry their run's date: the store skips the
+    files of other dates).
+
+    Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
+    requests, too many to pass through Python one row at a time."""
+    keep = f" AND run_id IN (SELECT unnest({IDS}))" if runs is not None else ""
+    keep += " AND date BETWEEN $first AND $last" if dates is not None else ""
+    params: dict[str, object] = {"ids": id_list(runs)} if runs is not None else {}
+    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    table = arrow_of(
+        con,
+        "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "
+        f"list(ttft_ns / 1e6) FILTER (WHERE ttft_ns IS NOT NULL) AS ttft FROM request_metrics WHERE ok{keep} "
+        "GROUP BY run_id",
+        params,
+    )
+    ids = table.column("run_id").to_pylist()
+    pairs: tuple[tuple[Metric, str], ...] = (("decode_tok_s", "rate"), ("ttft_ms", "ttft"))
+    columns = {metric: _split(table.column(name)) for metric, name in pairs}
+    return {run_id: {metric: arrays[i] for metric, arrays in columns.items()} for i, run_id in enumerate(ids)}
+
+
+def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
+    """A list column as one float array per row (a NULL list: empty)."""
+    lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not isinstance(lists, pa.ListArray | pa.LargeListArray):
+        lists = lists.cast(pa.list_(pa.float64()))
+    values = lists.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+    offsets = np.asarray(lists.offsets)  # relative to the flattened values' start
+    start = offsets[0]
+    valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    bounds = offsets - start
+    return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
+
+
+def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> list[Change | None]:
+    """Each run's change in one metric (module docstring), from the series' tests (tasks/analysis/ranktests.py); None
+    where the run has no samples or too few prior runs. Computed on the series' arrays at once (a year's report
+    makes 73,000 of them), with the same float operations as one run at a time."""
+    n1, n2 = tests.n1, tests.n2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        effect = 2 * tests.u / (n1 * n2) - 1
+        change = np.where(tests.prior_median != 0, tests.median / tests.prior_median - 1, 0.0)  # NaN stays NaN
+    sd = tests.prior_medians_sd
+    beyond_noise = np.isnan(sd) | (np.abs(tests.median - tests.prior_medians_mean) > rules.noise_k * sd)
+    flagged = ((tests.p < rules.alpha) & (np.abs(effect) >= rules.min_effect) & (np.abs(change) >= rules.min_change)
+               & beyond_noise)  # fmt: skip
+    better = (change > 0) == (METRICS[metric] == "higher")
+    tested = (n1 != 0) & (tests.priors >= rules.min_prior)
+    columns = (tested.tolist(), tests.median.tolist(), tests.prior_median.tolist(), (change * 100).tolist(),
+               tests.p.tolist(), effect.tolist(), sd.tolist(), flagged.tolist(), better.tolist())  # fmt: skip
+    return [Change(metric, median, prior, pct, p, e, None if math.isnan(noise) else noise, f, b) if ok else None
+            for ok, median, prior, pct, p, e, noise, f, b in zip(*columns, strict=True)]  # fmt: skip
+
+
+def _provenance_changes(row: Mapping[str, object], previous: Mapping[str, object] | None) -> tuple[str, ...]:
+    """What changed in the _PROVENANCE columns of nightly_trend since the previous run."""
+    if previous is None:
+        return ()
+    return tuple(f"{k} {_short(previous[k])} -> {_short(row[k])}" for k in _PROVENANCE if row[k] != previous[k])
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text[:19] + "..." if len(text) > 22 else text
+
+
+def _prior_cost(prior: Sequence[NightlyTrendRow]) -> float | None:
+    costs = [r["usd_per_m_output_tokens"] for r in prior if r["usd_per_m_output_tokens"] is not None]
+    return quantile(costs, 0.5) if costs else None  # a list: up to ``window`` values, no array needed
+
+
+def change_tests_schema() -> pa.Schema:
+    """Table ``change_tests``: one row per run and metric, its tests against its prior runs (module docstring)."""
+    fields = [pa.field("run_id", pa.string()), pa.field("metric", pa.string()), pa.field("basis", pa.string())]
+    fields += [pa.field(name, pa.int64()) for name in _COUNTS] + [pa.field(name, pa.float64()) for name in _FIGURES]
+    return pa.schema(fields)
+
+
+def _basis(rows: Sequence[NightlyTrendRow], i: int, window: int, committed: Mapping[str, int]) -> str | None:
+    """What run i's tests are computed from: it and its up to ``window`` prior runs, each by id and commit time
+    (None when one of them has no commits row: its tests are then never stored)."""
+    digest = hashlib.sha256(f"{_TESTS_FORMAT}\0{window}".encode())
+    for row in rows[max(0, i - window) : i + 1]:
+        stamp = committed.get(row["run_id"])
+        if stamp is None:
+            return None
+        digest.update(f"\0{row['run_id']}\0{stamp}".encode())
+    return digest.hexdigest()[:24]
+
+
+@dataclass
+class _Tests:
+    """A series' tests, per metric: arrays over its runs (SeriesTests' fields), filled from the stored tests or
+    computed; ``basis`` of each run (None: not storable), ``fresh``: the runs computed now."""
+
+    arrays: dict[Metric, dict[str, np.ndarray]]
+    basis: list[str | None]
+    fresh: list[int]
+
+    def of(self, metric: Metric) -> SeriesTests:
+        return SeriesTests(**self.arrays[metric])
+
+
+def _empty_tests(runs: int) -> dict[str, np.ndarray]:
+    return {**{n: np.zeros(runs, dtype=np.int64) for n in _COUNTS}, **{n: np.full(runs, np.nan) for n in _FIGURES}}
+
+
+def _stored_tests(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[tuple[str, str], tuple[str, tuple[Any, ...]]]:
+    """The stored tests of these runs: (run id, metric) -> (basis, SeriesTests' values); {} without a store of
+    them (``tasks.store.query`` defines ``_stored_change_tests`` when the store has the table)."""
+    if not ids:
+        return {}
+    names = ", ".join((*_COUNTS, *_FIGURES))
+    try:
+        table = con.execute(
+            f"SELECT run_id, metric, basis, {names} FROM _stored_change_tests WHERE run_id IN (SELECT unnest({IDS}))",
+            {"ids": id_list(ids)},
+        ).fetchall()
+    except duckdb.CatalogException:  # no view of them: the store has none (or they were dropped)
+        return {}
+    return {(r[0], r[1]): (r[2], tuple(r[3:])) for r in table}
+
+
+def _test_all(
+    con: duckdb.DuckDBPyConnection,
+    by_series: Mapping[str, list[NightlyTrendRow]],
+    keep: set[str] | None,
+    window: int,
+) -> dict[str, _Tests]:
+    """Every series' tests of the runs in ``keep`` (all when None): the stored ones whose basis still holds (for
+    the stored window only), the others computed from the samples of just those runs and their prior runs."""
+    wanted = [r["run_id"] for rows in by_series.values() for r in rows]
+    committed: dict[str, int] = {}
+    if window == CACHED_WINDOW and wanted:
+        committed = {str(k): int(v) for k, v in con.execute(
+            f"SELECT run_id, max(committed_ns) FROM commits WHERE run_id IN (SELECT unnest({IDS})) GROUP BY run_id",
+            {"ids": id_list(wanted)}).fetchall()}  # fmt: skip
+    targets = {key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep]
+               for key, rows in by_series.items()}  # fmt: skip
+    stored = _stored_tests(con, [by_series[k][i]["run_id"] for k, idx in targets.items() for i in idx]) \
+        if committed else {}  # fmt: skip
+    found: dict[str, _Tests] = {}
+    for key, rows in by_series.items():
+        basis = [_basis(rows, i, window, committed) if committed else None for i in range(len(rows))]
+        tests = _Tests({metric: _empty_tests(len(rows)) for metric in METRICS}, basis, [])
+        for i in targets[key]:
+            hits = [stored.get((rows[i]["run_id"], metric)) for metric in METRICS]
+            if basis[i] is None or any(h is None or h[0] != basis[i] for h in hits):
+                tests.fresh.append(i)
+                continue
+            for metric, hit in zip(METRICS, hits, strict=True):
+                assert hit is not None
+                for name, value in zip((*_COUNTS, *_FIGURES), hit[1], strict=True):
+                    tests.arrays[metric][name][i] = np.nan if value is None else value
+        found[key] = tests
+    spans = {key: _spans(tests.fresh, window) for key, tests in found.items() if tests.fresh}
+    read = [r["run_id"] for key, parts in spans.items() for low, high in parts for r in by_series[key][low:high]]
+    if not read:
+        return found
+    if keep is None and len(read) == len(wanted):
+        samples = _samples(con)  # every run of the store: no list of ids to match
+    else:
+        dated = [r["date"] for key, parts in spans.items() for low, high in parts for r in by_series[key][low:high]]
+        samples = _samples(con, read, (min(dated), max(dated)))
+    none = np.array([])
+    for key, parts in spans.items():
+        rows, tests = by_series[key], found[key]
+        fresh = np.array(tests.fresh)
+        for low, high in parts:
+            at = fresh[(fresh >= low) & (fresh < high)]
+            for metric in METRICS:
+                part = series_tests([samples.get(r["run_id"], {}).get(metric, none) for r in rows[low:high]], window)
+                for name in (*_COUNTS, *_FIGURES):
+                    tests.arrays[metric][name][at] = getattr(part, name)[at - low]
+    return found
+
+
+def _spans(fresh: list[int], window: int) -> list[tuple[int, int]]:
+    """The stretches of a series (start, end: a slice) that testing the ``fresh`` runs (ascending positions) reads:
+    each fresh run and its up to ``window`` prior runs, overlapping stretches joined."""
+    spans: list[tuple[int, int]] = []
+    for i in fresh:
+        low = max(0, i - window)
+        if spans and low <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], i + 1)
+        else:
+            spans.append((low, i + 1))
+    return spans
+
+
+def _series(rows: list[NightlyTrendRow], tests: _Tests, rules: _Rules, keep: set[str] | None = None) -> Series:
+    """The series' points (only those of the runs in ``keep``, when given), each tested against its prior runs."""
+    by_metric = [_changes(metric, tests.of(metric), rules) for metric in METRICS]
+    points = []
+    for i, row in enumerate(rows):
+        if keep is not None and row["run_id"] not in keep:
+            continue
+        prior_rows = rows[max(0, i - rules.window) : i]
+        changes = [found for metric in by_metric if (found := metric[i]) is not None]
+        points.append(
+            Point(
+                row["run_id"],
+                row["date"],
+                row["started"],
+                row["night"],
+                row["output_tok_s"],
+                row["req_decode_tok_s_p50"],
+                row["ttft_p50_ms"],
+                row["usd_per_m_output_tokens"],
+                tuple(changes),
+                _provenance_changes(row, rows[i - 1] if i else None),
+                row["batch_id"],
+                _prior_cost(prior_rows),
+            )
+        )
+    first = rows[0]
+    return Series(
+        first["series"],
+        first["host"],
+        first["model_name"],
+        first["workload"],
+        first["concurrency"],
+        first["gpu_name"],
+        tuple(points),
+    )
+
+
+def _trend(
+    con: duckdb.DuckDBPyConnection, window: int, runs: Sequence[str] | None, costs: bool = True
+) -> dict[str, list[NightlyTrendRow]]:
+    """View nightly_trend's ok and partial runs by series, oldest first; with ``runs``, only those runs' series,
+    from ``window`` runs before the first of them to the last of them. Without ``costs``, view trend_runs' (the
+    same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
+    order = "ORDER BY host, model_name, workload, concurrency, series, night"
+    ok = ", ".join(f"'{s.value}'" for s in (RunStatus.ok, RunStatus.partial))  # interrupted/failed runs are not trends
+    source = "nightly_trend" if costs else "(SELECT *, NULL::DOUBLE AS usd_per_m_output_tokens FROM trend_runs)"
+    sql = f"SELECT * FROM {source} WHERE status IN ({ok})"
+    if runs is not None:  # the runs' series, from ``window`` runs before the first of them to the last of them
+        named = con.execute(f"SELECT DISTINCT trend_series(host, model_name, workload, concurrency) FROM runs "
+                            f"WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(runs)}).fetchall()  # fmt: skip
+        if not named:
+            return {}
+        # the series as literals: DuckDB filters a window's partition before the window on a constant list only
+        # (faster than the list as a parameter or a semi-join: docs/performance.md#trend-series-literals)
+        sql += f" AND series IN ({', '.join(sql_string(str(name)) for (name,) in named)})"
+        sql = (f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
+               f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
+               f"WHERE run_id IN (SELECT unnest({IDS})) GROUP BY series) SELECT t.* EXCLUDE (_at) FROM t "
+               "JOIN k USING (series) WHERE t._at BETWEEN k.first AND k.last")  # fmt: skip
+    by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
+    for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": id_list(runs)} if runs is not None else None):
+        by_series[row["series"]].append(row)
+    return by_series
+
+
+def detect_changes(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    window: int = CACHED_WINDOW,
+    min_prior: int = 2,
+    alpha: float = 0.01,
+    min_change: float = 0.05,
+    min_effect: float = 0.5,
+    noise_k: float = 3.0,
+    runs: Sequence[str] | None = None,
+    costs: bool = True,
+) -> list[Series]:
+    """Every series of view nightly_trend with its points and their tested changes (module docstring). With
+    ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
+    over the whole store (a run's summary or a comparison need not test the whole store's history): only the
+    rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
+    are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
+    (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
+    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs)."""
+    if window < 1 or min_prior < 1 or min_prior > window:
+        raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
+    if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
+        raise ConfigError("need 0 < alpha < 1, min_change >= 0, 0 <= min_effect <= 1 and noise_k >= 0")
+    rules = _Rules(window, min_prior, alpha, min_change, min_effect, noise_k)
+    by_series = _trend(con, window, runs, costs)
+    keep = set(runs) if runs is not None else None
+    tests = _test_all(con, by_series, keep, window)
+    found = (_series(rows, tests[key], rules, keep) for key, rows in by_series.items())
+    return [series for series in found if series.points]
+
+
+def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """The tests to store (table ``change_tests``, ``change_tests_schema``): those of every run whose stored
+    tests are missing or no longer hold (module docstring), computed now; runs without a commits row are left
+    out (their tests cannot be checked later)."""
+    by_series = _trend(con, CACHED_WINDOW, None, costs=False)  # the tests read no cost
+    tests = _test_all(con, by_series, None, CACHED_WINDOW)
+    rows: list[dict[str, Any]] = []
+    for key, series in tests.items():
+        for i in series.fresh:
+            if series.basis[i] is None:
+                continue
+            for metric in METRICS:
+                values = {name: series.arrays[metric][name][i] for name in (*_COUNTS, *_FIGURES)}
+                rows.append({"run_id": by_series[key][i]["run_id"], "metric": metric, "basis": series.basis[i],
+                             **{n: int(values[n]) for n in _COUNTS},
+                             **{n: None if math.isnan(values[n]) else float(values[n]) for n in _FIGURES}})  # fmt: skip
+    return pa.Table.from_pylist(rows, schema=change_tests_schema())
+
+
+def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
+    """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot)
+        try:
+            freeze_views(con)
+            return detect_changes(con, **rules)
+        finally:
+            con.close()

@@ -1,0 +1,31 @@
+"""Asked vs achieved shape: view run_shape's rows for some runs (the mean input and output lengths asked and served,
+and the mismatch note with its likely cause)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+
+from tcobench.schemas import PriceTable
+
+from ..store.query import connect
+from ..store.store import StoreRef
+
+__all__ = ["run_shapes", "shapes_of"]
+
+
+def run_shapes(store: StoreRef, prices: PriceTable, run_ids: Sequence[str], snapshot: int | None = None) -> pa.Table:
+    """View run_shape for ``run_ids`` (runs that asked for no length have no row), at ``snapshot`` if given."""
+    con = connect(store, prices, needs=("run_shape",), snapshot=snapshot)
+    try:
+        return shapes_of(con, run_ids)
+    finally:
+        con.close()
+
+
+def shapes_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pa.Table:
+    """``run_shapes`` on a connection that defines view run_shape."""
+    ids = ", ".join("'" + run_id.replace("'", "''") + "'" for run_id in run_ids) or "NULL"
+    return con.sql(f"SELECT * FROM run_shape WHERE run_id IN ({ids})").to_arrow_table()

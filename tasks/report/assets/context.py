@@ -1,0 +1,292 @@
+"""What the report's sections share: the runs in the report, grouped into platforms, and small HTML helpers.
+
+A platform is (host, GPU, hardware key, model, workload, engine); a label is 'GPU @ host' plus whichever of the
+other parts tell apart platforms of the same GPU and host.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any, TypedDict, cast
+
+import duckdb
+import pyarrow as pa
+
+from ...store.rows import Row, RunRow, fetch_rows, id_list
+from .svg import PALETTE
+
+__all__ = [
+    "DASHES",
+    "GROUP_FIELDS",
+    "PLATFORM_TABLE",
+    "NightWeightedRow",
+    "Platform",
+    "PlatformKey",
+    "ReportContext",
+    "ReportRun",
+    "cheapest_levels",
+    "cheapest_tokens_per_usd",
+    "figure",
+    "fmt",
+    "group_platforms",
+    "night_weighted_rows",
+    "platform_costs",
+    "platform_key",
+    "query_rows",
+    "register_platforms",
+    "table",
+    "usd",
+]
+
+DASHES = (None, "7 3", "2 3", "9 3 2 3", "4 4")
+
+GROUP_FIELDS = ("host", "gpu", "hardware_key", "model_name", "workload", "engine_name")
+PlatformKey = tuple[str, str, str, str, str, str]  # GROUP_FIELDS' values
+PLATFORM_TABLE = "_report_platform"  # registered by register_platforms: run_id -> platform label and its number
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A group of runs drawn as one series: the same host, GPU, price row, model, workload and engine."""
+
+    key: PlatformKey
+    label: str
+    color: str
+    run_ids: tuple[str, ...]
+
+
+class ReportRun(RunRow):
+    """A run in the report: view runs' provenance and view run_summary's request counts (report.REPORT_RUNS_SQL)."""
+
+    gpu_count: int | None
+    driver_version: str | None
+    cuda_version: str | None
+    rocm_version: str | None
+    hardware_key: str
+    site_key: str
+    ops_key: str
+    utilisation: float
+    engine_name: str
+    engine_label: str | None
+    gpu_source: str | None
+    engine_version: str
+    image_digest: str | None
+    model_name: str
+    model_digest: str | None
+    workload: str
+    prompt_set_hash: str
+    num_ctx: int
+    max_tokens: int
+    concurrency: int
+    status: str
+    ok: int
+    errors: int
+    tool_version: str
+    git_revision: str | None
+    client_saturated: bool | None
+    client_check_note: str | None
+
+
+class _NightWeightedBy(TypedDict, total=False):
+    """The keys a night_weighted_rows query adds with ``by`` or ``extra``."""
+
+    basis: str  # view cost_basis
+    value: float  # view sensitivity
+    i: int  # the latency distributions: 1-based index into the probabilities
+    measured: bool  # the energy figure: every run measured
+
+
+class NightWeightedRow(_NightWeightedBy):
+    """One row of night_weighted_rows: a platform at one concurrency (and ``by`` value)."""
+
+    platform: str
+    concurrency: int
+    mean: float  # night_weighted_mean of the value
+    lowest: float  # the lowest night's mean
+    highest: float  # the highest night's mean
+    nights: int
+    runs: int
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    con: duckdb.DuckDBPyConnection
+    runs: list[ReportRun]  # oldest first
+    platforms: list[Platform]
+    of_run: dict[str, Platform]
+    select: str | None
+    claim: float | None  # the claimed ratio the headline is checked against; None: no claim is stated
+    resamples: int
+    seed: int
+    a: str | None = None  # the headline pair (report --a/--b); None: the cheapest pair of different vendors
+    b: str | None = None
+    interactivity: float | None = None  # the headline's target, tok/s per user; None: the middle of the overlap
+    # platform_costs' rows, read once per report (the headline, the cost figure, the energy and targets sections)
+    costs: list[NightWeightedRow] = field(default_factory=list, compare=False)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r["run_id"] for r in self.runs]
+
+
+def query_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, row: type[Row], ids: Sequence[str], **params: object
+) -> list[Row]:
+    """Rows of ``sql`` as ``row`` (tasks/store/rows.py); ``$ids`` is bound to ``ids`` (read it as rows.IDS), other
+    ``$name`` parameters to ``params``."""
+    return fetch_rows(con, sql, row, {"ids": id_list(ids), **params})
+
+
+def platform_key(
+    host: str, gpu_name: str | None, hardware_key: str, model: str, workload: str, engine: str
+) -> PlatformKey:
+    """A platform's key in GROUP_FIELDS order: host, GPU ('CPU' without one), price row, model, workload, engine."""
+    return (host, gpu_name or "CPU", hardware_key, model, workload, engine)
+
+
+def group_platforms(runs: Sequence[ReportRun]) -> list[Platform]:
+    """Group runs; a label is 'GPU @ host' plus whichever of hardware key, model, workload, engine vary."""
+    keys: dict[PlatformKey, list[str]] = defaultdict(list)
+    for r in runs:
+        key = platform_key(
+            r["host"], r["gpu_name"], r["hardware_key"], r["model_name"], r["workload"], r["engine_name"]
+        )
+        keys[key].append(r["run_id"])
+    # a field joins the label only where it tells apart platforms of the same GPU and host
+    varying = [
+        i for i in range(2, len(GROUP_FIELDS)) if len({k[:2] + (k[i],) for k in keys}) > len({k[:2] for k in keys})
+    ]
+    platforms = []
+    for n, (key, ids) in enumerate(sorted(keys.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2:]))):
+        label = " · ".join([f"{key[1]} @ {key[0]}", *(key[i] for i in varying)])
+        platforms.append(Platform(key, label, PALETTE[n % len(PALETTE)], tuple(ids)))
+    return platforms
+
+
+def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platform]) -> None:
+    """Create PLATFORM_TABLE (run_id, platform label and its number) for the runs in the report: a temporary table,
+    not the registered Arrow table (every join with it would scan the Arrow table through Python's interface, slower:
+    docs/performance.md#report-platform-table)."""
+    labels = [p.label for p in of_run.values()]
+    number = {label: i for i, label in enumerate(dict.fromkeys(labels))}  # a small key for grouping (platform_id)
+    ids = pa.array([number[x] for x in labels], pa.int32())
+    con.register("_tcob_platforms", pa.table({"run_id": list(of_run), "platform": labels, "platform_id": ids}))
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {PLATFORM_TABLE} AS SELECT * FROM _tcob_platforms")
+    finally:
+        con.unregister("_tcob_platforms")
+
+
+_NIGHT_INPUT = "_night_weighted_input"  # the view night_weighted_rows hands to the night_weighted(_lists) macro
+
+
+def night_weighted_rows(
+    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", unnest: str | None = None
+) -> list[NightWeightedRow]:
+    """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
+    with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
+    ``value`` (SQL table macro night_weighted: the mean over nights of each night's mean over its runs, the rule
+    of macro night_weighted_mean), the ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and
+    ``runs``. ``extra``: more aggregates over the same rows (", bool_and(v.x) AS y"). ``unnest``: ``value`` is a
+    list column whose positions are figures of their own (a run's quantiles): each position is night-weighted on
+    its own (SQL table macro night_weighted_lists, the same rule position by position; ``nights`` and ``runs``
+    then count lists), one row per position with its 1-based position in the column of this name."""
+    keys = ["p.platform_id", "r.concurrency", *(f"v.{column}" for column in by if column != unnest)]
+    names = ["platform_id", "concurrency", *(column for column in by if column != unnest)]
+    rows = (f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
+            f"WHERE v.{value} IS NOT NULL")  # fmt: skip
+    packed = ", ".join(f"{name} := {key}" for name, key in zip(names, keys, strict=True))
+    kind = "DOUBLE" if unnest is None else "DOUBLE[]"
+    ctx.con.execute(f"CREATE OR REPLACE TEMP VIEW {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
+                    f"v.{value}::{kind} AS value, r.batch_id AS night {rows}")  # fmt: skip
+    unpacked = ", ".join(f"w.key.{name} AS {name}" for name in names[1:])
+    figures = "w.mean, w.lowest, w.highest"
+    macro = "night_weighted"
+    if unnest is not None:  # the lists' positions, one row each
+        figures = (f"generate_subscripts(w.mean, 1) AS {unnest}, unnest(w.mean) AS mean, unnest(w.lowest) AS lowest, "
+                   "unnest(w.highest) AS highest")  # fmt: skip
+        macro = "night_weighted_lists"
+        names.append(unnest)
+    try:
+        found = fetch_rows(ctx.con, f"SELECT p.platform, {unpacked}, {figures}, w.nights, w.runs "
+                           f"FROM {macro}('{_NIGHT_INPUT}') AS w JOIN (SELECT DISTINCT platform_id, platform "
+                           f"FROM {PLATFORM_TABLE}) AS p ON p.platform_id = w.key.platform_id "
+                           f"ORDER BY p.platform, {', '.join(names[1:])}", NightWeightedRow)  # fmt: skip
+    finally:
+        ctx.con.execute(f"DROP VIEW IF EXISTS {_NIGHT_INPUT}")
+    if not extra:
+        return found
+    more = ctx.con.execute(f"SELECT p.platform, {', '.join(keys[1:])}{extra} {rows} GROUP BY ALL")
+    columns = [d[0] for d in more.description][len(keys) :]
+    added = {tuple(r[: len(keys)]): dict(zip(columns, r[len(keys) :], strict=True)) for r in more.fetchall()}
+    order = ["platform", *names[1:]]
+    return [cast(NightWeightedRow, {**row, **added[tuple(row[n] for n in order)]})  # type: ignore[literal-required]
+            for row in found]  # fmt: skip
+
+
+def platform_costs(ctx: ReportContext) -> list[NightWeightedRow]:
+    """Night-weighted output tokens per USD per platform, concurrency and basis (night_weighted_rows of view
+    cost_basis), read on first use and kept in ``ctx``."""
+    if not ctx.costs:
+        ctx.costs.extend(night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",)))
+    return list(ctx.costs)
+
+
+def cheapest_tokens_per_usd(ctx: ReportContext) -> dict[str, float]:
+    """Per platform label, its most output tokens per USD (owned basis) over its concurrency levels, each
+    night-weighted (platform_costs)."""
+    best: dict[str, float] = {}
+    for row in platform_costs(ctx):
+        if row["basis"] == "owned":
+            best[row["platform"]] = max(best.get(row["platform"], 0.0), row["mean"])
+    return best
+
+
+def cheapest_levels(owned: Sequence[NightWeightedRow]) -> dict[str, int]:
+    """Per platform label, the concurrency with the most tokens per USD, from night_weighted_rows of
+    view cost_basis' output_tokens_per_usd on the owned basis."""
+    best: dict[str, NightWeightedRow] = {}
+    for row in owned:
+        if row["platform"] not in best or row["mean"] > best[row["platform"]]["mean"]:
+            best[row["platform"]] = row
+    return {label: row["concurrency"] for label, row in best.items()}
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return escape(str(value))
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}" if abs(value) >= 1e-4 else f"${value:.3g}"
+
+
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    numeric: Sequence[int] = (),
+    flagged: Sequence[bool] = (),
+    row_attrs: Sequence[str] = (),
+) -> str:
+    """An HTML table; ``row_attrs``: per row, attributes for its <tr> (already escaped), e.g. the filter's."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        cells = "".join(f'<td class="num">{c}</td>' if j in numeric else f"<td>{c}</td>" for j, c in enumerate(row))
+        cls = ' class="flagged"' if flagged and flagged[i] else ""
+        attrs = f" {row_attrs[i]}" if row_attrs else ""
+        body.append(f"<tr{cls}{attrs}>{cells}</tr>")
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def figure(caption: str, chart: str, legend_html: str = "", note: str = "") -> str:
+    note_html = f'<p class="note">{escape(note)}</p>' if note else ""
+    return f"<figure><figcaption>{escape(caption)}</figcaption>{chart}{legend_html}{note_html}</figure>"

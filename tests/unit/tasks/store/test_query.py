@@ -1,0 +1,331 @@
+"""connect / read_only_query on real Parquet stores in tmp_path."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tcobench.errors import QueryError, StoreError
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.store import store as store_module
+from tcobench.tasks.store.query import connect, describe_snapshot, read_only_query, sql_views, views_named
+from tcobench.tasks.store.store import write_results
+from tests.store_helpers import data_files
+
+from ...factories import make_prices, make_request, make_run
+
+SHIPPED_VIEWS = [name for name, text in sql_views() if "CREATE OR REPLACE VIEW" in text]
+VIEWS = ("runs", "requests", "telemetry", *SHIPPED_VIEWS)
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    connection = connect(store, make_prices())
+    yield connection
+    connection.close()
+
+
+def test_shipped_views_are_found_in_order() -> None:
+    names = [name for name, _ in sql_views()]
+    assert names.index("run_summary") < names.index("tco"), "tco is built on run_summary"
+    for _, text in sql_views():
+        assert text.startswith("-- "), "every view starts with its header comment"
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_views_on_an_empty_store_return_no_rows(tmp_path: Path, view: str) -> None:
+    con = connect(tmp_path / "nothing-here", load_prices(None))
+    try:
+        assert read_only_query(con, f"SELECT * FROM {view}").num_rows == 0
+    finally:
+        con.close()
+
+
+def test_price_tables_are_registered_with_their_keys(tmp_path: Path) -> None:
+    con = connect(tmp_path, load_prices(None))
+    try:
+        keys = read_only_query(con, "SELECT key FROM hardware ORDER BY key").column("key").to_pylist()
+        assert "cpu-generic-2c" in keys
+        as_of = read_only_query(con, "SELECT typeof(as_of) AS t FROM site LIMIT 1").column("t").to_pylist()
+        assert as_of == ["DATE"]
+    finally:
+        con.close()
+
+
+def test_select_works(con: duckdb.DuckDBPyConnection) -> None:
+    table = read_only_query(con, "WITH r AS (SELECT * FROM requests) SELECT count(*) AS n FROM r")
+    assert table.column("n").to_pylist() == [3]
+    assert read_only_query(con, "SELECT n FROM run_summary").column("n").to_pylist() == [3]
+    assert read_only_query(con, "EXPLAIN SELECT * FROM runs").num_rows >= 1
+    assert read_only_query(con, "EXPLAIN ANALYZE SELECT * FROM runs").num_rows >= 1
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind"),
+    [
+        ("delete from requests", "DELETE"),
+        ("insert into requests select * from requests", "INSERT"),
+        ("update runs set host = 'x'", "UPDATE"),
+        ("copy (select * from runs) to 'out.csv'", "COPY"),
+        ("create table t as select 1", "CREATE"),
+        ("drop view runs", "DROP"),
+        ("attach 'other.db' as other", "ATTACH"),
+        ("set threads = 1", "SET"),
+    ],
+)
+def test_writes_are_refused_with_a_clear_message(con: duckdb.DuckDBPyConnection, sql: str, kind: str) -> None:
+    with pytest.raises(QueryError, match=rf"^refused: {kind} statements are not allowed; tcobench query is read-only"):
+        read_only_query(con, sql)
+
+
+@pytest.mark.parametrize("prefix", ["EXPLAIN ANALYZE", "explain analyse", "EXPLAIN (ANALYZE)", "EXPLAIN"])
+def test_explain_of_a_write_is_refused_and_writes_nothing(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, prefix: str
+) -> None:
+    target = tmp_path / "leak.csv"
+    with pytest.raises(QueryError, match=r"^refused: EXPLAIN COPY statements are not allowed"):
+        read_only_query(con, f"{prefix} COPY (SELECT 1) TO '{target}'")
+    assert not target.exists()
+
+
+def test_multiple_statements_are_refused(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(QueryError, match=r"^give exactly one SQL statement, got 2$"):
+        read_only_query(con, "select 1; delete from requests")
+    assert read_only_query(con, "select count(*) AS n from requests").column("n").to_pylist() == [3]
+
+
+def test_unparsable_sql_is_one_line(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(QueryError) as info:
+        read_only_query(con, "selec * fro runs")
+    assert str(info.value).startswith("cannot parse SQL: ")
+    assert "\n" not in str(info.value)
+
+
+def test_failing_select_is_one_line(con: duckdb.DuckDBPyConnection) -> None:
+    with pytest.raises(QueryError) as info:
+        read_only_query(con, "SELECT no_such_column FROM runs")
+    assert "\n" not in str(info.value)
+    assert "no_such_column" in str(info.value)
+
+
+def test_files_no_snapshot_references_are_not_read(tmp_path: Path) -> None:
+    """A writer killed mid-commit leaves files the catalog never listed: nobody reads them."""
+    store = tmp_path / "store"
+    write_results(store, make_run(run_id="kept"), [make_request(run_id="kept")])
+    (committed,) = data_files(store, "requests")
+    stray = Path(committed).with_name("ducklake-left-by-a-killed-writer.parquet")
+    shutil.copy(committed, stray)
+    (Path(committed).parent / "foreign.txt").write_text("not parquet", encoding="utf-8")
+    con = connect(store, make_prices())
+    try:
+        assert read_only_query(con, "SELECT run_id FROM requests").column("run_id").to_pylist() == ["kept"]
+    finally:
+        con.close()
+
+
+def test_a_connection_reads_one_snapshot_and_says_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
+    con = connect(tmp_path, make_prices())
+    try:  # the write retries while this reader holds the local catalog: give up after 1 s, not the default 120 s
+        with monkeypatch.context() as patched:
+            patched.setenv("TCOBENCH_STORE_WAIT_S", "1")
+            write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])  # after the reader opened
+    except StoreError:
+        pass  # the local catalog admits one process at a time; this one holds it for reading
+    finally:
+        con.close()
+    second = write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b")])
+    assert second > first
+    for snapshot, expected in ((first, ["a"]), (None, ["a", "b"])):
+        con = connect(tmp_path, make_prices(), snapshot=snapshot)
+        try:
+            ids = read_only_query(con, "SELECT run_id FROM run_summary ORDER BY 1").column("run_id").to_pylist()
+            assert ids == expected
+            row = read_only_query(con, "SELECT snapshot_id, store FROM store_snapshot").to_pylist()
+            assert row == [{"snapshot_id": snapshot or second, "store": str(tmp_path)}]
+            assert describe_snapshot(con).startswith(f"store {tmp_path} at snapshot {snapshot or second} (committed ")
+        finally:
+            con.close()
+    with pytest.raises(StoreError, match=r"snapshot 999"):
+        connect(tmp_path, make_prices(), snapshot=999)
+
+
+@pytest.mark.parametrize(
+    ("sql", "refusal"),
+    [
+        ("SELECT * FROM read_text('/etc/passwd')", r'Cannot access file "/etc/passwd"'),
+        ("SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')", r'Cannot access file "http://127.0.0.1:9/x.csv"'),
+        ("SELECT * FROM read_parquet('/tmp/*.parquet')", r"Cannot access file"),
+        ("SELECT current_setting('enable_external_access') AND false", None),
+        ("SELECT * FROM duckdb_secrets(redact := false)", r"unredacted secrets is disabled"),
+    ],
+)
+def test_the_query_connection_cannot_leave_the_store(con: duckdb.DuckDBPyConnection, sql: str,
+                                                      refusal: str | None) -> None:  # fmt: skip
+    if refusal is None:
+        assert read_only_query(con, sql).to_pylist() == [{read_only_query(con, sql).column_names[0]: False}]
+        return
+    with pytest.raises(QueryError, match=refusal) as info:
+        read_only_query(con, sql)
+    assert "\n" not in str(info.value)
+
+
+def test_the_sandbox_settings_are_locked(con: duckdb.DuckDBPyConnection) -> None:
+    for statement in ("SET enable_external_access = true", "SET autoinstall_known_extensions = true",
+                      "SET lock_configuration = false", "SET allowed_directories = ['/']"):  # fmt: skip
+        with pytest.raises(duckdb.Error, match="locked|Cannot change"):
+            con.execute(statement)
+    for statement in ("INSTALL httpfs", "LOAD httpfs", "ATTACH '/tmp/other.duckdb' AS o"):
+        with pytest.raises(duckdb.Error):
+            con.execute(statement)
+
+
+def test_a_damaged_file_leaves_out_its_runs_and_nothing_else(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    for run_id in ("a", "b"):
+        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
+                                                          for i in range(3)])  # fmt: skip
+    (bad,) = [f for f in data_files(tmp_path, "requests") if _holds(f, "a")]
+    Path(bad).write_bytes(b"")
+    with caplog.at_level("WARNING", logger="tcobench.store"):
+        con = connect(tmp_path, make_prices())
+    try:
+        assert read_only_query(con, "SELECT run_id, n FROM run_summary").to_pylist() == [{"run_id": "b", "n": 3}]
+        assert read_only_query(con, "SELECT count(*) AS n FROM requests").to_pylist() == [{"n": 3}]
+        assert read_only_query(con, "SELECT 1 AS one").to_pylist() == [{"one": 1}]
+    finally:
+        con.close()
+    warnings = [r.getMessage() for r in caplog.records]
+    assert any(bad in w and "0 bytes, the catalog recorded" in w for w in warnings), warnings
+    assert any("1 run(s) with rows in damaged files are left out: a" in w for w in warnings), warnings
+
+
+def _holds(path: str, run_id: str) -> bool:
+    import pyarrow.parquet as pq
+
+    return run_id in pq.read_table(path, columns=["run_id"]).column("run_id").to_pylist()
+
+
+def test_store_path_with_a_quote(tmp_path: Path) -> None:
+    store = tmp_path / "o'brien store"
+    write_results(store, make_run(), [make_request()])
+    con = connect(store, make_prices())
+    try:
+        assert read_only_query(con, "SELECT count(*) AS n FROM requests").column("n").to_pylist() == [1]
+    finally:
+        con.close()
+
+
+def test_partition_columns_come_back_as_text(con: duckdb.DuckDBPyConnection) -> None:
+    row = read_only_query(con, "SELECT typeof(date) AS d, typeof(host) AS h, date, host FROM runs").to_pylist()
+    assert row == [{"d": "VARCHAR", "h": "VARCHAR", "date": "2023-11-14", "host": "testhost"}]
+
+
+@pytest.mark.parametrize("view", SHIPPED_VIEWS)
+def test_views_work_on_runs_written_before_a_column_existed(tmp_path: Path, view: str) -> None:
+    """A store spans tcobench versions: a store whose tables predate `extra_body` and `rocm_version` reads them as
+    NULL, and once a newer tcobench writes, the older rows read NULL there."""
+    write_results(tmp_path, make_run(run_id="old0"), [make_request(run_id="old0")])
+    _drop_columns(tmp_path, "runs", ["extra_body", "rocm_version"])  # as an older tcobench created the table
+    con = connect(tmp_path, make_prices())
+    try:
+        assert con.sql("SELECT run_id, extra_body, rocm_version FROM runs").fetchall() == [("old0", None, None)]
+        con.sql(f"SELECT * FROM {view}").fetchall()
+    finally:
+        con.close()
+    store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
+    write_results(tmp_path, make_run(run_id="new0", extra_body='{"top_k": 1}'), [make_request(run_id="new0")])
+    con = connect(tmp_path, make_prices())
+    try:
+        rows = con.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
+        assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
+        con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both
+    finally:
+        con.close()
+
+
+def _drop_columns(store: Path, table: str, columns: list[str]) -> None:
+    from tcobench.tasks.store.lake import attach_sql, new_instance, parse_store
+
+    location = parse_store(store)
+    con = new_instance(location)
+    try:
+        con.execute(attach_sql(location, read_only=False))
+        for column in columns:
+            con.execute(f"ALTER TABLE lake.{table} DROP COLUMN {column}")
+    finally:
+        con.close()
+
+
+def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_path: Path) -> None:
+    prices = make_prices()
+    for view in SHIPPED_VIEWS:  # every view from its SQL (no store: no per-run rows stored), alone
+        sql = f"SELECT * FROM {view.upper()} ORDER BY ALL"  # as a user may write it
+        assert views_named(sql) == {view}
+        some = connect(tmp_path / "empty", prices, needs=views_named(sql))
+        try:
+            assert read_only_query(some, sql).num_rows == 0
+            defined = {r[0] for r in some.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        finally:
+            some.close()
+        assert view in defined and (view == "record_card" or "record_card" not in defined), defined
+        if view in ("tco", "nightly_trend"):  # tco_scenarios' header names the views over it; they are not needed
+            assert not defined & {"sensitivity", "platform_cost", "efficiency", "cost_basis"}, defined
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    full = connect(store, prices)
+    try:
+        for view in ("tco", "nightly_trend", "goodput"):  # over the stored per-run rows: the same rows as with all
+            sql = f"SELECT * FROM {view} ORDER BY ALL"
+            some = connect(store, prices, needs=views_named(sql))
+            try:
+                assert read_only_query(some, sql) == read_only_query(full, sql), view
+            finally:
+                some.close()
+    finally:
+        full.close()
+
+
+def _cached_sql(con: duckdb.DuckDBPyConnection) -> str:
+    found = con.execute("SELECT sql FROM duckdb_views() WHERE view_name = '_cached_run_summary'").fetchone()
+    assert found is not None
+    return str(found[0])
+
+
+def test_cached_views_are_read_unfiltered_only_when_they_cover_exactly_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run covered once: the cached rows are read as stored (no semi-join against runs); a run without
+    cached rows (written by an older tcobench) or a run left out as damaged: filtered; the rows are the same."""
+    for run_id in ("a", "b"):
+        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
+                                                          for i in range(3)])  # fmt: skip
+    sql = "SELECT run_id, n, output_tok_s FROM run_summary ORDER BY run_id"
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" not in _cached_sql(con).upper()
+        exact = con.execute(sql).fetchall()
+    finally:
+        con.close()
+    monkeypatch.setattr("tcobench.tasks.store.query._covers_exactly", lambda *a: False)
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" in _cached_sql(con).upper()
+        assert con.execute(sql).fetchall() == exact and len(exact) == 2
+    finally:
+        con.close()
+    monkeypatch.undo()
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)
+    write_results(tmp_path, make_run(run_id="c"), [make_request(run_id="c", request_index=i) for i in range(3)])
+    monkeypatch.undo()
+    con = connect(tmp_path, make_prices())
+    try:
+        assert "WHERE" in _cached_sql(con).upper()  # c is computed by the reader, a and b read from the cache
+        assert [r[0] for r in con.execute(sql).fetchall()] == ["a", "b", "c"]
+    finally:
+        con.close()
