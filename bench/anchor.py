@@ -62,7 +62,7 @@ def _records(out: Path) -> list[dict[str, Any]]:
 
 def run_anchor(client: str, url: str, sc: Any, concurrency: int) -> dict[str, Any]:
     """Run aiperf for one level of a scenario; the same figures as bench/client_headroom.figures."""
-    from client_headroom import figures
+    from _headroom import figures
 
     if client != "aiperf":
         raise SystemExit(f"anchor {client!r} is not available (guidellm needs a CUDA torch; see bench/anchor.py)")

@@ -19,12 +19,12 @@ import contextlib
 import os
 import sys
 
-from zero_endpoint import EndpointConfig, ZeroProtocol, _loop_factory, _Server, _Wire
+from zero_endpoint import EndpointConfig, Server, Wire, ZeroProtocol, loop_factory
 
 __all__ = ["BatchingProtocol", "BatchingServer", "main", "serve"]
 
 
-class BatchingServer(_Server):
+class BatchingServer(Server):
     """The zero endpoint's shared state plus the step cost and the streams in flight."""
 
     def __init__(self, config: EndpointConfig, a_s: float, b_s: float) -> None:
@@ -45,12 +45,12 @@ class BatchingProtocol(ZeroProtocol):
         super().__init__(server)
         self.due = 0.0
 
-    def _stream(self, wire: _Wire, raw: bytes) -> None:
+    def _stream(self, wire: Wire, raw: bytes) -> None:
         self.server.active += 1
         self.due = self.loop.time()
         super()._stream(wire, raw)
 
-    def _schedule(self, wire: _Wire, tokens: int, tail: bytes, start: float, sent: int) -> None:
+    def _schedule(self, wire: Wire, tokens: int, tail: bytes, start: float, sent: int) -> None:
         self.due += self.server.step_s()
         when = self.due
         self.handle = self.loop.call_at(when, self._emit, wire, tokens, tail, start, sent, when)
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     # itl_s > 0 keeps the zero endpoint's timed path (one frame per step)
     config = EndpointConfig(ttft_s=args.a_ms / 1e3, itl_s=args.a_ms / 1e3, tokens=args.tokens, model=args.model)
-    loop = _loop_factory("select")()
+    loop = loop_factory("select")()
     server = loop.run_until_complete(serve(config, args.a_ms / 1e3, args.b_ms / 1e3, args.host, args.port))
     port = server.sockets[0].getsockname()[1]
     sys.stdout.write(f"listening on http://{args.host}:{port} pid {os.getpid()}\n")

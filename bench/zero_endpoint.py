@@ -65,7 +65,7 @@ def _dumps(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
 
-class _Wire:
+class Wire:
     """Pre-encoded frames of one route: head, token frame, and the tail for a given token count."""
 
     def __init__(self, route: str, model: str) -> None:
@@ -134,14 +134,14 @@ def _json_response(status: str, obj: Any) -> bytes:
     )
 
 
-class _Server:
+class Server:
     """State shared by every connection: config, pre-encoded wires, stats."""
 
     def __init__(self, config: EndpointConfig) -> None:
         self.config = config
         self.stats = Stats()
         routes = ("/v1/completions", "/v1/chat/completions", "/api/generate", "/api/chat")
-        self.wires = {r: _Wire(r, config.model) for r in routes}
+        self.wires = {r: Wire(r, config.model) for r in routes}
         self.ttft_ns = round(config.ttft_s * 1e9)
         self.itl_ns = round(config.itl_s * 1e9)
         model = config.model if ":" in config.model else f"{config.model}:latest"
@@ -173,7 +173,7 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
 class ZeroProtocol(asyncio.Protocol):
     """One client connection: parse HTTP/1.1 requests, answer with timed pre-encoded frames."""
 
-    def __init__(self, server: _Server) -> None:
+    def __init__(self, server: Server) -> None:
         self.server = server
         self.buffer = b""
         self.busy = False
@@ -230,7 +230,7 @@ class ZeroProtocol(asyncio.Protocol):
             self.transport.write(_json_response("404 Not Found", {"error": f"no route {method} {path}"}))
         self._next_request()
 
-    def _stream(self, wire: _Wire, raw: bytes) -> None:
+    def _stream(self, wire: Wire, raw: bytes) -> None:
         assert self.transport is not None
         server = self.server
         try:
@@ -251,12 +251,12 @@ class ZeroProtocol(asyncio.Protocol):
         self.transport.write(wire.head)
         self._schedule(wire, tokens, tail, start, 0)
 
-    def _schedule(self, wire: _Wire, tokens: int, tail: bytes, start: float, sent: int) -> None:
+    def _schedule(self, wire: Wire, tokens: int, tail: bytes, start: float, sent: int) -> None:
         config = self.server.config
         when = start + config.ttft_s + sent * config.itl_s
         self.handle = self.loop.call_at(when, self._emit, wire, tokens, tail, start, sent, when)
 
-    def _emit(self, wire: _Wire, tokens: int, tail: bytes, start: float, sent: int, when: float) -> None:
+    def _emit(self, wire: Wire, tokens: int, tail: bytes, start: float, sent: int, when: float) -> None:
         self.handle = None
         if self.transport is None:
             return
@@ -278,7 +278,7 @@ class ZeroProtocol(asyncio.Protocol):
             self._next_request()
 
 
-def _loop_factory(selector: str) -> Callable[[], asyncio.AbstractEventLoop]:
+def loop_factory(selector: str) -> Callable[[], asyncio.AbstractEventLoop]:
     def make() -> asyncio.AbstractEventLoop:
         sel = selectors.SelectSelector() if selector == "select" else selectors.DefaultSelector()
         return asyncio.SelectorEventLoop(sel)
@@ -288,14 +288,14 @@ def _loop_factory(selector: str) -> Callable[[], asyncio.AbstractEventLoop]:
 
 async def serve(config: EndpointConfig, host: str = "127.0.0.1", port: int = 0) -> asyncio.Server:
     """Start listening; the caller keeps the loop running."""
-    state = _Server(config)
+    state = Server(config)
     loop = asyncio.get_running_loop()
     return await loop.create_server(lambda: ZeroProtocol(state), host, port, backlog=4096)
 
 
 def start_in_thread(config: EndpointConfig, selector: str = "select") -> tuple[str, Callable[[], None]]:
     """Run the endpoint on its own loop in a daemon thread: (base URL, stop function). For tests."""
-    loop = _loop_factory(selector)()
+    loop = loop_factory(selector)()
     ready: list[str] = []
     started = threading.Event()
 
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--selector", choices=("select", "epoll"), default="select")
     args = parser.parse_args(argv)
     config = EndpointConfig(args.ttft_ms / 1e3, args.itl_ms / 1e3, args.tokens, args.fixed_tokens, args.model)
-    loop = _loop_factory(args.selector)()
+    loop = loop_factory(args.selector)()
     server = loop.run_until_complete(serve(config, args.host, args.port))
     port = server.sockets[0].getsockname()[1]
     sys.stdout.write(f"listening on http://{args.host}:{port} pid {os.getpid()}\n")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcobench.schemas import CONTROL_QUEUE, FleetSettings, PriceTable
+from tcobench.schemas import FleetSettings, PriceTable
 from tcobench.settings import Settings
 from tcobench.tasks.fleet import (
     HostOutcome,
@@ -39,8 +39,8 @@ from tcobench.tasks.runs import PARTIAL_THRESHOLD
 from ._orchestrator import flow, inline, run_log
 from .benchmark import benchmark
 
-__all__ = ["HOST_DEPLOYMENT", "NIGHTLY_DEPLOYMENT", "FleetNight", "deploy_host_flow", "deploy_nightly", "fleet_host",
-           "run_fleet"]  # fmt: skip
+__all__ = ["HOST_DEPLOYMENT", "NIGHTLY_DEPLOYMENT", "FleetNight", "deploy_host_flow", "fleet_host",
+           "module_deployment", "run_fleet"]  # fmt: skip
 
 HOST_DEPLOYMENT = "tcobench-fleet-host"  # deployment of flow fleet-host: runs go to a host's queue
 NIGHTLY_DEPLOYMENT = "tcobench-nightly"  # deployment of flow nightly on the control queue
@@ -76,7 +76,8 @@ def fleet_host(
                                                                                 if failed else "")  # fmt: skip
 
 
-def _module_deployment(fn: Any, name: str, pool: str, **options: Any) -> Any:
+def module_deployment(fn: Any, name: str, pool: str, **options: Any) -> Any:
+    """A deployment of flow ``fn`` in ``pool``, reached by its module path."""
     from prefect.types.entrypoint import EntrypointType
 
     # module path (tcobench.flows.fleet.fleet_host): importable wherever tcobench is installed, no source pull
@@ -86,21 +87,7 @@ def _module_deployment(fn: Any, name: str, pool: str, **options: Any) -> Any:
 def deploy_host_flow(pool: str) -> None:
     """Create or update the ``fleet-host`` deployment in the pool (no default queue: each run names its host's)."""
     about = "One host's nightly cells, run on that host by its tcobench worker."
-    _module_deployment(fleet_host, HOST_DEPLOYMENT, pool, description=about).apply()
-
-
-def deploy_nightly(pool: str, parameters: dict[str, Any], cron: str | None) -> None:
-    """Create or update the ``nightly`` deployment on the control queue (with a cron schedule if given)."""
-    from .nightly import nightly
-
-    ensure_pool(pool)
-    ensure_queues(pool, [CONTROL_QUEUE])
-    about = "tcobench nightly: every host of the inventory, measured by its own worker."
-    options: dict[str, Any] = {"work_queue_name": CONTROL_QUEUE, "parameters": parameters, "description": about}
-    if cron:
-        options["cron"] = cron
-    _module_deployment(nightly, NIGHTLY_DEPLOYMENT, pool, **options).apply()
-    deploy_host_flow(pool)
+    module_deployment(fleet_host, HOST_DEPLOYMENT, pool, description=about).apply()
 
 
 class FleetNight:

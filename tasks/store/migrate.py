@@ -169,7 +169,7 @@ def migrate_folder(
 
 def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb.DuckDBPyConnection:
     """The shipped views over folder-store files, read as tcobench < 0.2 read them (hive partitions, by name)."""
-    from .query import _register_prices
+    from .query import register_prices
 
     con = duckdb.connect(":memory:")
     for table in ("runs", "requests", "telemetry", "engine_metrics", "images"):  # the folder layout had no
@@ -188,7 +188,7 @@ def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb
         )
         # read once: a view over read_parquet re-reads every file at each reference, and the views nest
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source}{where}")
-    _register_prices(con, prices)
+    register_prices(con, prices)
     for _name, text in sql_views():
         con.execute(text)
     return con

@@ -40,6 +40,7 @@ __all__ = [
     "freeze_views",
     "read_only_query",
     "shape_tolerance",
+    "register_prices",
     "sql_views",
     "views_named",
 ]
@@ -202,7 +203,7 @@ def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def _register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
+def register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
     """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty."""
     for name, info in PriceTable.model_fields.items():
         rows: dict[str, BaseModel] = getattr(prices, name)
@@ -334,7 +335,7 @@ def connect(
     location = open_store(store).location if not isinstance(store, StoreLocation) else store
     con, cached = _open(location, snapshot, on_warning or log.warning)
     try:
-        _register_prices(con, prices)
+        register_prices(con, prices)
         con.execute(f"SET VARIABLE shape_tolerance = {shape_tolerance()!r}")  # view run_shape
         views = sql_views()
         if needs is not None:

@@ -83,7 +83,8 @@ def _fleet_deploy(
         raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
     _need_server("fleet deploy")
     prefect_defaults()
-    from tcobench.flows.fleet import HOST_DEPLOYMENT, NIGHTLY_DEPLOYMENT, deploy_nightly
+    from tcobench.flows.fleet import HOST_DEPLOYMENT, NIGHTLY_DEPLOYMENT
+    from tcobench.flows.nightly import deploy_nightly
     from tcobench.tasks.fleet import refuse_secrets
 
     params = {"inventory": str(inventory.resolve()), "matrices": [str(m.resolve()) for m in matrix],

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 import duckdb
@@ -36,12 +37,31 @@ __all__ = [
     "load_samples",
     "night_draws",
     "percentile_interval",
+    "Verdict",
+    "verdict",
 ]
 
 # from this many ok requests a run's request-level resampling uses its normal approximation (module docstring)
 NORMAL_FROM_REQUESTS = 100
 TokenCount = Literal["output", "total"]  # which tokens a cost counts: output, or prompt + output
 NightDraws = dict[str, np.ndarray]  # night -> how many times it is drawn in each replicate (shape: resamples)
+
+
+class Verdict(StrEnum):
+    """Where a claimed ratio lies against the measured interval."""
+
+    inside = "inside"  # consistent with the measurements
+    above = "above"  # not supported: the measured advantage is smaller
+    below = "below"  # the measured advantage is larger than claimed
+
+
+def verdict(claim: float, lo: float, hi: float) -> Verdict:
+    """Where a claimed ratio lies against the interval [lo, hi]."""
+    if claim > hi:
+        return Verdict.above
+    if claim < lo:
+        return Verdict.below
+    return Verdict.inside
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import get_args
 
 import duckdb
@@ -28,7 +27,16 @@ from ...store.rows import collection_paused
 from ...store.store import StoreRef
 from ...workload.accuracy import parse_accuracy_name
 from ..history import detect_changes
-from .bootstrap import NightDraws, RunSample, TokenCount, bootstrap_efficiency, night_draws, percentile_interval
+from .bootstrap import (
+    NightDraws,
+    RunSample,
+    TokenCount,
+    Verdict,
+    bootstrap_efficiency,
+    night_draws,
+    percentile_interval,
+    verdict,
+)
 from .candidates import (
     CandidateRun,
     CostTermName,
@@ -61,23 +69,6 @@ __all__ = [
 ]
 
 _TERMS: tuple[CostTermName, ...] = get_args(CostTermName)
-
-
-class Verdict(StrEnum):
-    """Where a claimed ratio lies against the measured interval."""
-
-    inside = "inside"  # consistent with the measurements
-    above = "above"  # not supported: the measured advantage is smaller
-    below = "below"  # the measured advantage is larger than claimed
-
-
-def verdict(claim: float, lo: float, hi: float) -> Verdict:
-    """Where a claimed ratio lies against the interval [lo, hi]."""
-    if claim > hi:
-        return Verdict.above
-    if claim < lo:
-        return Verdict.below
-    return Verdict.inside
 
 
 def token_count(text: str) -> TokenCount:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tcobench.errors import ConfigError
 
-from .bootstrap import night_draws, percentile_interval
+from .bootstrap import night_draws, percentile_interval, verdict
 from .frontier import Frontier, Level, RunPoint, build, level_points, pchip_batch, replicate_levels
 
 __all__ = [
@@ -202,8 +202,6 @@ def compare_frontiers(
     claim: float | None = None,
 ) -> FrontierComparison:
     """A and B at each target (None: 3 spread over the overlap of their ranges, where both have a frontier)."""
-    from .comparison import verdict  # comparison imports this module
-
     a, a_front = _side(a_name, a_points, q)
     b, b_front = _side(b_name, b_points, q)
     notes = [f"{label} mixes GPU counts {', '.join(map(str, s.gpu_counts))}: tok/s is divided by each run's own"

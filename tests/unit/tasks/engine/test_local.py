@@ -1,4 +1,4 @@
-"""How the embedded engine's end is put into words (tasks/engine/local.py _exit_reason)."""
+"""How the embedded engine's end is put into words (tasks/engine/local.py exit_reason)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,21 @@ import pytest
 
 from tcobench.errors import EngineError
 from tcobench.tasks.engine.base import RunningEngine
-from tcobench.tasks.engine.local import LocalLlamaServer, _exit_reason, llama_server_binary
+from tcobench.tasks.engine.local import LocalLlamaServer, exit_reason, llama_server_binary
 from tcobench.tasks.load.protocols import EngineInfo
 
 
 def test_an_exit_code_is_named_as_one() -> None:
-    assert _exit_reason(1) == "exited with code 1"
+    assert exit_reason(1) == "exited with code 1"
 
 
 def test_a_signal_is_named() -> None:
-    assert _exit_reason(-signal.SIGKILL) == "was killed by SIGKILL"
-    assert _exit_reason(-200) == "was killed by signal 200"
+    assert exit_reason(-signal.SIGKILL) == "was killed by SIGKILL"
+    assert exit_reason(-200) == "was killed by signal 200"
 
 
 def test_sigill_says_the_build_is_for_another_cpu_and_how_to_rebuild() -> None:
-    reason = _exit_reason(-signal.SIGILL)
+    reason = exit_reason(-signal.SIGILL)
     assert reason.startswith("was killed by SIGILL (illegal instruction")
     assert "make install" in reason and "images/wheelhouse.py" in reason
 
