@@ -27,8 +27,10 @@ from _common import cpu_seconds, endpoint, load_average, machine
 from _headroom import Scenario, figures
 
 from tcobench.schemas import Protocol, WorkloadConfig
-from tcobench.tasks.load.measure import RunContext, Target, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
 from tcobench.tasks.load.selfcheck import run_fields
+from tcobench.tasks.load.stream import Target
 
 PROMPT = " ".join(["a"] * 16)
 

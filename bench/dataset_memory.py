@@ -53,7 +53,9 @@ def _rss_kib() -> int:
 def child(path: Path, url: str, requests: int) -> dict[str, Any]:
     """In a fresh process: RSS after imports, then open + measure, then peak RSS."""
     from tcobench.schemas import Protocol, WorkloadConfig
-    from tcobench.tasks.load.measure import RunContext, Target, measure
+    from tcobench.tasks.load.measure import measure
+    from tcobench.tasks.load.record import RunContext
+    from tcobench.tasks.load.stream import Target
     from tcobench.tasks.workload import WorkloadPlan, open_dataset
 
     workload = WorkloadConfig.model_validate_json(json.dumps({

@@ -24,7 +24,8 @@ import pyarrow as pa
 from tcobench.schemas import BenchmarkConfig, RequestRecord
 from tcobench.settings import Settings
 from tcobench.tasks.engine import launch_engine, stop_engine, target_of
-from tcobench.tasks.load.measure import RunContext, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
 from tcobench.tasks.store.query import sql_views
 
 

@@ -31,8 +31,10 @@ from tcobench.tasks.engine import (
 )
 from tcobench.tasks.host.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.host.telemetry import start_telemetry, stop_telemetry
-from tcobench.tasks.load.measure import OnRequest, RunContext, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.pacing import OnRequest
 from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.load.record import RunContext
 from tcobench.tasks.load.shutdown import check_stop, deferred
 from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.progress import RunWatcher

@@ -22,7 +22,7 @@ from tcobench.schemas import BenchmarkConfig, EngineKind, LengthDist, Phase, Pro
 
 from .engine.base import RunningEngine
 from .engine.endpoint import target_of
-from .load.measure import probe_prompt_tokens
+from .load.stream import probe_prompt_tokens
 from .workload import (
     TAG_BASE,
     TAG_WORDS,

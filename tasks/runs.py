@@ -19,8 +19,8 @@ from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord
 from .engine.base import RunningEngine
 from .host.identity import declared_columns, host_identity, reconcile
 from .load.limits import reached
-from .load.measure import MeasureResult
 from .load.protocols import EngineInfo, adapter_for
+from .load.record import MeasureResult
 from .load.selfcheck import run_fields
 from .redact import redact
 from .workload import WorkloadPlan

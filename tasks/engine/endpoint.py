@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
 
-from ..load.measure import Target, preflight
 from ..load.placement import placement_of_url
+from ..load.stream import Target, preflight
 from .base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
 
 __all__ = ["API_KEY_ENV", "EndpointLauncher", "api_key_env", "target_of"]

@@ -23,8 +23,8 @@ from tcobench.schemas import BenchmarkConfig, EngineKind
 
 from ..host import procs
 from ..load import shutdown
-from ..load.measure import preflight
 from ..load.protocols import EngineInfo
+from ..load.stream import preflight
 from ..models import is_synthetic
 from ..tls import tls_context
 from ..workload.gguf_vocab import read_gguf_metadata

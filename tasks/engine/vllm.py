@@ -25,8 +25,8 @@ from tcobench.schemas import VLLM_PYTHON_ENV, BenchmarkConfig, EngineKind
 from ..hf_model import check_hf_model, is_hf_synthetic, synth_hf_model
 from ..host import procs
 from ..load import shutdown
-from ..load.measure import preflight
 from ..load.protocols import EngineInfo
+from ..load.stream import preflight
 from ..tls import tls_context
 from .base import EngineEvent, LaunchOptions, RunningEngine, register
 from .endpoint import target_of

@@ -28,24 +28,10 @@ from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, RequestRecord
 from ..host.procs import die_with
 from ..workload.plan import WorkloadPlan
 from . import shutdown
-from .measure import (
-    Counter,
-    Instant,
-    MeasureResult,
-    OnPhase,
-    OnRequest,
-    RunContext,
-    Slice,
-    Target,
-    _Clients,
-    _Clock,
-    _Gate,
-    _Phase,
-    _run_phase,
-    _Stop,
-    make_send,
-)
+from .pacing import Clock, Counter, Gate, Instant, OnPhase, OnRequest, PhaseRun, Slice, Stop, run_phase
+from .record import MeasureResult, RunContext, make_send
 from .selfcheck import ProcessProbe
+from .stream import Clients, Target
 
 __all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "SharedInstant", "auto_procs",
            "concurrency_slices", "measure_procs"]  # fmt: skip
@@ -158,7 +144,7 @@ class _Job:
     parent: int  # pid of the parent: the worker dies with it
 
 
-async def _watch(shared: _Shared, stop: _Stop) -> None:
+async def _watch(shared: _Shared, stop: Stop) -> None:
     """Carry the parent's stop and hurry flags into this worker's loop."""
     while not shared.stop.is_set():
         await asyncio.sleep(POLL_S)
@@ -175,17 +161,17 @@ async def _wait(flag: Flag) -> None:
 
 async def _worker_main(job: _Job, shared: _Shared) -> None:
     plan, workload = job.plan, job.plan.workload
-    clients = _Clients(job.target, workload, None)
-    stop = _Stop(job.grace_s)
+    clients = Clients(job.target, workload, None)
+    stop = Stop(job.grace_s)
     watch = asyncio.get_running_loop().create_task(_watch(shared, stop))
-    send = make_send(job.target, plan, job.ctx, _Clock(job.anchor), clients)
+    send = make_send(job.target, plan, job.ctx, Clock(job.anchor), clients)
     put = shared.rows.put
     try:
         put(("ready", job.proc))
         await _wait(shared.go[Phase.warmup])
-        warm = _Phase(Phase.warmup, plan, _Gate(workload.warmup_requests, None, 0), send, put)
+        warm = PhaseRun(Phase.warmup, plan, Gate(workload.warmup_requests, None, 0), send, put)
         part = Slice(job.concurrency, shared.units[Phase.warmup], job.proc, job.procs)
-        warm = await _run_phase(warm, LoadMode.closed, None, 0, stop, part)
+        warm = await run_phase(warm, LoadMode.closed, None, 0, stop, part)
         put(("phase", job.proc, Phase.warmup, warm.cancelled, False))
         await _wait(shared.go[Phase.measure])
         start = int(shared.start_ns.value)
@@ -193,14 +179,14 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
             put(("phase", job.proc, Phase.measure, 0, False))
             return
         count = None if workload.duration_s is not None else workload.requests
-        gate = _Gate(count, workload.duration_s, workload.min_requests, shared.started, shared.first)
-        measured = _Phase(Phase.measure, plan, gate, send, put)
+        gate = Gate(count, workload.duration_s, workload.min_requests, shared.started, shared.first)
+        measured = PhaseRun(Phase.measure, plan, gate, send, put)
         probe = ProcessProbe()
         probe.start()  # before the start: its gc.collect must not delay the first request
         await asyncio.sleep(max(0, start - time.perf_counter_ns()) / 1e9)
         try:
             part = Slice(job.concurrency, shared.units[Phase.measure], job.proc, job.procs, start)
-            measured = await _run_phase(measured, workload.mode, workload.rate, plan.seed_of(Phase.measure, 0), stop,
+            measured = await run_phase(measured, workload.mode, workload.rate, plan.seed_of(Phase.measure, 0), stop,
                                         part)  # fmt: skip
         finally:
             put(("check", job.proc, await probe.stop()))

@@ -12,7 +12,7 @@ import pytest
 
 from tcobench.schemas import BenchmarkConfig
 from tcobench.tasks.engine import RunningEngine, target_of
-from tcobench.tasks.load.measure import preflight
+from tcobench.tasks.load.stream import preflight
 
 
 @pytest.mark.engine

@@ -31,7 +31,9 @@ from ollama_replay import (
 
 from tcobench.errors import EngineError
 from tcobench.schemas import LoadMode, Phase, Protocol, RequestRecord, WorkloadConfig
-from tcobench.tasks.load.measure import RunContext, Target, measure, preflight
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
+from tcobench.tasks.load.stream import Target, preflight
 
 CTX = RunContext(run_id="run-ollama", date="2026-01-01", host="testhost")
 PROMPTS = ("Why is the sky blue?", "Name a prime number.", "Say hi.")

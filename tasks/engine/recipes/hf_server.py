@@ -15,8 +15,8 @@ from tcobench.schemas import BenchmarkConfig
 
 from ...hf_model import check_hf_model, is_hf_synthetic
 from ...host.docker_client import run_to_completion
-from ...load.measure import preflight
 from ...load.protocols import EngineInfo
+from ...load.stream import preflight
 from ..endpoint import target_of
 from .base import ContainerPlan, Recipe, SmokeAddress
 

@@ -13,8 +13,8 @@ from tcobench.errors import EngineError, ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
 from ...host.docker_client import run_to_completion
-from ...load.measure import preflight
 from ...load.protocols import EngineInfo
+from ...load.stream import preflight
 from ...models import is_synthetic
 from ..endpoint import target_of
 from ..model import bundled_model, file_sha256

@@ -19,8 +19,8 @@ from tcobench.errors import ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 
 from ...host.docker_client import remove_container, tcobench_labels
-from ...load.measure import preflight
 from ...load.protocols import EngineInfo
+from ...load.stream import preflight
 from ...tls import tls_context
 from ..base import EngineEvent, LaunchOptions
 from ..endpoint import target_of

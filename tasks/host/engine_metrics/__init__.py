@@ -13,7 +13,7 @@ import httpx
 
 from tcobench.schemas import EngineMetricRecord, EngineMetricsKind, TelemetryConfig
 
-from ...load.measure import RunContext
+from ...load.record import RunContext
 from ...tls import tls_context
 from . import llama_cpp, ollama, vllm  # noqa: F401  (importing registers the scrapers)
 from .base import Sample, Scraper, ScraperUnavailable, scraper_class

@@ -10,7 +10,9 @@ import pytest
 from zero_endpoint import EndpointConfig, start_in_thread
 
 from tcobench.schemas import Protocol, WorkloadConfig
-from tcobench.tasks.load.measure import RunContext, Target, measure, preflight
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
+from tcobench.tasks.load.stream import Target, preflight
 
 CTX = RunContext("r1", "2026-11-30", "bench")
 

@@ -9,8 +9,8 @@ import pytest
 from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, ClientProcessCheck, RunRecord, RunStatus
 from tcobench.tasks.engine import RunningEngine
-from tcobench.tasks.load.measure import MeasureResult
 from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.record import MeasureResult
 from tcobench.tasks.runs import check_runs, config_hash, describe_run, finish_run, prompt_set_hash, run_verdict
 from tcobench.tasks.workload import WorkloadPlan
 from tests.unit.factories import make_request

@@ -9,8 +9,8 @@ from tcobench.schemas import BenchmarkConfig, GpuSource, GpuVendor, HostFactsSou
 from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.engine.container import daemon_host_facts
 from tcobench.tasks.host.identity import host_identity, reconcile
-from tcobench.tasks.load.measure import MeasureResult
 from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.record import MeasureResult
 from tcobench.tasks.runs import describe_run, failed_run_record, finish_run
 from tests.unit.factories import make_request, make_run
 

@@ -18,8 +18,8 @@ import pytest
 
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.load import http1
-from tcobench.tasks.load.measure import Target, _attempt, _Clients
 from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.load.stream import Clients, Target, _attempt
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]  # (..., connection number)
 
@@ -66,10 +66,10 @@ async def _serve(handler: Handler, tls: ssl.SSLContext | None = None) -> tuple[a
     return server, f"{'https' if tls else 'http'}://127.0.0.1:{port}", accepted
 
 
-def _target_and_clients(url: str) -> tuple[Target, _Clients]:
+def _target_and_clients(url: str) -> tuple[Target, Clients]:
     """An OpenAI target at ``url`` and the lean client's connections for it (as measure makes them)."""
     target = Target(url, Protocol.openai, "m")
-    return target, _Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
+    return target, Clients(target, WorkloadConfig.model_validate_json(json.dumps({"prompts": ["a"]})), None)
 
 
 def _conn(url: str, ssl_context: ssl.SSLContext | None = None) -> http1.Connection:

@@ -9,7 +9,9 @@ import pytest
 
 from tcobench.schemas import Phase, Protocol, RequestRecord, WorkloadConfig
 from tcobench.tasks.load.loadgen import auto_procs, concurrency_slices
-from tcobench.tasks.load.measure import MeasureResult, RunContext, Target, client_procs, measure
+from tcobench.tasks.load.measure import client_procs, measure
+from tcobench.tasks.load.record import MeasureResult, RunContext
+from tcobench.tasks.load.stream import Target
 
 
 def test_slices_and_the_default_process_count() -> None:

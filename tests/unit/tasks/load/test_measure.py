@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from tcobench.schemas import Phase, Protocol, WorkloadConfig
-from tcobench.tasks.load.measure import RunContext, Target, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
+from tcobench.tasks.load.stream import Target
 
 CTX = RunContext("run1", "2026-11-30", "host")
 TARGET = Target("http://127.0.0.1:1", Protocol.openai, "m")
@@ -198,7 +200,7 @@ def test_tokenizer_counts_what_the_server_does_not() -> None:
 def test_a_measure_result_prints_short_whatever_its_rows() -> None:
     """asyncio.run formats the finished task's result when it restores the SIGINT handler: a result's repr
     must not print every request row (docs/performance.md#result-repr)."""
-    from tcobench.tasks.load.measure import MeasureResult
+    from tcobench.tasks.load.record import MeasureResult
 
     result = MeasureResult(warmup=[], measured=[object()] * 100_000, measure_start_ns=1, measure_end_ns=2)  # type: ignore[list-item]
     assert repr(result) == "MeasureResult(warmup=0 rows, measured=100000 rows, stopped=None, stop_rule='requests')"
@@ -207,7 +209,7 @@ def test_a_measure_result_prints_short_whatever_its_rows() -> None:
 async def _passes_per_iteration(per_turn: int, tasks: int, cancel: int | None = None) -> tuple[list[int], list[int]]:
     """Start ``tasks`` completions in one loop iteration; (the order they passed the turnstile, the loop iteration
     each passed in). A ticker that re-arms itself with call_soon counts the iterations."""
-    from tcobench.tasks.load.measure import _Turnstile
+    from tcobench.tasks.load.record import _Turnstile
 
     loop, turnstile = asyncio.get_running_loop(), _Turnstile(per_turn)
     iteration, order, seen = [0], list[int](), list[int]()
@@ -246,14 +248,14 @@ def test_a_completion_cancelled_at_the_turnstile_does_not_hold_the_others() -> N
 
 
 def test_an_open_loop_sleep_never_wakes_before_its_instant_and_a_stop_cuts_it_short() -> None:
-    """``_Stop.sleep_until``: waits on the alarm thread (>= ALARM_MIN_NS) or asyncio's timer (shorter); never
+    """``Stop.sleep_until``: waits on the alarm thread (>= ALARM_MIN_NS) or asyncio's timer (shorter); never
     returns before the instant; a stop wakes a long wait at once; an instant already past returns at once."""
     import time
 
-    from tcobench.tasks.load.measure import ALARM_MIN_NS, _Alarm, _Stop
+    from tcobench.tasks.load.pacing import ALARM_MIN_NS, Stop, _Alarm
 
     async def main() -> tuple[list[int], float]:
-        stop, alarm = _Stop(1.0), _Alarm(asyncio.get_running_loop())
+        stop, alarm = Stop(1.0), _Alarm(asyncio.get_running_loop())
         try:
             early = []
             for wait_ns in (3 * ALARM_MIN_NS, ALARM_MIN_NS // 2, 2 * ALARM_MIN_NS, -ALARM_MIN_NS):

@@ -19,15 +19,9 @@ import pytest
 from tcobench.errors import ConfigError
 from tcobench.schemas import Protocol, WorkloadConfig
 from tcobench.tasks.load import shutdown
-from tcobench.tasks.load.measure import (
-    MAX_RETRY_AFTER_S,
-    RunContext,
-    StreamLimitError,
-    Target,
-    bounded_lines,
-    measure,
-    retry_delay,
-)
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import RunContext
+from tcobench.tasks.load.stream import MAX_RETRY_AFTER_S, StreamLimitError, Target, bounded_lines, retry_delay
 
 CTX = RunContext("run1", "2026-11-30", "host")
 TARGET = Target("http://127.0.0.1:1", Protocol.openai, "m")

@@ -13,7 +13,10 @@ import pytest
 
 from tcobench.schemas import LoadMode, Protocol, WorkloadConfig
 from tcobench.tasks.analysis.quantile import quantile
-from tcobench.tasks.load.measure import MeasureResult, RunContext, Target, arrivals, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.pacing import arrivals
+from tcobench.tasks.load.record import MeasureResult, RunContext
+from tcobench.tasks.load.stream import Target
 
 
 def ks_exponential(gaps: Sequence[float], rate: float) -> tuple[float, float]:

@@ -19,8 +19,10 @@ import pytest
 
 from tcobench.schemas import Protocol, RequestRecord, WorkloadConfig
 from tcobench.tasks.load import http1
-from tcobench.tasks.load.measure import MeasureResult, RunContext, Target, _attempt, _Clients, measure
+from tcobench.tasks.load.measure import measure
 from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.load.record import MeasureResult, RunContext
+from tcobench.tasks.load.stream import Clients, Target, _attempt
 
 SERVER = Path(__file__).parents[1] / "schedule_server.py"
 MS = 1_000_000
@@ -172,7 +174,7 @@ def test_a_chunk_is_timed_when_it_reached_the_host_not_when_a_busy_client_read_i
     target = Target(base_url, Protocol.openai, "m")
 
     async def one() -> tuple[list[int], int]:
-        clients = _Clients(target, WorkloadConfig.model_validate({"prompts": ("a",)}), None)
+        clients = Clients(target, WorkloadConfig.model_validate({"prompts": ("a",)}), None)
         loop = asyncio.get_running_loop()
         unblocked: list[int] = []
 

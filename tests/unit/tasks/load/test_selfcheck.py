@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tcobench.schemas import ClientProcessCheck, LoadMode, Protocol, WorkloadConfig
-from tcobench.tasks.load.measure import MeasureResult, RunContext, Target, measure
+from tcobench.tasks.load.measure import measure
+from tcobench.tasks.load.record import MeasureResult, RunContext
 from tcobench.tasks.load.selfcheck import (
     CPU_LIMIT,
     LAG_INTERVAL_NS,
@@ -22,6 +23,7 @@ from tcobench.tasks.load.selfcheck import (
     run_fields,
     verdict,
 )
+from tcobench.tasks.load.stream import Target
 
 MS = 1_000_000
 Endpoint = Callable[..., str]

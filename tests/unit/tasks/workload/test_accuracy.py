@@ -50,7 +50,7 @@ def test_score_over_stored_rows_regenerates_the_questions_from_the_workload_name
 def test_answer_fingerprint_is_the_hash_and_the_first_64_characters() -> None:
     import hashlib
 
-    from tcobench.tasks.load.measure import OUTPUT_PREFIX_CHARS, answer_fingerprint
+    from tcobench.tasks.load.record import OUTPUT_PREFIX_CHARS, answer_fingerprint
 
     text = "x" * 70 + "é"
     found = answer_fingerprint(text)

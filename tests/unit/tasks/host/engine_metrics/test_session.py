@@ -11,7 +11,7 @@ import pytest
 from tcobench.schemas import EngineQuantity, TelemetryConfig
 from tcobench.tasks.host.engine_metrics import session as session_module
 from tcobench.tasks.host.engine_metrics import start_engine_metrics, stop_engine_metrics
-from tcobench.tasks.load.measure import RunContext
+from tcobench.tasks.load.record import RunContext
 
 from .test_parsers import LLAMA_METRICS_TEXT, LLAMA_SLOTS
 

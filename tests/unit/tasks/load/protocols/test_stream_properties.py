@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcobench.schemas import Protocol
-from tcobench.tasks.load.measure import LineSplitter, StreamLimitError
 from tcobench.tasks.load.protocols import adapter_for
 from tcobench.tasks.load.protocols.base import LineEvent
+from tcobench.tasks.load.stream import LineSplitter, StreamLimitError
 
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
 
