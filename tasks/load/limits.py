@@ -15,6 +15,8 @@ from pathlib import Path
 from tcobench.errors import ConfigError
 from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
 
+from .loadgen import client_procs
+
 __all__ = ["FD_HEADROOM", "check_load", "plan_bound", "port_range", "reached"]
 
 log = logging.getLogger("tcobench.load")
@@ -56,8 +58,6 @@ def _descriptors(need: int) -> str | None:
 def check_load(workload: WorkloadConfig, warn: bool = True) -> None:
     """Refuse a concurrency level this process cannot open (ConfigError, one line naming the limit); warn once per
     level the plan cannot reach (it is lowered: see the module doc)."""
-    from .measure import client_procs  # measure calls this at run time: no import at the top
-
     bound = plan_bound(workload)
     ports = port_range()
     for level in workload.concurrency:

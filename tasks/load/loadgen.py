@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcobench.errors import MeasurementError
-from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, RequestRecord
+from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, RequestRecord, WorkloadConfig
 
 from ..host.procs import die_with
 from ..workload.plan import WorkloadPlan
@@ -34,7 +34,7 @@ from .selfcheck import ProcessProbe
 from .stream import Clients, Target
 
 __all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "SharedInstant", "auto_procs",
-           "concurrency_slices", "measure_procs"]  # fmt: skip
+           "client_procs", "concurrency_slices", "measure_procs"]  # fmt: skip
 
 STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
 REQUESTS_PER_S_PER_PROC = 400  # new requests per second one process sends on time (same source)
@@ -52,6 +52,13 @@ def auto_procs(concurrency: int, rate: float | None, cores: int | None = None) -
     cores = cores or os.cpu_count() or 1
     need = max(-(-concurrency // STREAMS_PER_PROC), -(-int(rate or 0) // REQUESTS_PER_S_PER_PROC), 1)
     return max(1, min(need, cores - 1, concurrency))
+
+
+def client_procs(workload: WorkloadConfig, concurrency: int) -> int:
+    """The client processes for a run: ``workload.client_procs``, else enough for the load (auto_procs)."""
+    if workload.client_procs is not None:
+        return min(workload.client_procs, concurrency)
+    return auto_procs(concurrency, workload.rate)
 
 
 def concurrency_slices(concurrency: int, procs: int) -> list[int]:

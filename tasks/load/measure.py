@@ -22,6 +22,8 @@ from tcobench.schemas import LoadMode, Phase, WorkloadConfig
 
 from ..workload.plan import WorkloadPlan
 from . import shutdown
+from .limits import check_load
+from .loadgen import client_procs, measure_procs
 from .pacing import (
     ALARM_MIN_NS,
     Clock,
@@ -151,22 +153,9 @@ def measure(
     when warm-up and measurement start (telemetry marks its samples with it); ``transport`` replaces httpx's
     network transport (tests use httpx.MockTransport).
     """
-    from .limits import check_load  # it imports client_procs from here
-
     check_load(workload.model_copy(update={"concurrency": (concurrency,)}), warn=False)  # descriptors, ports
     plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
     procs = client_procs(workload, concurrency)
     if procs > 1 and transport is None:
-        from .loadgen import measure_procs  # the workers import this module: no import at the top
-
         return measure_procs(target, plan, ctx, concurrency, procs, on_request, on_phase)
     return asyncio.run(_measure(target, plan, ctx, concurrency, on_request, on_phase, transport))
-
-
-def client_procs(workload: WorkloadConfig, concurrency: int) -> int:
-    """The client processes for a run: ``workload.client_procs``, else enough for the load (tasks/load/loadgen.py)."""
-    from .loadgen import auto_procs
-
-    if workload.client_procs is not None:
-        return min(workload.client_procs, concurrency)
-    return auto_procs(concurrency, workload.rate)

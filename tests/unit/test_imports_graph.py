@@ -94,15 +94,15 @@ def _graph() -> dict[str, Module]:
                     module.imports.append((base, node.lineno))
                     if alias.name.startswith("_") and not alias.name.startswith("__"):
                         module.private.append((base, alias.name, node.lineno))
-        for node in ast.walk(tree):  # module._name, where module was imported above
+        for used in ast.walk(tree):  # module._name, where module was imported above
             if (
-                isinstance(node, ast.Attribute)
-                and isinstance(node.value, ast.Name)
-                and node.value.id in bound
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
+                isinstance(used, ast.Attribute)
+                and isinstance(used.value, ast.Name)
+                and used.value.id in bound
+                and used.attr.startswith("_")
+                and not used.attr.startswith("__")
             ):
-                module.private.append((bound[node.value.id], node.attr, node.lineno))
+                module.private.append((bound[used.value.id], used.attr, used.lineno))
     return modules
 
 
