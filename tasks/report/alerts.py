@@ -5,8 +5,7 @@ artifact, and post the night's markdown summary and flags to the webhook from co
   (default: the ``reports/`` folder of a store in a local folder); linked as ``Settings.report_url/<file>`` when
   that is set (a web server publishing report_dir), else by its ``file://`` URI. A Prefect link artifact (key
   ``tcobench-nightly-report``) points there.
-- Flags: ``tasks.analysis.history.history`` over the store (its default rules), the flagged changes of this night's
-runs.
+- Flags: ``tasks.analysis.history.history`` over the store (default rules): this night's runs' flagged changes.
 - Webhook: ``Settings.webhook_url`` (TCOBENCH_WEBHOOK_URL); one ``POST`` of JSON ``{"text": markdown, "batch_id",
   "cells", "failed": [...], "flags": [...], "report": link}``; ``text`` is what Slack, Mattermost and Teams incoming
   webhooks display. The URL is a secret: it is read here from the environment, never passed as a task parameter,
