@@ -184,20 +184,37 @@ def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
 
 
 def _night_mean(values: dict[str, list[float]]) -> float:
-    """The mean over nights of each night's mean (macro night_weighted_mean's rule)."""
-    return float(np.mean([np.mean(v) for v in values.values()]))
+    """The mean over nights of each night's mean (macro night_weighted_mean's rule). A night of one run is that
+    run's figure (numpy's mean of one value is the value itself), taken without a call per night."""
+    return float(np.mean([v[0] if len(v) == 1 else np.mean(v) for v in values.values()]))
+
+
+def _interactivities(points: Sequence[RunPoint], q: float) -> np.ndarray:
+    """``RunPoint.interactivity`` of each point, the runs of one request count at once (``quantile_rows`` is
+    ``quantile`` row by row: the same order statistics, the same interpolation)."""
+    found = np.full(len(points), np.nan)
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for i, p in enumerate(points):
+        by_count[len(p.tpot_ms)].append(i)
+    for n, members in by_count.items():
+        if n:
+            tpot = quantile_rows(np.stack([points[i].tpot_ms for i in members]), q)
+            with np.errstate(divide="ignore"):
+                found[members] = np.where(tpot != 0, 1000.0 / tpot, np.nan)  # no TPOT quantile: NaN
+    return found
 
 
 def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
     """A side's levels as points (night-weighted means), Pareto flagged, by concurrency."""
-    by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
-    for p in points:
-        by_level[p.concurrency][p.night].append(p)
+    by_level: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for i, p in enumerate(points):
+        by_level[p.concurrency][p.night].append(i)
+    per_user = _interactivities(points, q)
     found = []
     for level, nights in sorted(by_level.items()):
-        x = _night_mean({n: [p.interactivity(q) for p in ps] for n, ps in nights.items()})
-        y = _night_mean({n: [p.tok_s_per_gpu for p in ps] for n, ps in nights.items()})
-        k = _night_mean({n: [p.usd_per_gpu_s for p in ps] for n, ps in nights.items()})
+        x = _night_mean({n: [float(per_user[i]) for i in ps] for n, ps in nights.items()})
+        y = _night_mean({n: [points[i].tok_s_per_gpu for i in ps] for n, ps in nights.items()})
+        k = _night_mean({n: [points[i].usd_per_gpu_s for i in ps] for n, ps in nights.items()})
         found.append(Level(level, x, y, k))
     if not found:
         return found
@@ -224,6 +241,35 @@ def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Genera
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def _large_sample_draws(n: int, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The random numbers of a run's large-sample forms (``_approximate_replicates``), in the stream's order: the
+    quantile's uniform U ~ Beta(h + 1, n - h), h = (n - 1) q, then the ratio estimator's z ~ N(0, 1)."""
+    h = (n - 1) * q
+    return rng.beta(h + 1, n - h, size=resamples), rng.standard_normal(resamples)
+
+
+def _large_sample_forms(
+    points: Sequence[RunPoint], q: float, u: np.ndarray, z: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Runs' replicates of (interactivity, tok/s/GPU) by their large-sample forms from their draws
+    (``_large_sample_draws``: u and z, runs x resamples), each run's replicates a row; runs of one request count are
+    ordered and indexed at once (``_approximate_replicates`` says what the forms are)."""
+    x, sd = np.empty_like(u), np.empty(len(points))
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for i, p in enumerate(points):
+        n = len(p.tpot_ms)
+        by_count[n].append(i)
+        rate = p.tokens.sum() / p.e2e_s.sum()
+        residual = p.tokens - rate * p.e2e_s
+        sd[i] = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
+    for n, members in by_count.items():
+        ordered = np.sort(np.stack([points[i].tpot_ms for i in members]), axis=1)
+        rank = np.clip(np.ceil(u[members] * n).astype(np.int64) - 1, 0, n - 1)
+        x[members] = 1000.0 / np.take_along_axis(ordered, rank, axis=1)
+    per_gpu = np.array([p.tok_s_per_gpu for p in points])
+    return x, per_gpu[:, None] * (1.0 + sd[:, None] * z)
+
+
 def _approximate_replicates(
     p: RunPoint, q: float, resamples: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -233,15 +279,30 @@ def _approximate_replicates(
     uniforms at that rank); the throughput's ratio estimator is its normal approximation, as bootstrap.py draws
     it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
     night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
-    n = len(p.tpot_ms)
-    ordered = np.sort(p.tpot_ms)
-    h = (n - 1) * q
-    u = rng.beta(h + 1, n - h, size=resamples)
-    tpot = ordered[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
-    rate = p.tokens.sum() / p.e2e_s.sum()
-    residual = p.tokens - rate * p.e2e_s
-    sd = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
-    return 1000.0 / tpot, p.tok_s_per_gpu * (1.0 + sd * rng.standard_normal(resamples))
+    u, z = _large_sample_draws(len(p.tpot_ms), q, resamples, rng)
+    x, y = _large_sample_forms([p], q, u[None, :], z[None, :])
+    return x[0], y[0]
+
+
+def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
+    (interactivity, tok/s/GPU, USD per GPU-second). The large-sample forms' random numbers are drawn run after run
+    (``_large_sample_draws``, the stream's order) and the forms computed for them all at once."""
+    found = np.empty((len(points), 3, resamples))
+    large: list[int] = []
+    u, z = [], []
+    for i, p in enumerate(points):
+        found[i, 2] = p.usd_per_gpu_s
+        if len(p.tpot_ms) >= NORMAL_FROM_REQUESTS:
+            large.append(i)
+            drawn = _large_sample_draws(len(p.tpot_ms), q, resamples, rng)
+            u.append(drawn[0])
+            z.append(drawn[1])
+        else:
+            found[i, 0], found[i, 1] = _run_replicates(p, q, resamples, rng)
+    if large:
+        found[large, 0], found[large, 1] = _large_sample_forms([points[i] for i in large], q, np.stack(u), np.stack(z))
+    return found
 
 
 def replicate_levels(
@@ -249,7 +310,9 @@ def replicate_levels(
 ) -> dict[int, np.ndarray]:
     """Per level: a 3 x resamples array of replicates of (interactivity, tok/s/GPU, USD per GPU-second); NaN in a
     replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws)."""
-    reps = {p.run_id: _run_replicates(p, q, resamples, rng) for p in sorted(points, key=lambda p: p.run_id)}
+    ordered = sorted(points, key=lambda p: p.run_id)
+    reps = _replicates_of(ordered, q, resamples, rng)
+    row = {p.run_id: i for i, p in enumerate(ordered)}
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
@@ -258,11 +321,13 @@ def replicate_levels(
     for level, nights in sorted(by_level.items()):
         total, weight = np.zeros((3, resamples)), np.zeros(resamples)
         for night, members in sorted(nights.items()):
-            matrix = np.stack([np.vstack([*reps[m.run_id], np.full(resamples, m.usd_per_gpu_s)]) for m in members])
-            pick = rng.integers(0, len(members), size=(len(members), resamples)) if len(members) > 1 else None
-            drawn = matrix[:, :, :] if pick is None else matrix[pick, :, cols].transpose(0, 2, 1)
             count = draws[night]
-            total += count * drawn.mean(axis=0)
+            if len(members) == 1:  # the mean of one drawn run is its replicate; drawing 1 of 1 takes no numbers
+                total += count * reps[row[members[0].run_id]]
+            else:
+                matrix = reps[[row[m.run_id] for m in members]]  # members x 3 x resamples
+                pick = rng.integers(0, len(members), size=(len(members), resamples))
+                total += count * matrix[pick, :, cols].transpose(0, 2, 1).mean(axis=0)
             weight += count
         with np.errstate(invalid="ignore", divide="ignore"):
             found[level] = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)

@@ -125,3 +125,30 @@ def test_a_fixed_seed_gives_the_same_ratios_intervals_crossover_and_bands_as_bef
 ) -> None:
     found = compare_frontiers(_fleet(1), _fleet(2, slower=1.15), "A", "B", targets, q=q, resamples=300, seed=7)
     assert _summary(found) == EXPECTED[q]
+
+
+def test_the_replicates_frontiers_at_once_are_builds_one_by_one() -> None:
+    """Levels with ties, NaN (a replicate that drew none of a level's nights), dominated and flat points."""
+    from tcobench.tasks.compare.frontier import build
+    from tcobench.tasks.compare.interactivity import _frontiers
+
+    rng = np.random.default_rng(5)
+    levels, replicates = 5, 4000
+    stacked = rng.integers(1, 7, size=(levels, 3, replicates)).astype(float)  # few values: many ties
+    stacked[:, 2] /= 1000
+    missing = rng.random((levels, replicates)) < 0.2  # a level whose nights a replicate did not draw
+    stacked[:, 0][missing] = stacked[:, 1][missing] = stacked[:, 2][missing] = np.nan
+    stacked[0, 1, rng.random(replicates) < 0.05] = np.nan  # a level with an interactivity and no throughput
+    xs, ys, ks, size = _frontiers(stacked)
+    sizes = set()
+    for r in range(replicates):
+        x, y, k = stacked[:, 0, r], stacked[:, 1, r], stacked[:, 2, r]
+        ok = np.isfinite(x) & np.isfinite(y)
+        front = build(x[ok], y[ok], k[ok]) if ok.sum() >= 2 else None
+        n = 0 if front is None else len(front.x)
+        sizes.add(n)
+        assert size[r] == n
+        if front is not None:
+            assert np.array_equal(xs[r, :n], front.x) and np.array_equal(ys[r, :n], front.y)
+            assert np.array_equal(ks[r, :n], front.k)
+    assert {0, 2, 3, 4} <= sizes  # no frontier, and curves of several sizes were met
