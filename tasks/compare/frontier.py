@@ -241,35 +241,6 @@ def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Genera
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def _large_sample_draws(n: int, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The random numbers of a run's large-sample forms (``_approximate_replicates``), in the stream's order: the
-    quantile's uniform U ~ Beta(h + 1, n - h), h = (n - 1) q, then the ratio estimator's z ~ N(0, 1)."""
-    h = (n - 1) * q
-    return rng.beta(h + 1, n - h, size=resamples), rng.standard_normal(resamples)
-
-
-def _large_sample_forms(
-    points: Sequence[RunPoint], q: float, u: np.ndarray, z: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Runs' replicates of (interactivity, tok/s/GPU) by their large-sample forms from their draws
-    (``_large_sample_draws``: u and z, runs x resamples), each run's replicates a row; runs of one request count are
-    ordered and indexed at once (``_approximate_replicates`` says what the forms are)."""
-    x, sd = np.empty_like(u), np.empty(len(points))
-    by_count: dict[int, list[int]] = defaultdict(list)
-    for i, p in enumerate(points):
-        n = len(p.tpot_ms)
-        by_count[n].append(i)
-        rate = p.tokens.sum() / p.e2e_s.sum()
-        residual = p.tokens - rate * p.e2e_s
-        sd[i] = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
-    for n, members in by_count.items():
-        ordered = np.sort(np.stack([points[i].tpot_ms for i in members]), axis=1)
-        rank = np.clip(np.ceil(u[members] * n).astype(np.int64) - 1, 0, n - 1)
-        x[members] = 1000.0 / np.take_along_axis(ordered, rank, axis=1)
-    per_gpu = np.array([p.tok_s_per_gpu for p in points])
-    return x, per_gpu[:, None] * (1.0 + sd[:, None] * z)
-
-
 def _approximate_replicates(
     p: RunPoint, q: float, resamples: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -279,29 +250,24 @@ def _approximate_replicates(
     uniforms at that rank); the throughput's ratio estimator is its normal approximation, as bootstrap.py draws
     it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
     night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
-    u, z = _large_sample_draws(len(p.tpot_ms), q, resamples, rng)
-    x, y = _large_sample_forms([p], q, u[None, :], z[None, :])
-    return x[0], y[0]
+    n = len(p.tpot_ms)
+    h = (n - 1) * q
+    u = rng.beta(h + 1, n - h, size=resamples)
+    tpot = np.sort(p.tpot_ms)[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
+    rate = p.tokens.sum() / p.e2e_s.sum()
+    residual = p.tokens - rate * p.e2e_s
+    sd = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
+    return 1000.0 / tpot, p.tok_s_per_gpu * (1.0 + sd * rng.standard_normal(resamples))
 
 
 def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
-    (interactivity, tok/s/GPU, USD per GPU-second). The large-sample forms' random numbers are drawn run after run
-    (``_large_sample_draws``, the stream's order) and the forms computed for them all at once."""
+    (interactivity, tok/s/GPU, USD per GPU-second), written in place run by run (a run's few arrays stay in the
+    cache; computing the forms over every run at once made arrays of hundreds of MB and was slower)."""
     found = np.empty((len(points), 3, resamples))
-    large: list[int] = []
-    u, z = [], []
     for i, p in enumerate(points):
+        found[i, 0], found[i, 1] = _run_replicates(p, q, resamples, rng)
         found[i, 2] = p.usd_per_gpu_s
-        if len(p.tpot_ms) >= NORMAL_FROM_REQUESTS:
-            large.append(i)
-            drawn = _large_sample_draws(len(p.tpot_ms), q, resamples, rng)
-            u.append(drawn[0])
-            z.append(drawn[1])
-        else:
-            found[i, 0], found[i, 1] = _run_replicates(p, q, resamples, rng)
-    if large:
-        found[large, 0], found[large, 1] = _large_sample_forms([points[i] for i in large], q, np.stack(u), np.stack(z))
     return found
 
 
