@@ -310,11 +310,13 @@ def load_points(
     frontier (the one place the frontier's inputs come from), its requests with a TPOT from request_metrics.
     A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
-    figures = {row[0]: row[1:] for row in con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady FROM frontier "
-        f"WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))", {"basis": str(basis), "ids": id_list(ids)}
-    ).fetchall()}  # fmt: skip
-    requests = _requests_of(con, ids, dates)
+    rows = con.execute(
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, steady_start_ns, steady_end_ns "
+        f"FROM frontier WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))",
+        {"basis": str(basis), "ids": id_list(ids)},
+    ).fetchall()
+    figures = {row[0]: row[1:5] for row in rows}
+    requests = _requests_of(con, ids, dates, {row[0]: (row[5], row[6]) for row in rows if row[4]})
     empty = np.array([])
     found = []
     for run_id, night, level in runs:
@@ -328,21 +330,35 @@ def load_points(
 
 
 def _requests_of(
-    con: duckdb.DuckDBPyConnection, ids: list[str], dates: tuple[str, str] | None
+    con: duckdb.DuckDBPyConnection,
+    ids: list[str],
+    dates: tuple[str, str] | None,
+    windows: dict[str, tuple[int, int]],
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
-    state (view frontier), only those that decoded in it (macro in_steady), as its steady figures count them."""
+    state (``windows``: its steady_start_ns, steady_end_ns from view frontier, read by load_points), only those
+    that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
+    ids are, rows.id_list), not read from view frontier again: that view over the whole store cost more than the
+    requests themselves."""
+    steady = (
+        f"LEFT JOIN (SELECT unnest({IDS.replace('$ids', '$steady_ids')}) AS run_id, "
+        "unnest(string_split($steady_start, ',')::BIGINT[]) AS steady_start_ns, "
+        "unnest(string_split($steady_end, ',')::BIGINT[]) AS steady_end_ns) AS w ON w.run_id = m.run_id "
+    )
     query = (
         "SELECT m.run_id, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
-        "FROM request_metrics AS m LEFT JOIN (SELECT DISTINCT run_id, steady_start_ns, steady_end_ns FROM frontier "
-        "WHERE steady) AS w ON w.run_id = m.run_id "
+        f"FROM request_metrics AS m {steady if windows else ''}"
         "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
         f"AND m.run_id IN (SELECT unnest({IDS})) "
-        "AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, w.steady_end_ns))"
+        + ("AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, "
+           "w.steady_end_ns))" if windows else "")
         + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
-    )
+    )  # fmt: skip
     params: dict[str, object] = {"ids": id_list(ids)}
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    if windows:
+        params.update({"steady_ids": id_list(windows), "steady_start": ",".join(str(w[0]) for w in windows.values()),
+                       "steady_end": ",".join(str(w[1]) for w in windows.values())})  # fmt: skip
     table = con.execute(query, params).fetch_arrow_table()
     if not table.num_rows:
         return {}
