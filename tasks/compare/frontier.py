@@ -307,12 +307,13 @@ def load_points(
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
     """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs and cost from view
-    frontier (the one place the frontier's inputs come from), its requests with a TPOT from request_metrics.
+    frontier_points (the one place the frontier's inputs come from; view frontier adds the pareto flag, which
+    needs every run of the store's platforms), its requests with a TPOT from request_metrics.
     A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
     rows = con.execute(
         "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, steady_start_ns, steady_end_ns "
-        f"FROM frontier WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))",
+        f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))",
         {"basis": str(basis), "ids": id_list(ids)},
     ).fetchall()
     figures = {row[0]: row[1:5] for row in rows}
@@ -336,9 +337,9 @@ def _requests_of(
     windows: dict[str, tuple[int, int]],
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
-    state (``windows``: its steady_start_ns, steady_end_ns from view frontier, read by load_points), only those
-    that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
-    ids are, rows.id_list), not read from view frontier again: that view over the whole store cost more than the
+    state (``windows``: its steady_start_ns, steady_end_ns from view frontier_points, read by load_points), only
+    those that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
+    ids are, rows.id_list), not read from the view again: that view over the whole store cost more than the
     requests themselves."""
     steady = (
         f"LEFT JOIN (SELECT unnest({IDS.replace('$ids', '$steady_ids')}) AS run_id, "
