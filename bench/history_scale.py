@@ -4,8 +4,12 @@
 STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store's schemas
 (``tcobench.tasks.store.store.table_schema``, less the partition columns), zstd. Defaults: 20 hosts x 365 nights x
 5 runs (workloads short/long x concurrency) x 274 requests (2 warm-up + 272 measured) = 10,001,000 request
-rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. No telemetry is
-generated (the energy view is then empty and tco uses price-table watts). Layouts:
+rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. A run at
+concurrency c is a closed loop of c streams: its requests start c at a time, one slot (1 s) apart, each finishes
+inside its slot, and its measured window is its slots; its throughput therefore grows with c while each stream's
+speed falls (host speed / (1 + 0.1 c)), so each side of compare has a frontier of 3 levels (short workload) to
+compare at equal interactivity. No telemetry is generated (the energy view is then empty and tco uses price-table
+watts). Layouts:
 
 Design notes: docs/architecture.md#bench-history-scale.
 """
@@ -37,6 +41,7 @@ RUNS = (("short", 1), ("short", 4), ("short", 16), ("long", 1), ("long", 4))
 REQUESTS_PER_RUN = 274
 WARMUP = 2
 FIRST_DAY = dt.date(2025, 12, 1)
+SLOT_NS = 10**9  # a stream's request per slot: each finishes inside it (16 tokens at >= 20 tok/s, with its TTFT)
 HARDWARE = ("nvidia-h100-sxm", "nvidia-h200-sxm", "amd-mi300x", "amd-mi325x", "nvidia-b200")
 
 
@@ -57,9 +62,10 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int) -> 
     rows = []
     for k, (workload, conc) in enumerate(RUNS):
         start = night_start_ns + k * 600 * 10**9
+        end = start + _slots(n_requests, conc) * SLOT_NS  # the measured window: the run's slots (_requests)
         rows.append({
-            "run_id": uuid.uuid4().hex, "batch_id": batch, "started_ns": start, "finished_ns": start + 400 * 10**9,
-            "measure_start_ns": start + 60 * 10**9, "measure_end_ns": start + 360 * 10**9, "status": "ok",
+            "run_id": uuid.uuid4().hex, "batch_id": batch, "started_ns": start, "finished_ns": end + 40 * 10**9,
+            "measure_start_ns": start, "measure_end_ns": end, "status": "ok",
             "error": None, "host_os": "Linux", "host_kernel": "6.8.0", "host_arch": "x86_64",
             "host_cpu": "AMD EPYC 9654", "host_cpu_count": 192, "host_mem_bytes": 2 * 10**12,
             "python_version": "3.11.7", "engine_kind": "container", "engine_name": "ollama",
@@ -80,7 +86,14 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int) -> 
     return rows
 
 
-def _requests(rng: np.random.Generator, run_id: str, start_ns: int, n: int, tokens: int, speed: float) -> pa.Table:
+def _slots(n: int, conc: int) -> int:
+    """Slots a closed loop of ``conc`` streams takes for n requests (``conc`` requests start in each)."""
+    return -(-n // conc)
+
+
+def _requests(
+    rng: np.random.Generator, run_id: str, start_ns: int, n: int, tokens: int, speed: float, conc: int
+) -> pa.Table:
     gaps = rng.gamma(20.0, 1.0 / 20.0, size=(n, tokens - 1)) * (1e9 / speed)
     itl = gaps.astype(np.int64)
     ttft = rng.gamma(10.0, 2e6, size=n).astype(np.int64)
@@ -90,7 +103,7 @@ def _requests(rng: np.random.Generator, run_id: str, start_ns: int, n: int, toke
     columns = {
         "run_id": pa.array([run_id] * n), "phase": pa.array(["warmup"] * WARMUP + ["measure"] * (n - WARMUP)),
         "request_index": pa.array(np.where(idx < WARMUP, idx, idx - WARMUP)), "prompt_index": pa.array(idx % 5),
-        "seed": pa.array(42 + idx), "start_ns": pa.array(start_ns + idx * 10**9 + ttft // 7),
+        "seed": pa.array(42 + idx), "start_ns": pa.array(start_ns + idx // conc * SLOT_NS + ttft // 7),
         "ttft_ns": pa.array(ttft), "e2e_ns": pa.array(ttft + decode + 200_000), "decode_ns": pa.array(decode),
         "chunks": pa.array(np.full(n, tokens)), "itl_ns": pa.ListArray.from_arrays(offsets, pa.array(itl.ravel())),
         "prompt_tokens": pa.array(np.full(n, 24)), "output_tokens": pa.array(np.full(n, tokens)),
@@ -117,8 +130,8 @@ def _host_year(args: tuple[Path, str, int, int, int, int]) -> int:
         night = int(dt.datetime(day.year, day.month, day.day, 1, tzinfo=dt.UTC).timestamp()) * 10**9
         runs = _run_rows(host, day, night, per_run)
         speed = 60.0 + 10 * (host % 5) + (5.0 if day.month >= 6 else 0.0)
-        reqs = [_requests(rng, r["run_id"], r["started_ns"], per_run, tokens, speed / (1 + 0.1 * r["concurrency"]))
-                for r in runs]  # fmt: skip
+        reqs = [_requests(rng, r["run_id"], r["started_ns"], per_run, tokens, speed / (1 + 0.1 * r["concurrency"]),
+                          r["concurrency"]) for r in runs]  # fmt: skip
         part = Path(f"date={day.isoformat()}") / f"host={_host(host)}"
         if layout == "per-run":
             for r, q in zip(runs, reqs, strict=True):

@@ -179,20 +179,37 @@ def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
 
 
 def _night_mean(values: dict[str, list[float]]) -> float:
-    """The mean over nights of each night's mean (macro night_weighted_mean's rule)."""
-    return float(np.mean([np.mean(v) for v in values.values()]))
+    """The mean over nights of each night's mean (macro night_weighted_mean's rule). A night of one run is that
+    run's figure (numpy's mean of one value is the value itself), taken without a call per night."""
+    return float(np.mean([v[0] if len(v) == 1 else np.mean(v) for v in values.values()]))
+
+
+def _interactivities(points: Sequence[RunPoint], q: float) -> np.ndarray:
+    """``RunPoint.interactivity`` of each point, the runs of one request count at once (``quantile_rows`` is
+    ``quantile`` row by row: the same order statistics, the same interpolation)."""
+    found = np.full(len(points), np.nan)
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for i, p in enumerate(points):
+        by_count[len(p.tpot_ms)].append(i)
+    for n, members in by_count.items():
+        if n:
+            tpot = quantile_rows(np.stack([points[i].tpot_ms for i in members]), q)
+            with np.errstate(divide="ignore"):
+                found[members] = np.where(tpot != 0, 1000.0 / tpot, np.nan)  # no TPOT quantile: NaN
+    return found
 
 
 def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
     """A side's levels as points (night-weighted means), Pareto flagged, by concurrency."""
-    by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
-    for p in points:
-        by_level[p.concurrency][p.night].append(p)
+    by_level: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for i, p in enumerate(points):
+        by_level[p.concurrency][p.night].append(i)
+    per_user = _interactivities(points, q)
     found = []
     for level, nights in sorted(by_level.items()):
-        x = _night_mean({n: [p.interactivity(q) for p in ps] for n, ps in nights.items()})
-        y = _night_mean({n: [p.tok_s_per_gpu for p in ps] for n, ps in nights.items()})
-        k = _night_mean({n: [p.usd_per_gpu_s for p in ps] for n, ps in nights.items()})
+        x = _night_mean({n: [float(per_user[i]) for i in ps] for n, ps in nights.items()})
+        y = _night_mean({n: [points[i].tok_s_per_gpu for i in ps] for n, ps in nights.items()})
+        k = _night_mean({n: [points[i].usd_per_gpu_s for i in ps] for n, ps in nights.items()})
         found.append(Level(level, x, y, k))
     if not found:
         return found
@@ -229,14 +246,24 @@ def _approximate_replicates(
     it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
     night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
     n = len(p.tpot_ms)
-    ordered = np.sort(p.tpot_ms)
     h = (n - 1) * q
     u = rng.beta(h + 1, n - h, size=resamples)
-    tpot = ordered[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
+    tpot = np.sort(p.tpot_ms)[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
     rate = p.tokens.sum() / p.e2e_s.sum()
     residual = p.tokens - rate * p.e2e_s
     sd = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
     return 1000.0 / tpot, p.tok_s_per_gpu * (1.0 + sd * rng.standard_normal(resamples))
+
+
+def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
+    (interactivity, tok/s/GPU, USD per GPU-second), written in place run by run (a run's few arrays stay in the
+    cache; computing the forms over every run at once made arrays of hundreds of MB and was slower)."""
+    found = np.empty((len(points), 3, resamples))
+    for i, p in enumerate(points):
+        found[i, 0], found[i, 1] = _run_replicates(p, q, resamples, rng)
+        found[i, 2] = p.usd_per_gpu_s
+    return found
 
 
 def replicate_levels(
@@ -244,7 +271,9 @@ def replicate_levels(
 ) -> dict[int, np.ndarray]:
     """Per level: a 3 x resamples array of replicates of (interactivity, tok/s/GPU, USD per GPU-second); NaN in a
     replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws)."""
-    reps = {p.run_id: _run_replicates(p, q, resamples, rng) for p in sorted(points, key=lambda p: p.run_id)}
+    ordered = sorted(points, key=lambda p: p.run_id)
+    reps = _replicates_of(ordered, q, resamples, rng)
+    row = {p.run_id: i for i, p in enumerate(ordered)}
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
@@ -253,11 +282,13 @@ def replicate_levels(
     for level, nights in sorted(by_level.items()):
         total, weight = np.zeros((3, resamples)), np.zeros(resamples)
         for night, members in sorted(nights.items()):
-            matrix = np.stack([np.vstack([*reps[m.run_id], np.full(resamples, m.usd_per_gpu_s)]) for m in members])
-            pick = rng.integers(0, len(members), size=(len(members), resamples)) if len(members) > 1 else None
-            drawn = matrix[:, :, :] if pick is None else matrix[pick, :, cols].transpose(0, 2, 1)
             count = draws[night]
-            total += count * drawn.mean(axis=0)
+            if len(members) == 1:  # the mean of one drawn run is its replicate; drawing 1 of 1 takes no numbers
+                total += count * reps[row[members[0].run_id]]
+            else:
+                matrix = reps[[row[m.run_id] for m in members]]  # members x 3 x resamples
+                pick = rng.integers(0, len(members), size=(len(members), resamples))
+                total += count * matrix[pick, :, cols].transpose(0, 2, 1).mean(axis=0)
             weight += count
         with np.errstate(invalid="ignore", divide="ignore"):
             found[level] = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
@@ -271,14 +302,17 @@ def load_points(
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
     """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs and cost from view
-    frontier (the one place the frontier's inputs come from), its requests with a TPOT from request_metrics.
+    frontier_points (the one place the frontier's inputs come from; view frontier adds the pareto flag, which
+    needs every run of the store's platforms), its requests with a TPOT from request_metrics.
     A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
-    figures = {row[0]: row[1:] for row in con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady FROM frontier "
-        f"WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))", {"basis": str(basis), "ids": id_list(ids)}
-    ).fetchall()}  # fmt: skip
-    requests = _requests_of(con, ids, dates)
+    rows = con.execute(
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, steady_start_ns, steady_end_ns "
+        f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))",
+        {"basis": str(basis), "ids": id_list(ids)},
+    ).fetchall()
+    figures = {row[0]: row[1:5] for row in rows}
+    requests = _requests_of(con, ids, dates, {row[0]: (row[5], row[6]) for row in rows if row[4]})
     empty = np.array([])
     found = []
     for run_id, night, level in runs:
@@ -292,21 +326,35 @@ def load_points(
 
 
 def _requests_of(
-    con: duckdb.DuckDBPyConnection, ids: list[str], dates: tuple[str, str] | None
+    con: duckdb.DuckDBPyConnection,
+    ids: list[str],
+    dates: tuple[str, str] | None,
+    windows: dict[str, tuple[int, int]],
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
-    state (view frontier), only those that decoded in it (macro in_steady), as its steady figures count them."""
+    state (``windows``: its steady_start_ns, steady_end_ns from view frontier_points, read by load_points), only
+    those that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
+    ids are, rows.id_list), not read from the view again: that view over the whole store cost more than the
+    requests themselves."""
+    steady = (
+        f"LEFT JOIN (SELECT unnest({IDS.replace('$ids', '$steady_ids')}) AS run_id, "
+        "unnest(string_split($steady_start, ',')::BIGINT[]) AS steady_start_ns, "
+        "unnest(string_split($steady_end, ',')::BIGINT[]) AS steady_end_ns) AS w ON w.run_id = m.run_id "
+    )
     query = (
         "SELECT m.run_id, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
-        "FROM request_metrics AS m LEFT JOIN (SELECT DISTINCT run_id, steady_start_ns, steady_end_ns FROM frontier "
-        "WHERE steady) AS w ON w.run_id = m.run_id "
+        f"FROM request_metrics AS m {steady if windows else ''}"
         "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
         f"AND m.run_id IN (SELECT unnest({IDS})) "
-        "AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, w.steady_end_ns))"
+        + ("AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, "
+           "w.steady_end_ns))" if windows else "")
         + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
-    )
+    )  # fmt: skip
     params: dict[str, object] = {"ids": id_list(ids)}
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    if windows:
+        params.update({"steady_ids": id_list(windows), "steady_start": ",".join(str(w[0]) for w in windows.values()),
+                       "steady_end": ",".join(str(w[1]) for w in windows.values())})  # fmt: skip
     table = con.execute(query, params).fetch_arrow_table()
     if not table.num_rows:
         return {}

@@ -157,33 +157,59 @@ def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
             f"({other_label}'s: {other.range_text()}); tcobench does not extrapolate")  # fmt: skip
 
 
-def _replicate_curves(
-    points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator
-) -> list[Frontier | None]:
+_Curves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # x, y, k (replicates x points, padded), size
+
+
+def _replicate_curves(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> _Curves:
+    """Each replicate's rebuilt frontier (frontier.build of its levels' replicates), all replicates at once: x, y, k
+    (replicates x levels + 1, the first ``size`` of a row its curve's points, NaN after) and size (0: the replicate
+    has no frontier). The same points as ``build`` row by row: the Pareto points of the levels with both figures,
+    sorted by interactivity (stable), the last of equal ones kept, and the lowest measured interactivity put
+    first, flat, when it lies below them."""
     draws = night_draws((p.night for p in points), resamples, rng)
     reps = replicate_levels(points, q, resamples, rng, draws)
-    stacked = np.stack(list(reps.values())) if reps else np.empty((0, 3, resamples))  # levels x 3 x resamples
-    found: list[Frontier | None] = []
-    for r in range(resamples):
-        x, y, k = stacked[:, 0, r], stacked[:, 1, r], stacked[:, 2, r]
-        ok = np.isfinite(x) & np.isfinite(y)
-        found.append(build(x[ok], y[ok], k[ok]) if ok.sum() >= 2 else None)
-    return found
+    return _frontiers(np.stack(list(reps.values())) if reps else np.empty((0, 3, resamples)))
 
 
-def _eval(curves: Sequence[Frontier | None], xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _frontiers(stacked: np.ndarray) -> _Curves:
+    """``_replicate_curves`` of the levels' replicates ``stacked`` (levels x 3 x replicates)."""
+    x, y, k = (stacked[:, i, :].T for i in range(3))  # replicates x levels
+    ok = np.isfinite(x) & np.isfinite(y)
+    beats = (x[:, None, :] > x[:, :, None]) & (y[:, None, :] > y[:, :, None]) & ok[:, None, :]
+    dominated = beats.any(axis=2)
+    keep = ~dominated & ok  # frontier.pareto_mask of each replicate's levels with both figures
+    key = np.where(keep, x, np.inf)  # the Pareto points first, sorted, then the others (inf)
+    order = np.argsort(key, axis=1, kind="stable")
+    sx, sy, sk = (np.take_along_axis(v, order, axis=1) for v in (key, y, k))
+    kept = keep.sum(axis=1)
+    column = np.arange(x.shape[1])
+    distinct = np.concatenate([sx[:, 1:] > sx[:, :-1], np.ones((len(sx), 1), dtype=bool)], axis=1)
+    distinct &= column[None, :] < kept[:, None]  # of equal interactivity, the last (the higher throughput)
+    count = distinct.sum(axis=1)
+    order = np.argsort(~distinct, axis=1, kind="stable")  # the distinct points first, in their order
+    cx, cy, ck = (np.take_along_axis(v, order, axis=1) for v in (sx, sy, sk))
+    lowest = np.where(ok, x, np.inf).min(axis=1, initial=np.inf)
+    first = cx[:, 0] if x.shape[1] else np.full(len(x), np.inf)
+    before = (count >= 2) & (lowest < first)  # the lowest measured interactivity, flat at the first Pareto point
+    size = np.where(count >= 2, count + before, 0)
+    shift = before.astype(np.int64)
+    out = [np.full((len(x), x.shape[1] + 1), np.nan) for _ in range(3)]
+    rows, cols = np.nonzero(column[None, :] < count[:, None])
+    for target, source in zip(out, (cx, cy, ck), strict=True):
+        target[rows, cols + shift[rows]] = source[rows, cols]
+    out[0][before, 0], out[1][before, 0], out[2][before, 0] = lowest[before], cy[before, 0], ck[before, 0]
+    return out[0], out[1], out[2], size
+
+
+def _eval(curves: _Curves, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each replicate's curve at xs: (tok/s per GPU, USD per GPU-second), replicates x len(xs); NaN where it does
     not reach (or the replicate has no frontier)."""
-    y, k = np.full((len(curves), len(xs)), np.nan), np.full((len(curves), len(xs)), np.nan)
-    sizes: dict[int, list[int]] = {}
-    for r, curve in enumerate(curves):
-        if curve is not None:
-            sizes.setdefault(len(curve.x), []).append(r)
-    for members in sizes.values():  # the curves of one size at once (frontier.pchip_batch)
-        group = [curves[r] for r in members]
-        x = np.stack([c.x for c in group if c is not None])
-        both = np.stack([np.column_stack([c.y, c.k]) for c in group if c is not None])
-        values = pchip_batch(x, both, xs)
+    cx, cy, ck, size = curves
+    y, k = np.full((len(size), len(xs)), np.nan), np.full((len(size), len(xs)), np.nan)
+    for points in np.unique(size[size >= 2]):  # the curves of one size at once (frontier.pchip_batch)
+        members = np.flatnonzero(size == points)
+        both = np.stack([cy[members, :points], ck[members, :points]], axis=2)
+        values = pchip_batch(cx[members, :points], both, xs)
         y[members], k[members] = values[:, :, 0], values[:, :, 1]
     return y, k
 

@@ -1,10 +1,11 @@
 -- frontier: every ok or partial run as a point of its platform's throughput-interactivity frontier, priced
--- on every cost basis (one row per run and basis of view cost_basis). Reads views runs, run_summary, cost_basis.
+-- on every cost basis (one row per run and basis of view cost_basis), flagged pareto. Reads view frontier_points.
 --
 -- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload). The frontier's inputs are read here and nowhere else (tasks/analysis/compare/frontier.py loads
--- its points from this view). A run's point is its steady state where it has one (view steady_window: a steady
--- throughput and a steady TPOT), else the whole measured window; column steady says which.
+-- model_name, workload). The frontier's inputs are read in view frontier_points and nowhere else
+-- (tasks/analysis/compare/frontier.py loads its points from that view). A run's point is its steady state where it has
+-- one (view steady_window: a steady throughput and a steady TPOT), else the whole measured window; column steady
+-- says which.
 -- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,
 -- gpu_vendor, gpu_name, gpu_source      identity (runs)
 -- basis                  cost basis (cost_basis.basis)
@@ -22,52 +23,28 @@
 -- output_tokens_per_usd                               cost_basis' (tokens/USD)
 -- pareto                 TRUE where no other run of the same platform has both a higher interactivity and a
 --                        higher output_tok_s_per_gpu (on the median-TPOT interactivity); NULL without both
--- reads: cost_basis, run_summary; tables: runs
+-- Its points and prices are view frontier_points' (one row per run and basis), the flag added here.
+-- reads: frontier_points
 CREATE OR REPLACE VIEW frontier AS
-WITH measured AS (
-    SELECT
-        r.run_id, r.batch_id, r.host, r.date, r.concurrency, r.hardware_key, r.engine_name, r.engine_version,
-        r.model_name, r.workload, r.gpu_vendor, r.gpu_name, r.gpu_source,
-        s.gpus_counted, s.gpus_counted_source,
-        s.steady_interactivity IS NOT NULL AND s.steady_output_tok_s_per_gpu IS NOT NULL AS steady,
-        s.steady_start_ns, s.steady_end_ns, s.steady_interactivity, s.steady_interactivity_p90,
-        s.steady_output_tok_s_per_gpu,
-        s.interactivity AS run_interactivity, s.interactivity_p90 AS run_interactivity_p90,
-        s.output_tok_s_per_gpu AS run_output_tok_s_per_gpu
-    FROM runs AS r
-    JOIN run_summary AS s ON s.run_id = r.run_id
-    WHERE r.status IN ('ok', 'partial')  -- as compare: not failed, not interrupted
-),
-points AS (
-    SELECT
-        * EXCLUDE (steady_start_ns, steady_end_ns, steady_interactivity, steady_interactivity_p90,
-                   steady_output_tok_s_per_gpu, run_interactivity, run_interactivity_p90),
-        CASE WHEN steady THEN steady_start_ns END AS steady_start_ns,
-        CASE WHEN steady THEN steady_end_ns END AS steady_end_ns,
-        CASE WHEN steady THEN steady_interactivity ELSE run_interactivity END AS interactivity,
-        CASE WHEN steady THEN steady_interactivity_p90 ELSE run_interactivity_p90 END AS interactivity_p90,
-        CASE WHEN steady THEN steady_output_tok_s_per_gpu ELSE run_output_tok_s_per_gpu END AS output_tok_s_per_gpu
-    FROM measured
-),
-flagged AS (
-    SELECT
-        p.*,
-        CASE WHEN p.interactivity IS NULL OR p.output_tok_s_per_gpu IS NULL THEN NULL
-            ELSE NOT EXISTS (
-                SELECT 1 FROM points AS o
-                WHERE o.hardware_key = p.hardware_key AND o.engine_name = p.engine_name
-                    AND o.engine_version = p.engine_version AND o.model_name = p.model_name
-                    AND o.workload = p.workload
-                    AND o.interactivity > p.interactivity AND o.output_tok_s_per_gpu > p.output_tok_s_per_gpu
-            ) END AS pareto
-    FROM points AS p
+WITH measured AS (  -- every ok or partial run's point once, priced or not (frontier_points has one row per basis)
+    SELECT DISTINCT hardware_key, engine_name, engine_version, model_name, workload, interactivity,
+        output_tok_s_per_gpu
+    FROM frontier_points
 )
 SELECT
-    f.* EXCLUDE (run_output_tok_s_per_gpu),
-    f.run_output_tok_s_per_gpu / c.output_tokens_per_usd AS usd_per_gpu_s,
-    c.basis,
-    c.usd_per_m_output_tokens,
-    c.usd_per_m_total_tokens,
-    c.output_tokens_per_usd
-FROM flagged AS f
-JOIN cost_basis AS c ON c.run_id = f.run_id;
+    f.* EXCLUDE (usd_per_gpu_s, basis, usd_per_m_output_tokens, usd_per_m_total_tokens, output_tokens_per_usd),
+    CASE WHEN f.interactivity IS NULL OR f.output_tok_s_per_gpu IS NULL THEN NULL
+        ELSE NOT EXISTS (
+            SELECT 1 FROM measured AS o
+            WHERE o.hardware_key = f.hardware_key AND o.engine_name = f.engine_name
+                AND o.engine_version = f.engine_version AND o.model_name = f.model_name
+                AND o.workload = f.workload
+                AND o.interactivity > f.interactivity AND o.output_tok_s_per_gpu > f.output_tok_s_per_gpu
+        ) END AS pareto,
+    f.usd_per_gpu_s,
+    f.basis,
+    f.usd_per_m_output_tokens,
+    f.usd_per_m_total_tokens,
+    f.output_tokens_per_usd
+FROM frontier_points AS f
+WHERE f.basis IS NOT NULL;
