@@ -1,15 +1,9 @@
 """History at scale: one year of synthetic nightly runs, imported into the store, then the history queries timed.
 
-``generate`` writes the folder layout of tcobench < 0.2 (what `tcobench store migrate` imports):
-STORE/{runs,requests}/date=YYYY-MM-DD/host=<host>/<file>.parquet with the store's schemas
-(``tcobench.tasks.store.store.table_schema``, less the partition columns), zstd. Defaults: 20 hosts x 365 nights x
-5 runs (workloads short/long x concurrency) x 274 requests (2 warm-up + 272 measured) = 10,001,000 request
-rows; every request has ``--tokens`` output tokens and so ``--tokens - 1`` inter-token gaps. A run at
-concurrency c is a closed loop of c streams: its requests start c at a time, one slot (1 s) apart, each finishes
-inside its slot, and its measured window is its slots; its throughput therefore grows with c while each stream's
-speed falls (host speed / (1 + 0.1 c)), so each side of compare has a frontier of 3 levels (short workload) to
-compare at equal interactivity. No telemetry is generated (the energy view is then empty and tco uses price-table
-watts). Layouts:
+``generate`` writes the folder layout of tcobench < 0.2 (what `tcobench store migrate` imports) with the store's
+schemas: by default 20 hosts x 365 nights x 5 runs (workloads short/long x concurrency). A run at concurrency c is
+a closed loop of c streams, so its throughput grows with c while each stream slows, and each side of compare has a
+frontier to compare at equal interactivity. ``lake`` imports it; ``time`` times the history queries.
 
 Design notes: docs/architecture.md#bench-history-scale.
 """
