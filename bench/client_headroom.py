@@ -1,5 +1,4 @@
-"""Client headroom: our load generator (tasks/load/measure.py) pinned to core 0 against the zero-cost endpoint on
-core 1.
+"""Client headroom: our load generator (tasks/load/measure.py) on core 0 against the zero-cost endpoint on core 1.
 
 Three scenarios, each level run by us and (unless --no-anchor) by aiperf 0.13.0 from its own venv, same core:
 

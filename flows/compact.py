@@ -2,9 +2,8 @@
 then check it; scheduled by the ``tcobench-compact-store`` deployment in prefect.yaml.
 
 Wiring only: the steps are ``tasks.store.compact.compact_store`` and ``tasks.store.verify.verify_store`` (quick:
-sizes and
-magic bytes; `tcobench store verify` decodes every file). The flow fails when the check finds a problem, so the
-Prefect UI shows a red run and its artifact names what to look at.
+sizes and magic bytes; `tcobench store verify` decodes every file). The flow fails when the check finds a problem, so
+the Prefect UI shows a red run and its artifact names what to look at.
 """
 
 from __future__ import annotations

@@ -130,8 +130,8 @@ def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray
     """Many PCHIP curves of the same number of points at once: x (curves x m, ascending), y (curves x m x columns)
     -> values at ``targets`` (curves x targets x columns), NaN outside each curve's [x first, x last]. The same
     Fritsch-Carlson slopes as scipy's PchipInterpolator (Frontier.at, the estimate;
-    tests/unit/tasks/analysis/test_frontier.py
-    checks the two agree): building one scipy object per bootstrap replicate and side cost most of a comparison."""
+    tests/unit/tasks/analysis/test_frontier.py checks the two agree): building one scipy object per bootstrap
+    replicate and side cost most of a comparison."""
     h = np.diff(x, axis=1)[:, :, None]  # curves x (m-1) x 1
     slope = np.diff(y, axis=1) / h
     d = np.repeat(slope[:, :1], x.shape[1], axis=1)  # two points: the line's slope at both ends

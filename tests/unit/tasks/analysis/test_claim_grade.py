@@ -1,6 +1,5 @@
-"""The claim-grade rules (tasks/analysis/compare/claim_grade.py) over two small stored sides, through compare_on: the
-stamp,
-each failed rule's words, thresholds lowered by options, parity of answers and the accuracy rule."""
+"""The claim-grade rules (tasks/analysis/compare/claim_grade.py) over two small stored sides, through compare_on:
+the stamp, each failed rule's words, thresholds lowered by options, parity of answers and the accuracy rule."""
 
 from __future__ import annotations
 
