@@ -132,10 +132,10 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    """The zero-cost streaming endpoint, 64 tokens per request, 5 ms apart (a run takes a few seconds)."""
+    """The zero-cost streaming endpoint, 64 tokens per request, 1 ms apart (a run takes a few seconds)."""
     (port,) = free_ports(1)
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                             "--itl-ms", "5", "--tokens", "64"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+                             "--itl-ms", "1", "--tokens", "64"], stdout=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None and "http://" in proc.stdout.readline()
         yield f"http://127.0.0.1:{port}"

@@ -43,7 +43,7 @@ import pytest
 from tests.conftest import S3Endpoint
 from tests.services import PrefectServer, create_database, new_bucket_name, pg_bin
 
-pytestmark = [pytest.mark.prefect, pytest.mark.fleet]
+pytestmark = [pytest.mark.prefect, pytest.mark.fleet, pytest.mark.waits]
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

@@ -38,7 +38,7 @@ from test_fleet import BIN, KEY_ENV, Fleet, _fleet_user, _night_markdown, _start
 from tests.conftest import S3Endpoint
 from tests.services import PostgresServer, PrefectServer, S3Server, create_database, new_bucket_name, require
 
-pytestmark = [pytest.mark.prefect, pytest.mark.fleet]
+pytestmark = [pytest.mark.prefect, pytest.mark.fleet, pytest.mark.waits]
 
 OUTAGE_S = 60.0  # each service is down this long (issue 33: "stopped for 60 s")
 HOSTS = ("host-a", "host-b")
