@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tcobench.errors import StoreError
-from tcobench.tasks.store.verify import verify_store
+from tcobench.tasks.verify import verify_store
 from tests.services import free_ports, require
 from tests.store_helpers import data_files, lake_rows
 from tests.unit.factories import write_fleet
@@ -117,8 +117,7 @@ def test_verify_names_the_file_and_repair_quarantines_it(damaged: tuple[Path, st
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 24 MiB (room for an empty DuckDB catalog: docs/performance.md#test-empty-catalog) mounted for this
-    test: the full disk."""
+    """A tmpfs of 24 MiB (an empty DuckDB catalog takes about 11) mounted for this test: the full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True,
@@ -133,7 +132,7 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    """The zero-cost streaming endpoint, 64 tokens per request, 1 ms apart (a run of 60 takes a few seconds)."""
+    """The zero-cost streaming endpoint, 64 tokens per request, 1 ms apart (a run takes a few seconds)."""
     (port,) = free_ports(1)
     proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
                              "--itl-ms", "1", "--tokens", "64"], stdout=subprocess.PIPE, text=True)  # fmt: skip
@@ -180,7 +179,7 @@ def test_a_full_disk_keeps_what_was_stored_prints_it_and_leaves_no_orphan(tiny_d
 def test_a_write_that_runs_out_of_space_midway_removes_its_files(tiny_disk: Path) -> None:
     """Without the room check (a disk filling from elsewhere): DuckDB's failed write is rolled back and the file it
     was writing removed."""
-    from tcobench.tasks.store import store as store_module
+    from tcobench.tasks import store as store_module
     from tests.unit.factories import make_request, make_run
 
     store = tiny_disk / "store"
