@@ -46,8 +46,8 @@ _STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: [^\x00\n\r\x0b\x0
 _HEADER_LINE = re.compile(rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[^\x00\n\r\x0b\x0c]*")
 _FOLDED_LINE = re.compile(rb"[ \t][^\x00\n\r\x0b\x0c]*")
 _PARTIAL_STATUS = re.compile(
-    rb"(?:H(?:T(?:T(?:P(?:/(?:[0-9](?:\.(?:[0-9](?: (?:[0-9]{0,2}|[0-9]{3}"
-    rb"(?: [^\x00\n\r\x0b\x0c]*)?))?)?)?)?)?)?)?)?)?\r?"  # a prefix of a status line
+    rb"H(?:T(?:T(?:P(?:/(?:[0-9](?:\.(?:[0-9](?: (?:[0-9]{0,2}|[0-9]{3}"
+    rb"(?: [^\x00\n\r\x0b\x0c]*)?))?)?)?)?)?)?)?)?\r?"  # a non-empty prefix of a status line (a lone CR is not)
 )
 _PARTIAL_HEADER = re.compile(
     rb"(?:[-!#$%&'*+.^_`|~0-9a-zA-Z]+(?::[^\x00\n\r\x0b\x0c]*)?|[ \t][^\x00\n\r\x0b\x0c]*)?\r?"
