@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tcobench.errors import StoreError
-from tcobench.tasks.verify import verify_store
+from tcobench.tasks.store.verify import verify_store
 from tests.services import free_ports, require
 from tests.store_helpers import data_files, lake_rows
 from tests.unit.factories import write_fleet
@@ -117,7 +117,8 @@ def test_verify_names_the_file_and_repair_quarantines_it(damaged: tuple[Path, st
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 24 MiB (an empty DuckDB catalog takes about 11) mounted for this test: the full disk."""
+    """A tmpfs of 24 MiB (room for an empty DuckDB catalog: docs/performance.md#test-empty-catalog) mounted for this
+    test: the full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True,
@@ -179,7 +180,7 @@ def test_a_full_disk_keeps_what_was_stored_prints_it_and_leaves_no_orphan(tiny_d
 def test_a_write_that_runs_out_of_space_midway_removes_its_files(tiny_disk: Path) -> None:
     """Without the room check (a disk filling from elsewhere): DuckDB's failed write is rolled back and the file it
     was writing removed."""
-    from tcobench.tasks import store as store_module
+    from tcobench.tasks.store import store as store_module
     from tests.unit.factories import make_request, make_run
 
     store = tiny_disk / "store"
