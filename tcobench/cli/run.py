@@ -14,13 +14,12 @@ import typer
 from rich.markup import escape
 
 from tcobench.errors import Interrupted, StoreError
-from tcobench.schemas import BenchmarkConfig, Protocol
+from tcobench.schemas import BenchmarkConfig
 from tcobench.settings import Settings
 
 from ._claim import warn_claim_shortfalls
 from ._common import (
     PartialThresholdOpt,
-    PricesOpt,
     StoreOpt,
     err,
     guard,
@@ -338,25 +337,26 @@ def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)
 
 
-def _accuracy(
-    questions: Annotated[int, typer.Option(help="Bundled exact-answer questions to ask (made from the seed 42).")] = 40,
-    config_file: Annotated[Path | None, typer.Option("--config", "-c", help="Benchmark config (TOML).")] = None,
-    endpoint: Annotated[str | None, typer.Option(help="Ask a running server at this URL instead.")] = None,
-    protocol: Annotated[Protocol | None, typer.Option(help="Wire protocol of --endpoint.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name as the server knows it.")] = None,
-    model_path: Annotated[Path | None, typer.Option(help="GGUF file for the embedded engine.")] = None,
-    chat: Annotated[bool | None, typer.Option("--chat/--completion", help="Chat or plain completion API.")] = None,
-    image: Annotated[str | None, typer.Option(help="Start this engine image as a container.")] = None,
-    no_prefect: Annotated[bool, typer.Option("--no-prefect", help="Run without Prefect (faster start).")] = False,
-    prices_file: PricesOpt = None,
-    store: StoreOpt = None,
+def _accuracy_options(
+    questions: Annotated[
+        int, typer.Option(min=1, help="Bundled exact-answer questions to ask (made from the seed 42).")
+    ] = 40,
 ) -> None:
+    """The option of `tcobench accuracy` that `run` does not have (its signature only)."""
+
+
+# The options `tcobench accuracy` shares with `run`, declared there once (the fields' flags and _own_options).
+_ACCURACY_FROM_RUN = (
+    "config_file", "endpoint", "protocol", "model", "model_path", "chat", "image", "no_prefect", "prices_file", "store",
+)  # fmt: skip
+
+
+def _accuracy(**values: Any) -> None:
     """Ask the engine N bundled exact-answer questions (integer arithmetic, list lookups) at temperature 0, one at
     a time, and store the answers as a run of workload accuracy-N-seed42; `tcobench compare` scores each side and
     its claim-grade accuracy rule compares the scores (docs/claim-grade.md)."""
-    _run(**_RUN_DEFAULTS | {"config_file": config_file, "endpoint": endpoint, "protocol": protocol, "model": model,
-         "model_path": model_path, "chat": chat, "image": image, "no_prefect": no_prefect, "prices_file": prices_file,
-         "store": store, "accuracy": questions, "concurrency": [1], "warmup": 1})  # fmt: skip
+    questions = values.pop("questions")
+    _run(**_RUN_DEFAULTS | values | {"accuracy": questions, "concurrency": [1], "warmup": 1})
 
 
 def _run_parameters() -> list[inspect.Parameter]:
@@ -368,7 +368,14 @@ def _run_parameters() -> list[inspect.Parameter]:
     return [found[name] for name in _LAYOUT]
 
 
+def _accuracy_parameters() -> list[inspect.Parameter]:
+    run = {p.name: p for p in _run_parameters()}
+    own = inspect.signature(_accuracy_options, eval_str=True).parameters
+    return [*own.values(), *(run[name] for name in _ACCURACY_FROM_RUN)]
+
+
 with_parameters(_run, _run_parameters())
+with_parameters(_accuracy, _accuracy_parameters())
 _RUN_DEFAULTS = {p.name: p.default for p in _run_parameters()}
 
 

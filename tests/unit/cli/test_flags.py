@@ -89,3 +89,15 @@ def test_compare_takes_its_defaults_and_help_from_compare_options() -> None:
         assert params[name].default == getattr(defaults, name), name
     assert params["basis"].default == str(defaults.basis)
     assert list(params)[:3] == ["a", "b", "claim"] and list(params)[-3:] == ["prices_file", "store", "snapshot"]
+
+
+def test_accuracy_takes_the_options_it_shares_with_run_from_run() -> None:
+    run_params = inspect.signature(run_cli._run).parameters
+    params = inspect.signature(run_cli._accuracy).parameters
+    shared = [name for name in params if name != "questions"]
+    assert shared == list(run_cli._ACCURACY_FROM_RUN) and "endpoint" in shared
+    for name in shared:
+        mine, runs = params[name], run_params[name]
+        option, run_option = mine.annotation.__metadata__[0], runs.annotation.__metadata__[0]
+        assert mine.default == runs.default and mine.annotation.__origin__ == runs.annotation.__origin__, name
+        assert (option.param_decls, option.help) == (run_option.param_decls, run_option.help), name
