@@ -22,7 +22,7 @@ from tcobench.tasks.host.telemetry import open_sampler
 
 pytestmark = pytest.mark.docker
 
-_STANDINS = Path(__file__).parents[1] / "unit" / "tasks" / "telemetry" / "standins.py"
+_STANDINS = Path(__file__).parents[1] / "unit" / "tasks" / "host" / "telemetry" / "standins.py"
 
 
 def _standins() -> ModuleType:
