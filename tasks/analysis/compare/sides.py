@@ -42,14 +42,21 @@ def side_name(rows: Sequence[CandidateRun]) -> str:
 
 
 def _points(
-    con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun], basis: CostBasis, label: str, text: str
-) -> list[RunPoint]:
+    con: duckdb.DuckDBPyConnection, sides: Sequence[tuple[Sequence[CandidateRun], str, str]], basis: CostBasis
+) -> list[list[RunPoint]]:
+    """Each side's RunPoints (frontier.load_points), both sides read in one query (one scan of their requests)."""
+    rows = [r for side_rows, _, _ in sides for r in side_rows]
     dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
     points = load_points(con, [(r["run_id"], r["batch_id"], r["concurrency"]) for r in rows], basis, dates)
-    if not any(len(p.tpot_ms) for p in points):
-        raise QueryError(f"selection {label} {text!r}: no request has a TPOT (every ok request has a single output "
-                         "token), so it has no interactivity; measure with max_tokens >= 2")  # fmt: skip
-    return points
+    by_run = {p.run_id: p for p in points}
+    found = []
+    for side_rows, label, text in sides:
+        mine = [by_run[r["run_id"]] for r in side_rows if r["run_id"] in by_run]
+        if not any(len(p.tpot_ms) for p in mine):
+            raise QueryError(f"selection {label} {text!r}: no request has a TPOT (every ok request has a single "
+                             "output token), so it has no interactivity; measure with max_tokens >= 2")  # fmt: skip
+        found.append(mine)
+    return found
 
 
 def frontier_comparison(
@@ -72,8 +79,7 @@ def frontier_comparison(
         raise QueryError("refused: the selections differ in what was measured: " + "; ".join(diffs)
                          + " (compare like with like, or pass --allow-different to compare anyway)")  # fmt: skip
     a_rows, b_rows = priced(a_rows, "A", basis, notes), priced(b_rows, "B", basis, notes)
-    a_points = _points(con, a_rows, basis, "A", sel_a.text)
-    b_points = _points(con, b_rows, basis, "B", sel_b.text)
+    a_points, b_points = _points(con, [(a_rows, "A", sel_a.text), (b_rows, "B", sel_b.text)], basis)
     found = compare_frontiers(a_points, b_points, side_name(a_rows), side_name(b_rows), targets, **options)  # type: ignore[arg-type]
     if any(t.ratio is not None for t in found.targets):  # a ratio read off the frontiers: say what they are made of
         found = replace(found, notes=(*found.notes, _steady_note(a_points, b_points)))
