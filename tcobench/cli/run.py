@@ -368,15 +368,16 @@ def _run_parameters() -> list[inspect.Parameter]:
     return [found[name] for name in _LAYOUT]
 
 
-def _accuracy_parameters() -> list[inspect.Parameter]:
-    run = {p.name: p for p in _run_parameters()}
+def _accuracy_parameters(run_parameters: list[inspect.Parameter]) -> list[inspect.Parameter]:
+    run = {p.name: p for p in run_parameters}
     own = inspect.signature(_accuracy_options, eval_str=True).parameters
     return [*own.values(), *(run[name] for name in _ACCURACY_FROM_RUN)]
 
 
-with_parameters(_run, _run_parameters())
-with_parameters(_accuracy, _accuracy_parameters())
-_RUN_DEFAULTS = {p.name: p.default for p in _run_parameters()}
+_RUN_PARAMETERS = _run_parameters()  # built once at import: run's and accuracy's signatures and run's defaults
+with_parameters(_run, _RUN_PARAMETERS)
+with_parameters(_accuracy, _accuracy_parameters(_RUN_PARAMETERS))
+_RUN_DEFAULTS = {p.name: p.default for p in _RUN_PARAMETERS}
 
 
 def register(app: typer.Typer) -> None:
