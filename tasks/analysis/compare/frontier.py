@@ -15,14 +15,12 @@ Design notes: docs/architecture.md#tasks-compare-frontier.
 from __future__ import annotations
 
 import functools
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow.compute as pc
 from scipy.interpolate import PchipInterpolator
 
 from tcobench.schemas import CostBasis
@@ -44,6 +42,7 @@ __all__ = [
 ]
 
 _DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
+_BATCH_RUNS = 256  # runs whose replicates are computed at once (their draws, a few MB, stay small)
 
 
 @dataclass(frozen=True)
@@ -248,22 +247,49 @@ def _approximate_replicates(
     n = len(p.tpot_ms)
     h = (n - 1) * q
     u = rng.beta(h + 1, n - h, size=resamples)
-    tpot = np.sort(p.tpot_ms)[np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1)]
-    rate = p.tokens.sum() / p.e2e_s.sum()
-    residual = p.tokens - rate * p.e2e_s
-    sd = math.sqrt(float(residual @ residual) / n / n) / (rate * float(p.e2e_s.mean()))
-    return 1000.0 / tpot, p.tok_s_per_gpu * (1.0 + sd * rng.standard_normal(resamples))
+    x, y = _approximate_rows([p], u[None, :], rng.standard_normal(resamples)[None, :])
+    return x[0], y[0]
 
 
 def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
-    (interactivity, tok/s/GPU, USD per GPU-second), written in place run by run (a run's few arrays stay in the
-    cache; computing the forms over every run at once made arrays of hundreds of MB and was slower)."""
+    (interactivity, tok/s/GPU, USD per GPU-second). The random numbers are drawn run by run in the stream's order
+    (a large run's beta, then its normals, as ``_approximate_replicates`` draws them); the large runs' arithmetic
+    comes after, for the runs of one request count at once (``_approximate_rows``): a call per run on a few small
+    arrays cost most of a comparison's replicates."""
     found = np.empty((len(points), 3, resamples))
-    for i, p in enumerate(points):
-        found[i, 0], found[i, 1] = _run_replicates(p, q, resamples, rng)
-        found[i, 2] = p.usd_per_gpu_s
+    for start in range(0, len(points), _BATCH_RUNS):
+        chunk = points[start : start + _BATCH_RUNS]
+        large: dict[int, list[int]] = defaultdict(list)
+        u, z = np.empty((len(chunk), resamples)), np.empty((len(chunk), resamples))
+        for i, p in enumerate(chunk):
+            n = len(p.tpot_ms)
+            if n >= NORMAL_FROM_REQUESTS:  # _approximate_replicates' draws, in its order
+                h = (n - 1) * q
+                u[i], z[i] = rng.beta(h + 1, n - h, size=resamples), rng.standard_normal(resamples)
+                large[n].append(i)
+            else:
+                found[start + i, 0], found[start + i, 1] = _run_replicates(p, q, resamples, rng)
+            found[start + i, 2] = p.usd_per_gpu_s
+        for rows in large.values():
+            x, y = _approximate_rows([chunk[i] for i in rows], u[rows], z[rows])
+            found[[start + i for i in rows], 0], found[[start + i for i in rows], 1] = x, y
     return found
+
+
+def _approximate_rows(points: Sequence[RunPoint], u: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``_approximate_replicates`` of runs of one request count n, given their draws: u (runs x resamples, the
+    Beta draws) and z (the normal ones)."""
+    n = len(points[0].tpot_ms)
+    ordered = np.sort(np.stack([p.tpot_ms for p in points]), axis=1)
+    tpot = np.take_along_axis(ordered, np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1), axis=1)
+    tokens, e2e = np.stack([p.tokens for p in points]), np.stack([p.e2e_s for p in points])
+    rate = tokens.sum(axis=1) / e2e.sum(axis=1)
+    residual = tokens - rate[:, None] * e2e
+    squares = np.array([r @ r for r in residual])  # a dot per run: a batched sum would add in another order
+    sd = np.sqrt(squares / n / n) / (rate * e2e.mean(axis=1))
+    per_gpu = np.array([p.tok_s_per_gpu for p in points])
+    return 1000.0 / tpot, per_gpu[:, None] * (1.0 + sd[:, None] * z)
 
 
 def replicate_levels(
@@ -335,34 +361,32 @@ def _requests_of(
     state (``windows``: its steady_start_ns, steady_end_ns from view frontier_points, read by load_points), only
     those that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
     ids are, rows.id_list), not read from the view again: that view over the whole store cost more than the
-    requests themselves."""
-    steady = (
-        f"LEFT JOIN (SELECT unnest({IDS.replace('$ids', '$steady_ids')}) AS run_id, "
-        "unnest(string_split($steady_start, ',')::BIGINT[]) AS steady_start_ns, "
-        "unnest(string_split($steady_end, ',')::BIGINT[]) AS steady_end_ns) AS w ON w.run_id = m.run_id "
-    )
+    requests themselves. Each request comes back with its run's position in ``ids``, not the run's id: a text per
+    request cost more to read and to group than the figures."""
     query = (
-        "SELECT m.run_id, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
-        f"FROM request_metrics AS m {steady if windows else ''}"
+        f"WITH w AS (SELECT unnest({IDS}) AS run_id, unnest(range($count)) AS idx, "
+        "unnest(list_transform(string_split($lo, ','), v -> NULLIF(v, '')::BIGINT)) AS lo, "
+        "unnest(list_transform(string_split($hi, ','), v -> NULLIF(v, '')::BIGINT)) AS hi) "
+        "SELECT w.idx, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
+        "FROM request_metrics AS m JOIN w ON w.run_id = m.run_id "
         "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
-        f"AND m.run_id IN (SELECT unnest({IDS})) "
-        + ("AND (w.run_id IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.steady_start_ns, "
-           "w.steady_end_ns))" if windows else "")
+        "AND (w.lo IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.lo, w.hi))"
         + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
     )  # fmt: skip
-    params: dict[str, object] = {"ids": id_list(ids)}
+    params: dict[str, object] = {
+        "ids": id_list(ids),
+        "count": len(ids),
+        "lo": ",".join(str(windows[i][0]) if i in windows else "" for i in ids),  # "": no steady state (NULL)
+        "hi": ",".join(str(windows[i][1]) if i in windows else "" for i in ids),
+    }
     params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
-    if windows:
-        params.update({"steady_ids": id_list(windows), "steady_start": ",".join(str(w[0]) for w in windows.values()),
-                       "steady_end": ",".join(str(w[1]) for w in windows.values())})  # fmt: skip
     table = con.execute(query, params).fetch_arrow_table()
     if not table.num_rows:
         return {}
-    codes = pc.dictionary_encode(table.column("run_id").combine_chunks())
-    code = codes.indices.to_numpy(zero_copy_only=False)
+    code = table.column("idx").to_numpy()
     order = np.argsort(code, kind="stable")
-    bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
+    bounds = np.searchsorted(code[order], np.arange(len(ids) + 1))
     tpot, tokens, secs = (table.column(c).to_numpy().astype(float)[order] for c in ("tpot_ms", "tokens", "e2e_s"))
-    spans = [slice(bounds[i], bounds[i + 1]) for i in range(len(codes.dictionary))]
+    spans = [slice(bounds[i], bounds[i + 1]) for i in range(len(ids))]
     return {run_id: (tpot[span], tokens[span], secs[span])
-            for span, run_id in zip(spans, codes.dictionary.to_pylist(), strict=True)}  # fmt: skip
+            for run_id, span in zip(ids, spans, strict=True) if span.stop > span.start}  # fmt: skip
