@@ -36,6 +36,7 @@ __all__ = [
     "PricedRun",
     "SideFigures",
     "comparison_differences",
+    "any_slo",
     "goodput_of",
     "load_priced",
     "load_runs",
@@ -356,12 +357,17 @@ WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})) AND has_slo
 """
 
 
+def any_slo(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> bool:
+    """Whether any of these runs has an SLO target (view slo_targets)."""
+    found = con.execute(f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))",
+                        {"ids": id_list(run_ids)}).fetchone()  # fmt: skip
+    return bool(found and found[0])
+
+
 def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: CostBasis) -> tuple[float, float]:
     """(night-weighted fraction of requests within the SLO, cost per 1M good output tokens) of these runs on
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
-    targets = con.execute(f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))",
-                          {"ids": id_list(run_ids)}).fetchone()  # fmt: skip
-    if not (targets and targets[0]):  # no run has a target: nothing to judge (view goodput reads every request)
+    if not any_slo(con, run_ids):  # no run has a target: nothing to judge (view goodput reads every request)
         return math.nan, math.nan
     row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
     fraction, per_usd = row if row is not None else (None, None)

@@ -41,6 +41,7 @@ from .candidates import (
     CandidateRun,
     CostTermName,
     SideFigures,
+    any_slo,
     comparison_differences,
     goodput_of,
     load_runs,
@@ -216,17 +217,20 @@ def _stratum(
     opts: CompareOptions,
     rng: np.random.Generator,
     draws: tuple[NightDraws, NightDraws],
+    known: dict[str, RunSample],
+    judged: bool,
 ) -> tuple[Stratum, np.ndarray]:
+    """A level's comparison. ``known``: the runs' samples (candidates.samples_of), loaded for every level at once;
+    ``judged``: whether any compared run has an SLO (else no level's goodput is read)."""
     a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
     counted = token_count(opts.tokens)
     a_eff, b_eff = a.tokens_per_usd(counted), b.tokens_per_usd(counted)
-    known: dict[str, RunSample] = {}
-    samples_of(con, [*a_rows, *b_rows], counted, known)  # both sides' requests in one query
     a_reps = bootstrap_efficiency(samples_of(con, a_rows, counted, known), opts.resamples, rng, draws[0])
     reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, counted, known), opts.resamples, rng, draws[1])
     lo, hi = percentile_interval(reps, opts.confidence)
-    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis)
-    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis)
+    unjudged = (math.nan, math.nan)
+    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis) if judged else unjudged
+    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis) if judged else unjudged
     stratum = Stratum(
         concurrency=level,
         a_runs=len(a_rows),
@@ -462,10 +466,13 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
     # nights drawn once per side for every level: a bad night hits all its levels (bootstrap.py)
     draws = (night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
              night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng))  # fmt: skip
+    known: dict[str, RunSample] = {}
+    samples_of(con, [*a_rows, *b_rows], token_count(opts.tokens), known)  # every level's requests in one query
+    judged = any_slo(con, [r["run_id"] for r in (*a_rows, *b_rows)])
     strata, reps = [], []
     for level in levels:
         a_level, b_level = ([r for r in rows if r["concurrency"] == level] for rows in (a_rows, b_rows))
-        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws)
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged)
         strata.append(stratum)
         reps.append(rep)
         if min(stratum.a_runs, stratum.b_runs) == 1:
