@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError
-from tcobench.tasks.analysis.compare import RunPoint, compare_frontiers, level_points, pareto_mask, parse_targets
+from tcobench.schemas import CostBasis
+from tcobench.tasks.analysis.compare import (
+    RunPoint,
+    compare_frontiers,
+    level_points,
+    load_points,
+    pareto_mask,
+    parse_targets,
+)
 from tcobench.tasks.analysis.compare.frontier import build
 from tcobench.tasks.analysis.compare.interactivity import check_quantile, spread_targets
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.store.query import connect
+from tests.unit.factories import write_fleet
 
 
 def _point(run_id: str, night: str, level: int, tpot_ms: list[float], per_gpu: float, k: float = 1e-3) -> RunPoint:
@@ -166,3 +179,31 @@ def test_the_batched_pchip_of_the_replicates_is_scipys(points: int) -> None:
         inside = (targets >= x[i, 0]) & (targets <= x[i, -1])
         assert np.allclose(got[i][inside], want[inside], rtol=1e-12, atol=1e-9)
         assert np.isnan(got[i][~inside]).all()
+
+
+def test_load_points_reads_each_runs_requests_and_of_a_steady_run_those_in_its_window_only(tmp_path: Path) -> None:
+    """load_points' requests are each run's ok requests with a TPOT (in the order the store holds them: here, the
+    order they were sent); of a run whose point is its steady state (view frontier_points: steady), only those that
+    decoded in its window, as filtering request_metrics directly gives them."""
+    write_fleet(tmp_path, nights=1, concurrency=(1, 16, 32), regression=None)  # 20 requests: 32 streams never fill
+    con = connect(tmp_path, load_prices(None))
+    try:
+        runs = [(r, n, int(c)) for r, n, c in con.execute("SELECT run_id, batch_id, concurrency FROM runs").fetchall()]
+        points = {p.run_id: p for p in load_points(con, runs, CostBasis())}
+        requests = ("FROM request_metrics AS m JOIN frontier_points AS f ON f.run_id = m.run_id AND f.basis = 'owned' "
+                    "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 ")  # fmt: skip
+        outside = "f.steady AND NOT in_steady(m.start_ns + m.ttft_ns, m.decode_ns, f.steady_start_ns, f.steady_end_ns)"
+        wanted = con.execute(
+            "SELECT m.run_id, list(m.tpot_ns / 1e6 ORDER BY m.request_index), "
+            "list(m.output_tokens::DOUBLE ORDER BY m.request_index), list(m.e2e_ns / 1e9 ORDER BY m.request_index) "
+            f"{requests} AND NOT ({outside}) GROUP BY m.run_id"
+        ).fetchall()
+        left_out = con.execute(f"SELECT count(*) {requests} AND {outside}").fetchone()
+    finally:
+        con.close()
+    assert len(points) == len(runs) == len(wanted)
+    assert any(points[r].steady for r, *_ in wanted) and any(not points[r].steady for r, *_ in wanted)
+    assert left_out is not None and left_out[0] > 0, "some steady run has requests outside its window"
+    for run_id, tpot, tokens, e2e in wanted:
+        p = points[run_id]
+        assert p.tpot_ms.tolist() == tpot and p.tokens.tolist() == tokens and p.e2e_s.tolist() == e2e
