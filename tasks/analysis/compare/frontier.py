@@ -244,17 +244,23 @@ def _approximate_replicates(
     uniforms at that rank); the throughput's ratio estimator is its normal approximation, as bootstrap.py draws
     it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
     night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
-    n = len(p.tpot_ms)
+    u, z = _approximate_draws(len(p.tpot_ms), q, resamples, rng)
+    x, y = _approximate_rows([p], u[None, :], z[None, :])
+    return x[0], y[0]
+
+
+def _approximate_draws(n: int, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A large run's random numbers, in the stream's order: its Beta(h + 1, n - h) draws (h = (n - 1) q), then
+    its standard normal ones (``_approximate_replicates``)."""
     h = (n - 1) * q
     u = rng.beta(h + 1, n - h, size=resamples)
-    x, y = _approximate_rows([p], u[None, :], rng.standard_normal(resamples)[None, :])
-    return x[0], y[0]
+    return u, rng.standard_normal(resamples)
 
 
 def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
     (interactivity, tok/s/GPU, USD per GPU-second). The random numbers are drawn run by run in the stream's order
-    (a large run's beta, then its normals, as ``_approximate_replicates`` draws them); the large runs' arithmetic
+    (``_approximate_draws`` for a large run, as ``_approximate_replicates`` draws them); the large runs' arithmetic
     comes after, for the runs of one request count at once (``_approximate_rows``): a call per run on a few small
     arrays cost most of a comparison's replicates."""
     found = np.empty((len(points), 3, resamples))
@@ -264,16 +270,15 @@ def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np
         u, z = np.empty((len(chunk), resamples)), np.empty((len(chunk), resamples))
         for i, p in enumerate(chunk):
             n = len(p.tpot_ms)
-            if n >= NORMAL_FROM_REQUESTS:  # _approximate_replicates' draws, in its order
-                h = (n - 1) * q
-                u[i], z[i] = rng.beta(h + 1, n - h, size=resamples), rng.standard_normal(resamples)
+            if n >= NORMAL_FROM_REQUESTS:
+                u[i], z[i] = _approximate_draws(n, q, resamples, rng)
                 large[n].append(i)
             else:
                 found[start + i, 0], found[start + i, 1] = _run_replicates(p, q, resamples, rng)
             found[start + i, 2] = p.usd_per_gpu_s
         for rows in large.values():
-            x, y = _approximate_rows([chunk[i] for i in rows], u[rows], z[rows])
-            found[[start + i for i in rows], 0], found[[start + i for i in rows], 1] = x, y
+            at = [start + i for i in rows]
+            found[at, 0], found[at, 1] = _approximate_rows([chunk[i] for i in rows], u[rows], z[rows])
     return found
 
 
