@@ -44,9 +44,10 @@ def table_rows(store: str | Path, table: str) -> list[dict[str, Any]]:
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def data_files(store: str | Path, table: str) -> list[str]:
-    """The data files the catalog lists for a table now."""
-    return [r[0] for r in lake_rows(store, f"SELECT data_file FROM ducklake_list_files('{LAKE}', '{table}')")]
+def data_files(store: str | Path, table: str, schema: str = "main") -> list[str]:
+    """The data files the catalog lists for a table (of ``schema``) now."""
+    listed = f"ducklake_list_files('{LAKE}', '{table}', schema => '{schema}')"
+    return [r[0] for r in lake_rows(store, f"SELECT data_file FROM {listed}")]
 
 
 def on_disk(store: str | Path) -> list[Path]:

@@ -301,7 +301,9 @@ def sandbox(con: duckdb.DuckDBPyConnection, location: StoreLocation, paths: list
     if paths is None:
         con.execute(f"SET allowed_directories = [{sql_string(location.data_path)}]")
     else:
-        con.execute("SET allowed_paths = $paths", {"paths": paths})
+        # a literal, not a bound list: DuckDB's Python client tries to import pandas per bound list element, and
+        # without pandas installed each try searches sys.path again (a store's data files: hundreds of them)
+        con.execute(f"SET allowed_paths = [{', '.join(map(sql_string, paths))}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET allow_community_extensions = false")
     con.execute("SET lock_configuration = true")

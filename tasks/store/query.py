@@ -121,7 +121,7 @@ def _base_views(
             # an uncompacted store's thousands of small runs files are opened once, not in every view over runs.
             # Otherwise a view: each query reads only the columns it needs (reading every column of a year's runs
             # into a table is slow: docs/performance.md#runs-snapshot-read).
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _runs_snapshot AS {select}")
+            con.execute(f"CREATE OR REPLACE TABLE _runs_snapshot AS {select}")
             select = "SELECT * FROM _runs_snapshot"
         elif damage and table in ("requests", "telemetry", "commits"):
             select += " WHERE run_id IN (SELECT run_id FROM runs)"
@@ -161,10 +161,10 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
     has_cache = snapshot is not None and usable and _columns_at(con, _at(schema, "covered", snapshot)) is not None
     if has_cache:
         assert snapshot is not None
-        con.execute(f"CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs "
+        con.execute(f"CREATE TABLE _uncovered AS SELECT run_id FROM runs "
                     f"WHERE run_id NOT IN (SELECT run_id FROM {_at(schema, 'covered', snapshot)})")  # fmt: skip
     else:
-        con.execute("CREATE TEMP TABLE _uncovered AS SELECT run_id FROM runs")
+        con.execute("CREATE TABLE _uncovered AS SELECT run_id FROM runs")
     pending = con.execute("SELECT count(*) FROM _uncovered").fetchone()
     computed: dict[str, pa.Table] = {}
     if pending and pending[0]:
@@ -186,11 +186,11 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
                          "AND run_id NOT IN (SELECT run_id FROM _uncovered)")  # fmt: skip
         if view in computed:
             con.register(f"_computed_{view}", computed[view])
-            con.execute(f"CREATE TEMP TABLE _fresh_{view} AS SELECT * FROM _computed_{view}")
+            con.execute(f"CREATE TABLE _fresh_{view} AS SELECT * FROM _computed_{view}")
             con.unregister(f"_computed_{view}")
             parts.append(f"SELECT * FROM _fresh_{view}")
         if parts:
-            con.execute(f"CREATE OR REPLACE TEMP VIEW _cached_{view} AS {' UNION ALL BY NAME '.join(parts)}")
+            con.execute(f"CREATE OR REPLACE VIEW _cached_{view} AS {' UNION ALL BY NAME '.join(parts)}")
             defined.add(view)
     return defined
 
@@ -266,7 +266,7 @@ def _open(
         cached = _cached_views(con, snap, usable)
         stored_tests = _at(cache_schema(), "change_tests", snap)
         if usable and _columns_at(con, stored_tests) is not None:  # tasks.analysis.history's stored tests
-            con.execute(f"CREATE TEMP VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
+            con.execute(f"CREATE VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc

@@ -42,7 +42,7 @@ from tcobench.schemas import (
 from .checksums import record_new
 from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
 from .outage import outage_limit_s, ride_out, unreachable
-from .views import CACHED_VIEWS, compute_per_run, view_key
+from .views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
 
 __all__ = [
     "LEGACY_TABLES",
@@ -441,12 +441,17 @@ def write_cache(con: duckdb.DuckDBPyConnection, rows: dict[str, pa.Table], ids: 
     schema = f"{LAKE}.{cache_schema()}"
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.covered (run_id VARCHAR)")
+    existing = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND "
+                                                "schema_name = ?", [LAKE, cache_schema()]).fetchall()}  # fmt: skip
     for view in CACHED_VIEWS:
-        con.register("_tcob_view", rows[view])
-        try:
-            con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.{view} AS SELECT * FROM _tcob_view LIMIT 0")
-        finally:
-            con.unregister("_tcob_view")
+        if view not in existing:
+            con.register("_tcob_view", rows[view])
+            try:
+                con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.{view} AS SELECT * FROM _tcob_view LIMIT 0")
+            finally:
+                con.unregister("_tcob_view")
+            if view in CACHE_PARTITIONED:
+                con.execute(f"ALTER TABLE {schema}.{view} SET PARTITIONED BY ({CACHE_PARTITIONED[view]})")
         _insert(con, f"{schema}.{view}", rows[view])
     _insert(con, f"{schema}.covered", ids)
 

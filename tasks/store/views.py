@@ -22,9 +22,22 @@ import pyarrow as pa
 
 from tcobench.errors import QueryError
 
-__all__ = ["CACHED_VIEWS", "LAYERS", "compute_per_run", "define_views", "sql_reads", "sql_views", "view_key"]
+__all__ = [
+    "CACHED_VIEWS",
+    "CACHE_PARTITIONED",
+    "LAYERS",
+    "compute_per_run",
+    "define_views",
+    "sql_reads",
+    "sql_views",
+    "view_key",
+]
 
-CACHED_VIEWS = ("run_summary", "run_statistics", "energy")
+CACHED_VIEWS = ("run_summary", "run_statistics", "energy", "frontier_requests")
+# cached views stored partitioned (a file per value and commit, merged per value by compaction): a reader of a few
+# dates' runs opens the files whose date statistics overlap them only (a month's file: a file per night would add
+# a year's worth of files that every connection lists and checks)
+CACHE_PARTITIONED = {"frontier_requests": "month"}
 _CACHE_FORMAT = "tcobench-view-cache-1"
 
 

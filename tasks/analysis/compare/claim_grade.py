@@ -213,6 +213,7 @@ WITH answers AS (
     FROM request_metrics
     WHERE ok AND output_prefix IS NOT NULL
       AND (run_id IN (SELECT unnest({IDS})) OR run_id IN (SELECT unnest({_IDS_B})))
+      {{dates}}
     GROUP BY ALL
 )
 SELECT count(*) AS pairs, count(*) FILTER (WHERE a.prefix = b.prefix) AS same
@@ -221,16 +222,26 @@ JOIN answers AS b ON a.is_a AND NOT b.is_a AND a.prompt = b.prompt AND a.seed = 
 """
 
 
-def prefix_parity(con: duckdb.DuckDBPyConnection, a_ids: Sequence[str], b_ids: Sequence[str]) -> tuple[int, int]:
+def prefix_parity(
+    con: duckdb.DuckDBPyConnection, a_ids: Sequence[str], b_ids: Sequence[str], dates: tuple[str, str] | None = None
+) -> tuple[int, int]:
     """(prompts both sides answered at temperature 0 with the same seed, how many of them with identical first 64
-    output characters); a prompt is its sha256 (its index where none was stored)."""
+    output characters); a prompt is its sha256 (its index where none was stored). ``dates``: the runs' first and last
+    date (requests carry their run's date: the store skips other dates' files)."""
     ids, others = id_list(a_ids), id_list(b_ids)
-    row = con.execute(_PARITY_SQL, {"ids": ids, "b_ids": others}).fetchone()
+    params: dict[str, object] = {"ids": ids, "b_ids": others}
+    bound = ""
+    if dates is not None:
+        params.update(first=dates[0], last=dates[1])
+        bound = "AND date BETWEEN $first AND $last"
+    row = con.execute(_PARITY_SQL.format(dates=bound), params).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
 def _parity(con: duckdb.DuckDBPyConnection, rows: dict[str, list[CandidateRun]], required: float) -> RuleResult:
-    pairs, same = prefix_parity(con, [r["run_id"] for r in rows["A"]], [r["run_id"] for r in rows["B"]])
+    both = [*rows["A"], *rows["B"]]
+    dates = (min(r["date"] for r in both), max(r["date"] for r in both)) if both else None
+    pairs, same = prefix_parity(con, [r["run_id"] for r in rows["A"]], [r["run_id"] for r in rows["B"]], dates)
     if not pairs:
         why = "no prompt answered at temperature 0 with the same seed on both sides"
         return RuleResult("parity", False, None, required, "A and B", why)

@@ -9,8 +9,10 @@ Design notes: docs/architecture.md#tasks-compare-comparison.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import get_args
 
@@ -290,7 +292,7 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 # view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's binding cost, same)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
                  "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier",
-                 "in_steady")  # fmt: skip
+                 "frontier_requests", "in_steady")  # fmt: skip
 
 
 def compare_views(basis: CostBasis) -> tuple[str, ...]:
@@ -316,7 +318,8 @@ def compare(
             # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
             # its selections allow, so computing every run's tco and cost_basis first cost more than it saved
             # (docs/performance.md#compare-no-freeze)
-            return replace(_compare(con, sel_a, sel_b, opts), snapshot=describe_snapshot(con))
+            with contextlib.closing(con.cursor()) as frontier_con:
+                return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
         finally:
             con.close()
 
@@ -444,18 +447,62 @@ def _level_bounds(*selections: Selection) -> frozenset[int] | None:
     return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
 
 
-def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: CompareOptions) -> Comparison:
+def _compare(
+    con: duckdb.DuckDBPyConnection,
+    sel_a: Selection,
+    sel_b: Selection,
+    opts: CompareOptions,
+    frontier_con: duckdb.DuckDBPyConnection | None = None,
+) -> Comparison:
+    """The comparison over ``con``. ``frontier_con``: a cursor of ``con`` on which the comparison at equal
+    interactivity is made on a second thread while this one compares per concurrency level (the two draw from
+    streams of their own: the same numbers either way); None: one after the other."""
     bound = _level_bounds(sel_a, sel_b)
     loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
     runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
-    front, front_rows = _frontier(con, runs, sel_a, sel_b, opts)
+    if frontier_con is None or not opts.frontier:
+        front = _frontier(con, runs, sel_a, sel_b, opts)
+        return _joined(_at_levels(con, runs, scored, sel_a, sel_b, opts), front, sel_a, sel_b, opts)
+    with ThreadPoolExecutor(1, thread_name_prefix="tcobench-frontier") as pool:
+        pending = pool.submit(_frontier, frontier_con, runs, sel_a, sel_b, opts)
+        try:
+            levels = _at_levels(con, runs, scored, sel_a, sel_b, opts)
+        except BaseException:
+            pending.result()  # the frontier's refusal first, as when it is made first
+            raise
+        return _joined(levels, pending.result(), sel_a, sel_b, opts)
+
+
+# the comparison per concurrency level (None: no level in common, compared at equal interactivity only), its
+# notes before the frontier's and after them
+_Levels = tuple[Comparison | None, list[str], list[str]]
+_Front = tuple[FrontierComparison | None, tuple[list[CandidateRun], list[CandidateRun]]]
+
+
+def _joined(levels: _Levels, front: _Front, sel_a: Selection, sel_b: Selection, opts: CompareOptions) -> Comparison:
+    """The comparison per level and the one at equal interactivity (``_frontier``) as one."""
+    (found, notes, later), (frontier, (front_a, front_b)) = levels, front
+    front_notes = frontier.notes if frontier else ()
+    if found is None:  # no level in common: the frontier alone
+        return Comparison(sel_a, sel_b, opts.basis, token_count(opts.tokens), opts.confidence, opts.resamples,
+                          opts.seed, opts.claim, (), None, None, (), (*notes, *front_notes), _describe(front_a),
+                          _describe(front_b), frontier=frontier)  # fmt: skip
+    return replace(found, notes=(*notes, *front_notes, *later), frontier=frontier)
+
+
+def _at_levels(
+    con: duckdb.DuckDBPyConnection,
+    runs: list[CandidateRun],
+    scored: list[CandidateRun],
+    sel_a: Selection,
+    sel_b: Selection,
+    opts: CompareOptions,
+) -> _Levels:
+    """The comparison per concurrency level (``_Levels``), without the frontier's part."""
     a_rows, b_rows, diffs, notes = _sides(runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None)
     if not a_rows:  # no level in common: the frontier alone
-        counted = token_count(opts.tokens)
-        return Comparison(sel_a, sel_b, opts.basis, counted, opts.confidence, opts.resamples, opts.seed,
-                          opts.claim, (), None, None, (), (*notes, *(front.notes if front else ())),
-                          _describe(front_rows[0]), _describe(front_rows[1]), frontier=front)  # fmt: skip
+        return None, notes, []
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)
     if opts.exclude_flagged:
         a_rows, b_rows = _without_flagged(a_rows, flagged, "A", notes), _without_flagged(b_rows, flagged, "B", notes)
@@ -478,9 +525,8 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         if min(stratum.a_runs, stratum.b_runs) == 1:
             notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
     pooled, pooled_verdict = _pooled(strata, reps, opts)
-    notes += front.notes if front else ()
-    notes += _shape_notes(con, {"A": a_rows, "B": b_rows})
-    return Comparison(
+    later = _shape_notes(con, {"A": a_rows, "B": b_rows})
+    found = Comparison(
         sel_a,
         sel_b,
         opts.basis,
@@ -493,7 +539,7 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
         pooled,
         pooled_verdict,
         tuple(diffs),
-        tuple(notes),
+        (),
         _describe(a_rows),
         _describe(b_rows),
         flagged=tuple(flagged),
@@ -509,8 +555,8 @@ def _compare(con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection,
             },
         ),
         setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
-        frontier=front,
     )
+    return found, notes, later
 
 
 def _frontier(

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
+import pyarrow.compute as pc
 from scipy.interpolate import PchipInterpolator
+from scipy.special import betainc
 
 from tcobench.schemas import CostBasis
 
@@ -43,6 +45,7 @@ __all__ = [
 
 _DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
 _BATCH_RUNS = 256  # runs whose replicates are computed at once (their draws, a few MB, stay small)
+_CELLS = 1 << 16  # guide cells of a quantile's order-statistic table (_order_statistic; a power of two)
 
 
 @dataclass(frozen=True)
@@ -148,8 +151,10 @@ def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray
     t = ((targets[None, :] - x0) / width)[:, :, None]
     y0, y1, d0, d1 = y[rows, idx], y[rows, idx + 1], d[rows, idx], d[rows, idx + 1]
     w = width[:, :, None]
-    value = (2 * t**3 - 3 * t**2 + 1) * y0 + (t**3 - 2 * t**2 + t) * w * d0 + (3 * t**2 - 2 * t**3) * y1
-    value += (t**3 - t**2) * w * d1
+    t2 = t * t
+    t3 = t2 * t
+    value = (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * w * d0 + (3 * t2 - 2 * t3) * y1
+    value += (t3 - t2) * w * d1
     inside = (targets[None, :] >= x[:, :1]) & (targets[None, :] <= x[:, -1:])
     result: np.ndarray = np.where(inside[:, :, None], value, np.nan)
     return result
@@ -219,12 +224,13 @@ def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
 
 def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A run's replicates of (interactivity, tok/s/GPU), its requests drawn with replacement (bootstrap.py); from
-    NORMAL_FROM_REQUESTS requests on, by their large-sample forms (``_approximate_replicates``)."""
+    NORMAL_FROM_REQUESTS requests on, by their large-sample forms (``_large_rows``)."""
     n = len(p.tpot_ms)
     if n < 2:
         return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu)
     if n >= NORMAL_FROM_REQUESTS:
-        return _approximate_replicates(p, q, resamples, rng)
+        x, y = _large_rows([p], q, rng.random((1, resamples)), rng.standard_normal((1, resamples)))
+        return x[0], y[0]
     rate = p.tokens.sum() / p.e2e_s.sum()
     xs, ys = [], []
     step = max(1, _DRAW_CELLS // n)
@@ -235,92 +241,128 @@ def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Genera
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def _approximate_replicates(
-    p: RunPoint, q: float, resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """A run's replicates without drawing its n requests one by one (n >= NORMAL_FROM_REQUESTS; drawing costs n
-    random numbers per replicate, a year's headline pair billions). The q-quantile of n draws from the run's TPOTs
-    is the run's empirical quantile function at U ~ Beta(h + 1, n - h), h = (n - 1) q (the order statistic of n
-    uniforms at that rank); the throughput's ratio estimator is its normal approximation, as bootstrap.py draws
-    it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the run-to-run and
-    night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
-    u, z = _approximate_draws(len(p.tpot_ms), q, resamples, rng)
-    x, y = _approximate_rows([p], u[None, :], z[None, :])
-    return x[0], y[0]
+@functools.lru_cache(maxsize=256)
+def _order_statistic(n: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the q-quantile of n requests drawn with replacement from a run's n lands among the run's sorted TPOTs.
 
-
-def _approximate_draws(n: int, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A large run's random numbers, in the stream's order: its Beta(h + 1, n - h) draws (h = (n - 1) q), then
-    its standard normal ones (``_approximate_replicates``)."""
+    It is the run's empirical quantile function at U ~ Beta(h + 1, n - h), h = (n - 1) q (the order statistic of n
+    uniforms at that rank), i.e. the (j + 1)-th smallest TPOT with P(index <= j) = cdf[j] = P(U <= (j + 1) / n), the
+    regularised incomplete beta function. An index is drawn by inversion from one uniform V in [0, 1): the number
+    of cdf values <= V. ``guide`` gives it for each of _CELLS equal cells of [0, 1) that no step of the cdf falls
+    in (``steps`` False); the few others are searched. The same distribution as drawing U itself, at a few
+    operations per replicate instead of two gamma variates."""
     h = (n - 1) * q
-    u = rng.beta(h + 1, n - h, size=resamples)
-    return u, rng.standard_normal(resamples)
+    cdf = betainc(h + 1, n - h, np.arange(1, n + 1) / n)
+    cdf[-1] = 1.0
+    edges = np.arange(_CELLS + 1) / _CELLS
+    guide = np.searchsorted(cdf, edges[:-1], side="right")
+    steps = guide != np.searchsorted(cdf, edges[1:], side="left")
+    for table in (cdf, guide, steps):
+        table.flags.writeable = False  # shared by every call with this n and q
+    return cdf, guide, steps
 
 
-def _replicates_of(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``_run_replicates`` of each point in turn, from one stream, with its cost rate: points x 3 x resamples of
-    (interactivity, tok/s/GPU, USD per GPU-second). The random numbers are drawn run by run in the stream's order
-    (``_approximate_draws`` for a large run, as ``_approximate_replicates`` draws them); the large runs' arithmetic
-    comes after, for the runs of one request count at once (``_approximate_rows``): a call per run on a few small
-    arrays cost most of a comparison's replicates."""
-    found = np.empty((len(points), 3, resamples))
-    for start in range(0, len(points), _BATCH_RUNS):
-        chunk = points[start : start + _BATCH_RUNS]
-        large: dict[int, list[int]] = defaultdict(list)
-        u, z = np.empty((len(chunk), resamples)), np.empty((len(chunk), resamples))
-        for i, p in enumerate(chunk):
-            n = len(p.tpot_ms)
-            if n >= NORMAL_FROM_REQUESTS:
-                u[i], z[i] = _approximate_draws(n, q, resamples, rng)
-                large[n].append(i)
-            else:
-                found[start + i, 0], found[start + i, 1] = _run_replicates(p, q, resamples, rng)
-            found[start + i, 2] = p.usd_per_gpu_s
-        for rows in large.values():
-            at = [start + i for i in rows]
-            found[at, 0], found[at, 1] = _approximate_rows([chunk[i] for i in rows], u[rows], z[rows])
-    return found
+def _quantile_indices(n: int, q: float, v: np.ndarray) -> np.ndarray:
+    """The order statistic (0-based index among n sorted TPOTs) of the q-quantile of n draws, for each uniform in
+    ``v`` (``_order_statistic``)."""
+    cdf, guide, steps = _order_statistic(n, q)
+    cell = (v * _CELLS).astype(np.intp)  # exact: _CELLS is a power of two
+    idx: np.ndarray = guide[cell]
+    odd = steps[cell]
+    if odd.any():
+        idx[odd] = np.searchsorted(cdf, v[odd], side="right")
+    return idx
 
 
-def _approximate_rows(points: Sequence[RunPoint], u: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``_approximate_replicates`` of runs of one request count n, given their draws: u (runs x resamples, the
-    Beta draws) and z (the normal ones)."""
+def _large_rows(points: Sequence[RunPoint], q: float, v: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Replicates of runs of one request count n >= NORMAL_FROM_REQUESTS without drawing their requests one by one
+    (drawing costs n random numbers per replicate, a year's headline pair billions), given uniforms v and standard
+    normals z (runs x resamples each; z is overwritten). The interactivity: 1000 / the TPOT at the order statistic
+    drawn from v (``_quantile_indices``); the throughput's ratio estimator by its normal approximation, as
+    bootstrap.py draws it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the
+    run-to-run and night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
     n = len(points[0].tpot_ms)
-    ordered = np.sort(np.stack([p.tpot_ms for p in points]), axis=1)
-    tpot = np.take_along_axis(ordered, np.clip(np.ceil(u * n).astype(np.int64) - 1, 0, n - 1), axis=1)
+    per_user = 1000.0 / np.sort(np.stack([p.tpot_ms for p in points]), axis=1)
+    x = np.take_along_axis(per_user, _quantile_indices(n, q, v), axis=1)
     tokens, e2e = np.stack([p.tokens for p in points]), np.stack([p.e2e_s for p in points])
     rate = tokens.sum(axis=1) / e2e.sum(axis=1)
     residual = tokens - rate[:, None] * e2e
-    squares = np.array([r @ r for r in residual])  # a dot per run: a batched sum would add in another order
-    sd = np.sqrt(squares / n / n) / (rate * e2e.mean(axis=1))
-    per_gpu = np.array([p.tok_s_per_gpu for p in points])
-    return 1000.0 / tpot, per_gpu[:, None] * (1.0 + sd[:, None] * z)
+    sd = np.sqrt(np.einsum("ij,ij->i", residual, residual) / n / n) / (rate * e2e.mean(axis=1))
+    z *= sd[:, None]
+    z += 1.0
+    z *= np.array([p.tok_s_per_gpu for p in points])[:, None]
+    return x, z
+
+
+def _replicates_of(
+    points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """The replicates of each point's (interactivity, tok/s/GPU): points x resamples each, from one stream. The
+    large runs (``_large_rows``) come in chunks of _BATCH_RUNS in the points' order: the chunk's uniforms, then
+    its normals, then its runs of one request count at once; then the chunk's other runs in order
+    (``_run_replicates``)."""
+    x, y = np.empty((len(points), resamples)), np.empty((len(points), resamples))
+    for start in range(0, len(points), _BATCH_RUNS):
+        chunk = points[start : start + _BATCH_RUNS]
+        large: dict[int, list[int]] = defaultdict(list)
+        for i, p in enumerate(chunk):
+            if len(p.tpot_ms) >= NORMAL_FROM_REQUESTS:
+                large[len(p.tpot_ms)].append(i)
+        count = sum(len(rows) for rows in large.values())
+        v, z = rng.random((count, resamples)), rng.standard_normal((count, resamples))
+        at = 0
+        for rows in large.values():
+            drawn = slice(at, at + len(rows))
+            at += len(rows)
+            x[[start + i for i in rows]], y[[start + i for i in rows]] = _large_rows(
+                [chunk[i] for i in rows], q, v[drawn], z[drawn]
+            )
+        for i, p in enumerate(chunk):
+            if len(p.tpot_ms) < NORMAL_FROM_REQUESTS:
+                x[start + i], y[start + i] = _run_replicates(p, q, resamples, rng)
+    return x, y
 
 
 def replicate_levels(
     points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator, draws: NightDraws
 ) -> dict[int, np.ndarray]:
     """Per level: a 3 x resamples array of replicates of (interactivity, tok/s/GPU, USD per GPU-second); NaN in a
-    replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws)."""
-    ordered = sorted(points, key=lambda p: p.run_id)
-    reps = _replicates_of(ordered, q, resamples, rng)
-    row = {p.run_id: i for i, p in enumerate(ordered)}
+    replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws).
+    Level by level (by concurrency): its runs' replicates (``_replicates_of``, the runs by night and run id), then
+    per night (in order) with several runs, the runs drawn within it; a night of one run takes no numbers (the mean
+    of one drawn run is its replicate), and those nights are weighted in batches."""
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
     cols = np.arange(resamples)
     found = {}
     for level, nights in sorted(by_level.items()):
+        members = [p for night in sorted(nights) for p in nights[night]]
+        x, y = _replicates_of(members, q, resamples, rng)
+        k = np.array([p.usd_per_gpu_s for p in members])
         total, weight = np.zeros((3, resamples)), np.zeros(resamples)
-        for night, members in sorted(nights.items()):
-            count = draws[night]
-            if len(members) == 1:  # the mean of one drawn run is its replicate; drawing 1 of 1 takes no numbers
-                total += count * reps[row[members[0].run_id]]
+        alone: list[tuple[str, int]] = []  # (night, its run's row) of the nights with one run
+        first = 0
+        for night in sorted(nights):
+            size, count = len(nights[night]), draws[night]
+            if size == 1:
+                alone.append((night, first))
             else:
-                matrix = reps[[row[m.run_id] for m in members]]  # members x 3 x resamples
-                pick = rng.integers(0, len(members), size=(len(members), resamples))
-                total += count * matrix[pick, :, cols].transpose(0, 2, 1).mean(axis=0)
-            weight += count
+                pick = rng.integers(0, size, size=(size, resamples))
+                pick += first
+                total[0] += count * x[pick, cols].mean(axis=0)
+                total[1] += count * y[pick, cols].mean(axis=0)
+                total[2] += count * k[pick].mean(axis=0)
+                weight += count
+            first += size
+        for start in range(0, len(alone), _BATCH_RUNS):
+            batch = alone[start : start + _BATCH_RUNS]
+            counts = np.stack([draws[night] for night, _ in batch]).astype(float)  # nights x resamples
+            rows = [row for _, row in batch]
+            total[0] += np.einsum("ir,ir->r", counts, x[rows])
+            total[1] += np.einsum("ir,ir->r", counts, y[rows])
+            total[2] += np.einsum("i,ir->r", k[rows], counts)
+            weight += counts.sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
             found[level] = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
     return found
@@ -333,23 +375,27 @@ def load_points(
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
     """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs and cost from view
-    frontier_points (the one place the frontier's inputs come from; view frontier adds the pareto flag, which
-    needs every run of the store's platforms), its requests with a TPOT from request_metrics.
-    A run without a price on the basis or without a throughput is left out."""
+    frontier_points (the one place the frontier's figures come from; view frontier adds the pareto flag, which
+    needs every run of the store's platforms), its requests with a TPOT from view frontier_requests (a row per run,
+    cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
+    whose dates miss them is not read). A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
+    params: dict[str, object] = {"basis": str(basis), "ids": id_list(ids)}
+    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    within = " AND date BETWEEN $first AND $last" if dates is not None else ""
     rows = con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, steady_start_ns, steady_end_ns "
-        f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS}))",
-        {"basis": str(basis), "ids": id_list(ids)},
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady "
+        f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})){within}",
+        params,
     ).fetchall()
-    figures = {row[0]: row[1:5] for row in rows}
-    requests = _requests_of(con, ids, dates, {row[0]: (row[5], row[6]) for row in rows if row[4]})
+    figures = {row[0]: row[1:] for row in rows if row[2] is not None and row[3]}
+    requests = _requests_of(con, ids, within, params, {run_id for run_id, f in figures.items() if f[3]})
     empty = np.array([])
     found = []
     for run_id, night, level in runs:
-        gpus, per_gpu, per_gpu_s, steady = figures.get(run_id, (None, None, None, False))
-        if per_gpu is None or not per_gpu_s:
+        if run_id not in figures:
             continue
+        gpus, per_gpu, per_gpu_s, steady = figures[run_id]
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
         found.append(RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e,
                               bool(steady)))  # fmt: skip
@@ -357,41 +403,31 @@ def load_points(
 
 
 def _requests_of(
-    con: duckdb.DuckDBPyConnection,
-    ids: list[str],
-    dates: tuple[str, str] | None,
-    windows: dict[str, tuple[int, int]],
+    con: duckdb.DuckDBPyConnection, ids: list[str], within: str, params: dict[str, object], steady: set[str]
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per run: its ok requests with a TPOT: TPOT (ms), output tokens, e2e (s), in scan order; of a run with a steady
-    state (``windows``: its steady_start_ns, steady_end_ns from view frontier_points, read by load_points), only
-    those that decoded in it (macro in_steady), as its steady figures count them. The windows are bound as text (as the
-    ids are, rows.id_list), not read from the view again: that view over the whole store cost more than the
-    requests themselves. Each request comes back with its run's position in ``ids``, not the run's id: a text per
-    request cost more to read and to group than the figures."""
-    query = (
-        f"WITH w AS (SELECT unnest({IDS}) AS run_id, unnest(range($count)) AS idx, "
-        "unnest(list_transform(string_split($lo, ','), v -> NULLIF(v, '')::BIGINT)) AS lo, "
-        "unnest(list_transform(string_split($hi, ','), v -> NULLIF(v, '')::BIGINT)) AS hi) "
-        "SELECT w.idx, m.tpot_ns / 1e6 AS tpot_ms, m.output_tokens AS tokens, m.e2e_ns / 1e9 AS e2e_s "
-        "FROM request_metrics AS m JOIN w ON w.run_id = m.run_id "
-        "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
-        "AND (w.lo IS NULL OR in_steady(m.start_ns + m.ttft_ns, m.decode_ns, w.lo, w.hi))"
-        + (" AND m.date BETWEEN $first AND $last" if dates is not None else "")
-    )  # fmt: skip
-    params: dict[str, object] = {
-        "ids": id_list(ids),
-        "count": len(ids),
-        "lo": ",".join(str(windows[i][0]) if i in windows else "" for i in ids),  # "": no steady state (NULL)
-        "hi": ",".join(str(windows[i][1]) if i in windows else "" for i in ids),
-    }
-    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
-    table = con.execute(query, params).fetch_arrow_table()
-    if not table.num_rows:
+    """Per run: its ok requests with a TPOT (view frontier_requests, in request order): TPOT (ms), output tokens,
+    e2e (s); of a run in ``steady`` (its point is its steady state, view frontier_points), only those that decoded
+    in its steady window (macro in_steady), as its steady figures count them. ``within``: load_points' date bound
+    on ``params``. Each row comes back with its run's position in ``ids``, not the run's id."""
+    if not ids:
         return {}
-    code = table.column("idx").to_numpy()
-    order = np.argsort(code, kind="stable")
-    bounds = np.searchsorted(code[order], np.arange(len(ids) + 1))
-    tpot, tokens, secs = (table.column(c).to_numpy().astype(float)[order] for c in ("tpot_ms", "tokens", "e2e_s"))
-    spans = [slice(bounds[i], bounds[i + 1]) for i in range(len(ids))]
-    return {run_id: (tpot[span], tokens[span], secs[span])
-            for run_id, span in zip(ids, spans, strict=True) if span.stop > span.start}  # fmt: skip
+    table = con.execute(
+        "SELECT w.idx, f.tpot_ms, f.tokens, f.e2e_s, f.in_steady FROM frontier_requests AS f "
+        f"JOIN (SELECT unnest({IDS}) AS run_id, unnest(range($count)) AS idx) AS w ON w.run_id = f.run_id "
+        f"WHERE true{within}",
+        {"ids": params["ids"], "count": len(ids), **{k: v for k, v in params.items() if k in ("first", "last")}},
+    ).fetch_arrow_table()
+    lists = [table.column(c).combine_chunks() for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
+    ends = np.cumsum(pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False))
+    tpot, tokens, secs = (x.flatten().to_numpy(zero_copy_only=False).astype(float) for x in lists[:3])
+    decoded = lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
+    found = {}
+    for row, idx in enumerate(table.column("idx").to_numpy()):
+        span = slice(int(ends[row - 1]) if row else 0, int(ends[row]))
+        run_id = ids[idx]
+        if run_id in steady:
+            keep = decoded[span]
+            found[run_id] = (tpot[span][keep], tokens[span][keep], secs[span][keep])
+        else:
+            found[run_id] = (tpot[span], tokens[span], secs[span])
+    return {run_id: arrays for run_id, arrays in found.items() if len(arrays[0])}

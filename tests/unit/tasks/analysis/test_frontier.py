@@ -207,3 +207,74 @@ def test_load_points_reads_each_runs_requests_and_of_a_steady_run_those_in_its_w
     for run_id, tpot, tokens, e2e in wanted:
         p = points[run_id]
         assert p.tpot_ms.tolist() == tpot and p.tokens.tolist() == tokens and p.e2e_s.tolist() == e2e
+
+
+@pytest.mark.parametrize(("n", "q"), [(100, 0.5), (272, 0.5), (150, 0.9), (5000, 0.1)])
+def test_a_large_runs_order_statistic_is_drawn_by_inverting_its_beta_distribution(n: int, q: float) -> None:
+    """The guide table gives what a search of the cdf gives for every uniform (both ends of every cell included),
+    and the indices have the distribution of the order statistic at U ~ Beta(h + 1, n - h) (ceil(U n) - 1)."""
+    from scipy.special import betainc
+
+    from tcobench.tasks.analysis.compare.frontier import _CELLS, _quantile_indices
+
+    h = (n - 1) * q
+    cdf = betainc(h + 1, n - h, np.arange(1, n + 1) / n)
+    rng = np.random.default_rng(3)
+    edges = np.arange(_CELLS) / _CELLS
+    v = np.concatenate([rng.random(100_000), edges, np.nextafter(edges + 1 / _CELLS, 0.0)])
+    assert np.array_equal(_quantile_indices(n, q, v), np.searchsorted(cdf, v, side="right"))
+    drawn = np.sort(_quantile_indices(n, q, rng.random(200_000)))
+    by_beta = np.sort(np.clip(np.ceil(rng.beta(h + 1, n - h, 200_000) * n).astype(np.int64) - 1, 0, n - 1))
+    grid = np.arange(n)
+    gap = np.abs(np.searchsorted(drawn, grid, side="right") - np.searchsorted(by_beta, grid, side="right"))
+    assert gap.max() / 200_000 < 0.01  # two-sample Kolmogorov-Smirnov distance (its 1% critical value: 0.005)
+
+
+def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compare() makes the comparison at equal interactivity on a cursor of its connection, on a thread of its own;
+    compare_on over one connection makes it first, then the one per level: the same comparison."""
+    import dataclasses
+    import threading
+
+    from tcobench.tasks.analysis.compare import CompareOptions, compare, compare_on
+    from tcobench.tasks.analysis.compare import comparison as comparison_module
+
+    write_fleet(tmp_path, nights=3, concurrency=(1, 2, 4, 8, 16), regression=None)
+    prices = load_prices(None)
+    options = CompareOptions(interactivity=(60.0,), resamples=200)
+    made_on, frontier = [], comparison_module._frontier
+
+    def recorded(*args: object) -> object:
+        made_on.append(threading.current_thread().name)
+        return frontier(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(comparison_module, "_frontier", recorded)
+    threaded = compare(tmp_path, prices, "vendor=nvidia", "vendor=amd", options)
+    con = connect(tmp_path, prices)
+    try:
+        in_turn = compare_on(con, "vendor=nvidia", "vendor=amd", options)
+    finally:
+        con.close()
+    assert made_on[0].startswith("tcobench-frontier") and made_on[1] == threading.main_thread().name
+    assert threaded.frontier is not None and threaded.frontier.targets[0].ratio is not None
+    assert repr(threaded.frontier) == repr(in_turn.frontier)  # to the bit
+    # the per-level figures to the last bits only: view night_weighted's SQL means add in parallel, in any order
+    # (two comparisons made in turn differ there too)
+    assert threaded.strata and _close(dataclasses.replace(threaded, snapshot="", frontier=None),
+                                      dataclasses.replace(in_turn, frontier=None))  # fmt: skip
+
+
+def _close(a: object, b: object) -> bool:
+    """Equal, floats to 1e-12 relative (NaN equal to NaN), through dataclasses, tuples and lists."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(_close(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a))  # fmt: skip
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, type(a)) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return (np.isnan(a) and np.isnan(b)) or a == pytest.approx(b, rel=1e-12)
+    return a == b

@@ -1,9 +1,11 @@
-"""frontier's bootstrap replicates: the same numbers, to the bit, for a fixed seed as before they were batched.
+"""frontier's bootstrap replicates: the same numbers, to the bit, for a fixed seed.
 
-The figures below were printed by tcobench 87f023d (before ``replicate_levels``, ``level_points`` and the
-replicates' frontiers were batched for speed) from the fleet built here, with the code of that commit:
-``compare_frontiers(_fleet(1), _fleet(2, slower=1.15), ...)`` as in each test. A change of the random stream's use
-or of the arithmetic's order changes them: that is a change of results, not a speed-up.
+The figures below were printed with the random stream as docs/decisions/0007-frontier-replicate-draws.md lays it
+out (a large run's order statistic drawn by inversion from one uniform, level by level), from the fleet built here:
+``compare_frontiers(_fleet(1), _fleet(2, slower=1.15), ...)`` as in each test. The points (levels, ratios) are
+those tcobench 87f023d printed; only the intervals, the crossover's interval, the share covered and the bands moved
+with that change of stream. A change of the random stream's use or of the arithmetic's order changes them: that
+is a change of results, not a speed-up.
 """
 
 from __future__ import annotations
@@ -60,15 +62,15 @@ def _summary(found: FrontierComparison) -> dict[str, object]:
     }
 
 
-# printed by 87f023d (see the module docstring)
+# see the module docstring
 EXPECTED: dict[float, dict[str, object]] = {
     0.5: {
         "targets": [
-            ["39.5", "0.8226823370794824", "0.7490184233373661", "0.9149075446538256", "0.9566666666666667", None],
-            ["47.7", "0.8714543507532614", "0.7475300195474793", "0.9933772437386394", "0.9866666666666667", None],
-            ["55.9", "1.066119205152718", "0.8786563876660637", "1.263141548865737", "1.0", None],
+            ["39.5", "0.8226823370794824", "0.7475897871312662", "0.9014260879360172", "0.9366666666666666", None],
+            ["47.7", "0.8714543507532614", "0.7362778212557507", "0.9909866828114068", "0.97", None],
+            ["55.9", "1.066119205152718", "0.8719840518053117", "1.2764451959637055", "0.9966666666666667", None],
         ],
-        "crossover": ["53.98933450016645", "48.35060461877582", "59.235079202726574", "1.0"],
+        "crossover": ["53.98933450016645", "48.67444407649928", "59.21415159555496", "1.0"],
         "levels": [
             [1, "75.28404930402729", "68.00571366798577", "0.001983037116873718", True],
             [2, "58.81071605540821", "105.98814926936326", "0.0019965553265989277", True],
@@ -79,11 +81,11 @@ EXPECTED: dict[float, dict[str, object]] = {
             [4, "47.229842823589046", "158.7382191666901", "0.002002634039966443", True],
             [8, "31.26069318004531", "211.31243261619855", "0.0019860566370194775", True],
         ],
-        "bands": "5275a735a1859e98fa5885b672b0ab3890eaa57ccf33f6f797bfc96405076bac",
+        "bands": "c2423140a4b70ae7118d0b68c8f2349094d683281ba933bd06b8281a6e1edc38",
     },
     0.9: {
         "targets": [
-            ["40.0", "0.864640534750117", "0.6974249150209499", "1.036980475509042", "0.9866666666666667", None],
+            ["40.0", "0.864640534750117", "0.7000215954950529", "1.0317069449941076", "0.9766666666666667", None],
             [
                 "55.0",
                 "None",
@@ -103,7 +105,7 @@ EXPECTED: dict[float, dict[str, object]] = {
                 "(B's: 26.3-50.8 tok/s/user); tcobench does not extrapolate",
             ],
         ],
-        "crossover": ["47.95499331559332", "37.50620007787607", "50.396015132166255", "0.8166666666666667"],
+        "crossover": ["47.95499331559332", "37.80638333888041", "50.47063469649132", "0.81"],
         "levels": [
             [1, "59.755409479245955", "68.00571366798577", "0.001983037116873718", True],
             [2, "48.94879382948366", "105.98814926936326", "0.0019965553265989277", True],
@@ -114,7 +116,7 @@ EXPECTED: dict[float, dict[str, object]] = {
             [4, "40.107361198821", "158.7382191666901", "0.002002634039966443", True],
             [8, "26.348287248285363", "211.31243261619855", "0.0019860566370194775", True],
         ],
-        "bands": "dacfafd6efd79669270c2e242aa97fbe180f789aaf197d72ff6ebc395be465eb",
+        "bands": "da532f1265843c95af00d4696aa6bcae41fa9b5496390bc7d4a4b87a7bc4647f",
     },
 }
 

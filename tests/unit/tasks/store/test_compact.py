@@ -11,7 +11,7 @@ from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store import views as views_module
 from tcobench.tasks.store.compact import compact_store
 from tcobench.tasks.store.query import connect
-from tcobench.tasks.store.store import write_results
+from tcobench.tasks.store.store import cache_schema, write_results
 from tests.store_helpers import data_files, lake_rows, on_disk
 
 from ...factories import make_request, make_run, make_telemetry
@@ -36,7 +36,8 @@ def _everything(store: Path) -> dict[str, list[tuple[object, ...]]]:
 def _views(store: Path) -> dict[str, list[tuple[object, ...]]]:
     con = connect(store, load_prices(None))
     try:
-        return {v: con.execute(f"SELECT * FROM {v} ORDER BY ALL").fetchall() for v in ("run_summary", "energy", "tco")}
+        views = ("run_summary", "energy", "tco", "frontier_requests")
+        return {v: con.execute(f"SELECT * FROM {v} ORDER BY ALL").fetchall() for v in views}
     finally:
         con.close()
 
@@ -54,6 +55,8 @@ def test_files_merge_per_night_and_every_row_stays(tmp_path: Path) -> None:
     current = {p for t in ("runs", "requests", "telemetry", "commits") for p in data_files(tmp_path, t)}
     assert {str(p) for p in on_disk(tmp_path)} >= current
     assert result.expired_snapshots > 0
+    cached = data_files(tmp_path, "frontier_requests", cache_schema())  # partitioned by month: a file per month
+    assert [Path(p).parent.name for p in cached] == ["month=2023-11"]
 
 
 def test_runs_without_cached_views_get_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
