@@ -207,16 +207,21 @@ def load_runs(
     basis: CostBasis,
     dates: tuple[str | None, str | None] = (None, None),
     levels: Collection[int] | None = None,
+    workloads: Collection[str] | None = None,
 ) -> list[CandidateRun]:
     """Every run that did not fail, with its cost columns on ``basis`` (NULL where it has no price there);
     ``dates``: only runs whose date (as text, as selections compare it) lies from the first to the last (None:
-    unbounded); ``levels``: only runs at these concurrency levels. A basis no run of
+    unbounded); ``levels``: only runs at these concurrency levels; ``workloads``: only runs of these workloads (lower
+    case, as selections compare them). A basis no run of
     the store is priced on is a ConfigError (checked over the whole store when none of these runs is priced on
     it)."""
-    params = {"basis": str(basis)}
+    params: dict[str, object] = {"basis": str(basis)}
     bounds = []
     if levels is not None:
         bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
+    if workloads is not None:
+        bounds.append("AND lower(r.workload) IN (SELECT unnest($workloads))")
+        params["workloads"] = sorted(workloads)
     for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
         if value is not None:
             bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")

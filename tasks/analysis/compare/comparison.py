@@ -441,6 +441,12 @@ def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
             None if None in lasts else max(last for last in lasts if last is not None))  # fmt: skip
 
 
+def _workload_bounds(*selections: Selection) -> frozenset[str] | None:
+    """The workloads any side's runs can have (Selection.workloads over the sides; None: unbounded)."""
+    found = [s.workloads() for s in selections]
+    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
+
+
 def _level_bounds(*selections: Selection) -> frozenset[int] | None:
     """The concurrency levels any side's runs can have (Selection.levels over the sides; None: unbounded)."""
     found = [s.levels() for s in selections]
@@ -458,7 +464,8 @@ def _compare(
     interactivity is made on a second thread while this one compares per concurrency level (the two draw from
     streams of their own: the same numbers either way); None: one after the other."""
     bound = _level_bounds(sel_a, sel_b)
-    loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound)
+    loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound,
+                       workloads=_workload_bounds(sel_a, sel_b))  # fmt: skip
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
     runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
     if frontier_con is None or not opts.frontier:

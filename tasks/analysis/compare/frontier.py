@@ -418,16 +418,16 @@ def _requests_of(
         {"ids": params["ids"], "count": len(ids), **{k: v for k, v in params.items() if k in ("first", "last")}},
     ).fetch_arrow_table()
     lists = [table.column(c).combine_chunks() for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
-    ends = np.cumsum(pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False))
-    tpot, tokens, secs = (x.flatten().to_numpy(zero_copy_only=False).astype(float) for x in lists[:3])
-    decoded = lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
+    lengths = pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False)
+    runs = [ids[i] for i in table.column("idx").to_numpy()]
+    # every run's requests at once: a steady run's those that decoded in its window, another run's all
+    whole = np.repeat(np.array([run_id not in steady for run_id in runs], dtype=bool), lengths)
+    keep = whole | lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
+    tpot, tokens, secs = (x.flatten().to_numpy(zero_copy_only=False).astype(float)[keep] for x in lists[:3])
+    ends = np.cumsum(np.bincount(np.repeat(np.arange(len(runs)), lengths)[keep], minlength=len(runs)))
     found = {}
-    for row, idx in enumerate(table.column("idx").to_numpy()):
+    for row, run_id in enumerate(runs):
         span = slice(int(ends[row - 1]) if row else 0, int(ends[row]))
-        run_id = ids[idx]
-        if run_id in steady:
-            keep = decoded[span]
-            found[run_id] = (tpot[span][keep], tokens[span][keep], secs[span][keep])
-        else:
+        if span.stop > span.start:
             found[run_id] = (tpot[span], tokens[span], secs[span])
-    return {run_id: arrays for run_id, arrays in found.items() if len(arrays[0])}
+    return found

@@ -122,6 +122,16 @@ class Selection:
                 last = high if last is None else min(last, high)
         return first, last
 
+    def workloads(self) -> frozenset[str] | None:
+        """The workloads (lower case) a matching run can have, or None where the selection does not bound them: like
+        ``dates``, a superset filter a query can apply (on the lower-cased column) before ``matches``."""
+        found: frozenset[str] | None = None
+        for term in self.terms:
+            if term.column == "workload" and term.mode is MatchMode.exact:
+                values = frozenset(v.lower() for v in term.values)
+                found = values if found is None else found & values
+        return found
+
     def levels(self) -> frozenset[int] | None:
         """The concurrency levels a matching run can have, or None where the selection does not bound them (or a
         value is not a number): like ``dates``, a superset filter a query can apply before ``matches``."""

@@ -37,7 +37,8 @@ SETUP_COLUMNS = {
     "GPU power limit (mW)": "gpu_power_limit_mw",
     "GPU": "gpu_name",
 }
-_SQL = f"SELECT run_id, engine_settings, {', '.join(SETUP_COLUMNS.values())} FROM runs WHERE run_id IN " \
+# each distinct combination once: a side's values are sets, and a side's runs repeat a few combinations
+_SQL = f"SELECT DISTINCT engine_settings, {', '.join(SETUP_COLUMNS.values())} FROM runs WHERE run_id IN " \
     f"(SELECT unnest({IDS}))"  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import pytest
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import OWNED, CompareOptions, CostBasis, RentalTier, RunStatus
 from tcobench.tasks.analysis.compare import (
+    Comparison,
     RunSample,
     Verdict,
     bootstrap_bases,
@@ -40,7 +41,7 @@ from tcobench.tasks.store.query import connect, freeze_views, views_named
 from tcobench.tasks.store.rows import fetch_rows
 from tcobench.tasks.store.store import write_results
 
-from ...factories import make_prices, make_request, make_run, write_nights
+from ...factories import make_prices, make_request, make_run, write_fleet, write_nights
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +136,54 @@ def test_compare_reads_only_the_dates_its_sides_can_match(
     assert _same(_flat(bounded.strata), _flat(everything.strata))
     assert bounded.a_desc == everything.a_desc
     assert bounded.strata[0].a_nights < 5  # the bound was real: some nights are before it
+
+
+def test_a_selections_workloads_bound_every_run_it_matches(con: duckdb.DuckDBPyConnection) -> None:
+    assert parse_selection("vendor=nvidia").workloads() is None
+    assert parse_selection("workload=Short|long,workload=SHORT").workloads() == frozenset({"short"})
+    rows = load_runs(con, OWNED)
+    for name in sorted({r["workload"] for r in rows}):
+        chosen = parse_selection(f"workload={name.upper()}")  # selections compare workloads in any case
+        bounded = load_runs(con, OWNED, workloads=chosen.workloads())
+        assert bounded and [r["run_id"] for r in bounded] == [r["run_id"] for r in rows if chosen.matches(r)]
+    assert load_runs(con, OWNED, workloads={"no-such-workload"}) == []
+
+
+def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compare() makes the comparison at equal interactivity on a cursor of its connection, on a thread of its own;
+    compare_on over one connection makes it first, then the one per level: the same comparison."""
+    import threading
+
+    from tcobench.tasks.analysis.compare import comparison as comparison_module
+
+    write_fleet(tmp_path, nights=3, concurrency=(1, 2, 4, 8, 16), regression=None)
+    prices = load_prices(None)
+    options = CompareOptions(interactivity=(60.0,), resamples=200)
+    made_on, frontier = [], comparison_module._frontier
+
+    def recorded(*args: object) -> object:
+        made_on.append(threading.current_thread().name)
+        return frontier(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(comparison_module, "_frontier", recorded)
+    threaded = compare(tmp_path, prices, "vendor=nvidia", "vendor=amd", options)
+    con = connect(tmp_path, prices)
+    try:
+        in_turn = compare_on(con, "vendor=nvidia", "vendor=amd", options)
+    finally:
+        con.close()
+    assert made_on[0].startswith("tcobench-frontier") and made_on[1] == threading.main_thread().name
+    assert threaded.frontier is not None and threaded.frontier.targets[0].ratio is not None
+    assert repr(threaded.frontier) == repr(in_turn.frontier)  # to the bit
+    # the per-level figures to the last bits only (_same): two comparisons made in turn differ there too
+
+    def rest(c: Comparison) -> list[Any]:
+        return _flat((c.strata, c.pooled, c.pooled_verdict, c.differences, c.notes, c.a_desc, c.b_desc, c.flagged,
+                      c.claim_grade, c.setup))  # fmt: skip
+
+    assert threaded.strata and _same(rest(threaded), rest(in_turn))
 
 
 def test_bootstrap_weighs_nights_not_runs() -> None:
