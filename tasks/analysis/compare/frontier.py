@@ -45,7 +45,9 @@ __all__ = [
 
 _DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
 _BATCH_RUNS = 256  # runs whose replicates are computed at once (their draws, a few MB, stay small)
-_CELLS = 1 << 16  # guide cells of a quantile's order-statistic table (_order_statistic; a power of two)
+_CELL_BITS = 16  # a quantile's order-statistic table has 2 ** _CELL_BITS guide cells (_order_statistic)
+_CELLS = 1 << _CELL_BITS
+_DOUBLE = 1.0 / (1 << 53)  # numpy's uniform double of a raw 64-bit draw: (raw >> 11) x 2 ** -53
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,8 @@ def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Genera
     if n < 2:
         return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu)
     if n >= NORMAL_FROM_REQUESTS:
-        x, y = _large_rows([p], q, rng.random((1, resamples)), rng.standard_normal((1, resamples)))
+        raw = rng.bit_generator.random_raw((1, resamples))
+        x, y = _large_rows([p], q, raw, rng.standard_normal((1, resamples)))
         return x[0], y[0]
     rate = p.tokens.sum() / p.e2e_s.sum()
     xs, ys = [], []
@@ -262,28 +265,31 @@ def _order_statistic(n: int, q: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return cdf, guide, steps
 
 
-def _quantile_indices(n: int, q: float, v: np.ndarray) -> np.ndarray:
-    """The order statistic (0-based index among n sorted TPOTs) of the q-quantile of n draws, for each uniform in
-    ``v`` (``_order_statistic``)."""
+def _quantile_indices(n: int, q: float, raw: np.ndarray) -> np.ndarray:
+    """The order statistic (0-based index among n sorted TPOTs) of the q-quantile of n draws, for each raw 64-bit
+    draw in ``raw`` (uint64, ``Generator.bit_generator.random_raw``): its uniform V is the double numpy's
+    ``Generator.random`` makes of it, (raw >> 11) x 2 ** -53, whose guide cell is its top _CELL_BITS bits
+    (``_order_statistic``); V itself is made only in the cells the table cannot answer."""
     cdf, guide, steps = _order_statistic(n, q)
-    cell = (v * _CELLS).astype(np.intp)  # exact: _CELLS is a power of two
+    cell = (raw >> np.uint64(64 - _CELL_BITS)).view(np.int64)
     idx: np.ndarray = guide[cell]
     odd = steps[cell]
     if odd.any():
-        idx[odd] = np.searchsorted(cdf, v[odd], side="right")
+        idx[odd] = np.searchsorted(cdf, (raw[odd] >> np.uint64(11)) * _DOUBLE, side="right")
     return idx
 
 
-def _large_rows(points: Sequence[RunPoint], q: float, v: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _large_rows(points: Sequence[RunPoint], q: float, raw: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Replicates of runs of one request count n >= NORMAL_FROM_REQUESTS without drawing their requests one by one
-    (drawing costs n random numbers per replicate, a year's headline pair billions), given uniforms v and standard
-    normals z (runs x resamples each; z is overwritten). The interactivity: 1000 / the TPOT at the order statistic
-    drawn from v (``_quantile_indices``); the throughput's ratio estimator by its normal approximation, as
-    bootstrap.py draws it (rate* / rate = 1 + sd z). The two are drawn independently: at this many requests, the
-    run-to-run and night-to-night spread the bootstrap also draws outweighs their correlation within a run."""
+    (drawing costs n random numbers per replicate, a year's headline pair billions), given raw 64-bit draws (for
+    the uniforms) and standard normals z (runs x resamples each; z is overwritten). The interactivity: 1000 / the
+    TPOT at the order statistic drawn from the uniforms (``_quantile_indices``); the throughput's ratio estimator by
+    its normal approximation, as bootstrap.py draws it (rate* / rate = 1 + sd z). The two are drawn independently:
+    at this many requests, the run-to-run and night-to-night spread the bootstrap also draws outweighs their
+    correlation within a run."""
     n = len(points[0].tpot_ms)
     per_user = 1000.0 / np.sort(np.stack([p.tpot_ms for p in points]), axis=1)
-    x = np.take_along_axis(per_user, _quantile_indices(n, q, v), axis=1)
+    x = np.take_along_axis(per_user, _quantile_indices(n, q, raw), axis=1)
     tokens, e2e = np.stack([p.tokens for p in points]), np.stack([p.e2e_s for p in points])
     rate = tokens.sum(axis=1) / e2e.sum(axis=1)
     residual = tokens - rate[:, None] * e2e
@@ -309,13 +315,14 @@ def _replicates_of(
             if len(p.tpot_ms) >= NORMAL_FROM_REQUESTS:
                 large[len(p.tpot_ms)].append(i)
         count = sum(len(rows) for rows in large.values())
-        v, z = rng.random((count, resamples)), rng.standard_normal((count, resamples))
+        # the chunk's uniforms as raw draws (the same numbers Generator.random would use), then its normals
+        raw, z = rng.bit_generator.random_raw((count, resamples)), rng.standard_normal((count, resamples))
         at = 0
         for rows in large.values():
             drawn = slice(at, at + len(rows))
             at += len(rows)
             x[[start + i for i in rows]], y[[start + i for i in rows]] = _large_rows(
-                [chunk[i] for i in rows], q, v[drawn], z[drawn]
+                [chunk[i] for i in rows], q, raw[drawn], z[drawn]
             )
         for i, p in enumerate(chunk):
             if len(p.tpot_ms) < NORMAL_FROM_REQUESTS:

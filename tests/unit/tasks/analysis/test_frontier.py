@@ -211,19 +211,24 @@ def test_load_points_reads_each_runs_requests_and_of_a_steady_run_those_in_its_w
 
 @pytest.mark.parametrize(("n", "q"), [(100, 0.5), (272, 0.5), (150, 0.9), (5000, 0.1)])
 def test_a_large_runs_order_statistic_is_drawn_by_inverting_its_beta_distribution(n: int, q: float) -> None:
-    """The guide table gives what a search of the cdf gives for every uniform (both ends of every cell included),
-    and the indices have the distribution of the order statistic at U ~ Beta(h + 1, n - h) (ceil(U n) - 1)."""
+    """The guide table gives what a search of the cdf gives for every uniform (both ends of every cell included;
+    a raw draw's uniform is the double Generator.random makes of it), and the indices have the distribution of the
+    order statistic at U ~ Beta(h + 1, n - h) (ceil(U n) - 1)."""
     from scipy.special import betainc
 
-    from tcobench.tasks.analysis.compare.frontier import _CELLS, _quantile_indices
+    from tcobench.tasks.analysis.compare.frontier import _CELL_BITS, _quantile_indices
 
     h = (n - 1) * q
     cdf = betainc(h + 1, n - h, np.arange(1, n + 1) / n)
-    rng = np.random.default_rng(3)
-    edges = np.arange(_CELLS) / _CELLS
-    v = np.concatenate([rng.random(100_000), edges, np.nextafter(edges + 1 / _CELLS, 0.0)])
-    assert np.array_equal(_quantile_indices(n, q, v), np.searchsorted(cdf, v, side="right"))
-    drawn = np.sort(_quantile_indices(n, q, rng.random(200_000)))
+    rng, twin = np.random.default_rng(3), np.random.default_rng(3)
+    assert np.array_equal((rng.bit_generator.random_raw(1000) >> np.uint64(11)) * 2.0**-53, twin.random(1000))
+    cells = np.arange(1 << _CELL_BITS, dtype=np.uint64) << np.uint64(64 - _CELL_BITS)
+    raw = np.concatenate(
+        [rng.bit_generator.random_raw(100_000), cells, cells | np.uint64((1 << (64 - _CELL_BITS)) - 1)]
+    )
+    v = (raw >> np.uint64(11)) * 2.0**-53
+    assert np.array_equal(_quantile_indices(n, q, raw), np.searchsorted(cdf, v, side="right"))
+    drawn = np.sort(_quantile_indices(n, q, rng.bit_generator.random_raw(200_000)))
     by_beta = np.sort(np.clip(np.ceil(rng.beta(h + 1, n - h, 200_000) * n).astype(np.int64) - 1, 0, n - 1))
     grid = np.arange(n)
     gap = np.abs(np.searchsorted(drawn, grid, side="right") - np.searchsorted(by_beta, grid, side="right"))
