@@ -147,11 +147,16 @@ def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray
             inner = (w1 + w2) / (w1 / s0 + w2 / s1)
         d = np.concatenate([_edge(h[:, :1], h[:, 1:2], slope[:, :1], slope[:, 1:2]), np.where(flat, 0.0, inner),
                             _edge(h[:, -1:], h[:, -2:-1], slope[:, -1:], slope[:, -2:-1])], axis=1)  # fmt: skip
-    idx = np.clip((x[:, :, None] <= targets[None, None, :]).sum(axis=1) - 1, 0, x.shape[1] - 2)  # curves x targets
+    m = x.shape[1]
+    idx = np.clip((x[:, :, None] <= targets[None, None, :]).sum(axis=1) - 1, 0, m - 2)  # curves x targets
+    # each curve's segment at each target, gathered from the flattened arrays (np.take: faster than indexing
+    # rows and segments together, the same values)
     rows = np.arange(x.shape[0])[:, None]
-    x0, width = x[rows, idx], h[rows, idx, 0]
+    at, segment = rows * m + idx, rows * (m - 1) + idx
+    x0, width = np.take(x.ravel(), at), np.take(h.ravel(), segment)
     t = ((targets[None, :] - x0) / width)[:, :, None]
-    y0, y1, d0, d1 = y[rows, idx], y[rows, idx + 1], d[rows, idx], d[rows, idx + 1]
+    ys, ds = y.reshape(-1, y.shape[2]), d.reshape(-1, d.shape[2])
+    y0, y1, d0, d1 = (np.take(v, i, axis=0) for v, i in ((ys, at), (ys, at + 1), (ds, at), (ds, at + 1)))
     w = width[:, :, None]
     t2 = t * t
     t3 = t2 * t
