@@ -475,8 +475,13 @@ def _compare(
         pending = pool.submit(_frontier, frontier_con, runs, sel_a, sel_b, opts)
         try:
             levels = _at_levels(con, runs, scored, sel_a, sel_b, opts)
-        except BaseException:
+        except Exception:
             pending.result()  # the frontier's refusal first, as when it is made first
+            raise
+        except BaseException:  # interrupted: stop the frontier's query too, then go
+            frontier_con.interrupt()
+            with contextlib.suppress(Exception):
+                pending.result()
             raise
         return _joined(levels, pending.result(), sel_a, sel_b, opts)
 

@@ -186,6 +186,38 @@ def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_
     assert threaded.strata and _same(rest(threaded), rest(in_turn))
 
 
+def test_an_interrupt_while_comparing_per_level_stops_the_frontiers_query_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in the per-level comparison interrupts the frontier's query on its cursor (a query of hours here) and
+    raises KeyboardInterrupt, with no thread left behind."""
+    import threading
+    import time
+
+    from tcobench.tasks.analysis.compare import comparison as comparison_module
+
+    write_fleet(tmp_path, nights=2, concurrency=(1, 2, 4), regression=None)
+    started = threading.Event()
+
+    def endless(con: duckdb.DuckDBPyConnection, *args: object) -> object:
+        started.set()
+        return con.execute("SELECT count(*) FROM range(1000000000000) AS r(i) WHERE i % 7 = 3").fetchall()
+
+    def interrupted(*args: object) -> object:
+        assert started.wait(60)
+        time.sleep(0.2)  # the frontier's query is running
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(comparison_module, "_frontier", endless)
+    monkeypatch.setattr(comparison_module, "_at_levels", interrupted)
+    begun = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        compare(tmp_path, load_prices(None), "vendor=nvidia", "vendor=amd",
+                CompareOptions(interactivity=(60.0,), resamples=100))  # fmt: skip
+    assert time.monotonic() - begun < 60  # not the query's hours
+    assert not [t for t in threading.enumerate() if t.name.startswith("tcobench-frontier")]
+
+
 def test_bootstrap_weighs_nights_not_runs() -> None:
     def run(run_id: str, night: str, per_usd: float) -> RunSample:
         return RunSample(run_id, night, per_usd, np.array([64.0] * 5), np.array([1.0] * 5))
