@@ -31,7 +31,7 @@ from tcobench.schemas import PriceTable, RunStatus
 
 from ..store.lake import sql_string
 from ..store.query import connect, freeze_views
-from ..store.rows import IDS, NightlyTrendRow, arrow_of, collection_paused, fetch_rows, id_list
+from ..store.rows import IDS, NightlyTrendRow, arrow_of, collection_paused, dates_between, fetch_rows, id_list
 from ..store.store import StoreRef
 from .quantile import quantile
 from .ranktests import SeriesTests, series_tests, u_p_value
@@ -165,10 +165,9 @@ def _samples(
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
     requests, too many to pass through Python one row at a time."""
-    keep = f" AND run_id IN (SELECT unnest({IDS}))" if runs is not None else ""
-    keep += " AND date BETWEEN $first AND $last" if dates is not None else ""
-    params: dict[str, object] = {"ids": id_list(runs)} if runs is not None else {}
-    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    within, params = dates_between(dates)
+    keep = (f" AND run_id IN (SELECT unnest({IDS}))" if runs is not None else "") + within
+    params.update({"ids": id_list(runs)} if runs is not None else {})
     table = arrow_of(
         con,
         "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "

@@ -32,6 +32,7 @@ __all__ = [
     "TcoSourcesRow",
     "arrow_of",
     "collection_paused",
+    "dates_between",
     "fetch_rows",
     "id_list",
     "typed_rows",
@@ -39,6 +40,14 @@ __all__ = [
 
 _SEPARATOR = "\x1f"  # ASCII unit separator: never in a run id (id_list refuses one that has it)
 IDS = f"string_split($ids, chr({ord(_SEPARATOR)}))"  # SQL: the list of run ids bound to $ids with id_list
+
+
+def dates_between(dates: tuple[str, str] | None) -> tuple[str, dict[str, object]]:
+    """The SQL condition `` AND date BETWEEN $first AND $last`` and its parameters for runs' first and last date
+    (requests carry their run's date: the store then skips other dates' files); ("", {}) for None."""
+    if dates is None:
+        return "", {}
+    return " AND date BETWEEN $first AND $last", {"first": dates[0], "last": dates[1]}
 
 
 def id_list(ids: Iterable[str]) -> str:

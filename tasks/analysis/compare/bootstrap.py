@@ -23,7 +23,7 @@ import duckdb
 import numpy as np
 import pyarrow.compute as pc
 
-from ...store.rows import IDS, id_list
+from ...store.rows import IDS, dates_between, id_list
 from ..quantile import quantile
 
 __all__ = [
@@ -131,13 +131,12 @@ def _requests_of(
     con: duckdb.DuckDBPyConnection, ids: list[str], tokens: TokenCount, dates: tuple[str, str] | None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per run: its ok requests' tokens counted and end-to-end latencies (s), in scan order (view request_metrics)."""
+    within, params = dates_between(dates)
     query = (
         f"SELECT run_id, {tokens}_tokens AS tokens, e2e_ns / 1e9 AS e2e_s FROM request_metrics "
-        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest({IDS}))"
-        + (" AND date BETWEEN $first AND $last" if dates is not None else "")
+        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest({IDS})){within}"
     )
-    params: dict[str, object] = {"ids": id_list(ids)}
-    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
+    params["ids"] = id_list(ids)
     table = con.execute(query, params).fetch_arrow_table()
     # the rows grouped by run without a pass through Python per row; each run keeps its rows' scan order
     codes = pc.dictionary_encode(table.column("run_id").combine_chunks())

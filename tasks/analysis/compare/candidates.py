@@ -220,8 +220,8 @@ def load_runs(
     if levels is not None:
         bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
     if workloads is not None:
-        bounds.append("AND lower(r.workload) IN (SELECT unnest($workloads))")
-        params["workloads"] = sorted(workloads)
+        bounds.append(f"AND lower(r.workload) IN (SELECT unnest({IDS.replace('$ids', '$workloads')}))")
+        params["workloads"] = id_list(sorted(workloads))
     for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
         if value is not None:
             bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")

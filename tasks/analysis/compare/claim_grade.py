@@ -16,7 +16,7 @@ import duckdb
 
 from tcobench.errors import ConfigError
 
-from ...store.rows import IDS, fetch_rows, id_list
+from ...store.rows import IDS, dates_between, fetch_rows, id_list
 from .candidates import CandidateRun, shape_differences
 
 __all__ = [
@@ -229,12 +229,8 @@ def prefix_parity(
     output characters); a prompt is its sha256 (its index where none was stored). ``dates``: the runs' first and last
     date (requests carry their run's date: the store skips other dates' files)."""
     ids, others = id_list(a_ids), id_list(b_ids)
-    params: dict[str, object] = {"ids": ids, "b_ids": others}
-    bound = ""
-    if dates is not None:
-        params.update(first=dates[0], last=dates[1])
-        bound = "AND date BETWEEN $first AND $last"
-    row = con.execute(_PARITY_SQL.format(dates=bound), params).fetchone()
+    within, params = dates_between(dates)
+    row = con.execute(_PARITY_SQL.format(dates=within), {**params, "ids": ids, "b_ids": others}).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 

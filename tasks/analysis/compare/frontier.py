@@ -27,7 +27,7 @@ from scipy.special import betainc
 
 from tcobench.schemas import CostBasis
 
-from ...store.rows import IDS, id_list
+from ...store.rows import IDS, dates_between, id_list
 from ..quantile import quantile, quantile_rows
 from .bootstrap import NORMAL_FROM_REQUESTS, NightDraws
 
@@ -392,16 +392,14 @@ def load_points(
     cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
     whose dates miss them is not read). A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
-    params: dict[str, object] = {"basis": str(basis), "ids": id_list(ids)}
-    params.update({"first": dates[0], "last": dates[1]} if dates is not None else {})
-    within = " AND date BETWEEN $first AND $last" if dates is not None else ""
+    within, params = dates_between(dates)
     rows = con.execute(
         "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady "
         f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})){within}",
-        params,
+        {**params, "basis": str(basis), "ids": id_list(ids)},
     ).fetchall()
     figures = {row[0]: row[1:] for row in rows if row[2] is not None and row[3]}
-    requests = _requests_of(con, ids, within, params, {run_id for run_id, f in figures.items() if f[3]})
+    requests = _requests_of(con, ids, dates, {run_id for run_id, f in figures.items() if f[3]})
     empty = np.array([])
     found = []
     for run_id, night, level in runs:
@@ -415,19 +413,20 @@ def load_points(
 
 
 def _requests_of(
-    con: duckdb.DuckDBPyConnection, ids: list[str], within: str, params: dict[str, object], steady: set[str]
+    con: duckdb.DuckDBPyConnection, ids: list[str], dates: tuple[str, str] | None, steady: set[str]
 ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per run: its ok requests with a TPOT (view frontier_requests, in request order): TPOT (ms), output tokens,
     e2e (s); of a run in ``steady`` (its point is its steady state, view frontier_points), only those that decoded
-    in its steady window (macro in_steady), as its steady figures count them. ``within``: load_points' date bound
-    on ``params``. Each row comes back with its run's position in ``ids``, not the run's id."""
+    in its steady window (macro in_steady), as its steady figures count them. ``dates``: as load_points'. Each row
+    comes back with its run's position in ``ids``, not the run's id."""
     if not ids:
         return {}
+    within, params = dates_between(dates)
     table = con.execute(
         "SELECT w.idx, f.tpot_ms, f.tokens, f.e2e_s, f.in_steady FROM frontier_requests AS f "
         f"JOIN (SELECT unnest({IDS}) AS run_id, unnest(range($count)) AS idx) AS w ON w.run_id = f.run_id "
         f"WHERE true{within}",
-        {"ids": params["ids"], "count": len(ids), **{k: v for k, v in params.items() if k in ("first", "last")}},
+        {**params, "ids": id_list(ids), "count": len(ids)},
     ).fetch_arrow_table()
     lists = [table.column(c).combine_chunks() for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
     lengths = pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False)
