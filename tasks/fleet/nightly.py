@@ -4,7 +4,9 @@ Retries: a cell is tried again (with backoff) only when it failed on I/O (connec
 timeouts, a Docker daemon that did not answer, an HTTP 502/503/504 "try later" such as Prefect's API under a
 burst of host tasks); configuration and measurement errors are final.
 A failed cell leaves a ``runs`` row with status failed and the error, so SQL sees every cell of the night.
-A signal (``Interrupted``) is not a cell failure: it stops the night once the run in progress is stored.
+A signal (``Interrupted``) is not a cell failure: it stops the night once the run in progress is stored. Nor is a
+query a signal broke off (DuckDB raises "Query interrupted" from the handler's exception): that exception is raised
+again, so Prefect's cancel of a worker's run ends it there too.
 Each cell carries the exit status its runs call for (``tasks.runs.run_verdict``), so `tcobench nightly` exits
 by the same table as `tcobench run`.
 """
@@ -24,7 +26,7 @@ from tcobench.errors import ExitCode, Interrupted
 from tcobench.schemas import PriceTable, RunStatus
 
 from ..inventory import Cell
-from ..load.shutdown import check_stop
+from ..load.shutdown import check_stop, raised_by_a_signal
 from ..progress import HostProgress
 from ..runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
 from ..store.store import StoreRef, write_results
@@ -90,6 +92,9 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
         except Interrupted:
             raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
+            signalled = raised_by_a_signal(exc)
+            if signalled is not None:  # a signal broke off a query: it stops the night, as it would anywhere else
+                raise signalled from None  # (not `from exc`: exc's cause is signalled, a cycle)
             if attempt < attempts and is_io_error(exc):
                 time.sleep(backoff_s * 2 ** (attempt - 1))
                 continue

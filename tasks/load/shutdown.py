@@ -7,6 +7,7 @@ Design notes: docs/architecture.md#tasks-shutdown.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import threading
@@ -28,6 +29,7 @@ __all__ = [
     "grace_s",
     "handle",
     "handling_signals",
+    "raised_by_a_signal",
     "listen",
     "on_signal",
     "reset",
@@ -148,6 +150,27 @@ def _reclaim_sigterm() -> Any:
         return None
     current = signal.getsignal(signal.SIGTERM)
     return None if current is handle else signal.signal(signal.SIGTERM, handle)
+
+
+def raised_by_a_signal(exc: BaseException) -> BaseException | None:
+    """The exception a signal handler raised, where a library turned it into an error of its own; else None.
+
+    A handler raises where the main thread is: inside a DuckDB query that exception becomes the query's
+    ``RuntimeError("Query interrupted")``, with the handler's exception as its cause. Caught as an ``Exception``,
+    the signal would be lost (a night's host recorded the cell as failed and went on to its next cell), so the
+    handler's exception is what the catcher raises again. Only what a signal handler raises counts: a
+    ``BaseException`` that is not an ``Exception`` (``Stop``, ``KeyboardInterrupt``, Prefect's
+    ``TerminationSignal``), save asyncio's ``CancelledError`` and ``GeneratorExit``, which are the context of
+    ordinary errors (a timeout raised while a task was cancelled).
+    """
+    seen: BaseException | None = exc
+    walked: set[int] = set()
+    while seen is not None and id(seen) not in walked:
+        if not isinstance(seen, (Exception, asyncio.CancelledError, GeneratorExit)):
+            return seen
+        walked.add(id(seen))
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def stop_requested() -> StopRequest | None:

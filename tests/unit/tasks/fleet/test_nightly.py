@@ -17,6 +17,7 @@ from tcobench.tasks.fleet.nightly import is_io_error, nightly_markdown, run_cell
 from tcobench.tasks.inventory import load_plan
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect
+from tests.unit.tasks.load.test_shutdown import Termination, interrupted_query
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "examples"
 PRICES = load_prices(None)
@@ -67,6 +68,21 @@ def test_a_signal_stops_the_night_instead_of_failing_a_cell(tmp_path: Path) -> N
     with pytest.raises(Interrupted):
         run_cells(cells() * 2, stopped, PRICES, tmp_path, tmp_path, "night1", attempts=2, backoff_s=0)
     assert not list(tmp_path.rglob("*.parquet"))  # no failed-cell rows for an interruption
+
+
+def test_a_signal_that_broke_off_a_query_stops_the_night_with_its_own_exception(tmp_path: Path) -> None:
+    """Prefect cancels a worker's run with SIGTERM, whose handler raises where the main thread is; in a DuckDB query
+    that became "Query interrupted", the cell was stored as failed and the host ran its next cell."""
+    calls: list[str] = []
+
+    def queried(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs["cell"])
+        raise interrupted_query()
+
+    with pytest.raises(Termination):
+        run_cells(cells() * 2, queried, PRICES, tmp_path, tmp_path, "night1", attempts=2, backoff_s=0)
+    assert len(calls) == 1  # neither retried nor the next cell
+    assert not list(tmp_path.rglob("*.parquet"))  # no failed-cell row: the signal's owner says what happened
 
 
 def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:

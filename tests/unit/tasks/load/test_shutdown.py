@@ -3,9 +3,13 @@ tests/faults/test_signals.py sends real signals to a real `tcobench run`."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
+import threading
 from collections.abc import Iterator
 
+import duckdb
 import pytest
 
 from tcobench.errors import ExitCode, Interrupted
@@ -93,3 +97,53 @@ def test_the_user_is_told_what_a_graceful_stop_does_and_nothing_when_it_stops_at
     with shutdown.handling_signals(told.append), pytest.raises(shutdown.Stop):
         shutdown.on_signal(signal.SIGTERM)  # nothing to wait for: stopped at once, the Interrupted line says so
     assert len(told) == 2
+
+
+class Termination(BaseException):
+    """What Prefect's SIGTERM handler raises in a worker's flow run (``TerminationSignal``), as a stand-in."""
+
+
+def _raise_termination(signum: int, frame: object) -> None:
+    raise Termination(signum)
+
+
+def interrupted_query() -> RuntimeError:
+    """A real DuckDB query broken off by a real SIGTERM whose handler raises: the error DuckDB raises."""
+    previous = signal.signal(signal.SIGTERM, _raise_termination)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+    con = duckdb.connect()
+    try:
+        timer.start()
+        with pytest.raises(RuntimeError) as info:
+            con.sql("select count(*) from range(10000000000000)").fetchall()  # hours: only the signal ends it
+        return info.value
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGTERM, previous)
+        con.close()
+
+
+def test_a_query_a_signal_broke_off_gives_back_the_handlers_exception() -> None:
+    error = interrupted_query()
+    assert "interrupted" in str(error).lower()
+    assert isinstance(shutdown.raised_by_a_signal(error), Termination)
+    try:
+        raise ValueError("store failed") from error  # wrapped once more by the caller
+    except ValueError as outer:
+        assert isinstance(shutdown.raised_by_a_signal(outer), Termination)
+
+
+def test_ordinary_errors_are_not_taken_for_a_signal() -> None:
+    assert shutdown.raised_by_a_signal(RuntimeError("boom")) is None
+    try:
+        try:
+            raise asyncio.CancelledError()
+        except asyncio.CancelledError:
+            raise TimeoutError("read timed out")  # noqa: B904 - the implicit context is what is tested
+    except TimeoutError as timeout:
+        assert isinstance(timeout.__context__, asyncio.CancelledError)
+        assert shutdown.raised_by_a_signal(timeout) is None
+    looped = RuntimeError("a")
+    looped.__context__ = RuntimeError("b")
+    looped.__context__.__context__ = looped
+    assert shutdown.raised_by_a_signal(looped) is None
