@@ -22,6 +22,7 @@ One root, one subclass per stage; the CLI prints ``Kind: message`` on one line a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import IntEnum
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "RunError",
     "StoreError",
     "TcobenchError",
+    "causes",
 ]
 
 
@@ -146,3 +148,14 @@ class ClaimError(TcobenchError):
 
     kind = "ClaimError"
     exit_code = ExitCode.unsupported
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then the exception it was raised from (its ``__cause__``, else its ``__context__``), and so on; each
+    once, so a chain that loops ends."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__

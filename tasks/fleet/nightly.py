@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from tcobench.errors import ExitCode, Interrupted
+from tcobench.errors import ExitCode, Interrupted, causes
 from tcobench.schemas import PriceTable, RunStatus
 
 from ..inventory import Cell
@@ -58,14 +58,12 @@ def is_io_error(exc: BaseException) -> bool:
         io_types += (requests.ConnectionError, requests.Timeout)
     except ImportError:  # pragma: no cover - requests comes with the docker SDK
         pass
-    seen: BaseException | None = exc
-    while seen is not None:
+    for seen in causes(exc):
         if isinstance(seen, io_types):
             return True
         # a server that said "try later" (Prefect's API under a burst of host tasks answers 503)
         if isinstance(seen, httpx.HTTPStatusError) and seen.response.status_code in (502, 503, 504):
             return True
-        seen = seen.__cause__ or seen.__context__
     return False
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from tcobench.errors import ExitCode, Interrupted, TcobenchError
+from tcobench.errors import ExitCode, Interrupted, TcobenchError, causes
 
 __all__ = [
     "Listener",
@@ -163,14 +163,8 @@ def raised_by_a_signal(exc: BaseException) -> BaseException | None:
     ``TerminationSignal``), save asyncio's ``CancelledError`` and ``GeneratorExit``, which are the context of
     ordinary errors (a timeout raised while a task was cancelled).
     """
-    seen: BaseException | None = exc
-    walked: set[int] = set()
-    while seen is not None and id(seen) not in walked:
-        if not isinstance(seen, (Exception, asyncio.CancelledError, GeneratorExit)):
-            return seen
-        walked.add(id(seen))
-        seen = seen.__cause__ or seen.__context__
-    return None
+    return next((e for e in causes(exc) if not isinstance(e, (Exception, asyncio.CancelledError, GeneratorExit))),
+                None)  # fmt: skip
 
 
 def stop_requested() -> StopRequest | None:

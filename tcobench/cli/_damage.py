@@ -9,11 +9,12 @@ the command runs once more. A DuckDB error that still escapes becomes one StoreE
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Any, TypeVar
 
 import duckdb
 
-from tcobench.errors import StoreError
+from tcobench.errors import StoreError, causes
 
 from ._common import settings_for
 
@@ -25,13 +26,9 @@ _NOT_DATA = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogExcep
 
 def _duckdb_cause(exc: BaseException) -> duckdb.Error | None:
     """The DuckDB error that caused ``exc`` (itself, its cause or its context), unless it is about the SQL."""
-    seen: BaseException | None = exc
-    for _ in range(4):
-        if seen is None:
-            return None
+    for seen in itertools.islice(causes(exc), 4):
         if isinstance(seen, duckdb.Error):
             return None if isinstance(seen, _NOT_DATA) else seen
-        seen = seen.__cause__ or seen.__context__
     return None
 
 
