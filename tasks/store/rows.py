@@ -35,11 +35,19 @@ __all__ = [
     "dates_between",
     "fetch_rows",
     "id_list",
+    "listed",
     "typed_rows",
 ]
 
 _SEPARATOR = "\x1f"  # ASCII unit separator: never in a run id (id_list refuses one that has it)
-IDS = f"string_split($ids, chr({ord(_SEPARATOR)}))"  # SQL: the list of run ids bound to $ids with id_list
+
+
+def listed(param: str) -> str:
+    """SQL: the list of texts bound to ``$param`` with id_list."""
+    return f"string_split(${param}, chr({ord(_SEPARATOR)}))"
+
+
+IDS = listed("ids")  # SQL: the list of run ids bound to $ids with id_list
 
 
 def dates_between(dates: tuple[str, str] | None) -> tuple[str, dict[str, object]]:

@@ -25,7 +25,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
 from tcobench.schemas.units import usd_per_m
 
-from ...store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, typed_rows
+from ...store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 from .bootstrap import RunSample, TokenCount, load_samples
 
 __all__ = [
@@ -220,7 +220,7 @@ def load_runs(
     if levels is not None:
         bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
     if workloads is not None:
-        bounds.append(f"AND lower(r.workload) IN (SELECT unnest({IDS.replace('$ids', '$workloads')}))")
+        bounds.append(f"AND lower(r.workload) IN (SELECT unnest({listed('workloads')}))")
         params["workloads"] = id_list(sorted(workloads))
     for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
         if value is not None:

@@ -16,7 +16,7 @@ import duckdb
 
 from tcobench.errors import ConfigError
 
-from ...store.rows import IDS, dates_between, fetch_rows, id_list
+from ...store.rows import IDS, dates_between, fetch_rows, id_list, listed
 from .candidates import CandidateRun, shape_differences
 
 __all__ = [
@@ -205,7 +205,7 @@ def _shape(rows: dict[str, list[CandidateRun]], differences: Sequence[str], tole
     return RuleResult("shape", not found, text or "same", required, text, f"differs: {text}" if found else "")
 
 
-_IDS_B = IDS.replace("$ids", "$b_ids")
+_IDS_B = listed("b_ids")
 _PARITY_SQL = f"""
 WITH answers AS (
     SELECT run_id IN (SELECT unnest({IDS})) AS is_a, coalesce(prompt_sha256, CAST(prompt_index AS VARCHAR)) AS prompt,
