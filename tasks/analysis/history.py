@@ -194,10 +194,10 @@ def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
     return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
 
 
-def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> list[Change | None]:
-    """Each run's change in one metric (module docstring), from the series' tests (tasks/analysis/ranktests.py); None
-    where the run has no samples or too few prior runs. Computed on the series' arrays at once (a year's report
-    makes 73,000 of them), with the same float operations as one run at a time."""
+def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> _Column:
+    """Each run's change in one metric (module docstring), from the series' tests (tasks/analysis/ranktests.py):
+    ``_Column.at`` gives it, None where the run has no samples or too few prior runs. Computed on the series' arrays
+    at once (a year's report makes 73,000 of them), with the same float operations as one run at a time."""
     n1, n2 = tests.n1, tests.n2
     with np.errstate(invalid="ignore", divide="ignore"):
         effect = 2 * tests.u / (n1 * n2) - 1
@@ -208,10 +208,23 @@ def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> list[Change |
                & beyond_noise)  # fmt: skip
     better = (change > 0) == (METRICS[metric] == "higher")
     tested = (n1 != 0) & (tests.priors >= rules.min_prior)
-    columns = (tested.tolist(), tests.median.tolist(), tests.prior_median.tolist(), (change * 100).tolist(),
-               tests.p.tolist(), effect.tolist(), sd.tolist(), flagged.tolist(), better.tolist())  # fmt: skip
-    return [Change(metric, median, prior, pct, p, e, None if math.isnan(noise) else noise, f, b) if ok else None
-            for ok, median, prior, pct, p, e, noise, f, b in zip(*columns, strict=True)]  # fmt: skip
+    return _Column(metric, tested & flagged, (tested.tolist(), tests.median.tolist(), tests.prior_median.tolist(),
+                   (change * 100).tolist(), tests.p.tolist(), effect.tolist(), sd.tolist(), flagged.tolist(),
+                   better.tolist()))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Column:
+    """A metric's changes over a series' runs (``_changes``): which runs it flags, and each run's figures."""
+
+    metric: Metric
+    flags: np.ndarray  # per run: tested and flagged
+    figures: tuple[list[Any], ...]  # per run: tested, median, prior, change %, p, effect, noise sd, flagged, better
+
+    def at(self, i: int) -> Change | None:
+        """Run i's Change (None: not tested)."""
+        ok, median, prior, pct, p, e, noise, f, b = (column[i] for column in self.figures)
+        return Change(self.metric, median, prior, pct, p, e, None if math.isnan(noise) else noise, f, b) if ok else None
 
 
 def _provenance_changes(row: Mapping[str, object], previous: Mapping[str, object] | None) -> tuple[str, ...]:
@@ -238,16 +251,19 @@ def change_tests_schema() -> pa.Schema:
     return pa.schema(fields)
 
 
-def _basis(rows: Sequence[NightlyTrendRow], i: int, window: int, committed: Mapping[str, int]) -> str | None:
-    """What run i's tests are computed from: it and its up to ``window`` prior runs, each by id and commit time
-    (None when one of them has no commits row: its tests are then never stored)."""
-    digest = hashlib.sha256(f"{_TESTS_FORMAT}\0{window}".encode())
-    for row in rows[max(0, i - window) : i + 1]:
-        stamp = committed.get(row["run_id"])
-        if stamp is None:
-            return None
-        digest.update(f"\0{row['run_id']}\0{stamp}".encode())
-    return digest.hexdigest()[:24]
+def _bases(rows: Sequence[NightlyTrendRow], window: int, committed: Mapping[str, int]) -> list[str | None]:
+    """What each run's tests are computed from: it and its up to ``window`` prior runs, each by id and commit time,
+    hashed (None when one of them has no commits row: its tests are then never stored). Each run's part is encoded
+    once: a run is in the basis of up to ``window`` + 1 runs."""
+    head = f"{_TESTS_FORMAT}\0{window}".encode()
+    parts = [None if (stamp := committed.get(row["run_id"])) is None else f"\0{row['run_id']}\0{stamp}".encode()
+             for row in rows]  # fmt: skip
+    found: list[str | None] = []
+    for i in range(len(rows)):
+        mine = [part for part in parts[max(0, i - window) : i + 1] if part is not None]
+        whole = len(mine) == min(i, window) + 1
+        found.append(hashlib.sha256(head + b"".join(mine)).hexdigest()[:24] if whole else None)
+    return found
 
 
 @dataclass
@@ -267,20 +283,30 @@ def _empty_tests(runs: int) -> dict[str, np.ndarray]:
     return {**{n: np.zeros(runs, dtype=np.int64) for n in _COUNTS}, **{n: np.full(runs, np.nan) for n in _FIGURES}}
 
 
-def _stored_tests(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[tuple[str, str], tuple[str, tuple[Any, ...]]]:
-    """The stored tests of these runs: (run id, metric) -> (basis, SeriesTests' values); {} without a store of
-    them (``tasks.store.query`` defines ``_stored_change_tests`` when the store has the table)."""
+@dataclass(frozen=True)
+class _Stored:
+    """Stored tests (``_stored_tests``): where each (run id, metric) is, with its basis, and their columns."""
+
+    at: dict[tuple[str, str], tuple[int, str]]  # (run id, metric) -> (row, basis)
+    columns: dict[str, np.ndarray]  # SeriesTests' fields, by row (a NULL figure: NaN)
+
+
+def _stored_tests(con: duckdb.DuckDBPyConnection, ids: list[str]) -> _Stored:
+    """The stored tests of these runs; none without a store of them (``tasks.store.query`` defines
+    ``_stored_change_tests`` when the store has the table)."""
     if not ids:
-        return {}
+        return _Stored({}, {})
     names = ", ".join((*_COUNTS, *_FIGURES))
     try:
         table = con.execute(
             f"SELECT run_id, metric, basis, {names} FROM _stored_change_tests WHERE run_id IN (SELECT unnest({IDS}))",
             {"ids": id_list(ids)},
-        ).fetchall()
+        ).fetch_arrow_table()
     except duckdb.CatalogException:  # no view of them: the store has none (or they were dropped)
-        return {}
-    return {(r[0], r[1]): (r[2], tuple(r[3:])) for r in table}
+        return _Stored({}, {})
+    keys = zip(*(table.column(name).to_pylist() for name in ("run_id", "metric", "basis")), strict=True)
+    return _Stored({(run_id, metric): (row, basis) for row, (run_id, metric, basis) in enumerate(keys)},
+                   {name: table.column(name).to_numpy() for name in (*_COUNTS, *_FIGURES)})  # fmt: skip
 
 
 def _test_all(
@@ -300,20 +326,24 @@ def _test_all(
     targets = {key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep]
                for key, rows in by_series.items()}  # fmt: skip
     stored = _stored_tests(con, [by_series[k][i]["run_id"] for k, idx in targets.items() for i in idx]) \
-        if committed else {}  # fmt: skip
+        if committed else _Stored({}, {})  # fmt: skip
     found: dict[str, _Tests] = {}
     for key, rows in by_series.items():
-        basis = [_basis(rows, i, window, committed) if committed else None for i in range(len(rows))]
+        basis: list[str | None] = _bases(rows, window, committed) if committed else [None] * len(rows)
         tests = _Tests({metric: _empty_tests(len(rows)) for metric in METRICS}, basis, [])
+        held, sources = [], []  # the runs whose stored tests hold, and where those are (a row per metric)
         for i in targets[key]:
-            hits = [stored.get((rows[i]["run_id"], metric)) for metric in METRICS]
-            if basis[i] is None or any(h is None or h[0] != basis[i] for h in hits):
+            hits = [stored.at.get((rows[i]["run_id"], metric)) for metric in METRICS]
+            if basis[i] is None or any(h is None or h[1] != basis[i] for h in hits):
                 tests.fresh.append(i)
                 continue
-            for metric, hit in zip(METRICS, hits, strict=True):
-                assert hit is not None
-                for name, value in zip((*_COUNTS, *_FIGURES), hit[1], strict=True):
-                    tests.arrays[metric][name][i] = np.nan if value is None else value
+            held.append(i)
+            sources.append([h[0] for h in hits if h is not None])
+        if held:
+            at = np.array(sources)  # runs x metrics
+            for m, metric in enumerate(METRICS):
+                for name in (*_COUNTS, *_FIGURES):
+                    tests.arrays[metric][name][held] = stored.columns[name][at[:, m]]
         found[key] = tests
     spans = {key: _spans(tests.fresh, window) for key, tests in found.items() if tests.fresh}
     read = [r["run_id"] for key, parts in spans.items() for low, high in parts for r in by_series[key][low:high]]
@@ -350,15 +380,19 @@ def _spans(fresh: list[int], window: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _series(rows: list[NightlyTrendRow], tests: _Tests, rules: _Rules, keep: set[str] | None = None) -> Series:
-    """The series' points (only those of the runs in ``keep``, when given), each tested against its prior runs."""
+def _series(
+    rows: list[NightlyTrendRow], tests: _Tests, rules: _Rules, keep: set[str] | None = None, flagged_only: bool = False
+) -> Series:
+    """The series' points (only those of the runs in ``keep``, when given; only the flagged ones, with
+    ``flagged_only``), each tested against its prior runs."""
     by_metric = [_changes(metric, tests.of(metric), rules) for metric in METRICS]
+    wanted = np.logical_or.reduce([column.flags for column in by_metric]) if flagged_only else None
     points = []
     for i, row in enumerate(rows):
-        if keep is not None and row["run_id"] not in keep:
+        if (keep is not None and row["run_id"] not in keep) or (wanted is not None and not wanted[i]):
             continue
         prior_rows = rows[max(0, i - rules.window) : i]
-        changes = [found for metric in by_metric if (found := metric[i]) is not None]
+        changes = [found for column in by_metric if (found := column.at(i)) is not None]
         points.append(
             Point(
                 row["run_id"],
@@ -426,6 +460,7 @@ def detect_changes(
     noise_k: float = 3.0,
     runs: Sequence[str] | None = None,
     costs: bool = True,
+    flagged_only: bool = False,
 ) -> list[Series]:
     """Every series of view nightly_trend with its points and their tested changes (module docstring). With
     ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
@@ -433,7 +468,8 @@ def detect_changes(
     rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
-    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs)."""
+    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs).
+    ``flagged_only``: only the flagged points (a comparison's flagged runs), and only the series that have one."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")
     if not 0 < alpha < 1 or min_change < 0 or not 0 <= min_effect <= 1 or noise_k < 0:
@@ -442,7 +478,7 @@ def detect_changes(
     by_series = _trend(con, window, runs, costs)
     keep = set(runs) if runs is not None else None
     tests = _test_all(con, by_series, keep, window)
-    found = (_series(rows, tests[key], rules, keep) for key, rows in by_series.items())
+    found = (_series(rows, tests[key], rules, keep, flagged_only) for key, rows in by_series.items())
     return [series for series in found if series.points]
 
 

@@ -287,11 +287,11 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 
 
 # the views and macros compare's queries (and tasks/analysis/history.py's, for the flagged runs) read; connect
-# defines these and
-# what they build on only (faster to connect than every view: docs/performance.md#view-binding). A rented basis reads
-# view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's binding cost, same)
+# defines these and what they build on only (faster to connect than every view: docs/performance.md#view-binding).
+# A rented basis reads view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's
+# binding cost, same). The frontier's points come from view frontier_points, not frontier (its pareto flag, unread)
 COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
-                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier",
+                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier_points",
                  "frontier_requests", "in_steady")  # fmt: skip
 
 
@@ -389,7 +389,7 @@ def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]
     """The runs of each side that `tcobench history` (default rules) flags, marked excluded when ``exclude``."""
     wanted = {r["run_id"]: (side, r) for side, rows in sides.items() for r in rows}
     found = []
-    for series in detect_changes(con, runs=list(wanted), costs=False):  # the compared runs' series only
+    for series in detect_changes(con, runs=list(wanted), costs=False, flagged_only=True):  # their series only
         for point in series.points:
             if point.run_id not in wanted or not point.flagged:
                 continue

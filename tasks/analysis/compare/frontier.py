@@ -229,16 +229,19 @@ def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
             for f, m in zip(found, mask, strict=True)]  # fmt: skip
 
 
-def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A run's replicates of (interactivity, tok/s/GPU), its requests drawn with replacement (bootstrap.py); from
-    NORMAL_FROM_REQUESTS requests on, by their large-sample forms (``_large_rows``)."""
+def _run_replicates(
+    p: RunPoint, q: float, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """A run's replicates of (interactivity, tok/s/GPU), its requests drawn with replacement (bootstrap.py), and the
+    sd of its tok/s/GPU's normal part (0: none). From NORMAL_FROM_REQUESTS requests on, by their large-sample forms:
+    the interactivity by ``_large_x``, the tok/s/GPU as its figure with the sd of its normal approximation
+    (``_throughput_sd``), which ``replicate_levels`` adds per level."""
     n = len(p.tpot_ms)
     if n < 2:
-        return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu)
+        return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu), 0.0
     if n >= NORMAL_FROM_REQUESTS:
-        raw = rng.bit_generator.random_raw((1, resamples))
-        x, y = _large_rows([p], q, raw, rng.standard_normal((1, resamples)))
-        return x[0], y[0]
+        x = _large_x([p], q, rng.bit_generator.random_raw((1, resamples)))
+        return x[0], np.full(resamples, p.tok_s_per_gpu), float(_throughput_sd([p])[0])
     rate = p.tokens.sum() / p.e2e_s.sum()
     xs, ys = [], []
     step = max(1, _DRAW_CELLS // n)
@@ -246,7 +249,7 @@ def _run_replicates(p: RunPoint, q: float, resamples: int, rng: np.random.Genera
         idx = rng.integers(0, n, size=(min(step, resamples - start), n))
         xs.append(1000.0 / quantile_rows(p.tpot_ms[idx], q))
         ys.append(p.tok_s_per_gpu * (p.tokens[idx].sum(axis=1) / p.e2e_s[idx].sum(axis=1)) / rate)
-    return np.concatenate(xs), np.concatenate(ys)
+    return np.concatenate(xs), np.concatenate(ys), 0.0
 
 
 @functools.lru_cache(maxsize=256)
@@ -284,55 +287,59 @@ def _quantile_indices(n: int, q: float, raw: np.ndarray) -> np.ndarray:
     return idx
 
 
-def _large_rows(points: Sequence[RunPoint], q: float, raw: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Replicates of runs of one request count n >= NORMAL_FROM_REQUESTS without drawing their requests one by one
-    (drawing costs n random numbers per replicate, a year's headline pair billions), given raw 64-bit draws (for
-    the uniforms) and standard normals z (runs x resamples each; z is overwritten). The interactivity: 1000 / the
-    TPOT at the order statistic drawn from the uniforms (``_quantile_indices``); the throughput's ratio estimator by
-    its normal approximation, as bootstrap.py draws it (rate* / rate = 1 + sd z). The two are drawn independently:
-    at this many requests, the run-to-run and night-to-night spread the bootstrap also draws outweighs their
-    correlation within a run."""
+def _large_x(points: Sequence[RunPoint], q: float, raw: np.ndarray) -> np.ndarray:
+    """Replicates of the interactivity of runs of one request count n >= NORMAL_FROM_REQUESTS without drawing their
+    requests one by one (drawing costs n random numbers per replicate, a year's headline pair billions), given raw
+    64-bit draws (runs x resamples, for the uniforms): 1000 / the TPOT at the order statistic drawn from the uniforms
+    (``_quantile_indices``)."""
     n = len(points[0].tpot_ms)
     per_user = 1000.0 / np.sort(np.stack([p.tpot_ms for p in points]), axis=1)
-    x = np.take_along_axis(per_user, _quantile_indices(n, q, raw), axis=1)
+    found: np.ndarray = np.take_along_axis(per_user, _quantile_indices(n, q, raw), axis=1)
+    return found
+
+
+def _throughput_sd(points: Sequence[RunPoint]) -> np.ndarray:
+    """Per run of one request count n, the sd of its resampled tok/s/GPU by the normal approximation of the ratio
+    estimator, as bootstrap.py draws it (rate* / rate = 1 + sd z): tok/s/GPU x sd. Its interactivity is drawn
+    independently of it: at this many requests, the run-to-run and night-to-night spread the bootstrap also draws
+    outweighs their correlation within a run."""
+    n = len(points[0].tpot_ms)
     tokens, e2e = np.stack([p.tokens for p in points]), np.stack([p.e2e_s for p in points])
     rate = tokens.sum(axis=1) / e2e.sum(axis=1)
     residual = tokens - rate[:, None] * e2e
     sd = np.sqrt(np.einsum("ij,ij->i", residual, residual) / n / n) / (rate * e2e.mean(axis=1))
-    z *= sd[:, None]
-    z += 1.0
-    z *= np.array([p.tok_s_per_gpu for p in points])[:, None]
-    return x, z
+    found: np.ndarray = sd * np.array([p.tok_s_per_gpu for p in points])
+    return found
 
 
 def _replicates_of(
     points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """The replicates of each point's (interactivity, tok/s/GPU): points x resamples each, from one stream. The
-    large runs (``_large_rows``) come in chunks of _BATCH_RUNS in the points' order: the chunk's uniforms, then
-    its normals, then its runs of one request count at once; then the chunk's other runs in order
-    (``_run_replicates``)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each point's replicates of (interactivity, tok/s/GPU): points x resamples each, from one stream, and the sd of
+    each point's tok/s/GPU's normal part (points; ``_run_replicates``). The large runs come in chunks of _BATCH_RUNS
+    in the points' order: the chunk's uniforms, then its runs of one request count at once (``_large_x``); then the
+    chunk's other runs in order (``_run_replicates``)."""
     x, y = np.empty((len(points), resamples)), np.empty((len(points), resamples))
+    noise = np.zeros(len(points))
     for start in range(0, len(points), _BATCH_RUNS):
         chunk = points[start : start + _BATCH_RUNS]
         large: dict[int, list[int]] = defaultdict(list)
         for i, p in enumerate(chunk):
             if len(p.tpot_ms) >= NORMAL_FROM_REQUESTS:
                 large[len(p.tpot_ms)].append(i)
-        count = sum(len(rows) for rows in large.values())
-        # the chunk's uniforms as raw draws (the same numbers Generator.random would use), then its normals
-        raw, z = rng.bit_generator.random_raw((count, resamples)), rng.standard_normal((count, resamples))
+        # the chunk's uniforms as raw draws (the same numbers Generator.random would use)
+        raw = rng.bit_generator.random_raw((sum(len(rows) for rows in large.values()), resamples))
         at = 0
         for rows in large.values():
-            drawn = slice(at, at + len(rows))
+            members, where = [chunk[i] for i in rows], [start + i for i in rows]
+            x[where] = _large_x(members, q, raw[at : at + len(rows)])
             at += len(rows)
-            x[[start + i for i in rows]], y[[start + i for i in rows]] = _large_rows(
-                [chunk[i] for i in rows], q, raw[drawn], z[drawn]
-            )
+            y[where] = np.array([p.tok_s_per_gpu for p in members])[:, None]
+            noise[where] = _throughput_sd(members)
         for i, p in enumerate(chunk):
             if len(p.tpot_ms) < NORMAL_FROM_REQUESTS:
-                x[start + i], y[start + i] = _run_replicates(p, q, resamples, rng)
-    return x, y
+                x[start + i], y[start + i], noise[start + i] = _run_replicates(p, q, resamples, rng)
+    return x, y, noise
 
 
 def replicate_levels(
@@ -342,7 +349,11 @@ def replicate_levels(
     replicate that drew none of the level's nights. ``draws``: the side's nights drawn (bootstrap.night_draws).
     Level by level (by concurrency): its runs' replicates (``_replicates_of``, the runs by night and run id), then
     per night (in order) with several runs, the runs drawn within it; a night of one run takes no numbers (the mean
-    of one drawn run is its replicate), and those nights are weighted in batches."""
+    of one drawn run is its replicate), and those nights are weighted in batches. The large runs' normal parts of
+    tok/s/GPU are independent normals: their weighted sum in a replicate is one normal whose variance is the sum of
+    their weights squared times their variances, drawn last, one per replicate (the same distribution as a normal
+    per run and replicate, at a 1,000th of the draws on a side of 1,000 nights:
+    docs/decisions/0008-summed-normal-parts.md)."""
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
@@ -350,9 +361,10 @@ def replicate_levels(
     found = {}
     for level, nights in sorted(by_level.items()):
         members = [p for night in sorted(nights) for p in nights[night]]
-        x, y = _replicates_of(members, q, resamples, rng)
+        x, y, noise = _replicates_of(members, q, resamples, rng)
         k = np.array([p.usd_per_gpu_s for p in members])
         total, weight = np.zeros((3, resamples)), np.zeros(resamples)
+        spread = np.zeros(resamples)  # the variance of total[1]'s normal part
         alone: list[tuple[str, int]] = []  # (night, its run's row) of the nights with one run
         first = 0
         for night in sorted(nights):
@@ -361,6 +373,9 @@ def replicate_levels(
                 alone.append((night, first))
             else:
                 pick = rng.integers(0, size, size=(size, resamples))
+                if noise[first : first + size].any():  # how often each run is drawn, per replicate (size x resamples)
+                    times = (pick[None, :, :] == np.arange(size)[:, None, None]).sum(axis=1)
+                    spread += (count / size) ** 2 * np.einsum("i,ir->r", noise[first : first + size] ** 2, times**2)
                 pick += first
                 total[0] += count * x[pick, cols].mean(axis=0)
                 total[1] += count * y[pick, cols].mean(axis=0)
@@ -375,6 +390,9 @@ def replicate_levels(
             total[1] += np.einsum("ir,ir->r", counts, y[rows])
             total[2] += np.einsum("i,ir->r", k[rows], counts)
             weight += counts.sum(axis=0)
+            spread += np.einsum("i,ir->r", noise[rows] ** 2, counts * counts)
+        if spread.any():
+            total[1] += np.sqrt(spread) * rng.standard_normal(resamples)
         with np.errstate(invalid="ignore", divide="ignore"):
             found[level] = np.where(weight > 0, total / np.where(weight > 0, weight, 1), np.nan)
     return found
@@ -434,8 +452,9 @@ def _requests_of(
     # every run's requests at once: a steady run's those that decoded in its window, another run's all
     whole = np.repeat(np.array([run_id not in steady for run_id in runs], dtype=bool), lengths)
     keep = whole | lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
-    tpot, tokens, secs = (x.flatten().to_numpy(zero_copy_only=False).astype(float)[keep] for x in lists[:3])
-    ends = np.cumsum(np.bincount(np.repeat(np.arange(len(runs)), lengths)[keep], minlength=len(runs)))
+    tpot, tokens, secs = (np.asarray(x.flatten().to_numpy(zero_copy_only=False), dtype=float)[keep]
+                          for x in lists[:3])  # fmt: skip
+    ends = np.concatenate(([0], np.cumsum(keep)))[np.cumsum(lengths)]  # each run's last kept request, + 1
     found = {}
     for row, run_id in enumerate(runs):
         span = slice(int(ends[row - 1]) if row else 0, int(ends[row]))

@@ -687,11 +687,13 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
         strings += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                     and id(n) not in docs]  # fmt: skip
     # nightly_trend is history's view with costs; compare asks for none (detect_changes(costs=False) reads
-    # trend_runs), so it need not be connected, and every test here that compares runs would fail if it were read
-    named = views_named(" ".join(strings)) - {"runs", "nightly_trend"}
+    # trend_runs), so it need not be connected, and every test here that compares runs would fail if it were read.
+    # "frontier" is a word of compare's messages ("has no frontier"); its queries read view frontier_points
+    named = views_named(" ".join(strings)) - {"runs", "nightly_trend", "frontier"}
     defined = {name for name, _ in _needed(sql_views(), set(compare_views(CostBasis(RentalTier.on_demand))), set())}
     assert {"goodput", "night_weighted_mean", "trend_series", "trend_runs", "tco"} <= named
     assert "nightly_trend" not in defined  # not connected: compare reads no cost from it
+    assert "frontier" not in defined and "frontier_points" in named  # the pareto flag is not read
     assert named <= defined, f"named in compare's SQL but not connected: {sorted(named - defined)}"
     # an owned comparison reads tco's columns from cost_basis (test_an_owned_comparison_reads_view_tcos_columns_...)
     assert set(compare_views(OWNED)) == set(compare_views(CostBasis(RentalTier.on_demand))) - {"tco"}

@@ -117,14 +117,58 @@ def test_a_large_runs_replicates_by_their_large_sample_forms_agree_with_drawing(
     tokens = np.full(n, 64.0)
     e2e = tokens * tpot / 1000 * rng.lognormal(0.0, 0.1, n)
     point = RunPoint("r", "n", 1, 1, 100.0, 1e-3, tpot, tokens, e2e)
-    x, y = _run_replicates(point, 0.5, 4000, rng)
+    x, y, sd = _run_replicates(point, 0.5, 4000, rng)
     idx = rng.integers(0, n, (4000, n))
     drawn_x = 1000 / quantile_rows(tpot[idx], 0.5)
     drawn_y = 100.0 * (tokens[idx].sum(axis=1) / e2e[idx].sum(axis=1)) / (tokens.sum() / e2e.sum())
     assert np.std(x) == pytest.approx(np.std(drawn_x), rel=0.1) and np.mean(x) == pytest.approx(
         np.mean(drawn_x), rel=0.01
     )
-    assert np.std(y) == pytest.approx(np.std(drawn_y), rel=0.1) and np.mean(y) == pytest.approx(100.0, rel=0.01)
+    # the throughput: its figure, and the sd of its normal part (replicate_levels adds it per level)
+    assert (
+        np.all(y == 100.0)
+        and sd == pytest.approx(np.std(drawn_y), rel=0.1)
+        and np.mean(drawn_y) == pytest.approx(100.0, rel=0.01)
+    )
+
+
+def test_a_levels_throughput_replicates_are_those_of_a_normal_per_run_and_replicate() -> None:
+    """replicate_levels draws one normal per level and replicate for the large runs' throughput: the sum of their
+    independent normals. Against a normal drawn per run and replicate (the same nights and runs drawn): the same mean
+    and spread, on nights of one run (weighted in batches) and of several (runs drawn within the night, some twice)."""
+    from tcobench.tasks.analysis.compare.bootstrap import night_draws
+    from tcobench.tasks.analysis.compare.frontier import _throughput_sd, replicate_levels
+
+    rng = np.random.default_rng(4)
+    points = []
+    for night in range(8):
+        for copy in range(1 if night in (2, 5, 6) else 3):
+            tpot = rng.lognormal(3.0, 0.3, 150)
+            tokens = rng.integers(40, 90, 150).astype(float)
+            e2e = tokens * tpot / 1000 * rng.lognormal(0.0, 0.8, 150)  # noisy requests: a wide normal part
+            per_gpu = 100.0 * rng.lognormal(0.0, 0.01)
+            points.append(RunPoint(f"r{night}-{copy}", f"n{night}", 4, 1, per_gpu, 1e-3, tpot, tokens, e2e))
+    resamples = 40_000
+    draws = night_draws((p.night for p in points), resamples, np.random.default_rng(1))
+    level = replicate_levels(points, 0.5, resamples, np.random.default_rng(2), draws)[4][1]
+    # the reference: the same nights drawn, the runs of a night drawn with replacement, a normal per run and replicate
+    ref_rng = np.random.default_rng(3)
+    total, weight = np.zeros(resamples), np.zeros(resamples)
+    for name in sorted({p.night for p in points}):
+        runs = [p for p in points if p.night == name]
+        sd = _throughput_sd(runs)
+        per_run = np.array([p.tok_s_per_gpu for p in runs])[:, None] + sd[:, None] * ref_rng.standard_normal(
+            (len(runs), resamples)
+        )
+        pick = ref_rng.integers(0, len(runs), (len(runs), resamples))
+        total += draws[name] * per_run[pick, np.arange(resamples)].mean(axis=0)
+        weight += draws[name]
+    reference = total / weight
+    assert np.mean(level) == pytest.approx(np.mean(reference), rel=0.005)
+    assert np.std(level) == pytest.approx(np.std(reference), rel=0.03)
+    assert np.quantile(level, 0.975) - np.quantile(level, 0.025) == pytest.approx(
+        np.quantile(reference, 0.975) - np.quantile(reference, 0.025), rel=0.04
+    )
 
 
 def test_mixed_gpu_counts_are_listed_and_an_interval_across_1_has_no_winner() -> None:

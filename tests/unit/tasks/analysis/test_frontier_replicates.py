@@ -1,11 +1,12 @@
 """frontier's bootstrap replicates: the same numbers, to the bit, for a fixed seed.
 
 The figures below were printed with the random stream as docs/decisions/0007-frontier-replicate-draws.md lays it
-out (a large run's order statistic drawn by inversion from one uniform, level by level), from the fleet built here:
-``compare_frontiers(_fleet(1), _fleet(2, slower=1.15), ...)`` as in each test. The points (levels, ratios) are
-those tcobench 87f023d printed; only the intervals, the crossover's interval, the share covered and the bands moved
-with that change of stream. A change of the random stream's use or of the arithmetic's order changes them: that
-is a change of results, not a speed-up.
+out (a large run's order statistic drawn by inversion from one uniform, level by level), with the large runs'
+normal parts of throughput summed into one normal per level and replicate (docs/decisions/0008-summed-normal-parts.md),
+from the fleet built here: ``compare_frontiers(_fleet(1), _fleet(2, slower=1.15), ...)`` as in each test. The points
+(levels, ratios) are those tcobench 87f023d printed; only the intervals, the crossover's interval, the share covered
+and the bands moved with each change of stream. A change of the random stream's use or of the arithmetic's order
+changes them: that is a change of results, not a speed-up.
 """
 
 from __future__ import annotations
@@ -66,11 +67,11 @@ def _summary(found: FrontierComparison) -> dict[str, object]:
 EXPECTED: dict[float, dict[str, object]] = {
     0.5: {
         "targets": [
-            ["39.5", "0.8226823370794824", "0.7475897871312662", "0.9014260879360172", "0.9366666666666666", None],
-            ["47.7", "0.8714543507532614", "0.7362778212557507", "0.9909866828114068", "0.97", None],
-            ["55.9", "1.066119205152718", "0.8719840518053117", "1.2764451959637055", "0.9966666666666667", None],
+            ["39.5", "0.8226823370794824", "0.7454883519997424", "0.9130757622313408", "0.95", None],
+            ["47.7", "0.8714543507532614", "0.7395662255345754", "0.9883753665044681", "0.98", None],
+            ["55.9", "1.066119205152718", "0.8692354754045051", "1.2446499599711107", "1.0", None],
         ],
-        "crossover": ["53.98933450016645", "48.67444407649928", "59.21415159555496", "1.0"],
+        "crossover": ["53.98933450016645", "49.10418001143085", "59.68211399438593", "0.9966666666666667"],
         "levels": [
             [1, "75.28404930402729", "68.00571366798577", "0.001983037116873718", True],
             [2, "58.81071605540821", "105.98814926936326", "0.0019965553265989277", True],
@@ -81,11 +82,11 @@ EXPECTED: dict[float, dict[str, object]] = {
             [4, "47.229842823589046", "158.7382191666901", "0.002002634039966443", True],
             [8, "31.26069318004531", "211.31243261619855", "0.0019860566370194775", True],
         ],
-        "bands": "c2423140a4b70ae7118d0b68c8f2349094d683281ba933bd06b8281a6e1edc38",
+        "bands": "98236817f2246c89ff5e494b5fc6e3dae5babf11fb57f1be9dd94382bab6a3c4",
     },
     0.9: {
         "targets": [
-            ["40.0", "0.864640534750117", "0.7000215954950529", "1.0317069449941076", "0.9766666666666667", None],
+            ["40.0", "0.864640534750117", "0.7029730459315605", "1.021874772652384", "0.9866666666666667", None],
             [
                 "55.0",
                 "None",
@@ -105,7 +106,7 @@ EXPECTED: dict[float, dict[str, object]] = {
                 "(B's: 26.3-50.8 tok/s/user); tcobench does not extrapolate",
             ],
         ],
-        "crossover": ["47.95499331559332", "37.80638333888041", "50.47063469649132", "0.81"],
+        "crossover": ["47.95499331559332", "38.86998694916688", "50.508998159663356", "0.8333333333333334"],
         "levels": [
             [1, "59.755409479245955", "68.00571366798577", "0.001983037116873718", True],
             [2, "48.94879382948366", "105.98814926936326", "0.0019965553265989277", True],
@@ -116,7 +117,7 @@ EXPECTED: dict[float, dict[str, object]] = {
             [4, "40.107361198821", "158.7382191666901", "0.002002634039966443", True],
             [8, "26.348287248285363", "211.31243261619855", "0.0019860566370194775", True],
         ],
-        "bands": "da532f1265843c95af00d4696aa6bcae41fa9b5496390bc7d4a4b87a7bc4647f",
+        "bands": "2d658d012f87672b2a15bf16490807be91ada6b62efc71e271da2bdf7d6605cb",
     },
 }
 

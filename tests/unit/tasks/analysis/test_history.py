@@ -142,6 +142,39 @@ def test_changes_of_some_runs_test_only_their_series(con: duckdb.DuckDBPyConnect
             assert series.points == (full[run],)
 
 
+def test_flagged_only_gives_the_flagged_points_alone(con: duckdb.DuckDBPyConnection) -> None:
+    """flagged_only (a comparison's flagged runs): the flagged points of the series, as the whole result has them,
+    and only the series with one."""
+    everything = detect_changes(con)
+    runs = [p.run_id for s in everything for p in s.points]
+    wanted = [dataclasses.replace(s, points=tuple(p for p in s.points if p.flagged)) for s in everything]
+    found = detect_changes(con, runs=runs, flagged_only=True)
+    assert found == [s for s in wanted if s.points] and len(found) == 1 and len(found[0].points) == 1
+    assert detect_changes(con, flagged_only=True) == found
+
+
+def test_a_tests_basis_is_the_hash_of_its_runs_and_their_commits() -> None:
+    """A run's basis: sha256 of the format and window, then each of it and its up to ``window`` prior runs as
+    \\0 id \\0 commit time, first 24 hex digits; None when one of them has no commit. Stored tests are matched on it,
+    so its bytes must not change (tests stored by an older tcobench would all be recomputed)."""
+    import hashlib
+
+    from tcobench.tasks.analysis.history import _TESTS_FORMAT, _bases
+
+    rows: Any = [{"run_id": f"r{i}"} for i in range(6)]
+    committed = {f"r{i}": 1000 + i for i in range(6) if i != 3}
+    expected = []
+    for i in range(6):
+        digest = hashlib.sha256(f"{_TESTS_FORMAT}\0{2}".encode())
+        stamps = [committed.get(f"r{j}") for j in range(max(0, i - 2), i + 1)]
+        for j, stamp in zip(range(max(0, i - 2), i + 1), stamps, strict=True):
+            digest.update(f"\0r{j}\0{stamp}".encode())
+        expected.append(None if None in stamps else digest.hexdigest()[:24])
+    assert _bases(rows, 2, committed) == expected
+    assert expected[:3] != [None] * 3 and expected[3:] == [None, None, None]  # r3 has no commit: it and the next 2
+    assert expected[0] == hashlib.sha256(b"tcobench-change-tests-1\x002\x00r0\x001000").hexdigest()[:24]
+
+
 def test_changes_without_costs_are_the_changes_with_them(con: duckdb.DuckDBPyConnection) -> None:
     """costs=False reads view trend_runs (no tco): the same series, points and changes, only without the cost."""
     with_costs = detect_changes(con)
