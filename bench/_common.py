@@ -40,8 +40,14 @@ def wait_quiet(limit: float = 1.0, max_wait_s: float = 120.0) -> str:
 
 
 def machine() -> str:
-    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
-                if ln.startswith("model name")), platform.processor())  # fmt: skip
+    cpu = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ),
+        platform.processor(),
+    )
     mem = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) // 2**20  # type: ignore[union-attr]
     return f"{os.cpu_count()} cores ({cpu}), {mem} GiB, Python {platform.python_version()}"
 
@@ -55,8 +61,17 @@ def cpu_seconds(pid: int) -> float:
 @contextmanager
 def endpoint(ttft_ms: float, itl_ms: float, tokens: int, cpu: int | None = 1, *extra: str) -> Iterator[Endpoint]:
     """Run bench/zero_endpoint.py as a subprocess (pinned to ``cpu`` with taskset); yield its URL."""
-    cmd = [sys.executable, str(BENCH / "zero_endpoint.py"), "--ttft-ms", str(ttft_ms), "--itl-ms", str(itl_ms),
-           "--tokens", str(tokens), *extra]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(BENCH / "zero_endpoint.py"),
+        "--ttft-ms",
+        str(ttft_ms),
+        "--itl-ms",
+        str(itl_ms),
+        "--tokens",
+        str(tokens),
+        *extra,
+    ]
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu), *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)

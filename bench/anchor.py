@@ -41,13 +41,41 @@ def make_tokenizer(folder: Path) -> None:
 
 
 def _aiperf_cmd(url: str, tokens: int, concurrency: int, requests: int, out: Path) -> list[str]:
-    return ["taskset", "-c", "0", str(AIPERF), "profile", "-m", "zero", "--url", url,
-            "--endpoint-type", "completions", "--streaming", "--tokenizer", str(TOKENIZER),
-            "--concurrency", str(concurrency), "--request-count", str(requests),
-            "--warmup-request-count", str(concurrency),
-            "--output-tokens-mean", str(tokens), "--output-tokens-stddev", "0",
-            "--synthetic-input-tokens-mean", "16", "--synthetic-input-tokens-stddev", "0",
-            "--use-legacy-max-tokens", "--ui-type", "none", "--artifact-dir", str(out)]  # fmt: skip
+    return [
+        "taskset",
+        "-c",
+        "0",
+        str(AIPERF),
+        "profile",
+        "-m",
+        "zero",
+        "--url",
+        url,
+        "--endpoint-type",
+        "completions",
+        "--streaming",
+        "--tokenizer",
+        str(TOKENIZER),
+        "--concurrency",
+        str(concurrency),
+        "--request-count",
+        str(requests),
+        "--warmup-request-count",
+        str(concurrency),
+        "--output-tokens-mean",
+        str(tokens),
+        "--output-tokens-stddev",
+        "0",
+        "--synthetic-input-tokens-mean",
+        "16",
+        "--synthetic-input-tokens-stddev",
+        "0",
+        "--use-legacy-max-tokens",
+        "--ui-type",
+        "none",
+        "--artifact-dir",
+        str(out),
+    ]
 
 
 def _records(out: Path) -> list[dict[str, Any]]:
@@ -70,8 +98,15 @@ def run_anchor(client: str, url: str, sc: Any, concurrency: int) -> dict[str, An
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     with tempfile.TemporaryDirectory(prefix="aiperf-") as tmp:
         out = Path(tmp)
-        done = subprocess.run(_aiperf_cmd(url, sc.tokens, concurrency, n, out), env=env, cwd=tmp,
-                              capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+        done = subprocess.run(
+            _aiperf_cmd(url, sc.tokens, concurrency, n, out),
+            env=env,
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
         if done.returncode != 0 or not (out / "profile_export.jsonl").exists():
             raise SystemExit(f"aiperf failed ({done.returncode}): {done.stdout[-1500:]}{done.stderr[-1500:]}")
         recs = _records(out)

@@ -75,8 +75,19 @@ def sweep(
             counted = np.full(requests, float(tokens))
             e2e_s = counted * tpot / 1000.0
             per_gpu = c * counted.sum() / e2e_s.sum() / engine.gpus
-            found.append(RunPoint(f"{name}-n{n}-c{c}", f"{name}-n{n}", c, engine.gpus, float(per_gpu),
-                                  engine.usd_per_gpu_s, tpot, counted, e2e_s))  # fmt: skip
+            found.append(
+                RunPoint(
+                    f"{name}-n{n}-c{c}",
+                    f"{name}-n{n}",
+                    c,
+                    engine.gpus,
+                    float(per_gpu),
+                    engine.usd_per_gpu_s,
+                    tpot,
+                    counted,
+                    e2e_s,
+                )
+            )
     return found
 
 

@@ -74,9 +74,16 @@ def procs_of(client: str) -> int:
 
 def run_ours(url: str, sc: Scenario, concurrency: int, procs: int = 1) -> dict[str, Any]:
     n = max(sc.min_requests, sc.requests_per_slot * concurrency)
-    workload = WorkloadConfig(name=sc.name, prompts=(PROMPT,), max_tokens=sc.tokens, warmup_requests=concurrency,
-                              requests=n, concurrency=(concurrency,), request_timeout_s=120,
-                              client_procs=procs)  # fmt: skip
+    workload = WorkloadConfig(
+        name=sc.name,
+        prompts=(PROMPT,),
+        max_tokens=sc.tokens,
+        warmup_requests=concurrency,
+        requests=n,
+        concurrency=(concurrency,),
+        request_timeout_s=120,
+        client_procs=procs,
+    )
     target = Target(url, Protocol.openai, "zero")
     result = measure(target, workload, RunContext("headroom", dt.date.today().isoformat(), "bench"), concurrency)
     ok = [r for r in result.measured if r.error is None]
@@ -107,9 +114,17 @@ def run_level(client: str, url: str, pid: int, sc: Scenario, concurrency: int) -
         f = run_anchor(client, url, sc, concurrency)
     busy = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
     late = _endpoint_stats(url)["lateness_ns"]
-    f.update({"client": client, "scenario": sc.name, "concurrency": concurrency, "endpoint_cpu": busy,
-              "endpoint_late_p50_ms": (late["p50"] or 0) / 1e6, "endpoint_late_p99_ms": (late["p99"] or 0) / 1e6,
-              "load": load_average()})  # fmt: skip
+    f.update(
+        {
+            "client": client,
+            "scenario": sc.name,
+            "concurrency": concurrency,
+            "endpoint_cpu": busy,
+            "endpoint_late_p50_ms": (late["p50"] or 0) / 1e6,
+            "endpoint_late_p99_ms": (late["p99"] or 0) / 1e6,
+            "load": load_average(),
+        }
+    )
     return f
 
 
@@ -118,13 +133,16 @@ def _fmt(v: Any, spec: str = ".2f") -> str:
 
 
 def print_row(f: dict[str, Any], drift: float) -> None:
-    print(f"{f['client']:8s} {f['scenario']:8s} c={f['concurrency']:<4d} ok={f['ok']:<5d} err={f['errors']:<3d} "
-          f"req/s={_fmt(f['req_s'], '.1f'):>8s} tok/s={_fmt(f['tok_s'], '.0f'):>7s} "
-          f"ttft_err p50/p99={_fmt(f['ttft_err_p50_ms'], '.3f')}/{_fmt(f['ttft_err_p99_ms'], '.3f')} ms "
-          f"itl_err p50/p99={_fmt(f['itl_err_p50_ms'], '.3f')}/{_fmt(f['itl_err_p99_ms'], '.3f')} ms "
-          f"endpoint cpu={f['endpoint_cpu']:.0%} late p50={f['endpoint_late_p50_ms']:.3f} ms "
-          f"{'holds' if holds(f, drift) else 'DRIFTS'} load={f['load']}"
-          f"{' SATURATED' if f.get('saturated') else ''}", flush=True)  # fmt: skip
+    print(
+        f"{f['client']:8s} {f['scenario']:8s} c={f['concurrency']:<4d} ok={f['ok']:<5d} err={f['errors']:<3d} "
+        f"req/s={_fmt(f['req_s'], '.1f'):>8s} tok/s={_fmt(f['tok_s'], '.0f'):>7s} "
+        f"ttft_err p50/p99={_fmt(f['ttft_err_p50_ms'], '.3f')}/{_fmt(f['ttft_err_p99_ms'], '.3f')} ms "
+        f"itl_err p50/p99={_fmt(f['itl_err_p50_ms'], '.3f')}/{_fmt(f['itl_err_p99_ms'], '.3f')} ms "
+        f"endpoint cpu={f['endpoint_cpu']:.0%} late p50={f['endpoint_late_p50_ms']:.3f} ms "
+        f"{'holds' if holds(f, drift) else 'DRIFTS'} load={f['load']}"
+        f"{' SATURATED' if f.get('saturated') else ''}",
+        flush=True,
+    )
 
 
 def summary(rows: list[dict[str, Any]], clients: list[str], drift: float) -> dict[str, dict[str, Any]]:

@@ -35,8 +35,9 @@ def write_dataset(path: Path, lines: int, chars: int = 1500) -> int:
     with path.open("w", encoding="utf-8") as handle:
         for i in range(lines):
             text = " ".join(rng.choice(WORDS) for _ in range(chars // 7))
-            record: dict[str, Any] = {"prompt": f"{i}: {text}"} if i % 2 else {
-                "messages": [{"role": "user", "content": f"{i}: {text}"}]}  # fmt: skip
+            record: dict[str, Any] = (
+                {"prompt": f"{i}: {text}"} if i % 2 else {"messages": [{"role": "user", "content": f"{i}: {text}"}]}
+            )
             if i % 3 == 0:
                 record["output_tokens"] = 8
             handle.write(json.dumps(record) + "\n")
@@ -58,22 +59,37 @@ def child(path: Path, url: str, requests: int) -> dict[str, Any]:
     from tcobench.tasks.load.stream import Target
     from tcobench.tasks.workload import WorkloadPlan, open_dataset
 
-    workload = WorkloadConfig.model_validate_json(json.dumps({
-        "dataset": {"path": str(path)}, "requests": requests, "warmup_requests": 0, "max_tokens": 8,
-        "concurrency": [8]}))  # fmt: skip
+    workload = WorkloadConfig.model_validate_json(
+        json.dumps(
+            {
+                "dataset": {"path": str(path)},
+                "requests": requests,
+                "warmup_requests": 0,
+                "max_tokens": 8,
+                "concurrency": [8],
+            }
+        )
+    )
     before = _rss_kib()
     t0 = time.perf_counter()
     assert workload.dataset is not None
     dataset = open_dataset(workload.dataset, 1, workload.num_ctx)
     opened = time.perf_counter() - t0
     plan = WorkloadPlan(workload, dataset=dataset)
-    result = measure(Target(url, Protocol.openai, "zero"), workload, RunContext("bench", "2026-12-01", "bench"), 8,
-                     plan=plan)  # fmt: skip
+    result = measure(
+        Target(url, Protocol.openai, "zero"), workload, RunContext("bench", "2026-12-01", "bench"), 8, plan=plan
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     failed = sum(r.error is not None for r in result.measured)
-    return {"records": dataset.records, "open_s": round(opened, 2), "rss_before_mib": round(before / 1024, 1),
-            "peak_rss_mib": round(peak / 1024, 1), "growth_mib": round((peak - before) / 1024, 1),
-            "requests": len(result.measured), "failed": failed}  # fmt: skip
+    return {
+        "records": dataset.records,
+        "open_s": round(opened, 2),
+        "rss_before_mib": round(before / 1024, 1),
+        "peak_rss_mib": round(peak / 1024, 1),
+        "growth_mib": round((peak - before) / 1024, 1),
+        "requests": len(result.measured),
+        "failed": failed,
+    }
 
 
 def main() -> None:
@@ -92,16 +108,22 @@ def main() -> None:
         for lines in (args.lines, 1000):
             path = Path(tmp) / f"dataset-{lines}.jsonl"
             size = write_dataset(path, lines)
-            done = subprocess.run([sys.executable, __file__, "--child", str(path), zero.url, str(args.requests)],
-                                  capture_output=True, text=True, check=True)  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", str(path), zero.url, str(args.requests)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             row = {"lines": lines, "file_mib": round(size / 2**20, 1), **json.loads(done.stdout.splitlines()[-1])}
             results.append(row)
             print(json.dumps(row))
     big = results[0]
     verdict = "met" if big["growth_mib"] < 50 else "NOT met"
-    print(f"{big['lines']:,}-line dataset ({big['file_mib']} MiB): peak RSS growth {big['growth_mib']} MiB over "
-          f"{big['requests']} requests (target < 50 MiB: {verdict}); 1,000 lines: {results[1]['growth_mib']} MiB; "
-          f"load average after: {load_average()}")  # fmt: skip
+    print(
+        f"{big['lines']:,}-line dataset ({big['file_mib']} MiB): peak RSS growth {big['growth_mib']} MiB over "
+        f"{big['requests']} requests (target < 50 MiB: {verdict}); 1,000 lines: {results[1]['growth_mib']} MiB; "
+        f"load average after: {load_average()}"
+    )
     if args.json:
         args.json.write_text(json.dumps({"machine": machine(), "results": results}, indent=2), "utf-8")
 

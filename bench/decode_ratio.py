@@ -47,11 +47,20 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     model = {"path": str(args.model_path), "name": args.model_path.stem} if args.model_path else {}
-    config = BenchmarkConfig.model_validate_json(json.dumps({
-        "model": model,
-        "workload": {"requests": args.requests, "warmup_requests": 2, "concurrency": [1],
-                     "max_tokens": args.max_tokens, "ignore_eos": True},
-    }))  # fmt: skip
+    config = BenchmarkConfig.model_validate_json(
+        json.dumps(
+            {
+                "model": model,
+                "workload": {
+                    "requests": args.requests,
+                    "warmup_requests": 2,
+                    "concurrency": [1],
+                    "max_tokens": args.max_tokens,
+                    "ignore_eos": True,
+                },
+            }
+        )
+    )
     with tempfile.TemporaryDirectory() as logs:
         engine = launch_engine(config, Path(logs), Settings().model_cache)
         try:

@@ -42,8 +42,12 @@ POOL = "tcobench-bench"
 
 def _s3_env(s3: S3Server) -> dict[str, str]:
     """What every store client needs for the S3 data: the server's address, region and keys (environment only)."""
-    return {"AWS_ENDPOINT_URL_S3": f"http://{s3.endpoint}", "AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": s3.key_id,
-            "AWS_SECRET_ACCESS_KEY": s3.secret}  # fmt: skip
+    return {
+        "AWS_ENDPOINT_URL_S3": f"http://{s3.endpoint}",
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": s3.key_id,
+        "AWS_SECRET_ACCESS_KEY": s3.secret,
+    }
 
 
 def _env(server: PrefectServer, s3: S3Server | None, home: Path) -> dict[str, str]:
@@ -72,10 +76,25 @@ def workers(
     flags = ["--allow-root"] if os.geteuid() == 0 else []
     for host in hosts:
         log = (folder / f"worker-{host}.log").open("wb")
-        procs.append(subprocess.Popen([str(Path(sys.executable).parent / "tcobench"), "worker", "--host", host,
-                                       "--pool", POOL, "--poll-s", f"{poll_s:g}", *flags],
-                                      env=_env(server, s3, folder / f"home-{host}"), stdout=log,
-                                      stderr=subprocess.STDOUT, start_new_session=True))  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [
+                    str(Path(sys.executable).parent / "tcobench"),
+                    "worker",
+                    "--host",
+                    host,
+                    "--pool",
+                    POOL,
+                    "--poll-s",
+                    f"{poll_s:g}",
+                    *flags,
+                ],
+                env=_env(server, s3, folder / f"home-{host}"),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     try:
         yield _wait_online(server, set(hosts), started, procs)
     finally:
@@ -94,8 +113,13 @@ def _wait_online(server: PrefectServer, hosts: set[str], started: float, procs: 
     while time.monotonic() - started < 900:
         if any(p.poll() is not None for p in procs):
             raise SystemExit("a worker exited while starting; see its log")
-        response = httpx.post(f"{server.api}/work_pools/{POOL}/workers/filter", json={}, auth=(user, password),
-                              timeout=30, trust_env=False)  # fmt: skip
+        response = httpx.post(
+            f"{server.api}/work_pools/{POOL}/workers/filter",
+            json={},
+            auth=(user, password),
+            timeout=30,
+            trust_env=False,
+        )
         online = (
             {w["name"] for w in response.json() if w["status"] == "ONLINE"} if response.status_code == 200 else set()
         )
@@ -108,8 +132,16 @@ def _wait_online(server: PrefectServer, hosts: set[str], started: float, procs: 
 def night(
     server: PrefectServer, s3: S3Server | None, inventory: Path, matrix: Path, store: str, folder: Path
 ) -> dict[str, object]:
-    cmd = [str(Path(sys.executable).parent / "tcobench"), "nightly", "-i", str(inventory), "-m", str(matrix),
-           "--store", store]  # fmt: skip
+    cmd = [
+        str(Path(sys.executable).parent / "tcobench"),
+        "nightly",
+        "-i",
+        str(inventory),
+        "-m",
+        str(matrix),
+        "--store",
+        store,
+    ]
     t0 = time.monotonic()
     done = subprocess.run(
         cmd, env=_env(server, s3, folder / "home-nightly"), capture_output=True, text=True, check=False
@@ -125,8 +157,12 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--cells", type=int, default=5, help="cells per host")
     parser.add_argument("--settle-s", type=float, default=30.0, help="wait after the workers are online")
-    parser.add_argument("--poll-s", type=float, default=10.0, help="each worker's poll interval (tcobench worker's "
-                        "default: Prefect's 10 s)")  # fmt: skip
+    parser.add_argument(
+        "--poll-s",
+        type=float,
+        default=10.0,
+        help="each worker's poll interval (tcobench worker's default: Prefect's 10 s)",
+    )
     args = parser.parse_args()
     cells = args.hosts * args.cells
     print(
@@ -163,10 +199,15 @@ def main() -> None:
     for mode, r in results.items():
         request = float(r["request_s"]) / cells  # type: ignore[arg-type]
         wall = float(r["wall_s"])  # type: ignore[arg-type]
-        rows[mode] = {"rc": r["rc"], "wall_s": round(wall, 1), "wall_per_cell_s": round(wall / cells, 3),
-                      "request_per_cell_s": round(request, 4), "overhead_per_cell_s": round(wall / cells - request, 3),
-                      "host_span_per_cell_s": round(float(r["host_span_per_cell_s"]), 3),  # type: ignore[arg-type]
-                      "run_status": r["status"]}  # fmt: skip
+        rows[mode] = {
+            "rc": r["rc"],
+            "wall_s": round(wall, 1),
+            "wall_per_cell_s": round(wall / cells, 3),
+            "request_per_cell_s": round(request, 4),
+            "overhead_per_cell_s": round(wall / cells - request, 3),
+            "host_span_per_cell_s": round(float(r["host_span_per_cell_s"]), 3),  # type: ignore[arg-type]
+            "run_status": r["status"],
+        }
     for key in rows["fleet"]:
         print(f"{key:24s} {rows['fleet'][key]!s:>12s} {rows['in-process'][key]!s:>12s}")
     print(json.dumps({"hosts": args.hosts, "cells": cells, "load_after": load_average(), **rows}))

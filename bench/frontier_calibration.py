@@ -52,11 +52,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     covered, below, above, widths = np.zeros(len(wanted)), np.zeros(len(wanted)), np.zeros(len(wanted)), []
     start = time.perf_counter()
     for _ in range(args.reps):
-        kw = {"nights": args.nights, "requests": args.requests, "request_noise": args.request_noise,
-              "night_noise": args.night_noise}  # fmt: skip
+        kw = {
+            "nights": args.nights,
+            "requests": args.requests,
+            "request_noise": args.request_noise,
+            "night_noise": args.night_noise,
+        }
         a, b = sweep(A, rng, LEVELS, name="a", **kw), sweep(B, rng, LEVELS, name="b", **kw)
-        rows = compare_frontiers(a, b, "A", "B", wanted, resamples=args.resamples,
-                                 seed=int(rng.integers(1 << 30))).targets  # fmt: skip
+        rows = compare_frontiers(
+            a, b, "A", "B", wanted, resamples=args.resamples, seed=int(rng.integers(1 << 30))
+        ).targets
         lo = np.array([r.ci_low if r.ci_low is not None else np.nan for r in rows])
         hi = np.array([r.ci_high if r.ci_high is not None else np.nan for r in rows])
         covered += (lo <= truth) & (truth <= hi)

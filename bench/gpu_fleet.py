@@ -46,9 +46,28 @@ def _free_port() -> int:
 
 def start_llama(binary: Path, model: Path, alias: str, ngl: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    proc = subprocess.Popen([str(binary), "-m", str(model), "--alias", alias, "-ngl", str(ngl), "-np", "1",
-                             "-c", "8192", "--host", "127.0.0.1", "--port", str(port), "--no-webui"],
-                            stdout=log.open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            str(binary),
+            "-m",
+            str(model),
+            "--alias",
+            alias,
+            "-ngl",
+            str(ngl),
+            "-np",
+            "1",
+            "-c",
+            "8192",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-webui",
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
@@ -66,14 +85,18 @@ def start_llama(binary: Path, model: Path, alias: str, ngl: int, log: Path) -> t
 
 def write_plan(folder: Path, url: str, alias: str, requests: int, max_tokens: int) -> tuple[Path, Path]:
     inventory = folder / "inventory.toml"
-    inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\npickup_timeout_s = 600\n[[hosts]]\n'
-                         'name = "gpu-0"\nvendor = "nvidia"\ngpu_count = 1\nhardware = "nvidia-h200-sxm"\n'
-                         'site = "datacenter"\n')  # fmt: skip
+    inventory.write_text(
+        f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\npickup_timeout_s = 600\n[[hosts]]\n'
+        'name = "gpu-0"\nvendor = "nvidia"\ngpu_count = 1\nhardware = "nvidia-h200-sxm"\n'
+        'site = "datacenter"\n'
+    )
     matrix = folder / "matrix.toml"
-    matrix.write_text(f'[[engines]]\nname = "llama-server"\nendpoint = "{url}"\n[[models]]\nname = "{alias}"\n'
-                      f'synthetic = true\n[[workloads]]\nname = "decode-{max_tokens}"\nrequests = {requests}\n'
-                      f"warmup_requests = 1\nmax_tokens = {max_tokens}\nignore_eos = true\n"
-                      "concurrency = [1]\n")  # fmt: skip
+    matrix.write_text(
+        f'[[engines]]\nname = "llama-server"\nendpoint = "{url}"\n[[models]]\nname = "{alias}"\n'
+        f'synthetic = true\n[[workloads]]\nname = "decode-{max_tokens}"\nrequests = {requests}\n'
+        f"warmup_requests = 1\nmax_tokens = {max_tokens}\nignore_eos = true\n"
+        "concurrency = [1]\n"
+    )
     return inventory, matrix
 
 
@@ -105,9 +128,21 @@ def main() -> None:
                 print(f"worker online in {online_s:.1f} s")
                 result = night(server, None, inventory, matrix, str(folder / "store"), folder)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
-            done = subprocess.run([str(Path(sys.executable).parent / "tcobench"), "query", QUERY, "--format", "json",
-                                   "--store", str(folder / "store")], env=env, capture_output=True, text=True,
-                                  check=False)  # fmt: skip
+            done = subprocess.run(
+                [
+                    str(Path(sys.executable).parent / "tcobench"),
+                    "query",
+                    QUERY,
+                    "--format",
+                    "json",
+                    "--store",
+                    str(folder / "store"),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             rows = json.loads(done.stdout) if done.returncode == 0 else done.stderr
         finally:
             server.stop()

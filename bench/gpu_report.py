@@ -66,17 +66,21 @@ def main() -> None:
     if not rows:
         raise SystemExit(f"no runs in {args.store}")
     first = rows[0]
-    print(f"GPU: {first['gpu_name']}, driver {first['driver_version']}, CUDA {first['cuda_version']}, "
-          f"power limit {_fmt((first['gpu_power_limit_mw'] or 0) / 1000, '.0f')} W")  # fmt: skip
+    print(
+        f"GPU: {first['gpu_name']}, driver {first['driver_version']}, CUDA {first['cuda_version']}, "
+        f"power limit {_fmt((first['gpu_power_limit_mw'] or 0) / 1000, '.0f')} W"
+    )
     print(f"engine: {first['engine_version']}; synthetic models: {first['synthetic_model']}")
     print(f"telemetry: {first['telemetry_source']} {first['telemetry_note'] or ''}\n")
     shapes = dict.fromkeys(_shape_and_config(r["model_name"])[0] for r in rows)
     tgs = {shape: _tg(args.llama_bench_dir / f"llama-bench-{shape}.json") for shape in shapes}
     for shape, tg in tgs.items():
         print(f"llama-bench tg128 {shape}: {_fmt(tg, '.1f')} tok/s")
-    print("\n| shape | server | extra_body | conc | n | err | ours decode tok/s | engine-reported tok/s |"
-          " ours / tg128 | ms over tg128 | aggregate tok/s | counter J | integrated J | integrated/counter - 1 |"
-          " mean W | idle W | J/token | peak VRAM GiB | $/1M out |")  # fmt: skip
+    print(
+        "\n| shape | server | extra_body | conc | n | err | ours decode tok/s | engine-reported tok/s |"
+        " ours / tg128 | ms over tg128 | aggregate tok/s | counter J | integrated J | integrated/counter - 1 |"
+        " mean W | idle W | J/token | peak VRAM GiB | $/1M out |"
+    )
     print("|" + "---|" * 19)
     for r in rows:
         shape, config = _shape_and_config(r["model_name"])
@@ -86,15 +90,19 @@ def main() -> None:
         mark = "" if ratio is None or r["concurrency"] != 1 else (" (met)" if ratio >= TARGET else " (not met)")
         diff = r["integrated_j"] / r["counter_j"] - 1 if r["counter_j"] and r["integrated_j"] else None
         vram = r["peak_vram_bytes"] / 2**30 if r["peak_vram_bytes"] else None
-        print(f"| {shape} | {config} | {r['extra_body'] or '-'} | {r['concurrency']} | {r['n']} | {r['errors']} | "
-              f"{_fmt(ours, '.1f')} | {_fmt(r['server_decode_tok_s_mean'], '.1f')} | {_fmt(ratio, '.4f')}{mark} | "
-              f"{_fmt(over, '.3f')} | {_fmt(r['output_tok_s'], '.1f')} | "
-              f"{_fmt(r['counter_j'], '.1f')} | {_fmt(r['integrated_j'], '.1f')} | {_fmt(diff, '+.4%')} | "
-              f"{_fmt(r['mean_w'], '.1f')} | {_fmt(r['idle_w'], '.1f')} | {_fmt(r['j_per_output_token'], '.4f')} | "
-              f"{_fmt(vram, '.2f')} | {_fmt(r['usd_per_m_output_tokens'], '.4f')} |")  # fmt: skip
+        print(
+            f"| {shape} | {config} | {r['extra_body'] or '-'} | {r['concurrency']} | {r['n']} | {r['errors']} | "
+            f"{_fmt(ours, '.1f')} | {_fmt(r['server_decode_tok_s_mean'], '.1f')} | {_fmt(ratio, '.4f')}{mark} | "
+            f"{_fmt(over, '.3f')} | {_fmt(r['output_tok_s'], '.1f')} | "
+            f"{_fmt(r['counter_j'], '.1f')} | {_fmt(r['integrated_j'], '.1f')} | {_fmt(diff, '+.4%')} | "
+            f"{_fmt(r['mean_w'], '.1f')} | {_fmt(r['idle_w'], '.1f')} | {_fmt(r['j_per_output_token'], '.4f')} | "
+            f"{_fmt(vram, '.2f')} | {_fmt(r['usd_per_m_output_tokens'], '.4f')} |"
+        )
         if r["valid"] is False:
-            print(f"  energy figures of {r['model_name']} at concurrency {r['concurrency']} invalid: "
-                  f"{r['invalid_reason']}")  # fmt: skip
+            print(
+                f"  energy figures of {r['model_name']} at concurrency {r['concurrency']} invalid: "
+                f"{r['invalid_reason']}"
+            )
 
 
 if __name__ == "__main__":

@@ -57,26 +57,68 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int) -> 
     for k, (workload, conc) in enumerate(RUNS):
         start = night_start_ns + k * 600 * 10**9
         end = start + _slots(n_requests, conc) * SLOT_NS  # the measured window: the run's slots (_requests)
-        rows.append({
-            "run_id": uuid.uuid4().hex, "batch_id": batch, "started_ns": start, "finished_ns": end + 40 * 10**9,
-            "measure_start_ns": start, "measure_end_ns": end, "status": "ok",
-            "error": None, "host_os": "Linux", "host_kernel": "6.8.0", "host_arch": "x86_64",
-            "host_cpu": "AMD EPYC 9654", "host_cpu_count": 192, "host_mem_bytes": 2 * 10**12,
-            "python_version": "3.11.7", "engine_kind": "container", "engine_name": "ollama",
-            "engine_version": "0.32.0" if day.month < 6 else "0.33.1", "engine_url": "http://127.0.0.1:11434",
-            "protocol": "ollama", "api": "generate", "model_name": "llama3.2:3b", "model_digest": "sha256:" + "a" * 64,
-            "synthetic_model": False, "engine_settings": "{}", "image": f"ollama-{vendor}",
-            "image_digest": "sha256:" + "b" * 64, "container_settings": "{}", "gpu_vendor": vendor,
-            "gpu_name": hw, "gpu_count": 1, "gpu_uuids": f'["GPU-{host}"]', "driver_version": "580.1",
-            "cuda_version": "13.0" if vendor == "nvidia" else None, "rocm_version": "7.2" if vendor == "amd" else None,
-            "gpu_power_limit_mw": 700_000, "gpu_max_sm_clock_mhz": 1980, "telemetry_source": None,
-            "telemetry_note": "not generated", "workload": workload, "load_mode": "closed", "concurrency": conc,
-            "rate_rps": None, "warmup_requests": WARMUP, "measured_requests": n_requests - WARMUP,
-            "max_tokens": 128, "num_ctx": 4096, "temperature": 0.0, "seed": 42, "ignore_eos": True,
-            "prompt_set_hash": "c" * 16, "config_hash": f"{workload}-{conc}", "hardware_key": hw,
-            "site_key": "datacenter", "ops_key": "default", "utilisation": 0.5, "tool_version": "0.1.0",
-            "git_revision": None,
-        })  # fmt: skip
+        rows.append(
+            {
+                "run_id": uuid.uuid4().hex,
+                "batch_id": batch,
+                "started_ns": start,
+                "finished_ns": end + 40 * 10**9,
+                "measure_start_ns": start,
+                "measure_end_ns": end,
+                "status": "ok",
+                "error": None,
+                "host_os": "Linux",
+                "host_kernel": "6.8.0",
+                "host_arch": "x86_64",
+                "host_cpu": "AMD EPYC 9654",
+                "host_cpu_count": 192,
+                "host_mem_bytes": 2 * 10**12,
+                "python_version": "3.11.7",
+                "engine_kind": "container",
+                "engine_name": "ollama",
+                "engine_version": "0.32.0" if day.month < 6 else "0.33.1",
+                "engine_url": "http://127.0.0.1:11434",
+                "protocol": "ollama",
+                "api": "generate",
+                "model_name": "llama3.2:3b",
+                "model_digest": "sha256:" + "a" * 64,
+                "synthetic_model": False,
+                "engine_settings": "{}",
+                "image": f"ollama-{vendor}",
+                "image_digest": "sha256:" + "b" * 64,
+                "container_settings": "{}",
+                "gpu_vendor": vendor,
+                "gpu_name": hw,
+                "gpu_count": 1,
+                "gpu_uuids": f'["GPU-{host}"]',
+                "driver_version": "580.1",
+                "cuda_version": "13.0" if vendor == "nvidia" else None,
+                "rocm_version": "7.2" if vendor == "amd" else None,
+                "gpu_power_limit_mw": 700_000,
+                "gpu_max_sm_clock_mhz": 1980,
+                "telemetry_source": None,
+                "telemetry_note": "not generated",
+                "workload": workload,
+                "load_mode": "closed",
+                "concurrency": conc,
+                "rate_rps": None,
+                "warmup_requests": WARMUP,
+                "measured_requests": n_requests - WARMUP,
+                "max_tokens": 128,
+                "num_ctx": 4096,
+                "temperature": 0.0,
+                "seed": 42,
+                "ignore_eos": True,
+                "prompt_set_hash": "c" * 16,
+                "config_hash": f"{workload}-{conc}",
+                "hardware_key": hw,
+                "site_key": "datacenter",
+                "ops_key": "default",
+                "utilisation": 0.5,
+                "tool_version": "0.1.0",
+                "git_revision": None,
+            }
+        )
     return rows
 
 
@@ -95,16 +137,26 @@ def _requests(
     idx = np.arange(n)
     offsets = pa.array(np.arange(0, n * (tokens - 1) + 1, tokens - 1, dtype=np.int32))
     columns = {
-        "run_id": pa.array([run_id] * n), "phase": pa.array(["warmup"] * WARMUP + ["measure"] * (n - WARMUP)),
-        "request_index": pa.array(np.where(idx < WARMUP, idx, idx - WARMUP)), "prompt_index": pa.array(idx % 5),
-        "seed": pa.array(42 + idx), "start_ns": pa.array(start_ns + idx // conc * SLOT_NS + ttft // 7),
-        "ttft_ns": pa.array(ttft), "e2e_ns": pa.array(ttft + decode + 200_000), "decode_ns": pa.array(decode),
-        "chunks": pa.array(np.full(n, tokens)), "itl_ns": pa.ListArray.from_arrays(offsets, pa.array(itl.ravel())),
-        "prompt_tokens": pa.array(np.full(n, 24)), "output_tokens": pa.array(np.full(n, tokens)),
-        "token_count_source": pa.array(["server_counters"] * n), "finish_reason": pa.array(["length"] * n),
-        "server_eval_count": pa.array(np.full(n, tokens)), "server_eval_ns": pa.array(decode + 50_000),
-        "http_status": pa.array(np.full(n, 200)), "retries": pa.array(np.zeros(n, dtype=np.int64)),
-    }  # fmt: skip
+        "run_id": pa.array([run_id] * n),
+        "phase": pa.array(["warmup"] * WARMUP + ["measure"] * (n - WARMUP)),
+        "request_index": pa.array(np.where(idx < WARMUP, idx, idx - WARMUP)),
+        "prompt_index": pa.array(idx % 5),
+        "seed": pa.array(42 + idx),
+        "start_ns": pa.array(start_ns + idx // conc * SLOT_NS + ttft // 7),
+        "ttft_ns": pa.array(ttft),
+        "e2e_ns": pa.array(ttft + decode + 200_000),
+        "decode_ns": pa.array(decode),
+        "chunks": pa.array(np.full(n, tokens)),
+        "itl_ns": pa.ListArray.from_arrays(offsets, pa.array(itl.ravel())),
+        "prompt_tokens": pa.array(np.full(n, 24)),
+        "output_tokens": pa.array(np.full(n, tokens)),
+        "token_count_source": pa.array(["server_counters"] * n),
+        "finish_reason": pa.array(["length"] * n),
+        "server_eval_count": pa.array(np.full(n, tokens)),
+        "server_eval_ns": pa.array(decode + 50_000),
+        "http_status": pa.array(np.full(n, 200)),
+        "retries": pa.array(np.zeros(n, dtype=np.int64)),
+    }
     schema = _folder_schema("requests")
     arrays = [columns[f.name].cast(f.type) if f.name in columns else pa.nulls(n, f.type) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -124,8 +176,18 @@ def _host_year(args: tuple[Path, str, int, int, int, int]) -> int:
         night = int(dt.datetime(day.year, day.month, day.day, 1, tzinfo=dt.UTC).timestamp()) * 10**9
         runs = _run_rows(host, day, night, per_run)
         speed = 60.0 + 10 * (host % 5) + (5.0 if day.month >= 6 else 0.0)
-        reqs = [_requests(rng, r["run_id"], r["started_ns"], per_run, tokens, speed / (1 + 0.1 * r["concurrency"]),
-                          r["concurrency"]) for r in runs]  # fmt: skip
+        reqs = [
+            _requests(
+                rng,
+                r["run_id"],
+                r["started_ns"],
+                per_run,
+                tokens,
+                speed / (1 + 0.1 * r["concurrency"]),
+                r["concurrency"],
+            )
+            for r in runs
+        ]
         part = Path(f"date={day.isoformat()}") / f"host={_host(host)}"
         if layout == "per-run":
             for r, q in zip(runs, reqs, strict=True):
@@ -148,8 +210,10 @@ def generate(out: Path, layout: str, hosts: int, days: int, per_run: int, tokens
         rows = sum(pool.imap_unordered(_host_year, jobs))
     files = sum(1 for _ in out.rglob("*.parquet"))
     size = sum(p.stat().st_size for p in out.rglob("*.parquet"))
-    print(f"generated {rows:,} request rows, {hosts * days * len(RUNS):,} runs, {files:,} files, "
-          f"{size / 2**30:.2f} GiB in {time.monotonic() - t0:.0f} s -> {out}")  # fmt: skip
+    print(
+        f"generated {rows:,} request rows, {hosts * days * len(RUNS):,} runs, {files:,} files, "
+        f"{size / 2**30:.2f} GiB in {time.monotonic() - t0:.0f} s -> {out}"
+    )
 
 
 QUERIES: dict[str, str] = {
@@ -181,8 +245,11 @@ def to_lake(folder: Path, store: str, batch: int) -> None:
     t1 = time.monotonic()
     print(f"imported {result.runs:,} runs, {result.requests:,} requests in {t1 - t0:.0f} s", flush=True)
     compacted = compact_store(store, keep_days=0)
-    print(f"compacted in {time.monotonic() - t1:.0f} s: {compacted.files_before:,} -> {compacted.files_after:,} "
-          f"data files; change tests stored for {compacted.tested_runs:,} runs", flush=True)  # fmt: skip
+    print(
+        f"compacted in {time.monotonic() - t1:.0f} s: {compacted.files_before:,} -> {compacted.files_after:,} "
+        f"data files; change tests stored for {compacted.tested_runs:,} runs",
+        flush=True,
+    )
     for table, (rows, files) in describe_store(store).tables.items():
         print(f"  {table:32s} {rows:>12,} rows {files:>8,} files")
     print(f"load after {_load()}", flush=True)
@@ -247,8 +314,11 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
             _note(results, "compare_interactivity", at)
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(report_repeat):
-            _note(results, "report_year",
-                  _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000)))  # fmt: skip
+            _note(
+                results,
+                "report_year",
+                _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000)),
+            )
     for name, times in results.items():
         print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")
     print(f"  load after: {_load()}", flush=True)
@@ -276,8 +346,9 @@ def main() -> None:
     t.add_argument("--report-repeat", type=int, default=1)
     args = parser.parse_args()
     if args.cmd == "generate":
-        generate(args.out / args.layout, args.layout, args.hosts, args.days, args.requests_per_run, args.tokens,
-                 args.procs)  # fmt: skip
+        generate(
+            args.out / args.layout, args.layout, args.hosts, args.days, args.requests_per_run, args.tokens, args.procs
+        )
     elif args.cmd == "lake":
         to_lake(args.folder, args.store, args.batch)
     else:

@@ -42,19 +42,29 @@ def write_plan(folder: Path, url: str, hosts: int, cells: int) -> tuple[Path, Pa
         for i in range(cells)
     )
     matrix = folder / "matrix.toml"
-    matrix.write_text(f'[[engines]]\nname = "zero"\nendpoint = "{url}"\nprotocol = "openai"\n\n'
-                      f'[[models]]\nname = "zero"\n\n{workloads}')  # fmt: skip
+    matrix.write_text(
+        f'[[engines]]\nname = "zero"\nendpoint = "{url}"\nprotocol = "openai"\n\n'
+        f'[[models]]\nname = "zero"\n\n{workloads}'
+    )
     return inventory, matrix
 
 
 def start_prefect_server(home: Path) -> tuple[subprocess.Popen[bytes], str, float]:
     port = _free_port()
-    env = dict(os.environ, PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_SERVER_LOGGING_LEVEL="WARNING")  # fmt: skip
+    env = dict(
+        os.environ,
+        PREFECT_HOME=str(home),
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_SERVER_LOGGING_LEVEL="WARNING",
+    )
     prefect = Path(sys.executable).parent / "prefect"
     t0 = time.monotonic()
-    proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)], env=env,
-                            stdout=(home / "server.log").open("wb"), stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=(home / "server.log").open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     api = f"http://127.0.0.1:{port}/api"
     while time.monotonic() - t0 < 180:
         try:
@@ -76,13 +86,18 @@ def store_figures(store: str | Path) -> dict[str, Any]:
     con = connect(str(store), load_prices(None))
     try:
         req = con.sql("SELECT count(*), sum(e2e_ns) FROM requests").fetchall()[0]
-        spans = con.sql("SELECT host, (max(finished_ns) - min(started_ns)) / 1e9 / count(*) FROM runs "
-                        "GROUP BY host").fetchall()  # fmt: skip
+        spans = con.sql(
+            "SELECT host, (max(finished_ns) - min(started_ns)) / 1e9 / count(*) FROM runs GROUP BY host"
+        ).fetchall()
         status = con.sql("SELECT status, count(*) FROM runs GROUP BY 1").fetchall()
     finally:
         con.close()
-    return {"requests": req[0], "request_s": (req[1] or 0) / 1e9,
-            "host_span_per_cell_s": sum(s for _, s in spans) / max(len(spans), 1), "status": dict(status)}  # fmt: skip
+    return {
+        "requests": req[0],
+        "request_s": (req[1] or 0) / 1e9,
+        "host_span_per_cell_s": sum(s for _, s in spans) / max(len(spans), 1),
+        "status": dict(status),
+    }
 
 
 def main() -> None:
@@ -98,8 +113,16 @@ def main() -> None:
         inventory, matrix = write_plan(folder, ep.url, args.hosts, args.cells)
         env = dict(os.environ, COLUMNS="200")
         server = None
-        cmd = [str(Path(sys.executable).parent / "tcobench"), "nightly", "-i", str(inventory), "-m", str(matrix),
-               "--store", str(folder / "store")]  # fmt: skip
+        cmd = [
+            str(Path(sys.executable).parent / "tcobench"),
+            "nightly",
+            "-i",
+            str(inventory),
+            "-m",
+            str(matrix),
+            "--store",
+            str(folder / "store"),
+        ]
         if args.prefect == "server":
             (folder / "prefect").mkdir()
             server, api, startup = start_prefect_server(folder / "prefect")
@@ -120,13 +143,21 @@ def main() -> None:
             print(done.stdout[-3000:], done.stderr[-3000:])
         figures = store_figures(folder / "store")
     per_cell = wall / cells
-    result = {"hosts": args.hosts, "cells": cells, "prefect": args.prefect, "rc": done.returncode,
-              "wall_s": round(wall, 2), "wall_per_cell_s": round(per_cell, 4),
-              "request_per_cell_s": round(figures["request_s"] / cells, 4),
-              "overhead_per_cell_s": round(per_cell - figures["request_s"] / cells, 4),
-              "host_span_per_cell_s": round(figures["host_span_per_cell_s"], 3), "peak_rss_mib": round(rss_mib),
-              "requests": figures["requests"], "run_status": figures["status"],
-              "load_after": load_average()}  # fmt: skip
+    result = {
+        "hosts": args.hosts,
+        "cells": cells,
+        "prefect": args.prefect,
+        "rc": done.returncode,
+        "wall_s": round(wall, 2),
+        "wall_per_cell_s": round(per_cell, 4),
+        "request_per_cell_s": round(figures["request_s"] / cells, 4),
+        "overhead_per_cell_s": round(per_cell - figures["request_s"] / cells, 4),
+        "host_span_per_cell_s": round(figures["host_span_per_cell_s"], 3),
+        "peak_rss_mib": round(rss_mib),
+        "requests": figures["requests"],
+        "run_status": figures["status"],
+        "load_after": load_average(),
+    }
     for key, value in result.items():
         print(f"{key:22s} {value}")
     print(json.dumps(result))

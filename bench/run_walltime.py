@@ -48,8 +48,13 @@ def main() -> None:
     measurement = sum(me - ms for _, ms, me in runs)
     total = t1 - t0
     rest = total - setup - warmup - measurement
-    figures = {"total_s": total, "setup_s": setup, "warmup_s": warmup, "measurement_s": measurement,
-               "write_summarise_other_s": rest}  # fmt: skip
+    figures = {
+        "total_s": total,
+        "setup_s": setup,
+        "warmup_s": warmup,
+        "measurement_s": measurement,
+        "write_summarise_other_s": rest,
+    }
     for key, ns in figures.items():
         print(f"{key:26s} {ns / 1e9:8.2f} s  {ns / total:6.1%}")
     print(json.dumps({k: round(v / 1e9, 3) for k, v in figures.items()}))

@@ -41,15 +41,23 @@ def one_run(no_prefect: bool, extra: list[str]) -> dict[str, Any]:
         con = duckdb.connect()
         runs = con.sql(f"SELECT measure_start_ns, measure_end_ns FROM read_parquet('{store}/runs/**/*.parquet')")
         windows = runs.fetchall()
-        firsts = dict(con.sql(f"SELECT phase, min(start_ns) FROM read_parquet('{store}/requests/**/*.parquet') "
-                              "GROUP BY phase").fetchall())  # fmt: skip
+        firsts = dict(
+            con.sql(
+                f"SELECT phase, min(start_ns) FROM read_parquet('{store}/requests/**/*.parquet') GROUP BY phase"
+            ).fetchall()
+        )
     total = (t1 - t0) / 1e9
     measurement = sum(end - start for start, end in windows) / 1e9
-    return {"mode": "--no-prefect" if no_prefect else "prefect", "wall_s": total,
-            "to_first_request_s": (min(firsts.values()) - t0) / 1e9,
-            "to_first_measured_s": (firsts["measure"] - t0) / 1e9,
-            "measurement_s": measurement, "outside_s": total - measurement,
-            "outside_share": (total - measurement) / total, "load": load_average()}  # fmt: skip
+    return {
+        "mode": "--no-prefect" if no_prefect else "prefect",
+        "wall_s": total,
+        "to_first_request_s": (min(firsts.values()) - t0) / 1e9,
+        "to_first_measured_s": (firsts["measure"] - t0) / 1e9,
+        "measurement_s": measurement,
+        "outside_s": total - measurement,
+        "outside_share": (total - measurement) / total,
+        "load": load_average(),
+    }
 
 
 def main() -> None:

@@ -51,9 +51,17 @@ class Stats:
     def as_dict(self) -> dict[str, Any]:
         late = self.lateness_ns
         mean = statistics.fmean(late) if late else None
-        return {"requests": self.requests, "tokens": self.tokens, "timed_writes": len(late),
-                "lateness_ns": {"p50": quantile(late, 0.5), "p99": quantile(late, 0.99),
-                                "max": max(late) if late else None, "mean": mean}}  # fmt: skip
+        return {
+            "requests": self.requests,
+            "tokens": self.tokens,
+            "timed_writes": len(late),
+            "lateness_ns": {
+                "p50": quantile(late, 0.5),
+                "p99": quantile(late, 0.99),
+                "max": max(late) if late else None,
+                "mean": mean,
+            },
+        }
 
 
 def _chunk(payload: bytes) -> bytes:
@@ -85,14 +93,28 @@ class Wire:
 
     def _token_obj(self) -> dict[str, Any]:
         if self.route == "/v1/completions":
-            return {"id": "cmpl-zero", "object": "text_completion", "created": 0, "model": self.model,
-                    "choices": [{"index": 0, "text": TOKEN_TEXT, "finish_reason": None}]}  # fmt: skip
+            return {
+                "id": "cmpl-zero",
+                "object": "text_completion",
+                "created": 0,
+                "model": self.model,
+                "choices": [{"index": 0, "text": TOKEN_TEXT, "finish_reason": None}],
+            }
         if self.route == "/v1/chat/completions":
-            return {"id": "chatcmpl-zero", "object": "chat.completion.chunk", "created": 0, "model": self.model,
-                    "choices": [{"index": 0, "delta": {"content": TOKEN_TEXT}, "finish_reason": None}]}  # fmt: skip
+            return {
+                "id": "chatcmpl-zero",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": self.model,
+                "choices": [{"index": 0, "delta": {"content": TOKEN_TEXT}, "finish_reason": None}],
+            }
         if self.route == "/api/chat":
-            return {"model": self.model, "created_at": CREATED_AT,
-                    "message": {"role": "assistant", "content": TOKEN_TEXT}, "done": False}  # fmt: skip
+            return {
+                "model": self.model,
+                "created_at": CREATED_AT,
+                "message": {"role": "assistant", "content": TOKEN_TEXT},
+                "done": False,
+            }
         return {"model": self.model, "created_at": CREATED_AT, "response": TOKEN_TEXT, "done": False}
 
     def tail(self, prompt_tokens: int, tokens: int, ttft_ns: int, itl_ns: int) -> bytes:
@@ -103,20 +125,38 @@ class Wire:
 
     def _tail(self, prompt_tokens: int, tokens: int, ttft_ns: int, itl_ns: int) -> bytes:
         if self.sse:
-            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": tokens,
-                     "total_tokens": prompt_tokens + tokens}  # fmt: skip
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": tokens,
+                "total_tokens": prompt_tokens + tokens,
+            }
             finish = self._token_obj()
             choice = finish["choices"][0]
             choice.update({"text": ""} if "text" in choice else {"delta": dict[str, str]()})
             choice["finish_reason"] = "length"
-            final = {"id": finish["id"], "object": finish["object"], "created": 0, "model": self.model,
-                     "choices": [], "usage": usage}  # fmt: skip
+            final = {
+                "id": finish["id"],
+                "object": finish["object"],
+                "created": 0,
+                "model": self.model,
+                "choices": [],
+                "usage": usage,
+            }
             body = self._encode(finish) + self._encode(final) + b"data: [DONE]\n\n"
         else:
             last = self._token_obj()
-            last.update({"done": True, "done_reason": "length", "total_duration": ttft_ns + itl_ns * tokens,
-                         "load_duration": 0, "prompt_eval_count": prompt_tokens, "prompt_eval_duration": ttft_ns,
-                         "eval_count": tokens, "eval_duration": itl_ns * max(tokens - 1, 0)})  # fmt: skip
+            last.update(
+                {
+                    "done": True,
+                    "done_reason": "length",
+                    "total_duration": ttft_ns + itl_ns * tokens,
+                    "load_duration": 0,
+                    "prompt_eval_count": prompt_tokens,
+                    "prompt_eval_duration": ttft_ns,
+                    "eval_count": tokens,
+                    "eval_duration": itl_ns * max(tokens - 1, 0),
+                }
+            )
             if "message" in last:
                 last["message"] = {"role": "assistant", "content": ""}
             else:
@@ -146,18 +186,27 @@ class Server:
         self.itl_ns = round(config.itl_s * 1e9)
         model = config.model if ":" in config.model else f"{config.model}:latest"
         self.static = {
-            "/v1/models": _json_response("200 OK", {"object": "list", "data": [
-                {"id": config.model, "object": "model", "created": 0, "owned_by": "tcobench-bench"}]}),
+            "/v1/models": _json_response(
+                "200 OK",
+                {
+                    "object": "list",
+                    "data": [{"id": config.model, "object": "model", "created": 0, "owned_by": "tcobench-bench"}],
+                },
+            ),
             "/api/version": _json_response("200 OK", {"version": "0.0.0-zero"}),
-            "/api/tags": _json_response("200 OK", {"models": [
-                {"name": model, "model": model, "digest": "0" * 64, "size": 0}]}),
+            "/api/tags": _json_response(
+                "200 OK", {"models": [{"name": model, "model": model, "digest": "0" * 64, "size": 0}]}
+            ),
             "/health": _json_response("200 OK", {"status": "ok"}),
-        }  # fmt: skip
+        }
 
 
 def _tokens_asked(body: dict[str, Any], default: int) -> int:
-    for value in (body.get("max_tokens"), body.get("max_completion_tokens"),
-                  (body.get("options") or {}).get("num_predict")):  # fmt: skip
+    for value in (
+        body.get("max_tokens"),
+        body.get("max_completion_tokens"),
+        (body.get("options") or {}).get("num_predict"),
+    ):
         if isinstance(value, int) and value > 0:
             return value
     return default

@@ -12,12 +12,12 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._orchestrator import prefect_enabled, start_api_server
-    from .benchmark import BenchmarkResult, benchmark
-    from .compact import compact
-    from .fleet import FleetNight, fleet_host
-    from .nightly import NightlyResult, nightly
-    from .rebuild_images import ImageResult, rebuild_images
+    from tcobench.flows._orchestrator import prefect_enabled, start_api_server
+    from tcobench.flows.benchmark import BenchmarkResult, benchmark
+    from tcobench.flows.compact import compact
+    from tcobench.flows.fleet import FleetNight, fleet_host
+    from tcobench.flows.nightly import NightlyResult, nightly
+    from tcobench.flows.rebuild_images import ImageResult, rebuild_images
 
 _HOMES = {
     "prefect_enabled": "_orchestrator",

@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from tcobench.errors import StoreError
+from tcobench.flows._orchestrator import flow, task
 from tcobench.schemas import BenchmarkConfig, PriceTable, RunRecord
 from tcobench.tasks.analysis.summarise import Summary, run_summaries
 from tcobench.tasks.analysis.sweep import sweep_verdict
@@ -41,8 +42,6 @@ from tcobench.tasks.progress import RunWatcher
 from tcobench.tasks.report.artifacts import summarise_and_publish
 from tcobench.tasks.runs import describe_run, finish_run, new_id
 from tcobench.tasks.store.store import StoreRef, check_store, write_results
-
-from ._orchestrator import flow, task
 
 __all__ = ["BenchmarkResult", "benchmark"]
 
@@ -100,8 +99,9 @@ def benchmark(
                 access = telemetry_access(config, engine)
                 telemetry = start_telemetry(config.telemetry, run.run_id, run.date, run.host, access)
                 scrape = start_engine_metrics(config.telemetry, engine.base_url, ctx)
-                result = measure_task(target, config.workload, ctx, concurrency, on_request, telemetry.set_phase,
-                                      plan=plan)  # fmt: skip
+                result = measure_task(
+                    target, config.workload, ctx, concurrency, on_request, telemetry.set_phase, plan=plan
+                )
                 samples, scraped = stop_telemetry(telemetry), stop_engine_metrics(scrape)
                 died = engine_error(config, engine, any(r.error is not None for r in result.measured))
                 finished = finish_run(run, result, died, telemetry.facts | scrape.facts)

@@ -9,12 +9,11 @@ the Prefect UI shows a red run and its artifact names what to look at.
 from __future__ import annotations
 
 from tcobench.errors import StoreError
+from tcobench.flows._orchestrator import flow, task
 from tcobench.settings import Settings
 from tcobench.tasks.report.artifacts import publish_summary
 from tcobench.tasks.store.compact import CompactResult, compact_store
 from tcobench.tasks.store.verify import verify_store
-
-from ._orchestrator import flow, task
 
 __all__ = ["compact"]
 
@@ -28,12 +27,17 @@ def compact(store: str | None = None, keep_days: float = 30.0) -> CompactResult:
     target = store or Settings().store
     result = compact_task(target, keep_days)
     check = verify_task(target, deep=False)
-    lines = [f"# tcobench store compaction: {target}", "",
-             f"{result.files_before} -> {result.files_after} data files in {result.seconds:.1f} s; per-run views "
-             f"stored for {result.cached_runs} run(s); {result.expired_snapshots} snapshot(s) expired.", "",
-             *[f"- {p.kind}: {p.subject}: {p.detail}" for p in check.problems]]  # fmt: skip
+    lines = [
+        f"# tcobench store compaction: {target}",
+        "",
+        f"{result.files_before} -> {result.files_after} data files in {result.seconds:.1f} s; per-run views "
+        f"stored for {result.cached_runs} run(s); {result.expired_snapshots} snapshot(s) expired.",
+        "",
+        *[f"- {p.kind}: {p.subject}: {p.detail}" for p in check.problems],
+    ]
     publish_task("\n".join(lines) + "\n", key="tcobench-store-compact", description="tcobench store compaction")
     if check.problems:
-        raise StoreError(f"{len(check.problems)} problem(s) in {target} after compaction; run "
-                         "`tcobench store verify` there")  # fmt: skip
+        raise StoreError(
+            f"{len(check.problems)} problem(s) in {target} after compaction; run `tcobench store verify` there"
+        )
     return result

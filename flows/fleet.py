@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tcobench.flows._orchestrator import flow, inline, run_log
+from tcobench.flows.benchmark import benchmark
 from tcobench.schemas import FleetSettings, PriceTable
 from tcobench.settings import Settings
 from tcobench.tasks.fleet import (
@@ -36,11 +38,15 @@ from tcobench.tasks.progress import NightProgress, PlainSink
 from tcobench.tasks.report.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
 
-from ._orchestrator import flow, inline, run_log
-from .benchmark import benchmark
-
-__all__ = ["HOST_DEPLOYMENT", "NIGHTLY_DEPLOYMENT", "FleetNight", "deploy_host_flow", "fleet_host",
-           "module_deployment", "run_fleet"]  # fmt: skip
+__all__ = [
+    "HOST_DEPLOYMENT",
+    "NIGHTLY_DEPLOYMENT",
+    "FleetNight",
+    "deploy_host_flow",
+    "fleet_host",
+    "module_deployment",
+    "run_fleet",
+]
 
 HOST_DEPLOYMENT = "tcobench-fleet-host"  # deployment of flow fleet-host: runs go to a host's queue
 NIGHTLY_DEPLOYMENT = "tcobench-nightly"  # deployment of flow nightly on the control queue
@@ -64,16 +70,34 @@ def fleet_host(
     refuse_remote_engines(host_cells)
     price_table, store_ref = prices_from_parameters(prices), store or settings.store
     progress = NightProgress(host_cells, PlainSink(run_log(), every_s=30.0), store_ref, price_table)  # worker's log
-    results = run_cells(host_cells, inline(benchmark), price_table, store_ref, settings.model_cache, batch_id, attempts,
-                        backoff_s, partial_threshold, progress=progress.of(str(host.get("name"))))  # fmt: skip
-    publish_summary(nightly_markdown(batch_id, results), key="tcobench-fleet-host",
-                    description=f"tcobench nightly cells of host {host.get('name')}")  # fmt: skip
+    results = run_cells(
+        host_cells,
+        inline(benchmark),
+        price_table,
+        store_ref,
+        settings.model_cache,
+        batch_id,
+        attempts,
+        backoff_s,
+        partial_threshold,
+        progress=progress.of(str(host.get("name"))),
+    )
+    publish_summary(
+        nightly_markdown(batch_id, results),
+        key="tcobench-fleet-host",
+        description=f"tcobench nightly cells of host {host.get('name')}",
+    )
     # one summary of the host's runs (its cells publish none: benchmark(summarise=False))
-    publish_run_cards(store_ref, price_table, [i for r in results for i in r.run_ids],
-                      description=f"tcobench runs of host {host.get('name')}")  # fmt: skip
+    publish_run_cards(
+        store_ref,
+        price_table,
+        [i for r in results for i in r.run_ids],
+        description=f"tcobench runs of host {host.get('name')}",
+    )
     failed = [r.cell for r in results if r.status == "failed"]
-    return f"{len(results) - len(failed)} of {len(results)} cells succeeded" + (f"; failed: {', '.join(failed)}"
-                                                                                if failed else "")  # fmt: skip
+    return f"{len(results) - len(failed)} of {len(results)} cells succeeded" + (
+        f"; failed: {', '.join(failed)}" if failed else ""
+    )
 
 
 def module_deployment(fn: Any, name: str, pool: str, **options: Any) -> Any:
@@ -123,9 +147,12 @@ def run_fleet(
     ensure_pool(fleet.work_pool)
     ensure_queues(fleet.work_pool, [h.name for h in hosts])
     deploy_host_flow(fleet.work_pool)
-    params = {h.name: host_parameters(h, plan.cells_of(h.name), batch_id, prices, store, attempts, backoff_s,
-                                      partial_threshold)
-              for h in hosts}  # fmt: skip
+    params = {
+        h.name: host_parameters(
+            h, plan.cells_of(h.name), batch_id, prices, store, attempts, backoff_s, partial_threshold
+        )
+        for h in hosts
+    }
     budgets = {h.name: h.budget_s for h in hosts if h.budget_s is not None}
     outcomes = dispatch_and_gather(f"fleet-host/{HOST_DEPLOYMENT}", params, fleet, batch_id, _log(), budgets)
     return FleetNight(settle(store, prices, list(plan.cells), batch_id, outcomes, partial_threshold), outcomes)

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.errors import NightlyError
+from tcobench.flows._orchestrator import flow, inline, task
+from tcobench.flows.benchmark import benchmark
+from tcobench.flows.fleet import NIGHTLY_DEPLOYMENT, deploy_host_flow, module_deployment, run_fleet
 from tcobench.schemas import CONTROL_QUEUE, PriceTable, RunStatus
 from tcobench.settings import Settings
 from tcobench.tasks.fleet import ensure_pool, ensure_queues
@@ -29,10 +32,6 @@ from tcobench.tasks.progress import NightProgress, ProgressSink
 from tcobench.tasks.report.alerts import announce_night
 from tcobench.tasks.report.artifacts import publish_run_cards, publish_summary
 from tcobench.tasks.runs import PARTIAL_THRESHOLD, new_id
-
-from ._orchestrator import flow, inline, task
-from .benchmark import benchmark
-from .fleet import NIGHTLY_DEPLOYMENT, deploy_host_flow, module_deployment, run_fleet
 
 __all__ = ["NightlyResult", "deploy_nightly", "nightly"]
 
@@ -64,8 +63,17 @@ class NightlyResult:
         return f"{len(self.failed)} cell(s) failed: " + "; ".join(f"{c.cell} ({c.error})" for c in self.failed)
 
 
-def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Settings, batch_id: str, attempts: int,
-                backoff_s: float, partial_threshold: float, sink: ProgressSink | None) -> list[CellResult]:  # fmt: skip
+def _in_process(
+    plan: NightlyPlan,
+    prices: PriceTable,
+    store: str,
+    settings: Settings,
+    batch_id: str,
+    attempts: int,
+    backoff_s: float,
+    partial_threshold: float,
+    sink: ProgressSink | None,
+) -> list[CellResult]:
     night = NightProgress(plan.cells, sink, store, prices) if sink is not None else None
     futures = [
         run_host_task.submit(
@@ -79,7 +87,7 @@ def _in_process(plan: NightlyPlan, prices: PriceTable, store: str, settings: Set
             backoff_s,
             partial_threshold,
             night.of(host.name) if night is not None else None,
-        )  # fmt: skip
+        )
         for host in plan.inventory.hosts
     ]
     with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
@@ -105,10 +113,15 @@ def nightly(
     batch_id = new_id()
     hosts: list[tuple[str, str, str | None]] = []
     if plan.inventory.fleet is None:
-        cells = _in_process(plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold,
-                            progress)  # fmt: skip
-        publish_run_cards_task(store_path, price_table, [i for c in cells for i in c.run_ids],
-                               description=f"tcobench runs of nightly {batch_id}")  # fmt: skip
+        cells = _in_process(
+            plan, price_table, store_path, settings, batch_id, attempts, backoff_s, partial_threshold, progress
+        )
+        publish_run_cards_task(
+            store_path,
+            price_table,
+            [i for c in cells for i in c.run_ids],
+            description=f"tcobench runs of nightly {batch_id}",
+        )
     else:
         night = run_fleet(plan, price_table, store_path, batch_id, attempts, backoff_s, partial_threshold)
         cells, hosts = night.cells, night.host_lines

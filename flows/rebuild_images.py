@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcobench.errors import ImageError
+from tcobench.flows._orchestrator import flow, task
 from tcobench.images import BuildOutcome, build_image, image_record, load_catalog, push_image, select, smoke_test
 from tcobench.images.build import OnLog
 from tcobench.tasks.host.docker_client import docker_client
 from tcobench.tasks.store.store import write_image_record
-
-from ._orchestrator import flow, task
 
 __all__ = ["ImageResult", "rebuild_images"]
 

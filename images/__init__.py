@@ -5,9 +5,9 @@ The Dockerfiles live in the repository's ``docker/`` folder (``Settings.docker_d
 
 from __future__ import annotations
 
-from .build import BuildOutcome, build_image, built_outcome, image_record, push_image, smoke_test
-from .catalog import CATALOG_PATH, DockerfileInfo, load_catalog, parse_dockerfile, reference_of, select
-from .status import ImageStatus, catalog_status
+from tcobench.images.build import BuildOutcome, build_image, built_outcome, image_record, push_image, smoke_test
+from tcobench.images.catalog import CATALOG_PATH, DockerfileInfo, load_catalog, parse_dockerfile, reference_of, select
+from tcobench.images.status import ImageStatus, catalog_status
 
 __all__ = [
     "CATALOG_PATH",

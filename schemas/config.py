@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue, field_validator, model_validator
 
-from .base import (
+from tcobench.schemas.base import (
     ContainerEngine,
     EngineKind,
     GpuVendor,
@@ -18,13 +18,13 @@ from .base import (
     check_env_name,
     check_no_user_info,
 )
-from .container import ContainerConfig
-from .engine_metrics import EngineMetricsKind
-from .flags import Flag
-from .models import SHAPES
-from .urls import check_url
-from .vllm import VllmSettings
-from .workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
+from tcobench.schemas.container import ContainerConfig
+from tcobench.schemas.engine_metrics import EngineMetricsKind
+from tcobench.schemas.flags import Flag
+from tcobench.schemas.models import SHAPES
+from tcobench.schemas.urls import check_url
+from tcobench.schemas.vllm import VllmSettings
+from tcobench.schemas.workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
 __all__ = [
     "BUNDLED_MODEL_NAME",
@@ -145,8 +145,10 @@ class EngineConfig(StrictModel):
         if self.kind is EngineKind.container and self.url:
             raise ValueError("engine.url is not valid with engine.kind 'container' (tcobench starts the engine)")
         if (self.kind is EngineKind.container) != (self.container is not None):
-            raise ValueError("engine.container (image, docker_host, ...) is required with, and only valid with, "
-                             "engine.kind 'container'")  # fmt: skip
+            raise ValueError(
+                "engine.container (image, docker_host, ...) is required with, and only valid with, "
+                "engine.kind 'container'"
+            )
         if self.container is not None and self.container.engine is not None:
             wanted = CONTAINER_PROTOCOLS[self.container.engine]
             if self.protocol is not wanted:
@@ -515,8 +517,10 @@ class BenchmarkConfig(StrictModel):
         if self.model.shape is not None and not vllm:
             raise ValueError("model.shape (--synthetic SHAPE) is only valid with engine.kind 'vllm'")
         if vllm and (self.model.path is None) == (self.model.shape is None):
-            raise ValueError("engine.kind 'vllm' needs exactly one of model.path (--model-path: a model folder with "
-                             "config.json) or model.shape (--synthetic SHAPE, e.g. llama-3b)")  # fmt: skip
+            raise ValueError(
+                "engine.kind 'vllm' needs exactly one of model.path (--model-path: a model folder with "
+                "config.json) or model.shape (--synthetic SHAPE, e.g. llama-3b)"
+            )
         llama_container = (
             self.engine.container is not None and self.engine.container.engine is ContainerEngine.llama_cpp
         )

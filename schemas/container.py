@@ -7,9 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .base import ContainerEngine, GpuVendor, StrictModel
-from .flags import Flag
-from .urls import check_url
+from tcobench.schemas.base import ContainerEngine, GpuVendor, StrictModel
+from tcobench.schemas.flags import Flag
+from tcobench.schemas.urls import check_url
 
 __all__ = ["DOCKER_HOST_SCHEMES", "ContainerConfig", "DockerHostUrl", "GpuConfig", "OllamaSettings"]
 

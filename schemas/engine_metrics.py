@@ -11,8 +11,8 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from .base import StrictModel
-from .records import DATE_PATTERN, HOST_PATTERN
+from tcobench.schemas.base import StrictModel
+from tcobench.schemas.records import DATE_PATTERN, HOST_PATTERN
 
 __all__ = ["EngineMetricRecord", "EngineMetricsKind", "EngineQuantity"]
 

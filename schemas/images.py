@@ -6,8 +6,8 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import ContainerEngine, GpuVendor, StrictModel
-from .records import DATE_PATTERN, HOST_PATTERN
+from tcobench.schemas.base import ContainerEngine, GpuVendor, StrictModel
+from tcobench.schemas.records import DATE_PATTERN, HOST_PATTERN
 
 __all__ = ["IMAGE_LABEL_PREFIX", "ImageCatalog", "ImageRecord", "ImageSpec"]
 

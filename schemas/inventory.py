@@ -7,11 +7,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import GpuVendor, Protocol, StrictModel, check_env_name, check_no_user_info
-from .config import ModelConfig, WorkloadConfig
-from .container import DockerHostUrl, GpuConfig, OllamaSettings
-from .records import HOST_PATTERN
-from .vllm import VllmSettings
+from tcobench.schemas.base import GpuVendor, Protocol, StrictModel, check_env_name, check_no_user_info
+from tcobench.schemas.config import ModelConfig, WorkloadConfig
+from tcobench.schemas.container import DockerHostUrl, GpuConfig, OllamaSettings
+from tcobench.schemas.records import HOST_PATTERN
+from tcobench.schemas.vllm import VllmSettings
 
 __all__ = ["CONTROL_QUEUE", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
 
@@ -35,9 +35,10 @@ class HostSpec(StrictModel):
     site: str = Field(default="default", min_length=1, description="Key into [site] (electricity price, PUE).")
     ops: str = Field(default="default", min_length=1, description="Key into [ops] (labour).")
     budget_s: float | None = Field(
-        default=None, gt=0, description="Fleet mode: time this host's run may take once picked up "
-        "(default: [fleet] host_budget_s).",
-    )  # fmt: skip
+        default=None,
+        gt=0,
+        description="Fleet mode: time this host's run may take once picked up (default: [fleet] host_budget_s).",
+    )
 
 
 class FleetSettings(StrictModel):
@@ -47,9 +48,10 @@ class FleetSettings(StrictModel):
     """
 
     work_pool: str = Field(
-        default="tcobench-fleet", pattern=r"^[A-Za-z0-9._-]+$",
+        default="tcobench-fleet",
+        pattern=r"^[A-Za-z0-9._-]+$",
         description="Prefect work pool (type process); one work queue per host, named as the host.",
-    )  # fmt: skip
+    )
     pickup_timeout_s: float = Field(
         default=300.0, gt=0, description="A host whose worker has not picked up its run by then is 'host offline'."
     )
@@ -60,9 +62,10 @@ class FleetSettings(StrictModel):
         default=60.0, gt=0, description="Time a cancelled run gets to stop before it is given up as lost."
     )
     lost_after_s: float = Field(
-        default=90.0, gt=0,
+        default=90.0,
+        gt=0,
         description="A running host whose worker sent no heartbeat for this long is lost (its run is crashed).",
-    )  # fmt: skip
+    )
     poll_s: float = Field(default=2.0, gt=0, le=60, description="How often the nightly reads its host runs' states.")
 
 
@@ -143,8 +146,9 @@ class MatrixEngine(StrictModel):
     @model_validator(mode="after")
     def _image_or_endpoint(self) -> MatrixEngine:
         if (self.image is not None) + (self.endpoint is not None) + self.embedded + (self.kind is not None) != 1:
-            raise ValueError("give exactly one of image (a container), endpoint (a running server), embedded = true "
-                             "or kind = \"vllm\"")  # fmt: skip
+            raise ValueError(
+                'give exactly one of image (a container), endpoint (a running server), embedded = true or kind = "vllm"'
+            )
         if self.api_key_env is not None and self.endpoint is None:
             raise ValueError("api_key_env is only valid with endpoint (a server you run)")
         return self

@@ -55,9 +55,16 @@ def _metric(
     **more: object,
 ) -> Metric:
     return Metric.model_validate(
-        {"name": name, "views": views, "python_type": python_type, "unit": unit, "better": better,
-         "formula": formula, **more}
-    )  # fmt: skip
+        {
+            "name": name,
+            "views": views,
+            "python_type": python_type,
+            "unit": unit,
+            "better": better,
+            "formula": formula,
+            **more,
+        }
+    )
 
 
 METRICS: tuple[Metric, ...] = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from .base import StrictModel
+from tcobench.schemas.base import StrictModel
 
 __all__ = ["SHAPES", "ModelShape"]
 

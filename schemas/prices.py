@@ -14,7 +14,7 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from .base import GpuVendor, StrictModel
+from tcobench.schemas.base import GpuVendor, StrictModel
 
 __all__ = [
     "OWNED",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import GpuVendor, Phase, RunStatus, StrictModel
+from tcobench.schemas.base import GpuVendor, Phase, RunStatus, StrictModel
 
 __all__ = ["DATE_PATTERN", "HOST_PATTERN", "ClientProcessCheck", "RequestRecord", "RunRecord", "TelemetryRecord"]
 

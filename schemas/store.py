@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .base import StrictModel
-from .records import DATE_PATTERN, HOST_PATTERN
+from tcobench.schemas.base import StrictModel
+from tcobench.schemas.records import DATE_PATTERN, HOST_PATTERN
 
 __all__ = ["CommitRecord"]
 

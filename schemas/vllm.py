@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import StrictModel
-from .flags import Flag
+from tcobench.schemas.base import StrictModel
+from tcobench.schemas.flags import Flag
 
 __all__ = ["VLLM_PYTHON_ENV", "VllmSettings"]
 

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, JsonValue, model_validator
 
-from .base import StrictModel
-from .flags import Flag
+from tcobench.schemas.base import StrictModel
+from tcobench.schemas.flags import Flag
 
 __all__ = [
     "DatasetConfig",

@@ -15,16 +15,19 @@ from pydantic_core import ErrorDetails
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, WorkloadConfig
 from tcobench.schemas.base import redact_url
-
-from .workload.layers import Layer, given
-from .workload.presets import preset_layers
-from .workload.profiles import apply_profile
+from tcobench.tasks.workload.layers import Layer, given
+from tcobench.tasks.workload.presets import preset_layers
+from tcobench.tasks.workload.profiles import apply_profile
 
 __all__ = ["load_config", "load_config_sourced", "validation_message", "validation_problems"]
 
 
-_BOUNDS = {"greater_than": ("gt", ">"), "greater_than_equal": ("ge", ">="), "less_than": ("lt", "<"),
-           "less_than_equal": ("le", "<=")}  # fmt: skip
+_BOUNDS = {
+    "greater_than": ("gt", ">"),
+    "greater_than_equal": ("ge", ">="),
+    "less_than": ("lt", "<"),
+    "less_than_equal": ("le", "<="),
+}
 _SCALARS = (str, int, float, bool, type(None))
 
 

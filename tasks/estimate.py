@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tcobench.schemas import LengthDist, LengthKind, RequestRecord, WorkloadConfig
-
-from .engine.sizing import reachable_concurrency
+from tcobench.tasks.engine.sizing import reachable_concurrency
 
 __all__ = ["LONG_RUN_S", "Speed", "mean_length", "plan_seconds", "warmup_speed"]
 
@@ -50,8 +49,9 @@ def warmup_speed(records: Sequence[RequestRecord]) -> Speed | None:
         return None
     prefill = [(r.prompt_tokens, r.ttft_ns) for r in ok if r.prompt_tokens and r.ttft_ns]
     decode = [((r.output_tokens or 0) - 1, r.decode_ns) for r in ok if (r.output_tokens or 0) > 1 and r.decode_ns]
-    rate = [sum(t for t, _ in pairs) * 1e9 / sum(ns for _, ns in pairs) if pairs else None
-            for pairs in (prefill, decode)]  # fmt: skip
+    rate = [
+        sum(t for t, _ in pairs) * 1e9 / sum(ns for _, ns in pairs) if pairs else None for pairs in (prefill, decode)
+    ]
     prompts = [r.prompt_tokens for r in ok if r.prompt_tokens]
     mean_e2e = sum(r.e2e_ns or 0 for r in ok) / len(ok) / 1e9
     return Speed(rate[0], rate[1], mean_e2e, sum(prompts) / len(prompts) if prompts else None)

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import SHAPES, ModelShape
-
-from .workload import corpus_text
+from tcobench.tasks.workload import corpus_text
 
 __all__ = ["HF_SYNTHETIC_KEY", "VOCAB_SIZE", "check_hf_model", "hf_config", "is_hf_synthetic", "synth_hf_model"]
 
@@ -87,17 +86,28 @@ def synth_hf_model(shape_name: str, out: Path, python: Path) -> Path:
         corpus.write_text(corpus_text(), "utf-8")
         done = subprocess.run(
             [str(python), "-c", _TRAIN, str(corpus), str(tmp / "tokenizer.json"), str(VOCAB_SIZE), _BOS, _EOS],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         if done.returncode != 0:
             tail = " | ".join(done.stderr.strip().splitlines()[-3:])
             raise EngineError(f"training the synthetic model's tokenizer with {python} failed: {tail}")
         corpus.unlink()
         (tmp / "config.json").write_text(json.dumps(hf_config(shape), indent=2), "utf-8")
-        (tmp / "tokenizer_config.json").write_text(json.dumps({
-            "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": _BOS, "eos_token": _EOS,
-            "model_max_length": shape.context_length, "clean_up_tokenization_spaces": False,
-        }), "utf-8")  # fmt: skip
+        (tmp / "tokenizer_config.json").write_text(
+            json.dumps(
+                {
+                    "tokenizer_class": "PreTrainedTokenizerFast",
+                    "bos_token": _BOS,
+                    "eos_token": _EOS,
+                    "model_max_length": shape.context_length,
+                    "clean_up_tokenization_spaces": False,
+                }
+            ),
+            "utf-8",
+        )
         shutil.rmtree(folder, ignore_errors=True)  # an incomplete copy from a crashed write
         tmp.replace(folder)
     finally:

@@ -26,12 +26,11 @@ from tcobench.schemas import (
     PriceTable,
     PricingConfig,
 )
-
-from .config import validation_message, validation_problems
-from .load.placement import placement_of_url
-from .prices import check_keys
-from .workload.presets import apply_preset
-from .workload.profiles import apply_profile
+from tcobench.tasks.config import validation_message, validation_problems
+from tcobench.tasks.load.placement import placement_of_url
+from tcobench.tasks.prices import check_keys
+from tcobench.tasks.workload.presets import apply_preset
+from tcobench.tasks.workload.profiles import apply_profile
 
 __all__ = ["Cell", "NightlyPlan", "load_plan"]
 
@@ -76,8 +75,10 @@ def _load(path: Path, model: type[M]) -> M:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from exc
     if model is Matrix and isinstance(data.get("workloads"), list):  # a workload may start from a named preset
-        data["workloads"] = [apply_profile(_with_profile(apply_preset(w, str(path))), str(path))
-                             if isinstance(w, dict) else w for w in data["workloads"]]  # fmt: skip
+        data["workloads"] = [
+            apply_profile(_with_profile(apply_preset(w, str(path))), str(path)) if isinstance(w, dict) else w
+            for w in data["workloads"]
+        ]
     try:
         return model.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
@@ -96,10 +97,17 @@ def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
     if engine.kind == "vllm":
         return {"kind": "vllm", "vllm": engine.vllm.model_dump(mode="json")}
     if engine.endpoint is not None:
-        return {"kind": "endpoint", "url": engine.endpoint, "protocol": engine.protocol.value,
-                "api_key_env": engine.api_key_env}  # fmt: skip
-    container: dict[str, Any] = {"image": engine.image, "docker_host": host.docker_host,
-                                 "ollama": engine.ollama.model_dump(mode="json")}  # fmt: skip
+        return {
+            "kind": "endpoint",
+            "url": engine.endpoint,
+            "protocol": engine.protocol.value,
+            "api_key_env": engine.api_key_env,
+        }
+    container: dict[str, Any] = {
+        "image": engine.image,
+        "docker_host": host.docker_host,
+        "ollama": engine.ollama.model_dump(mode="json"),
+    }
     if host.gpu is not None:
         container["gpu"] = host.gpu.model_dump(mode="json")
     elif host.vendor.value != "cpu":
@@ -144,8 +152,9 @@ def _origin(loc: tuple[int | str, ...], inventory_path: Path, h: int, path: Path
     return f"{path}: {section}.{where[section]}" + (f".{rest}" if rest else "")
 
 
-def _cell_error(exc: ValidationError, inventory_path: Path, h: int, path: Path, where: dict[str, int], cell: str
-                ) -> ConfigError:  # fmt: skip
+def _cell_error(
+    exc: ValidationError, inventory_path: Path, h: int, path: Path, where: dict[str, int], cell: str
+) -> ConfigError:
     """Each problem named by the file and field path it came from."""
     problems = [f"{_origin(loc, inventory_path, h, path, where)}: {text}" for loc, text in validation_problems(exc)]
     return ConfigError(f"{'; '.join(problems)} (cell {cell})")
@@ -159,8 +168,9 @@ def _check_host_prices(inventory_path: Path, inventory: Inventory, prices: Price
         check_keys(prices, pricing, str(inventory_path), names)
 
 
-def _cells(inventory_path: Path, inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: PriceTable
-           ) -> list[Cell]:  # fmt: skip
+def _cells(
+    inventory_path: Path, inventory: Inventory, matrices: list[tuple[Path, Matrix]], prices: PriceTable
+) -> list[Cell]:
     cells = []
     for h, host in enumerate(inventory.hosts):
         for path, matrix in matrices:
@@ -186,8 +196,10 @@ def _check_engine_hosts(inventory: Inventory, matrices: list[tuple[Path, Matrix]
         for i, engine in enumerate(matrix.engines):
             unknown = sorted(set(engine.hosts or ()) - names)
             if unknown:
-                raise ConfigError(f"{path}: engines.{i}.hosts: {', '.join(map(repr, unknown))} not in the inventory "
-                                  f"(hosts: {', '.join(sorted(names))})")  # fmt: skip
+                raise ConfigError(
+                    f"{path}: engines.{i}.hosts: {', '.join(map(repr, unknown))} not in the inventory "
+                    f"(hosts: {', '.join(sorted(names))})"
+                )
 
 
 def _check_fleet_cells(inventory_path: Path, inventory: Inventory, cells: list[Cell]) -> None:

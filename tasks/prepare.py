@@ -19,11 +19,10 @@ from pathlib import Path
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, EngineKind, LengthDist, Phase, Protocol
-
-from .engine.base import RunningEngine
-from .engine.endpoint import target_of
-from .load.stream import probe_prompt_tokens
-from .workload import (
+from tcobench.tasks.engine.base import RunningEngine
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.load.stream import probe_prompt_tokens
+from tcobench.tasks.workload import (
     TAG_BASE,
     TAG_WORDS,
     Dataset,
@@ -87,8 +86,10 @@ def _check_context(config: BenchmarkConfig, engine: RunningEngine) -> None:
     context, source = engine_context(config, engine)
     if context is None or w.input_tokens is None:
         if context is not None and w.longest_output > context:
-            raise ConfigError(f"workload: outputs of up to {w.longest_output} tokens exceed the engine's context of "
-                              f"{context} tokens per sequence ({source})")  # fmt: skip
+            raise ConfigError(
+                f"workload: outputs of up to {w.longest_output} tokens exceed the engine's context of "
+                f"{context} tokens per sequence ({source})"
+            )
         return
     need = w.longest_input + w.longest_output
     if need > context:
@@ -102,8 +103,9 @@ def _check_context(config: BenchmarkConfig, engine: RunningEngine) -> None:
 def _probe_overhead(config: BenchmarkConfig, engine: RunningEngine, plan: WorkloadPlan) -> WorkloadPlan:
     w = config.workload
     own = w.shared_prefix_tokens + TAG_WORDS + _PROBE_PASSAGE
-    shape = w.model_copy(update={"input_tokens": LengthDist(value=own), "turns": 1, "output_tokens": None,
-                                 "max_tokens": 1})  # fmt: skip
+    shape = w.model_copy(
+        update={"input_tokens": LengthDist(value=own), "turns": 1, "output_tokens": None, "max_tokens": 1}
+    )
     probe = replace(plan, workload=shape, overhead=0)
     spec = probe.spec(Phase.warmup, TAG_BASE**4 - 1)  # a tag no measured or warm-up request uses
     counted = probe_prompt_tokens(target_of(config, engine.base_url), probe, probe.request_input(spec, []))

@@ -19,8 +19,7 @@ from pydantic import ValidationError
 
 from tcobench.errors import PricingError
 from tcobench.schemas import PriceTable, PricingConfig
-
-from .config import validation_message
+from tcobench.tasks.config import validation_message
 
 __all__ = ["SHIPPED_TABLE", "check_keys", "load_prices"]
 

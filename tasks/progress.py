@@ -20,11 +20,10 @@ import duckdb
 
 from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable, RequestRecord, RunRecord
-
-from .analysis.summarise import run_summaries
-from .engine import EngineEvent
-from .inventory import Cell
-from .store.store import StoreRef
+from tcobench.tasks.analysis.summarise import run_summaries
+from tcobench.tasks.engine import EngineEvent
+from tcobench.tasks.inventory import Cell
+from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "HostProgress",
@@ -116,8 +115,19 @@ class HostProgress:
 
     def _state(self, finished: bool = False, outcome: str = "ok") -> HostState:
         total = self._totals[self._index - 1] if self._index else None
-        return HostState(self.host, self._cell, self._index, len(self._totals), self._level, self._done, total,
-                         self._errors, self._eta(), finished, outcome)  # fmt: skip
+        return HostState(
+            self.host,
+            self._cell,
+            self._index,
+            len(self._totals),
+            self._level,
+            self._done,
+            total,
+            self._errors,
+            self._eta(),
+            finished,
+            outcome,
+        )
 
     def _eta(self) -> float | None:
         if any(t is None for t in self._totals):
@@ -150,8 +160,9 @@ class HostProgress:
                 if self._pulls.get(key) == tenth:
                     return
                 self._pulls[key] = tenth
-            self.sink.message(self.host, f"{event.message[:100]}: {event.completed or 0:,}/{event.total:,} "
-                                         f"({tenth * 10}%)")  # fmt: skip
+            self.sink.message(
+                self.host, f"{event.message[:100]}: {event.completed or 0:,}/{event.total:,} ({tenth * 10}%)"
+            )
             return
         self.sink.message(self.host, ("warning: " if event.warning else "") + event.message)
 
@@ -174,8 +185,17 @@ class HostProgress:
         if not rows:
             return LevelResult(**{**base.__dict__, "note": "no measured request"})
         r: dict[str, Any] = rows[0]
-        return LevelResult(base.host, base.cell, base.concurrency, base.status, r["ok"], r["errors"],
-                           r["output_tok_s"], r["ttft_p50_ms"], r["e2e_p50_ms"])  # fmt: skip
+        return LevelResult(
+            base.host,
+            base.cell,
+            base.concurrency,
+            base.status,
+            r["ok"],
+            r["errors"],
+            r["output_tok_s"],
+            r["ttft_p50_ms"],
+            r["e2e_p50_ms"],
+        )
 
     def end_cell(self, status: str, error: str | None) -> None:
         with self._lock:
@@ -221,8 +241,10 @@ def state_text(state: HostState) -> str:
         return f"{state.host}: waiting"
     level = f" c={state.concurrency}" if state.concurrency is not None else ""
     total = "?" if state.total is None else str(state.total)
-    return (f"{state.host}: cell {state.cell_index}/{state.cells} {state.cell}{level}: {state.done}/{total} "
-            f"requests, {state.errors} errors, ETA {duration_text(state.eta_s)}")  # fmt: skip
+    return (
+        f"{state.host}: cell {state.cell_index}/{state.cells} {state.cell}{level}: {state.done}/{total} "
+        f"requests, {state.errors} errors, ETA {duration_text(state.eta_s)}"
+    )
 
 
 def end_text(state: HostState) -> str:
@@ -241,8 +263,10 @@ def level_text(r: LevelResult) -> str:
     head = f"{r.host}: {r.cell} c={r.concurrency} {r.status}"
     if r.note is not None:
         return f"{head} ({r.note})"
-    return (f"{head}: {r.ok} ok, {r.errors} errors, {_figure(r.output_tok_s, ' output tok/s')}, "
-            f"TTFT p50 {_figure(r.ttft_p50_ms, ' ms')}, e2e p50 {_figure(r.e2e_p50_ms, ' ms', 0)}")  # fmt: skip
+    return (
+        f"{head}: {r.ok} ok, {r.errors} errors, {_figure(r.output_tok_s, ' output tok/s')}, "
+        f"TTFT p50 {_figure(r.ttft_p50_ms, ' ms')}, e2e p50 {_figure(r.e2e_p50_ms, ' ms', 0)}"
+    )
 
 
 class PlainSink:

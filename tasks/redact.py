@@ -24,9 +24,8 @@ __all__ = ["MASK", "is_secret_name", "redact", "redact_args", "redact_text"]
 
 MASK = "***"
 _SECRET_WORDS = frozenset(
-    {"secret", "password", "passwd", "apikey", "authorization", "auth", "credential", "credentials", "cookie",
-     "bearer"}
-)  # fmt: skip
+    {"secret", "password", "passwd", "apikey", "authorization", "auth", "credential", "credentials", "cookie", "bearer"}
+)
 _KEY_OWNERS = frozenset({"api", "private", "access", "secret", "signing", "encryption"})
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # "Bearer X" / "Basic X" as an Authorization header carries them: X a credential-like word (6+ characters; Basic's is
@@ -97,8 +96,9 @@ def redact(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
-        return {k: (MASK if is_secret_name(str(k)) and value[k] not in (None, "") else redact(v))
-                for k, v in value.items()}  # fmt: skip
+        return {
+            k: (MASK if is_secret_name(str(k)) and value[k] not in (None, "") else redact(v)) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         if all(isinstance(v, str) for v in value):
             return type(value)(redact_args(value)) if isinstance(value, tuple) else redact_args(value)

@@ -15,16 +15,15 @@ from typing import Any
 from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
-
-from .engine.base import RunningEngine
-from .host.identity import declared_columns, host_identity, reconcile
-from .load.limits import reached
-from .load.protocols import EngineInfo, adapter_for
-from .load.record import MeasureResult
-from .load.selfcheck import run_fields
-from .redact import redact
-from .workload import WorkloadPlan
-from .workload.profiles import claim_shortfalls
+from tcobench.tasks.engine.base import RunningEngine
+from tcobench.tasks.host.identity import declared_columns, host_identity, reconcile
+from tcobench.tasks.load.limits import reached
+from tcobench.tasks.load.protocols import EngineInfo, adapter_for
+from tcobench.tasks.load.record import MeasureResult
+from tcobench.tasks.load.selfcheck import run_fields
+from tcobench.tasks.redact import redact
+from tcobench.tasks.workload import WorkloadPlan
+from tcobench.tasks.workload.profiles import claim_shortfalls
 
 __all__ = [
     "PARTIAL_THRESHOLD",

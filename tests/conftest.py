@@ -48,8 +48,11 @@ def s3() -> Iterator[S3Endpoint]:
     """An S3-compatible server (TCOBENCH_TEST_S3_ENDPOINT + _KEY_ID + _SECRET, or SeaweedFS started here)."""
     given = os.environ.get("TCOBENCH_TEST_S3_ENDPOINT")
     if given:
-        yield S3Endpoint(given, os.environ.get("TCOBENCH_TEST_S3_KEY_ID", S3_KEY_ID),
-                         os.environ.get("TCOBENCH_TEST_S3_SECRET", S3_SECRET))  # fmt: skip
+        yield S3Endpoint(
+            given,
+            os.environ.get("TCOBENCH_TEST_S3_KEY_ID", S3_KEY_ID),
+            os.environ.get("TCOBENCH_TEST_S3_SECRET", S3_SECRET),
+        )
         return
     try:
         server = S3Server.start()

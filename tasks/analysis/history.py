@@ -28,13 +28,20 @@ import pyarrow as pa
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable, RunStatus
-
-from ..store.lake import sql_string
-from ..store.query import connect, freeze_views
-from ..store.rows import IDS, NightlyTrendRow, arrow_of, collection_paused, dates_between, fetch_rows, id_list
-from ..store.store import StoreRef
-from .quantile import quantile
-from .ranktests import SeriesTests, series_tests, u_p_value
+from tcobench.tasks.analysis.quantile import quantile
+from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
+from tcobench.tasks.store.lake import sql_string
+from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.rows import (
+    IDS,
+    NightlyTrendRow,
+    arrow_of,
+    collection_paused,
+    dates_between,
+    fetch_rows,
+    id_list,
+)
+from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "CACHED_WINDOW",
@@ -204,13 +211,29 @@ def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> _Column:
         change = np.where(tests.prior_median != 0, tests.median / tests.prior_median - 1, 0.0)  # NaN stays NaN
     sd = tests.prior_medians_sd
     beyond_noise = np.isnan(sd) | (np.abs(tests.median - tests.prior_medians_mean) > rules.noise_k * sd)
-    flagged = ((tests.p < rules.alpha) & (np.abs(effect) >= rules.min_effect) & (np.abs(change) >= rules.min_change)
-               & beyond_noise)  # fmt: skip
+    flagged = (
+        (tests.p < rules.alpha)
+        & (np.abs(effect) >= rules.min_effect)
+        & (np.abs(change) >= rules.min_change)
+        & beyond_noise
+    )
     better = (change > 0) == (METRICS[metric] == "higher")
     tested = (n1 != 0) & (tests.priors >= rules.min_prior)
-    return _Column(metric, tested & flagged, (tested.tolist(), tests.median.tolist(), tests.prior_median.tolist(),
-                   (change * 100).tolist(), tests.p.tolist(), effect.tolist(), sd.tolist(), flagged.tolist(),
-                   better.tolist()))  # fmt: skip
+    return _Column(
+        metric,
+        tested & flagged,
+        (
+            tested.tolist(),
+            tests.median.tolist(),
+            tests.prior_median.tolist(),
+            (change * 100).tolist(),
+            tests.p.tolist(),
+            effect.tolist(),
+            sd.tolist(),
+            flagged.tolist(),
+            better.tolist(),
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -256,8 +279,10 @@ def _bases(rows: Sequence[NightlyTrendRow], window: int, committed: Mapping[str,
     hashed (None when one of them has no commits row: its tests are then never stored). Each run's part is encoded
     once: a run is in the basis of up to ``window`` + 1 runs."""
     head = f"{_TESTS_FORMAT}\0{window}".encode()
-    parts = [None if (stamp := committed.get(row["run_id"])) is None else f"\0{row['run_id']}\0{stamp}".encode()
-             for row in rows]  # fmt: skip
+    parts = [
+        None if (stamp := committed.get(row["run_id"])) is None else f"\0{row['run_id']}\0{stamp}".encode()
+        for row in rows
+    ]
     found: list[str | None] = []
     for i in range(len(rows)):
         mine = [part for part in parts[max(0, i - window) : i + 1] if part is not None]
@@ -305,8 +330,10 @@ def _stored_tests(con: duckdb.DuckDBPyConnection, ids: list[str]) -> _Stored:
     except duckdb.CatalogException:  # no view of them: the store has none (or they were dropped)
         return _Stored({}, {})
     keys = zip(*(table.column(name).to_pylist() for name in ("run_id", "metric", "basis")), strict=True)
-    return _Stored({(run_id, metric): (row, basis) for row, (run_id, metric, basis) in enumerate(keys)},
-                   {name: table.column(name).to_numpy() for name in (*_COUNTS, *_FIGURES)})  # fmt: skip
+    return _Stored(
+        {(run_id, metric): (row, basis) for row, (run_id, metric, basis) in enumerate(keys)},
+        {name: table.column(name).to_numpy() for name in (*_COUNTS, *_FIGURES)},
+    )
 
 
 def _test_all(
@@ -320,13 +347,21 @@ def _test_all(
     wanted = [r["run_id"] for rows in by_series.values() for r in rows]
     committed: dict[str, int] = {}
     if window == CACHED_WINDOW and wanted:
-        committed = {str(k): int(v) for k, v in con.execute(
-            f"SELECT run_id, max(committed_ns) FROM commits WHERE run_id IN (SELECT unnest({IDS})) GROUP BY run_id",
-            {"ids": id_list(wanted)}).fetchall()}  # fmt: skip
-    targets = {key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep]
-               for key, rows in by_series.items()}  # fmt: skip
-    stored = _stored_tests(con, [by_series[k][i]["run_id"] for k, idx in targets.items() for i in idx]) \
-        if committed else _Stored({}, {})  # fmt: skip
+        committed = {
+            str(k): int(v)
+            for k, v in con.execute(
+                f"SELECT run_id, max(committed_ns) FROM commits WHERE run_id IN (SELECT unnest({IDS})) GROUP BY run_id",
+                {"ids": id_list(wanted)},
+            ).fetchall()
+        }
+    targets = {
+        key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep] for key, rows in by_series.items()
+    }
+    stored = (
+        _stored_tests(con, [by_series[k][i]["run_id"] for k, idx in targets.items() for i in idx])
+        if committed
+        else _Stored({}, {})
+    )
     found: dict[str, _Tests] = {}
     for key, rows in by_series.items():
         basis: list[str | None] = _bases(rows, window, committed) if committed else [None] * len(rows)
@@ -432,17 +467,22 @@ def _trend(
     source = "nightly_trend" if costs else "(SELECT *, NULL::DOUBLE AS usd_per_m_output_tokens FROM trend_runs)"
     sql = f"SELECT * FROM {source} WHERE status IN ({ok})"
     if runs is not None:  # the runs' series, from ``window`` runs before the first of them to the last of them
-        named = con.execute(f"SELECT DISTINCT trend_series(host, model_name, workload, concurrency) FROM runs "
-                            f"WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(runs)}).fetchall()  # fmt: skip
+        named = con.execute(
+            f"SELECT DISTINCT trend_series(host, model_name, workload, concurrency) FROM runs "
+            f"WHERE run_id IN (SELECT unnest({IDS}))",
+            {"ids": id_list(runs)},
+        ).fetchall()
         if not named:
             return {}
         # the series as literals: DuckDB filters a window's partition before the window on a constant list only
         # (faster than the list as a parameter or a semi-join: docs/performance.md#trend-series-literals)
         sql += f" AND series IN ({', '.join(sql_string(str(name)) for (name,) in named)})"
-        sql = (f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
-               f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
-               f"WHERE run_id IN (SELECT unnest({IDS})) GROUP BY series) SELECT t.* EXCLUDE (_at) FROM t "
-               "JOIN k USING (series) WHERE t._at BETWEEN k.first AND k.last")  # fmt: skip
+        sql = (
+            f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
+            f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
+            f"WHERE run_id IN (SELECT unnest({IDS})) GROUP BY series) SELECT t.* EXCLUDE (_at) FROM t "
+            "JOIN k USING (series) WHERE t._at BETWEEN k.first AND k.last"
+        )
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
     for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": id_list(runs)} if runs is not None else None):
         by_series[row["series"]].append(row)
@@ -495,9 +535,15 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
                 continue
             for metric in METRICS:
                 values = {name: series.arrays[metric][name][i] for name in (*_COUNTS, *_FIGURES)}
-                rows.append({"run_id": by_series[key][i]["run_id"], "metric": metric, "basis": series.basis[i],
-                             **{n: int(values[n]) for n in _COUNTS},
-                             **{n: None if math.isnan(values[n]) else float(values[n]) for n in _FIGURES}})  # fmt: skip
+                rows.append(
+                    {
+                        "run_id": by_series[key][i]["run_id"],
+                        "metric": metric,
+                        "basis": series.basis[i],
+                        **{n: int(values[n]) for n in _COUNTS},
+                        **{n: None if math.isnan(values[n]) else float(values[n]) for n in _FIGURES},
+                    }
+                )
     return pa.Table.from_pylist(rows, schema=change_tests_schema())
 
 

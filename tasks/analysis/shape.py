@@ -9,9 +9,8 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.schemas import PriceTable
-
-from ..store.query import connect
-from ..store.store import StoreRef
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["run_shapes", "shapes_of"]
 

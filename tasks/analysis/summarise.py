@@ -9,10 +9,9 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.schemas import PriceTable
-
-from ..store.query import connect
-from ..store.rows import IDS, arrow_of, id_list
-from ..store.store import StoreRef, open_store
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.rows import IDS, arrow_of, id_list
+from tcobench.tasks.store.store import StoreRef, open_store
 
 __all__ = ["SUMMARY_VIEWS", "Summary", "run_summaries", "rows_of_runs", "summarise", "summary_of"]
 

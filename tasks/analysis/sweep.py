@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tcobench.schemas import PriceTable, WorkloadConfig
-
-from ..store.query import connect
-from ..store.store import StoreRef
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["sweep_verdict"]
 

@@ -7,12 +7,11 @@ from typing import Any
 
 from tcobench.errors import EngineDiedError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement
-
-from ..load.placement import probe_rtt_ns
-from . import container, endpoint, local, vllm  # noqa: F401  (importing registers the launchers)
-from .base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
-from .endpoint import target_of
-from .sizing import reachable_concurrency
+from tcobench.tasks.engine import container, endpoint, local, vllm  # noqa: F401  (importing registers the launchers)
+from tcobench.tasks.engine.base import EngineEvent, LaunchOptions, OnEvent, Runner, RunningEngine, launcher_for
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.sizing import reachable_concurrency
+from tcobench.tasks.load.placement import probe_rtt_ns
 
 __all__ = [
     "EngineEvent",

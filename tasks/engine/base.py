@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
-
-from .._registry import Registry
-from ..load.placement import placement_of_url
-from ..load.protocols import EngineInfo
+from tcobench.tasks._registry import Registry
+from tcobench.tasks.load.placement import placement_of_url
+from tcobench.tasks.load.protocols import EngineInfo
 
 __all__ = [
     "EngineEvent",

@@ -36,8 +36,10 @@ from tcobench.schemas import (
     EngineKind,
     HostFactsSource,
 )
-
-from ..host.docker_client import (
+from tcobench.tasks.engine.base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
+from tcobench.tasks.engine.local import free_port
+from tcobench.tasks.engine.recipes import ContainerPlan, Recipe, recipe_for
+from tcobench.tasks.host.docker_client import (
     describe_host,
     docker_client,
     engine_address,
@@ -46,13 +48,10 @@ from ..host.docker_client import (
     remove_leftovers,
     tcobench_labels,
 )
-from ..host.gpu import vendor_for
-from ..host.hostinfo import cpu_model_in
-from ..load.protocols import EngineInfo
-from ..tls import tls_context
-from .base import EngineEvent, EngineLauncher, LaunchOptions, Runner, RunningEngine, register
-from .local import free_port
-from .recipes import ContainerPlan, Recipe, recipe_for
+from tcobench.tasks.host.gpu import vendor_for
+from tcobench.tasks.host.hostinfo import cpu_model_in
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["IMAGE_NAME_LABEL", "ContainerHandle", "ContainerLauncher", "daemon_host_facts", "find_image"]
 
@@ -203,8 +202,9 @@ def _wait_healthy(handle: ContainerHandle, url: str, timeout_s: float) -> None:
             except httpx.HTTPError:
                 pass
             time.sleep(0.2)
-    raise EngineError(f"{handle.label} not healthy at {url} after {timeout_s:g} s; log {handle.log_path}: "
-                      f"{handle.save_logs()}")  # fmt: skip
+    raise EngineError(
+        f"{handle.label} not healthy at {url} after {timeout_s:g} s; log {handle.log_path}: {handle.save_logs()}"
+    )
 
 
 def _container_settings(
@@ -250,8 +250,9 @@ class ContainerLauncher(EngineLauncher):
         where = describe_host(cfg.docker_host)
         removed = remove_leftovers(client)
         if removed:
-            launch.report(EngineEvent(f"removed leftover containers of a crashed run: {', '.join(removed)}",
-                                      warning=True))  # fmt: skip
+            launch.report(
+                EngineEvent(f"removed leftover containers of a crashed run: {', '.join(removed)}", warning=True)
+            )
         image, reference = find_image(client, cfg.image, where)
         engine_kind = _engine_of(cfg, image, reference)
         recipe = recipe_for(engine_kind)
@@ -267,8 +268,9 @@ class ContainerLauncher(EngineLauncher):
         gpu = vendor_for(cfg.gpu.vendor).options(cfg.gpu, local)
         create = self._create_kwargs(cfg, plan, gpu.environment, launch, engine_kind, reference, port)
         container = client.containers.create(image.id, **create, **gpu.create_kwargs)
-        handle = ContainerHandle(client, container, log_dir / f"container-{container.name}.log", where,
-                                 cfg.stop_timeout_s, local)  # fmt: skip
+        handle = ContainerHandle(
+            client, container, log_dir / f"container-{container.name}.log", where, cfg.stop_timeout_s, local
+        )
         engine = RunningEngine(
             base_url=f"http://{connect}:{port}",
             info=EngineInfo(engine_kind.value, "unknown", plan.model_digest),
@@ -300,8 +302,9 @@ class ContainerLauncher(EngineLauncher):
         reference: str,
         port: int,
     ) -> dict[str, Any]:
-        labels = tcobench_labels("engine", launch.batch_id, {_ENGINE_LABEL: engine_kind.value, "io.tcobench.image":
-                                 reference})  # fmt: skip
+        labels = tcobench_labels(
+            "engine", launch.batch_id, {_ENGINE_LABEL: engine_kind.value, "io.tcobench.image": reference}
+        )
         return {
             "command": plan.command,
             "name": _container_name(launch.batch_id, port),

@@ -7,10 +7,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
-
-from ..load.placement import placement_of_url
-from ..load.stream import Target, preflight
-from .base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
+from tcobench.tasks.engine.base import EngineLauncher, LaunchOptions, Runner, RunningEngine, register
+from tcobench.tasks.load.placement import placement_of_url
+from tcobench.tasks.load.stream import Target, preflight
 
 __all__ = ["API_KEY_ENV", "EndpointLauncher", "api_key_env", "target_of"]
 

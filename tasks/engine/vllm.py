@@ -21,16 +21,15 @@ import httpx
 
 from tcobench.errors import ConfigError, EngineError, ExitCode
 from tcobench.schemas import VLLM_PYTHON_ENV, BenchmarkConfig, EngineKind
-
-from ..hf_model import check_hf_model, is_hf_synthetic, synth_hf_model
-from ..host import procs
-from ..load import shutdown
-from ..load.protocols import EngineInfo
-from ..load.stream import preflight
-from ..tls import tls_context
-from .base import EngineEvent, LaunchOptions, RunningEngine, register
-from .endpoint import target_of
-from .local import LocalLlamaServer, exit_reason, free_port, log_tail
+from tcobench.tasks.engine.base import EngineEvent, LaunchOptions, RunningEngine, register
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.local import LocalLlamaServer, exit_reason, free_port, log_tail
+from tcobench.tasks.hf_model import check_hf_model, is_hf_synthetic, synth_hf_model
+from tcobench.tasks.host import procs
+from tcobench.tasks.load import shutdown
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.stream import preflight
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["INSTALL_HINT", "LocalVllm", "vllm_command", "vllm_python"]
 
@@ -80,18 +79,41 @@ def vllm_command(
     v = config.engine.vllm
     load_format = v.load_format or ("dummy" if synthetic else "auto")
     settings: dict[str, Any] = {
-        "model_path": str(folder), "dtype": v.dtype, "max_model_len": v.max_model_len,
-        "tensor_parallel_size": v.tensor_parallel, "max_num_seqs": max(slots, 1), "load_format": load_format,
-        "kv_cache_gib": v.kv_cache_gib, "extra_args": list(v.extra_args),
-    }  # fmt: skip
+        "model_path": str(folder),
+        "dtype": v.dtype,
+        "max_model_len": v.max_model_len,
+        "tensor_parallel_size": v.tensor_parallel,
+        "max_num_seqs": max(slots, 1),
+        "load_format": load_format,
+        "kv_cache_gib": v.kv_cache_gib,
+        "extra_args": list(v.extra_args),
+    }
     cmd = [
-        str(python), "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(folder), "--served-model-name", config.model.name,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", v.dtype, "--max-model-len", str(v.max_model_len), "--load-format", load_format,
-        "--tensor-parallel-size", str(v.tensor_parallel), "--max-num-seqs", str(settings["max_num_seqs"]),
-        "--enable-prompt-tokens-details", "--disable-uvicorn-access-log", *v.extra_args,
-    ]  # fmt: skip
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(folder),
+        "--served-model-name",
+        config.model.name,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        v.dtype,
+        "--max-model-len",
+        str(v.max_model_len),
+        "--load-format",
+        load_format,
+        "--tensor-parallel-size",
+        str(v.tensor_parallel),
+        "--max-num-seqs",
+        str(settings["max_num_seqs"]),
+        "--enable-prompt-tokens-details",
+        "--disable-uvicorn-access-log",
+        *v.extra_args,
+    ]
     return cmd, settings
 
 
@@ -105,16 +127,19 @@ def _environment(config: BenchmarkConfig) -> dict[str, str]:
     return env
 
 
-def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, timeout_s: float,
-                  launch: LaunchOptions) -> None:  # fmt: skip
+def _wait_healthy(
+    proc: subprocess.Popen[bytes], base_url: str, log_path: Path, timeout_s: float, launch: LaunchOptions
+) -> None:
     start = time.monotonic()
     told = start
     with httpx.Client(timeout=2.0, trust_env=False, verify=tls_context()) as client:
         while time.monotonic() - start < timeout_s:
             shutdown.check_stop("vLLM was starting; no run was measured")
             if proc.poll() is not None:
-                raise EngineError(f"vLLM {exit_reason(proc.returncode)} while starting; log {log_path}: "
-                                  f"{log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
+                raise EngineError(
+                    f"vLLM {exit_reason(proc.returncode)} while starting; log {log_path}: {log_tail(log_path)}",
+                    exit_code=ExitCode.failed,
+                )
             try:
                 if client.get(f"{base_url}/health").status_code == 200:
                     return
@@ -125,8 +150,10 @@ def _wait_healthy(proc: subprocess.Popen[bytes], base_url: str, log_path: Path, 
                 last = log_tail(log_path).rsplit(" | ", 1)[-1][:160]
                 launch.report(EngineEvent(f"vLLM starting ({told - start:.0f} s): {last}"))
             time.sleep(0.25)
-    raise EngineError(f"vLLM not healthy after {timeout_s:g} s (engine.startup_timeout_s); log {log_path}: "
-                      f"{log_tail(log_path)}", exit_code=ExitCode.failed)  # fmt: skip
+    raise EngineError(
+        f"vLLM not healthy after {timeout_s:g} s (engine.startup_timeout_s); log {log_path}: {log_tail(log_path)}",
+        exit_code=ExitCode.failed,
+    )
 
 
 @register(EngineKind.vllm)
@@ -148,19 +175,31 @@ class LocalVllm(LocalLlamaServer):
         with log_path.open("wb") as log:
             proc = procs.spawn(cmd, "vllm", stdout=log, env=_environment(config))
         settings["package"] = package
-        engine = RunningEngine(base_url=base_url, info=EngineInfo("vllm", "unknown", None), log_path=log_path,
-                               settings=settings, handle=proc)  # fmt: skip
+        engine = RunningEngine(
+            base_url=base_url,
+            info=EngineInfo("vllm", "unknown", None),
+            log_path=log_path,
+            settings=settings,
+            handle=proc,
+        )
         try:
             given = "startup_timeout_s" in config.engine.model_fields_set
-            _wait_healthy(proc, base_url, log_path, config.engine.startup_timeout_s if given else _STARTUP_TIMEOUT_S,
-                          launch)  # fmt: skip
+            _wait_healthy(
+                proc, base_url, log_path, config.engine.startup_timeout_s if given else _STARTUP_TIMEOUT_S, launch
+            )
             served = preflight(target_of(config, base_url))
         except BaseException:
             self.stop(engine)
             raise
         detected = f"started by tcobench ({package}); {served.detected_from}"
-        engine.info = EngineInfo(name=served.name, version=served.version, model_digest=None, synthetic=synthetic,
-                                 context_tokens=served.context_tokens, detected_from=detected)  # fmt: skip
+        engine.info = EngineInfo(
+            name=served.name,
+            version=served.version,
+            model_digest=None,
+            synthetic=synthetic,
+            context_tokens=served.context_tokens,
+            detected_from=detected,
+        )
         return engine
 
     def alive_error(self, engine: RunningEngine, settle_s: float = 0.0) -> str | None:

@@ -12,8 +12,16 @@ outcome back from the store, ``worker`` runs Prefect's worker for one host.
 
 from __future__ import annotations
 
-from .gather import FINAL_STATES, HostOutcome, HostTrack, Observation, dispatch_and_gather, judge, worker_name
-from .params import (
+from tcobench.tasks.fleet.gather import (
+    FINAL_STATES,
+    HostOutcome,
+    HostTrack,
+    Observation,
+    dispatch_and_gather,
+    judge,
+    worker_name,
+)
+from tcobench.tasks.fleet.params import (
     cells_from_parameters,
     host_parameters,
     prices_from_parameters,
@@ -21,8 +29,8 @@ from .params import (
     refuse_secrets,
     secret_values,
 )
-from .settle import batch_rows, settle
-from .worker import (
+from tcobench.tasks.fleet.settle import batch_rows, settle
+from tcobench.tasks.fleet.worker import (
     WORKER_HOST_ENV,
     WorkerSpec,
     check_worker_host,

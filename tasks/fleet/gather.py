@@ -75,8 +75,7 @@ class HostTrack:
 
     def deadline(self, fleet: FleetSettings) -> float:
         """The latest moment this host can still need: pickup + budget + grace + a lost worker's silence."""
-        return self.dispatched + fleet.pickup_timeout_s + self.budget(fleet) + fleet.cancel_grace_s + \
-            fleet.lost_after_s  # fmt: skip
+        return self.dispatched + fleet.pickup_timeout_s + self.budget(fleet) + fleet.cancel_grace_s + fleet.lost_after_s
 
 
 Action = tuple[str, str | None, str | None]  # (wait | done | cancel | stop | crash, status, reason)
@@ -109,15 +108,24 @@ def judge(track: HostTrack, obs: Observation, now: float, fleet: FleetSettings) 
         return "wait", None, None
     if obs.state in (None, "SCHEDULED"):
         if now - track.dispatched > fleet.pickup_timeout_s:
-            return "cancel", "offline", (f"host offline: no worker picked up its run within "
-                                         f"{fleet.pickup_timeout_s:g} s ({obs.worker})")  # fmt: skip
+            return (
+                "cancel",
+                "offline",
+                (f"host offline: no worker picked up its run within {fleet.pickup_timeout_s:g} s ({obs.worker})"),
+            )
         return "wait", None, None
     track.picked = track.picked or now
     silent = now - max(track.heartbeat_seen, track.picked)
     allowed = fleet.lost_after_s + (16 * obs.heartbeat_interval_s if track.after_outage else 0.0)
     if obs.heartbeat is not None and silent > allowed:
-        return "crash", "lost", (f"host lost: its worker sent no heartbeat for {silent:.0f} s while its run was "
-                                 f"{(obs.state or 'running').lower()} ({obs.worker})")  # fmt: skip
+        return (
+            "crash",
+            "lost",
+            (
+                f"host lost: its worker sent no heartbeat for {silent:.0f} s while its run was "
+                f"{(obs.state or 'running').lower()} ({obs.worker})"
+            ),
+        )
     if now - track.picked > track.budget(fleet):
         return "stop", "over-budget", f"over budget: its run took more than {track.budget(fleet):g} s and was cancelled"
     return "wait", None, None
@@ -205,17 +213,24 @@ class _Api:
         self.client.set_flow_run_state(UUID(flow_run_id), make(message=f"tcobench nightly: {reason}"), force=True)
 
 
-def _dispatch(deployment: str, params: Mapping[str, dict[str, Any]], batch_id: str, log: Log,
-              budgets: Mapping[str, float]) -> list[HostTrack]:  # fmt: skip
+def _dispatch(
+    deployment: str, params: Mapping[str, dict[str, Any]], batch_id: str, log: Log, budgets: Mapping[str, float]
+) -> list[HostTrack]:
     from prefect.deployments import run_deployment
 
     tracks = []
     for host, parameters in params.items():
         now = time.monotonic()
         try:
-            run: Any = run_deployment(deployment, parameters=parameters, work_queue_name=host, timeout=0,
-                                 flow_run_name=f"{host}-{batch_id[:8]}", tags=["tcobench", f"batch-{batch_id[:8]}"],
-                                 idempotency_key=f"tcobench-{batch_id}-{host}")  # fmt: skip
+            run: Any = run_deployment(
+                deployment,
+                parameters=parameters,
+                work_queue_name=host,
+                timeout=0,
+                flow_run_name=f"{host}-{batch_id[:8]}",
+                tags=["tcobench", f"batch-{batch_id[:8]}"],
+                idempotency_key=f"tcobench-{batch_id}-{host}",
+            )
         except Exception as exc:  # the API refused or is down: this host is reported, the others go on
             track = HostTrack(host, None, now, budgets.get(host))
             reason = f"not dispatched: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
@@ -247,8 +262,10 @@ def _apply(api: _Api, track: HostTrack, action: Action, now: float, log: Log) ->
 
 
 def _give_up(track: HostTrack, down_since: float, now: float) -> None:
-    reason = (f"unreachable: the Prefect API did not answer for the last {now - down_since:.0f} s, past this host's "
-              f"deadline; its run was last seen {(track.last_state or 'not yet read').lower()}")  # fmt: skip
+    reason = (
+        f"unreachable: the Prefect API did not answer for the last {now - down_since:.0f} s, past this host's "
+        f"deadline; its run was last seen {(track.last_state or 'not yet read').lower()}"
+    )
     track.outcome = HostOutcome(track.host, "unreachable", reason, track.flow_run_id)
 
 

@@ -24,12 +24,11 @@ import httpx
 
 from tcobench.errors import ExitCode, Interrupted, causes
 from tcobench.schemas import PriceTable, RunStatus
-
-from ..inventory import Cell
-from ..load.shutdown import check_stop, raised_by_a_signal
-from ..progress import HostProgress
-from ..runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
-from ..store.store import StoreRef, write_results
+from tcobench.tasks.inventory import Cell
+from tcobench.tasks.load.shutdown import check_stop, raised_by_a_signal
+from tcobench.tasks.progress import HostProgress
+from tcobench.tasks.runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
+from tcobench.tasks.store.store import StoreRef, write_results
 
 __all__ = ["CellResult", "is_io_error", "nightly_markdown", "run_cells"]
 
@@ -74,19 +73,40 @@ def _verdict(result: Any, threshold: float) -> ExitCode:
 
 def _watching(progress: HostProgress | None) -> dict[str, Any]:
     """The benchmark flow's progress callbacks (none without a progress display)."""
-    return {} if progress is None else {"on_request": progress.on_request, "on_event": progress.on_event,
-                                        "watcher": progress}  # fmt: skip
+    return (
+        {}
+        if progress is None
+        else {"on_request": progress.on_request, "on_event": progress.on_event, "watcher": progress}
+    )
 
 
-def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef, model_cache: Path, batch_id: str,
-             attempts: int, backoff_s: float, threshold: float,
-             progress: HostProgress | None) -> CellResult:  # fmt: skip
+def _run_one(
+    cell: Cell,
+    run_cell: RunCell,
+    prices: PriceTable,
+    store: StoreRef,
+    model_cache: Path,
+    batch_id: str,
+    attempts: int,
+    backoff_s: float,
+    threshold: float,
+    progress: HostProgress | None,
+) -> CellResult:
     for attempt in range(1, attempts + 1):
         check_stop("no further cell was started")
         try:
             # summarise=False: no summary connection per cell; the night publishes one summary of its runs
-            result = run_cell(cell.config, prices, store, cell.host.name, model_cache, batch_id=batch_id,
-                              cell=cell.label, summarise=False, **_watching(progress))  # fmt: skip
+            result = run_cell(
+                cell.config,
+                prices,
+                store,
+                cell.host.name,
+                model_cache,
+                batch_id=batch_id,
+                cell=cell.label,
+                summarise=False,
+                **_watching(progress),
+            )
         except Interrupted:
             raise  # a signal stops the night; the run in progress is already stored
         except Exception as exc:  # one failing cell never stops the others
@@ -99,15 +119,23 @@ def _run_one(cell: Cell, run_cell: RunCell, prices: PriceTable, store: StoreRef,
             error = f"{getattr(exc, 'kind', type(exc).__name__)}: {exc}"
             record = failed_run_record(cell.config, cell.host.name, batch_id, error, cell=cell.label)
             write_results(store, record, [])
-            return CellResult(cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error,
-                              ExitCode.failed)  # fmt: skip
+            return CellResult(
+                cell.label, cell.host.name, RunStatus.failed, [record.run_id], attempt, error, ExitCode.failed
+            )
         statuses = {RunStatus(r["status"]) for r in result.run_rows.select(["status"]).to_pylist()}
         status = RunStatus.ok if statuses <= {RunStatus.ok} else RunStatus.partial
         if RunStatus.failed in statuses:
             status = RunStatus.failed
         warnings = tuple(sorted({r.identity_warning for r in result.runs if r.identity_warning}))
-        return CellResult(cell.label, cell.host.name, status, list(result.run_ids), attempt,
-                          exit_code=_verdict(result, threshold), warnings=warnings)  # fmt: skip
+        return CellResult(
+            cell.label,
+            cell.host.name,
+            status,
+            list(result.run_ids),
+            attempt,
+            exit_code=_verdict(result, threshold),
+            warnings=warnings,
+        )
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -129,8 +157,9 @@ def run_cells(
     for index, cell in enumerate(cells, 1):
         if progress is not None:
             progress.start_cell(cell, index)
-        result = _run_one(cell, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s,
-                          partial_threshold, progress)  # fmt: skip
+        result = _run_one(
+            cell, run_cell, prices, store, model_cache, batch_id, attempts, backoff_s, partial_threshold, progress
+        )
         if progress is not None:
             progress.end_cell(result.status.value, result.error)
         results.append(result)
@@ -147,9 +176,14 @@ def nightly_markdown(
     """The night as a markdown table (Prefect artifact and CLI summary); ``hosts``: (host, outcome, reason) of
     each host's run in fleet mode."""
     failed = [r for r in results if r.status == RunStatus.failed]
-    lines = [f"# tcobench nightly {batch_id}", "",
-             f"{len(results) - len(failed)} of {len(results)} cells succeeded.", "",
-             "| cell | status | attempts | runs | error |", "|---|---|---:|---|---|"]  # fmt: skip
+    lines = [
+        f"# tcobench nightly {batch_id}",
+        "",
+        f"{len(results) - len(failed)} of {len(results)} cells succeeded.",
+        "",
+        "| cell | status | attempts | runs | error |",
+        "|---|---|---:|---|---|",
+    ]
     for r in results:
         attempts = "-" if r.attempts is None else r.attempts
         runs = ", ".join(x[:8] for x in r.run_ids)

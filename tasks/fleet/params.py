@@ -19,11 +19,10 @@ from typing import Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, PriceTable
-
-from ..host.docker_client import describe_host, is_local
-from ..inventory import Cell
-from ..load.placement import placement_of_url
-from ..runs import PARTIAL_THRESHOLD
+from tcobench.tasks.host.docker_client import describe_host, is_local
+from tcobench.tasks.inventory import Cell
+from tcobench.tasks.load.placement import placement_of_url
+from tcobench.tasks.runs import PARTIAL_THRESHOLD
 
 __all__ = [
     "cells_from_parameters",
@@ -57,7 +56,7 @@ def host_parameters(
         "cells": [
             {"engine": c.engine, "model": c.model, "workload": c.workload, "config": c.config.model_dump(mode="json")}
             for c in cells
-        ],  # fmt: skip
+        ],
         "prices": prices.model_dump(mode="json"),
         "store": store,
         "attempts": attempts,
@@ -78,9 +77,16 @@ def _validated(model: type[Any], data: Any, where: str) -> Any:
 def cells_from_parameters(host: dict[str, Any], cells: list[dict[str, Any]]) -> list[Cell]:
     """The host's cells back from its run's parameters (validated again: they crossed a process boundary)."""
     spec: HostSpec = _validated(HostSpec, host, "fleet-host parameter host")
-    return [Cell(spec, c["engine"], c["model"], c["workload"],
-                 _validated(BenchmarkConfig, c["config"], f"fleet-host cell {c.get('engine')}/{c.get('workload')}"))
-            for c in cells]  # fmt: skip
+    return [
+        Cell(
+            spec,
+            c["engine"],
+            c["model"],
+            c["workload"],
+            _validated(BenchmarkConfig, c["config"], f"fleet-host cell {c.get('engine')}/{c.get('workload')}"),
+        )
+        for c in cells
+    ]
 
 
 def refuse_remote_engines(cells: list[Cell]) -> None:
@@ -92,9 +98,11 @@ def refuse_remote_engines(cells: list[Cell]) -> None:
     for cell in cells:
         engine = cell.config.engine
         if engine.container is not None and not is_local(engine.container.docker_host):
-            raise ConfigError(f"cell {cell.label}: the Docker daemon {describe_host(engine.container.docker_host)} "
-                              "is not this host's; a fleet worker starts engines on its own host's Docker socket "
-                              "(unset DOCKER_HOST in the worker's environment, or point it at unix://...)")  # fmt: skip
+            raise ConfigError(
+                f"cell {cell.label}: the Docker daemon {describe_host(engine.container.docker_host)} "
+                "is not this host's; a fleet worker starts engines on its own host's Docker socket "
+                "(unset DOCKER_HOST in the worker's environment, or point it at unix://...)"
+            )
         if engine.url is not None and placement_of_url(engine.url) is not ClientPlacement.loopback:
             raise ConfigError(f"cell {cell.label}: endpoint {engine.url!r} is not on this host's loopback interface")
 
@@ -125,9 +133,13 @@ def refuse_secrets(value: Any, what: str) -> None:
     secrets = secret_values()
     for path, text in _strings(value, ""):
         if _URL_PASSWORD.search(text):
-            raise ConfigError(f"{what}: {path} holds a URL with a password; give credentials through the "
-                              "environment of the workers instead")  # fmt: skip
+            raise ConfigError(
+                f"{what}: {path} holds a URL with a password; give credentials through the "
+                "environment of the workers instead"
+            )
         for name, secret in secrets.items():
             if secret in text:
-                raise ConfigError(f"{what}: {path} contains the value of the secret variable {name}; secrets "
-                                  "reach hosts through their workers' environment, never as parameters")  # fmt: skip
+                raise ConfigError(
+                    f"{what}: {path} contains the value of the secret variable {name}; secrets "
+                    "reach hosts through their workers' environment, never as parameters"
+                )

@@ -14,14 +14,13 @@ from typing import Any
 
 from tcobench.errors import ExitCode
 from tcobench.schemas import PriceTable, RunStatus
-
-from ..inventory import Cell
-from ..runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
-from ..store.query import connect
-from ..store.rows import arrow_of
-from ..store.store import StoreRef, write_results
-from .gather import HostOutcome
-from .nightly import CellResult
+from tcobench.tasks.fleet.gather import HostOutcome
+from tcobench.tasks.fleet.nightly import CellResult
+from tcobench.tasks.inventory import Cell
+from tcobench.tasks.runs import PARTIAL_THRESHOLD, failed_run_record, run_verdict, worst_exit
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.rows import arrow_of
+from tcobench.tasks.store.store import StoreRef, write_results
 
 __all__ = ["batch_rows", "settle"]
 
@@ -50,20 +49,28 @@ def _lost_reason(outcome: HostOutcome | None) -> str:
     return f"lost: its run ended {outcome.status} without storing this run"
 
 
-def _settle_cell(cell: Cell, rows: Sequence[dict[str, Any]], outcome: HostOutcome | None, store: StoreRef,
-                 batch_id: str, threshold: float) -> CellResult:  # fmt: skip
+def _settle_cell(
+    cell: Cell,
+    rows: Sequence[dict[str, Any]],
+    outcome: HostOutcome | None,
+    store: StoreRef,
+    batch_id: str,
+    threshold: float,
+) -> CellResult:
     newest = {r["concurrency"]: r for r in rows}  # rows are oldest first: the newest per level wins
     failed = [r for r in rows if r["status"] == RunStatus.failed.value and newest[r["concurrency"]] is r]
     run_ids = [r["run_id"] for r in rows]
     if failed:  # the host's run recorded why (a failed row may stand for the whole cell)
-        return CellResult(cell.label, cell.host.name, RunStatus.failed, run_ids, None, failed[-1]["error"],
-                          ExitCode.failed)  # fmt: skip
+        return CellResult(
+            cell.label, cell.host.name, RunStatus.failed, run_ids, None, failed[-1]["error"], ExitCode.failed
+        )
     missing = [c for c in cell.config.workload.concurrency if c not in newest]
     if missing:
         reason = _lost_reason(outcome)
         for level in missing:
-            record = failed_run_record(cell.config, cell.host.name, batch_id, reason, cell=cell.label,
-                                       concurrency=level)  # fmt: skip
+            record = failed_run_record(
+                cell.config, cell.host.name, batch_id, reason, cell=cell.label, concurrency=level
+            )
             write_results(store, record, [])
             run_ids.append(record.run_id)
         return CellResult(cell.label, cell.host.name, RunStatus.failed, run_ids, None, reason, ExitCode.failed)
@@ -89,5 +96,6 @@ def settle(
     by_cell: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_cell.setdefault(row["cell"] or "", []).append(row)
-    return [_settle_cell(c, by_cell.get(c.label, []), outcomes.get(c.host.name), store, batch_id, threshold)
-            for c in cells]  # fmt: skip
+    return [
+        _settle_cell(c, by_cell.get(c.label, []), outcomes.get(c.host.name), store, batch_id, threshold) for c in cells
+    ]

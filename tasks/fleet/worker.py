@@ -22,8 +22,7 @@ from types import FrameType
 
 from tcobench.errors import ConfigError, ExitCode
 from tcobench.schemas import CONTROL_QUEUE
-
-from .gather import worker_name
+from tcobench.tasks.fleet.gather import worker_name
 
 __all__ = [
     "WORKER_HOST_ENV",
@@ -76,8 +75,10 @@ def check_worker_host(host: str) -> None:
     """A host's run must execute on that host: refuse when this worker serves another one."""
     serving = os.environ.get(WORKER_HOST_ENV)
     if serving is not None and serving != host:
-        raise ConfigError(f"this run is for host {host!r} but the worker that picked it up serves {serving!r}; "
-                          f"each host's worker must poll only its own work queue")  # fmt: skip
+        raise ConfigError(
+            f"this run is for host {host!r} but the worker that picked it up serves {serving!r}; "
+            f"each host's worker must poll only its own work queue"
+        )
 
 
 def _client() -> object:
@@ -118,8 +119,23 @@ def ensure_queues(pool: str, queues: list[str]) -> None:
 
 
 def worker_command(spec: WorkerSpec) -> list[str]:
-    return [sys.executable, "-m", "prefect", "worker", "start", "--pool", spec.pool, "--work-queue", spec.queue,
-            "--name", spec.name, "--type", "process", "--limit", str(spec.limit)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "prefect",
+        "worker",
+        "start",
+        "--pool",
+        spec.pool,
+        "--work-queue",
+        spec.queue,
+        "--name",
+        spec.name,
+        "--type",
+        "process",
+        "--limit",
+        str(spec.limit),
+    ]
 
 
 def worker_environment(spec: WorkerSpec, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -142,20 +158,25 @@ def worker_environment(spec: WorkerSpec, base: dict[str, str] | None = None) -> 
 
 def _preflight(spec: WorkerSpec) -> None:
     if os.geteuid() == 0 and not spec.allow_root:
-        raise ConfigError("tcobench worker is running as root; run it as an unprivileged user that may use Docker "
-                          "(the docker group; docs/fleet.md), or pass --allow-root")  # fmt: skip
+        raise ConfigError(
+            "tcobench worker is running as root; run it as an unprivileged user that may use Docker "
+            "(the docker group; docs/fleet.md), or pass --allow-root"
+        )
     if not os.environ.get("PREFECT_API_URL"):
-        raise ConfigError("tcobench worker needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
-                          "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING")  # fmt: skip
+        raise ConfigError(
+            "tcobench worker needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
+            "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING"
+        )
     try:
         ensure_pool(spec.pool)
         ensure_queues(spec.pool, [spec.queue])
     except ConfigError:
         raise
     except Exception as exc:  # unreachable server, refused credentials: one line, not a traceback
-        raise ConfigError(f"cannot prepare work pool {spec.pool!r} on the Prefect server at "
-                          f"{os.environ['PREFECT_API_URL']}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-                          ) from exc  # fmt: skip
+        raise ConfigError(
+            f"cannot prepare work pool {spec.pool!r} on the Prefect server at "
+            f"{os.environ['PREFECT_API_URL']}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        ) from exc
 
 
 def _pdeathsig_preexec() -> None:  # runs in the child between fork and exec
@@ -178,16 +199,19 @@ def run_worker(spec: WorkerSpec, say: Callable[[str], None] = lambda message: No
     try:
         while True:
             say(f"worker {spec.name}: pool {spec.pool!r}, work queue {spec.queue!r}")
-            child[:] = [subprocess.Popen(worker_command(spec), env=worker_environment(spec),
-                                         preexec_fn=_pdeathsig_preexec)]  # fmt: skip
+            child[:] = [
+                subprocess.Popen(worker_command(spec), env=worker_environment(spec), preexec_fn=_pdeathsig_preexec)
+            ]
             code = child[0].wait()
             if stop:
                 return int(ExitCode.interrupted if stop[0] == signal.SIGINT else ExitCode.terminated)
             now = time.monotonic()
             restarts = [t for t in restarts if now - t < _RESTART_WINDOW_S] + [now]
             if len(restarts) > _MAX_RESTARTS:
-                say(f"Prefect's worker exited {len(restarts)} times in {_RESTART_WINDOW_S:g} s (last status {code}); "
-                    "giving up")  # fmt: skip
+                say(
+                    f"Prefect's worker exited {len(restarts)} times in {_RESTART_WINDOW_S:g} s (last status {code}); "
+                    "giving up"
+                )
                 return int(ExitCode.error)
             delay = min(60.0, 2.0 ** len(restarts))
             say(f"Prefect's worker exited with status {code}; restarting in {delay:g} s")

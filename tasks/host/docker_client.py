@@ -172,9 +172,13 @@ def run_to_completion(
 ) -> tuple[int, str]:
     """Run a short-lived, labelled container to its end: (exit code, its output); always removed."""
     container = client.containers.create(
-        image, command=command, entrypoint=entrypoint, labels=tcobench_labels("smoke-test"), detach=True,
+        image,
+        command=command,
+        entrypoint=entrypoint,
+        labels=tcobench_labels("smoke-test"),
+        detach=True,
         **create_kwargs,
-    )  # fmt: skip
+    )
     try:
         container.start()
         try:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from tcobench.errors import EngineError
 from tcobench.schemas import GpuVendor
-
-from .docker_client import describe_host, docker_client, is_local
-from .gpu import Check, CheckStatus, vendor_for
+from tcobench.tasks.host.docker_client import describe_host, docker_client, is_local
+from tcobench.tasks.host.gpu import Check, CheckStatus, vendor_for
 
 __all__ = ["DEFAULT_MIN_FREE_BYTES", "disk_check", "run_doctor"]
 

@@ -13,9 +13,8 @@ import re
 from typing import Any
 
 from tcobench.schemas import BenchmarkConfig, GpuSource, GpuVendor, HostFactsSource, RunRecord
-
-from ..engine import RunningEngine, engine_runs_elsewhere
-from .hostinfo import collect_host_facts
+from tcobench.tasks.engine import RunningEngine, engine_runs_elsewhere
+from tcobench.tasks.host.hostinfo import collect_host_facts
 
 __all__ = ["declared_columns", "host_identity", "reconcile"]
 
@@ -64,6 +63,9 @@ def reconcile(run: RunRecord) -> RunRecord:
         return run.model_copy(update={"gpu_source": GpuSource.detected.value, "identity_warning": warning})
     if run.declared_vendor in (None, GpuVendor.cpu):
         return run.model_copy(update={"gpu_source": None, "identity_warning": None})
-    declared = {"gpu_vendor": run.declared_vendor, "gpu_name": run.declared_gpu_model,
-                "gpu_count": run.declared_gpu_count}  # fmt: skip
+    declared = {
+        "gpu_vendor": run.declared_vendor,
+        "gpu_name": run.declared_gpu_model,
+        "gpu_count": run.declared_gpu_count,
+    }
     return run.model_copy(update={**declared, "gpu_source": GpuSource.declared.value, "identity_warning": None})

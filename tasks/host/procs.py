@@ -198,8 +198,14 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start ``cmd`` so that it dies with tcobench (see module doc) and guard it; stdin is /dev/null; ``env``
     replaces the environment when given."""
-    proc = subprocess.Popen(list(cmd), stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None,
-                            stdin=subprocess.DEVNULL, env=env, **spawn_options())  # fmt: skip
+    proc = subprocess.Popen(
+        list(cmd),
+        stdout=stdout,
+        stderr=subprocess.STDOUT if stdout is not None else None,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        **spawn_options(),
+    )
     guard = current_guard()
     if guard is not None:
         guard.add(what, proc.pid)
@@ -302,8 +308,9 @@ class Guard:
             return
         read_end, write_end = os.pipe()  # not inheritable (PEP 446): only we hold the write end
         try:
-            self._watchdog = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=read_end,
-                                              start_new_session=True, close_fds=True)  # fmt: skip
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=read_end, start_new_session=True, close_fds=True
+            )
         finally:
             os.close(read_end)
         self._pipe = os.fdopen(write_end, "wb", buffering=0)

@@ -312,8 +312,10 @@ class _Sized:
 
     def at_eof(self) -> None:
         if not self.done:
-            raise RemoteProtocolError(f"peer closed connection without sending complete message body: "
-                                      f"received {self.length - self._left} bytes, expected {self.length}")  # fmt: skip
+            raise RemoteProtocolError(
+                f"peer closed connection without sending complete message body: "
+                f"received {self.length - self._left} bytes, expected {self.length}"
+            )
 
 
 class _ToClose:
@@ -355,8 +357,10 @@ class _HeadLines:
             if i < 0:
                 break
             if i == pos or buf[i - 1] != 0x0D:
-                raise RemoteProtocolError(f"malformed {self._what}: line {len(self.lines) + 1} ends in a bare LF "
-                                          "(LF without CR); HTTP/1.1 ends lines with CRLF")  # fmt: skip
+                raise RemoteProtocolError(
+                    f"malformed {self._what}: line {len(self.lines) + 1} ends in a bare LF "
+                    "(LF without CR); HTTP/1.1 ends lines with CRLF"
+                )
             line, pos = buf[pos : i - 1], i + 1
             if not line and (self.lines or not self._status):
                 self.done, self.extra, self._buf = True, buf[pos:], b""
@@ -461,8 +465,10 @@ class _Dechunker:
                     raise RemoteProtocolError(f"malformed chunk size line: {buf[pos : pos + 40]!r}")
                 break
             if i == pos or buf[i - 1] != 0x0D:
-                raise RemoteProtocolError("malformed chunked encoding: a chunk size line ends in a bare LF (LF "
-                                          "without CR); HTTP/1.1 ends lines with CRLF")  # fmt: skip
+                raise RemoteProtocolError(
+                    "malformed chunked encoding: a chunk size line ends in a bare LF (LF "
+                    "without CR); HTTP/1.1 ends lines with CRLF"
+                )
             size = _chunk_size(buf[pos : i - 1])
             pos = i + 1
             if size == 0:
@@ -474,8 +480,9 @@ class _Dechunker:
 
     def at_eof(self) -> None:
         if not self.done:
-            raise RemoteProtocolError("peer closed connection without sending complete message body: "
-                                      "incomplete chunked read")  # fmt: skip
+            raise RemoteProtocolError(
+                "peer closed connection without sending complete message body: incomplete chunked read"
+            )
 
 
 class Response:
@@ -593,15 +600,22 @@ class Connection:
     ``headers`` are sent with every request (Host, Content-Type and Content-Length are added here).
     """
 
-    def __init__(self, origin: Origin, headers: dict[str, str], ssl_context: ssl.SSLContext | None,
-                 connect_timeout_s: float) -> None:  # fmt: skip
+    def __init__(
+        self, origin: Origin, headers: dict[str, str], ssl_context: ssl.SSLContext | None, connect_timeout_s: float
+    ) -> None:
         self.origin = origin
         self._ssl = ssl_context if origin.tls else None
         if origin.tls and self._ssl is None:
             self._ssl = ssl.create_default_context()
         self._connect_timeout_s = connect_timeout_s
-        lines = [f"Host: {origin.host_header}", "Accept: */*", "Connection: keep-alive", "User-Agent: tcobench",
-                 "Content-Type: application/json", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
+        lines = [
+            f"Host: {origin.host_header}",
+            "Accept: */*",
+            "Connection: keep-alive",
+            "User-Agent: tcobench",
+            "Content-Type: application/json",
+            *(f"{k}: {v}" for k, v in headers.items()),
+        ]
         self._head = ("\r\n".join(lines) + "\r\nContent-Length: ").encode("latin-1")
         self._inbox: _Inbox | None = None
         self.sent_ns = 0  # perf counter just before the last request's bytes were written; 0 if they were not
@@ -700,8 +714,9 @@ class Connection:
             try:
                 data, stamp = await inbox.take()
             except OSError as exc:  # reset: whether any byte came first is unknown, and nothing usable did
-                raise RemoteProtocolError(f"connection lost before the response: {exc or type(exc).__name__}",
-                                          True) from exc  # fmt: skip
+                raise RemoteProtocolError(
+                    f"connection lost before the response: {exc or type(exc).__name__}", True
+                ) from exc
             if not data:
                 if head.started:
                     raise RemoteProtocolError("peer closed connection in the middle of the response head")

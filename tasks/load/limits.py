@@ -14,8 +14,7 @@ from pathlib import Path
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
-
-from .loadgen import client_procs
+from tcobench.tasks.load.loadgen import client_procs
 
 __all__ = ["FD_HEADROOM", "check_load", "plan_bound", "port_range", "reached"]
 
@@ -49,8 +48,10 @@ def _descriptors(need: int) -> str | None:
     if soft == resource.RLIM_INFINITY or need <= soft:
         return None
     if hard != resource.RLIM_INFINITY and need > hard:
-        return f"{need} file descriptors per client process, over this process's limit of {hard} (RLIMIT_NOFILE, " \
-               "`ulimit -Hn`)"  # fmt: skip
+        return (
+            f"{need} file descriptors per client process, over this process's limit of {hard} (RLIMIT_NOFILE, "
+            "`ulimit -Hn`)"
+        )
     resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))  # children (client processes) inherit it
     return None
 
@@ -65,14 +66,18 @@ def check_load(workload: WorkloadConfig, warn: bool = True) -> None:
         procs = max(1, client_procs(workload, streams))
         why = _descriptors(-(-streams // procs) + FD_HEADROOM)
         if why is None and ports is not None and streams > ports:
-            why = f"{streams} connections to one engine address, over the {ports} local ports the kernel hands " \
-                  f"out (net.ipv4.ip_local_port_range)"  # fmt: skip
+            why = (
+                f"{streams} connections to one engine address, over the {ports} local ports the kernel hands "
+                f"out (net.ipv4.ip_local_port_range)"
+            )
         if why is not None:
             raise ConfigError(f"workload.concurrency {level} cannot be opened here: {why}; lower the concurrency")
         if warn and bound is not None and level > bound:
-            log.warning(f"workload.concurrency {level} exceeds what the plan can reach: {bound} in flight at most "
-                        f"(requests {workload.requests}, warm-up {workload.warmup_requests}, turns "
-                        f"{workload.turns}); the run goes on at {bound} and stores concurrency_reached")  # fmt: skip
+            log.warning(
+                f"workload.concurrency {level} exceeds what the plan can reach: {bound} in flight at most "
+                f"(requests {workload.requests}, warm-up {workload.warmup_requests}, turns "
+                f"{workload.turns}); the run goes on at {bound} and stores concurrency_reached"
+            )
 
 
 def reached(records: Iterable[RequestRecord]) -> int:

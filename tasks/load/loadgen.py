@@ -24,17 +24,36 @@ from typing import Any
 
 from tcobench.errors import MeasurementError
 from tcobench.schemas import ClientProcessCheck, LoadMode, Phase, RequestRecord, WorkloadConfig
+from tcobench.tasks.host.procs import die_with
+from tcobench.tasks.load import shutdown
+from tcobench.tasks.load.pacing import (
+    Clock,
+    Counter,
+    Gate,
+    Instant,
+    OnPhase,
+    OnRequest,
+    PhaseRun,
+    Slice,
+    Stop,
+    run_phase,
+)
+from tcobench.tasks.load.record import MeasureResult, RunContext, make_send
+from tcobench.tasks.load.selfcheck import ProcessProbe
+from tcobench.tasks.load.stream import Clients, Target
+from tcobench.tasks.workload.plan import WorkloadPlan
 
-from ..host.procs import die_with
-from ..workload.plan import WorkloadPlan
-from . import shutdown
-from .pacing import Clock, Counter, Gate, Instant, OnPhase, OnRequest, PhaseRun, Slice, Stop, run_phase
-from .record import MeasureResult, RunContext, make_send
-from .selfcheck import ProcessProbe
-from .stream import Clients, Target
-
-__all__ = ["REQUESTS_PER_S_PER_PROC", "STREAMS_PER_PROC", "Flag", "SharedCounter", "SharedInstant", "auto_procs",
-           "client_procs", "concurrency_slices", "measure_procs"]  # fmt: skip
+__all__ = [
+    "REQUESTS_PER_S_PER_PROC",
+    "STREAMS_PER_PROC",
+    "Flag",
+    "SharedCounter",
+    "SharedInstant",
+    "auto_procs",
+    "client_procs",
+    "concurrency_slices",
+    "measure_procs",
+]
 
 STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
 REQUESTS_PER_S_PER_PROC = 400  # new requests per second one process sends on time (same source)
@@ -133,9 +152,16 @@ class _Shared:
     @classmethod
     def make(cls, ctx: Any) -> _Shared:
         phases = (Phase.warmup, Phase.measure)
-        return cls(ctx.Queue(), {p: Flag(ctx) for p in phases}, Flag(ctx), Flag(ctx),
-                   {p: SharedCounter(ctx) for p in phases}, SharedCounter(ctx), SharedInstant(ctx),
-                   ctx.Value("q", 0))  # fmt: skip
+        return cls(
+            ctx.Queue(),
+            {p: Flag(ctx) for p in phases},
+            Flag(ctx),
+            Flag(ctx),
+            {p: SharedCounter(ctx) for p in phases},
+            SharedCounter(ctx),
+            SharedInstant(ctx),
+            ctx.Value("q", 0),
+        )
 
 
 @dataclass(frozen=True)
@@ -193,8 +219,9 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
         await asyncio.sleep(max(0, start - time.perf_counter_ns()) / 1e9)
         try:
             part = Slice(job.concurrency, shared.units[Phase.measure], job.proc, job.procs, start)
-            measured = await run_phase(measured, workload.mode, workload.rate, plan.seed_of(Phase.measure, 0), stop,
-                                        part)  # fmt: skip
+            measured = await run_phase(
+                measured, workload.mode, workload.rate, plan.seed_of(Phase.measure, 0), stop, part
+            )
         finally:
             put(("check", job.proc, await probe.stop()))
         put(("phase", job.proc, Phase.measure, measured.cancelled, gate.forced))
@@ -312,14 +339,33 @@ def _result(got: _Collected, procs: int, reason: str | None, timed: bool) -> Mea
     )
 
 
-def measure_procs(target: Target, plan: WorkloadPlan, ctx: RunContext, concurrency: int, procs: int,
-                  on_request: OnRequest | None, on_phase: OnPhase | None) -> MeasureResult:  # fmt: skip
+def measure_procs(
+    target: Target,
+    plan: WorkloadPlan,
+    ctx: RunContext,
+    concurrency: int,
+    procs: int,
+    on_request: OnRequest | None,
+    on_phase: OnPhase | None,
+) -> MeasureResult:
     """Warm up and measure from ``procs`` worker processes (see the module doc); the same result as measure()."""
     mp = multiprocessing.get_context("spawn")  # no fork: the parent may hold threads (Prefect, telemetry)
     shared = _Shared.make(mp)
     anchor = (time.time_ns(), time.perf_counter_ns())
-    jobs = [_Job(target, plan, RunContext(ctx.run_id, ctx.date, ctx.host, k), c, k, procs, anchor, shutdown.grace_s(),
-                 os.getpid()) for k, c in enumerate(concurrency_slices(concurrency, procs))]  # fmt: skip
+    jobs = [
+        _Job(
+            target,
+            plan,
+            RunContext(ctx.run_id, ctx.date, ctx.host, k),
+            c,
+            k,
+            procs,
+            anchor,
+            shutdown.grace_s(),
+            os.getpid(),
+        )
+        for k, c in enumerate(concurrency_slices(concurrency, procs))
+    ]
     workers = [mp.Process(target=_worker, args=(job, shared), name=f"tcobench-client-{job.proc}") for job in jobs]
     parent = _Parent(workers, shared, on_request, plan.workload.run_deadline_s)
     unlisten = shutdown.listen(lambda reason, hurry: parent.stop(reason, hurry))

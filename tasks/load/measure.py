@@ -19,12 +19,10 @@ import asyncio
 import httpx
 
 from tcobench.schemas import LoadMode, Phase, WorkloadConfig
-
-from ..workload.plan import WorkloadPlan
-from . import shutdown
-from .limits import check_load
-from .loadgen import client_procs, measure_procs
-from .pacing import (
+from tcobench.tasks.load import shutdown
+from tcobench.tasks.load.limits import check_load
+from tcobench.tasks.load.loadgen import client_procs, measure_procs
+from tcobench.tasks.load.pacing import (
     ALARM_MIN_NS,
     Clock,
     Counter,
@@ -39,9 +37,16 @@ from .pacing import (
     run_phase,
     stop_on_signal_or_deadline,
 )
-from .record import COMPLETIONS_PER_TURN, OUTPUT_PREFIX_CHARS, MeasureResult, RunContext, answer_fingerprint, make_send
-from .selfcheck import ProcessProbe
-from .stream import (
+from tcobench.tasks.load.record import (
+    COMPLETIONS_PER_TURN,
+    OUTPUT_PREFIX_CHARS,
+    MeasureResult,
+    RunContext,
+    answer_fingerprint,
+    make_send,
+)
+from tcobench.tasks.load.selfcheck import ProcessProbe
+from tcobench.tasks.load.stream import (
     MAX_ERROR_BODY_BYTES,
     MAX_LINE_BYTES,
     MAX_RETRY_AFTER_S,
@@ -55,6 +60,7 @@ from .stream import (
     probe_prompt_tokens,
     retry_delay,
 )
+from tcobench.tasks.workload.plan import WorkloadPlan
 
 __all__ = [
     "ALARM_MIN_NS",

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcobench.schemas import LoadMode, Phase, RequestRecord
-
-from ..workload.plan import RequestSpec, WorkloadPlan
-from . import shutdown
-from .stream import Sent
+from tcobench.tasks.load import shutdown
+from tcobench.tasks.load.stream import Sent
+from tcobench.tasks.workload.plan import RequestSpec, WorkloadPlan
 
 __all__ = [
     "ALARM_MIN_NS",
@@ -95,8 +94,14 @@ class Instant:
 class Gate:
     """Whether another request may start: a count of requests, or a deadline with a minimum count."""
 
-    def __init__(self, count: int | None, duration_s: float | None, min_requests: int, started: Counter | None = None,
-                 first: Instant | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        count: int | None,
+        duration_s: float | None,
+        min_requests: int,
+        started: Counter | None = None,
+        first: Instant | None = None,
+    ) -> None:
         self.count, self.min_requests, self.counter = count, min_requests, started or Counter()
         self.duration_ns = int(duration_s * 1e9) if duration_s is not None else None
         # the clock starts when the first request is sent (by any client process; not when the phase is set up):
@@ -308,8 +313,9 @@ def arrivals(rate: float, seed: int, start_ns: int) -> Iterator[int]:
         yield start_ns + round(due * 1e9)
 
 
-async def _poisson(units: int | None, cap: int, schedule: Iterator[tuple[int, int]], fire: Fire, gate: Gate,
-                   stop: Stop) -> None:  # fmt: skip
+async def _poisson(
+    units: int | None, cap: int, schedule: Iterator[tuple[int, int]], fire: Fire, gate: Gate, stop: Stop
+) -> None:
     """Send unit i at its due time from ``schedule`` ((unit, due) pairs: all of them, or one process's share of
     the one global schedule), with at most ``cap`` in flight."""
     slots = asyncio.Semaphore(cap)

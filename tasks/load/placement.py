@@ -23,10 +23,9 @@ import httpx
 
 from tcobench.errors import EngineError
 from tcobench.schemas import ClientPlacement, Protocol
-
-from ..analysis.quantile import quantile
-from ..tls import tls_context
-from .protocols import adapter_for
+from tcobench.tasks.analysis.quantile import quantile
+from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["RTT_PROBES", "is_local_address", "placement_of_url", "probe_rtt_ns"]
 

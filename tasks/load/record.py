@@ -10,11 +10,10 @@ import time
 from dataclasses import dataclass
 
 from tcobench.schemas import ClientProcessCheck, RequestRecord
-
-from ..workload.plan import RequestInput, RequestSpec, WorkloadPlan
-from .pacing import Clock, Gate, Send
-from .protocols import adapter_for
-from .stream import Clients, Sent, Stream, Target, finalize_counters, send_request
+from tcobench.tasks.load.pacing import Clock, Gate, Send
+from tcobench.tasks.load.protocols import adapter_for
+from tcobench.tasks.load.stream import Clients, Sent, Stream, Target, finalize_counters, send_request
+from tcobench.tasks.workload.plan import RequestInput, RequestSpec, WorkloadPlan
 
 __all__ = [
     "COMPLETIONS_PER_TURN",
@@ -55,14 +54,24 @@ class MeasureResult:
         # Short: asyncio.run formats the finished task (its result included) when it restores the SIGINT handler
         # (signal.getsignal's enum lookup of a partial), and the default repr of every request row was slow
         # at the end of each run (docs/performance.md#result-repr).
-        return (f"MeasureResult(warmup={len(self.warmup)} rows, measured={len(self.measured)} rows, "
-                f"stopped={self.stopped!r}, stop_rule={self.stop_rule!r})")  # fmt: skip
+        return (
+            f"MeasureResult(warmup={len(self.warmup)} rows, measured={len(self.measured)} rows, "
+            f"stopped={self.stopped!r}, stop_rule={self.stop_rule!r})"
+        )
 
 
 def _record(
-    spec: RequestSpec, given: RequestInput, ctx: RunContext, clock: Clock, t0: int, t_end: int, stream: Stream,
-    retries: int, deadline: int | None, lateness: int | None = None,
-) -> RequestRecord:  # fmt: skip
+    spec: RequestSpec,
+    given: RequestInput,
+    ctx: RunContext,
+    clock: Clock,
+    t0: int,
+    t_end: int,
+    stream: Stream,
+    retries: int,
+    deadline: int | None,
+    lateness: int | None = None,
+) -> RequestRecord:
     c = stream.counters
     finalize_counters(c)
     times = stream.content_ns

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tcobench.schemas import ClientProcessCheck
-
-from ..analysis.quantile import quantile
+from tcobench.tasks.analysis.quantile import quantile
 
 __all__ = [
     "CPU_LIMIT",
@@ -129,10 +128,13 @@ class ProcessProbe:
         wall, cpu = time.perf_counter_ns() - self._wall0, time.thread_time_ns() - self._cpu0
         gc.unfreeze()
         await self.lag.stop()
-        p50, p99, own = (_ns(quantile(values, q)) for values, q in ((self.lag.samples, 0.5), (self.lag.samples, 0.99),
-                                                                    (self.lag.own, 0.99)))  # fmt: skip
-        return ClientProcessCheck(wall_ns=wall, cpu_ns=cpu, lag_p50_ns=p50, lag_p99_ns=p99, own_lag_p99_ns=own,
-                                  lag_samples=self.lag.seen)  # fmt: skip
+        p50, p99, own = (
+            _ns(quantile(values, q))
+            for values, q in ((self.lag.samples, 0.5), (self.lag.samples, 0.99), (self.lag.own, 0.99))
+        )
+        return ClientProcessCheck(
+            wall_ns=wall, cpu_ns=cpu, lag_p50_ns=p50, lag_p99_ns=p99, own_lag_p99_ns=own, lag_samples=self.lag.seen
+        )
 
 
 def _ns(value: float | None) -> int | None:
@@ -146,8 +148,10 @@ def verdict(checks: Sequence[ClientProcessCheck]) -> tuple[bool, str | None]:
     for i, c in enumerate(checks):
         long_enough = c.wall_ns >= MIN_LAG_SAMPLES * LAG_INTERVAL_NS
         if long_enough and c.own_lag_p99_ns is not None and c.own_lag_p99_ns > LAG_P99_LIMIT_NS:
-            why.append(f"process {i}: event-loop lag p99 {c.own_lag_p99_ns / 1e6:.1f} ms (run-queue wait excluded) > "
-                       f"{LAG_P99_LIMIT_NS / 1e6:g} ms")  # fmt: skip
+            why.append(
+                f"process {i}: event-loop lag p99 {c.own_lag_p99_ns / 1e6:.1f} ms (run-queue wait excluded) > "
+                f"{LAG_P99_LIMIT_NS / 1e6:g} ms"
+            )
         if c.wall_ns > 0 and c.cpu_ns / c.wall_ns >= CPU_LIMIT:
             why.append(f"process {i}: CPU {c.cpu_ns / c.wall_ns:.0%} of a core >= {CPU_LIMIT:.0%}")
     return bool(why), ("client saturated: " + "; ".join(why)) if why else None

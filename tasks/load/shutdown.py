@@ -115,8 +115,10 @@ def _notice(name: str, count: int) -> str:
     """What a graceful stop does now, for the user who sent the signal."""
     if count == 1:
         wait = f"requests in flight get {_State.grace_s:g} s to finish"
-        return (f"{name}: stopping; nothing more is sent, {wait}, then what finished is stored (signal again to "
-                "stop waiting, a third time to stop at once)")  # fmt: skip
+        return (
+            f"{name}: stopping; nothing more is sent, {wait}, then what finished is stored (signal again to "
+            "stop waiting, a third time to stop at once)"
+        )
     return f"{name}: no more waiting for requests in flight; what finished is stored (once more to stop at once)"
 
 
@@ -163,8 +165,7 @@ def raised_by_a_signal(exc: BaseException) -> BaseException | None:
     ``TerminationSignal``), save asyncio's ``CancelledError`` and ``GeneratorExit``, which are the context of
     ordinary errors (a timeout raised while a task was cancelled).
     """
-    return next((e for e in causes(exc) if not isinstance(e, (Exception, asyncio.CancelledError, GeneratorExit))),
-                None)  # fmt: skip
+    return next((e for e in causes(exc) if not isinstance(e, (Exception, asyncio.CancelledError, GeneratorExit))), None)
 
 
 def stop_requested() -> StopRequest | None:

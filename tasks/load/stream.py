@@ -18,11 +18,10 @@ import httpx
 
 from tcobench.errors import ConfigError, EngineError
 from tcobench.schemas import Protocol, RequestRecord, WorkloadConfig
-
-from ..tls import tls_context
-from ..workload.plan import RequestInput, WorkloadPlan
-from . import http1
-from .protocols import Adapter, EngineInfo, ServerCounters, adapter_for
+from tcobench.tasks.load import http1
+from tcobench.tasks.load.protocols import Adapter, EngineInfo, ServerCounters, adapter_for
+from tcobench.tasks.tls import tls_context
+from tcobench.tasks.workload.plan import RequestInput, WorkloadPlan
 
 __all__ = [
     "Clients",
@@ -114,8 +113,14 @@ class Clients:
     def _make(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         # trust_env=False: a proxy from the environment must never sit between us and the engine.
-        client = httpx.AsyncClient(timeout=self._timeout, limits=limits, trust_env=False, headers=self._headers,
-                                   transport=self._transport, verify=self._ssl)  # fmt: skip
+        client = httpx.AsyncClient(
+            timeout=self._timeout,
+            limits=limits,
+            trust_env=False,
+            headers=self._headers,
+            transport=self._transport,
+            verify=self._ssl,
+        )
         self._all.append(client)
         return client
 
@@ -287,8 +292,15 @@ class Stream:
         self.retry_after: str | None = None
         self.text: list[str] = []  # the answer (multi-turn history; counting when the server counts nothing)
 
-    async def read(self, status: int, headers: Mapping[str, str], body: AsyncIterator[bytes], adapter: Adapter,
-                   chat: bool, arrival: Callable[[], int] = time.perf_counter_ns) -> None:  # fmt: skip
+    async def read(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: AsyncIterator[bytes],
+        adapter: Adapter,
+        chat: bool,
+        arrival: Callable[[], int] = time.perf_counter_ns,
+    ) -> None:
         """Read one response (``headers``: a mapping that answers lower-case names) from its raw ``body``.
 
         ``arrival``: when the bytes ``body`` last yielded reached the host (perf counter, ns): a content event is
@@ -300,8 +312,10 @@ class Stream:
             return
         encoding = _compression(headers)
         if encoding is not None:
-            raise StreamLimitError(f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
-                                   "tcobench asked for identity")  # fmt: skip
+            raise StreamLimitError(
+                f"the server compressed the stream (Content-Encoding: {encoding[:40]}) though "
+                "tcobench asked for identity"
+            )
         lines = LineSplitter()
         async for chunk in body:
             if self._events(lines.feed(chunk), arrival(), adapter, chat):
@@ -313,8 +327,9 @@ class Stream:
         connection's receive callback (``Response.stream``: no task wakes per chunk), each piece timed by its
         kernel receive stamp; anything else as ``read`` does."""
         if response.status_code != 200 or _compression(response.headers) is not None:
-            await self.read(response.status_code, response.headers, response.aiter_raw(), adapter, chat,
-                            response.arrival_ns)  # fmt: skip
+            await self.read(
+                response.status_code, response.headers, response.aiter_raw(), adapter, chat, response.arrival_ns
+            )
             return
         self.status = 200
         lines = LineSplitter()
@@ -346,8 +361,9 @@ class Stream:
         return False
 
 
-async def _attempt(clients: Clients, adapter: Adapter, target: Target, url: str, body: dict[str, Any],
-                   timeout_s: float) -> tuple[Stream, int, bool]:  # fmt: skip
+async def _attempt(
+    clients: Clients, adapter: Adapter, target: Target, url: str, body: dict[str, Any], timeout_s: float
+) -> tuple[Stream, int, bool]:
     """One send: (what came back, when it was sent, whether the connection was stale and nothing came back).
 
     With the lean client "sent" is when the request's bytes were written (after connecting, if it had to); with
@@ -420,8 +436,9 @@ async def send_request(
         retries += 1
         await asyncio.sleep(wait)
     if stream.error is not None:
-        stream.error = _redact(stream.error + _retry_note(stream.status, stream.retry_after, retries,
-                                                          workload.max_retries), clients.key)  # fmt: skip
+        stream.error = _redact(
+            stream.error + _retry_note(stream.status, stream.retry_after, retries, workload.max_retries), clients.key
+        )
     t_end = time.perf_counter_ns()
     return first, t0, t_end, stream, retries
 

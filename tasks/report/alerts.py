@@ -23,13 +23,12 @@ import httpx
 from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable, RunStatus
 from tcobench.settings import Settings
-
-from ..analysis.history import history
-from ..fleet.nightly import CellResult
-from ..store.store import StoreRef, open_store
-from ..tls import tls_context
-from .artifacts import publish_link
-from .report import write_report
+from tcobench.tasks.analysis.history import history
+from tcobench.tasks.fleet.nightly import CellResult
+from tcobench.tasks.report.artifacts import publish_link
+from tcobench.tasks.report.report import write_report
+from tcobench.tasks.store.store import StoreRef, open_store
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["Flag", "announce_night", "flags_markdown", "night_flags", "post_webhook"]
 
@@ -57,24 +56,40 @@ def night_flags(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -> 
     """The flagged changes of ``run_ids`` (history's default rules)."""
     wanted = set(run_ids)
     return [
-        Flag(s.host, s.model_name, s.workload, s.concurrency, p.run_id, c.metric, c.median, c.prior_median,
-             c.change_pct, c.better, p.usd_per_m_output_tokens)
+        Flag(
+            s.host,
+            s.model_name,
+            s.workload,
+            s.concurrency,
+            p.run_id,
+            c.metric,
+            c.median,
+            c.prior_median,
+            c.change_pct,
+            c.better,
+            p.usd_per_m_output_tokens,
+        )
         for s in history(store, prices)
         for p, c in s.flags
         if p.run_id in wanted
-    ]  # fmt: skip
+    ]
 
 
 def flags_markdown(flags: Sequence[Flag]) -> str:
     if not flags:
         return "No flagged changes in this night's runs (`tcobench history` rules).\n"
-    lines = [f"## {len(flags)} flagged change(s)", "",
-             "| host | model | workload | concurrency | metric | median | prior median | change | run |",
-             "|---|---|---|---:|---|---:|---:|---:|---|"]  # fmt: skip
+    lines = [
+        f"## {len(flags)} flagged change(s)",
+        "",
+        "| host | model | workload | concurrency | metric | median | prior median | change | run |",
+        "|---|---|---|---:|---|---:|---:|---:|---|",
+    ]
     for f in flags:
         way = "better" if f.better else "worse"
-        lines.append(f"| {f.host} | {f.model_name} | {f.workload} | {f.concurrency} | {f.metric} | {f.median:.4g} | "
-                     f"{f.prior_median:.4g} | {f.change_pct:+.1f}% ({way}) | {f.run_id[:8]} |")  # fmt: skip
+        lines.append(
+            f"| {f.host} | {f.model_name} | {f.workload} | {f.concurrency} | {f.metric} | {f.median:.4g} | "
+            f"{f.prior_median:.4g} | {f.change_pct:+.1f}% ({way}) | {f.run_id[:8]} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -124,6 +139,12 @@ def announce_night(
     if settings.webhook_url is None:
         return text
     failed = [{"cell": c.cell, "host": c.host, "error": c.error} for c in cells if c.status is RunStatus.failed]
-    payload = {"text": text, "batch_id": batch_id, "cells": len(cells), "failed": failed,
-               "flags": [asdict(f) for f in flags], "report": link}  # fmt: skip
+    payload = {
+        "text": text,
+        "batch_id": batch_id,
+        "cells": len(cells),
+        "failed": failed,
+        "flags": [asdict(f) for f in flags],
+        "report": link,
+    }
     return f"{text}\nWebhook: {post_webhook(settings.webhook_url.get_secret_value(), payload)}.\n"

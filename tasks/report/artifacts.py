@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING
 
 from tcobench.errors import TcobenchError
 from tcobench.schemas import PriceTable
-
-from ..redact import redact_text
+from tcobench.tasks.redact import redact_text
 
 if TYPE_CHECKING:
     import duckdb
 
-    from ..analysis.summarise import Summary
-    from ..store.store import StoreRef
+    from tcobench.tasks.analysis.summarise import Summary
+    from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "ARTIFACT_KEY",
@@ -69,13 +68,13 @@ def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence
     """``summarise`` of these runs and, when ``publish`` and inside a flow run, the Markdown artifact of
     ``report.summary_markdown`` for them, both from one connection (one attach of the store and one binding of the
     views a cell's end reads, not two)."""
-    from ..analysis.summarise import SUMMARY_VIEWS, summary_of
-    from ..store.query import connect
+    from tcobench.tasks.analysis.summarise import SUMMARY_VIEWS, summary_of
+    from tcobench.tasks.store.query import connect
 
     views: tuple[str, ...] = SUMMARY_VIEWS
     render: Callable[[duckdb.DuckDBPyConnection, Sequence[str]], str] | None = None
     if publish and in_prefect_flow_run():  # outside a flow run nothing is published: the markdown is not built
-        from .report import MARKDOWN_VIEWS, markdown_of
+        from tcobench.tasks.report.report import MARKDOWN_VIEWS, markdown_of
 
         views, render = views + MARKDOWN_VIEWS, markdown_of
     con = connect(store, prices, needs=views)
@@ -89,8 +88,9 @@ def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence
     return summary
 
 
-def publish_run_cards(store: StoreRef, prices: PriceTable, run_ids: Sequence[str],
-                      description: str = "tcobench run summary") -> str | None:  # fmt: skip
+def publish_run_cards(
+    store: StoreRef, prices: PriceTable, run_ids: Sequence[str], description: str = "tcobench run summary"
+) -> str | None:
     """The summary artifact (``report.summary_markdown``: record card and cost per run, flagged changes) of many
     runs at once, from one connection: a nightly's cells skip their own (``benchmark(summarise=False)``) and the
     night, or a fleet host's run, publishes this one. Its id; None outside a flow run or with no runs (nothing is
@@ -98,12 +98,13 @@ def publish_run_cards(store: StoreRef, prices: PriceTable, run_ids: Sequence[str
     is logged as a warning instead of failing the night that measured them."""
     if not run_ids or not in_prefect_flow_run():
         return None
-    from .report import summary_markdown
+    from tcobench.tasks.report.report import summary_markdown
 
     try:
         text = summary_markdown(store, prices, run_ids)
     except TcobenchError as exc:
-        logging.getLogger("tcobench").warning("the summary artifact of %d run(s) was not published: %s", len(run_ids),
-                                              exc)  # fmt: skip
+        logging.getLogger("tcobench").warning(
+            "the summary artifact of %d run(s) was not published: %s", len(run_ids), exc
+        )
         return None
     return publish_summary(text, description=description)

@@ -24,14 +24,10 @@ import duckdb
 
 from tcobench.errors import ConfigError, QueryError, StoreError
 from tcobench.schemas import PriceTable, RunStatus
-
-from ..analysis.compare import parse_selection
-from ..analysis.history import Series, detect_changes
-from ..analysis.summarise import BY_EQUALITY, rows_of_runs
-from ..store.query import connect, describe_snapshot, freeze_views
-from ..store.rows import RecordCardRow, collection_paused, fetch_rows, typed_rows
-from ..store.store import StoreRef
-from .assets import (
+from tcobench.tasks.analysis.compare import parse_selection
+from tcobench.tasks.analysis.history import Series, detect_changes
+from tcobench.tasks.analysis.summarise import BY_EQUALITY, rows_of_runs
+from tcobench.tasks.report.assets import (
     Platform,
     ReportContext,
     ReportRun,
@@ -53,6 +49,9 @@ from .assets import (
     trend_label,
     trend_section,
 )
+from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views
+from tcobench.tasks.store.rows import RecordCardRow, collection_paused, fetch_rows, typed_rows
+from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "MARKDOWN_VIEWS",
@@ -120,25 +119,34 @@ def _saturation_warning(ctx: ReportContext) -> str:
         return ""
     names = ", ".join(f"{r['run_id'][:8]} ({r['host']}, c={r['concurrency']})" for r in flagged)
     first = escape(str(flagged[0]["client_check_note"]))
-    return (f'<p class="warning"><strong>Client saturated in {len(flagged)} run(s):</strong> {escape(names)}. The '
-            "load generator itself was a limit there (event-loop lag or CPU over its threshold), so those latencies "
-            f"and rates understate the engine. First: {first}</p>")  # fmt: skip
+    return (
+        f'<p class="warning"><strong>Client saturated in {len(flagged)} run(s):</strong> {escape(names)}. The '
+        "load generator itself was a limit there (event-loop lag or CPU over its threshold), so those latencies "
+        f"and rates understate the engine. First: {first}</p>"
+    )
 
 
 def _shape_warning(ctx: ReportContext) -> str:
     """A warning naming the runs whose served input or output lengths missed the asked ones (view run_shape), with
     the likely cause, or nothing."""
     shown = {r["run_id"]: r for r in ctx.runs}
-    found = [(run_id, note) for run_id, note in ctx.con.execute(
-        "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch ORDER BY run_id").fetchall()
-        if run_id in shown]  # fmt: skip
+    found = [
+        (run_id, note)
+        for run_id, note in ctx.con.execute(
+            "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch ORDER BY run_id"
+        ).fetchall()
+        if run_id in shown
+    ]
     if not found:
         return ""
-    names = ", ".join(f"{run_id[:8]} ({shown[run_id]['host']}, c={shown[run_id]['concurrency']})"
-                      for run_id, _ in found[:10]) + (", ..." if len(found) > 10 else "")  # fmt: skip
-    return (f'<p class="warning"><strong>shape_mismatch in {len(found)} run(s):</strong> {escape(names)}. Their '
-            "served input or output lengths differ from the asked ones by more than the shape tolerance, so they do "
-            f"not measure the workload asked for. First: {escape(str(found[0][1]))}</p>")  # fmt: skip
+    names = ", ".join(
+        f"{run_id[:8]} ({shown[run_id]['host']}, c={shown[run_id]['concurrency']})" for run_id, _ in found[:10]
+    ) + (", ..." if len(found) > 10 else "")
+    return (
+        f'<p class="warning"><strong>shape_mismatch in {len(found)} run(s):</strong> {escape(names)}. Their '
+        "served input or output lengths differ from the asked ones by more than the shape tolerance, so they do "
+        f"not measure the workload asked for. First: {escape(str(found[0][1]))}</p>"
+    )
 
 
 @collection_paused()  # tens of thousands of row objects over a year's store (tasks/store/rows.py)
@@ -210,8 +218,11 @@ def build_report(
 
 def _filter(ctx: ReportContext, series: Sequence[Series]) -> str:
     """The page's filter: the hosts, models and workloads of the report's runs, and each chart series' facets."""
-    choices = {"host": sorted({r["host"] for r in ctx.runs}), "model": sorted({r["model_name"] for r in ctx.runs}),
-               "workload": sorted({r["workload"] for r in ctx.runs})}  # fmt: skip
+    choices = {
+        "host": sorted({r["host"] for r in ctx.runs}),
+        "model": sorted({r["model_name"] for r in ctx.runs}),
+        "workload": sorted({r["workload"] for r in ctx.runs}),
+    }
     facets: dict[str, dict[str, str]] = {}
     levels = sorted({r["concurrency"] for r in ctx.runs})
     for p in ctx.platforms:

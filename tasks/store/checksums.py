@@ -19,8 +19,8 @@ from pathlib import Path
 
 import duckdb
 
-from .health import Damage, DataFile, data_files
-from .lake import LAKE, StoreLocation
+from tcobench.tasks.store.health import Damage, DataFile, data_files
+from tcobench.tasks.store.lake import LAKE, StoreLocation
 
 __all__ = [
     "TABLE",
@@ -163,8 +163,11 @@ UNDECODABLE: dict[str, str] = {}
 
 def known_undecodable(files: list[DataFile], skip: set[str]) -> list[Damage]:
     """The listed files this process found not to decode (``find_undecodable``), less ``skip``."""
-    return [Damage(f.schema, f.table, f.path, UNDECODABLE[f.path]) for f in files
-            if f.path in UNDECODABLE and f.path not in skip]  # fmt: skip
+    return [
+        Damage(f.schema, f.table, f.path, UNDECODABLE[f.path])
+        for f in files
+        if f.path in UNDECODABLE and f.path not in skip
+    ]
 
 
 def find_undecodable(location: StoreLocation) -> list[str]:
@@ -174,7 +177,7 @@ def find_undecodable(location: StoreLocation) -> list[str]:
     unchanged. Only called after a read failed (the cost of decoding falls on the error path alone)."""
     if location.data_dir is None or not location.exists():
         return []
-    from .lake import attach_sql, new_instance, one_line, sql_string
+    from tcobench.tasks.store.lake import attach_sql, new_instance, one_line, sql_string
 
     con = new_instance(location)
     found: list[str] = []

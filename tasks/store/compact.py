@@ -21,13 +21,21 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from ..analysis.history import change_test_rows
-from ..prices import load_prices
-from .health import data_files
-from .lake import LAKE
-from .query import connect
-from .store import Store, StoreRef, cache_schema, open_store, per_run_views, replace_cached, write_cache
-from .views import CACHED_VIEWS
+from tcobench.tasks.analysis.history import change_test_rows
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.store.health import data_files
+from tcobench.tasks.store.lake import LAKE
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.store import (
+    Store,
+    StoreRef,
+    cache_schema,
+    open_store,
+    per_run_views,
+    replace_cached,
+    write_cache,
+)
+from tcobench.tasks.store.views import CACHED_VIEWS
 
 __all__ = ["CompactResult", "compact_store"]
 
@@ -50,8 +58,9 @@ def _count_files(target: Store) -> int:
 
 
 def _uncached(con: duckdb.DuckDBPyConnection) -> list[str]:
-    schemas = {r[0] for r in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?",
-                                         [LAKE]).fetchall()}  # fmt: skip
+    schemas = {
+        r[0] for r in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?", [LAKE]).fetchall()
+    }
     where = (
         f" WHERE run_id NOT IN (SELECT run_id FROM {LAKE}.{cache_schema()}.covered)"
         if cache_schema() in schemas
@@ -82,14 +91,16 @@ def _cache_batch(con: duckdb.DuckDBPyConnection, ids: list[str]) -> bool:
 
 
 def _drop_other_caches(con: duckdb.DuckDBPyConnection) -> list[str]:
-    schemas = con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ? AND schema_name "
-                          "LIKE 'cache_%'", [LAKE]).fetchall()  # fmt: skip
+    schemas = con.execute(
+        "SELECT schema_name FROM duckdb_schemas() WHERE database_name = ? AND schema_name LIKE 'cache_%'", [LAKE]
+    ).fetchall()
     old = [s for (s,) in schemas if s != cache_schema()]
     if old:
         con.execute("BEGIN")
         for schema in old:
-            for (table,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND "
-                                        "schema_name = ?", [LAKE, schema]).fetchall():  # fmt: skip
+            for (table,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?", [LAKE, schema]
+            ).fetchall():
                 con.execute(f"DROP TABLE {LAKE}.{schema}.{table}")
             con.execute(f"DROP SCHEMA {LAKE}.{schema}")
         con.execute("COMMIT")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from .lake import LAKE, StoreLocation, sql_string
+from tcobench.tasks.store.lake import LAKE, StoreLocation, sql_string
 
 __all__ = ["Damage", "DataFile", "damaged_files", "data_files", "file_problem", "incomplete_runs", "readable_rows"]
 
@@ -141,7 +141,9 @@ def readable_rows(con: duckdb.DuckDBPyConnection, schema: str, table: str, files
     deletes = [f.delete_path for f in good if f.delete_path]
     if deletes:
         listed = ", ".join(sql_string(p) for p in deletes)
-        rows = (f"(SELECT s.* FROM {rows} AS s ANTI JOIN read_parquet([{listed}]) AS d "
-                "ON d.file_path = s.filename AND d.pos = s.file_row_number)")  # fmt: skip
+        rows = (
+            f"(SELECT s.* FROM {rows} AS s ANTI JOIN read_parquet([{listed}]) AS d "
+            "ON d.file_path = s.filename AND d.pos = s.file_row_number)"
+        )
     names = ", ".join(f'"{name}"' for name, *_ in columns)
     return f"(SELECT {names} FROM {shape} UNION ALL BY NAME SELECT * EXCLUDE (filename, file_row_number) FROM {rows})"

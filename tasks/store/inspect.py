@@ -7,9 +7,9 @@ from typing import Any
 
 import duckdb
 
-from .health import data_files
-from .lake import LAKE
-from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store
+from tcobench.tasks.store.health import data_files
+from tcobench.tasks.store.lake import LAKE
+from tcobench.tasks.store.store import TABLES, StoreRef, cache_schema, legacy_layout, open_store
 
 __all__ = ["StoreInfo", "describe_store", "list_snapshots"]
 
@@ -36,8 +36,9 @@ def _describe(con: duckdb.DuckDBPyConnection, info: StoreInfo) -> None:
     for table in TABLES:
         count = con.execute(f"SELECT count(*) FROM {LAKE}.main.{table}").fetchone()
         info.tables[table] = (int(count[0]) if count else 0, sum(1 for f in files if f.table == table))
-    schemas = {r[0] for r in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?",
-                                         [LAKE]).fetchall()}  # fmt: skip
+    schemas = {
+        r[0] for r in con.execute("SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?", [LAKE]).fetchall()
+    }
     info.cache = cache_schema()
     if info.cache in schemas:
         covered = con.execute(f"SELECT count(DISTINCT run_id) FROM {LAKE}.{info.cache}.covered").fetchone()
@@ -48,8 +49,9 @@ def describe_store(store: StoreRef) -> StoreInfo:
     """Location, newest snapshot, rows and files per table, and how many runs have cached per-run views."""
     target = open_store(store)
     location = target.location
-    info = StoreInfo(str(location), location.catalog, location.data_path, location.exists(),
-                     legacy_layout(location.root))  # fmt: skip
+    info = StoreInfo(
+        str(location), location.catalog, location.data_path, location.exists(), legacy_layout(location.root)
+    )
     if info.exists and not info.legacy:
         target.run(lambda con: _describe(con, info), "info")
     return info
@@ -60,7 +62,9 @@ def list_snapshots(store: StoreRef, limit: int = 20) -> list[dict[str, Any]]:
     target = open_store(store)
     if not target.location.exists():
         return []
-    sql = (f"SELECT snapshot_id, snapshot_time, changes, commit_message FROM {LAKE}.snapshots() "
-           f"ORDER BY snapshot_id DESC LIMIT {int(limit)}")  # fmt: skip
+    sql = (
+        f"SELECT snapshot_id, snapshot_time, changes, commit_message FROM {LAKE}.snapshots() "
+        f"ORDER BY snapshot_id DESC LIMIT {int(limit)}"
+    )
     rows: list[dict[str, Any]] = target.run(lambda con: con.sql(sql).to_arrow_table().to_pylist(), "snapshots")
     return rows

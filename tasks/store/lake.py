@@ -133,8 +133,10 @@ def _split_query(text: str, uri: str) -> tuple[str, dict[str, str]]:
     path, _, query = text.partition("?")
     params = dict(parse_qsl(query, keep_blank_values=True))
     if _SECRET_PARAMS & {k.lower() for k in params}:
-        raise StoreError(f"store {uri.split('?')[0]}?...: credentials in the URI are refused; use PGPASSWORD, "
-                         "~/.pgpass or the AWS_* variables")  # fmt: skip
+        raise StoreError(
+            f"store {uri.split('?')[0]}?...: credentials in the URI are refused; use PGPASSWORD, "
+            "~/.pgpass or the AWS_* variables"
+        )
     return path, params
 
 
@@ -174,8 +176,9 @@ def parse_store(uri: str | Path) -> StoreLocation:
         rest = rest[2:] if rest.startswith("//") else rest  # sqlite:///abs and file:///abs, sqlite:rel
         catalog: Catalog = "sqlite" if scheme == "sqlite" else "duckdb"
     elif scheme and len(scheme) > 1 and "://" in text:
-        raise StoreError(f"store {text.split('?')[0]!r}: unknown scheme {scheme!r} (a folder, file://, sqlite:// "
-                         "or postgresql://)")  # fmt: skip
+        raise StoreError(
+            f"store {text.split('?')[0]!r}: unknown scheme {scheme!r} (a folder, file://, sqlite:// or postgresql://)"
+        )
     else:
         rest, catalog = text, "duckdb"
     path, params = _split_query(rest, text)
@@ -201,16 +204,21 @@ def _extension_dir() -> Path:
         folder = Path(base) / "extensions" / f"v{duckdb.__version__}" / str(platform[0] if platform else "")
         if folder.is_dir():
             return folder
-    raise StoreError(f"no DuckDB extensions for DuckDB {duckdb.__version__} are installed (pip install "
-                     f"duckdb-ext-ducklake=={duckdb.__version__}.*)")  # fmt: skip
+    raise StoreError(
+        f"no DuckDB extensions for DuckDB {duckdb.__version__} are installed (pip install "
+        f"duckdb-ext-ducklake=={duckdb.__version__}.*)"
+    )
 
 
 def _s3_secret(location: StoreLocation) -> str:
     """CREATE TEMPORARY SECRET for the data path's bucket, from the standard AWS variables."""
     env = os.environ
     options = {"TYPE": "s3", "SCOPE": sql_string(location.data_path)}
-    for key, var in (("KEY_ID", "AWS_ACCESS_KEY_ID"), ("SECRET", "AWS_SECRET_ACCESS_KEY"),
-                     ("SESSION_TOKEN", "AWS_SESSION_TOKEN")):  # fmt: skip
+    for key, var in (
+        ("KEY_ID", "AWS_ACCESS_KEY_ID"),
+        ("SECRET", "AWS_SECRET_ACCESS_KEY"),
+        ("SESSION_TOKEN", "AWS_SESSION_TOKEN"),
+    ):
         if env.get(var):
             options[key] = sql_string(env[var])
     options["REGION"] = sql_string(env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1")
@@ -247,8 +255,10 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
     paths = [folder / f"{name}.duckdb_extension" for name in location.extensions]
     for name, path in zip(location.extensions, paths, strict=True):
         if not path.exists():
-            raise StoreError(f"DuckDB extension {name} is not installed at {path} (pip install "
-                             f"duckdb-ext-{name.removesuffix('_scanner')}=={duckdb.__version__}.*)")  # fmt: skip
+            raise StoreError(
+                f"DuckDB extension {name} is not installed at {path} (pip install "
+                f"duckdb-ext-{name.removesuffix('_scanner')}=={duckdb.__version__}.*)"
+            )
     before = [_identity(p) for p in paths]
     with _verified_lock:
         known = all(_verified.get(str(p)) == ident for p, ident in zip(paths, before, strict=True))

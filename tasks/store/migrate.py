@@ -25,10 +25,9 @@ import pyarrow.parquet as pq
 
 from tcobench.errors import StoreError
 from tcobench.schemas import PriceTable
-
-from .lake import sql_string
-from .store import LEGACY_TABLES, StoreRef, commit_tables, conform, open_store, to_arrow
-from .views import sql_views
+from tcobench.tasks.store.lake import sql_string
+from tcobench.tasks.store.store import LEGACY_TABLES, StoreRef, commit_tables, conform, open_store, to_arrow
+from tcobench.tasks.store.views import sql_views
 
 __all__ = ["LEGACY_FOLDER", "MigrateResult", "compare_views", "folder_connection", "migrate_folder"]
 
@@ -96,8 +95,9 @@ def _flush(store: StoreRef, pending: list[dict[str, pa.Table]], result: MigrateR
     pending.clear()
 
 
-def _import_runs(source: Path, store: StoreRef, batch: int, result: MigrateResult,
-                 progress: Callable[[str], None]) -> None:  # fmt: skip
+def _import_runs(
+    source: Path, store: StoreRef, batch: int, result: MigrateResult, progress: Callable[[str], None]
+) -> None:
     runs = _files(source, "runs")
     others = {t: _files(source, t) for t in ("requests", "telemetry")}
     result.orphans = sorted(str(p) for t in others.values() for n, p in t.items() if n not in runs)
@@ -121,8 +121,7 @@ def _import_runs(source: Path, store: StoreRef, batch: int, result: MigrateResul
 
 def _import_images(source: Path, store: StoreRef, result: MigrateResult) -> None:
     from tcobench.schemas import ImageRecord
-
-    from .store import write_image_record
+    from tcobench.tasks.store.store import write_image_record
 
     for path in _files(source, "images").values():
         try:
@@ -169,15 +168,17 @@ def migrate_folder(
 
 def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb.DuckDBPyConnection:
     """The shipped views over folder-store files, read as tcobench < 0.2 read them (hive partitions, by name)."""
-    from .query import register_prices
+    from tcobench.tasks.store.query import register_prices
 
     con = duckdb.connect(":memory:")
     for table in ("runs", "requests", "telemetry", "engine_metrics", "images"):  # the folder layout had no
         paths = files.get(table) or []  # engine_metrics: an empty table of today's schema stands in
         if paths:
             listed = ", ".join(sql_string(p) for p in paths)
-            source = (f"read_parquet([{listed}], hive_partitioning = true, hive_types = {{'date': 'VARCHAR', "
-                      "'host': 'VARCHAR'}, union_by_name = true)")  # fmt: skip
+            source = (
+                f"read_parquet([{listed}], hive_partitioning = true, hive_types = {{'date': 'VARCHAR', "
+                "'host': 'VARCHAR'}, union_by_name = true)"
+            )
             con.register(f"_today_{table}", to_arrow(table, []))
             source = f"(SELECT * FROM {source} UNION ALL BY NAME FROM _today_{table})"
         else:
@@ -204,7 +205,7 @@ def _same(a: Any, b: Any) -> bool:
 
 def compare_views(files: dict[str, list[str]], store: StoreRef, prices: PriceTable) -> tuple[list[str], int]:
     """Every shipped view over the folder files and over the store, row by row; (differences, views compared)."""
-    from .query import connect
+    from tcobench.tasks.store.query import connect
 
     old, new = folder_connection(files, prices), connect(store, prices)
     differences: list[str] = []

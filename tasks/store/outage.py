@@ -77,12 +77,17 @@ def ride_out(attempt: Callable[[], T], what: str, limit_s: float | None = None) 
                 raise
             if since is None:
                 since = now
-                _log.warning("store unreachable while writing %s (%s); trying again for up to %g s "
-                             "(TCOBENCH_STORE_OUTAGE_S)", what, message[:300], limit)  # fmt: skip
+                _log.warning(
+                    "store unreachable while writing %s (%s); trying again for up to %g s (TCOBENCH_STORE_OUTAGE_S)",
+                    what,
+                    message[:300],
+                    limit,
+                )
             tries += 1
             time.sleep(min(MAX_WAIT_S, FIRST_WAIT_S * 2 ** (tries - 1)) * (0.5 + random.random()))
             continue
         if since is not None:
-            _log.warning("store reachable again: %s written after %.0f s and %d retries", what,
-                         time.monotonic() - since, tries)  # fmt: skip
+            _log.warning(
+                "store reachable again: %s written after %.0f s and %d retries", what, time.monotonic() - since, tries
+            )
         return result

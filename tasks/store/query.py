@@ -23,14 +23,21 @@ from pydantic import BaseModel
 
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
-
-from .checksums import content_damage, known_undecodable
-from .health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
-from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
-from .readonly import refused_function, store_paths
-from .rows import IDS, id_list
-from .store import TABLES, StoreRef, cache_schema, legacy_layout, open_store, retry_while_busy, table_schema
-from .views import CACHED_VIEWS, compute_per_run, define_views, sql_views
+from tcobench.tasks.store.checksums import content_damage, known_undecodable
+from tcobench.tasks.store.health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
+from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from tcobench.tasks.store.readonly import refused_function, store_paths
+from tcobench.tasks.store.rows import IDS, id_list
+from tcobench.tasks.store.store import (
+    TABLES,
+    StoreRef,
+    cache_schema,
+    legacy_layout,
+    open_store,
+    retry_while_busy,
+    table_schema,
+)
+from tcobench.tasks.store.views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
 __all__ = [
     "FROZEN_VIEWS",
@@ -95,8 +102,9 @@ def _many_files(
     file, listed at that snapshot) or, when they were not listed (None), asked of the catalog; no file is opened."""
     if files is not None:
         return sum(1 for f in files if f.schema == "main" and f.table == table) > limit
-    found = con.execute(f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?, snapshot_version => {int(snapshot)})",
-                        [table]).fetchone()  # fmt: skip
+    found = con.execute(
+        f"SELECT count(*) FROM ducklake_list_files('{LAKE}', ?, snapshot_version => {int(snapshot)})", [table]
+    ).fetchone()
     return bool(found and found[0] > limit)
 
 
@@ -132,8 +140,10 @@ def _leave_out(con: duckdb.DuckDBPyConnection, damage: list[Damage], warn: Calla
     """Drop the runs whose rows are not all readable (their counts no longer match their commit)."""
     tables = sorted({d.table for d in damage} & {"requests", "telemetry"})
     for d in damage:
-        warn(f"store: {d.table} data file {d.path} is damaged ({d.reason}); it is left out "
-             "(`tcobench store verify --repair` moves it to quarantine)")  # fmt: skip
+        warn(
+            f"store: {d.table} data file {d.path} is damaged ({d.reason}); it is left out "
+            "(`tcobench store verify --repair` moves it to quarantine)"
+        )
     bad = incomplete_runs(con, tables)
     if bad:
         con.execute(f"DELETE FROM _runs_snapshot WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(bad)})
@@ -161,8 +171,10 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
     has_cache = snapshot is not None and usable and _columns_at(con, _at(schema, "covered", snapshot)) is not None
     if has_cache:
         assert snapshot is not None
-        con.execute(f"CREATE TABLE _uncovered AS SELECT run_id FROM runs "
-                    f"WHERE run_id NOT IN (SELECT run_id FROM {_at(schema, 'covered', snapshot)})")  # fmt: skip
+        con.execute(
+            f"CREATE TABLE _uncovered AS SELECT run_id FROM runs "
+            f"WHERE run_id NOT IN (SELECT run_id FROM {_at(schema, 'covered', snapshot)})"
+        )
     else:
         con.execute("CREATE TABLE _uncovered AS SELECT run_id FROM runs")
     pending = con.execute("SELECT count(*) FROM _uncovered").fetchone()
@@ -182,8 +194,10 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
             parts.append(f"SELECT * FROM {_at(schema, view, snapshot)}")
         elif has_cache:
             assert snapshot is not None
-            parts.append(f"SELECT * FROM {_at(schema, view, snapshot)} WHERE run_id IN (SELECT run_id FROM runs) "
-                         "AND run_id NOT IN (SELECT run_id FROM _uncovered)")  # fmt: skip
+            parts.append(
+                f"SELECT * FROM {_at(schema, view, snapshot)} WHERE run_id IN (SELECT run_id FROM runs) "
+                "AND run_id NOT IN (SELECT run_id FROM _uncovered)"
+            )
         if view in computed:
             con.register(f"_computed_{view}", computed[view])
             con.execute(f"CREATE TABLE _fresh_{view} AS SELECT * FROM _computed_{view}")
@@ -237,15 +251,20 @@ def _open(
     the cached per-run views it prepared (``_cached_<name>``)."""
     legacy = legacy_layout(location.root)
     if legacy:
-        raise StoreError(f"store {location} holds results in the folder layout of tcobench < 0.2 "
-                         f"({', '.join(legacy)}/); import them: tcobench store migrate {location.root}")  # fmt: skip
+        raise StoreError(
+            f"store {location} holds results in the folder layout of tcobench < 0.2 "
+            f"({', '.join(legacy)}/); import them: tcobench store migrate {location.root}"
+        )
     if not location.exists():
-        con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False,
-                                                 "autoload_known_extensions": False})  # fmt: skip
+        con = duckdb.connect(
+            ":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        )
         con.execute("SET enable_progress_bar = false")
         _base_views(con, None, [], [])
-        con.execute(f"CREATE VIEW store_snapshot AS SELECT NULL::BIGINT AS snapshot_id, NULL::TIMESTAMPTZ AS "
-                    f"snapshot_time, {sql_string(str(location))} AS store")  # fmt: skip
+        con.execute(
+            f"CREATE VIEW store_snapshot AS SELECT NULL::BIGINT AS snapshot_id, NULL::TIMESTAMPTZ AS "
+            f"snapshot_time, {sql_string(str(location))} AS store"
+        )
         return con, _cached_views(con, None, usable=False)
     con = new_instance(location)
     try:

@@ -16,8 +16,8 @@ from typing import Any
 
 import duckdb
 
-from .health import data_files
-from .lake import StoreLocation
+from tcobench.tasks.store.health import data_files
+from tcobench.tasks.store.lake import StoreLocation
 
 __all__ = ["REFUSED_FUNCTIONS", "refused_function", "store_paths"]
 
@@ -51,11 +51,11 @@ REFUSED_FUNCTIONS: dict[str, str] = {
     **{
         name: "DuckLake maintenance: it writes, expires, merges, rewrites or deletes store files or sets an option"
         for name in _DUCKLAKE_WRITERS
-    },  # fmt: skip
+    },
     **{
         name.removeprefix("ducklake_"): "DuckLake maintenance (the catalog's own name for it)"
         for name in _DUCKLAKE_WRITERS
-    },  # fmt: skip
+    },
     **_DUCKDB_SIDE_EFFECTS,
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -38,11 +38,10 @@ from tcobench.schemas import (
     TelemetryRecord,
     arrow_schema,
 )
-
-from .checksums import record_new
-from .lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
-from .outage import outage_limit_s, ride_out, unreachable
-from .views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
+from tcobench.tasks.store.checksums import record_new
+from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
+from tcobench.tasks.store.outage import outage_limit_s, ride_out, unreachable
+from tcobench.tasks.store.views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
 
 __all__ = [
     "LEGACY_TABLES",
@@ -82,8 +81,16 @@ RUN_TABLES = ("runs", "requests", "telemetry", "engine_metrics", "commits")  # k
 PARTITIONED = {"requests": "date", "telemetry": "date", "engine_metrics": "date"}
 LEGACY_TABLES = ("runs", "requests", "telemetry", "images")  # folders of the pre-DuckLake layout
 _MIN_FREE_BYTES = 100 * 2**20
-_TRANSIENT = ("conflict", "database is locked", "lock on file", "file handle conflict", "serializ", "deadlock",
-              "could not obtain lock", "busy")  # fmt: skip
+_TRANSIENT = (
+    "conflict",
+    "database is locked",
+    "lock on file",
+    "file handle conflict",
+    "serializ",
+    "deadlock",
+    "could not obtain lock",
+    "busy",
+)
 _PARTIAL_FILE = re.compile(r'Could not write file "([^"]+)"')
 T = TypeVar("T")
 _REMEMBERED_RUNS = 64  # runs whose committed per-run view rows a Store keeps (Store.committed)
@@ -145,8 +152,11 @@ class Store:
     def remember(self, run_ids: Sequence[str], rows: Mapping[str, pa.Table] | None) -> None:
         """Keep the cached views' rows that this process just committed for these runs (the last few runs only);
         None forgets them (a commit that stored no cached rows for them)."""
-        own = {r: {view: t.filter(pc.equal(t.column("run_id"), r)) for view, t in rows.items()} for r in run_ids} \
-            if rows is not None else {}  # fmt: skip
+        own = (
+            {r: {view: t.filter(pc.equal(t.column("run_id"), r)) for view, t in rows.items()} for r in run_ids}
+            if rows is not None
+            else {}
+        )
         with self._committed_lock:
             for run_id in run_ids:
                 self._committed.pop(run_id, None)
@@ -238,8 +248,11 @@ class Store:
             try:  # a catalog or object store that cannot be reached is waited for (tasks.store.outage), then busy ones
                 return ride_out(lambda: retry_while_busy(once), what)
             except duckdb.Error as exc:
-                why = f" (unreachable for TCOBENCH_STORE_OUTAGE_S, {outage_limit_s():g} s)" if unreachable(
-                    one_line(exc)) else ""  # fmt: skip
+                why = (
+                    f" (unreachable for TCOBENCH_STORE_OUTAGE_S, {outage_limit_s():g} s)"
+                    if unreachable(one_line(exc))
+                    else ""
+                )
                 raise StoreError(f"cannot write {what} to store {self.location}{why}: {one_line(exc)}") from exc
 
     @contextlib.contextmanager
@@ -441,8 +454,12 @@ def write_cache(con: duckdb.DuckDBPyConnection, rows: dict[str, pa.Table], ids: 
     schema = f"{LAKE}.{cache_schema()}"
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
     con.execute(f"CREATE TABLE IF NOT EXISTS {schema}.covered (run_id VARCHAR)")
-    existing = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND "
-                                                "schema_name = ?", [LAKE, cache_schema()]).fetchall()}  # fmt: skip
+    existing = {
+        name
+        for (name,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?", [LAKE, cache_schema()]
+        ).fetchall()
+    }
     for view in CACHED_VIEWS:
         if view not in existing:
             con.register("_tcob_view", rows[view])
@@ -498,12 +515,19 @@ def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
         counts[table] = {str(v["values"]): int(v["counts"]) for v in found.to_pylist()}
     now = int(dt.datetime.now(dt.UTC).timestamp() * 1e9)
     rows = [
-        CommitRecord(run_id=r["run_id"], date=r["date"], host=r["host"],
-                     requests=counts["requests"].get(r["run_id"], 0), telemetry=counts["telemetry"].get(r["run_id"], 0),
-                     engine_metrics=counts["engine_metrics"].get(r["run_id"], 0), committed_ns=now, writer=writer,
-                     tool_version=__version__)
+        CommitRecord(
+            run_id=r["run_id"],
+            date=r["date"],
+            host=r["host"],
+            requests=counts["requests"].get(r["run_id"], 0),
+            telemetry=counts["telemetry"].get(r["run_id"], 0),
+            engine_metrics=counts["engine_metrics"].get(r["run_id"], 0),
+            committed_ns=now,
+            writer=writer,
+            tool_version=__version__,
+        )
         for r in runs.select(["run_id", "date", "host"]).to_pylist()
-    ]  # fmt: skip
+    ]
     return to_arrow("commits", rows)
 
 
@@ -520,8 +544,10 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     """Commit the rows of whole runs (``runs`` plus their ``requests`` and ``telemetry``) in one transaction,
     replacing any rows of the same run ids, with their commits rows and cached views; the snapshot id."""
     target = open_store(store)
-    data = {t: conform(t, tables.get(t, table_schema(t).empty_table()))
-            for t in ("runs", "requests", "telemetry", "engine_metrics")}  # fmt: skip
+    data = {
+        t: conform(t, tables.get(t, table_schema(t).empty_table()))
+        for t in ("runs", "requests", "telemetry", "engine_metrics")
+    }
     if data["runs"].num_rows == 0:
         raise StoreError("nothing to write: no run given")
     _check_dates(data)
@@ -554,8 +580,10 @@ def _check_dates(data: Mapping[str, pa.Table]) -> None:
         pairs = data[table].select(["run_id", "date"]).group_by(["run_id", "date"]).aggregate([]).to_pylist()
         for pair in pairs:
             if pair["run_id"] in dates and pair["date"] != dates[pair["run_id"]]:
-                raise StoreError(f"{table} of run {pair['run_id']}: date {pair['date']!r} is not the run's date "
-                                 f"{dates[pair['run_id']]!r}; nothing was written")  # fmt: skip
+                raise StoreError(
+                    f"{table} of run {pair['run_id']}: date {pair['date']!r} is not the run's date "
+                    f"{dates[pair['run_id']]!r}; nothing was written"
+                )
 
 
 def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run") -> int:
@@ -606,8 +634,10 @@ def _check_room(location: StoreLocation, need: int) -> None:
     """Refuse a write that cannot fit on a local disk, before any file is written."""
     free = _free_bytes(location)
     if free is not None and free < need + 2**20:
-        raise StoreError(f"store {location} has {free / 2**20:.1f} MiB free; this write needs about "
-                         f"{need / 2**20:.1f} MiB (no space left on device)")  # fmt: skip
+        raise StoreError(
+            f"store {location} has {free / 2**20:.1f} MiB free; this write needs about "
+            f"{need / 2**20:.1f} MiB (no space left on device)"
+        )
 
 
 def _nearest_existing(folder: Path) -> Path:
@@ -649,8 +679,10 @@ def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:
                 raise StoreError(f"store {location}: {there} is not writable by this user")
     free = _free_bytes(location)
     if free is not None and free < floor:
-        raise StoreError(f"store {location}: only {free / 2**20:.0f} MiB free, below the floor of "
-                         f"{floor / 2**20:.0f} MiB (TCOBENCH_STORE_MIN_FREE_MB)")  # fmt: skip
+        raise StoreError(
+            f"store {location}: only {free / 2**20:.0f} MiB free, below the floor of "
+            f"{floor / 2**20:.0f} MiB (TCOBENCH_STORE_MIN_FREE_MB)"
+        )
     fresh = target.last_commit_s is not None and time.monotonic() - target.last_commit_s < CHECK_FRESH_S
     if not fresh and location.exists():
         target.commit(None, "check")  # reachable, credentials accepted, tables created or up to date

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import duckdb
 
-from .checksums import mismatch, record_new, recorded
-from .health import DataFile, data_files, file_problem, readable_rows
-from .lake import LAKE, StoreLocation, one_line, sql_string
-from .store import PARTITIONED, RUN_TABLES, StoreRef, legacy_layout, open_store
+from tcobench.tasks.store.checksums import mismatch, record_new, recorded
+from tcobench.tasks.store.health import DataFile, data_files, file_problem, readable_rows
+from tcobench.tasks.store.lake import LAKE, StoreLocation, one_line, sql_string
+from tcobench.tasks.store.store import PARTITIONED, RUN_TABLES, StoreRef, legacy_layout, open_store
 
 __all__ = ["Problem", "VerifyResult", "verify_store"]
 
@@ -59,8 +59,13 @@ def _deep_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
     return None
 
 
-def _damaged(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list[DataFile], deep: bool,
-             progress: Callable[[str], None]) -> dict[str, tuple[DataFile, str]]:  # fmt: skip
+def _damaged(
+    con: duckdb.DuckDBPyConnection,
+    location: StoreLocation,
+    files: list[DataFile],
+    deep: bool,
+    progress: Callable[[str], None],
+) -> dict[str, tuple[DataFile, str]]:
     bad: dict[str, tuple[DataFile, str]] = {}
     known = recorded(con)
     for i, f in enumerate(files, 1):
@@ -91,10 +96,11 @@ def _orphans(con: duckdb.DuckDBPyConnection, age_s: float) -> list[str]:
 def _sources(con: duckdb.DuckDBPyConnection, files: list[DataFile], bad: set[str]) -> dict[str, str]:
     """SQL of each run-keyed table's readable rows."""
     return {
-        t: readable_rows(con, "main", t, files, bad) if any(f.table == t and f.path in bad for f in files) else
-        f"{LAKE}.main.{t}"
+        t: readable_rows(con, "main", t, files, bad)
+        if any(f.table == t and f.path in bad for f in files)
+        else f"{LAKE}.main.{t}"
         for t in RUN_TABLES
-    }  # fmt: skip
+    }
 
 
 def _run_problems(con: duckdb.DuckDBPyConnection, src: dict[str, str]) -> tuple[int, list[Problem]]:
@@ -135,8 +141,13 @@ def verify_store(
     legacy = legacy_layout(location.root)
     if legacy:
         assert location.root is not None
-        result.problems.append(Problem("folder store", str(location.root), f"{', '.join(legacy)}/ of tcobench < 0.2 "
-                                       f"not imported: tcobench store migrate {location.root}"))  # fmt: skip
+        result.problems.append(
+            Problem(
+                "folder store",
+                str(location.root),
+                f"{', '.join(legacy)}/ of tcobench < 0.2 not imported: tcobench store migrate {location.root}",
+            )
+        )
         return result
     if not location.exists():
         return result
@@ -154,8 +165,10 @@ def verify_store(
             bad = _damaged(con, location, files, True, progress)
             result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
         result.problems += [Problem("damaged file", path, f"{f.table}: {why}") for path, (f, why) in bad.items()]
-        result.problems += [Problem("orphan file", p, "no snapshot references it (a writer killed mid-commit?)")
-                            for p in _orphans(con, orphan_age_s)]  # fmt: skip
+        result.problems += [
+            Problem("orphan file", p, "no snapshot references it (a writer killed mid-commit?)")
+            for p in _orphans(con, orphan_age_s)
+        ]
         result.problems += found
         return files, bad
 
@@ -184,8 +197,13 @@ def _rebuild(con: duckdb.DuckDBPyConnection, table: str, source: str, drop: str 
     con.execute(f"ALTER TABLE {LAKE}.main.{table}__repair RENAME TO {table}")
 
 
-def _repair(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list[DataFile],
-            bad: dict[str, tuple[DataFile, str]], result: VerifyResult) -> None:  # fmt: skip
+def _repair(
+    con: duckdb.DuckDBPyConnection,
+    location: StoreLocation,
+    files: list[DataFile],
+    bad: dict[str, tuple[DataFile, str]],
+    result: VerifyResult,
+) -> None:
     folder = _quarantine_dir(location)
     result.quarantine = folder
     src = _sources(con, files, set(bad))
@@ -196,14 +214,16 @@ def _repair(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list
     drop = "(SELECT run_id FROM _tcob_drop)"
     for table in RUN_TABLES:
         target = folder / f"rows-{table}.parquet"
-        con.execute(f"COPY (SELECT * FROM {src[table]} WHERE run_id IN {drop}) TO {sql_string(str(target))} "
-                    "(FORMAT parquet)")  # fmt: skip
+        con.execute(
+            f"COPY (SELECT * FROM {src[table]} WHERE run_id IN {drop}) TO {sql_string(str(target))} (FORMAT parquet)"
+        )
     damaged_tables = {(f.schema, f.table) for f, _ in bad.values()}
     con.execute("BEGIN")
     con.execute(f"CALL {LAKE}.set_commit_message('tcobench', 'verify --repair')")
     for schema in sorted({s for s, _ in damaged_tables if s != "main"}):
-        for (table,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND "
-                                    "schema_name = ?", [LAKE, schema]).fetchall():  # fmt: skip
+        for (table,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = ?", [LAKE, schema]
+        ).fetchall():
             con.execute(f"DROP TABLE {LAKE}.{schema}.{table}")
         con.execute(f"DROP SCHEMA {LAKE}.{schema}")
         result.repaired.append(f"dropped the damaged cached views {schema} (compact stores them again)")
@@ -225,16 +245,29 @@ def _repair(con: duckdb.DuckDBPyConnection, location: StoreLocation, files: list
     record_new(con, location)  # the rebuilt tables' files
     if dropped:
         result.repaired.append(f"moved the rows of {len(dropped)} incomplete or orphaned run(s) to {folder}")
-    _move_files(location, [p for p in bad] + [p.subject for p in result.problems if p.kind == "orphan file"],
-                folder, result)  # fmt: skip
-    (folder / "MANIFEST.json").write_text(json.dumps(
-        {"store": result.store, "when": folder.name, "problems": [asdict(p) for p in result.problems],
-         "repaired": result.repaired, "left in place": result.left}, indent=1), "utf-8")  # fmt: skip
+    _move_files(
+        location, [p for p in bad] + [p.subject for p in result.problems if p.kind == "orphan file"], folder, result
+    )
+    (folder / "MANIFEST.json").write_text(
+        json.dumps(
+            {
+                "store": result.store,
+                "when": folder.name,
+                "problems": [asdict(p) for p in result.problems],
+                "repaired": result.repaired,
+                "left in place": result.left,
+            },
+            indent=1,
+        ),
+        "utf-8",
+    )
 
 
 def _cache_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    rows = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? AND "
-                       "schema_name LIKE 'cache_%'", [LAKE]).fetchall()  # fmt: skip
+    rows = con.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name LIKE 'cache_%'",
+        [LAKE],
+    ).fetchall()
     return [f"{LAKE}.{s}.{t}" for s, t in rows]
 
 

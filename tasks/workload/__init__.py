@@ -3,13 +3,13 @@ and the per-request plan (a pure function of seed and request index)."""
 
 from __future__ import annotations
 
-from .corpus import TAG_BASE, CorpusTokens, corpus_text, tokenize_corpus
-from .dataset import Dataset, DatasetRecord, open_dataset
-from .gguf_vocab import gguf_tokenizer, read_gguf_metadata
-from .lengths import draw_length, rng_for
-from .plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
-from .presets import apply_preset, preset_workload, presets
-from .tokenizer import (
+from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens, corpus_text, tokenize_corpus
+from tcobench.tasks.workload.dataset import Dataset, DatasetRecord, open_dataset
+from tcobench.tasks.workload.gguf_vocab import gguf_tokenizer, read_gguf_metadata
+from tcobench.tasks.workload.lengths import draw_length, rng_for
+from tcobench.tasks.workload.plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
+from tcobench.tasks.workload.presets import apply_preset, preset_workload, presets
+from tcobench.tasks.workload.tokenizer import (
     Encoded,
     EngineTokenizer,
     LocalTokenizer,

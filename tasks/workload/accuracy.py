@@ -16,8 +16,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["ACCURACY_NAME", "Question", "accuracy_name", "is_correct", "parse_accuracy_name", "questions",
-           "score_answers"]  # fmt: skip
+__all__ = [
+    "ACCURACY_NAME",
+    "Question",
+    "accuracy_name",
+    "is_correct",
+    "parse_accuracy_name",
+    "questions",
+    "score_answers",
+]
 
 ACCURACY_NAME = re.compile(r"^accuracy-(?P<n>[1-9]\d*)-seed(?P<seed>-?\d+)$")
 _WORD = re.compile(r"\S+")
@@ -52,8 +59,10 @@ def _lookup(rng: random.Random) -> Question:
     items = [rng.randint(10, 99) for _ in range(rng.randint(4, 7))]
     k = rng.randint(1, len(items))
     listed = ", ".join(str(i) for i in items)
-    return Question(f"List: {listed}. What is item number {k} of the list (counting from 1)? Reply with the number "
-                    "only.\nAnswer:", str(items[k - 1]))  # fmt: skip
+    return Question(
+        f"List: {listed}. What is item number {k} of the list (counting from 1)? Reply with the number only.\nAnswer:",
+        str(items[k - 1]),
+    )
 
 
 def questions(n: int, seed: int) -> list[Question]:

@@ -16,8 +16,7 @@ from functools import cache
 from importlib import resources
 
 from tcobench.errors import ConfigError
-
-from .tokenizer import PromptTokenizer
+from tcobench.tasks.workload.tokenizer import PromptTokenizer
 
 __all__ = ["TAG_BASE", "CorpusTokens", "corpus_text", "tokenize_corpus"]
 

@@ -18,8 +18,7 @@ from typing import Any, BinaryIO
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import DatasetConfig, DatasetFormat, DatasetOrder
-
-from .lengths import rng_for
+from tcobench.tasks.workload.lengths import rng_for
 
 __all__ = ["Dataset", "DatasetRecord", "open_dataset"]
 
@@ -242,8 +241,11 @@ def open_dataset(config: DatasetConfig, turns: int, max_output: int) -> Dataset:
 
     def check(record: DatasetRecord) -> None:
         if record.output_tokens is not None and record.output_tokens > max_output:
-            raise _bad(path, record.line, f'"output_tokens" {record.output_tokens} is larger than the context '
-                       f"(num_ctx {max_output})")  # fmt: skip
+            raise _bad(
+                path,
+                record.line,
+                f'"output_tokens" {record.output_tokens} is larger than the context (num_ctx {max_output})',
+            )
         if turns > 1 and not record.user_turns:
             raise _bad(path, record.line, f'turns = {turns} needs ShareGPT conversations ("conversations")')
 

@@ -29,8 +29,17 @@ _LLAMA3 = (
 _QWEN2 = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
-_PRE_PATTERNS = {"default": _GPT2, "gpt2": _GPT2, "gpt-2": _GPT2, "llama3": _LLAMA3, "llama-bpe": _LLAMA3,
-                 "llama-v3": _LLAMA3, "smaug-bpe": _LLAMA3, "qwen2": _QWEN2, "deepseek-r1-qwen": _QWEN2}  # fmt: skip
+_PRE_PATTERNS = {
+    "default": _GPT2,
+    "gpt2": _GPT2,
+    "gpt-2": _GPT2,
+    "llama3": _LLAMA3,
+    "llama-bpe": _LLAMA3,
+    "llama-v3": _LLAMA3,
+    "smaug-bpe": _LLAMA3,
+    "qwen2": _QWEN2,
+    "deepseek-r1-qwen": _QWEN2,
+}
 _NORMAL, _CONTROL, _USER_DEFINED = 1, 3, 4
 
 
@@ -129,10 +138,12 @@ def _build(meta: dict[str, Any], where: Path) -> Any:
             )
         merges = [tuple(m.split(" ", 1)) for m in meta.get("tokenizer.ggml.merges") or []]
         tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
-        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(_PRE_PATTERNS[pre]), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])  # fmt: skip
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(_PRE_PATTERNS[pre]), behavior="isolated"),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
         tokenizer.decoder = decoders.ByteLevel()
     else:
         raise ConfigError(
@@ -140,8 +151,9 @@ def _build(meta: dict[str, Any], where: Path) -> Any:
         )
     specials = [i for i, t in enumerate(types) if t in (_CONTROL, _USER_DEFINED)]
     tokenizer.add_special_tokens([AddedToken(tokens[i], normalized=False) for i in specials if types[i] == _CONTROL])
-    tokenizer.add_tokens([AddedToken(tokens[i], normalized=False, special=False) for i in specials
-                          if types[i] == _USER_DEFINED])  # fmt: skip
+    tokenizer.add_tokens(
+        [AddedToken(tokens[i], normalized=False, special=False) for i in specials if types[i] == _USER_DEFINED]
+    )
     bos = meta.get("tokenizer.ggml.bos_token_id")
     if bos is not None and meta.get("tokenizer.ggml.add_bos_token", kind == "llama"):
         tokenizer.post_processor = processors.TemplateProcessing(

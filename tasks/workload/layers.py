@@ -20,13 +20,19 @@ __all__ = ["ALTERNATIVES", "Layer", "given", "resolve"]
 
 # Each choice: its alternatives (the fields of each), and why two of them cannot go together.
 ALTERNATIVES: tuple[tuple[tuple[frozenset[str], ...], str], ...] = (
-    ((frozenset({"requests"}), frozenset({"duration_s", "min_requests"})),
-     "a run measures a request count or a duration, not both"),
-    ((frozenset({"max_tokens"}), frozenset({"output_tokens"})),
-     "output lengths are one number (max_tokens) or a distribution (output_tokens), not both"),
-    ((frozenset({"input_tokens", "shared_prefix_tokens"}), frozenset({"dataset"}), frozenset({"prompts"})),
-     "prompts come from synthetic lengths, a dataset or a prompt list"),
-)  # fmt: skip
+    (
+        (frozenset({"requests"}), frozenset({"duration_s", "min_requests"})),
+        "a run measures a request count or a duration, not both",
+    ),
+    (
+        (frozenset({"max_tokens"}), frozenset({"output_tokens"})),
+        "output lengths are one number (max_tokens) or a distribution (output_tokens), not both",
+    ),
+    (
+        (frozenset({"input_tokens", "shared_prefix_tokens"}), frozenset({"dataset"}), frozenset({"prompts"})),
+        "prompts come from synthetic lengths, a dataset or a prompt list",
+    ),
+)
 
 
 def _plain(name: str) -> str:

@@ -22,11 +22,10 @@ from typing import Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, WorkloadConfig
-
-from .corpus import TAG_BASE, CorpusTokens
-from .dataset import Dataset, DatasetRecord
-from .lengths import draw_length, rng_for
-from .tokenizer import PromptTokenizer
+from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens
+from tcobench.tasks.workload.dataset import Dataset, DatasetRecord
+from tcobench.tasks.workload.lengths import draw_length, rng_for
+from tcobench.tasks.workload.tokenizer import PromptTokenizer
 
 __all__ = ["TAG_WORDS", "RequestInput", "RequestSpec", "WorkloadPlan"]
 
@@ -131,8 +130,17 @@ class WorkloadPlan:
         if self.corpus is not None and w.input_tokens is not None:
             return self._synthetic_spec(phase, index, seed, conversation, turn)
         prompt_index = index % len(w.prompts)
-        return RequestSpec(phase, index, seed, prompt_index, self._output(phase, index), None, conversation, turn,
-                           user=w.prompts[prompt_index])  # fmt: skip
+        return RequestSpec(
+            phase,
+            index,
+            seed,
+            prompt_index,
+            self._output(phase, index),
+            None,
+            conversation,
+            turn,
+            user=w.prompts[prompt_index],
+        )
 
     def _tag(self, phase: Phase, index: int) -> list[str]:
         assert self.corpus is not None
@@ -162,8 +170,18 @@ class WorkloadPlan:
         wanted = rng_for(w.seed, self.run_key, phase.value, index, "window").randrange(len(self.corpus.ids))
         start = self.corpus.window_start(wanted, size)
         user = " " + "".join(self._tag(phase, index)) + self.corpus.window(start, size)
-        return RequestSpec(phase, index, seed, start, self._output(phase, index), total, conv, turn,
-                           user=user, system=self.shared_prefix())  # fmt: skip
+        return RequestSpec(
+            phase,
+            index,
+            seed,
+            start,
+            self._output(phase, index),
+            total,
+            conv,
+            turn,
+            user=user,
+            system=self.shared_prefix(),
+        )
 
     def shared_prefix(self) -> str | None:
         """The system prompt of shared_prefix_tokens tokens every synthetic request starts with (same seed, same)."""
@@ -186,11 +204,31 @@ class WorkloadPlan:
             user = record.user_turns[min(t, len(record.user_turns) - 1)]
             reply = record.replies[min(t, len(record.replies) - 1)]
             target = record.output_tokens or self._reply_tokens(reply)
-            return RequestSpec(phase, index, seed, position, self._output(phase, index, target), None, conv, turn,
-                               user=user, system=record.system)  # fmt: skip
+            return RequestSpec(
+                phase,
+                index,
+                seed,
+                position,
+                self._output(phase, index, target),
+                None,
+                conv,
+                turn,
+                user=user,
+                system=record.system,
+            )
         target = record.output_tokens
-        return RequestSpec(phase, index, seed, position, self._output(phase, index, target), None, conv, turn,
-                           user=record.prompt or "", messages=record.messages)  # fmt: skip
+        return RequestSpec(
+            phase,
+            index,
+            seed,
+            position,
+            self._output(phase, index, target),
+            None,
+            conv,
+            turn,
+            user=record.prompt or "",
+            messages=record.messages,
+        )
 
     def _reply_tokens(self, reply: str | None) -> int | None:
         if reply is None or self.tokenizer is None:
@@ -249,6 +287,11 @@ class WorkloadPlan:
             order = w.dataset.order.value if w.dataset is not None else None
             return {"dataset_sha256": self.dataset.sha256, "order": order, "seed": w.seed}
         if w.input_tokens is not None:
-            return {"corpus": "devils-dictionary", "input": w.input_tokens.describe(),
-                    "prefix": w.shared_prefix_tokens, "turns": w.turns, "seed": w.seed}  # fmt: skip
+            return {
+                "corpus": "devils-dictionary",
+                "input": w.input_tokens.describe(),
+                "prefix": w.shared_prefix_tokens,
+                "turns": w.turns,
+                "seed": w.seed,
+            }
         return list(w.prompts)

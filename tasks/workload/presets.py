@@ -14,8 +14,7 @@ from typing import Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import Preset, WorkloadConfig
-
-from .layers import Layer, given, resolve
+from tcobench.tasks.workload.layers import Layer, given, resolve
 
 __all__ = ["apply_preset", "preset_layers", "preset_workload", "presets"]
 

@@ -16,11 +16,16 @@ from typing import Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import WorkloadConfig
+from tcobench.tasks.workload.accuracy import accuracy_name, questions
 
-from .accuracy import accuracy_name, questions
-
-__all__ = ["CLAIM_MIN_DURATION_S", "CLAIM_MIN_REQUESTS", "CLAIM_WARMUP_PER_STREAM", "PROFILES", "apply_profile",
-           "claim_shortfalls"]  # fmt: skip
+__all__ = [
+    "CLAIM_MIN_DURATION_S",
+    "CLAIM_MIN_REQUESTS",
+    "CLAIM_WARMUP_PER_STREAM",
+    "PROFILES",
+    "apply_profile",
+    "claim_shortfalls",
+]
 
 CLAIM_MIN_DURATION_S = 600.0  # MLPerf Inference: every scenario runs at least 600 s
 CLAIM_MIN_REQUESTS = 1000  # measured requests per level (docs/claim-grade.md: the p90 sample rule)
@@ -32,8 +37,11 @@ _ACCURACY_MAX_TOKENS = 8  # an exact answer is one short number
 def _claim_defaults(workload: dict[str, Any]) -> dict[str, Any]:
     levels = workload.get("concurrency") or [1]
     top = max(int(c) for c in (levels if isinstance(levels, list | tuple) else [levels]))
-    defaults = {"duration_s": CLAIM_MIN_DURATION_S, "min_requests": CLAIM_MIN_REQUESTS,
-                "warmup_requests": CLAIM_WARMUP_PER_STREAM * top}  # fmt: skip
+    defaults = {
+        "duration_s": CLAIM_MIN_DURATION_S,
+        "min_requests": CLAIM_MIN_REQUESTS,
+        "warmup_requests": CLAIM_WARMUP_PER_STREAM * top,
+    }
     return {**defaults, **workload}
 
 
@@ -44,8 +52,13 @@ def _accuracy(workload: dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(seed, int):
         raise ConfigError(f"{where}: workload.seed: {seed!r} is not an integer")
     asked = questions(n, seed)
-    made = {"prompts": [q.prompt for q in asked], "name": accuracy_name(n, seed), "requests": n, "temperature": 0.0,
-            "max_tokens": _ACCURACY_MAX_TOKENS}  # fmt: skip
+    made = {
+        "prompts": [q.prompt for q in asked],
+        "name": accuracy_name(n, seed),
+        "requests": n,
+        "temperature": 0.0,
+        "max_tokens": _ACCURACY_MAX_TOKENS,
+    }
     for key in ("input_tokens", "dataset", "output_tokens"):
         if workload.get(key) is not None:
             raise ConfigError(f"{where}: workload.accuracy asks the bundled questions; drop workload.{key}")

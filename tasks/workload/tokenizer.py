@@ -22,9 +22,8 @@ from typing import Any
 import httpx
 
 from tcobench.errors import ConfigError
-
-from ..tls import tls_context
-from .gguf_vocab import gguf_tokenizer
+from tcobench.tasks.tls import tls_context
+from tcobench.tasks.workload.gguf_vocab import gguf_tokenizer
 
 __all__ = [
     "Encoded",

@@ -9,6 +9,6 @@ migrate).
 
 from __future__ import annotations
 
-from .main import app, main
+from tcobench.cli.main import app, main
 
 __all__ = ["app", "main"]

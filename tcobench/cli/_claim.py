@@ -7,9 +7,8 @@ from collections.abc import Iterable
 
 from rich.markup import escape
 
+from tcobench.cli._common import err
 from tcobench.schemas import WorkloadConfig
-
-from ._common import err
 
 __all__ = ["warn_claim_shortfalls"]
 
@@ -24,6 +23,9 @@ def warn_claim_shortfalls(workloads: Iterable[WorkloadConfig]) -> None:
         if not short or w.name in seen:
             continue
         seen.add(w.name)
-        err.print(f"[yellow]WARNING[/]: workload {escape(w.name)}: below the claim profile's minimums: "
-                  f"{escape('; '.join(short))}; its runs are stored with claim_grade = false (nothing is raised "
-                  "for you: docs/claim-grade.md)", highlight=False)  # fmt: skip
+        err.print(
+            f"[yellow]WARNING[/]: workload {escape(w.name)}: below the claim profile's minimums: "
+            f"{escape('; '.join(short))}; its runs are stored with claim_grade = false (nothing is raised "
+            "for you: docs/claim-grade.md)",
+            highlight=False,
+        )

@@ -59,8 +59,12 @@ SnapshotOpt = Annotated[
     typer.Option("--snapshot", help="Read the store as it was at this snapshot (`tcobench store snapshots`)."),
 ]
 # --prices is declared on the field it sets (PricingConfig.table); every command that reads prices takes it so
-PricesOpt = Annotated[Path | None, typer.Option("--prices", help=next(
-    m.help for m in PricingConfig.model_fields["table"].metadata if isinstance(m, Flag)))]  # fmt: skip
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices", help=next(m.help for m in PricingConfig.model_fields["table"].metadata if isinstance(m, Flag))
+    ),
+]
 PartialThresholdOpt = Annotated[
     float,
     typer.Option(
@@ -80,8 +84,9 @@ class _WarningLine(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         from rich.markup import escape
 
-        err.print(f"[yellow]warning[/]: {escape(' '.join(record.getMessage().split()))}", highlight=False,
-                  soft_wrap=True)  # fmt: skip
+        err.print(
+            f"[yellow]warning[/]: {escape(' '.join(record.getMessage().split()))}", highlight=False, soft_wrap=True
+        )
 
 
 def show_warnings() -> None:

@@ -14,9 +14,8 @@ from typing import Any, TypeVar
 
 import duckdb
 
+from tcobench.cli._common import settings_for
 from tcobench.errors import StoreError, causes
-
-from ._common import settings_for
 
 __all__ = ["tolerate_damage"]
 
@@ -50,15 +49,18 @@ def tolerate_damage(fn: F) -> F:
             location = open_store(settings_for(kwargs.get("store")).store).location
             if not find_undecodable(location):
                 if isinstance(exc, duckdb.Error):
-                    raise StoreError(f"cannot read store {location}: {one_line(exc)[:300]} (`tcobench store "
-                                     "verify` checks every data file)") from exc  # fmt: skip
+                    raise StoreError(
+                        f"cannot read store {location}: {one_line(exc)[:300]} (`tcobench store "
+                        "verify` checks every data file)"
+                    ) from exc
                 raise
         try:
             return fn(*args, **kwargs)  # type: ignore[operator]
         except duckdb.Error as exc:
             from tcobench.tasks.store.lake import one_line
 
-            raise StoreError(f"cannot read the store: {one_line(exc)[:300]} (`tcobench store verify` checks every "
-                             "data file)") from exc  # fmt: skip
+            raise StoreError(
+                f"cannot read the store: {one_line(exc)[:300]} (`tcobench store verify` checks every data file)"
+            ) from exc
 
     return wrapper  # type: ignore[return-value]

@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ._common import out
+from tcobench.cli._common import out
 
 __all__ = ["Col", "fits", "number", "print_table", "terminal_width"]
 

@@ -70,8 +70,9 @@ def parameter(name: str, found: Declared, model: type[BaseModel] | None = None) 
         annotation = _bare(annotation)
         cli_type = annotation if default is not None or type(None) in _args(annotation) else annotation | None
     option = typer.Option(*flag.decls, help=flag.help, envvar=flag.envvar, show_default=flag.show_default)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[cli_type, option])  # fmt: skip
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[cli_type, option]
+    )
 
 
 def with_parameters(fn: F, params: Iterable[inspect.Parameter]) -> F:

@@ -41,9 +41,13 @@ class RichSink:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.progress: Progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[errors]} errors"), TextColumn("ETA {task.fields[eta]}"), console=console,
-        )  # fmt: skip
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[errors]} errors"),
+            TextColumn("ETA {task.fields[eta]}"),
+            console=console,
+        )
         self._bars: dict[str, TaskID] = {}
         self._lock = threading.Lock()
 
@@ -56,10 +60,10 @@ class RichSink:
             if state.host not in self._bars:
                 self._bars[state.host] = self.progress.add_task(what, total=state.total, errors=0, eta="?")
             bar = self._bars[state.host]
-        eta = (("done" if state.outcome == "ok" else state.outcome) if state.finished
-               else duration_text(state.eta_s))  # fmt: skip
-        self.progress.update(bar, description=what, completed=state.done, total=state.total, errors=state.errors,
-                             eta=eta)  # fmt: skip
+        eta = ("done" if state.outcome == "ok" else state.outcome) if state.finished else duration_text(state.eta_s)
+        self.progress.update(
+            bar, description=what, completed=state.done, total=state.total, errors=state.errors, eta=eta
+        )
 
     def level(self, result: LevelResult) -> None:
         from tcobench.tasks.progress import level_text

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from ._progress import log_line
+from tcobench.cli._progress import log_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["RunDisplay", "TOO_LONG_HINT"]
 
-TOO_LONG_HINT = ("add --yes to measure anyway, or shorten it: fewer levels (--concurrency N), fewer requests "
-                 "(--requests N) or a shorter --duration, shorter answers (--max-tokens N)")  # fmt: skip
+TOO_LONG_HINT = (
+    "add --yes to measure anyway, or shorten it: fewer levels (--concurrency N), fewer requests "
+    "(--requests N) or a shorter --duration, shorter answers (--max-tokens N)"
+)
 
 
 class RunDisplay:
@@ -104,8 +106,10 @@ class RunDisplay:
 
     def on_run(self, run: RunRecord) -> None:
         with self._lock:
-            text = (f"c={run.concurrency} (level {self._level_no}/{self._levels}) {run.status.value}: "
-                    f"{self._done} measured requests, {self._errors} errors")  # fmt: skip
+            text = (
+                f"c={run.concurrency} (level {self._level_no}/{self._levels}) {run.status.value}: "
+                f"{self._done} measured requests, {self._errors} errors"
+            )
             if run.error:
                 text += f": {run.error}"
             self._phase = "stored"
@@ -125,19 +129,24 @@ class RunDisplay:
         seconds = plan_seconds(self.w, speed)
         self._estimate_s = seconds
         levels = f"{self._levels} level(s)" + (", fewer if the sweep stops itself" if self.w.sweep else "")
-        self._line(f"estimate: up to about {duration_text(seconds)} for {levels} (engine speed in warm-up: "
-                   f"{speed.text()})")  # fmt: skip
+        self._line(
+            f"estimate: up to about {duration_text(seconds)} for {levels} (engine speed in warm-up: {speed.text()})"
+        )
         if self.embedded and seconds > LONG_RUN_S and not self.yes:
-            shutdown.abort(ConfigError(
-                f"the run would take up to about {duration_text(seconds)} on the embedded CPU engine (over "
-                f"{LONG_RUN_S // 60} min; nothing was measured): {TOO_LONG_HINT}"
-            ))  # fmt: skip
+            shutdown.abort(
+                ConfigError(
+                    f"the run would take up to about {duration_text(seconds)} on the embedded CPU engine (over "
+                    f"{LONG_RUN_S // 60} min; nothing was measured): {TOO_LONG_HINT}"
+                )
+            )
 
     # lines and the bar
     def _warmup_summary(self) -> str:
         took = time.monotonic() - self._phase_started
-        return (f"c={self._level} (level {self._level_no}/{self._levels}) warm-up done: {self._done} requests, "
-                f"{self._errors} errors in {took:.1f} s; measuring")  # fmt: skip
+        return (
+            f"c={self._level} (level {self._level_no}/{self._levels}) warm-up done: {self._done} requests, "
+            f"{self._errors} errors in {took:.1f} s; measuring"
+        )
 
     def _line(self, text: str) -> None:
         if self.plain is not None:
@@ -196,8 +205,9 @@ class RunDisplay:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         if self.progress is None:
-            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                                     console=self.console, transient=True)  # fmt: skip
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=self.console, transient=True
+            )
             self._bar = self.progress.add_task(escape(text), total=None)
             self.progress.start()
         assert self._bar is not None

@@ -8,8 +8,8 @@ from typing import Any
 import pyarrow as pa
 from rich.markup import escape
 
-from ._common import fmt, num, usd
-from ._fit import Col, fits, print_table, terminal_width
+from tcobench.cli._common import fmt, num, usd
+from tcobench.cli._fit import Col, fits, print_table, terminal_width
 
 __all__ = ["print_assumptions", "print_runs"]
 
@@ -103,7 +103,7 @@ _METRICS: list[tuple[str, Cell]] = [
                 else ""
             )
         ),
-    ),  # fmt: skip
+    ),
     ("status", lambda r, c: str(r["status"])),
     ("requests measured / errors", lambda r, c: f"{r['n']} / {r['errors']}"),
     ("stopped by", lambda r, c: _stop(r)),
@@ -183,23 +183,41 @@ def print_assumptions(tco: pa.Table, sources: pa.Table) -> None:
         seen.add(priced_as)
         lt = row["lifetime_months"]
         table: list[list[str]] = [
-            ["hardware", usd(row["hardware_usd_month"]),
-             f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months"],
-            ["power", usd(row["power_usd_month"]),
-             f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
-             f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})"],
-            ["ops labour", usd(row["ops_usd_month"]),
-             f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h"],
-            ["adaptation", usd(row["adaptation_usd_month"]),
-             f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months"],
-            ["total", usd(row["total_usd_month"]),
-             f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x utilisation "
-             f"{row['utilisation']:.0%}"],
-        ]  # fmt: skip
+            [
+                "hardware",
+                usd(row["hardware_usd_month"]),
+                f"({usd(row['purchase_usd'])} + {usd(row['server_share_usd'])} server share) / {lt} months",
+            ],
+            [
+                "power",
+                usd(row["power_usd_month"]),
+                f"{fmt(row['power_w'])} W x PUE {row['pue']} x {num(row['hours_per_month'])} h x "
+                f"{usd(row['kwh_usd'])}/kWh ({row['power_basis']})",
+            ],
+            [
+                "ops labour",
+                usd(row["ops_usd_month"]),
+                f"{num(row['ops_hours_per_month'])} h x {usd(row['hourly_usd'])}/h",
+            ],
+            [
+                "adaptation",
+                usd(row["adaptation_usd_month"]),
+                f"{num(row['adaptation_days'])} days x {usd(row['daily_usd'])}/day / {lt} months",
+            ],
+            [
+                "total",
+                usd(row["total_usd_month"]),
+                f"tokens/month = aggregate tok/s x 3600 x {num(row['hours_per_month'])} h x utilisation "
+                f"{row['utilisation']:.0%}",
+            ],
+        ]
         for term, key in (("hardware", row["hardware_key"]), ("site", row["site_key"]), ("ops", row["ops_key"])):
             src = cited.get((row["run_id"], term))
             source, as_of = (src["source"], src["as_of"]) if src else (None, None)
             table.append([f"source: {term}", "", f"{key}: {source} (as of {as_of})"])
         cols = [Col("term", "left"), Col("USD/month"), Col("inputs", "left", wrap=True)]
-        print_table(f"Cost per month behind those numbers: {row['hardware_key']}", cols,
-                    [[escape(cell) for cell in r] for r in table])  # fmt: skip
+        print_table(
+            f"Cost per month behind those numbers: {row['hardware_key']}",
+            cols,
+            [[escape(cell) for cell in r] for r in table],
+        )

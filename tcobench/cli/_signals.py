@@ -18,11 +18,10 @@ from collections.abc import Iterator
 
 from rich.markup import escape
 
+from tcobench.cli._common import err
 from tcobench.settings import Settings
 from tcobench.tasks.host import procs
 from tcobench.tasks.load import shutdown
-
-from ._common import err
 
 __all__ = ["measuring"]
 

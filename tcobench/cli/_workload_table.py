@@ -8,9 +8,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from tcobench.cli._fit import Col, print_table
 from tcobench.tasks.redact import redact
-
-from ._fit import Col, print_table
 
 __all__ = ["print_workload", "workload_rows"]
 

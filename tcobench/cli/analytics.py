@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
+from tcobench.cli._damage import tolerate_damage
+from tcobench.cli._fit import Col, number, print_table
+from tcobench.cli._flags import declared, overrides, parameter, with_parameters
 from tcobench.schemas import CompareOptions, CostBasis
-
-from ._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
-from ._damage import tolerate_damage
-from ._fit import Col, number, print_table
-from ._flags import declared, overrides, parameter, with_parameters
 
 if TYPE_CHECKING:
     from tcobench.tasks.analysis.compare import Comparison
@@ -82,10 +81,15 @@ def _compare(**values: Any) -> None:
     if values["fail_if_unsupported"] and values["claim"] is None:
         raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
     targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
-    options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]),
-                             interactivity=targets)  # fmt: skip
-    result = compare(settings_for(values["store"]).store, load_prices(values["prices_file"]), values["a"],
-                     values["b"], options, snapshot=values["snapshot"])  # fmt: skip
+    options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]), interactivity=targets)
+    result = compare(
+        settings_for(values["store"]).store,
+        load_prices(values["prices_file"]),
+        values["a"],
+        values["b"],
+        options,
+        snapshot=values["snapshot"],
+    )
     if fmt == "table":
         _print_comparison(result)
     else:
@@ -95,8 +99,7 @@ def _compare(**values: Any) -> None:
 
 
 _own = list(inspect.signature(_compare_own, eval_str=True).parameters.values())
-with_parameters(_compare, [*_own[:2], *(parameter(n, d, CompareOptions) for n, d in _COMPARE_FLAGS.items()),
-                           *_own[2:]])  # fmt: skip
+with_parameters(_compare, [*_own[:2], *(parameter(n, d, CompareOptions) for n, d in _COMPARE_FLAGS.items()), *_own[2:]])
 
 
 def _print_document(c: Comparison, fmt: str) -> None:
@@ -121,8 +124,10 @@ def _fail_if_unsupported(c: Comparison) -> None:
 
     where = unsupported(c)
     if where:
-        raise ClaimError(f"the claim 'A is {c.claim:g}x as cost-efficient as B' is not supported at "
-                         f"{len(where)} place(s): {'; '.join(where)}")  # fmt: skip
+        raise ClaimError(
+            f"the claim 'A is {c.claim:g}x as cost-efficient as B' is not supported at "
+            f"{len(where)} place(s): {'; '.join(where)}"
+        )
 
 
 def _print_comparison(c: Comparison) -> None:
@@ -154,8 +159,16 @@ def _print_frontier(c: Comparison) -> None:
     if f is None or not f.targets:
         return
     pct = f"{f.confidence:.0%}"
-    cols = [Col("tok/s/user"), Col("tok/s/GPU A", drop=1), Col("tok/s/GPU B", drop=1), Col("$/1M A"), Col("$/1M B"),
-            Col("ratio A/B"), Col(f"{pct} CI"), Col("note", "left", wrap=True, drop=2)]  # fmt: skip
+    cols = [
+        Col("tok/s/user"),
+        Col("tok/s/GPU A", drop=1),
+        Col("tok/s/GPU B", drop=1),
+        Col("$/1M A"),
+        Col("$/1M B"),
+        Col("ratio A/B"),
+        Col(f"{pct} CI"),
+        Col("note", "left", wrap=True, drop=2),
+    ]
     rows = []
     for t in f.targets:
         if t.ratio is None:
@@ -164,40 +177,83 @@ def _print_frontier(c: Comparison) -> None:
         note = "no clear winner" if t.no_clear_winner else ""
         if t.verdict:
             note = f"[{_STYLE[t.verdict]}]claim {c.claim:g}x {t.verdict}[/]" + (f"; {note}" if note else "")
-        rows.append([f"{t.target:g}", number(t.a_tok_s_per_gpu), number(t.b_tok_s_per_gpu), usd(t.a_usd_per_m),
-                     usd(t.b_usd_per_m), f"{t.ratio:.3f}", f"{t.ci_low:.3f} - {t.ci_high:.3f}", note])  # fmt: skip
+        rows.append(
+            [
+                f"{t.target:g}",
+                number(t.a_tok_s_per_gpu),
+                number(t.b_tok_s_per_gpu),
+                usd(t.a_usd_per_m),
+                usd(t.b_usd_per_m),
+                f"{t.ratio:.3f}",
+                f"{t.ci_low:.3f} - {t.ci_high:.3f}",
+                note,
+            ]
+        )
     q = "median" if f.quantile == 0.5 else f"p{f.quantile * 100:g}"
-    print_table(f"At equal interactivity (tok/s/user = 1000 / {q} TPOT ms; {c.basis} basis, output tokens)", cols,
-                rows)  # fmt: skip
-    out.print(f"A = {escape(f.a.name)}: frontier {f.a.range_text()}; B = {escape(f.b.name)}: frontier "
-              f"{f.b.range_text()}. Targets {'asked for' if f.chosen else 'spread over the overlap'}; never "
-              "extrapolated. CI: percentile bootstrap of whole nights, runs within nights and requests within runs, "
-              "rebuilding both frontiers in every replicate.", style="dim", highlight=False)  # fmt: skip
+    print_table(f"At equal interactivity (tok/s/user = 1000 / {q} TPOT ms; {c.basis} basis, output tokens)", cols, rows)
+    out.print(
+        f"A = {escape(f.a.name)}: frontier {f.a.range_text()}; B = {escape(f.b.name)}: frontier "
+        f"{f.b.range_text()}. Targets {'asked for' if f.chosen else 'spread over the overlap'}; never "
+        "extrapolated. CI: percentile bootstrap of whole nights, runs within nights and requests within runs, "
+        "rebuilding both frontiers in every replicate.",
+        style="dim",
+        highlight=False,
+    )
     cross = f.crossover
     if cross is not None:
 
         def spans(ranges: tuple[tuple[float, float], ...]) -> str:
             return ", ".join(f"{lo:g}-{hi:g}" for lo, hi in ranges) or "nowhere"
 
-        where = ("the curves do not cross in the overlap" if cross.at is None else
-                 f"they cross at {cross.at:.1f} tok/s/user" + (f" ({pct} CI {cross.ci_low:.1f}-{cross.ci_high:.1f}, "
-                 f"{cross.covered:.0%} of replicates cross)" if cross.ci_low is not None else ""))  # fmt: skip
-        out.print(f"crossover: A cheaper per token at {spans(cross.a_cheaper)} tok/s/user, B at "
-                  f"{spans(cross.b_cheaper)}; {where}", highlight=False)  # fmt: skip
+        where = (
+            "the curves do not cross in the overlap"
+            if cross.at is None
+            else f"they cross at {cross.at:.1f} tok/s/user"
+            + (
+                f" ({pct} CI {cross.ci_low:.1f}-{cross.ci_high:.1f}, {cross.covered:.0%} of replicates cross)"
+                if cross.ci_low is not None
+                else ""
+            )
+        )
+        out.print(
+            f"crossover: A cheaper per token at {spans(cross.a_cheaper)} tok/s/user, B at "
+            f"{spans(cross.b_cheaper)}; {where}",
+            highlight=False,
+        )
     for t in f.targets:
         out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
 
 
 def _print_strata(c: Comparison, pct: str) -> None:
-    cols = [Col("concurrency"), Col("runs A / B", drop=2), Col("nights A / B", drop=3), Col("tok/s A", drop=1),
-            Col("tok/s B", drop=1), Col("$/1M A"), Col("$/1M B"), Col("ratio A/B"), Col(f"{pct} CI"),
-            *([Col(f"claim {c.claim:g}x", "left")] if c.claim is not None else [])]  # fmt: skip
+    cols = [
+        Col("concurrency"),
+        Col("runs A / B", drop=2),
+        Col("nights A / B", drop=3),
+        Col("tok/s A", drop=1),
+        Col("tok/s B", drop=1),
+        Col("$/1M A"),
+        Col("$/1M B"),
+        Col("ratio A/B"),
+        Col(f"{pct} CI"),
+        *([Col(f"claim {c.claim:g}x", "left")] if c.claim is not None else []),
+    ]
     rows = []
     for s in c.strata:
         verdict = [f"[{_STYLE[s.verdict]}]{s.verdict}[/]"] if s.verdict else []
-        rows.append([str(s.concurrency), f"{s.a_runs} / {s.b_runs}", f"{s.a_nights} / {s.b_nights}",
-                     number(s.a_tok_s), number(s.b_tok_s), usd(s.a_usd_per_m), usd(s.b_usd_per_m),
-                     f"{s.ratio:.3f}", f"{s.lo:.3f} - {s.hi:.3f}", *verdict])  # fmt: skip
+        rows.append(
+            [
+                str(s.concurrency),
+                f"{s.a_runs} / {s.b_runs}",
+                f"{s.a_nights} / {s.b_nights}",
+                number(s.a_tok_s),
+                number(s.b_tok_s),
+                usd(s.a_usd_per_m),
+                usd(s.b_usd_per_m),
+                f"{s.ratio:.3f}",
+                f"{s.lo:.3f} - {s.hi:.3f}",
+                *verdict,
+            ]
+        )
     if c.pooled:
         ratio, lo, hi = c.pooled
         verdict = [f"[{_STYLE[c.pooled_verdict]}]{c.pooled_verdict}[/]"] if c.pooled_verdict else []
@@ -209,19 +265,26 @@ def _print_strata(c: Comparison, pct: str) -> None:
         f"$/1M and cost terms: the mean over nights of each night's mean over its runs. CI: percentile bootstrap, "
         f"{c.resamples} resamples of whole nights (one draw per side for every concurrency level, so one bad night "
         f"hits all its levels), runs within nights and requests within runs, seed {c.seed}.",
-        style="dim", highlight=False,
-    )  # fmt: skip
+        style="dim",
+        highlight=False,
+    )
 
 
 def _print_setup(c: Comparison) -> None:
     """Every setting whose values differ between the sides, one table (tasks/analysis/compare/setup_table.py)."""
     if not c.setup:
-        out.print("Setup: no difference between A and B in engine, image, settings, model, driver, CUDA/ROCm, "
-                  "client placement or power limit.", highlight=False)  # fmt: skip
+        out.print(
+            "Setup: no difference between A and B in engine, image, settings, model, driver, CUDA/ROCm, "
+            "client placement or power limit.",
+            highlight=False,
+        )
         return
     rows = [[escape(d.setting), escape(", ".join(d.a)), escape(", ".join(d.b))] for d in c.setup]
-    print_table("Setup differences, A vs B", [Col("setting", "left"), Col("A", "left", wrap=True),
-                                              Col("B", "left", wrap=True)], rows)  # fmt: skip
+    print_table(
+        "Setup differences, A vs B",
+        [Col("setting", "left"), Col("A", "left", wrap=True), Col("B", "left", wrap=True)],
+        rows,
+    )
 
 
 def _print_claim_grade(c: Comparison) -> None:
@@ -247,8 +310,11 @@ def _print_goodput(c: Comparison) -> None:
             share = "-" if math.isnan(fraction) else f"{fraction:.1%}"
             return f"{share} within SLO, {'-' if math.isnan(cost) else usd(cost)}/1M good tokens"
 
-        out.print(f"goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
-                  f"B {side(s.b_good_fraction, s.b_good_usd_per_m)}", highlight=False)  # fmt: skip
+        out.print(
+            f"goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
+            f"B {side(s.b_good_fraction, s.b_good_usd_per_m)}",
+            highlight=False,
+        )
 
 
 def _print_flagged(c: Comparison) -> None:
@@ -260,8 +326,11 @@ def _print_flagged(c: Comparison) -> None:
     out.print(f"[bold]Flagged runs inside the sides[/] (`tcobench history`, default rules; {kept}):", highlight=False)
     for f in c.flagged:
         what = "regression" if f.worse else "improvement"
-        out.print(f"  {f.side}: run {escape(f.run_id)} ({escape(f.series)}, {f.date}, batch {escape(f.batch_id)}): "
-                  f"{what}: {escape(', '.join(f.changes))}", highlight=False)  # fmt: skip
+        out.print(
+            f"  {f.side}: run {escape(f.run_id)} ({escape(f.series)}, {f.date}, batch {escape(f.batch_id)}): "
+            f"{what}: {escape(', '.join(f.changes))}",
+            highlight=False,
+        )
 
 
 def _print_drivers(c: Comparison) -> None:
@@ -270,8 +339,15 @@ def _print_drivers(c: Comparison) -> None:
     for s in c.strata:
         for t in s.terms:
             rows.append([str(s.concurrency), t.term, usd(t.a_usd_per_m), usd(t.b_usd_per_m), _signedusd(t.b_minus_a)])
-        rows.append([str(s.concurrency), "[bold]total[/]", usd(s.a_usd_per_m), usd(s.b_usd_per_m),
-                     _signedusd(s.b_usd_per_m - s.a_usd_per_m)])  # fmt: skip
+        rows.append(
+            [
+                str(s.concurrency),
+                "[bold]total[/]",
+                usd(s.a_usd_per_m),
+                usd(s.b_usd_per_m),
+                _signedusd(s.b_usd_per_m - s.a_usd_per_m),
+            ]
+        )
     cols = [Col("concurrency"), Col("term", "left"), Col("A"), Col("B"), Col("B - A")]
     print_table(f"What drives the difference: cost terms per 1M {c.tokens} tokens", cols, rows)
     for s in c.strata:
@@ -323,8 +399,17 @@ def _history(
     from tcobench.tasks.prices import load_prices
 
     settings = settings_for(store)
-    found = history(settings.store, load_prices(prices_file), snapshot=snapshot, window=window, min_prior=min_prior,
-                    alpha=alpha, min_change=min_change / 100, min_effect=min_effect, noise_k=noise_k)  # fmt: skip
+    found = history(
+        settings.store,
+        load_prices(prices_file),
+        snapshot=snapshot,
+        window=window,
+        min_prior=min_prior,
+        alpha=alpha,
+        min_change=min_change / 100,
+        min_effect=min_effect,
+        noise_k=noise_k,
+    )
     if series:
         found = [s for s in found if series.lower() in s.key.lower()]
     if not found:
@@ -347,16 +432,27 @@ def _history(
 
         first = next(f"{s.key}, {p.date}: {c.metric} {c.change_pct:+.1f}%" for s in found for p, c in s.flags)
         flagged_series = sum(1 for s in found if s.flags)
-        raise ChangeError(f"{flags} flagged change(s) in {flagged_series} of {len(found)} series (--fail-on-change); "
-                          f"first: {first}")  # fmt: skip
+        raise ChangeError(
+            f"{flags} flagged change(s) in {flagged_series} of {len(found)} series (--fail-on-change); first: {first}"
+        )
 
 
 _SERIES_COLS = [
-    Col("night"), Col("date", "left"), Col("batch", "left", drop=4), Col("run", "left", drop=2),
-    Col("decode tok/s p50"), Col("TTFT p50 ms"), Col("output tok/s", drop=3), Col("$/1M out"),
-    Col("$/1M change", drop=1), Col("decode change"), Col("p", drop=5), Col("effect", drop=5),
-    Col("flag", "left", wrap=True), Col("what changed", "left", wrap=True, drop=6),
-]  # fmt: skip
+    Col("night"),
+    Col("date", "left"),
+    Col("batch", "left", drop=4),
+    Col("run", "left", drop=2),
+    Col("decode tok/s p50"),
+    Col("TTFT p50 ms"),
+    Col("output tok/s", drop=3),
+    Col("$/1M out"),
+    Col("$/1M change", drop=1),
+    Col("decode change"),
+    Col("p", drop=5),
+    Col("effect", drop=5),
+    Col("flag", "left", wrap=True),
+    Col("what changed", "left", wrap=True, drop=6),
+]
 
 
 def _pct(value: float | None) -> str:
@@ -369,13 +465,24 @@ def _print_series(s: Series) -> None:
     for p in s.points:
         decode = next((c for c in p.changes if c.metric == "decode_tok_s"), None)
         flagged = ", ".join(f"{c.metric} {c.change_pct:+.1f}%" for c in p.changes if c.flagged)
-        rows.append([
-            str(p.night), p.date, escape(p.batch_id[:12]), p.run_id[:12], number(p.decode_tok_s_p50),
-            number(p.ttft_ms_p50), number(p.output_tok_s), usd(p.usd_per_m_output_tokens), _pct(p.cost_change_pct),
-            _pct(decode.change_pct if decode else None), f"{decode.p_value:.2g}" if decode else "-",
-            f"{decode.effect:+.2f}" if decode else "-", f"[bold red]{escape(flagged)}[/]" if flagged else "",
-            escape("; ".join(p.provenance_changes)),
-        ])  # fmt: skip
+        rows.append(
+            [
+                str(p.night),
+                p.date,
+                escape(p.batch_id[:12]),
+                p.run_id[:12],
+                number(p.decode_tok_s_p50),
+                number(p.ttft_ms_p50),
+                number(p.output_tok_s),
+                usd(p.usd_per_m_output_tokens),
+                _pct(p.cost_change_pct),
+                _pct(decode.change_pct if decode else None),
+                f"{decode.p_value:.2g}" if decode else "-",
+                f"{decode.effect:+.2f}" if decode else "-",
+                f"[bold red]{escape(flagged)}[/]" if flagged else "",
+                escape("; ".join(p.provenance_changes)),
+            ]
+        )
     print_table(f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", _SERIES_COLS, rows)
 
 
@@ -392,8 +499,9 @@ def _print_flags(found: list[Series], flags: int, rule: str) -> None:
         out.print(f"{len(found)} series; no change beyond run-to-run noise ({rule}).", highlight=False)
         return
     flagged_series = sum(1 for s in found if s.flags)
-    out.print(f"[bold]{flags} flagged change(s)[/] in {flagged_series} of {len(found)} series ({rule}):",
-              highlight=False)  # fmt: skip
+    out.print(
+        f"[bold]{flags} flagged change(s)[/] in {flagged_series} of {len(found)} series ({rule}):", highlight=False
+    )
     for s in found:
         for p, c in s.flags:
             direction = "better" if c.better else "worse"
@@ -438,9 +546,20 @@ def _report(
     if resamples < 100:
         raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")
     settings = settings_for(store)
-    path = write_report(settings.store, load_prices(prices_file), path_out, select=select, a=a, b=b, claim=claim,
-                        resamples=resamples, seed=seed, price_table=str(prices_file or SHIPPED_TABLE),
-                        snapshot=snapshot, interactivity=interactivity)  # fmt: skip
+    path = write_report(
+        settings.store,
+        load_prices(prices_file),
+        path_out,
+        select=select,
+        a=a,
+        b=b,
+        claim=claim,
+        resamples=resamples,
+        seed=seed,
+        price_table=str(prices_file or SHIPPED_TABLE),
+        snapshot=snapshot,
+        interactivity=interactivity,
+    )
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
 
 

@@ -13,9 +13,17 @@ from typing import Annotated
 
 import typer
 
+from tcobench.cli._common import (
+    PartialThresholdOpt,
+    PricesOpt,
+    StoreOpt,
+    err,
+    guard,
+    out,
+    prefect_defaults,
+    store_parameter,
+)
 from tcobench.errors import ConfigError
-
-from ._common import PartialThresholdOpt, PricesOpt, StoreOpt, err, guard, out, prefect_defaults, store_parameter
 
 __all__ = ["register"]
 
@@ -31,8 +39,10 @@ def _default_pool() -> str:
 
 def _need_server(command: str) -> None:
     if not os.environ.get("PREFECT_API_URL"):
-        raise ConfigError(f"tcobench {command} needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
-                          "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING")  # fmt: skip
+        raise ConfigError(
+            f"tcobench {command} needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
+            "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING"
+        )
 
 
 def _worker(
@@ -53,13 +63,21 @@ def _worker(
     from tcobench.tasks.fleet import WorkerSpec, run_worker
 
     if (host is None) == (not control):
-        raise typer.BadParameter("give --host NAME (a GPU host) or --control (the nightly's queue)",
-                                 param_hint="--host")  # fmt: skip
+        raise typer.BadParameter(
+            "give --host NAME (a GPU host) or --control (the nightly's queue)", param_hint="--host"
+        )
     if host is not None and (not _NAME.match(host) or host == CONTROL_QUEUE):
-        raise typer.BadParameter(f"{host!r} is not a host name (letters, digits, . _ -; not {CONTROL_QUEUE!r})",
-                                 param_hint="--host")  # fmt: skip
-    spec = WorkerSpec(queue=host or CONTROL_QUEUE, pool=pool or _default_pool(), limit=limit, heartbeat_s=heartbeat_s,
-                      poll_s=poll_s, allow_root=allow_root)  # fmt: skip
+        raise typer.BadParameter(
+            f"{host!r} is not a host name (letters, digits, . _ -; not {CONTROL_QUEUE!r})", param_hint="--host"
+        )
+    spec = WorkerSpec(
+        queue=host or CONTROL_QUEUE,
+        pool=pool or _default_pool(),
+        limit=limit,
+        heartbeat_s=heartbeat_s,
+        poll_s=poll_s,
+        allow_root=allow_root,
+    )
     code = run_worker(spec, say=lambda message: err.print(message, highlight=False, markup=False))
     raise typer.Exit(code)
 
@@ -87,17 +105,24 @@ def _fleet_deploy(
     from tcobench.flows.nightly import deploy_nightly
     from tcobench.tasks.fleet import refuse_secrets
 
-    params = {"inventory": str(inventory.resolve()), "matrices": [str(m.resolve()) for m in matrix],
-              "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
-              "prices": str(prices.resolve()) if prices else None,
-              "partial_threshold": partial_threshold, "fail_on_failed_cells": True}  # fmt: skip
+    params = {
+        "inventory": str(inventory.resolve()),
+        "matrices": [str(m.resolve()) for m in matrix],
+        "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
+        "prices": str(prices.resolve()) if prices else None,
+        "partial_threshold": partial_threshold,
+        "fail_on_failed_cells": True,
+    }
     refuse_secrets(params, "nightly deployment parameters")
     pool = plan.inventory.fleet.work_pool
     deploy_nightly(pool, params, cron)
     hosts = ", ".join(h.name for h in plan.inventory.hosts)
-    out.print(f"deployed nightly/{NIGHTLY_DEPLOYMENT} (queue control{', cron ' + repr(cron) if cron else ''}) and "
-              f"fleet-host/{HOST_DEPLOYMENT} in work pool {pool!r}; start `tcobench worker --control` on this "
-              f"machine and `tcobench worker --host NAME` on each of: {hosts}", highlight=False)  # fmt: skip
+    out.print(
+        f"deployed nightly/{NIGHTLY_DEPLOYMENT} (queue control{', cron ' + repr(cron) if cron else ''}) and "
+        f"fleet-host/{HOST_DEPLOYMENT} in work pool {pool!r}; start `tcobench worker --control` on this "
+        f"machine and `tcobench worker --host NAME` on each of: {hosts}",
+        highlight=False,
+    )
 
 
 def _fleet_status(pool: PoolOpt = "") -> None:
@@ -112,13 +137,17 @@ def _fleet_status(pool: PoolOpt = "") -> None:
             workers = client.read_workers_for_work_pool(name)
             queues = client.read_work_queues(work_pool_name=name)
     except Exception as exc:
-        raise ConfigError(f"cannot read work pool {name!r} from {os.environ['PREFECT_API_URL']}: "
-                          f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from exc  # fmt: skip
+        raise ConfigError(
+            f"cannot read work pool {name!r} from {os.environ['PREFECT_API_URL']}: "
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        ) from exc
     out.print(f"work pool {name}: queues {', '.join(sorted(q.name for q in queues)) or '-'}", highlight=False)
     for w in sorted(workers, key=lambda w: w.name):
         beat = w.last_heartbeat_time.strftime("%Y-%m-%d %H:%M:%S UTC") if w.last_heartbeat_time else "never"
-        out.print(f"  {w.name:30s} {str(getattr(w.status, 'value', w.status)).lower():8s} last heartbeat {beat}",
-                  highlight=False)  # fmt: skip
+        out.print(
+            f"  {w.name:30s} {str(getattr(w.status, 'value', w.status)).lower():8s} last heartbeat {beat}",
+            highlight=False,
+        )
 
 
 def _fleet_init(
@@ -147,8 +176,9 @@ def _fleet_init(
 
 def register(app: typer.Typer) -> None:
     app.command("worker")(guard(_worker))
-    fleet = typer.Typer(help="Fleet mode: deployments on the Prefect server and the hosts' workers.",
-                        no_args_is_help=True)  # fmt: skip
+    fleet = typer.Typer(
+        help="Fleet mode: deployments on the Prefect server and the hosts' workers.", no_args_is_help=True
+    )
     fleet.command("deploy")(guard(_fleet_deploy))
     fleet.command("status")(guard(_fleet_status))
     fleet.command("init")(guard(_fleet_init))

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from tcobench.cli._common import StoreOpt, err, guard, out, prefect_defaults, settings_for
+from tcobench.cli._fit import Col, print_table
+from tcobench.cli._progress import log_line
 from tcobench.errors import DoctorError
 from tcobench.schemas import GpuVendor
-
-from ._common import StoreOpt, err, guard, out, prefect_defaults, settings_for
-from ._fit import Col, print_table
-from ._progress import log_line
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -26,9 +25,12 @@ __all__ = ["container_overrides", "engine_event_printer", "register"]
 
 DockerHostOpt = Annotated[
     str | None,
-    typer.Option("--docker-host", help="unix:///path.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "
-                 "ssh://user@host [DOCKER_HOST or the local socket]."),
-]  # fmt: skip
+    typer.Option(
+        "--docker-host",
+        help="unix:///path.sock, tcp://host:2376 (TLS from DOCKER_CERT_PATH) or "
+        "ssh://user@host [DOCKER_HOST or the local socket].",
+    ),
+]
 _STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
 
 
@@ -83,8 +85,9 @@ def engine_event_printer(progress: Progress) -> OnEvent:
                 bars[key] = progress.add_task(key, total=event.total)
                 if not progress.live.is_started:
                     progress.start()
-            progress.update(bars[key], completed=event.completed or 0, total=event.total,
-                            description=escape(event.message[:60]))  # fmt: skip
+            progress.update(
+                bars[key], completed=event.completed or 0, total=event.total, description=escape(event.message[:60])
+            )
         elif event.warning:
             err.print(f"[yellow]warning[/]: {escape(event.message)}", soft_wrap=True)
         else:
@@ -136,8 +139,9 @@ def _images_build(
     prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
     from tcobench.flows import rebuild_images
 
-    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                        transient=True)  # fmt: skip
+    progress = Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True
+    )
     line = progress.add_task("preparing the build", total=None)
 
     plain = log_line(err)
@@ -152,21 +156,43 @@ def _images_build(
         progress.update(line, description=escape(text.strip()[:100]))
 
     try:
-        results = rebuild_images(settings.store, settings.docker_dir, names or [], overrides, force, target,
-                                 docker_host, gpu_check, on_log)  # fmt: skip
+        results = rebuild_images(
+            settings.store, settings.docker_dir, names or [], overrides, force, target, docker_host, gpu_check, on_log
+        )
     finally:
         if progress.live.is_started:
             progress.stop()
-    cols = [Col("image", "left"), Col("action", "left"), Col("reference", "left", wrap=True),
-            Col("image id", "left", drop=2), Col("size", drop=3), Col("build s", drop=4),
-            Col("engine reports", "left", wrap=True, drop=1), Col("pushed as", "left", wrap=True, drop=5)]  # fmt: skip
-    rows = [[escape(r.outcome.spec.name), r.outcome.action, escape(r.outcome.reference), r.outcome.image_id[7:19],
-             _gib(r.outcome.size_bytes), f"{r.outcome.build_ns / 1e9:.1f}", escape(r.smoke_version),
-             escape(r.repo_digest or "-")] for r in results]  # fmt: skip
+    cols = [
+        Col("image", "left"),
+        Col("action", "left"),
+        Col("reference", "left", wrap=True),
+        Col("image id", "left", drop=2),
+        Col("size", drop=3),
+        Col("build s", drop=4),
+        Col("engine reports", "left", wrap=True, drop=1),
+        Col("pushed as", "left", wrap=True, drop=5),
+    ]
+    rows = [
+        [
+            escape(r.outcome.spec.name),
+            r.outcome.action,
+            escape(r.outcome.reference),
+            r.outcome.image_id[7:19],
+            _gib(r.outcome.size_bytes),
+            f"{r.outcome.build_ns / 1e9:.1f}",
+            escape(r.smoke_version),
+            escape(r.repo_digest or "-"),
+        ]
+        for r in results
+    ]
     print_table("Engine images", cols, rows)
     for r in results:
-        out.print(f"{r.outcome.spec.name}: {r.outcome.action} {r.outcome.reference} {r.outcome.image_id} "
-                  f"(spec hash {r.outcome.spec_hash[:12]})", highlight=False, soft_wrap=True)  # fmt: skip
+        out.print(
+            f"{r.outcome.spec.name}: {r.outcome.action} {r.outcome.reference} {r.outcome.image_id} "
+            f"(spec hash {r.outcome.spec_hash[:12]})",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _images_list(docker_host: DockerHostOpt = None) -> None:
@@ -182,13 +208,33 @@ def _images_list(docker_host: DockerHostOpt = None) -> None:
     finally:
         client.close()
     # names and references never break mid-word: they wrap at separators, and the least needed columns go first
-    cols = [Col("image", "left"), Col("engine", "left", drop=2), Col("vendor", "left", drop=3),
-            Col("reference", "left", wrap=True), Col("built", "left"), Col("image id", "left", drop=5),
-            Col("size", drop=4), Col("spec hash", "left", drop=6), Col("built at", "left", wrap=True, drop=7),
-            Col("repo digests", "left", wrap=True, drop=8)]  # fmt: skip
-    cells = [[escape(r.name), escape(r.engine), escape(r.vendor), escape(r.reference), "yes" if r.present else "no",
-              (r.image_id or "-")[7:19] or "-", _gib(r.size_bytes), (r.spec_hash or "-")[:12],
-              escape(r.build_time or "-"), escape(", ".join(r.repo_digests) or "-")] for r in rows]  # fmt: skip
+    cols = [
+        Col("image", "left"),
+        Col("engine", "left", drop=2),
+        Col("vendor", "left", drop=3),
+        Col("reference", "left", wrap=True),
+        Col("built", "left"),
+        Col("image id", "left", drop=5),
+        Col("size", drop=4),
+        Col("spec hash", "left", drop=6),
+        Col("built at", "left", wrap=True, drop=7),
+        Col("repo digests", "left", wrap=True, drop=8),
+    ]
+    cells = [
+        [
+            escape(r.name),
+            escape(r.engine),
+            escape(r.vendor),
+            escape(r.reference),
+            "yes" if r.present else "no",
+            (r.image_id or "-")[7:19] or "-",
+            _gib(r.size_bytes),
+            (r.spec_hash or "-")[:12],
+            escape(r.build_time or "-"),
+            escape(", ".join(r.repo_digests) or "-"),
+        ]
+        for r in rows
+    ]
     print_table("Image catalog", cols, cells)
 
 
@@ -228,8 +274,9 @@ def _doctor(
     checks = run_doctor(docker_host, int(min_free_gb * 2**30))
     title = f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}"
     cols = [Col("check", "left"), Col("status", "left"), Col("finding", "left", wrap=True)]
-    rows = [[escape(c.name), f"[{_STATUS_STYLE[c.status.value]}]{c.status.value}[/]", escape(c.message)]
-            for c in checks]  # fmt: skip
+    rows = [
+        [escape(c.name), f"[{_STATUS_STYLE[c.status.value]}]{c.status.value}[/]", escape(c.message)] for c in checks
+    ]
     print_table(escape(title), cols, rows)
     failed = [c for c in checks if c.status.value == "fail"]
     if failed:
@@ -237,8 +284,9 @@ def _doctor(
 
 
 def register(app: typer.Typer) -> None:
-    images = typer.Typer(help="Build, list and push the pinned engine images (docker/, images/catalog.toml).",
-                         no_args_is_help=False)  # fmt: skip
+    images = typer.Typer(
+        help="Build, list and push the pinned engine images (docker/, images/catalog.toml).", no_args_is_help=False
+    )
     images.command("build")(guard(_images_build))
     images.command("list")(guard(_images_list))
     images.command("push")(guard(_images_push))

@@ -15,11 +15,10 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from tcobench import __version__
+from tcobench.cli import analytics, fleet, images, models, nightly, presets, results, run, store
+from tcobench.cli._common import print_error, show_warnings
+from tcobench.cli._help import install, render_help
 from tcobench.errors import ExitCode
-
-from . import analytics, fleet, images, models, nightly, presets, results, run, store
-from ._common import print_error, show_warnings
-from ._help import install, render_help
 
 try:  # typer >= 0.20 carries its own copy of click; older ones use the click package
     from typer._click import exceptions as cx
@@ -32,8 +31,15 @@ __all__ = ["app", "main"]
 class _OneLineErrors(TyperGroup):
     """Usage errors as one line naming the option, the value and the valid choices, exit 2 (no boxed panels)."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:  # fmt: skip
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         args = run.expand_synthetic(list(sys.argv[1:] if args is None else args))
         try:
             value = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)

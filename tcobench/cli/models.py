@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
+from tcobench.cli._common import err, guard, out
 from tcobench.schemas import SHAPES
 from tcobench.settings import Settings
-
-from ._common import err, guard, out
 
 __all__ = ["register"]
 
@@ -49,8 +48,9 @@ def _models_tokenizer(
 
 
 def register(app: typer.Typer) -> None:
-    models = typer.Typer(help="Synthetic models (random weights, real shapes) for hosts without downloads.",
-                         no_args_is_help=False)  # fmt: skip
+    models = typer.Typer(
+        help="Synthetic models (random weights, real shapes) for hosts without downloads.", no_args_is_help=False
+    )
     models.command("synth")(guard(_models_synth))
     models.command("tokenizer")(guard(_models_tokenizer))
     app.add_typer(models, name="models")

@@ -8,9 +8,7 @@ from typing import Annotated
 
 import typer
 
-from tcobench.errors import NightlyError
-
-from ._common import (
+from tcobench.cli._common import (
     PartialThresholdOpt,
     PricesOpt,
     StoreOpt,
@@ -21,8 +19,9 @@ from ._common import (
     settings_for,
     store_parameter,
 )
-from ._progress import night_display
-from ._signals import measuring
+from tcobench.cli._progress import night_display
+from tcobench.cli._signals import measuring
+from tcobench.errors import NightlyError
 
 __all__ = ["register"]
 
@@ -60,11 +59,10 @@ def register(app: typer.Typer) -> None:
         fleet mode on (its fleet table), each host's cells run on that host's `tcobench worker` (Prefect server from
         PREFECT_API_URL / PREFECT_API_AUTH_STRING).
         """
+        from tcobench.cli._claim import warn_claim_shortfalls
         from tcobench.errors import ConfigError
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
-
-        from ._claim import warn_claim_shortfalls
 
         if profile is not None:
             os.environ["TCOBENCH_PROFILE"] = profile  # the flow loads the matrix again: it reads the profile there
@@ -74,11 +72,14 @@ def register(app: typer.Typer) -> None:
             if no_prefect:
                 raise ConfigError(f"{inventory} has a [fleet] table: fleet mode runs on Prefect; drop --no-prefect")
             if not os.environ.get("PREFECT_API_URL"):
-                raise ConfigError(f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
-                                  "PREFECT_API_AUTH_STRING) to the fleet's Prefect server")  # fmt: skip
+                raise ConfigError(
+                    f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
+                    "PREFECT_API_AUTH_STRING) to the fleet's Prefect server"
+                )
             if store is None and not os.environ.get("TCOBENCH_STORE"):
-                raise ConfigError(f"{inventory} has a [fleet] table: give the store every host writes to "
-                                  "(--store or TCOBENCH_STORE)")  # fmt: skip
+                raise ConfigError(
+                    f"{inventory} has a [fleet] table: give the store every host writes to (--store or TCOBENCH_STORE)"
+                )
             os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
             os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
             os.environ.setdefault("PREFECT_CLIENT_RETRY_EXTRA_CODES", "500")  # its database's outage: as the workers
@@ -96,9 +97,14 @@ def register(app: typer.Typer) -> None:
                 children.add("prefect-server", server, borrowed=True)
             with night_display(err, progress_every) as sink:  # in fleet mode each worker logs its own progress
                 # a local store as an absolute path: in fleet mode it is a parameter for every host's run
-                result = nightly(str(inventory), [str(m) for m in matrix], store_parameter(store),
-                                 str(prices) if prices else None, partial_threshold=partial_threshold,
-                                 progress=sink if plan.inventory.fleet is None else None)  # fmt: skip
+                result = nightly(
+                    str(inventory),
+                    [str(m) for m in matrix],
+                    store_parameter(store),
+                    str(prices) if prices else None,
+                    partial_threshold=partial_threshold,
+                    progress=sink if plan.inventory.fleet is None else None,
+                )
         out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.not_ok:
             code = result.not_ok[0].exit_code

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from ._common import guard, out
-from ._fit import Col, print_table
+from tcobench.cli._common import guard, out
+from tcobench.cli._fit import Col, print_table
 
 __all__ = ["register"]
 
@@ -45,9 +45,14 @@ def _presets(
             ]
         )
     # a name is never wrapped; the other columns wrap at spaces and separators; the SLO goes first when too narrow
-    cols = [Col("preset", "left"), Col("input tokens", "left", wrap=True), Col("output tokens", "left", wrap=True),
-            Col("concurrency", "left", wrap=True), Col("measure", "left", wrap=True, drop=1),
-            Col("SLO", "left", wrap=True, drop=2)]  # fmt: skip
+    cols = [
+        Col("preset", "left"),
+        Col("input tokens", "left", wrap=True),
+        Col("output tokens", "left", wrap=True),
+        Col("concurrency", "left", wrap=True),
+        Col("measure", "left", wrap=True, drop=1),
+        Col("SLO", "left", wrap=True, drop=2),
+    ]
     print_table("Workload presets (tcobench run --preset NAME)", cols, [[escape(c) for c in r] for r in rows])
     out.print("`tcobench presets NAME` shows a preset's fields and the public benchmark it follows.", highlight=False)
 

@@ -28,7 +28,7 @@ def commands() -> Iterator[tuple[list[str], Any, Any]]:
     """(path, click command, its context) of the root and every command below it, in the order --help lists them."""
     import typer
 
-    from .main import app
+    from tcobench.cli.main import app
 
     root = typer.main.get_command(app)
     root_ctx = root.make_context("tcobench", [], resilient_parsing=True)
@@ -46,7 +46,7 @@ def commands() -> Iterator[tuple[list[str], Any, Any]]:
 
 def reference() -> str:
     """docs/cli.md's text."""
-    from ._help import render_help
+    from tcobench.cli._help import render_help
 
     parts = [_HEADER]
     for path, command, ctx in commands():

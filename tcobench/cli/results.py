@@ -8,10 +8,10 @@ from typing import Annotated
 import pyarrow as pa
 import typer
 
-from ._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for
-from ._damage import tolerate_damage
-from ._fit import Col, number, print_table
-from ._runs_table import print_assumptions, print_runs
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for
+from tcobench.cli._damage import tolerate_damage
+from tcobench.cli._fit import Col, number, print_table
+from tcobench.cli._runs_table import print_assumptions, print_runs
 
 __all__ = ["print_result", "register"]
 
@@ -97,8 +97,11 @@ def print_result(result: pa.Table, output: str) -> None:
         return
     from rich.markup import escape
 
-    numeric = {f.name for f in result.schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
-               or pa.types.is_decimal(f.type)}  # fmt: skip
+    numeric = {
+        f.name
+        for f in result.schema
+        if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)
+    }
     cols = [Col(name, "right" if name in numeric else "left", wrap=name not in numeric) for name in result.column_names]
     print_table(None, cols, [[escape(number(row[c])) for c in result.column_names] for row in rows])
     out.print(f"{len(rows)} row(s)", style="dim")

@@ -13,12 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from tcobench.errors import Interrupted, StoreError
-from tcobench.schemas import BenchmarkConfig
-from tcobench.settings import Settings
-
-from ._claim import warn_claim_shortfalls
-from ._common import (
+from tcobench.cli._claim import warn_claim_shortfalls
+from tcobench.cli._common import (
     PartialThresholdOpt,
     StoreOpt,
     err,
@@ -28,12 +24,15 @@ from ._common import (
     prefect_defaults,
     settings_for,
 )
-from ._flags import declared, overrides, parameter, with_parameters
-from ._run_display import RunDisplay
-from ._runs_table import print_assumptions, print_runs
-from ._signals import measuring
-from ._workload_table import print_workload
-from .images import container_overrides, engine_event_printer
+from tcobench.cli._flags import declared, overrides, parameter, with_parameters
+from tcobench.cli._run_display import RunDisplay
+from tcobench.cli._runs_table import print_assumptions, print_runs
+from tcobench.cli._signals import measuring
+from tcobench.cli._workload_table import print_workload
+from tcobench.cli.images import container_overrides, engine_event_printer
+from tcobench.errors import Interrupted, StoreError
+from tcobench.schemas import BenchmarkConfig
+from tcobench.settings import Settings
 
 if TYPE_CHECKING:
     from tcobench.tasks.store.store import StoreRef
@@ -46,14 +45,61 @@ RUN_FLAGS = declared(BenchmarkConfig)
 
 # The order `tcobench run --help` lists its options in: the declared flags and the run's own (_own_options).
 _LAYOUT = (
-    "config_file", "endpoint", "protocol", "model", "model_path", "engine", "vllm_python", "shape", "chat",
-    "requests", "warmup", "concurrency", "rate", "client_procs", "max_tokens", "ignore_eos", "request_timeout",
-    "deadline", "api_key", "preset", "accuracy", "profile", "input_tokens", "output_tokens", "dataset",
-    "dataset_format", "shared_prefix", "turns", "duration", "min_requests", "tokenizer", "slo_ttft_ms", "slo_tpot_ms",
-    "slo_itl_ms", "slo_quantile", "sweep_margin", "extra_body", "synthetic", "telemetry", "telemetry_hz",
-    "engine_metrics", "no_prefect", "image", "docker_host", "gpu_vendor", "gpus", "hardware", "site", "utilisation",
-    "shape_tolerance", "yes", "partial_threshold", "prices_file", "store",
-)  # fmt: skip
+    "config_file",
+    "endpoint",
+    "protocol",
+    "model",
+    "model_path",
+    "engine",
+    "vllm_python",
+    "shape",
+    "chat",
+    "requests",
+    "warmup",
+    "concurrency",
+    "rate",
+    "client_procs",
+    "max_tokens",
+    "ignore_eos",
+    "request_timeout",
+    "deadline",
+    "api_key",
+    "preset",
+    "accuracy",
+    "profile",
+    "input_tokens",
+    "output_tokens",
+    "dataset",
+    "dataset_format",
+    "shared_prefix",
+    "turns",
+    "duration",
+    "min_requests",
+    "tokenizer",
+    "slo_ttft_ms",
+    "slo_tpot_ms",
+    "slo_itl_ms",
+    "slo_quantile",
+    "sweep_margin",
+    "extra_body",
+    "synthetic",
+    "telemetry",
+    "telemetry_hz",
+    "engine_metrics",
+    "no_prefect",
+    "image",
+    "docker_host",
+    "gpu_vendor",
+    "gpus",
+    "hardware",
+    "site",
+    "utilisation",
+    "shape_tolerance",
+    "yes",
+    "partial_threshold",
+    "prices_file",
+    "store",
+)
 
 
 def _spelling(name: str) -> str:
@@ -215,7 +261,7 @@ def _exit_now(exc: Interrupted, server: int) -> None:
     import signal
     import sys
 
-    from ._common import print_error
+    from tcobench.cli._common import print_error
 
     print_error(exc.kind, escape(str(exc)))
     with contextlib.suppress(OSError):
@@ -261,8 +307,7 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
         return f"what finished is stored in {store} as batch {batch_id} (cannot list it: {exc})"
     if not rows:
         return f"nothing was measured yet, so nothing was stored (store {store})"
-    runs = "; ".join(f"run {r[0][:8]} (concurrency {r[1]}) {r[2]}: {r[4]} of {r[3]} measured requests ok"
-                     for r in rows)  # fmt: skip
+    runs = "; ".join(f"run {r[0][:8]} (concurrency {r[1]}) {r[2]}: {r[4]} of {r[3]} measured requests ok" for r in rows)
     return f"kept {len(rows)} run(s) of batch {batch_id[:8]} in {store}: {runs}"
 
 
@@ -286,17 +331,26 @@ def _run_flow(
     from tcobench.schemas import EngineKind
     from tcobench.tasks.runs import check_runs, new_id
 
+    # model pulls while an engine starts
     pulls = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
-    )  # fmt: skip  (model pulls while an engine starts)
+    )
     embedded = config.engine.kind is EngineKind.embedded
     display = RunDisplay(err, config.workload, embedded, options.yes)
     batch_id = new_id()
     try:
         with display:
-            result = benchmark(config, prices, settings.store, settings.host_name, settings.model_cache,
-                               display.on_request, on_event=engine_event_printer(pulls), batch_id=batch_id,
-                               watcher=display)  # fmt: skip
+            result = benchmark(
+                config,
+                prices,
+                settings.store,
+                settings.host_name,
+                settings.model_cache,
+                display.on_request,
+                on_event=engine_event_printer(pulls),
+                batch_id=batch_id,
+                watcher=display,
+            )
     except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
         if exc.stored is not None and exc.stored.run_ids:
             _print_result(exc.stored, settings, config.workload, options.sources, prices)
@@ -347,8 +401,17 @@ def _accuracy_options(
 
 # The options `tcobench accuracy` shares with `run`, declared there once (the fields' flags and _own_options).
 _ACCURACY_FROM_RUN = (
-    "config_file", "endpoint", "protocol", "model", "model_path", "chat", "image", "no_prefect", "prices_file", "store",
-)  # fmt: skip
+    "config_file",
+    "endpoint",
+    "protocol",
+    "model",
+    "model_path",
+    "chat",
+    "image",
+    "no_prefect",
+    "prices_file",
+    "store",
+)
 
 
 def _accuracy(**values: Any) -> None:

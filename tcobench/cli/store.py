@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from ._common import PricesOpt, StoreOpt, err, guard, out, settings_for
-from ._fit import Col, print_table
+from tcobench.cli._common import PricesOpt, StoreOpt, err, guard, out, settings_for
+from tcobench.cli._fit import Col, print_table
 
 __all__ = ["register"]
 
@@ -27,8 +27,10 @@ def _info(store: StoreOpt = None) -> None:
     out.print(f"store      {escape(info.store)}", highlight=False)
     out.print(f"catalog    {info.catalog}; data {escape(info.data_path)}", highlight=False)
     if info.legacy:
-        out.print(f"[yellow]holds a folder store of tcobench < 0.2 ({', '.join(info.legacy)}/): "
-                  f"import it with `tcobench store migrate`[/]")  # fmt: skip
+        out.print(
+            f"[yellow]holds a folder store of tcobench < 0.2 ({', '.join(info.legacy)}/): "
+            f"import it with `tcobench store migrate`[/]"
+        )
         return
     if not info.exists:
         out.print("empty: nothing has been written yet")
@@ -64,10 +66,15 @@ def _snapshots(
         pairs = r["changes"] or []  # a MAP: arrives as (key, value) pairs
         items = pairs.items() if isinstance(pairs, dict) else pairs
         changes = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in items)
-        cells.append([str(r["snapshot_id"]), str(r["snapshot_time"])[:19], escape(r["commit_message"] or ""),
-                      escape(changes)])  # fmt: skip
-    cols = [Col("snapshot"), Col("committed", "left", wrap=True), Col("message", "left", wrap=True),
-            Col("changes", "left", wrap=True)]  # fmt: skip
+        cells.append(
+            [str(r["snapshot_id"]), str(r["snapshot_time"])[:19], escape(r["commit_message"] or ""), escape(changes)]
+        )
+    cols = [
+        Col("snapshot"),
+        Col("committed", "left", wrap=True),
+        Col("message", "left", wrap=True),
+        Col("changes", "left", wrap=True),
+    ]
     print_table(None, cols, cells)
 
 
@@ -80,11 +87,13 @@ def _compact(
     from tcobench.tasks.store.compact import compact_store
 
     result = compact_store(settings_for(store).store, keep_days, _progress)
-    out.print(f"compacted in {result.seconds:.1f} s: {result.files_before:,} -> {result.files_after:,} data files; "
-              f"per-run views stored for {result.cached_runs:,} more run(s), change tests for {result.tested_runs:,}; "
-              f"{result.expired_snapshots} snapshot(s) "
-              f"expired" + (f"; dropped {', '.join(result.dropped_caches)}" if result.dropped_caches else ""),
-              highlight=False)  # fmt: skip
+    out.print(
+        f"compacted in {result.seconds:.1f} s: {result.files_before:,} -> {result.files_after:,} data files; "
+        f"per-run views stored for {result.cached_runs:,} more run(s), change tests for {result.tested_runs:,}; "
+        f"{result.expired_snapshots} snapshot(s) "
+        f"expired" + (f"; dropped {', '.join(result.dropped_caches)}" if result.dropped_caches else ""),
+        highlight=False,
+    )
 
 
 def _verify(
@@ -108,11 +117,13 @@ def _verify(
         out.print(f"ok: {summary}; no problem found", highlight=False)
         return
     if repair:
-        out.print(f"repaired {len(result.problems)} problem(s) ({summary}); quarantine: {result.quarantine}",
-                  highlight=False)  # fmt: skip
+        out.print(
+            f"repaired {len(result.problems)} problem(s) ({summary}); quarantine: {result.quarantine}", highlight=False
+        )
         return
-    raise StoreError(f"{len(result.problems)} problem(s) ({summary}); `tcobench store verify --repair` moves "
-                     "them to quarantine")  # fmt: skip
+    raise StoreError(
+        f"{len(result.problems)} problem(s) ({summary}); `tcobench store verify --repair` moves them to quarantine"
+    )
 
 
 def _migrate(
@@ -133,8 +144,11 @@ def _migrate(
         out.print(f"not imported: {escape(path)}: {escape(why)}", highlight=False)
     for path in result.orphans:
         out.print(f"not imported (no runs file): {escape(path)}", highlight=False)
-    out.print(f"imported {result.runs:,} runs, {result.requests:,} requests, {result.telemetry:,} telemetry rows and "
-              f"{result.images:,} image rows into {escape(result.store)}", highlight=False)  # fmt: skip
+    out.print(
+        f"imported {result.runs:,} runs, {result.requests:,} requests, {result.telemetry:,} telemetry rows and "
+        f"{result.images:,} image rows into {escape(result.store)}",
+        highlight=False,
+    )
     if result.moved_to is not None:
         out.print(f"the folder store moved to {result.moved_to} (nothing was deleted)", highlight=False)
     if check:
@@ -146,8 +160,9 @@ def _migrate(
 
 
 def register(app: typer.Typer) -> None:
-    store = typer.Typer(help="Look after the results store: info, snapshots, compact, verify, migrate.",
-                        no_args_is_help=True)  # fmt: skip
+    store = typer.Typer(
+        help="Look after the results store: info, snapshots, compact, verify, migrate.", no_args_is_help=True
+    )
     store.command("info")(guard(_info))
     store.command("snapshots")(guard(_snapshots))
     store.command("compact")(guard(_compact))

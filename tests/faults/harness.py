@@ -110,8 +110,14 @@ def start(tmp_path: Path, *args: str, env: dict[str, str], own_group: bool = Fal
     ``own_group``: in a process group of its own, like a shell's foreground job, for ``Run.signal_group``."""
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with out.open("wb") as o, err.open("wb") as e:
-        proc = subprocess.Popen([_exe(), *args], env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL,
-                                process_group=0 if own_group else None)  # fmt: skip
+        proc = subprocess.Popen(
+            [_exe(), *args],
+            env=env,
+            stdout=o,
+            stderr=e,
+            stdin=subprocess.DEVNULL,
+            process_group=0 if own_group else None,
+        )
     try:
         yield Run(proc, out, err)
     finally:

@@ -26,8 +26,20 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
     (port,) = free_ports(1)
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                             "--selector", "epoll", "--tokens", "8"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "zero_endpoint.py"),
+            "--port",
+            str(port),
+            "--selector",
+            "epoll",
+            "--tokens",
+            "8",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and "http://" in proc.stdout.readline()
         yield f"http://127.0.0.1:{port}"
@@ -38,8 +50,21 @@ def endpoint() -> Iterator[str]:
 
 def test_100000_streams_are_refused_naming_the_limit(tmp_path: Path, endpoint: str) -> None:
     """Enough requests for every stream (the plan could reach 100,000): what stops it is this process's limits."""
-    done = tcobench("run", "--endpoint", endpoint, "--model", "zero", "--no-prefect", "--concurrency", "100000",
-                    "--requests", "100000", "--warmup", "0", env=fault_env(tmp_path))  # fmt: skip
+    done = tcobench(
+        "run",
+        "--endpoint",
+        endpoint,
+        "--model",
+        "zero",
+        "--no-prefect",
+        "--concurrency",
+        "100000",
+        "--requests",
+        "100000",
+        "--warmup",
+        "0",
+        env=fault_env(tmp_path),
+    )
     assert done.returncode == 1, done.stderr[-3000:]
     (line,) = error_lines(done.stderr)
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -51,13 +76,29 @@ def test_100000_streams_are_refused_naming_the_limit(tmp_path: Path, endpoint: s
 
 
 def test_a_level_the_plan_cannot_reach_runs_lowered_warned_and_stored_honestly(tmp_path: Path, endpoint: str) -> None:
-    done = tcobench("run", "--endpoint", endpoint, "--model", "zero", "--no-prefect", "--concurrency", "100000",
-                    "--requests", "40", "--warmup", "1", env=fault_env(tmp_path))  # fmt: skip
+    done = tcobench(
+        "run",
+        "--endpoint",
+        endpoint,
+        "--model",
+        "zero",
+        "--no-prefect",
+        "--concurrency",
+        "100000",
+        "--requests",
+        "40",
+        "--warmup",
+        "1",
+        env=fault_env(tmp_path),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert ("warning: workload.concurrency 100000 exceeds what the plan can reach: 40 in flight at most (requests "
-            "40, warm-up 1, turns 1)") in done.stderr  # fmt: skip
-    (row,) = store_rows(tmp_path / "store", "SELECT concurrency, concurrency_reached, n, client_saturated "
-                        "FROM run_summary")  # fmt: skip
+    assert (
+        "warning: workload.concurrency 100000 exceeds what the plan can reach: 40 in flight at most (requests "
+        "40, warm-up 1, turns 1)"
+    ) in done.stderr
+    (row,) = store_rows(
+        tmp_path / "store", "SELECT concurrency, concurrency_reached, n, client_saturated FROM run_summary"
+    )
     assert row["concurrency"] == 100000 and 1 <= row["concurrency_reached"] <= 40 and row["n"] == 40, row
     assert row["client_saturated"] is not None  # the self-check ran and says what it saw
     assert "(reached " in done.stdout

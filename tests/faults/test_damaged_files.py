@@ -28,8 +28,14 @@ FRACTIONS = (0.15, 0.35, 0.55, 0.75, 0.95)  # where the 5 flipped bytes sit, as 
 
 def _tcobench(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "tcobench"
-    return subprocess.run([str(exe if exe.exists() else "tcobench"), *args], env=env, capture_output=True, text=True,
-                          timeout=600, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(exe if exe.exists() else "tcobench"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def _env(store: Path, tmp: Path) -> dict[str, str]:

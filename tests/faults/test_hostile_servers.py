@@ -45,8 +45,9 @@ FAILING = [
 
 
 @pytest.mark.parametrize(("behaviour", "args", "needle"), FAILING, ids=[f[0] for f in FAILING])
-def test_a_run_whose_requests_all_fail_exits_3(tmp_path: Path, behaviour: str, args: tuple[str, ...],
-                                                needle: str) -> None:  # fmt: skip
+def test_a_run_whose_requests_all_fail_exits_3(
+    tmp_path: Path, behaviour: str, args: tuple[str, ...], needle: str
+) -> None:
     with fake_server(behaviour) as server:
         code, _, err, processes = _run(tmp_path, server.url, "--requests", "2", *args)
     assert code == 3, err[-3000:]
@@ -96,13 +97,24 @@ def test_failed_requests_over_the_partial_threshold_exit_4(tmp_path: Path, thres
 
 def test_the_run_deadline_bounds_a_hanging_server(tmp_path: Path) -> None:
     with fake_server("hang") as server:
-        code, _, err, processes = _run(tmp_path, server.url, "--requests", "5", "--request-timeout", "600",
-                                       "--deadline", "2", TCOBENCH_STOP_GRACE_S="0.5")  # fmt: skip
+        code, _, err, processes = _run(
+            tmp_path,
+            server.url,
+            "--requests",
+            "5",
+            "--request-timeout",
+            "600",
+            "--deadline",
+            "2",
+            TCOBENCH_STOP_GRACE_S="0.5",
+        )
     assert code == 3, err[-3000:]  # nothing finished: the run failed
     line = one_error_line(err)
     assert line.startswith("RunError: run ")
-    assert " (concurrency 1) interrupted: run deadline of 2 s reached: kept 0 of 5 measured requests (0 ok); 1 in " \
-           "flight cancelled" in line  # fmt: skip
+    assert (
+        " (concurrency 1) interrupted: run deadline of 2 s reached: kept 0 of 5 measured requests (0 ok); 1 in "
+        "flight cancelled" in line
+    )
     runs = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
     assert [r["status"] for r in runs] == ["interrupted"] and "run deadline of 2 s reached" in runs[0]["error"]
     assert store_rows(tmp_path / "store", "SELECT count(*) AS n FROM requests") == [{"n": 0}]
@@ -117,8 +129,9 @@ def test_a_failing_nightly_cell_exits_3_and_a_partial_one_4(tmp_path: Path) -> N
             matrix = tmp_path / "matrix.toml"
             workload = '[[workloads]]\nname = "w"\nrequests = 8\nwarmup_requests = 0\nconcurrency = [1]\n'
             matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{url}"\n[[models]]\nname = "{MODEL}"\n{workload}')
-            with start(tmp_path, "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect",
-                       env=fault_env(tmp_path)) as run:  # fmt: skip
+            with start(
+                tmp_path, "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect", env=fault_env(tmp_path)
+            ) as run:
                 got, _, err = run.finish()
             assert got == code, err[-3000:]
             assert one_error_line(err) == f"NightlyError: 1 cell(s) {what}: h1/e/{MODEL}/w"

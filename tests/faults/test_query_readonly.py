@@ -67,8 +67,11 @@ OTHER_CALLS = {
 
 def _fingerprint(root: Path) -> dict[str, str]:
     """sha256 of every file under the store folder (catalog, lock, data)."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-            if p.is_file()}  # fmt: skip
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -130,9 +133,17 @@ def test_side_effects_and_hidden_names_are_refused(store: tuple[Path, Path], nam
 
 def test_every_ducklake_function_that_changes_the_store_is_listed(store: tuple[Path, Path]) -> None:
     """Against the extension itself: every ducklake_* function not listed here only reads."""
-    readers = {"ducklake_current_snapshot", "ducklake_last_committed_snapshot", "ducklake_list_files",
-               "ducklake_options", "ducklake_snapshots", "ducklake_table_changes", "ducklake_table_deletions",
-               "ducklake_table_info", "ducklake_table_insertions"}  # fmt: skip
+    readers = {
+        "ducklake_current_snapshot",
+        "ducklake_last_committed_snapshot",
+        "ducklake_list_files",
+        "ducklake_options",
+        "ducklake_snapshots",
+        "ducklake_table_changes",
+        "ducklake_table_deletions",
+        "ducklake_table_info",
+        "ducklake_table_insertions",
+    }
     con = connect(store[0], load_prices(None))
     try:
         names = {
@@ -179,8 +190,14 @@ def _one_line(stderr: str) -> str:
 
 def test_a_query_over_its_timeout_ends_with_one_line(tmp_path: Path) -> None:
     started = time.monotonic()
-    done = subprocess.run([_exe(), "query", "--timeout", "2", LONG], env=_env(tmp_path), capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [_exe(), "query", "--timeout", "2", LONG],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr
     assert _one_line(done.stderr) == "QueryError: stopped: the query ran over 2 s (--timeout S; 0 for none)"
     assert time.monotonic() - started < 120  # not the default's 300 s, nor the query's hours
@@ -195,11 +212,9 @@ def _loaded_ducklake(pid: int) -> bool:
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
-def test_a_signal_stops_a_long_query_with_one_line(store: tuple[Path, Path], signum: signal.Signals,
-                                                   code: int) -> None:  # fmt: skip
+def test_a_signal_stops_a_long_query_with_one_line(store: tuple[Path, Path], signum: signal.Signals, code: int) -> None:
     env = dict(_env(store[0]), TCOBENCH_STORE=str(store[0]))
-    proc = subprocess.Popen([_exe(), "query", LONG], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen([_exe(), "query", LONG], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
         while not _loaded_ducklake(proc.pid) and proc.poll() is None and time.monotonic() < deadline:

@@ -62,11 +62,14 @@ def test_no_secret_reaches_any_file_or_printed_line(tmp_path: Path) -> None:
         inventory = tmp_path / "inventory.toml"
         inventory.write_text('[[hosts]]\nname = "h1"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n')
         matrix = tmp_path / "matrix.toml"
-        matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{server.url}"\napi_key_env = "NIGHT_KEY"\n'
-                          f'[[models]]\nname = "{MODEL}"\n[[workloads]]\nname = "w"\nrequests = 2\n'
-                          "warmup_requests = 0\nconcurrency = [1]\n")  # fmt: skip
-        done = tcobench("nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect",
-                        env={**env, "NIGHT_KEY": KEY})  # fmt: skip
+        matrix.write_text(
+            f'[[engines]]\nname = "e"\nendpoint = "{server.url}"\napi_key_env = "NIGHT_KEY"\n'
+            f'[[models]]\nname = "{MODEL}"\n[[workloads]]\nname = "w"\nrequests = 2\n'
+            "warmup_requests = 0\nconcurrency = [1]\n"
+        )
+        done = tcobench(
+            "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect", env={**env, "NIGHT_KEY": KEY}
+        )
         printed.extend([done.stdout, done.stderr])
         assert done.returncode == 0, done.stderr[-3000:]
         assert server.seen_auth[-2:] == [f"Bearer {KEY}"] * 2
@@ -128,8 +131,24 @@ def test_a_run_killed_mid_request_leaves_no_secret_in_any_file(tmp_path: Path) -
     env = {**fault_env(tmp_path), "TCOBENCH_PREFECT": "off"}
     procs = tmp_path / "state" / "procs"
     with fake_server("slow_ok", token=KEY) as server:
-        args = ("run", "--endpoint", server.url, "--model", MODEL, "--requests", "20", "--warmup", "0",
-                "--concurrency", "1", "--api-key", KEY, "--extra-body", EXTRA_BODY, "--no-prefect")  # fmt: skip
+        args = (
+            "run",
+            "--endpoint",
+            server.url,
+            "--model",
+            MODEL,
+            "--requests",
+            "20",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "1",
+            "--api-key",
+            KEY,
+            "--extra-body",
+            EXTRA_BODY,
+            "--no-prefect",
+        )
         with start(tmp_path, *args, env=env) as running:
             wait_for(lambda: list(procs.glob("*.json")) and len(server.seen_auth) >= 2, 120, "a request in flight")
             left = {p: p.read_bytes() for p in procs.glob("*.json")}  # as the run holds it mid-request
@@ -137,8 +156,18 @@ def test_a_run_killed_mid_request_leaves_no_secret_in_any_file(tmp_path: Path) -
             code, out, err = running.finish(60)
         assert code == -signal.SIGKILL
         assert set(procs.glob("*.json")) == set(left), "the killed run's pid file is left behind, as a crash leaves it"
-        again = tcobench("run", "--endpoint", server.url, *ARGS, "--api-key", KEY, "--extra-body", EXTRA_BODY,
-                         "--no-prefect", env=env)  # fmt: skip
+        again = tcobench(
+            "run",
+            "--endpoint",
+            server.url,
+            *ARGS,
+            "--api-key",
+            KEY,
+            "--extra-body",
+            EXTRA_BODY,
+            "--no-prefect",
+            env=env,
+        )
         assert again.returncode == 0, again.stderr[-3000:]
     store = tmp_path / "store"
     assert list(store.rglob("*.parquet")), "the search reaches the store's data files"

@@ -37,8 +37,10 @@ __all__ = ["model_cache"]  # the session fixture, imported for the engine tests
 
 EXIT_BOUND_S = 15.0  # a signal to a run of the embedded engine: stopped, stored and summarised within this
 ENDPOINT_ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect")
-KEPT = re.compile(r"^Interrupted: (SIG\w+): kept 1 run\(s\) of batch \w{8} in .+: run \w{8} \(concurrency (\d+)\) "
-                  r"interrupted: (\d+) of (\d+) measured requests ok$")  # fmt: skip
+KEPT = re.compile(
+    r"^Interrupted: (SIG\w+): kept 1 run\(s\) of batch \w{8} in .+: run \w{8} \(concurrency (\d+)\) "
+    r"interrupted: (\d+) of (\d+) measured requests ok$"
+)
 
 
 def _pid_files(tmp_path: Path) -> list[Path]:
@@ -84,8 +86,9 @@ def test_a_signal_mid_run_keeps_the_finished_requests(tmp_path: Path, signum: in
     name, concurrency, ok, kept = found.groups()
     assert name == signal.Signals(signum).name and concurrency == "2" and ok == kept and int(kept) >= 2
     rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
-    assert rows == [{"status": "interrupted",
-                     "error": f"interrupted by {name}: kept {kept} of 40 measured requests ({kept} ok)"}]  # fmt: skip
+    assert rows == [
+        {"status": "interrupted", "error": f"interrupted by {name}: kept {kept} of 40 measured requests ({kept} ok)"}
+    ]
     counts = store_rows(tmp_path / "store", "SELECT phase, count(*) AS n FROM requests GROUP BY 1 ORDER BY 1")
     assert counts == [{"phase": "measure", "n": int(kept)}, {"phase": "warmup", "n": 1}]
     assert processes and still_running(processes) == [] and _pid_files(tmp_path) == []
@@ -110,8 +113,13 @@ def test_a_second_signal_ends_the_grace_period(tmp_path: Path) -> None:
     assert code == 130, err[-3000:]
     assert one_error_line(err).endswith("(concurrency 1) interrupted: 0 of 0 measured requests ok")
     rows = store_rows(tmp_path / "store", "SELECT status, error FROM runs")
-    assert rows == [{"status": "interrupted", "error": "interrupted by SIGINT: kept 0 of 5 measured requests (0 ok); "
-                     "1 in flight cancelled after the grace period (not stored)"}]  # fmt: skip
+    assert rows == [
+        {
+            "status": "interrupted",
+            "error": "interrupted by SIGINT: kept 0 of 5 measured requests (0 ok); "
+            "1 in flight cancelled after the grace period (not stored)",
+        }
+    ]
 
 
 @pytest.mark.engine
@@ -122,8 +130,20 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     it measures), or SIGINT to the whole process group as a terminal's Ctrl-C (the engine and Prefect's server,
     in sessions of their own, keep serving until tcobench has stored the run)."""
     env = fault_env(tmp_path, model_cache)
-    args = ("run", "--yes", "--requests", "200", "--warmup", "1", "--max-tokens", "32",
-            "--concurrency", "1", "--concurrency", "2")  # fmt: skip
+    args = (
+        "run",
+        "--yes",
+        "--requests",
+        "200",
+        "--warmup",
+        "1",
+        "--max-tokens",
+        "32",
+        "--concurrency",
+        "1",
+        "--concurrency",
+        "2",
+    )
     with start(tmp_path, *args, env=env, own_group=True) as run:
         port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
         # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
@@ -182,19 +202,27 @@ def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
         left, other = ProcessId.of(ours.pid, settle_s=10.0), ProcessId.of(stranger.pid, settle_s=10.0)
         assert left is not None and other is not None
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        record = {"boot_id": boot, "owner": {"pid": 999_999_999, "start": 1, "cmdline": ["tcobench", "run"]},
-                  "children": [{"what": "llama-server", "pid": left.pid, "start": left.start,
-                                "cmdline": list(left.cmdline)},
-                               {"what": "llama-server", "pid": other.pid, "start": other.start,
-                                "cmdline": ["llama-server", "--port", "8080"]}]}  # fmt: skip
+        record = {
+            "boot_id": boot,
+            "owner": {"pid": 999_999_999, "start": 1, "cmdline": ["tcobench", "run"]},
+            "children": [
+                {"what": "llama-server", "pid": left.pid, "start": left.start, "cmdline": list(left.cmdline)},
+                {
+                    "what": "llama-server",
+                    "pid": other.pid,
+                    "start": other.start,
+                    "cmdline": ["llama-server", "--port", "8080"],
+                },
+            ],
+        }
         (tmp_path / "state" / "procs").mkdir(parents=True)
         (tmp_path / "state" / "procs" / "crashed.json").write_text(json.dumps(record))
         with fake_server("ok") as server:
-            done = tcobench("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "1",
-                            env=fault_env(tmp_path))  # fmt: skip
+            done = tcobench("run", "--endpoint", server.url, *ENDPOINT_ARGS, "--requests", "1", env=fault_env(tmp_path))
         assert done.returncode == 0, done.stderr[-3000:]
-        assert (f"reclaimed a leftover of a crashed run: llama-server sleep (pid {ours.pid}) of tcobench pid "
-                "999999999") in done.stderr  # fmt: skip
+        assert (
+            f"reclaimed a leftover of a crashed run: llama-server sleep (pid {ours.pid}) of tcobench pid 999999999"
+        ) in done.stderr
         assert ours.wait(timeout=30) is not None
         assert stranger.poll() is None  # not provably ours
         assert _pid_files(tmp_path) == []
@@ -230,8 +258,11 @@ def test_a_signal_while_prefect_starts_stops_at_once_and_leaves_nothing(tmp_path
     with fake_server("ok") as server:
         args = ("run", "--endpoint", server.url, "--model", MODEL, "--protocol", "openai", "--requests", "5")
         with start(tmp_path, *args, env=fault_env(tmp_path)) as run:
-            prefect = wait_for(lambda: [p for p in descendants(run.pid) if "create_app" in " ".join(p.cmdline)],
-                               900, "Prefect's API server to start")  # fmt: skip
+            prefect = wait_for(
+                lambda: [p for p in descendants(run.pid) if "create_app" in " ".join(p.cmdline)],
+                900,
+                "Prefect's API server to start",
+            )
             run.signal(signal.SIGTERM)
             code, _, err = run.finish(timeout=600)
         assert sum(n for seed, n in server.attempts.items() if seed is not None) == 0, (

@@ -33,8 +33,14 @@ _ERROR = re.compile(r"^[A-Z]\w*Error: ")
 
 def _tcobench(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "tcobench"
-    return subprocess.run([str(exe if exe.exists() else "tcobench"), *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(exe if exe.exists() else "tcobench"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _env(store: Path | str, **extra: str) -> dict[str, str]:
@@ -121,8 +127,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     test: the full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         require(f"cannot mount a tmpfs for the full-disk test (needs root): {done.stderr.strip()}")
     try:
@@ -135,8 +142,20 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
 def endpoint() -> Iterator[str]:
     """The zero-cost streaming endpoint, 64 tokens per request, 1 ms apart (a run takes a few seconds)."""
     (port,) = free_ports(1)
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                             "--itl-ms", "1", "--tokens", "64"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "zero_endpoint.py"),
+            "--port",
+            str(port),
+            "--itl-ms",
+            "1",
+            "--tokens",
+            "64",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and "http://" in proc.stdout.readline()
         yield f"http://127.0.0.1:{port}"
@@ -164,12 +183,26 @@ def test_a_full_disk_keeps_what_was_stored_prints_it_and_leaves_no_orphan(tiny_d
     shutil.rmtree(tiny_disk / "calibration")
     _fill(tiny_disk, one_run + 512 * 1024)  # room for the first run and half a MiB: the second does not fit
     store = tiny_disk / "store"
-    done = _tcobench("run", "--endpoint", endpoint, *_RUN, "--concurrency", "1", "--concurrency", "2",
-                     "--concurrency", "4", env=_env(store, TCOBENCH_STORE_MIN_FREE_MB="0.25"))  # fmt: skip
+    done = _tcobench(
+        "run",
+        "--endpoint",
+        endpoint,
+        *_RUN,
+        "--concurrency",
+        "1",
+        "--concurrency",
+        "2",
+        "--concurrency",
+        "4",
+        env=_env(store, TCOBENCH_STORE_MIN_FREE_MB="0.25"),
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     line = _error_line(done.stderr)
-    assert re.match(rf"^StoreError: store {store} has 0\.\d MiB free; this write needs about 0\.\d MiB "
-                    r"\(no space left on device\)$", line), line  # fmt: skip
+    assert re.match(
+        rf"^StoreError: store {store} has 0\.\d MiB free; this write needs about 0\.\d MiB "
+        r"\(no space left on device\)$",
+        line,
+    ), line
     assert "stored 1 run(s)" in done.stdout, "the summary of what was stored is still printed"
     assert "cost per 1M output tokens" in done.stdout
     (tiny_disk / "filler").unlink()  # room for the checks below
@@ -191,9 +224,14 @@ def test_a_write_that_runs_out_of_space_midway_removes_its_files(tiny_disk: Path
         with pytest.raises(StoreError, match="No space left on device|no space left"):
             for i in range(400):
                 run_id = f"r{i}"
-                store_module.write_results(store, make_run(run_id=run_id), [
-                    make_request(run_id=run_id, request_index=k, itl_ns=list(range(k * 997, k * 997 + 500)))
-                    for k in range(40)])  # fmt: skip
+                store_module.write_results(
+                    store,
+                    make_run(run_id=run_id),
+                    [
+                        make_request(run_id=run_id, request_index=k, itl_ns=list(range(k * 997, k * 997 + 500)))
+                        for k in range(40)
+                    ],
+                )
                 stored += 1
     finally:
         store_module._check_room = saved
@@ -209,8 +247,11 @@ def test_a_store_below_the_free_space_floor_fails_before_anything_starts(tiny_di
     done = _tcobench("run", "--endpoint", endpoint, "--model", "zero", "--requests", "5", env=_env(store))
     assert done.returncode == 1
     line = _error_line(done.stderr)
-    assert re.match(rf"^StoreError: store {store}: only \d+ MiB free, below the floor of 100 MiB "
-                    r"\(TCOBENCH_STORE_MIN_FREE_MB\)$", line), line  # fmt: skip
+    assert re.match(
+        rf"^StoreError: store {store}: only \d+ MiB free, below the floor of 100 MiB "
+        r"\(TCOBENCH_STORE_MIN_FREE_MB\)$",
+        line,
+    ), line
     assert "requests" not in done.stderr and time.monotonic() - started < 120
 
 

@@ -125,9 +125,20 @@ def cpu_image(docker_host: str, base_image: str, tmp_path_factory: pytest.TempPa
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
     env["COLUMNS"] = "200"
     done = tcobench(
-        "images", "build", "llama-cpp-cpu", "--build-arg", f"BASE_IMAGE={base_image}", "--force", "--no-prefect",
-        "--docker-host", docker_host, "--store", str(store), env=env, timeout=1800,
-    )  # fmt: skip
+        "images",
+        "build",
+        "llama-cpp-cpu",
+        "--build-arg",
+        f"BASE_IMAGE={base_image}",
+        "--force",
+        "--no-prefect",
+        "--docker-host",
+        docker_host,
+        "--store",
+        str(store),
+        env=env,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("llama-cpp-cpu: "))
     _, action, reference, image_id, *_ = line.split()

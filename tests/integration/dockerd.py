@@ -38,17 +38,33 @@ def kill_shims(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def extra_daemon(root: Path, image: str, from_host: str, listen: Sequence[str] = (), prefix: Sequence[str] = ()
-                 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:  # fmt: skip
+def extra_daemon(
+    root: Path, image: str, from_host: str, listen: Sequence[str] = (), prefix: Sequence[str] = ()
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """dockerd on ``unix://ROOT/docker.sock`` (plus ``listen`` addresses), run under ``prefix`` (e.g. `ip netns
     exec NS`), with ``image`` copied from the daemon at ``from_host``; yields (its socket URL, its process)."""
     sock = f"unix://{root}/docker.sock"
     hosts = [arg for address in (sock, *listen) for arg in ("-H", address)]
     log = (root / "dockerd.log").open("wb")
-    proc = subprocess.Popen([*prefix, "dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false", *hosts,
-                             "--data-root", str(root / "data"), "--exec-root", str(root / "exec"), "--pidfile",
-                             str(root / "docker.pid")], stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            *prefix,
+            "dockerd",
+            "--bridge=none",
+            "--iptables=false",
+            "--ip6tables=false",
+            *hosts,
+            "--data-root",
+            str(root / "data"),
+            "--exec-root",
+            str(root / "exec"),
+            "--pidfile",
+            str(root / "docker.pid"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         for _ in range(240):  # a tcp listener without TLS makes dockerd wait about 15 s first
             if docker(sock, "version").returncode == 0:
@@ -57,8 +73,9 @@ def extra_daemon(root: Path, image: str, from_host: str, listen: Sequence[str] =
         else:
             pytest.fail(f"extra dockerd did not start: {(root / 'dockerd.log').read_text()[-2000:]}")
         save = subprocess.Popen(["docker", "-H", from_host, "save", image], stdout=subprocess.PIPE)
-        loaded = subprocess.run(["docker", "-H", sock, "load"], stdin=save.stdout, capture_output=True, text=True,
-                                check=False)  # fmt: skip
+        loaded = subprocess.run(
+            ["docker", "-H", sock, "load"], stdin=save.stdout, capture_output=True, text=True, check=False
+        )
         save.wait()
         assert loaded.returncode == 0, loaded.stderr
         yield sock, proc

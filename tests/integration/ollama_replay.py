@@ -74,8 +74,16 @@ __all__ = [
 ]
 
 VERSION = "0.12.6"
-SCENARIOS = ("normal", "midstream-error", "missing-metrics", "no-counters", "truncated", "truncated-close", "http-500",
-             "offload")  # fmt: skip
+SCENARIOS = (
+    "normal",
+    "midstream-error",
+    "missing-metrics",
+    "no-counters",
+    "truncated",
+    "truncated-close",
+    "http-500",
+    "offload",
+)
 LISTED_MODELS = ("llama3.2:latest", *(f"{name}:latest" for name in SCENARIOS))
 TOKENS = ("The", " sky", " is", " blue", ".")
 MIDSTREAM_TOKENS = 2  # tokens sent before the in-stream error and before the truncation
@@ -181,10 +189,14 @@ def _pull_lines(model: str) -> list[bytes]:
     digest = f"sha256:{digest_of(model)}"
     objs: list[dict[str, Any]] = [{"status": "pulling manifest"}]
     objs += [
-        {"status": f"pulling {digest[7:19]}", "digest": digest, "total": PULL_TOTAL,
-         "completed": PULL_TOTAL * i // PULL_STEPS}
+        {
+            "status": f"pulling {digest[7:19]}",
+            "digest": digest,
+            "total": PULL_TOTAL,
+            "completed": PULL_TOTAL * i // PULL_STEPS,
+        }
         for i in range(1, PULL_STEPS + 1)
-    ]  # fmt: skip
+    ]
     objs += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"}, {"status": "success"}]
     return [json.dumps(obj).encode() + b"\n" for obj in objs]
 
@@ -237,8 +249,9 @@ class _Handler(BaseHTTPRequestHandler):
         scenario = _scenario(model)
         if scenario is not None and self._is_load(body):
             self.server.replay.load(model, (body.get("options") or {}).get("num_ctx"))
-            self._json(200, {"model": model, "created_at": _CREATED_AT, "response": "", "done": True,
-                             "done_reason": "load"})  # fmt: skip
+            self._json(
+                200, {"model": model, "created_at": _CREATED_AT, "response": "", "done": True, "done_reason": "load"}
+            )
         elif scenario is None:
             self._json(404, {"error": f"model '{model}' not found"})
         elif scenario == "http-500":

@@ -104,8 +104,9 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                 return
             enc = cfg.tokenizer.encode(body["prompt"], add_special_tokens=bool(body.get("add_special_tokens", True)))
             strs = enc.tokens if body.get("return_token_strs") else None
-            self._json(200, {"count": len(enc.ids), "max_model_len": cfg.max_model_len, "tokens": enc.ids,
-                             "token_strs": strs})  # fmt: skip
+            self._json(
+                200, {"count": len(enc.ids), "max_model_len": cfg.max_model_len, "tokens": enc.ids, "token_strs": strs}
+            )
 
         def _detokenize(self, body: dict[str, Any]) -> None:
             self._json(200, {"prompt": cfg.tokenizer.decode(body["tokens"], skip_special_tokens=False)})
@@ -128,8 +129,15 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                     time.sleep(cfg.token_gap_s)
                 piece = {"delta": {"content": ANSWER_WORD}} if chat else {"text": ANSWER_WORD}
                 self._chunk({"choices": [{"index": 0, **piece, "finish_reason": None}]})
-            final: dict[str, Any] = {"choices": [{"index": 0, "finish_reason": "length" if n == want else "stop",
-                                                  **({"delta": {}} if chat else {"text": ""})}]}  # fmt: skip
+            final: dict[str, Any] = {
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "length" if n == want else "stop",
+                        **({"delta": {}} if chat else {"text": ""}),
+                    }
+                ]
+            }
             if cfg.usage:
                 prompt = server.prompt_tokens(body)
                 final["usage"] = {"prompt_tokens": prompt, "completion_tokens": n, "total_tokens": prompt + n}

@@ -28,8 +28,9 @@ def main(argv: list[str]) -> None:
     for i in range(runs):
         run_id = f"w{writer}-r{i}"
         n = expected_requests(run_id, base)
-        requests = [make_request(run_id=run_id, phase=Phase.measure, request_index=k, itl_ns=[1_000_000] * 63)
-                    for k in range(n)]  # fmt: skip
+        requests = [
+            make_request(run_id=run_id, phase=Phase.measure, request_index=k, itl_ns=[1_000_000] * 63) for k in range(n)
+        ]
         telemetry = [make_telemetry(run_id=run_id, ts_ns=1_700_000_000_000_000_000 + k) for k in range(2)]
         write_results(store, make_run(run_id=run_id, batch_id=f"w{writer}"), requests, telemetry)
         print(f"committed {run_id}", flush=True)

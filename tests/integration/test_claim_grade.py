@@ -73,10 +73,24 @@ LOWERED = ["duration=0.1", "samples=10", "power=off", "setup=off"]
 @pytest.fixture(scope="module")
 def engines() -> Iterator[list[str]]:
     ports = free_ports(2)
-    procs = [subprocess.Popen([sys.executable, str(ROOT / "bench" / "batching_endpoint.py"), "--port", str(port),
-                               "--a-ms", str(A_MS), "--b-ms", str(B_MS)], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": f"{ROOT / 'bench'}{os.pathsep}{ROOT}"})
-             for port in ports]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "batching_endpoint.py"),
+                "--port",
+                str(port),
+                "--a-ms",
+                str(A_MS),
+                "--b-ms",
+                str(B_MS),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": f"{ROOT / 'bench'}{os.pathsep}{ROOT}"},
+        )
+        for port in ports
+    ]
     try:
         for proc in procs:
             assert proc.stdout is not None and "http://" in proc.stdout.readline()
@@ -99,9 +113,25 @@ def test_steady_throughput_is_the_batching_models_and_closer_than_the_whole_wind
     """8 streams of uneven lengths: the steady window's tok/s is within 5% of 8 x 1000 / (a + 8b), and nearer to it
     than output tokens over the whole measured window (ramp-up and a ragged tail included)."""
     c = 8
-    done = tcobench("run", "--endpoint", engines[0], "--model", "zero", "--concurrency", str(c), "--requests", "48",
-                    "--warmup", str(c), "--output-tokens", "uniform:8-56", "--telemetry", "none", "--no-prefect",
-                    env=_env(tmp_path / "store"))  # fmt: skip
+    done = tcobench(
+        "run",
+        "--endpoint",
+        engines[0],
+        "--model",
+        "zero",
+        "--concurrency",
+        str(c),
+        "--requests",
+        "48",
+        "--warmup",
+        str(c),
+        "--output-tokens",
+        "uniform:8-56",
+        "--telemetry",
+        "none",
+        "--no-prefect",
+        env=_env(tmp_path / "store"),
+    )
     assert done.returncode == 0, done.stderr
     assert "steady state (all streams busy)" in done.stdout
     con = connect(tmp_path / "store", load_prices(None))
@@ -123,8 +153,9 @@ def test_a_short_nightly_is_stamped_no_naming_duration_and_yes_with_lowered_thre
     (tmp_path / "inventory.toml").write_text(INVENTORY, "utf-8")
     (tmp_path / "matrix.toml").write_text(MATRIX.format(nv=engines[0], amd=engines[1]), "utf-8")
     env = _env(tmp_path / "store")
-    night = tcobench("nightly", "-i", str(tmp_path / "inventory.toml"), "-m", str(tmp_path / "matrix.toml"),
-                     "--no-prefect", env=env)  # fmt: skip
+    night = tcobench(
+        "nightly", "-i", str(tmp_path / "inventory.toml"), "-m", str(tmp_path / "matrix.toml"), "--no-prefect", env=env
+    )
     assert night.returncode == 0, night.stderr
     pair = ("--a", "vendor=nvidia", "--b", "vendor=amd", "--resamples", "200")
     strict = tcobench("compare", *pair, env=env)

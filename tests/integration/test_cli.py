@@ -78,9 +78,19 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
 def test_run_against_running_server(cli_env: dict[str, str], llama_server: RunningEngine) -> None:
     """`tcobench run --endpoint` measures a separately started llama.cpp server."""
     done = tcobench(
-        "run", "--endpoint", llama_server.base_url, "--protocol", "openai", "--model", "gemma-3-270m-q4_k_m",
-        "--requests", "3", "--concurrency", "2", env=cli_env,
-    )  # fmt: skip
+        "run",
+        "--endpoint",
+        llama_server.base_url,
+        "--protocol",
+        "openai",
+        "--model",
+        "gemma-3-270m-q4_k_m",
+        "--requests",
+        "3",
+        "--concurrency",
+        "2",
+        env=cli_env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = query_json("select engine_kind, engine_url, concurrency, status from runs", cli_env)
     assert rows == [{"engine_kind": "endpoint", "engine_url": llama_server.base_url, "concurrency": 2, "status": "ok"}]
@@ -90,10 +100,25 @@ def test_run_against_running_server(cli_env: dict[str, str], llama_server: Runni
 def test_extra_body_reaches_the_engine(cli_env: dict[str, str], llama_server: RunningEngine) -> None:
     """--extra-body fields go into every request: llama.cpp lets n_predict override max_tokens."""
     done = tcobench(
-        "run", "--no-prefect", "--endpoint", llama_server.base_url, "--model", "gemma-3-270m-q4_k_m",
-        "--requests", "2", "--warmup", "0", "--concurrency", "1", "--max-tokens", "16", "--ignore-eos",
-        "--extra-body", '{"n_predict": 3}', env=cli_env,
-    )  # fmt: skip
+        "run",
+        "--no-prefect",
+        "--endpoint",
+        llama_server.base_url,
+        "--model",
+        "gemma-3-270m-q4_k_m",
+        "--requests",
+        "2",
+        "--warmup",
+        "0",
+        "--concurrency",
+        "1",
+        "--max-tokens",
+        "16",
+        "--ignore-eos",
+        "--extra-body",
+        '{"n_predict": 3}',
+        env=cli_env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert query_json("select max_tokens, extra_body from runs", cli_env) == [
         {"max_tokens": 16, "extra_body": '{"n_predict": 3}'}

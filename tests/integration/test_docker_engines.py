@@ -37,12 +37,18 @@ def created(docker_api: Any) -> Iterator[list[Any]]:
 
 
 def _config(engine: ContainerEngine, vendor: str, folder: Path, gpu: dict[str, Any]) -> BenchmarkConfig:
-    return BenchmarkConfig.model_validate_json(json.dumps({
-        "engine": {"kind": "container", "container": {"image": "unused", "engine": engine.value,
-                                                      "gpu": {"vendor": vendor, **gpu}}},
-        "model": {"name": "served-name", "path": str(folder)},
-        "workload": {"concurrency": [1, 8]},
-    }))  # fmt: skip
+    return BenchmarkConfig.model_validate_json(
+        json.dumps(
+            {
+                "engine": {
+                    "kind": "container",
+                    "container": {"image": "unused", "engine": engine.value, "gpu": {"vendor": vendor, **gpu}},
+                },
+                "model": {"name": "served-name", "path": str(folder)},
+                "workload": {"concurrency": [1, 8]},
+            }
+        )
+    )
 
 
 def _create(docker_api: Any, base_image: str, created: list[Any], config: BenchmarkConfig, tmp: Path) -> dict[str, Any]:
@@ -51,8 +57,15 @@ def _create(docker_api: Any, base_image: str, created: list[Any], config: Benchm
     plan = recipe_for(cfg.engine).plan(config, 8, "127.0.0.1", PORT, tmp, True)
     gpu = vendor_for(cfg.gpu.vendor).options(cfg.gpu, True)
     launcher = launcher_for(EngineKind.container)
-    create = launcher._create_kwargs(cfg, plan, gpu.environment, LaunchOptions(batch_id="recipe-spec"),  # type: ignore[attr-defined]
-                                     cfg.engine, "tcobench/x:1", PORT)  # fmt: skip
+    create = launcher._create_kwargs(  # type: ignore[attr-defined]
+        cfg,
+        plan,
+        gpu.environment,
+        LaunchOptions(batch_id="recipe-spec"),
+        cfg.engine,
+        "tcobench/x:1",
+        PORT,
+    )
     container = docker_api.containers.create(base_image, **create, **gpu.create_kwargs)
     created.append(container)
     container.reload()
@@ -78,8 +91,9 @@ def test_nvidia_container_spec(
     folder = _model(tmp_path)
     attrs = _create(docker_api, base_image, created, _config(engine, "nvidia", folder, {"count": 2}), tmp_path)
     cmd, host = attrs["Config"]["Cmd"], attrs["HostConfig"]
-    model_flag, tp_flag = ("--model", "--tensor-parallel-size") if engine is ContainerEngine.vllm else (
-        "--model-path", "--tp-size")  # fmt: skip
+    model_flag, tp_flag = (
+        ("--model", "--tensor-parallel-size") if engine is ContainerEngine.vllm else ("--model-path", "--tp-size")
+    )
     assert _after(cmd, model_flag) == "/models/my-model" and _after(cmd, "--served-model-name") == "served-name"
     assert _after(cmd, "--host") == "127.0.0.1" and _after(cmd, "--port") == str(PORT)
     assert _after(cmd, tp_flag) == "2"  # tensor parallel = the GPUs handed to the container

@@ -35,9 +35,13 @@ def created(docker_api: Any) -> Iterator[list[Any]]:
 def _create(docker_api: Any, base_image: str, created: list[Any], gpu: GpuConfig) -> dict[str, Any]:
     options = vendor_for(gpu.vendor).options(gpu, local=True)
     container = docker_api.containers.create(
-        base_image, ["true"], labels=tcobench_labels("test"), network_mode="host",
-        environment=options.environment, **options.create_kwargs,
-    )  # fmt: skip
+        base_image,
+        ["true"],
+        labels=tcobench_labels("test"),
+        network_mode="host",
+        environment=options.environment,
+        **options.create_kwargs,
+    )
     created.append(container)
     container.reload()
     assert container.status == "created"
@@ -72,12 +76,22 @@ def test_gpu_container_that_cannot_start_is_removed(
     cpu_image: dict[str, str], docker_host: str, docker_api: Any, model_cache: Path, tmp_path: Path
 ) -> None:
     """No /dev/kfd on this machine: the daemon refuses to start the container; nothing may be left."""
-    config = BenchmarkConfig.model_validate_json(json.dumps({
-        "engine": {"kind": "container", "startup_timeout_s": 30, "container": {
-            "image": cpu_image["reference"], "docker_host": docker_host,
-            "gpu": {"vendor": "amd", "group_add": [44]}}},
-        "workload": {"concurrency": [1]},
-    }))  # fmt: skip
+    config = BenchmarkConfig.model_validate_json(
+        json.dumps(
+            {
+                "engine": {
+                    "kind": "container",
+                    "startup_timeout_s": 30,
+                    "container": {
+                        "image": cpu_image["reference"],
+                        "docker_host": docker_host,
+                        "gpu": {"vendor": "amd", "group_add": [44]},
+                    },
+                },
+                "workload": {"concurrency": [1]},
+            }
+        )
+    )
     with pytest.raises(EngineError) as info:
         launch_engine(config, tmp_path / "logs", model_cache, batch_id="gpu-start-failure")
     message = str(info.value)

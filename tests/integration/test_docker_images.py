@@ -68,9 +68,16 @@ def test_second_build_reports_unchanged(
     """The same spec again (through the Prefect flow this time) is not rebuilt: same image, action unchanged."""
     store = str(tmp_path / "store")
     done = tcobench(
-        "images", "build", "llama-cpp-cpu", "--build-arg", f"BASE_IMAGE={base_image}", "--docker-host", docker_host,
-        env=_env(store, prefect_home), timeout=900,
-    )  # fmt: skip
+        "images",
+        "build",
+        "llama-cpp-cpu",
+        "--build-arg",
+        f"BASE_IMAGE={base_image}",
+        "--docker-host",
+        docker_host,
+        env=_env(store, prefect_home),
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"llama-cpp-cpu: unchanged {cpu_image['reference']} {cpu_image['image_id']}" in done.stdout
     (row,) = _rows(store)
@@ -81,8 +88,9 @@ def test_push_to_local_registry_and_list(
     cpu_image: dict[str, str], docker_host: str, registry: str, tmp_path: Path
 ) -> None:
     store = str(tmp_path / "store")
-    done = tcobench("images", "push", "llama-cpp-cpu", "--registry", registry, "--docker-host", docker_host,
-                    env=_env(store))  # fmt: skip
+    done = tcobench(
+        "images", "push", "llama-cpp-cpu", "--registry", registry, "--docker-host", docker_host, env=_env(store)
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     pushed = done.stdout.strip().splitlines()[-1]
     prefix = f"llama-cpp-cpu: pushed {registry}/tcobench/llama-cpp-cpu@sha256:"
@@ -91,9 +99,11 @@ def test_push_to_local_registry_and_list(
     tags = httpx.get(f"http://{registry}/v2/tcobench/llama-cpp-cpu/tags/list", timeout=10, trust_env=False).json()
     assert "11434.0.0" in tags["tags"]
     manifest = httpx.head(
-        f"http://{registry}/v2/tcobench/llama-cpp-cpu/manifests/11434.0.0", timeout=10, trust_env=False,
+        f"http://{registry}/v2/tcobench/llama-cpp-cpu/manifests/11434.0.0",
+        timeout=10,
+        trust_env=False,
         headers={"Accept": "application/vnd.docker.distribution.manifest.v2+json"},
-    )  # fmt: skip
+    )
     assert manifest.headers["Docker-Content-Digest"] == digest
     (row,) = _rows(store)
     assert row["action"] == "pushed" and row["repo_digest"] == f"{registry}/tcobench/llama-cpp-cpu@{digest}"

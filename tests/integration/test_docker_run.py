@@ -74,9 +74,22 @@ def test_containerised_run_and_engine_killed_mid_run(
     env.update(TCOBENCH_STORE=str(store), TCOBENCH_MODEL_CACHE=str(model_cache), COLUMNS="200")
     exe = Path(sys.executable).parent / "tcobench"
     cmd = [
-        str(exe), "run", "--no-prefect", "--image", cpu_image["reference"], "--docker-host", docker_host,
-        "--concurrency", "1", "--concurrency", "2", "--requests", str(REQUESTS), "--max-tokens", str(MAX_TOKENS),
-    ]  # fmt: skip
+        str(exe),
+        "run",
+        "--no-prefect",
+        "--image",
+        cpu_image["reference"],
+        "--docker-host",
+        docker_host,
+        "--concurrency",
+        "1",
+        "--concurrency",
+        "2",
+        "--requests",
+        str(REQUESTS),
+        "--max-tokens",
+        str(MAX_TOKENS),
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     done, killed = threading.Event(), dict[str, Any]()
     killer = threading.Thread(target=_kill_during_second_run, args=(store, docker_api, done, killed))

@@ -21,8 +21,18 @@ from tests.store_helpers import data_files
 
 # 32 tokens each, never cut short by an end-of-sequence token: a request then lasts several scrapes even on a fast
 # machine (8 tokens lasted under one 4 Hz scrape in CI, so running_max read 0)
-SHORT = ("--no-prefect", "--requests", "4", "--warmup", "0", "--max-tokens", "32", "--ignore-eos",
-         "--telemetry", "none")  # fmt: skip
+SHORT = (
+    "--no-prefect",
+    "--requests",
+    "4",
+    "--warmup",
+    "0",
+    "--max-tokens",
+    "32",
+    "--ignore-eos",
+    "--telemetry",
+    "none",
+)
 
 
 def scrape_often(tmp_path: Path) -> str:
@@ -40,8 +50,9 @@ LOAD_SQL = (
 
 @pytest.mark.engine
 def test_embedded_llama_server_metrics_scraped_stored_and_charted(cli_env: dict[str, str], tmp_path: Path) -> None:
-    done = tcobench("run", "--config", scrape_often(tmp_path), *SHORT, "--concurrency", "1", "--concurrency", "2",
-                    env=cli_env)  # fmt: skip
+    done = tcobench(
+        "run", "--config", scrape_often(tmp_path), *SHORT, "--concurrency", "1", "--concurrency", "2", env=cli_env
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     store = Path(cli_env["TCOBENCH_STORE"])
     assert data_files(store, "engine_metrics"), "no engine_metrics files beside telemetry"
@@ -74,8 +85,19 @@ def test_requests_wait_in_the_engine_when_concurrency_exceeds_its_slots(
     cli_env: dict[str, str], llama_server: RunningEngine, tmp_path: Path
 ) -> None:
     """The session server has 2 slots; at concurrency 4, two requests wait inside llama-server at a time."""
-    done = tcobench("run", "--config", scrape_often(tmp_path), *SHORT, "--endpoint", llama_server.base_url,
-                    "--model", "gemma-3-270m-q4_k_m", "--concurrency", "4", env=cli_env)  # fmt: skip
+    done = tcobench(
+        "run",
+        "--config",
+        scrape_often(tmp_path),
+        *SHORT,
+        "--endpoint",
+        llama_server.base_url,
+        "--model",
+        "gemma-3-270m-q4_k_m",
+        "--concurrency",
+        "4",
+        env=cli_env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (row,) = query_json(LOAD_SQL, cli_env)
     assert row["source"] == "llama.cpp /metrics"
@@ -86,9 +108,25 @@ def test_requests_wait_in_the_engine_when_concurrency_exceeds_its_slots(
 def test_ollama_ps_stand_in(cli_env: dict[str, str]) -> None:
     with ollama_replay() as replay:
         replay.load("normal", 2048)  # what tcobench's container launcher does before measuring (/api/ps lists it)
-        done = tcobench("run", "--no-prefect", "--endpoint", replay.url, "--protocol", "ollama", "--model", "normal",
-                        "--concurrency", "1", "--requests", "3", "--warmup", "0", "--telemetry", "none",
-                        env=cli_env)  # fmt: skip
+        done = tcobench(
+            "run",
+            "--no-prefect",
+            "--endpoint",
+            replay.url,
+            "--protocol",
+            "ollama",
+            "--model",
+            "normal",
+            "--concurrency",
+            "1",
+            "--requests",
+            "3",
+            "--warmup",
+            "0",
+            "--telemetry",
+            "none",
+            env=cli_env,
+        )
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = query_json("select engine_metrics_source as source, engine_metrics_note as note from runs", cli_env)
     assert run == {"source": "ollama /api/ps", "note": None}

@@ -48,9 +48,11 @@ pytestmark = [pytest.mark.prefect, pytest.mark.fleet, pytest.mark.waits]
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 POOL = "tcobench-fleet-test"
-STEADY = ('[[workloads]]\nname = "quick"\nmax_tokens = 4\nrequests = 2\nwarmup_requests = 1\nconcurrency = [1]\n'
-          '[[workloads]]\nname = "steady"\nmax_tokens = 8\nrequests = 4\nwarmup_requests = 1\n'
-          'concurrency = [1, 2]\n')  # fmt: skip
+STEADY = (
+    '[[workloads]]\nname = "quick"\nmax_tokens = 4\nrequests = 2\nwarmup_requests = 1\nconcurrency = [1]\n'
+    '[[workloads]]\nname = "steady"\nmax_tokens = 8\nrequests = 4\nwarmup_requests = 1\n'
+    "concurrency = [1, 2]\n"
+)
 # host-a's engine names its API key's variable (`api_key_env` in the matrix, docs/getting-started.md "API keys");
 # the other hosts' engines take TCOBENCH_API_KEY, the default. Every worker holds both.
 KEY_ENV = {"host-a": "HOST_A_API_KEY"}
@@ -154,8 +156,14 @@ class Fleet:
     def s3fs(self) -> Any:
         from pyarrow import fs
 
-        return fs.S3FileSystem(endpoint_override=self.s3.endpoint, scheme="http", access_key=self.s3.key_id,
-                               secret_key=self.s3.secret, region="us-east-1", allow_bucket_creation=True)  # fmt: skip
+        return fs.S3FileSystem(
+            endpoint_override=self.s3.endpoint,
+            scheme="http",
+            access_key=self.s3.key_id,
+            secret_key=self.s3.secret,
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
 
     def own(self, path: Path) -> Path:
         if self.user is not None:
@@ -170,19 +178,43 @@ class Fleet:
         # no XDG_ folder of this user's: what a fleet process writes (its engines' logs, its state) stays in its
         # home under root, where the secret search reads every file
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_", "XDG_"))}
-        env.update(self.server.client_env, **self.secrets, **self.store_env(), HOME=str(home), PREFECT_HOME=str(home),
-                   TCOBENCH_STORE=str(self.root / "not-the-store"), COLUMNS="250", TCOBENCH_FLEET_POOL=POOL,
-                   DOCKER_CONFIG=str(self.root / "docker-config"))  # fmt: skip
+        env.update(
+            self.server.client_env,
+            **self.secrets,
+            **self.store_env(),
+            HOME=str(home),
+            PREFECT_HOME=str(home),
+            TCOBENCH_STORE=str(self.root / "not-the-store"),
+            COLUMNS="250",
+            TCOBENCH_FLEET_POOL=POOL,
+            DOCKER_CONFIG=str(self.root / "docker-config"),
+        )
         return env
 
     def popen(self, args: list[str], name: str, **kw: Any) -> subprocess.Popen[bytes]:
         log = (self.root / f"{name}.log").open("ab")
-        return subprocess.Popen(args, env=self.env(name), stdout=log, stderr=subprocess.STDOUT, user=self.user,
-                                start_new_session=True, cwd=self.root, **kw)  # fmt: skip
+        return subprocess.Popen(
+            args,
+            env=self.env(name),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            user=self.user,
+            start_new_session=True,
+            cwd=self.root,
+            **kw,
+        )
 
     def run(self, args: list[str], name: str, timeout: float) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(args, env=self.env(name), capture_output=True, text=True, timeout=timeout,
-                              user=self.user, cwd=self.root, check=False)  # fmt: skip
+        done = subprocess.run(
+            args,
+            env=self.env(name),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            user=self.user,
+            cwd=self.root,
+            check=False,
+        )
         (self.root / f"{name}.log").write_text(done.stdout + done.stderr, "utf-8")
         return done
 
@@ -191,8 +223,10 @@ class Fleet:
         for queue in queues:
             flags = ["--control"] if queue == "control" else ["--host", queue]
             root = [] if self.user is not None else ["--allow-root"]
-            self.workers[queue] = self.popen([str(BIN / "tcobench"), "worker", *flags, "--heartbeat-s", "2",
-                                              "--poll-s", "1", *root], f"worker-{queue}")  # fmt: skip
+            self.workers[queue] = self.popen(
+                [str(BIN / "tcobench"), "worker", *flags, "--heartbeat-s", "2", "--poll-s", "1", *root],
+                f"worker-{queue}",
+            )
         for queue in queues:
             self.wait_online(queue, since)
 
@@ -208,8 +242,12 @@ class Fleet:
                 workers = []
             for worker in workers:
                 beat = worker.get("last_heartbeat_time")
-                if worker["name"] == f"tcobench-{queue}" and worker["status"] == "ONLINE" and beat and \
-                        _epoch(beat) > since:  # fmt: skip
+                if (
+                    worker["name"] == f"tcobench-{queue}"
+                    and worker["status"] == "ONLINE"
+                    and beat
+                    and _epoch(beat) > since
+                ):
                     return
             time.sleep(1)
         pytest.fail(f"worker {queue} not online after {timeout_s} s: {(self.root / f'worker-{queue}.log').read_text()}")
@@ -228,20 +266,29 @@ class Fleet:
 
     def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         user, _, password = self.server.auth.partition(":")
-        response = httpx.request(method, self.server.api + path, json=body, auth=(user, password), timeout=30,
-                                 trust_env=False)  # fmt: skip
+        response = httpx.request(
+            method, self.server.api + path, json=body, auth=(user, password), timeout=30, trust_env=False
+        )
         response.raise_for_status()
         return response.json()
 
-    def plan(self, name: str, hosts: list[str], settings: str, workloads: str = STEADY,
-             budgets: dict[str, int] | None = None) -> list[str]:  # fmt: skip
+    def plan(
+        self, name: str, hosts: list[str], settings: str, workloads: str = STEADY, budgets: dict[str, int] | None = None
+    ) -> list[str]:
         host = '[[hosts]]\nname = "{}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
         inventory = self.root / f"{name}-inventory.toml"
-        inventory.write_text(f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n{settings}\n' +
-                             "".join(host.format(h) + (f"budget_s = {(budgets or {})[h]}\n" if h in (budgets or {})
-                                                       else "") for h in hosts), "utf-8")  # fmt: skip
-        engines = "".join(f'[[engines]]\nname = "zero-{h}"\nendpoint = "{self.endpoints[h].url}"\nhosts = ["{h}"]\n'
-                          + (f'api_key_env = "{KEY_ENV[h]}"\n' if h in KEY_ENV else "") for h in hosts)  # fmt: skip
+        inventory.write_text(
+            f'[fleet]\nwork_pool = "{POOL}"\npoll_s = 1\n{settings}\n'
+            + "".join(
+                host.format(h) + (f"budget_s = {(budgets or {})[h]}\n" if h in (budgets or {}) else "") for h in hosts
+            ),
+            "utf-8",
+        )
+        engines = "".join(
+            f'[[engines]]\nname = "zero-{h}"\nendpoint = "{self.endpoints[h].url}"\nhosts = ["{h}"]\n'
+            + (f'api_key_env = "{KEY_ENV[h]}"\n' if h in KEY_ENV else "")
+            for h in hosts
+        )
         matrix = self.root / f"{name}-matrix.toml"
         matrix.write_text(f'{engines}[[models]]\nname = "zero"\n{workloads}', "utf-8")
         return ["-i", str(inventory), "-m", str(matrix)]
@@ -257,8 +304,11 @@ def _start_endpoint(itl_ms: float, log: Path) -> Endpoint:
     """A zero-cost endpoint writing its output to ``log`` (searched for secrets with the other logs), behind a
     Relay."""
     with log.open("ab") as out:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--ttft-ms", "5",
-                                 "--itl-ms", str(itl_ms)], stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--ttft-ms", "5", "--itl-ms", str(itl_ms)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 60
     while not (match := re.search(r"(http://\S+) pid", log.read_text("utf-8", "replace"))):
         assert proc.poll() is None and time.monotonic() < deadline, f"zero endpoint did not start: {log.read_text()}"
@@ -271,9 +321,15 @@ def _fleet_user() -> str | None:
     if os.geteuid() != 0:
         return None
     try:
-        probe = subprocess.run([sys.executable, "-c", "import tcobench.tasks.fleet"], user="nobody",
-                               env={"HOME": "/tmp"}, capture_output=True, text=True, timeout=120,
-                               check=False)  # fmt: skip
+        probe = subprocess.run(
+            [sys.executable, "-c", "import tcobench.tasks.fleet"],
+            user="nobody",
+            env={"HOME": "/tmp"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         why = probe.stderr.strip()[-300:] if probe.returncode != 0 else None
     except OSError as exc:  # e.g. the venv's interpreter lives under /root
         why = str(exc)
@@ -291,16 +347,21 @@ def fleet(prefect_pg: PrefectServer, pg_url: str, s3: S3Endpoint) -> Iterator[Fl
     registry_auth = base64.b64encode(f"fleetbot:registry-{secret}".encode()).decode()
     # The S3 keys are the server's real ones (the store cannot work without them); PGPASSWORD is one the catalog's
     # trust authentication never asks for, held by every process all the same.
-    secrets = {"AWS_ACCESS_KEY_ID": s3.key_id, "AWS_SECRET_ACCESS_KEY": s3.secret, "PGPASSWORD": f"pg-{secret}",
-               "TCOBENCH_API_KEY": f"sk-{secret[::-1]}", KEY_ENV["host-a"]: f"sk-a-{uuid.uuid4().hex}"}  # fmt: skip
+    secrets = {
+        "AWS_ACCESS_KEY_ID": s3.key_id,
+        "AWS_SECRET_ACCESS_KEY": s3.secret,
+        "PGPASSWORD": f"pg-{secret}",
+        "TCOBENCH_API_KEY": f"sk-{secret[::-1]}",
+        KEY_ENV["host-a"]: f"sk-a-{uuid.uuid4().hex}",
+    }
     catalog = create_database(pg_url, "fleetlake")
     bucket = new_bucket_name("fleet")
-    fleet = Fleet(prefect_pg, root, _fleet_user(), secrets, f"{catalog}?data=s3://{bucket}/night", catalog, s3,
-                  bucket)  # fmt: skip
+    fleet = Fleet(prefect_pg, root, _fleet_user(), secrets, f"{catalog}?data=s3://{bucket}/night", catalog, s3, bucket)
     fleet.s3fs().create_dir(bucket)
     (root / "docker-config").mkdir()
-    (root / "docker-config" / "config.json").write_text(json.dumps({"auths": {"127.0.0.1:5000": {
-        "auth": registry_auth}}}), "utf-8")  # fmt: skip
+    (root / "docker-config" / "config.json").write_text(
+        json.dumps({"auths": {"127.0.0.1:5000": {"auth": registry_auth}}}), "utf-8"
+    )
     # host-d's tokens come 600 ms apart: its steady cells alone take over 20 s, far past its 8 s budget however fast
     # the machine (at 150 ms a fast one finished all its cells about 2 s past the budget, before the cancel landed).
     fleet.endpoints = {
@@ -323,8 +384,14 @@ def query(fleet: Fleet, sql: str) -> list[dict[str, Any]]:
     """`tcobench query` from a third process (this user, not a worker's), read-only."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "TCOBENCH_", "AWS_", "PG"))}
     env.update(fleet.store_env(), AWS_ACCESS_KEY_ID=fleet.s3.key_id, AWS_SECRET_ACCESS_KEY=fleet.s3.secret)
-    done = subprocess.run([str(BIN / "tcobench"), "query", sql, "--format", "json", "--store", fleet.store],
-                          env=env, capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(BIN / "tcobench"), "query", sql, "--format", "json", "--store", fleet.store],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
     return rows
@@ -335,14 +402,21 @@ def newest_batch(fleet: Fleet) -> str:
 
 
 def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet: Fleet) -> None:
-    args = fleet.plan("happy", ["host-a", "host-b"], "pickup_timeout_s = 120\nlost_after_s = 30\n",
-                      STEADY.replace("max_tokens = 8", "max_tokens = 2"))  # fmt: skip
+    args = fleet.plan(
+        "happy",
+        ["host-a", "host-b"],
+        "pickup_timeout_s = 120\nlost_after_s = 30\n",
+        STEADY.replace("max_tokens = 8", "max_tokens = 2"),
+    )
     deployed = fleet.run([str(BIN / "tcobench"), "fleet", "deploy", *args, "--store", fleet.store], "deploy", 300)
     assert deployed.returncode == 0, deployed.stderr
     assert "deployed nightly/tcobench-nightly (queue control)" in deployed.stdout
     started = time.monotonic()
-    done = fleet.run([str(BIN / "prefect"), "deployment", "run", "nightly/tcobench-nightly", "--watch",
-                      "--watch-timeout", "600"], "deployment-run", 700)  # fmt: skip
+    done = fleet.run(
+        [str(BIN / "prefect"), "deployment", "run", "nightly/tcobench-nightly", "--watch", "--watch-timeout", "600"],
+        "deployment-run",
+        700,
+    )
     assert done.returncode == 0 and "Completed" in done.stdout, (
         done.stdout[-2000:]
         + done.stderr[-2000:]
@@ -353,12 +427,18 @@ def test_fleet_nightly_deployment_runs_each_hosts_cells_on_its_own_worker(fleet:
     )
     wall = time.monotonic() - started
     batch = newest_batch(fleet)
-    rows = query(fleet, f"select host, cell, concurrency, status, client_placement, rtt_p50_ns, engine_url, host_cpu,"
-                        f" host_kernel, host_facts_source from runs where batch_id = '{batch}'"
-                        " order by cell, concurrency")  # fmt: skip
+    rows = query(
+        fleet,
+        f"select host, cell, concurrency, status, client_placement, rtt_p50_ns, engine_url, host_cpu,"
+        f" host_kernel, host_facts_source from runs where batch_id = '{batch}'"
+        " order by cell, concurrency",
+    )
     assert {(r["cell"], r["concurrency"]) for r in rows} == {
-        (f"{h}/zero-{h}/zero/{w}", c) for h in ("host-a", "host-b") for w, cs in (("quick", [1]), ("steady", [1, 2]))
-        for c in cs}  # fmt: skip
+        (f"{h}/zero-{h}/zero/{w}", c)
+        for h in ("host-a", "host-b")
+        for w, cs in (("quick", [1]), ("steady", [1, 2]))
+        for c in cs
+    }
     assert {r["status"] for r in rows} == {"ok"}
     assert {r["client_placement"] for r in rows} == {"loopback"} and {r["rtt_p50_ns"] for r in rows} == {None}
     assert all(r["engine_url"].startswith("http://127.0.0.1:") for r in rows)  # measured on the host's loopback
@@ -413,7 +493,9 @@ def _faults_night(fleet: Fleet) -> None:
     lost = [r for r in by_host["host-b"] if r["status"] == "failed"]
     assert lost and all(re.match(r"(host lost: |its run crashed: )", r["error"]) for r in lost), lost
     assert {(r["cell"], r["concurrency"]) for r in by_host["host-b"]} >= {
-        ("host-b/zero-host-b/zero/steady", 1), ("host-b/zero-host-b/zero/steady", 2)}  # fmt: skip
+        ("host-b/zero-host-b/zero/steady", 1),
+        ("host-b/zero-host-b/zero/steady", 2),
+    }
     offline = by_host["host-c"]
     assert len(offline) == 3 and all(r["status"] == "failed" for r in offline)
     assert all(r["error"].startswith("host offline: no worker picked up its run within 30 s") for r in offline)
@@ -462,8 +544,10 @@ def _restart_night(fleet: Fleet) -> None:
             night.kill()
     output = (fleet.root / "restart-night.log").read_text("utf-8")
     batch = newest_batch(fleet)
-    rows = query(fleet, f"select cell, concurrency, status, error, started_ns from runs where batch_id = '{batch}' "
-                        "order by started_ns")  # fmt: skip
+    rows = query(
+        fleet,
+        f"select cell, concurrency, status, error, started_ns from runs where batch_id = '{batch}' order by started_ns",
+    )
     cells = {f"{h}/zero-{h}/zero/{w}" for h in ("host-a", "host-b") for w in ("quick", "steady")}
     assert {r["cell"] for r in rows} == cells  # every cell of the night has its rows: ok, or failed with a reason
     assert all(r["error"] for r in rows if r["status"] == "failed")
@@ -473,8 +557,9 @@ def _restart_night(fleet: Fleet) -> None:
         if r["status"] == "failed":
             lost.setdefault(r["cell"], set()).update(e["error"] for e in rows if e["cell"] == r["cell"] and e["error"])
     assert "host-b/zero-host-b/zero/steady" in lost, (lost, output[-4000:])
-    assert all(re.match(r"(host lost: |its run crashed: )", e) for c in lost if c.startswith("host-b/")
-               for e in lost[c]), lost  # fmt: skip
+    assert all(
+        re.match(r"(host lost: |its run crashed: )", e) for c in lost if c.startswith("host-b/") for e in lost[c]
+    ), lost
     assert code == 3, output[-4000:]
     (line,) = [x for x in output.splitlines() if x.startswith("NightlyError:")]
     assert line.startswith(f"NightlyError: {len(lost)} cell(s) failed: "), line
@@ -482,8 +567,15 @@ def _restart_night(fleet: Fleet) -> None:
     for cell, errors in lost.items():
         assert any(f"{cell} ({e.splitlines()[0]}" in line for e in errors), (cell, errors, line)
     markdown = _night_markdown(fleet, batch)
-    table = {m["cell"]: m for m in re.finditer(r"^\| (?P<cell>\S+) \| (?P<status>\w+) \| [^|]* \| [^|]* \| "
-                                               r"(?P<error>.*) \|$", markdown, re.MULTILINE)}  # fmt: skip
+    table = {
+        m["cell"]: m
+        for m in re.finditer(
+            r"^\| (?P<cell>\S+) \| (?P<status>\w+) \| [^|]* \| [^|]* \| "
+            r"(?P<error>.*) \|$",
+            markdown,
+            re.MULTILINE,
+        )
+    }
     assert cells <= set(table), markdown
     for cell in cells - set(lost):
         assert table[cell]["status"] in ("ok", "partial"), markdown
@@ -495,8 +587,11 @@ def _restart_night(fleet: Fleet) -> None:
 
 def _night_markdown(fleet: Fleet, batch: str) -> str:
     """The nightly's markdown artifact (key tcobench-nightly) of this batch."""
-    found = [a["data"] for a in _all(fleet, "/artifacts/filter", {"artifacts": {"key": {"any_": ["tcobench-nightly"]}}})
-             if batch in (a.get("data") or "")]  # fmt: skip
+    found = [
+        a["data"]
+        for a in _all(fleet, "/artifacts/filter", {"artifacts": {"key": {"any_": ["tcobench-nightly"]}}})
+        if batch in (a.get("data") or "")
+    ]
     assert found, f"no tcobench-nightly artifact of batch {batch}"
     return str(found[-1])
 
@@ -577,25 +672,47 @@ def test_no_secret_in_the_store_the_prefect_api_or_any_log(fleet: Fleet) -> None
     secrets["registry auth"] = registry_auth
     secrets["registry password"] = base64.b64decode(registry_auth).decode().partition(":")[2]
     # and each as it would travel base64-encoded (an HTTP Basic header, X-Registry-Auth, a blob of a file)
-    secrets.update({f"{name} ({form})": encoded for name, value in list(secrets.items())
-                    for form, encoded in _base64_forms(value).items()})  # fmt: skip
+    secrets.update(
+        {
+            f"{name} ({form})": encoded
+            for name, value in list(secrets.items())
+            for form, encoded in _base64_forms(value).items()
+        }
+    )
     texts: dict[str, str] = {}
     from pyarrow import fs
 
     s3 = fleet.s3fs()
-    files = [f.path for f in s3.get_file_info(fs.FileSelector(fleet.bucket, recursive=True))
-             if f.type == fs.FileType.File and f.path.endswith(".parquet")]  # fmt: skip
+    files = [
+        f.path
+        for f in s3.get_file_info(fs.FileSelector(fleet.bucket, recursive=True))
+        if f.type == fs.FileType.File and f.path.endswith(".parquet")
+    ]
     assert files, "no night has written to the store"
     for file in files:  # every value of every row, not the compressed bytes
         texts[f"s3://{file}"] = json.dumps(pq.read_table(file, filesystem=s3).to_pylist(), default=str)
     bin_dir = pg_bin()
     assert bin_dir is not None
-    dump = subprocess.run([str(bin_dir / "pg_dump"), "--data-only", fleet.catalog], capture_output=True, text=True,
-                          timeout=120, check=True)  # fmt: skip
+    dump = subprocess.run(
+        [str(bin_dir / "pg_dump"), "--data-only", fleet.catalog],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert "ducklake_data_file" in dump.stdout
     texts["catalog (pg_dump)"] = dump.stdout
-    for path in ("/flow_runs/filter", "/task_runs/filter", "/deployments/filter", "/artifacts/filter", "/logs/filter",
-                 "/work_pools/filter", "/variables/filter", "/block_documents/filter", "/flows/filter"):  # fmt: skip
+    for path in (
+        "/flow_runs/filter",
+        "/task_runs/filter",
+        "/deployments/filter",
+        "/artifacts/filter",
+        "/logs/filter",
+        "/work_pools/filter",
+        "/variables/filter",
+        "/block_documents/filter",
+        "/flows/filter",
+    ):
         texts[f"API {path}"] = "\n".join(_strings_of(_all(fleet, path, {})))
     assert "fleet-host" in texts["API /flow_runs/filter"] or "fleet-host" in texts["API /flows/filter"]
     assert len(texts["API /logs/filter"]) > 1000, "the fleet's runs sent no logs to the server"
@@ -608,8 +725,7 @@ def test_no_secret_in_the_store_the_prefect_api_or_any_log(fleet: Fleet) -> None
         assert "listening on" in (fleet.root / f"engine-{host}.log").read_text(), host
     for log in [*local, *fleet.server.home.rglob("*.log")]:
         texts[str(log)] = log.read_text("utf-8", "replace")
-    leaks = [f"{name} in {where}" for where, text in texts.items() for name, value in secrets.items()
-             if value in text]  # fmt: skip
+    leaks = [f"{name} in {where}" for where, text in texts.items() for name, value in secrets.items() if value in text]
     assert not leaks, leaks
     parameters = [r["parameters"] for r in _all(fleet, "/flow_runs/filter", {})]
     assert any("cells" in p for p in parameters)  # the hosts' parameters were among what was searched

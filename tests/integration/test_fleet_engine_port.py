@@ -48,16 +48,24 @@ _PROBE = (
 
 def _connect(host: str, port: int, prefix: list[str] | None = None) -> str:
     """'connected', or the name of the error a TCP connect to host:port met (run in ``prefix``'s namespace)."""
-    done = subprocess.run([*(prefix or []), sys.executable, "-c", _PROBE, host, str(port)], capture_output=True,
-                          text=True, timeout=30, check=True)  # fmt: skip
+    done = subprocess.run(
+        [*(prefix or []), sys.executable, "-c", _PROBE, host, str(port)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
     return done.stdout.strip()
 
 
 def _listeners(port: int) -> list[tuple[str, set[int]]]:
     """(local address, pids of its owners) of every TCP socket listening on ``port`` on this machine."""
     done = subprocess.run(["ss", "-Htlnp", f"sport = :{port}"], capture_output=True, text=True, check=True)
-    return [(line.split()[3].rsplit(":", 1)[0], {int(p) for p in re.findall(r"pid=(\d+)", line)})
-            for line in done.stdout.splitlines() if line.strip()]  # fmt: skip
+    return [
+        (line.split()[3].rsplit(":", 1)[0], {int(p) for p in re.findall(r"pid=(\d+)", line)})
+        for line in done.stdout.splitlines()
+        if line.strip()
+    ]
 
 
 def _pids(container: Any) -> set[int]:
@@ -73,8 +81,9 @@ def _fleet_cell(tmp_path: Path, image: str) -> Cell:
     hosts = '[[hosts]]\nname = "host-a"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
     inventory.write_text(f'[fleet]\nwork_pool = "tcobench-port-test"\n{hosts}', "utf-8")
     workload = '[[workloads]]\nname = "w"\nrequests = 1\nmax_tokens = 2\nconcurrency = [1]\n'
-    matrix.write_text(f'[[engines]]\nname = "llama"\nimage = "{image}"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
-                      f"{workload}", "utf-8")  # fmt: skip
+    matrix.write_text(
+        f'[[engines]]\nname = "llama"\nimage = "{image}"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n{workload}', "utf-8"
+    )
     prices = load_prices(None)
     plan = load_plan(inventory, [matrix], prices)
     assert plan.inventory.fleet is not None  # a fleet night

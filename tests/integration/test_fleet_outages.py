@@ -45,8 +45,10 @@ HOSTS = ("host-a", "host-b")
 LEVELS = (1, 2, 3)
 # each level: 4 measured requests of 12 tokens 100 ms apart, about 5 s at concurrency 1: long enough for the test
 # to see a level start (the endpoint's request count) and stop a service while it is measured
-WORKLOAD = ('[[workloads]]\nname = "steady"\nmax_tokens = 12\nrequests = 4\nwarmup_requests = 1\n'
-            f"concurrency = [{', '.join(map(str, LEVELS))}]\n")  # fmt: skip
+WORKLOAD = (
+    '[[workloads]]\nname = "steady"\nmax_tokens = 12\nrequests = 4\nwarmup_requests = 1\n'
+    f"concurrency = [{', '.join(map(str, LEVELS))}]\n"
+)
 
 
 class Services:
@@ -91,12 +93,17 @@ def outage_fleet() -> Iterator[tuple[Fleet, Services]]:
     root = Path(tempfile.mkdtemp(prefix="tcobench-outage-"))
     root.chmod(0o755)
     s3 = S3Endpoint(services.s3.endpoint, services.s3.key_id, services.s3.secret)
-    secrets = {"AWS_ACCESS_KEY_ID": s3.key_id, "AWS_SECRET_ACCESS_KEY": s3.secret,
-               "TCOBENCH_API_KEY": f"sk-{uuid.uuid4().hex}", KEY_ENV["host-a"]: f"sk-a-{uuid.uuid4().hex}"}  # fmt: skip
+    secrets = {
+        "AWS_ACCESS_KEY_ID": s3.key_id,
+        "AWS_SECRET_ACCESS_KEY": s3.secret,
+        "TCOBENCH_API_KEY": f"sk-{uuid.uuid4().hex}",
+        KEY_ENV["host-a"]: f"sk-a-{uuid.uuid4().hex}",
+    }
     catalog = create_database(services.pg.url, "outagelake")
     bucket = new_bucket_name("outage")
-    fleet = Fleet(services.prefect, root, _fleet_user(), secrets, f"{catalog}?data=s3://{bucket}/night", catalog, s3,
-                  bucket)  # fmt: skip
+    fleet = Fleet(
+        services.prefect, root, _fleet_user(), secrets, f"{catalog}?data=s3://{bucket}/night", catalog, s3, bucket
+    )
     try:
         fleet.s3fs().create_dir(bucket)
         (root / "docker-config").mkdir()
@@ -119,8 +126,9 @@ def _wait_measuring(fleet: Fleet, night: subprocess.Popen[bytes], since: int, wh
     """Until the hosts' endpoints have served 2 more requests than ``since`` (a level is being measured)."""
     deadline = time.monotonic() + timeout_s
     while _served(fleet) < since + 2:
-        assert night.poll() is None, f"the night ended before {what}: " + \
-            (fleet.root / "outage-night.log").read_text("utf-8", "replace")[-3000:]  # fmt: skip
+        assert night.poll() is None, (
+            f"the night ended before {what}: " + (fleet.root / "outage-night.log").read_text("utf-8", "replace")[-3000:]
+        )
         assert time.monotonic() < deadline, f"no host measured within {timeout_s:g} s before {what}"
         time.sleep(0.2)
 
@@ -155,10 +163,13 @@ def test_a_night_rides_out_postgres_then_seaweedfs_down_for_a_minute(outage_flee
     wall = time.monotonic() - started
     output = (fleet.root / "outage-night.log").read_text("utf-8", "replace")
     batch = newest_batch(fleet)
-    rows = query(fleet, "select r.run_id, r.cell, r.concurrency, r.status, r.error, r.measure_end_ns, c.committed_ns, "
-                        "c.requests, (select count(*) from requests q where q.run_id = r.run_id) as stored "
-                        f"from runs r left join commits c using (run_id) where r.batch_id = '{batch}' "
-                        "order by r.started_ns")  # fmt: skip
+    rows = query(
+        fleet,
+        "select r.run_id, r.cell, r.concurrency, r.status, r.error, r.measure_end_ns, c.committed_ns, "
+        "c.requests, (select count(*) from requests q where q.run_id = r.run_id) as stored "
+        f"from runs r left join commits c using (run_id) where r.batch_id = '{batch}' "
+        "order by r.started_ns",
+    )
     cells = {f"{h}/zero-{h}/zero/steady" for h in HOSTS}
     # nothing lost: every level of every cell has its run, or the cell has a failed row that says why (one row may
     # stand for a cell that failed before measuring); nothing twice: one row per run id, one ok run per level
@@ -180,8 +191,9 @@ def test_a_night_rides_out_postgres_then_seaweedfs_down_for_a_minute(outage_flee
         (line,) = [x for x in output.splitlines() if x.startswith("NightlyError:")]
         assert all(f"{cell} (" in line for cell in failed), line
     markdown = _night_markdown(fleet, batch)
-    table = {m["cell"]: m["status"] for m in re.finditer(r"^\| (?P<cell>\S+) \| (?P<status>\w+) \|", markdown,
-                                                         re.MULTILINE)}  # fmt: skip
+    table = {
+        m["cell"]: m["status"] for m in re.finditer(r"^\| (?P<cell>\S+) \| (?P<status>\w+) \|", markdown, re.MULTILINE)
+    }
     assert {c: table.get(c) for c in cells} == {c: "failed" if c in failed else "ok" for c in cells}, markdown
     # a cell in flight went through each outage: a run measured before the service was started again was committed
     # after that (a writer that retries quickly commits before resume() has seen the service answer)

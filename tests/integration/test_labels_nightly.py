@@ -74,9 +74,23 @@ class Night:
 
 def _endpoints() -> Iterator[list[str]]:
     ports = free_ports(2)
-    procs = [subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                               "--itl-ms", "4", "--tokens", "32"], stdout=subprocess.PIPE, text=True)
-             for port in ports]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "zero_endpoint.py"),
+                "--port",
+                str(port),
+                "--itl-ms",
+                "4",
+                "--tokens",
+                "32",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for port in ports
+    ]
     try:
         for proc in procs:
             assert proc.stdout is not None and "http://" in proc.stdout.readline()

@@ -32,8 +32,9 @@ def second_daemon(
     """A second dockerd (own socket, data root, exec root) holding a copy of the CPU engine image."""
     if shutil.which("dockerd") is None or os.geteuid() != 0:
         require("a second Docker daemon needs dockerd and root")
-    with extra_daemon(Path(tmp_path_factory.mktemp("dockerd-b", numbered=True)), cpu_image["reference"],
-                      docker_host) as daemon:  # fmt: skip
+    with extra_daemon(
+        Path(tmp_path_factory.mktemp("dockerd-b", numbered=True)), cpu_image["reference"], docker_host
+    ) as daemon:
         yield daemon
 
 
@@ -51,21 +52,26 @@ def _stop_when_running(sock: str, proc: subprocess.Popen[bytes], root: Path, sto
 
 
 def test_nightly_two_hosts_one_daemon_stopped(
-    cli_env: dict[str, str], cpu_image: dict[str, str], docker_host: str,
-    second_daemon: tuple[str, subprocess.Popen[bytes]], tmp_path: Path,
-) -> None:  # fmt: skip
+    cli_env: dict[str, str],
+    cpu_image: dict[str, str],
+    docker_host: str,
+    second_daemon: tuple[str, subprocess.Popen[bytes]],
+    tmp_path: Path,
+) -> None:
     sock_b, proc_b = second_daemon
     inventory = tmp_path / "inventory.toml"
     inventory.write_text(
         f'[[hosts]]\nname = "host-a"\ndocker_host = "{docker_host}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
-        f'[[hosts]]\nname = "host-b"\ndocker_host = "{sock_b}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n', "utf-8"
-    )  # fmt: skip
+        f'[[hosts]]\nname = "host-b"\ndocker_host = "{sock_b}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n',
+        "utf-8",
+    )
     matrix = tmp_path / "matrix.toml"
     matrix.write_text(
         f'[[engines]]\nname = "llama"\nimage = "{cpu_image["reference"]}"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
         '[[workloads]]\nname = "w1"\nrequests = 6\nwarmup_requests = 1\nmax_tokens = 24\nconcurrency = [1]\n'
-        '[[workloads]]\nname = "w2"\nrequests = 2\nwarmup_requests = 1\nmax_tokens = 8\nconcurrency = [1]\n', "utf-8"
-    )  # fmt: skip
+        '[[workloads]]\nname = "w2"\nrequests = 2\nwarmup_requests = 1\nmax_tokens = 8\nconcurrency = [1]\n',
+        "utf-8",
+    )
     stopped: list[float] = []
     root_b = Path(sock_b.removeprefix("unix://")).parent
     killer = threading.Thread(target=_stop_when_running, args=(sock_b, proc_b, root_b, stopped), daemon=True)
@@ -76,13 +82,21 @@ def test_nightly_two_hosts_one_daemon_stopped(
     assert done.returncode == 3, done.stdout + done.stderr
     failed_line = next(x for x in done.stderr.splitlines() if x.startswith("NightlyError:"))
     assert "host-b/llama/gemma-3-270m-q4_k_m/w1" in failed_line and "host-a" not in failed_line
-    rows = json.loads(tcobench("query", "select host, workload, status, error from runs order by host, workload",
-                               "--format", "json", env=cli_env).stdout)  # fmt: skip
+    rows = json.loads(
+        tcobench(
+            "query",
+            "select host, workload, status, error from runs order by host, workload",
+            "--format",
+            "json",
+            env=cli_env,
+        ).stdout
+    )
     hosts = {(r["host"], r["workload"]): r for r in rows}
     assert {r["status"] for k, r in hosts.items() if k[0] == "host-a"} == {"ok"}
     assert {k[1] for k in hosts if k[0] == "host-a"} == {"w1", "w2"}
     b_rows = [r for r in rows if r["host"] == "host-b"]
     assert b_rows and all(r["status"] == "failed" and r["error"] for r in b_rows)
-    batch = json.loads(tcobench("query", "select count(distinct batch_id) as n from runs", "--format", "json",
-                                env=cli_env).stdout)  # fmt: skip
+    batch = json.loads(
+        tcobench("query", "select count(distinct batch_id) as n from runs", "--format", "json", env=cli_env).stdout
+    )
     assert batch == [{"n": 1}]  # one night, one batch id

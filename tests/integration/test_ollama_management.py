@@ -29,12 +29,19 @@ def server() -> Iterator[OllamaReplay]:
 
 
 def _config(model: str, num_ctx: int = 4096) -> BenchmarkConfig:
-    return BenchmarkConfig.model_validate_json(json.dumps({
-        "engine": {"kind": "container", "protocol": "ollama",
-                   "container": {"image": "tcobench/ollama-cuda:0.32.0", "engine": "ollama"}},
-        "model": {"name": model},
-        "workload": {"num_ctx": num_ctx},
-    }))  # fmt: skip
+    return BenchmarkConfig.model_validate_json(
+        json.dumps(
+            {
+                "engine": {
+                    "kind": "container",
+                    "protocol": "ollama",
+                    "container": {"image": "tcobench/ollama-cuda:0.32.0", "engine": "ollama"},
+                },
+                "model": {"name": model},
+                "workload": {"num_ctx": num_ctx},
+            }
+        )
+    )
 
 
 def test_pull_reports_byte_progress(server: OllamaReplay) -> None:
@@ -58,8 +65,13 @@ def test_load_then_ps(server: OllamaReplay) -> None:
     loaded = loaded_model(server.url, "llama3.2")
     assert loaded is not None and loaded.size == loaded.size_vram == PS_SIZE and not loaded.cpu_offload
     assert loaded.context_length == 8192
-    assert server.generations()[-1].body == {"model": "llama3.2", "prompt": "", "stream": False, "keep_alive": "-1",
-                                              "options": {"num_ctx": 8192}}  # fmt: skip
+    assert server.generations()[-1].body == {
+        "model": "llama3.2",
+        "prompt": "",
+        "stream": False,
+        "keep_alive": "-1",
+        "options": {"num_ctx": 8192},
+    }
 
 
 def test_recipe_prepares_the_model_and_flags_cpu_offload(server: OllamaReplay) -> None:
@@ -67,8 +79,12 @@ def test_recipe_prepares_the_model_and_flags_cpu_offload(server: OllamaReplay) -
     events: list[EngineEvent] = []
     recipe = recipe_for(ContainerEngine.ollama)
     settings = recipe.prepare(_config("offload"), server.url, LaunchOptions("batch", events.append))
-    assert settings == {"ps_size_bytes": PS_SIZE, "ps_size_vram_bytes": PS_SIZE // 2, "ps_context_length": 4096,
-                        "cpu_offload": True}  # fmt: skip
+    assert settings == {
+        "ps_size_bytes": PS_SIZE,
+        "ps_size_vram_bytes": PS_SIZE // 2,
+        "ps_context_length": 4096,
+        "cpu_offload": True,
+    }
     (warning,) = [e for e in events if e.warning]
     assert "offload is partly on the CPU" in warning.message and "(50%)" in warning.message
     assert [r.path for r in server.received if r.method == "POST"] == ["/api/pull", "/api/generate"]
@@ -78,11 +94,18 @@ def test_recipe_prepares_the_model_and_flags_cpu_offload(server: OllamaReplay) -
 
 
 def test_recipe_without_pull(server: OllamaReplay) -> None:
-    config = BenchmarkConfig.model_validate_json(json.dumps({
-        "engine": {"kind": "container", "protocol": "ollama", "container": {
-            "image": "i", "engine": "ollama", "ollama": {"pull": False}}},
-        "model": {"name": "llama3.2"},
-    }))  # fmt: skip
+    config = BenchmarkConfig.model_validate_json(
+        json.dumps(
+            {
+                "engine": {
+                    "kind": "container",
+                    "protocol": "ollama",
+                    "container": {"image": "i", "engine": "ollama", "ollama": {"pull": False}},
+                },
+                "model": {"name": "llama3.2"},
+            }
+        )
+    )
     settings = recipe_for(ContainerEngine.ollama).prepare(config, server.url, LaunchOptions())
     assert settings["cpu_offload"] is False
     assert [r.path for r in server.received if r.method == "POST"] == ["/api/generate"]

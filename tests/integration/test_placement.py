@@ -72,8 +72,21 @@ def netns() -> Iterator[Namespace]:
 
 
 def _endpoint(cmd_prefix: list[str], host: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([*cmd_prefix, sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--host", host,
-                             "--ttft-ms", "2", "--itl-ms", "1"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            *cmd_prefix,
+            sys.executable,
+            str(ROOT / "bench" / "zero_endpoint.py"),
+            "--host",
+            host,
+            "--ttft-ms",
+            "2",
+            "--itl-ms",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     match = re.search(r"(http://\S+) pid", proc.stdout.readline())
     assert match, "zero endpoint did not start"
@@ -81,8 +94,9 @@ def _endpoint(cmd_prefix: list[str], host: str) -> tuple[subprocess.Popen[str], 
 
 
 def _rows(env: dict[str, str]) -> list[dict[str, Any]]:
-    done = tcobench("query", "select engine_url, client_placement, rtt_p50_ns, status from runs", "--format", "json",
-                    env=env)  # fmt: skip
+    done = tcobench(
+        "query", "select engine_url, client_placement, rtt_p50_ns, status from runs", "--format", "json", env=env
+    )
     assert done.returncode == 0, done.stderr
     rows: list[dict[str, Any]] = json.loads(done.stdout)
     return rows
@@ -97,9 +111,26 @@ def test_endpoint_placement_and_round_trip(netns: Namespace, cli_env: dict[str, 
     }[where]
     proc, url = _endpoint(prefix, address)
     try:
-        done = tcobench("run", "--endpoint", url, "--protocol", "openai", "--model", "zero", "--requests", "3",
-                        "--warmup", "1", "--concurrency", "1", "--max-tokens", "4", "--no-prefect", env=cli_env,
-                        timeout=300)  # fmt: skip
+        done = tcobench(
+            "run",
+            "--endpoint",
+            url,
+            "--protocol",
+            "openai",
+            "--model",
+            "zero",
+            "--requests",
+            "3",
+            "--warmup",
+            "1",
+            "--concurrency",
+            "1",
+            "--max-tokens",
+            "4",
+            "--no-prefect",
+            env=cli_env,
+            timeout=300,
+        )
     finally:
         proc.terminate()
         proc.wait(10)
@@ -113,15 +144,21 @@ def test_endpoint_placement_and_round_trip(netns: Namespace, cli_env: dict[str, 
 
 
 @pytest.fixture
-def remote_daemon(netns: Namespace, cpu_image: dict[str, str], docker_host: str,
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # fmt: skip
+def remote_daemon(
+    netns: Namespace, cpu_image: dict[str, str], docker_host: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A Docker daemon inside the namespace on tcp://NS_IP:PORT, holding a copy of the CPU engine image."""
     if shutil.which("dockerd") is None:
         require("the remote-Docker placement test needs dockerd")
     (port,) = free_ports(1)
     url = f"tcp://{netns.ns_ip}:{port}"
-    with extra_daemon(Path(tmp_path_factory.mktemp("dockerd-remote", numbered=True)), cpu_image["reference"],
-                      docker_host, listen=[url], prefix=netns.exec()):  # fmt: skip
+    with extra_daemon(
+        Path(tmp_path_factory.mktemp("dockerd-remote", numbered=True)),
+        cpu_image["reference"],
+        docker_host,
+        listen=[url],
+        prefix=netns.exec(),
+    ):
         yield url
 
 
@@ -132,9 +169,28 @@ def test_remote_docker_run_is_network_with_its_round_trip(
 ) -> None:
     # a remote Docker host needs the model's path on that host; this "remote" daemon shares this machine's disk
     model, _ = bundled_model(model_cache)
-    done = tcobench("run", "--docker-host", remote_daemon, "--image", cpu_image["reference"], "--model-path",
-                    str(model), "--requests", "2", "--warmup", "1", "--concurrency", "1", "--max-tokens", "4",
-                    "--no-prefect", "--telemetry", "none", env=cli_env, timeout=600)  # fmt: skip
+    done = tcobench(
+        "run",
+        "--docker-host",
+        remote_daemon,
+        "--image",
+        cpu_image["reference"],
+        "--model-path",
+        str(model),
+        "--requests",
+        "2",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "1",
+        "--max-tokens",
+        "4",
+        "--no-prefect",
+        "--telemetry",
+        "none",
+        env=cli_env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (row,) = _rows(cli_env)
     host = remote_daemon.removeprefix("tcp://").rsplit(":", 1)[0]

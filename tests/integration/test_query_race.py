@@ -50,8 +50,11 @@ def _exe() -> str:
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
     (port,) = free_ports(1)
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                             "--tokens", "8"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port), "--tokens", "8"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and "http://" in proc.stdout.readline()
         yield f"http://127.0.0.1:{port}"
@@ -71,10 +74,20 @@ def store(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     from pyarrow import fs
 
     bucket = new_bucket_name()
-    fs.S3FileSystem(endpoint_override=s3.endpoint, scheme="http", access_key=s3.key_id, secret_key=s3.secret,
-                    region="us-east-1", allow_bucket_creation=True).create_dir(bucket)  # fmt: skip
-    for key, value in (("AWS_ACCESS_KEY_ID", s3.key_id), ("AWS_SECRET_ACCESS_KEY", s3.secret),
-                       ("AWS_ENDPOINT_URL", f"http://{s3.endpoint}"), ("AWS_REGION", "us-east-1")):  # fmt: skip
+    fs.S3FileSystem(
+        endpoint_override=s3.endpoint,
+        scheme="http",
+        access_key=s3.key_id,
+        secret_key=s3.secret,
+        region="us-east-1",
+        allow_bucket_creation=True,
+    ).create_dir(bucket)
+    for key, value in (
+        ("AWS_ACCESS_KEY_ID", s3.key_id),
+        ("AWS_SECRET_ACCESS_KEY", s3.secret),
+        ("AWS_ENDPOINT_URL", f"http://{s3.endpoint}"),
+        ("AWS_REGION", "us-east-1"),
+    ):
         monkeypatch.setenv(key, value)
     return f"{create_database(pg_url)}?data=s3://{bucket}/lake"
 
@@ -101,27 +114,41 @@ def _reader(store: str, stop: threading.Event, calls: list[int]) -> None:
 def test_maintenance_calls_during_a_nightly_lose_nothing(store: str, endpoint: str, tmp_path: Path) -> None:
     inventory, matrix = tmp_path / "inventory.toml", tmp_path / "matrix.toml"
     inventory.write_text('[[hosts]]\nname = "h1"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n')
-    matrix.write_text(f'[[engines]]\nname = "e"\nendpoint = "{endpoint}"\n[[models]]\nname = "zero"\n'
-                      f'[[workloads]]\nname = "w"\nrequests = 8\nwarmup_requests = 0\nmax_tokens = 8\n'
-                      f"concurrency = {list(CONCURRENCY)}\n")  # fmt: skip
+    matrix.write_text(
+        f'[[engines]]\nname = "e"\nendpoint = "{endpoint}"\n[[models]]\nname = "zero"\n'
+        f'[[workloads]]\nname = "w"\nrequests = 8\nwarmup_requests = 0\nmax_tokens = 8\n'
+        f"concurrency = {list(CONCURRENCY)}\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
     env.update(TCOBENCH_STORE=store, TCOBENCH_STATE_DIR=str(tmp_path / "state"), COLUMNS="200")
     stop, calls = threading.Event(), [0]
     reader = threading.Thread(target=_reader, args=(store, stop, calls), daemon=True)
     reader.start()
     try:
-        nightly = subprocess.run([_exe(), "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect"],
-                                 env=env, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
-        refused = subprocess.run([_exe(), "query", "select * from ducklake_delete_orphaned_files('lake', "
-                                  "cleanup_all => true)"], env=env, capture_output=True, text=True, timeout=300,
-                                 check=False)  # fmt: skip
+        nightly = subprocess.run(
+            [_exe(), "nightly", "-i", str(inventory), "-m", str(matrix), "--no-prefect"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        refused = subprocess.run(
+            [_exe(), "query", "select * from ducklake_delete_orphaned_files('lake', cleanup_all => true)"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     finally:
         stop.set()
         reader.join(120)
     assert nightly.returncode == 0, nightly.stderr[-3000:]
     assert calls[0] > 0, "the reader never got a connection"
-    assert refused.returncode == 1 and "QueryError: refused: the function ducklake_delete_orphaned_files" in \
-        refused.stderr  # fmt: skip
+    assert (
+        refused.returncode == 1 and "QueryError: refused: the function ducklake_delete_orphaned_files" in refused.stderr
+    )
     result = verify_store(store, orphan_age_s=0.0)  # `tcobench store verify`, counting even fresh orphans
     assert result.problems == [], result.problems
     con = connect(store, load_prices(None))

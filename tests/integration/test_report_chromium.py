@@ -28,9 +28,17 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report.report import write_report
 
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--no-first-run", "--disable-sync", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
-]  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
 CHARTS = 10  # svg.chart elements the report draws on the fleet data (2 at equal interactivity, frontier_figures.py)
 
 

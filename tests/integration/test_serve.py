@@ -44,8 +44,13 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING")
     log = (home / "server.log").open("wb")
-    proc = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     api = f"http://127.0.0.1:{port}/api"
     try:
         deadline = time.monotonic() + 180
@@ -67,19 +72,33 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
 
 def test_serve_registers_cron_deployment(prefect_server: tuple[str, dict[str, str]], tmp_path: Path) -> None:
     api, env = prefect_server
-    args = ["serve", "-i", str(EXAMPLES / "inventory.toml"), "-m", str(EXAMPLES / "matrix-nvidia.toml"),
-            "-m", str(EXAMPLES / "matrix-amd.toml"), "--cron", "30 3 * * *", "--name", "t-nightly",
-            "--store", str(tmp_path / "store")]  # fmt: skip
+    args = [
+        "serve",
+        "-i",
+        str(EXAMPLES / "inventory.toml"),
+        "-m",
+        str(EXAMPLES / "matrix-nvidia.toml"),
+        "-m",
+        str(EXAMPLES / "matrix-amd.toml"),
+        "--cron",
+        "30 3 * * *",
+        "--name",
+        "t-nightly",
+        "--store",
+        str(tmp_path / "store"),
+    ]
     log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([str(BIN / "tcobench"), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(BIN / "tcobench"), *args], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         found = None
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and found is None:
             assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            rows = httpx.post(f"{api}/deployments/filter", json={"deployments": {"name": {"any_": ["t-nightly"]}}},
-                              timeout=10).json()  # fmt: skip
+            rows = httpx.post(
+                f"{api}/deployments/filter", json={"deployments": {"name": {"any_": ["t-nightly"]}}}, timeout=10
+            ).json()
             found = rows[0] if rows else None
             time.sleep(1)
         assert found is not None, (tmp_path / "serve.log").read_text()[-3000:]
@@ -96,8 +115,22 @@ def test_serve_registers_cron_deployment(prefect_server: tuple[str, dict[str, st
 
 def test_serve_without_a_server_says_so(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    done = subprocess.run([str(BIN / "tcobench"), "serve", "-i", str(EXAMPLES / "inventory.toml"),
-                           "-m", str(EXAMPLES / "matrix-nvidia.toml"), "-m", str(EXAMPLES / "matrix-amd.toml")],
-                          env=env, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(BIN / "tcobench"),
+            "serve",
+            "-i",
+            str(EXAMPLES / "inventory.toml"),
+            "-m",
+            str(EXAMPLES / "matrix-nvidia.toml"),
+            "-m",
+            str(EXAMPLES / "matrix-amd.toml"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1
     assert done.stderr.strip().startswith("ConfigError: tcobench serve needs a Prefect server")

@@ -39,9 +39,14 @@ RUNS = int(os.environ.get("TCOBENCH_TEST_STORE_RUNS", "12"))  # per writer; 50 f
 
 
 def _writer(store: str, writer: str, runs: int, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.integration.store_writer", store, writer, str(runs),
-                             str(BASE)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.store_writer", store, writer, str(runs), str(BASE)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _check_runs(store: str, expect: int | None = None) -> int:
@@ -89,10 +94,20 @@ def fleet_store(pg_url: str, s3: S3Endpoint, monkeypatch: pytest.MonkeyPatch) ->
     from pyarrow import fs
 
     bucket = new_bucket_name()
-    fs.S3FileSystem(endpoint_override=s3.endpoint, scheme="http", access_key=s3.key_id, secret_key=s3.secret,
-                    region="us-east-1", allow_bucket_creation=True).create_dir(bucket)  # fmt: skip
-    for key, value in (("AWS_ACCESS_KEY_ID", s3.key_id), ("AWS_SECRET_ACCESS_KEY", s3.secret),
-                       ("AWS_ENDPOINT_URL", f"http://{s3.endpoint}"), ("AWS_REGION", "us-east-1")):  # fmt: skip
+    fs.S3FileSystem(
+        endpoint_override=s3.endpoint,
+        scheme="http",
+        access_key=s3.key_id,
+        secret_key=s3.secret,
+        region="us-east-1",
+        allow_bucket_creation=True,
+    ).create_dir(bucket)
+    for key, value in (
+        ("AWS_ACCESS_KEY_ID", s3.key_id),
+        ("AWS_SECRET_ACCESS_KEY", s3.secret),
+        ("AWS_ENDPOINT_URL", f"http://{s3.endpoint}"),
+        ("AWS_REGION", "us-east-1"),
+    ):
         monkeypatch.setenv(key, value)
     yield f"{create_database(pg_url)}?data=s3://{bucket}/lake"
 
@@ -149,20 +164,63 @@ def test_a_run_against_an_endpoint_lands_in_postgres_and_s3_and_query_reads_it(f
     bench/zero_endpoint.py) writes into a PostgreSQL catalog + S3 bucket; `tcobench query` reads it back; the S3
     secret is never printed."""
     (port,) = free_ports(1)
-    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                               "--itl-ms", "1", "--tokens", "16"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "zero_endpoint.py"),
+            "--port",
+            str(port),
+            "--itl-ms",
+            "1",
+            "--tokens",
+            "16",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
     env.update(TCOBENCH_STORE=fleet_store, TCOBENCH_PREFECT="off", COLUMNS="200")
     exe = Path(sys.executable).parent / "tcobench"
     try:
         assert server.stdout is not None and "http://" in server.stdout.readline()
-        run = subprocess.run([str(exe), "run", "--endpoint", f"http://127.0.0.1:{port}", "--model", "zero",
-                              "--requests", "12", "--warmup", "0", "--max-tokens", "16", "--concurrency", "1"],
-                             env=env, capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+        run = subprocess.run(
+            [
+                str(exe),
+                "run",
+                "--endpoint",
+                f"http://127.0.0.1:{port}",
+                "--model",
+                "zero",
+                "--requests",
+                "12",
+                "--warmup",
+                "0",
+                "--max-tokens",
+                "16",
+                "--concurrency",
+                "1",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert run.returncode == 0, run.stderr
-        query = subprocess.run([str(exe), "query", "select count(*) as runs, sum(n) as requests, min(status) as "
-                                "status from run_summary", "--format", "csv"], env=env, capture_output=True,
-                               text=True, timeout=600, check=False)  # fmt: skip
+        query = subprocess.run(
+            [
+                str(exe),
+                "query",
+                "select count(*) as runs, sum(n) as requests, min(status) as status from run_summary",
+                "--format",
+                "csv",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
     finally:
         server.terminate()
         server.wait(10)

@@ -27,9 +27,14 @@ def test_synthetic_model_run(cli_env: dict[str, str], tmp_path: Path) -> None:
         "run", "--no-prefect", *args, "--max-tokens", "16", "--ignore-eos", "--telemetry", "auto", env=cli_env
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    done = tcobench("query", "select r.synthetic_model, r.model_name, r.telemetry_source, r.telemetry_note, "
-                    "s.n, s.errors, s.output_tokens from runs r join run_summary s using (run_id)",
-                    "--format", "json", env=cli_env)  # fmt: skip
+    done = tcobench(
+        "query",
+        "select r.synthetic_model, r.model_name, r.telemetry_source, r.telemetry_note, "
+        "s.n, s.errors, s.output_tokens from runs r join run_summary s using (run_id)",
+        "--format",
+        "json",
+        env=cli_env,
+    )
     (row,) = json.loads(done.stdout)
     assert row["synthetic_model"] is True and row["model_name"] == "synth-tiny"
     assert row["n"] == 3 and row["errors"] == 0 and row["output_tokens"] == 48  # exactly 16 each (ignore_eos)

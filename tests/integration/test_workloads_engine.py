@@ -28,20 +28,30 @@ def test_preset_512_128_is_token_exact_on_the_embedded_engine(cli_env: dict[str,
     """Acceptance: server-reported prompt_tokens within 1 of 512 on every measured request (it is exactly 512:
     the probe measured llama-server's BOS), and exactly 128 output tokens (ignore_eos)."""
     # Prefect on (the default): the workload plan travels through the flow's tasks
-    done = tcobench("run", "--preset", "smoke-512-128", "--requests", "4", "--concurrency", "2", env=cli_env,
-                    timeout=1800)  # fmt: skip
+    done = tcobench(
+        "run", "--preset", "smoke-512-128", "--requests", "4", "--concurrency", "2", env=cli_env, timeout=1800
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = query("select prompt_tokens, output_tokens, requested_input_tokens, token_count_source, error "
-                 "from requests where phase = 'measure'", cli_env)  # fmt: skip
+    rows = query(
+        "select prompt_tokens, output_tokens, requested_input_tokens, token_count_source, error "
+        "from requests where phase = 'measure'",
+        cli_env,
+    )
     assert len(rows) == 4 and all(r["error"] is None for r in rows)
     assert all(abs(r["prompt_tokens"] - 512) <= 1 for r in rows), rows
     assert {r["prompt_tokens"] for r in rows} == {512}
     assert {r["output_tokens"] for r in rows} == {128} and {r["token_count_source"] for r in rows} == {"usage"}
-    (run,) = query("select preset, tokenizer, prompt_overhead_tokens, prompt_overhead_source, output_len_enforced "
-                   "from runs", cli_env)  # fmt: skip
-    assert run == {"preset": "smoke-512-128", "tokenizer": "engine POST /tokenize (llama.cpp)",
-                   "prompt_overhead_tokens": 1, "prompt_overhead_source": "probe",
-                   "output_len_enforced": True}  # fmt: skip
+    (run,) = query(
+        "select preset, tokenizer, prompt_overhead_tokens, prompt_overhead_source, output_len_enforced from runs",
+        cli_env,
+    )
+    assert run == {
+        "preset": "smoke-512-128",
+        "tokenizer": "engine POST /tokenize (llama.cpp)",
+        "prompt_overhead_tokens": 1,
+        "prompt_overhead_source": "probe",
+        "output_len_enforced": True,
+    }
 
 
 def test_gguf_vocabulary_tokenizes_like_llama_server(llama_server: RunningEngine, model_cache: Path) -> None:
@@ -51,8 +61,15 @@ def test_gguf_vocabulary_tokenizes_like_llama_server(llama_server: RunningEngine
     text = corpus_text()
     rng = random.Random(3)
     samples = [text[a : a + rng.randrange(5, 2500)] for a in (rng.randrange(len(text) - 2600) for _ in range(40))]
-    samples += ["héllo wörld 😀 — “quotes”", "  leading spaces", "tabs\tand\r\nCRLF", "中文测试 成本效率",
-                "x" * 50, "\n\n\n  \n", "用一句话解释什么是成本效率"]  # fmt: skip
+    samples += [
+        "héllo wörld 😀 — “quotes”",
+        "  leading spaces",
+        "tabs\tand\r\nCRLF",
+        "中文测试 成本效率",
+        "x" * 50,
+        "\n\n\n  \n",
+        "用一句话解释什么是成本效率",
+    ]
     with httpx.Client(trust_env=False, timeout=60) as client:
         for sample in samples:
             theirs = client.post(f"{llama_server.base_url}/tokenize", json={"content": sample}).json()["tokens"]
@@ -63,13 +80,18 @@ def test_gguf_vocabulary_tokenizes_like_llama_server(llama_server: RunningEngine
 def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     """--duration (short in CI; docs/workloads.md shows --duration 60): ends after the duration plus at most the longest
     request in flight, and the run row says stop_rule = duration."""
-    done = tcobench("run", "--no-prefect", "--duration", "8", "--concurrency", "2", "--max-tokens", "16",
-                    env=cli_env, timeout=1800)  # fmt: skip
+    done = tcobench(
+        "run", "--no-prefect", "--duration", "8", "--concurrency", "2", "--max-tokens", "16", env=cli_env, timeout=1800
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    (run,) = query("select stop_rule, measure_start_ns, measure_end_ns, measured_requests from runs "
-                   "where concurrency = 2", cli_env)  # fmt: skip
-    rows = query("select r.e2e_ns, r.in_flight_at_stop from requests r join runs using (run_id) "
-                 "where phase = 'measure' and concurrency = 2", cli_env)  # fmt: skip
+    (run,) = query(
+        "select stop_rule, measure_start_ns, measure_end_ns, measured_requests from runs where concurrency = 2", cli_env
+    )
+    rows = query(
+        "select r.e2e_ns, r.in_flight_at_stop from requests r join runs using (run_id) "
+        "where phase = 'measure' and concurrency = 2",
+        cli_env,
+    )
     assert run["stop_rule"] == "duration" and run["measured_requests"] == len(rows) >= 2
     longest = max(r["e2e_ns"] for r in rows)
     assert run["measure_end_ns"] - run["measure_start_ns"] <= 8e9 + longest + 0.5e9

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .factories import write_fleet
+from tests.unit.factories import write_fleet
 
 
 @pytest.fixture(scope="module")

@@ -167,8 +167,14 @@ def make_prices(
         **sourced,
         **(ops or {}),
     }
-    rate = {"description": "test rate", "hardware": "test-hw", "tier": RentalTier.on_demand, "usd_per_gpu_hour": 2.0,
-            **sourced, **(rental or {})}  # fmt: skip
+    rate = {
+        "description": "test rate",
+        "hardware": "test-hw",
+        "tier": RentalTier.on_demand,
+        "usd_per_gpu_hour": 2.0,
+        **sourced,
+        **(rental or {}),
+    }
     target = {"description": "test target", "ttft_p90_ms": 500.0, "tpot_p90_ms": 50.0, **(latency_target or {})}
     hw["vendor"] = GpuVendor(hw["vendor"])  # strict models take the enum; overrides may say "amd"
     return PriceTable(
@@ -223,11 +229,39 @@ class FleetHost:
 
 
 FLEET = (
-    FleetHost("gpu-nv-1", "nvidia-h200-sxm", "nvidia", "NVIDIA H200", "580.159.04", "13.0", None, "nvml",
-              120.0, 40.0, 78.0, 25.0, 300.0, 20.0),
-    FleetHost("gpu-amd-1", "amd-mi300x", "amd", "AMD Instinct MI300X", "6.10.5", None, "6.4.1", "amdsmi",
-              72.0, 60.0, 140.0, 28.0, 350.0, 22.0),
-)  # fmt: skip
+    FleetHost(
+        "gpu-nv-1",
+        "nvidia-h200-sxm",
+        "nvidia",
+        "NVIDIA H200",
+        "580.159.04",
+        "13.0",
+        None,
+        "nvml",
+        120.0,
+        40.0,
+        78.0,
+        25.0,
+        300.0,
+        20.0,
+    ),
+    FleetHost(
+        "gpu-amd-1",
+        "amd-mi300x",
+        "amd",
+        "AMD Instinct MI300X",
+        "6.10.5",
+        None,
+        "6.4.1",
+        "amdsmi",
+        72.0,
+        60.0,
+        140.0,
+        28.0,
+        350.0,
+        22.0,
+    ),
+)
 
 _FLEET_T0_NS = 1_795_651_200_000_000_000  # 2026-11-26T00:00:00Z: the last night
 _DAY_NS = 86_400 * 10**9
@@ -240,8 +274,17 @@ def _fleet_requests(run: RunRecord, rng: np.random.Generator, host: FleetHost, s
     night = rng.lognormal(0.0, 0.02)  # night-to-night drift, shared by the run's requests
     rate = host.decode_tok_s / (1 + 0.08 * (c - 1)) * night * slow
     clocks = [run.measure_start_ns or 0] * c
-    rows = [make_request(run_id=run.run_id, date=run.date, host=run.host, phase=Phase.warmup,
-                         start_ns=run.started_ns, prompt_tokens=24, output_tokens=out_tokens)]  # fmt: skip
+    rows = [
+        make_request(
+            run_id=run.run_id,
+            date=run.date,
+            host=run.host,
+            phase=Phase.warmup,
+            start_ns=run.started_ns,
+            prompt_tokens=24,
+            output_tokens=out_tokens,
+        )
+    ]
     for i in range(run.measured_requests):
         stream = i % c
         per_request = rate * rng.lognormal(0.0, 0.03)
@@ -249,11 +292,24 @@ def _fleet_requests(run: RunRecord, rng: np.random.Generator, host: FleetHost, s
         itl = [max(1, round(gap_ns * g)) for g in rng.lognormal(0.0, 0.15, out_tokens - 1)]
         ttft = round(host.ttft_ms * (1 + 0.3 * (c - 1)) * rng.lognormal(0.0, 0.1) * _MS)
         decode = sum(itl)
-        rows.append(make_request(
-            run_id=run.run_id, date=run.date, host=run.host, request_index=i, prompt_index=i % 5, seed=42 + i,
-            start_ns=clocks[stream], ttft_ns=ttft, e2e_ns=ttft + decode, decode_ns=decode, chunks=out_tokens,
-            itl_ns=itl, prompt_tokens=24, output_tokens=out_tokens,
-        ))  # fmt: skip
+        rows.append(
+            make_request(
+                run_id=run.run_id,
+                date=run.date,
+                host=run.host,
+                request_index=i,
+                prompt_index=i % 5,
+                seed=42 + i,
+                start_ns=clocks[stream],
+                ttft_ns=ttft,
+                e2e_ns=ttft + decode,
+                decode_ns=decode,
+                chunks=out_tokens,
+                itl_ns=itl,
+                prompt_tokens=24,
+                output_tokens=out_tokens,
+            )
+        )
         clocks[stream] += ttft + decode
     return rows
 
@@ -269,9 +325,19 @@ def _fleet_telemetry(run: RunRecord, host: FleetHost) -> list[TelemetryRecord]:
     for k, (ts, phase, watts) in enumerate(stamps):
         if k:
             energy_mj += round(watts * (ts - stamps[k - 1][0]) / 1e6)
-        rows.append(make_telemetry(run_id=run.run_id, date=run.date, host=run.host, ts_ns=ts, phase=phase,
-                                   source=host.source, power_mw=round(watts * 1000), energy_mj=energy_mj,
-                                   mem_used_bytes=round((host.vram_gib + 0.5 * run.concurrency) * 2**30)))  # fmt: skip
+        rows.append(
+            make_telemetry(
+                run_id=run.run_id,
+                date=run.date,
+                host=run.host,
+                ts_ns=ts,
+                phase=phase,
+                source=host.source,
+                power_mw=round(watts * 1000),
+                energy_mj=energy_mj,
+                mem_used_bytes=round((host.vram_gib + 0.5 * run.concurrency) * 2**30),
+            )
+        )
     return rows
 
 
@@ -304,18 +370,38 @@ def write_fleet(
                 run_id = f"{host.host}-n{night}-c{c}"
                 started = _FLEET_T0_NS + (night - nights + 1) * _DAY_NS + c * 60 * 10**9
                 run = make_run(
-                    run_id=run_id, batch_id=f"{host.host}-n{night}",
-                    date=dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat(), host=host.host,
-                    started_ns=started, measure_start_ns=started + 2 * 10**9, measure_end_ns=started + 2 * 10**9,
-                    engine_kind="container", engine_name="ollama", engine_version="0.32.0", protocol="ollama",
-                    api="/api/generate", model_name="llama3.2:3b", model_digest="sha256:" + "ab" * 32,
+                    run_id=run_id,
+                    batch_id=f"{host.host}-n{night}",
+                    date=dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat(),
+                    host=host.host,
+                    started_ns=started,
+                    measure_start_ns=started + 2 * 10**9,
+                    measure_end_ns=started + 2 * 10**9,
+                    engine_kind="container",
+                    engine_name="ollama",
+                    engine_version="0.32.0",
+                    protocol="ollama",
+                    api="/api/generate",
+                    model_name="llama3.2:3b",
+                    model_digest="sha256:" + "ab" * 32,
                     engine_settings=json.dumps({"OLLAMA_NUM_PARALLEL": 16, "num_ctx": 4096}),
-                    gpu_vendor=host.vendor, gpu_name=host.gpu_name, gpu_count=1,
+                    gpu_vendor=host.vendor,
+                    gpu_name=host.gpu_name,
+                    gpu_count=1,
                     driver_version=host.driver_version + (".1" if slow != 1.0 else ""),
-                    cuda_version=host.cuda_version, rocm_version=host.rocm_version, telemetry_source=host.source,
-                    workload="chat-short", concurrency=c, measured_requests=requests, max_tokens=64, num_ctx=4096,
-                    ignore_eos=True, hardware_key=host.hardware_key, site_key="datacenter", ops_key="default",
-                )  # fmt: skip
+                    cuda_version=host.cuda_version,
+                    rocm_version=host.rocm_version,
+                    telemetry_source=host.source,
+                    workload="chat-short",
+                    concurrency=c,
+                    measured_requests=requests,
+                    max_tokens=64,
+                    num_ctx=4096,
+                    ignore_eos=True,
+                    hardware_key=host.hardware_key,
+                    site_key="datacenter",
+                    ops_key="default",
+                )
                 reqs = _fleet_requests(run, rng, host, slow)
                 end = max(r.start_ns + (r.e2e_ns or 0) for r in reqs if r.phase is Phase.measure)
                 run = run.model_copy(update={"measure_end_ns": end, "finished_ns": end + 10**9})
@@ -349,11 +435,20 @@ def write_nights(
             run_id = f"{host}-{night}-c{concurrency}-{k}" if concurrency != 1 else f"{host}-{night}-{k}"
             start = int(dt.datetime.fromisoformat(f"{date}T00:00:00+00:00").timestamp() * 10**9)
             start += (n * 600 + k * 60 + concurrency) * 10**9
-            run = make_run(run_id=run_id, batch_id=f"{host}-{night}", date=date, host=host, gpu_vendor=vendor,
-                           started_ns=start, measure_start_ns=start, measure_end_ns=start + window * 10**9,
-                           concurrency=concurrency)  # fmt: skip
-            request = make_request(run_id=run_id, date=date, host=host, start_ns=start, prompt_tokens=60,
-                                   output_tokens=600)  # fmt: skip
+            run = make_run(
+                run_id=run_id,
+                batch_id=f"{host}-{night}",
+                date=date,
+                host=host,
+                gpu_vendor=vendor,
+                started_ns=start,
+                measure_start_ns=start,
+                measure_end_ns=start + window * 10**9,
+                concurrency=concurrency,
+            )
+            request = make_request(
+                run_id=run_id, date=date, host=host, start_ns=start, prompt_tokens=60, output_tokens=600
+            )
             batch.append(RunRows(run, [request]))
             written.append(run)
     write_runs(store, batch)
@@ -366,9 +461,14 @@ def fleet_plan(folder: Path, hosts: Sequence[str], prices: PriceTable) -> Nightl
     from tcobench.tasks.inventory import load_plan
 
     inventory = folder / "inventory.toml"
-    inventory.write_text("[fleet]\n" + "".join(f'[[hosts]]\nname = "{h}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
-                                                for h in hosts), "utf-8")  # fmt: skip
+    inventory.write_text(
+        "[fleet]\n" + "".join(f'[[hosts]]\nname = "{h}"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n' for h in hosts),
+        "utf-8",
+    )
     matrix = folder / "matrix.toml"
-    matrix.write_text('[[engines]]\nname = "zero"\nendpoint = "http://127.0.0.1:8080"\n[[models]]\nname = "m"\n'
-                      '[[workloads]]\nname = "w"\nconcurrency = [1, 4]\n', "utf-8")  # fmt: skip
+    matrix.write_text(
+        '[[engines]]\nname = "zero"\nendpoint = "http://127.0.0.1:8080"\n[[models]]\nname = "m"\n'
+        '[[workloads]]\nname = "w"\nconcurrency = [1, 4]\n',
+        "utf-8",
+    )
     return load_plan(inventory, [matrix], prices)

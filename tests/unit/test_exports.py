@@ -36,9 +36,11 @@ def test_all_matches_public_definitions(name: str) -> None:
     for symbol in exported:
         assert hasattr(module, symbol), f"{name}.__all__ names {symbol!r}, which does not exist"
     defined_here = {
-        key for key, value in vars(module).items()
-        if not key.startswith("_") and (inspect.isclass(value) or inspect.isfunction(value))
+        key
+        for key, value in vars(module).items()
+        if not key.startswith("_")
+        and (inspect.isclass(value) or inspect.isfunction(value))
         and getattr(value, "__module__", None) == name
-    }  # fmt: skip
+    }
     missing = defined_here - set(exported)
     assert not missing, f"{name} defines public {sorted(missing)} but does not export them"

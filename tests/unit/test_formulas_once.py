@@ -170,8 +170,11 @@ def test_no_mean_of_a_list_outside_the_night_macros() -> None:
     assert hits == allowed, f"a list's mean outside the night macros: {sorted(hits - allowed)}"
 
 
-@pytest.mark.parametrize(("pattern", "what", "view"), [(p, w, v) for p, (w, v) in CONVERSIONS.items()],
-                         ids=[w for w, _ in CONVERSIONS.values()])  # fmt: skip
+@pytest.mark.parametrize(
+    ("pattern", "what", "view"),
+    [(p, w, v) for p, (w, v) in CONVERSIONS.items()],
+    ids=[w for w, _ in CONVERSIONS.values()],
+)
 def test_each_conversion_in_its_view_and_once_for_display(pattern: str, what: str, view: str) -> None:
     hits = set(_hits(pattern))
     assert any(h.endswith(view) for h in hits), f"{what}: not in {view} (pattern {pattern!r}): has it moved?"

@@ -182,11 +182,8 @@ def _cycles(modules: dict[str, Module], edges_of: dict[str, list[tuple[str, int]
 def _describe(component: list[str]) -> str:
     members = set(component)
     lines = {
-        f"  {name}:{line} imports {target}"
-        for name in component
-        for target, line in EDGES[name]
-        if target in members
-    }  # fmt: skip
+        f"  {name}:{line} imports {target}" for name in component for target, line in EDGES[name] if target in members
+    }
     return "\n".join(sorted(lines))
 
 
@@ -213,7 +210,7 @@ def test_no_private_name_imported_from_another_module() -> None:
         for m in GRAPH.values()
         for target, name, line in m.private
         if target != m.name
-    ]  # fmt: skip
+    ]
     assert not found, "private names used across modules (make them public or move the code):\n" + "\n".join(found)
 
 
@@ -223,9 +220,15 @@ def test_private_modules_are_imported_from_their_own_package_only() -> None:
         for m in GRAPH.values()
         for target, line in m.imports
         if any(part.startswith("_") and part != "__init__" for part in target.split(".")[1:])
-        and not _within(next(target.rsplit(".", k)[0] for k in range(len(target.split(".")))
-                             if target.rsplit(".", k)[0].rsplit(".", 1)[-1].startswith("_")), m.name)
-    ]  # fmt: skip
+        and not _within(
+            next(
+                target.rsplit(".", k)[0]
+                for k in range(len(target.split(".")))
+                if target.rsplit(".", k)[0].rsplit(".", 1)[-1].startswith("_")
+            ),
+            m.name,
+        )
+    ]
     assert not found, "private modules imported from outside their package:\n" + "\n".join(found)
 
 
@@ -236,14 +239,14 @@ def test_images_import_public_names_of_tasks_only() -> None:
         if m.name.startswith("tcobench.images")
         for target, line in m.imports
         if target.startswith("tcobench.tasks") and any(p.startswith("_") for p in target.split("."))
-    ]  # fmt: skip
+    ]
     found += [
         f"{m.name}:{line} uses {target}.{name}"
         for m in GRAPH.values()
         if m.name.startswith("tcobench.images")
         for target, name, line in m.private
         if target.startswith("tcobench.tasks")
-    ]  # fmt: skip
+    ]
     assert not found, "\n".join(found)
 
 

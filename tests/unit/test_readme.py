@@ -10,8 +10,20 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text("utf-8")
 # pages linked before they exist in every branch (added by other work on issues 30-33 and 29)
 PENDING = {"interactivity.md", "claim-grade.md", "engines-gpu.md", "run-behaviour.md", "reliability.md"}
-TOPICS = ["getting-started.md", "workloads.md", "engines.md", "nightly.md", "fleet.md", "store.md", "cost-model.md",
-          "formulas.md", "comparing.md", "failures.md", "cli.md", "readme-map.md"]  # fmt: skip
+TOPICS = [
+    "getting-started.md",
+    "workloads.md",
+    "engines.md",
+    "nightly.md",
+    "fleet.md",
+    "store.md",
+    "cost-model.md",
+    "formulas.md",
+    "comparing.md",
+    "failures.md",
+    "cli.md",
+    "readme-map.md",
+]
 
 
 def test_readme_fits_a_page() -> None:
@@ -36,17 +48,35 @@ def test_readme_links_every_topic_page_and_each_exists() -> None:
 
 def test_the_readme_map_names_every_former_section() -> None:
     """docs/readme-map.md: every section heading of the former README (commit 41f9d37) and where it went."""
-    former = ["Install (users)", "Set up on a fresh machine (development)", "What `tcobench run` does",
-              "Ollama's native API", "Power, energy and device provenance",
-              "Inside the engine: why throughput saturates",
-              "Synthetic models: compare hosts at 3B/8B/70B shapes without downloads",
-              "Workload shapes: presets, exact token lengths, your own traffic",
-              "Engine containers: pinned images on Docker hosts", "Building and pushing team images",
-              "Running an engine as a container", "NVIDIA hosts (prerequisites)", "AMD hosts (prerequisites)",
-              "`tcobench doctor`", "Testing with Docker", "Nightly comparison across hosts", "Run a fleet",
-              "Reading the results", "The store", "Cost per million tokens",
-              "Comparing platforms, history and the report", "Reproducing a published claim", "Layout",
-              "Errors and exit status", "Failure behaviour", "Benchmarks of tcobench itself", "Licences"]  # fmt: skip
+    former = [
+        "Install (users)",
+        "Set up on a fresh machine (development)",
+        "What `tcobench run` does",
+        "Ollama's native API",
+        "Power, energy and device provenance",
+        "Inside the engine: why throughput saturates",
+        "Synthetic models: compare hosts at 3B/8B/70B shapes without downloads",
+        "Workload shapes: presets, exact token lengths, your own traffic",
+        "Engine containers: pinned images on Docker hosts",
+        "Building and pushing team images",
+        "Running an engine as a container",
+        "NVIDIA hosts (prerequisites)",
+        "AMD hosts (prerequisites)",
+        "`tcobench doctor`",
+        "Testing with Docker",
+        "Nightly comparison across hosts",
+        "Run a fleet",
+        "Reading the results",
+        "The store",
+        "Cost per million tokens",
+        "Comparing platforms, history and the report",
+        "Reproducing a published claim",
+        "Layout",
+        "Errors and exit status",
+        "Failure behaviour",
+        "Benchmarks of tcobench itself",
+        "Licences",
+    ]
     rows = [line for line in (ROOT / "docs" / "readme-map.md").read_text("utf-8").splitlines() if line.startswith("|")]
     for heading in former:
         assert any(row.startswith(f"| {heading}") for row in rows), heading

@@ -23,8 +23,12 @@ def _product_text() -> list[Path]:
 
 
 def test_no_product_text_cites_an_uncheckable_source() -> None:
-    found = [f"{path}:{n}" for path in _product_text()
-             for n, line in enumerate(path.read_text("utf-8").splitlines(), 1) if UNCHECKABLE.search(line)]  # fmt: skip
+    found = [
+        f"{path}:{n}"
+        for path in _product_text()
+        for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if UNCHECKABLE.search(line)
+    ]
     assert not found, found
 
 

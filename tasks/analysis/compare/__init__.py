@@ -9,8 +9,7 @@ Design notes: docs/architecture.md#tasks-compare.
 from __future__ import annotations
 
 from tcobench.schemas import CompareOptions
-
-from .bootstrap import (
+from tcobench.tasks.analysis.compare.bootstrap import (
     NightDraws,
     RunSample,
     TokenCount,
@@ -20,7 +19,7 @@ from .bootstrap import (
     night_draws,
     percentile_interval,
 )
-from .candidates import (
+from tcobench.tasks.analysis.compare.candidates import (
     COMPARABLE,
     SHAPE_COLUMNS,
     CandidateRun,
@@ -36,7 +35,7 @@ from .candidates import (
     samples_of,
     shape_differences,
 )
-from .claim_grade import (
+from tcobench.tasks.analysis.compare.claim_grade import (
     RULES,
     ClaimGrade,
     ClaimThresholds,
@@ -46,7 +45,7 @@ from .claim_grade import (
     claim_thresholds,
     prefix_parity,
 )
-from .comparison import (
+from tcobench.tasks.analysis.compare.comparison import (
     Comparison,
     CostTerm,
     FlaggedRun,
@@ -57,9 +56,9 @@ from .comparison import (
     token_count,
     verdict,
 )
-from .document import comparison_document, comparison_rows, unsupported
-from .frontier import Frontier, Level, RunPoint, level_points, load_points, pareto_mask
-from .interactivity import (
+from tcobench.tasks.analysis.compare.document import comparison_document, comparison_rows, unsupported
+from tcobench.tasks.analysis.compare.frontier import Frontier, Level, RunPoint, level_points, load_points, pareto_mask
+from tcobench.tasks.analysis.compare.interactivity import (
     Crossover,
     FrontierComparison,
     FrontierSide,
@@ -68,8 +67,15 @@ from .interactivity import (
     parse_targets,
     spread_targets,
 )
-from .selection import SELECTION_KEYS, MatchMode, Selection, SelectionTerm, parse_selection, pick
-from .setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
+from tcobench.tasks.analysis.compare.selection import (
+    SELECTION_KEYS,
+    MatchMode,
+    Selection,
+    SelectionTerm,
+    parse_selection,
+    pick,
+)
+from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
 
 __all__ = [
     "Crossover",

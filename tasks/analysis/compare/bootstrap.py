@@ -23,8 +23,8 @@ import duckdb
 import numpy as np
 import pyarrow.compute as pc
 
-from ...store.rows import IDS, dates_between, id_list
-from ..quantile import quantile
+from tcobench.tasks.analysis.quantile import quantile
+from tcobench.tasks.store.rows import IDS, dates_between, id_list
 
 __all__ = [
     "NORMAL_FROM_REQUESTS",
@@ -78,8 +78,14 @@ class Moments:
 
     @classmethod
     def of(cls, tokens: np.ndarray, e2e_s: np.ndarray) -> Moments:
-        return cls(len(tokens), float(tokens.sum()), float(tokens @ tokens), float(e2e_s.sum()),
-                   float(e2e_s @ e2e_s), float(tokens @ e2e_s))  # fmt: skip
+        return cls(
+            len(tokens),
+            float(tokens.sum()),
+            float(tokens @ tokens),
+            float(e2e_s.sum()),
+            float(e2e_s @ e2e_s),
+            float(tokens @ e2e_s),
+        )
 
 
 _NONE = np.array([])
@@ -115,9 +121,13 @@ def load_samples(
     ``dates``: the runs' first and last date (requests carry their run's date: the store skips other dates' files)."""
     ids = [run_id for run_id, _, _ in runs]
     columns = ", ".join(f"{tokens}_{c}" for c in _SUMS)
-    found = {row[0]: Moments(int(row[1] or 0), *(float(v or 0.0) for v in row[2:])) for row in con.execute(
-        f"SELECT run_id, {columns} FROM run_statistics WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(ids)}
-    ).fetchall()}  # fmt: skip
+    found = {
+        row[0]: Moments(int(row[1] or 0), *(float(v or 0.0) for v in row[2:]))
+        for row in con.execute(
+            f"SELECT run_id, {columns} FROM run_statistics WHERE run_id IN (SELECT unnest({IDS}))",
+            {"ids": id_list(ids)},
+        ).fetchall()
+    }
     none = Moments(0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no ok request with tokens counted
     few = [run_id for run_id in ids if 2 <= found.get(run_id, none).n < NORMAL_FROM_REQUESTS]
     arrays = _requests_of(con, few, tokens, dates) if few else {}
@@ -144,8 +154,10 @@ def _requests_of(
     order = np.argsort(code, kind="stable")
     bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
     counted, secs = (table.column(name).to_numpy().astype(float)[order] for name in ("tokens", "e2e_s"))
-    return {run_id: (counted[bounds[i] : bounds[i + 1]], secs[bounds[i] : bounds[i + 1]])
-            for i, run_id in enumerate(codes.dictionary.to_pylist())}  # fmt: skip
+    return {
+        run_id: (counted[bounds[i] : bounds[i + 1]], secs[bounds[i] : bounds[i + 1]])
+        for i, run_id in enumerate(codes.dictionary.to_pylist())
+    }
 
 
 def _run_replicates(

@@ -24,9 +24,8 @@ import pyarrow.compute as pc
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
 from tcobench.schemas.units import usd_per_m
-
-from ...store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
-from .bootstrap import RunSample, TokenCount, load_samples
+from tcobench.tasks.analysis.compare.bootstrap import RunSample, TokenCount, load_samples
+from tcobench.tasks.store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 
 __all__ = [
     "COMPARABLE",
@@ -117,8 +116,10 @@ COMPARABLE: dict[str, Callable[[CandidateRun], object]] = {
     "client_placement (where the load generator ran)": lambda r: _placement(r),
 }
 # achieved shape (run_summary column) -> label; both sides must agree within the shape tolerance
-SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {"isl_mean": "achieved ISL mean",
-                                                             "osl_mean": "achieved OSL mean"}  # fmt: skip
+SHAPE_COLUMNS: dict[Literal["isl_mean", "osl_mean"], str] = {
+    "isl_mean": "achieved ISL mean",
+    "osl_mean": "achieved OSL mean",
+}
 
 
 def _placement(row: CandidateRun) -> str:
@@ -155,7 +156,7 @@ _COST_COLUMNS = {
             "ops_usd_month",
             "adaptation_usd_month",
         )
-    },  # fmt: skip
+    },
     "output_tok_s": "{tco}.output_tok_s",
     "has_hardware_price": "{tco}.purchase_usd IS NOT NULL",
     "has_site_price": "{tco}.pue IS NOT NULL",
@@ -169,8 +170,10 @@ _ON_BASIS = "LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $bas
 
 def _select(tco: str) -> str:
     """CandidateRun's columns, view tco's read from alias ``tco``."""
-    return ", ".join(f"{_COST_COLUMNS[c].format(tco=tco)} AS {c}" if c in _COST_COLUMNS else f"r.{c}"
-                     for c in CandidateRun.__annotations__)  # fmt: skip
+    return ", ".join(
+        f"{_COST_COLUMNS[c].format(tco=tco)} AS {c}" if c in _COST_COLUMNS else f"r.{c}"
+        for c in CandidateRun.__annotations__
+    )
 
 
 _WHERE = f"WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted"
@@ -257,9 +260,11 @@ def load_priced(
     keep = f"AND r.run_id IN (SELECT unnest({IDS}))" if ids is not None else ""
     columns = ", ".join(f"r.{k}" for k in ("run_id", "batch_id", "date", "concurrency"))
     # _WHERE ends in a comment: what follows it starts on a new line
-    sql = (f"SELECT c.basis AS _basis, {columns}, c.output_tokens_per_usd, c.total_tokens_per_usd FROM runs AS r "
-           f"JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis IN (SELECT unnest($bases)) {_WHERE}\n"
-           f"AND c.output_tokens_per_usd IS NOT NULL {keep}\n{_RUNS_ORDER}")  # fmt: skip
+    sql = (
+        f"SELECT c.basis AS _basis, {columns}, c.output_tokens_per_usd, c.total_tokens_per_usd FROM runs AS r "
+        f"JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis IN (SELECT unnest($bases)) {_WHERE}\n"
+        f"AND c.output_tokens_per_usd IS NOT NULL {keep}\n{_RUNS_ORDER}"
+    )
     params: dict[str, object] = {"bases": names, **({"ids": id_list(ids)} if ids is not None else {})}
     table = arrow_of(con, sql, params)
     found = {}
@@ -292,8 +297,12 @@ class SideFigures:
         return self.output_tok_s if tokens == "output" else self.total_tok_s
 
     def term_usd_month(self, term: CostTermName) -> float:
-        return {"capital": self.capital_usd_month, "power": self.power_usd_month, "ops": self.ops_usd_month,
-                "adaptation": self.adaptation_usd_month}[term]  # fmt: skip
+        return {
+            "capital": self.capital_usd_month,
+            "power": self.power_usd_month,
+            "ops": self.ops_usd_month,
+            "adaptation": self.adaptation_usd_month,
+        }[term]
 
 
 _SIDE_KEYS = {"output_tok_s": "basis_output_tok_s"}  # SideFigures field -> CandidateRun key, where they differ
@@ -306,11 +315,13 @@ def night_weighted(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun])
     cost_basis is not computed again."""
     names = list(SideFigures.__dataclass_fields__)
     kept = [r for r in rows if r["has_cost_basis"]]
-    long = pa.table({
-        "key": pa.array([n for n in names for _ in kept], pa.string()),
-        "value": pa.array([r[_SIDE_KEYS.get(n, n)] for n in names for r in kept], pa.float64()),  # type: ignore[literal-required]
-        "night": pa.array([r["batch_id"] for _ in names for r in kept], pa.string()),
-    })  # fmt: skip
+    long = pa.table(
+        {
+            "key": pa.array([n for n in names for _ in kept], pa.string()),
+            "value": pa.array([r[_SIDE_KEYS.get(n, n)] for n in names for r in kept], pa.float64()),  # type: ignore[literal-required]
+            "night": pa.array([r["batch_id"] for _ in names for r in kept], pa.string()),
+        }
+    )
     con.register("_tcob_side", long)
     try:
         means = dict(con.execute("SELECT key, mean FROM night_weighted('_tcob_side')").fetchall())
@@ -364,8 +375,9 @@ WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})) AND has_slo
 
 def any_slo(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> bool:
     """Whether any of these runs has an SLO target (view slo_targets)."""
-    found = con.execute(f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))",
-                        {"ids": id_list(run_ids)}).fetchone()  # fmt: skip
+    found = con.execute(
+        f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(run_ids)}
+    ).fetchone()
     return bool(found and found[0])
 
 
@@ -376,8 +388,7 @@ def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: Co
         return math.nan, math.nan
     row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
     fraction, per_usd = row if row is not None else (None, None)
-    return (math.nan if fraction is None else float(fraction),
-            math.nan if not per_usd else usd_per_m(float(per_usd)))  # fmt: skip
+    return (math.nan if fraction is None else float(fraction), math.nan if not per_usd else usd_per_m(float(per_usd)))
 
 
 def _why_unpriced(row: CandidateRun, basis: CostBasis) -> str:
@@ -413,8 +424,10 @@ def samples_of(
     ``known``: samples loaded before for the same ``tokens`` (any basis), by run id: their requests are reused,
     and those loaded now are added."""
     seen = known if known is not None else {}
-    per_usd = [(r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else
-                r["total_tokens_per_usd"]) for r in rows]  # fmt: skip
+    per_usd = [
+        (r["run_id"], r["batch_id"], r["output_tokens_per_usd"] if tokens == "output" else r["total_tokens_per_usd"])
+        for r in rows
+    ]
     runs = [(run_id, night, float(v)) for run_id, night, v in per_usd if v is not None]
     todo = [run for run in runs if run[0] not in seen]
     if todo:
@@ -422,5 +435,6 @@ def samples_of(
         seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
     # a new RunSample per run, not dataclasses.replace (slower, and a year's report makes many:
     # docs/performance.md#run-sample-replace)
-    return [RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments)
-            for run_id, night, v in runs for s in (seen[run_id],)]  # fmt: skip
+    return [
+        RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments) for run_id, night, v in runs for s in (seen[run_id],)
+    ]

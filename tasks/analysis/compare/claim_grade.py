@@ -15,9 +15,8 @@ from typing import Any, TypedDict
 import duckdb
 
 from tcobench.errors import ConfigError
-
-from ...store.rows import IDS, dates_between, fetch_rows, id_list, listed
-from .candidates import CandidateRun, shape_differences
+from tcobench.tasks.analysis.compare.candidates import CandidateRun, shape_differences
+from tcobench.tasks.store.rows import IDS, dates_between, fetch_rows, id_list, listed
 
 __all__ = [
     "RULES",
@@ -89,8 +88,13 @@ class RuleResult:
     off: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "value": self.value, "required": self.required,
-                "where": self.where}  # fmt: skip
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "value": self.value,
+            "required": self.required,
+            "where": self.where,
+        }
 
 
 @dataclass(frozen=True)
@@ -161,8 +165,14 @@ def _worst(sides: dict[str, list[_RunFacts]], read: str) -> tuple[float | None, 
 def _minimum(name: str, sides: dict[str, list[_RunFacts]], read: str, required: float, say: str) -> RuleResult:
     value, where = _worst(sides, read)
     passed = value is not None and value >= required
-    return RuleResult(name, passed, value, required, where, "" if passed else say.format(
-        value=value if value is not None else 0, required=required, where=where))  # fmt: skip
+    return RuleResult(
+        name,
+        passed,
+        value,
+        required,
+        where,
+        "" if passed else say.format(value=value if value is not None else 0, required=required, where=where),
+    )
 
 
 def _power(rows: dict[str, list[CandidateRun]], facts: dict[str, _RunFacts]) -> RuleResult:
@@ -170,12 +180,21 @@ def _power(rows: dict[str, list[CandidateRun]], facts: dict[str, _RunFacts]) -> 
     for side, runs in rows.items():
         bad = [r for r in runs if not r["energy_valid"]]
         if bad:
-            why = "no telemetry" if all(facts[r["run_id"]]["telemetry_source"] is None for r in bad) else (
-                "telemetry not valid")  # fmt: skip
+            why = (
+                "no telemetry"
+                if all(facts[r["run_id"]]["telemetry_source"] is None for r in bad)
+                else ("telemetry not valid")
+            )
             estimated.append(f"estimate on {side} ({why})")
     where = "; ".join(estimated)
-    return RuleResult("power", not estimated, "measured" if not estimated else where, "measured on both sides",
-                      where, "" if not estimated else where)  # fmt: skip
+    return RuleResult(
+        "power",
+        not estimated,
+        "measured" if not estimated else where,
+        "measured on both sides",
+        where,
+        "" if not estimated else where,
+    )
 
 
 def _setup(rows: dict[str, list[CandidateRun]], facts: dict[str, _RunFacts]) -> RuleResult:
@@ -257,7 +276,7 @@ WHERE measured AND run_id IN (SELECT unnest({IDS}))
 def accuracy_scores(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> float | None:
     """The exact-match score over these runs' accuracy requests (workloads named by tasks/workload/accuracy.py), or None
     when none of them is an accuracy run."""
-    from ...workload.accuracy import score_answers
+    from tcobench.tasks.workload.accuracy import score_answers
 
     rows = con.execute(_ACCURACY_SQL, {"ids": id_list(run_ids)}).fetchall()
     return score_answers([(str(w), int(i), p) for _, w, i, p in rows])
@@ -273,8 +292,11 @@ def _accuracy(con: duckdb.DuckDBPyConnection, accuracy_ids: dict[str, Sequence[s
     a, b = float(scores["A"] or 0.0), float(scores["B"] or 0.0)
     problems = [f"accuracy differs {abs(a - b):.2f} > {t.accuracy:g}"] if abs(a - b) > t.accuracy + 1e-12 else []
     floor = t.accuracy_floor
-    problems += [f"{side} scores {s:.2f} < floor {floor:g}" for side, s in (("A", a), ("B", b))
-                 if floor is not None and s < floor]  # fmt: skip
+    problems += [
+        f"{side} scores {s:.2f} < floor {floor:g}"
+        for side, s in (("A", a), ("B", b))
+        if floor is not None and s < floor
+    ]
     return RuleResult("accuracy", not problems, {"A": a, "B": b}, required, "A and B", "; ".join(problems))
 
 
@@ -295,19 +317,25 @@ def claim_grade(
     if accuracy_ids is None:
         accuracy_ids = {side: [r["run_id"] for r in runs] for side, runs in rows.items()}
     checks = {
-        "duration": lambda: _minimum("duration", sides, "steady_s", t.duration,
-                                     "steady duration {value:.0f} s < {required:.0f} s ({where})"),
-        "samples": lambda: _minimum("samples", sides, "ok", t.samples,
-                                    "measured requests {value:.0f} < {required:.0f} ({where})"),
-        "steady_share": lambda: _minimum("steady_share", sides, "steady_share", t.steady_share,
-                                         "steady share {value:.0%} < {required:.0%} ({where}): short_steady, run "
-                                         "more requests or use --duration"),
+        "duration": lambda: _minimum(
+            "duration", sides, "steady_s", t.duration, "steady duration {value:.0f} s < {required:.0f} s ({where})"
+        ),
+        "samples": lambda: _minimum(
+            "samples", sides, "ok", t.samples, "measured requests {value:.0f} < {required:.0f} ({where})"
+        ),
+        "steady_share": lambda: _minimum(
+            "steady_share",
+            sides,
+            "steady_share",
+            t.steady_share,
+            "steady share {value:.0%} < {required:.0%} ({where}): short_steady, run more requests or use --duration",
+        ),
         "power": lambda: _power(rows, facts),
         "setup": lambda: _setup(rows, facts),
         "shape": lambda: _shape(rows, differences, t.shape),
         "parity": lambda: _parity(con, rows, t.parity),
         "accuracy": lambda: _accuracy(con, accuracy_ids, t),
-    }  # fmt: skip
+    }
     results = []
     for name in RULES:
         if name in t.off:

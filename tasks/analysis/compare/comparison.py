@@ -23,13 +23,7 @@ import pyarrow as pa
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CompareOptions, CostBasis, PriceTable
 from tcobench.schemas.units import usd_per_m, usd_per_m_term
-
-from ...store.query import connect, describe_snapshot
-from ...store.rows import collection_paused
-from ...store.store import StoreRef
-from ...workload.accuracy import parse_accuracy_name
-from ..history import detect_changes
-from .bootstrap import (
+from tcobench.tasks.analysis.compare.bootstrap import (
     NightDraws,
     RunSample,
     TokenCount,
@@ -39,7 +33,7 @@ from .bootstrap import (
     percentile_interval,
     verdict,
 )
-from .candidates import (
+from tcobench.tasks.analysis.compare.candidates import (
     CandidateRun,
     CostTermName,
     SideFigures,
@@ -52,11 +46,16 @@ from .candidates import (
     samples_of,
     shape_differences,
 )
-from .claim_grade import ClaimGrade, claim_grade, claim_thresholds
-from .interactivity import FrontierComparison, check_quantile
-from .selection import Selection, parse_selection, pick
-from .setup_table import SetupDifference, setup_differences
-from .sides import frontier_comparison
+from tcobench.tasks.analysis.compare.claim_grade import ClaimGrade, claim_grade, claim_thresholds
+from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, check_quantile
+from tcobench.tasks.analysis.compare.selection import Selection, parse_selection, pick
+from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
+from tcobench.tasks.analysis.compare.sides import frontier_comparison
+from tcobench.tasks.analysis.history import detect_changes
+from tcobench.tasks.store.query import connect, describe_snapshot
+from tcobench.tasks.store.rows import collection_paused
+from tcobench.tasks.store.store import StoreRef
+from tcobench.tasks.workload.accuracy import parse_accuracy_name
 
 __all__ = [
     "Comparison",
@@ -290,9 +289,22 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 # defines these and what they build on only (faster to connect than every view: docs/performance.md#view-binding).
 # A rented basis reads view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's
 # binding cost, same). The frontier's points come from view frontier_points, not frontier (its pareto flag, unread)
-COMPARE_VIEWS = ("cost_basis", "goodput", "night_weighted", "night_weighted_mean", "request_metrics", "run_statistics",
-                 "run_summary", "run_shape", "slo_targets", "trend_runs", "trend_series", "frontier_points",
-                 "frontier_requests", "in_steady")  # fmt: skip
+COMPARE_VIEWS = (
+    "cost_basis",
+    "goodput",
+    "night_weighted",
+    "night_weighted_mean",
+    "request_metrics",
+    "run_statistics",
+    "run_summary",
+    "run_shape",
+    "slo_targets",
+    "trend_runs",
+    "trend_series",
+    "frontier_points",
+    "frontier_requests",
+    "in_steady",
+)
 
 
 def compare_views(basis: CostBasis) -> tuple[str, ...]:
@@ -336,8 +348,15 @@ def _sides(
     a_levels, b_levels = {r["concurrency"] for r in a_rows}, {r["concurrency"] for r in b_rows}
     levels = a_levels & b_levels
     if not levels and not need_levels:
-        return [], [], [], [f"no concurrency level in common (A {sorted(a_levels)}, B {sorted(b_levels)}): "
-                            "compared at equal interactivity only"]  # fmt: skip
+        return (
+            [],
+            [],
+            [],
+            [
+                f"no concurrency level in common (A {sorted(a_levels)}, B {sorted(b_levels)}): "
+                "compared at equal interactivity only"
+            ],
+        )
     if not levels:
         raise QueryError(
             f"no concurrency level in common: A has {sorted(a_levels)}, B has {sorted(b_levels)}; "
@@ -366,8 +385,10 @@ def _sides(
     a_rows, b_rows = priced(a_rows, "A", opts.basis, notes), priced(b_rows, "B", opts.basis, notes)
     powered = [{"measured" if r["energy_valid"] else "price-table estimate" for r in rows} for rows in (a_rows, b_rows)]
     if opts.basis.owned and powered[0] != powered[1]:
-        notes.append(f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
-                     "(measured device watts leave out the rest of the host; the estimate is all-in)")  # fmt: skip
+        notes.append(
+            f"power basis differs: A {' + '.join(sorted(powered[0]))}, B {' + '.join(sorted(powered[1]))} "
+            "(measured device watts leave out the rest of the host; the estimate is all-in)"
+        )
     notes += _saturation_notes(a_rows, b_rows)
     return a_rows, b_rows, diffs, notes
 
@@ -379,9 +400,11 @@ def _saturation_notes(a_rows: list[CandidateRun], b_rows: list[CandidateRun]) ->
         flagged = [r for r in rows if r["client_saturated"]]
         if flagged:
             levels = ", ".join(str(c) for c in sorted({r["concurrency"] for r in flagged}))
-            notes.append(f"WARNING: client saturated in {len(flagged)} of {side}'s {len(rows)} runs (concurrency "
-                         f"{levels}): the load generator was a limit there, so its figures understate the engine; "
-                         "re-measure with more --client-procs")  # fmt: skip
+            notes.append(
+                f"WARNING: client saturated in {len(flagged)} of {side}'s {len(rows)} runs (concurrency "
+                f"{levels}): the load generator was a limit there, so its figures understate the engine; "
+                "re-measure with more --client-procs"
+            )
     return notes
 
 
@@ -394,8 +417,11 @@ def _flagged(con: duckdb.DuckDBPyConnection, sides: dict[str, list[CandidateRun]
             if point.run_id not in wanted or not point.flagged:
                 continue
             side, row = wanted[point.run_id]
-            changes = tuple(f"{c.metric} {c.change_pct:+.1f}% ({'better' if c.better else 'worse'})"
-                            for c in point.changes if c.flagged)  # fmt: skip
+            changes = tuple(
+                f"{c.metric} {c.change_pct:+.1f}% ({'better' if c.better else 'worse'})"
+                for c in point.changes
+                if c.flagged
+            )
             worse = any(c.flagged and not c.better for c in point.changes)
             found.append(
                 FlaggedRun(side, point.run_id, row["batch_id"], row["date"], series.key, changes, worse, exclude)
@@ -410,15 +436,19 @@ def _shape_notes(con: duckdb.DuckDBPyConnection, sides: dict[str, list[Candidate
         return []
     con.register("_tcob_shape_ids", pa.table({"run_id": list(side_of)}))
     try:
-        found = con.execute("SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch AND run_id IN "
-                            "(SELECT run_id FROM _tcob_shape_ids) ORDER BY run_id").fetchall()  # fmt: skip
+        found = con.execute(
+            "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch AND run_id IN "
+            "(SELECT run_id FROM _tcob_shape_ids) ORDER BY run_id"
+        ).fetchall()
     finally:
         con.unregister("_tcob_shape_ids")
     grouped: dict[tuple[str, str], list[str]] = {}
     for run_id, note in found:
         grouped.setdefault((side_of[run_id], str(note)), []).append(run_id[:8])
-    return [f"shape_mismatch on {side} ({len(ids)} run(s): {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): "
-            f"{note}" for (side, note), ids in sorted(grouped.items())]  # fmt: skip
+    return [
+        f"shape_mismatch on {side} ({len(ids)} run(s): {', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''}): {note}"
+        for (side, note), ids in sorted(grouped.items())
+    ]
 
 
 def _without_flagged(
@@ -437,8 +467,10 @@ def _without_flagged(
 def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
     """The dates any side's runs can have (Selection.dates over the sides; None: unbounded)."""
     firsts, lasts = zip(*(s.dates() for s in selections), strict=True)
-    return (None if None in firsts else min(f for f in firsts if f is not None),
-            None if None in lasts else max(last for last in lasts if last is not None))  # fmt: skip
+    return (
+        None if None in firsts else min(f for f in firsts if f is not None),
+        None if None in lasts else max(last for last in lasts if last is not None),
+    )
 
 
 def _workload_bounds(*selections: Selection) -> frozenset[str] | None:
@@ -464,8 +496,9 @@ def _compare(
     interactivity is made on a second thread while this one compares per concurrency level (the two draw from
     streams of their own: the same numbers either way); None: one after the other."""
     bound = _level_bounds(sel_a, sel_b)
-    loaded = load_runs(con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound,
-                       workloads=_workload_bounds(sel_a, sel_b))  # fmt: skip
+    loaded = load_runs(
+        con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound, workloads=_workload_bounds(sel_a, sel_b)
+    )
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
     runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
     if frontier_con is None or not opts.frontier:
@@ -497,9 +530,24 @@ def _joined(levels: _Levels, front: _Front, sel_a: Selection, sel_b: Selection, 
     (found, notes, later), (frontier, (front_a, front_b)) = levels, front
     front_notes = frontier.notes if frontier else ()
     if found is None:  # no level in common: the frontier alone
-        return Comparison(sel_a, sel_b, opts.basis, token_count(opts.tokens), opts.confidence, opts.resamples,
-                          opts.seed, opts.claim, (), None, None, (), (*notes, *front_notes), _describe(front_a),
-                          _describe(front_b), frontier=frontier)  # fmt: skip
+        return Comparison(
+            sel_a,
+            sel_b,
+            opts.basis,
+            token_count(opts.tokens),
+            opts.confidence,
+            opts.resamples,
+            opts.seed,
+            opts.claim,
+            (),
+            None,
+            None,
+            (),
+            (*notes, *front_notes),
+            _describe(front_a),
+            _describe(front_b),
+            frontier=frontier,
+        )
     return replace(found, notes=(*notes, *front_notes, *later), frontier=frontier)
 
 
@@ -523,8 +571,10 @@ def _at_levels(
         raise QueryError("no concurrency level in common among the runs with a cost")
     rng = np.random.default_rng(opts.seed)
     # nights drawn once per side for every level: a bad night hits all its levels (bootstrap.py)
-    draws = (night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
-             night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng))  # fmt: skip
+    draws = (
+        night_draws((r["batch_id"] for r in a_rows), opts.resamples, rng),
+        night_draws((r["batch_id"] for r in b_rows), opts.resamples, rng),
+    )
     known: dict[str, RunSample] = {}
     samples_of(con, [*a_rows, *b_rows], token_count(opts.tokens), known)  # every level's requests in one query
     judged = any_slo(con, [r["run_id"] for r in (*a_rows, *b_rows)])
@@ -580,10 +630,19 @@ def _frontier(
         return None, ([], [])
     try:
         found, a_rows, b_rows = frontier_comparison(
-            con, runs, sel_a, sel_b, opts.basis, opts.interactivity, opts.allow_different,
-            q=opts.interactivity_quantile, resamples=opts.resamples, seed=opts.seed, confidence=opts.confidence,
+            con,
+            runs,
+            sel_a,
+            sel_b,
+            opts.basis,
+            opts.interactivity,
+            opts.allow_different,
+            q=opts.interactivity_quantile,
+            resamples=opts.resamples,
+            seed=opts.seed,
+            confidence=opts.confidence,
             claim=opts.claim,
-        )  # fmt: skip
+        )
     except QueryError:
         if opts.interactivity is not None:
             raise

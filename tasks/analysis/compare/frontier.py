@@ -26,10 +26,9 @@ from scipy.interpolate import PchipInterpolator
 from scipy.special import betainc
 
 from tcobench.schemas import CostBasis
-
-from ...store.rows import IDS, dates_between, id_list
-from ..quantile import quantile, quantile_rows
-from .bootstrap import NORMAL_FROM_REQUESTS, NightDraws
+from tcobench.tasks.analysis.compare.bootstrap import NORMAL_FROM_REQUESTS, NightDraws
+from tcobench.tasks.analysis.quantile import quantile, quantile_rows
+from tcobench.tasks.store.rows import IDS, dates_between, id_list
 
 __all__ = [
     "Frontier",
@@ -145,8 +144,14 @@ def pchip_batch(x: np.ndarray, y: np.ndarray, targets: np.ndarray) -> np.ndarray
         flat = (np.sign(s0) != np.sign(s1)) | (s0 == 0) | (s1 == 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             inner = (w1 + w2) / (w1 / s0 + w2 / s1)
-        d = np.concatenate([_edge(h[:, :1], h[:, 1:2], slope[:, :1], slope[:, 1:2]), np.where(flat, 0.0, inner),
-                            _edge(h[:, -1:], h[:, -2:-1], slope[:, -1:], slope[:, -2:-1])], axis=1)  # fmt: skip
+        d = np.concatenate(
+            [
+                _edge(h[:, :1], h[:, 1:2], slope[:, :1], slope[:, 1:2]),
+                np.where(flat, 0.0, inner),
+                _edge(h[:, -1:], h[:, -2:-1], slope[:, -1:], slope[:, -2:-1]),
+            ],
+            axis=1,
+        )
     m = x.shape[1]
     idx = np.clip((x[:, :, None] <= targets[None, None, :]).sum(axis=1) - 1, 0, m - 2)  # curves x targets
     # each curve's segment at each target, gathered from the flattened arrays (np.take: faster than indexing
@@ -225,8 +230,10 @@ def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
     if not found:
         return found
     mask = pareto_mask(np.array([f.interactivity for f in found]), np.array([f.tok_s_per_gpu for f in found]))
-    return [Level(f.concurrency, f.interactivity, f.tok_s_per_gpu, f.usd_per_gpu_s, bool(m))
-            for f, m in zip(found, mask, strict=True)]  # fmt: skip
+    return [
+        Level(f.concurrency, f.interactivity, f.tok_s_per_gpu, f.usd_per_gpu_s, bool(m))
+        for f, m in zip(found, mask, strict=True)
+    ]
 
 
 def _run_replicates(
@@ -425,8 +432,9 @@ def load_points(
             continue
         gpus, per_gpu, per_gpu_s, steady = figures[run_id]
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
-        found.append(RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e,
-                              bool(steady)))  # fmt: skip
+        found.append(
+            RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e, bool(steady))
+        )
     return found
 
 
@@ -452,8 +460,7 @@ def _requests_of(
     # every run's requests at once: a steady run's those that decoded in its window, another run's all
     whole = np.repeat(np.array([run_id not in steady for run_id in runs], dtype=bool), lengths)
     keep = whole | lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
-    tpot, tokens, secs = (np.asarray(x.flatten().to_numpy(zero_copy_only=False), dtype=float)[keep]
-                          for x in lists[:3])  # fmt: skip
+    tpot, tokens, secs = (np.asarray(x.flatten().to_numpy(zero_copy_only=False), dtype=float)[keep] for x in lists[:3])
     ends = np.concatenate(([0], np.cumsum(keep)))[np.cumsum(lengths)]  # each run's last kept request, + 1
     found = {}
     for row, run_id in enumerate(runs):

@@ -20,9 +20,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcobench.errors import ConfigError
-
-from .bootstrap import night_draws, percentile_interval, verdict
-from .frontier import Frontier, Level, RunPoint, build, level_points, pchip_batch, replicate_levels
+from tcobench.tasks.analysis.compare.bootstrap import night_draws, percentile_interval, verdict
+from tcobench.tasks.analysis.compare.frontier import (
+    Frontier,
+    Level,
+    RunPoint,
+    build,
+    level_points,
+    pchip_batch,
+    replicate_levels,
+)
 
 __all__ = [
     "Crossover",
@@ -113,8 +120,10 @@ def parse_targets(text: str) -> tuple[float, ...]:
         except ValueError:
             value = math.nan
         if not (math.isfinite(value) and value > 0):
-            raise ConfigError(f"--interactivity {text!r}: {part!r} is not a target (valid: positive numbers in "
-                              "tok/s per user, comma-separated, e.g. 20,50,100)")  # fmt: skip
+            raise ConfigError(
+                f"--interactivity {text!r}: {part!r} is not a target (valid: positive numbers in "
+                "tok/s per user, comma-separated, e.g. 20,50,100)"
+            )
         found.append(value)
     return tuple(found)
 
@@ -133,8 +142,10 @@ def spread_targets(low: float, high: float, count: int = 3) -> tuple[float, ...]
 
 def _side(name: str, points: Sequence[RunPoint], q: float) -> tuple[FrontierSide, Frontier | None]:
     levels = level_points(points, q)
-    arrays = [np.array(v, dtype=float) for v in zip(*((lv.interactivity, lv.tok_s_per_gpu, lv.usd_per_gpu_s)
-                                                       for lv in levels), strict=True)]  # fmt: skip
+    arrays = [
+        np.array(v, dtype=float)
+        for v in zip(*((lv.interactivity, lv.tok_s_per_gpu, lv.usd_per_gpu_s) for lv in levels), strict=True)
+    ]
     front = build(*arrays) if levels else None
     gpus = tuple(sorted({p.gpus for p in points}))
     side = FrontierSide(name, tuple(levels), front.low if front else None, front.high if front else None, gpus)
@@ -146,15 +157,19 @@ def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
     for label, side in (("A", a), ("B", b)):
         if side.low is None:
             pareto = sum(lv.pareto for lv in side.levels)
-            return (f"{label} ({side.name}) has no frontier: {pareto} Pareto point(s), a frontier needs 2 "
-                    "(measure more concurrency levels)")  # fmt: skip
+            return (
+                f"{label} ({side.name}) has no frontier: {pareto} Pareto point(s), a frontier needs 2 "
+                "(measure more concurrency levels)"
+            )
     outside = [(label, s) for label, s in (("A", a), ("B", b)) if not s.low <= target <= s.high]  # type: ignore[operator]
     if not outside:
         return None
     label, side = outside[0]
     other_label, other = ("B", b) if label == "A" else ("A", a)
-    return (f"{target:g} tok/s/user is outside {label}'s measured range {side.range_text()} "
-            f"({other_label}'s: {other.range_text()}); tcobench does not extrapolate")  # fmt: skip
+    return (
+        f"{target:g} tok/s/user is outside {label}'s measured range {side.range_text()} "
+        f"({other_label}'s: {other.range_text()}); tcobench does not extrapolate"
+    )
 
 
 _Curves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # x, y, k (replicates x points, padded), size
@@ -230,8 +245,11 @@ def compare_frontiers(
     """A and B at each target (None: 3 spread over the overlap of their ranges, where both have a frontier)."""
     a, a_front = _side(a_name, a_points, q)
     b, b_front = _side(b_name, b_points, q)
-    notes = [f"{label} mixes GPU counts {', '.join(map(str, s.gpu_counts))}: tok/s is divided by each run's own"
-             for label, s in (("A", a), ("B", b)) if len(s.gpu_counts) > 1]  # fmt: skip
+    notes = [
+        f"{label} mixes GPU counts {', '.join(map(str, s.gpu_counts))}: tok/s is divided by each run's own"
+        for label, s in (("A", a), ("B", b))
+        if len(s.gpu_counts) > 1
+    ]
     overlap = None
     if a_front and b_front and max(a_front.low, b_front.low) < min(a_front.high, b_front.high):
         overlap = (max(a_front.low, b_front.low), min(a_front.high, b_front.high))
@@ -259,13 +277,28 @@ def compare_frontiers(
         finite = ratio_reps[:, i][np.isfinite(ratio_reps[:, i])]
         lo, hi = percentile_interval(finite, confidence) if len(finite) else (math.nan, math.nan)
         ratio = float((ay / ak) / (by / bk))
-        rows.append(TargetRow(target, float(ay), float(by), float(1e6 * ak / ay), float(1e6 * bk / by), ratio, lo, hi,
-                              None, len(finite) / resamples,
-                              verdict(claim, lo, hi).value if claim is not None else None))  # fmt: skip
+        rows.append(
+            TargetRow(
+                target,
+                float(ay),
+                float(by),
+                float(1e6 * ak / ay),
+                float(1e6 * bk / by),
+                ratio,
+                lo,
+                hi,
+                None,
+                len(finite) / resamples,
+                verdict(claim, lo, hi).value if claim is not None else None,
+            )
+        )
     a = _with_band(a, a_front, bands[0], a_reps[0][:, cut[1] : cut[2]], confidence)
     b = _with_band(b, b_front, bands[1], b_reps[0][:, cut[2] :], confidence)
-    on_grid = (a_reps[0][:, cut[0] : cut[1]] / a_reps[1][:, cut[0] : cut[1]]
-               / (b_reps[0][:, cut[0] : cut[1]] / b_reps[1][:, cut[0] : cut[1]]))  # fmt: skip
+    on_grid = (
+        a_reps[0][:, cut[0] : cut[1]]
+        / a_reps[1][:, cut[0] : cut[1]]
+        / (b_reps[0][:, cut[0] : cut[1]] / b_reps[1][:, cut[0] : cut[1]])
+    )
     cross = _crossover(a_front, b_front, on_grid, grid, overlap, confidence) if overlap else None
     return FrontierComparison(q, confidence, a, b, tuple(rows), chosen, cross, claim, tuple(notes))
 
@@ -278,11 +311,22 @@ def _with_band(
     if front is None:
         return side
     y, k = front.at(xs)
-    bands = [percentile_interval(reps[:, j], confidence) if np.isfinite(reps[:, j]).any() else (math.nan, math.nan)
-             for j in range(len(xs))]  # fmt: skip
-    return FrontierSide(side.name, side.levels, side.low, side.high, side.gpu_counts, tuple(map(float, xs)),
-                        tuple(map(float, y)), tuple(b[0] for b in bands), tuple(b[1] for b in bands),
-                        tuple(map(float, 1e6 * k / y)))  # fmt: skip
+    bands = [
+        percentile_interval(reps[:, j], confidence) if np.isfinite(reps[:, j]).any() else (math.nan, math.nan)
+        for j in range(len(xs))
+    ]
+    return FrontierSide(
+        side.name,
+        side.levels,
+        side.low,
+        side.high,
+        side.gpu_counts,
+        tuple(map(float, xs)),
+        tuple(map(float, y)),
+        tuple(b[0] for b in bands),
+        tuple(b[1] for b in bands),
+        tuple(map(float, 1e6 * k / y)),
+    )
 
 
 def _crossings(xs: np.ndarray, log_ratio: np.ndarray) -> list[float]:

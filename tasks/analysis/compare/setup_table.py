@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from ...store.rows import IDS, arrow_of, id_list
+from tcobench.tasks.store.rows import IDS, arrow_of, id_list
 
 __all__ = ["SETUP_COLUMNS", "SetupDifference", "setup_differences"]
 
@@ -38,8 +38,10 @@ SETUP_COLUMNS = {
     "GPU": "gpu_name",
 }
 # each distinct combination once: a side's values are sets, and a side's runs repeat a few combinations
-_SQL = f"SELECT DISTINCT engine_settings, {', '.join(SETUP_COLUMNS.values())} FROM runs WHERE run_id IN " \
-    f"(SELECT unnest({IDS}))"  # fmt: skip
+_SQL = (
+    f"SELECT DISTINCT engine_settings, {', '.join(SETUP_COLUMNS.values())} FROM runs WHERE run_id IN "
+    f"(SELECT unnest({IDS}))"
+)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,10 @@ import duckdb
 
 from tcobench.errors import QueryError
 from tcobench.schemas import CostBasis
-
-from .candidates import CandidateRun, comparison_differences, priced
-from .frontier import RunPoint, load_points
-from .interactivity import FrontierComparison, compare_frontiers
-from .selection import Selection, pick
+from tcobench.tasks.analysis.compare.candidates import CandidateRun, comparison_differences, priced
+from tcobench.tasks.analysis.compare.frontier import RunPoint, load_points
+from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, compare_frontiers
+from tcobench.tasks.analysis.compare.selection import Selection, pick
 
 __all__ = ["frontier_comparison", "side_name"]
 
@@ -53,8 +52,10 @@ def _points(
     for side_rows, label, text in sides:
         mine = [by_run[r["run_id"]] for r in side_rows if r["run_id"] in by_run]
         if not any(len(p.tpot_ms) for p in mine):
-            raise QueryError(f"selection {label} {text!r}: no request has a TPOT (every ok request has a single "
-                             "output token), so it has no interactivity; measure with max_tokens >= 2")  # fmt: skip
+            raise QueryError(
+                f"selection {label} {text!r}: no request has a TPOT (every ok request has a single "
+                "output token), so it has no interactivity; measure with max_tokens >= 2"
+            )
         found.append(mine)
     return found
 
@@ -76,8 +77,11 @@ def frontier_comparison(
     a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
     diffs = comparison_differences(a_rows, b_rows)
     if diffs and not allow_different:
-        raise QueryError("refused: the selections differ in what was measured: " + "; ".join(diffs)
-                         + " (compare like with like, or pass --allow-different to compare anyway)")  # fmt: skip
+        raise QueryError(
+            "refused: the selections differ in what was measured: "
+            + "; ".join(diffs)
+            + " (compare like with like, or pass --allow-different to compare anyway)"
+        )
     a_rows, b_rows = priced(a_rows, "A", basis, notes), priced(b_rows, "B", basis, notes)
     a_points, b_points = _points(con, [(a_rows, "A", sel_a.text), (b_rows, "B", sel_b.text)], basis)
     found = compare_frontiers(a_points, b_points, side_name(a_rows), side_name(b_rows), targets, **options)  # type: ignore[arg-type]
@@ -88,8 +92,10 @@ def frontier_comparison(
 
 def _steady_note(a_points: Sequence[RunPoint], b_points: Sequence[RunPoint]) -> str:
     """Which runs' frontier points are their steady state (view frontier), side by side."""
-    counts = [f"{label} {sum(p.steady for p in points)} of {len(points)} runs"
-              for label, points in (("A", a_points), ("B", b_points))]  # fmt: skip
+    counts = [
+        f"{label} {sum(p.steady for p in points)} of {len(points)} runs"
+        for label, points in (("A", a_points), ("B", b_points))
+    ]
     return (
         f"frontier points from the steady state (all streams in flight; view steady_window): {', '.join(counts)}; "
         "the others from the whole measured window"

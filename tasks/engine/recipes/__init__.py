@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import llama_cpp, ollama, sglang, vllm  # noqa: F401  (importing registers the recipes)
-from .base import ContainerPlan, Recipe, recipe_for
+from tcobench.tasks.engine.recipes import llama_cpp, ollama, sglang, vllm  # noqa: F401  (importing registers the recipes)
+from tcobench.tasks.engine.recipes.base import ContainerPlan, Recipe, recipe_for
 
 __all__ = ["ContainerPlan", "Recipe", "recipe_for"]

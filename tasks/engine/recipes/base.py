@@ -13,10 +13,9 @@ from typing import Any
 import docker
 
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
-
-from ..._registry import Registry
-from ...load.protocols import EngineInfo
-from ..base import LaunchOptions
+from tcobench.tasks._registry import Registry
+from tcobench.tasks.engine.base import LaunchOptions
+from tcobench.tasks.load.protocols import EngineInfo
 
 __all__ = ["ContainerPlan", "Recipe", "SmokeAddress", "recipe_for", "register"]
 

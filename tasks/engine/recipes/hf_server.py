@@ -12,13 +12,12 @@ import docker
 
 from tcobench.errors import ImageError
 from tcobench.schemas import BenchmarkConfig
-
-from ...hf_model import check_hf_model, is_hf_synthetic
-from ...host.docker_client import run_to_completion
-from ...load.protocols import EngineInfo
-from ...load.stream import preflight
-from ..endpoint import target_of
-from .base import ContainerPlan, Recipe, SmokeAddress
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.recipes.base import ContainerPlan, Recipe, SmokeAddress
+from tcobench.tasks.hf_model import check_hf_model, is_hf_synthetic
+from tcobench.tasks.host.docker_client import run_to_completion
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.stream import preflight
 
 __all__ = [
     "MODEL_DIR",
@@ -74,20 +73,30 @@ def identify_served(config: BenchmarkConfig, base_url: str, labels: Mapping[str,
     served = preflight(target_of(config, base_url))
     label = labels.get("io.tcobench.engine-version")
     where = f"image label io.tcobench.engine-version={label}; {served.detected_from}" if label else served.detected_from
-    return EngineInfo(served.name, served.version, None, synthetic=synthetic or config.model.synthetic,
-                      context_tokens=served.context_tokens, detected_from=where)  # fmt: skip
+    return EngineInfo(
+        served.name,
+        served.version,
+        None,
+        synthetic=synthetic or config.model.synthetic,
+        context_tokens=served.context_tokens,
+        detected_from=where,
+    )
 
 
 def smoke_version(client: docker.DockerClient, image: str, module: str) -> str:
     """The engine package's version, printed by the image's own Python (no GPU needed); ImageError otherwise."""
     code, output = run_to_completion(
-        client, image, ["-c", f"import {module}; print({module}.__version__)"], network_mode="none",
+        client,
+        image,
+        ["-c", f"import {module}; print({module}.__version__)"],
+        network_mode="none",
         entrypoint=["python3"],
-    )  # fmt: skip
+    )
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     if code != 0 or not lines:
-        raise ImageError(f"smoke test of {image}: `python3 -c 'import {module}'` exited with code {code}: "
-                         f"{' | '.join(lines[-3:])}")  # fmt: skip
+        raise ImageError(
+            f"smoke test of {image}: `python3 -c 'import {module}'` exited with code {code}: {' | '.join(lines[-3:])}"
+        )
     return lines[-1]
 
 
@@ -105,8 +114,13 @@ class HfServerRecipe(Recipe):
         model = served_model(config, local)
         args, settings = type(self).arguments(config, slots, bind, port, model.argument, tensor_parallel(config))
         env = {"HF_HUB_OFFLINE": "1" if model.volumes else "0"}  # a folder: nothing to fetch
-        return ContainerPlan(args, "/health", environment=env, volumes=model.volumes,
-                             settings={**settings, **model.settings, "synthetic": model.synthetic})  # fmt: skip
+        return ContainerPlan(
+            args,
+            "/health",
+            environment=env,
+            volumes=model.volumes,
+            settings={**settings, **model.settings, "synthetic": model.synthetic},
+        )
 
     def identify(
         self, config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], plan: ContainerPlan

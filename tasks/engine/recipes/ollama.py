@@ -17,15 +17,14 @@ import httpx
 
 from tcobench.errors import ImageError
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
-
-from ...host.docker_client import remove_container, tcobench_labels
-from ...load.protocols import EngineInfo
-from ...load.stream import preflight
-from ...tls import tls_context
-from ..base import EngineEvent, LaunchOptions
-from ..endpoint import target_of
-from ..ollama_api import load_model, loaded_model, pull_model
-from .base import ContainerPlan, Recipe, SmokeAddress, register
+from tcobench.tasks.engine.base import EngineEvent, LaunchOptions
+from tcobench.tasks.engine.endpoint import target_of
+from tcobench.tasks.engine.ollama_api import load_model, loaded_model, pull_model
+from tcobench.tasks.engine.recipes.base import ContainerPlan, Recipe, SmokeAddress, register
+from tcobench.tasks.host.docker_client import remove_container, tcobench_labels
+from tcobench.tasks.load.protocols import EngineInfo
+from tcobench.tasks.load.stream import preflight
+from tcobench.tasks.tls import tls_context
 
 __all__ = ["MODELS_DIR", "OllamaRecipe", "ollama_environment"]
 
@@ -73,10 +72,13 @@ class OllamaRecipe(Recipe):
             return {"cpu_offload": None}
         if loaded.cpu_offload:
             share = 100 * loaded.size_vram / loaded.size if loaded.size else 0.0
-            launch.report(EngineEvent(
-                f"{model} is partly on the CPU: {loaded.size_vram:,} of {loaded.size:,} bytes in VRAM ({share:.0f}%)",
-                warning=True,
-            ))  # fmt: skip
+            launch.report(
+                EngineEvent(
+                    f"{model} is partly on the CPU: {loaded.size_vram:,} of {loaded.size:,} bytes in VRAM "
+                    f"({share:.0f}%)",
+                    warning=True,
+                )
+            )
         return loaded.as_settings()
 
     def identify(
@@ -87,9 +89,13 @@ class OllamaRecipe(Recipe):
     def smoke(self, client: docker.DockerClient, image: str, address: SmokeAddress) -> str:
         env = {"OLLAMA_HOST": f"{address.bind}:{address.port}"}
         container = client.containers.create(
-            image, command=["serve"], environment=env, network_mode="host", labels=tcobench_labels("smoke-test"),
+            image,
+            command=["serve"],
+            environment=env,
+            network_mode="host",
+            labels=tcobench_labels("smoke-test"),
             detach=True,
-        )  # fmt: skip
+        )
         try:
             container.start()
             return _wait_version(container, f"http://{address.connect}:{address.port}/api/version", image)

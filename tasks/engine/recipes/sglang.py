@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
-
-from .base import register
-from .hf_server import HfServerRecipe
+from tcobench.tasks.engine.recipes.base import register
+from tcobench.tasks.engine.recipes.hf_server import HfServerRecipe
 
 __all__ = ["SglangRecipe", "sglang_arguments"]
 
@@ -25,13 +24,33 @@ def sglang_arguments(
 ) -> tuple[list[str], dict[str, Any]]:
     """(launch_server arguments, recorded settings); engine.vllm's dtype, length and extra args apply to SGLang too."""
     v = config.engine.vllm
-    settings: dict[str, Any] = {"dtype": v.dtype, "context_length": v.max_model_len, "tp_size": tp,
-                                "max_running_requests": slots, "extra_args": list(v.extra_args)}  # fmt: skip
+    settings: dict[str, Any] = {
+        "dtype": v.dtype,
+        "context_length": v.max_model_len,
+        "tp_size": tp,
+        "max_running_requests": slots,
+        "extra_args": list(v.extra_args),
+    }
     args = [
-        "--model-path", model, "--served-model-name", config.model.name, "--host", bind, "--port", str(port),
-        "--dtype", v.dtype, "--context-length", str(v.max_model_len), "--tp-size", str(tp),
-        "--max-running-requests", str(slots), "--enable-metrics", *v.extra_args,
-    ]  # fmt: skip
+        "--model-path",
+        model,
+        "--served-model-name",
+        config.model.name,
+        "--host",
+        bind,
+        "--port",
+        str(port),
+        "--dtype",
+        v.dtype,
+        "--context-length",
+        str(v.max_model_len),
+        "--tp-size",
+        str(tp),
+        "--max-running-requests",
+        str(slots),
+        "--enable-metrics",
+        *v.extra_args,
+    ]
     return args, settings
 
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
-
-from .base import register
-from .hf_server import HfServerRecipe
+from tcobench.tasks.engine.recipes.base import register
+from tcobench.tasks.engine.recipes.hf_server import HfServerRecipe
 
 __all__ = ["VllmRecipe", "vllm_arguments"]
 
@@ -26,15 +25,36 @@ def vllm_arguments(
     """(api_server arguments, recorded settings)."""
     v = config.engine.vllm
     settings: dict[str, Any] = {
-        "dtype": v.dtype, "max_model_len": v.max_model_len, "tensor_parallel_size": tp, "max_num_seqs": slots,
-        "load_format": v.load_format or "auto", "extra_args": list(v.extra_args),
-    }  # fmt: skip
+        "dtype": v.dtype,
+        "max_model_len": v.max_model_len,
+        "tensor_parallel_size": tp,
+        "max_num_seqs": slots,
+        "load_format": v.load_format or "auto",
+        "extra_args": list(v.extra_args),
+    }
     args = [
-        "--model", model, "--served-model-name", config.model.name, "--host", bind, "--port", str(port),
-        "--dtype", v.dtype, "--max-model-len", str(v.max_model_len), "--tensor-parallel-size", str(tp),
-        "--max-num-seqs", str(slots), "--load-format", settings["load_format"], "--enable-prompt-tokens-details",
-        "--disable-uvicorn-access-log", *v.extra_args,
-    ]  # fmt: skip
+        "--model",
+        model,
+        "--served-model-name",
+        config.model.name,
+        "--host",
+        bind,
+        "--port",
+        str(port),
+        "--dtype",
+        v.dtype,
+        "--max-model-len",
+        str(v.max_model_len),
+        "--tensor-parallel-size",
+        str(tp),
+        "--max-num-seqs",
+        str(slots),
+        "--load-format",
+        settings["load_format"],
+        "--enable-prompt-tokens-details",
+        "--disable-uvicorn-access-log",
+        *v.extra_args,
+    ]
     return args, settings
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 import httpx
 
 from tcobench.schemas import EngineMetricRecord, EngineMetricsKind, TelemetryConfig
-
-from ...load.record import RunContext
-from ...tls import tls_context
-from . import llama_cpp, ollama, vllm  # noqa: F401  (importing registers the scrapers)
-from .base import Sample, Scraper, ScraperUnavailable, scraper_class
-from .session import ScrapeSession
+from tcobench.tasks.host.engine_metrics import llama_cpp, ollama, vllm  # noqa: F401  (importing registers the scrapers)
+from tcobench.tasks.host.engine_metrics.base import Sample, Scraper, ScraperUnavailable, scraper_class
+from tcobench.tasks.host.engine_metrics.session import ScrapeSession
+from tcobench.tasks.load.record import RunContext
+from tcobench.tasks.tls import tls_context
 
 __all__ = [
     "Sample",

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import httpx
 
 from tcobench.schemas import EngineMetricsKind, EngineQuantity
-
-from ..._registry import Registry
+from tcobench.tasks._registry import Registry
 
 __all__ = ["Sample", "Scraper", "ScraperUnavailable", "get_ok", "register", "scraper_class"]
 

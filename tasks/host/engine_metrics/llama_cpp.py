@@ -17,9 +17,8 @@ from typing import Any
 import httpx
 
 from tcobench.schemas import EngineMetricsKind, EngineQuantity
-
-from .base import Sample, Scraper, ScraperUnavailable, get_ok, register
-from .prometheus import parse_prometheus
+from tcobench.tasks.host.engine_metrics.base import Sample, Scraper, ScraperUnavailable, get_ok, register
+from tcobench.tasks.host.engine_metrics.prometheus import parse_prometheus
 
 __all__ = ["METRICS", "LlamaCppScraper", "slot_samples"]
 

@@ -13,8 +13,7 @@ from typing import Any
 import httpx
 
 from tcobench.schemas import EngineMetricsKind, EngineQuantity
-
-from .base import Sample, Scraper, ScraperUnavailable, get_ok, register
+from tcobench.tasks.host.engine_metrics.base import Sample, Scraper, ScraperUnavailable, get_ok, register
 
 __all__ = ["OllamaScraper", "ps_samples"]
 

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from prometheus_client.parser import text_string_to_metric_families
 
 from tcobench.schemas import EngineQuantity
-
-from .base import Sample
+from tcobench.tasks.host.engine_metrics.base import Sample
 
 __all__ = ["parse_prometheus"]
 

@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 
 from tcobench.schemas import EngineMetricRecord
-
-from .base import Scraper
+from tcobench.tasks.host.engine_metrics.base import Scraper
 
 __all__ = ["MAX_FAILURES_IN_A_ROW", "ScrapeSession"]
 
@@ -27,8 +26,9 @@ MAX_FAILURES_IN_A_ROW = 60
 class ScrapeSession:
     """Collects EngineMetricRecord rows for one run until stopped; without a scraper it only carries the note."""
 
-    def __init__(self, scraper: Scraper | None, client: httpx.Client, keys: tuple[str, str, str], hz: float,
-                 note: str | None) -> None:  # fmt: skip
+    def __init__(
+        self, scraper: Scraper | None, client: httpx.Client, keys: tuple[str, str, str], hz: float, note: str | None
+    ) -> None:
         self.scraper, self.client = scraper, client
         self.run_id, self.date, self.host = keys
         self.period_s = 1.0 / hz
@@ -62,10 +62,19 @@ class ScrapeSession:
         self.in_a_row = 0
         source = self.scraper.source
         self.rows.extend(
-            EngineMetricRecord(run_id=self.run_id, date=self.date, host=self.host, ts_ns=ts, source=source,
-                               metric=s.metric, labels=s.labels_json(), quantity=s.quantity, value=s.value)
+            EngineMetricRecord(
+                run_id=self.run_id,
+                date=self.date,
+                host=self.host,
+                ts_ns=ts,
+                source=source,
+                metric=s.metric,
+                labels=s.labels_json(),
+                quantity=s.quantity,
+                value=s.value,
+            )
             for s in samples
-        )  # fmt: skip
+        )
 
     def _loop(self) -> None:
         due = time.monotonic() + self.period_s

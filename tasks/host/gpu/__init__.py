@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import amd, cpu, nvidia  # noqa: F401  (importing registers the vendors)
-from .base import Check, CheckStatus, GpuOptions, Vendor, vendor_for
+from tcobench.tasks.host.gpu import amd, cpu, nvidia  # noqa: F401  (importing registers the vendors)
+from tcobench.tasks.host.gpu.base import Check, CheckStatus, GpuOptions, Vendor, vendor_for
 
 __all__ = ["Check", "CheckStatus", "GpuOptions", "Vendor", "vendor_for"]

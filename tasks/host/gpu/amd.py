@@ -9,9 +9,8 @@ from typing import Any
 
 from tcobench.errors import EngineError
 from tcobench.schemas import GpuConfig, GpuVendor
-
-from ._host import group_name, pci_display_vendors, read_text, under, user_in_group
-from .base import Check, CheckStatus, GpuOptions, Vendor, register
+from tcobench.tasks.host.gpu._host import group_name, pci_display_vendors, read_text, under, user_in_group
+from tcobench.tasks.host.gpu.base import Check, CheckStatus, GpuOptions, Vendor, register
 
 __all__ = ["AmdVendor"]
 
@@ -56,8 +55,13 @@ class AmdVendor(Vendor):
         if gpu.ipc_host:
             kwargs["ipc_mode"] = "host"
         env = {"HSA_OVERRIDE_GFX_VERSION": gpu.hsa_override_gfx_version} if gpu.hsa_override_gfx_version else {}
-        settings = {"vendor": "amd", "devices": paths, "group_add": groups, "ipc_mode": kwargs.get("ipc_mode"),
-                    "shm_size": gpu.shm_size}  # fmt: skip
+        settings = {
+            "vendor": "amd",
+            "devices": paths,
+            "group_add": groups,
+            "ipc_mode": kwargs.get("ipc_mode"),
+            "shm_size": gpu.shm_size,
+        }
         return GpuOptions(create_kwargs=kwargs, environment=env, settings=settings)
 
     def _default_groups(self, root: Path, paths: list[str], local: bool) -> list[int]:
@@ -119,7 +123,10 @@ class AmdVendor(Vendor):
         missing = [g for g in gids if not user_in_group(g)]
         if missing:
             names = ",".join(group_name(g) for g in missing)
-            return Check("render group", CheckStatus.fail,
-                         f"this user is not in {names}: `sudo usermod -aG {names} {os.environ.get('USER', '$USER')}`, "
-                         "then log in again")  # fmt: skip
+            return Check(
+                "render group",
+                CheckStatus.fail,
+                f"this user is not in {names}: `sudo usermod -aG {names} {os.environ.get('USER', '$USER')}`, "
+                "then log in again",
+            )
         return Check("render group", CheckStatus.ok, f"containers get group_add {named}")

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import GpuConfig, GpuVendor
-
-from ..._registry import Registry
+from tcobench.tasks._registry import Registry
 
 __all__ = ["Check", "CheckStatus", "GpuOptions", "Vendor", "register", "vendor_for"]
 

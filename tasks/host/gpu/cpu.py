@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tcobench.schemas import GpuConfig, GpuVendor
-
-from .base import GpuOptions, Vendor, register
+from tcobench.tasks.host.gpu.base import GpuOptions, Vendor, register
 
 __all__ = ["CpuVendor"]
 

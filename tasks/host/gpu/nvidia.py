@@ -11,9 +11,8 @@ from typing import Any
 from docker.types import DeviceRequest
 
 from tcobench.schemas import GpuConfig, GpuVendor
-
-from ._host import pci_display_vendors, read_text, under
-from .base import Check, CheckStatus, GpuOptions, Vendor, register
+from tcobench.tasks.host.gpu._host import pci_display_vendors, read_text, under
+from tcobench.tasks.host.gpu.base import Check, CheckStatus, GpuOptions, Vendor, register
 
 __all__ = ["NvidiaVendor"]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 from tcobench.schemas import SamplerKind, TelemetryConfig, TelemetryRecord
-
-from . import amd, amd_smi, cpu, nvidia, smi  # noqa: F401  (importing registers the samplers)
-from .base import Reading, Runner, Sampler, SamplerUnavailable, sampler_class
-from .session import TelemetrySession
+from tcobench.tasks.host.telemetry import amd, amd_smi, cpu, nvidia, smi  # noqa: F401  (importing registers the samplers)
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, sampler_class
+from tcobench.tasks.host.telemetry.session import TelemetrySession
 
 __all__ = [
     "Reading",

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import GpuVendor, SamplerKind
-
-from .amd_smi import ROCM_VERSION_FILE, UNSUPPORTED, rocm_release
-from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
+from tcobench.tasks.host.telemetry.amd_smi import ROCM_VERSION_FILE, UNSUPPORTED, rocm_release
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["AmdSmiSampler"]
 

@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tcobench.schemas import GpuVendor, SamplerKind
-
-from .base import Reading, Runner, Sampler, SamplerUnavailable, register
-from .smi import local_runner
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, register
+from tcobench.tasks.host.telemetry.smi import local_runner
 
 __all__ = ["ROCM_VERSION_FILE", "UNSUPPORTED", "AmdSmiCliSampler", "rocm_release"]
 

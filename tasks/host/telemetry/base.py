@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcobench.schemas import SamplerKind
-
-from ..._registry import Registry
+from tcobench.tasks._registry import Registry
 
 __all__ = ["Reading", "Runner", "Sampler", "SamplerUnavailable", "pick_devices", "register", "sampler_class"]
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import SamplerKind
-
-from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["RaplSampler", "powercap_root"]
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tcobench.schemas import GpuVendor, SamplerKind
-
-from .base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["NvmlSampler"]
 

@@ -11,8 +11,7 @@ import time
 from typing import Any
 
 from tcobench.schemas import Phase, TelemetryPhase, TelemetryRecord
-
-from .base import Sampler
+from tcobench.tasks.host.telemetry.base import Sampler
 
 __all__ = ["TelemetrySession"]
 
@@ -53,12 +52,24 @@ class TelemetrySession:
             return
         for r in readings:
             self.rows.append(
-                TelemetryRecord(run_id=self.run_id, date=self.date, host=self.host, ts_ns=ts, phase=phase,
-                                source=self.sampler.source, device_index=r.device_index, device_uuid=r.device_uuid,
-                                power_mw=r.power_mw, energy_mj=r.energy_mj, util_pct=r.util_pct,
-                                mem_used_bytes=r.mem_used_bytes, sm_clock_mhz=r.sm_clock_mhz,
-                                temperature_c=r.temperature_c, power_limit_mw=r.power_limit_mw)
-            )  # fmt: skip
+                TelemetryRecord(
+                    run_id=self.run_id,
+                    date=self.date,
+                    host=self.host,
+                    ts_ns=ts,
+                    phase=phase,
+                    source=self.sampler.source,
+                    device_index=r.device_index,
+                    device_uuid=r.device_uuid,
+                    power_mw=r.power_mw,
+                    energy_mj=r.energy_mj,
+                    util_pct=r.util_pct,
+                    mem_used_bytes=r.mem_used_bytes,
+                    sm_clock_mhz=r.sm_clock_mhz,
+                    temperature_c=r.temperature_c,
+                    power_limit_mw=r.power_limit_mw,
+                )
+            )
 
     def _loop(self) -> None:
         due = time.monotonic()

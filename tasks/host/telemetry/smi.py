@@ -13,8 +13,7 @@ import subprocess
 from typing import Any
 
 from tcobench.schemas import GpuVendor, SamplerKind
-
-from .base import Reading, Runner, Sampler, SamplerUnavailable, register
+from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, register
 
 __all__ = ["NvidiaSmiSampler", "local_runner"]
 
@@ -72,11 +71,17 @@ class NvidiaSmiSampler(Sampler):
             if len(row) < 8 or not row[0].isdigit() or int(row[0]) not in self.indices:
                 continue
             out.append(
-                Reading(device_index=int(row[0]), device_uuid=row[1] or None, power_mw=_scaled(row[2], 1000),
-                        util_pct=_number(row[3]), mem_used_bytes=_scaled(row[4], 2**20),
-                        sm_clock_mhz=_scaled(row[5], 1), temperature_c=_number(row[6]),
-                        power_limit_mw=_scaled(row[7], 1000))
-            )  # fmt: skip
+                Reading(
+                    device_index=int(row[0]),
+                    device_uuid=row[1] or None,
+                    power_mw=_scaled(row[2], 1000),
+                    util_pct=_number(row[3]),
+                    mem_used_bytes=_scaled(row[4], 2**20),
+                    sm_clock_mhz=_scaled(row[5], 1),
+                    temperature_c=_number(row[6]),
+                    power_limit_mw=_scaled(row[7], 1000),
+                )
+            )
         return out
 
     def _cuda_version(self) -> str | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import ollama, openai  # noqa: F401  (importing registers the adapters)
-from .base import Adapter, EngineInfo, LineEvent, ServerCounters, adapter_for
+from tcobench.tasks.load.protocols import ollama, openai  # noqa: F401  (importing registers the adapters)
+from tcobench.tasks.load.protocols.base import Adapter, EngineInfo, LineEvent, ServerCounters, adapter_for
 
 __all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for"]

@@ -15,9 +15,8 @@ from typing import Any
 import httpx
 
 from tcobench.schemas import Protocol, WorkloadConfig
-
-from ..._registry import Registry
-from ...workload.plan import RequestInput
+from tcobench.tasks._registry import Registry
+from tcobench.tasks.workload.plan import RequestInput
 
 __all__ = ["Adapter", "EngineInfo", "LineEvent", "ServerCounters", "adapter_for", "register"]
 

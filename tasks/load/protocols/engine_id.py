@@ -14,8 +14,7 @@ from typing import Any
 import httpx
 
 from tcobench.errors import EngineError
-
-from ._http import get_json
+from tcobench.tasks.load.protocols._http import get_json
 
 __all__ = ["OWNED_BY", "Detected", "detect_engine", "engine_from_metrics"]
 

@@ -17,10 +17,9 @@ import httpx
 
 from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
-
-from ...workload.plan import RequestInput
-from ._http import get_json
-from .base import Adapter, EngineInfo, LineEvent, register
+from tcobench.tasks.load.protocols._http import get_json
+from tcobench.tasks.load.protocols.base import Adapter, EngineInfo, LineEvent, register
+from tcobench.tasks.workload.plan import RequestInput
 
 __all__ = ["CACHE_NOTE", "OllamaAdapter"]
 

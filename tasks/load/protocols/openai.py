@@ -13,11 +13,10 @@ import httpx
 
 from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, WorkloadConfig
-
-from ...workload.plan import RequestInput
-from ._http import get_json
-from .base import Adapter, EngineInfo, LineEvent, register
-from .engine_id import detect_engine
+from tcobench.tasks.load.protocols._http import get_json
+from tcobench.tasks.load.protocols.base import Adapter, EngineInfo, LineEvent, register
+from tcobench.tasks.load.protocols.engine_id import detect_engine
+from tcobench.tasks.workload.plan import RequestInput
 
 __all__ = ["OpenAIAdapter"]
 
@@ -138,5 +137,6 @@ class OpenAIAdapter(Adapter):
     async def _identify(self, client: httpx.AsyncClient, base_url: str, entry: dict[str, Any]) -> EngineInfo:
         context = entry.get("max_model_len") if isinstance(entry.get("max_model_len"), int) else None  # vLLM
         found = await detect_engine(client, base_url, entry, context)
-        return EngineInfo(found.name, found.version, None, context_tokens=found.context_tokens,
-                          detected_from=found.detected_from)  # fmt: skip
+        return EngineInfo(
+            found.name, found.version, None, context_tokens=found.context_tokens, detected_from=found.detected_from
+        )

@@ -3,9 +3,16 @@ report's sections (tables.py: headline, record card, trend, provenance; figures.
 
 from __future__ import annotations
 
-from .context import Platform, ReportContext, ReportRun, group_platforms, query_rows, register_platforms
-from .engine_load import engine_load_section
-from .figures import (
+from tcobench.tasks.report.assets.context import (
+    Platform,
+    ReportContext,
+    ReportRun,
+    group_platforms,
+    query_rows,
+    register_platforms,
+)
+from tcobench.tasks.report.assets.engine_load import engine_load_section
+from tcobench.tasks.report.assets.figures import (
     cost_figure,
     distribution_figure,
     energy_figure,
@@ -13,9 +20,26 @@ from .figures import (
     targets_section,
     throughput_figure,
 )
-from .page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
-from .svg import PALETTE, Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart, series_slug
-from .tables import headline_section, provenance_section, record_card_section, trend_label, trend_section
+from tcobench.tasks.report.assets.page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
+from tcobench.tasks.report.assets.svg import (
+    PALETTE,
+    Bar,
+    Line,
+    Mark,
+    bar_chart,
+    ecdf_chart,
+    legend,
+    line_chart,
+    scatter_chart,
+    series_slug,
+)
+from tcobench.tasks.report.assets.tables import (
+    headline_section,
+    provenance_section,
+    record_card_section,
+    trend_label,
+    trend_section,
+)
 
 __all__ = [
     "PAGE_CSS",

@@ -15,8 +15,8 @@ from typing import Any, TypedDict, cast
 import duckdb
 import pyarrow as pa
 
-from ...store.rows import Row, RunRow, fetch_rows, id_list
-from .svg import PALETTE
+from tcobench.tasks.report.assets.svg import PALETTE
+from tcobench.tasks.store.rows import Row, RunRow, fetch_rows, id_list
 
 __all__ = [
     "DASHES",
@@ -196,25 +196,35 @@ def night_weighted_rows(
     then count lists), one row per position with its 1-based position in the column of this name."""
     keys = ["p.platform_id", "r.concurrency", *(f"v.{column}" for column in by if column != unnest)]
     names = ["platform_id", "concurrency", *(column for column in by if column != unnest)]
-    rows = (f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
-            f"WHERE v.{value} IS NOT NULL")  # fmt: skip
+    rows = (
+        f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
+        f"WHERE v.{value} IS NOT NULL"
+    )
     packed = ", ".join(f"{name} := {key}" for name, key in zip(names, keys, strict=True))
     kind = "DOUBLE" if unnest is None else "DOUBLE[]"
-    ctx.con.execute(f"CREATE OR REPLACE TEMP VIEW {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
-                    f"v.{value}::{kind} AS value, r.batch_id AS night {rows}")  # fmt: skip
+    ctx.con.execute(
+        f"CREATE OR REPLACE TEMP VIEW {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
+        f"v.{value}::{kind} AS value, r.batch_id AS night {rows}"
+    )
     unpacked = ", ".join(f"w.key.{name} AS {name}" for name in names[1:])
     figures = "w.mean, w.lowest, w.highest"
     macro = "night_weighted"
     if unnest is not None:  # the lists' positions, one row each
-        figures = (f"generate_subscripts(w.mean, 1) AS {unnest}, unnest(w.mean) AS mean, unnest(w.lowest) AS lowest, "
-                   "unnest(w.highest) AS highest")  # fmt: skip
+        figures = (
+            f"generate_subscripts(w.mean, 1) AS {unnest}, unnest(w.mean) AS mean, unnest(w.lowest) AS lowest, "
+            "unnest(w.highest) AS highest"
+        )
         macro = "night_weighted_lists"
         names.append(unnest)
     try:
-        found = fetch_rows(ctx.con, f"SELECT p.platform, {unpacked}, {figures}, w.nights, w.runs "
-                           f"FROM {macro}('{_NIGHT_INPUT}') AS w JOIN (SELECT DISTINCT platform_id, platform "
-                           f"FROM {PLATFORM_TABLE}) AS p ON p.platform_id = w.key.platform_id "
-                           f"ORDER BY p.platform, {', '.join(names[1:])}", NightWeightedRow)  # fmt: skip
+        found = fetch_rows(
+            ctx.con,
+            f"SELECT p.platform, {unpacked}, {figures}, w.nights, w.runs "
+            f"FROM {macro}('{_NIGHT_INPUT}') AS w JOIN (SELECT DISTINCT platform_id, platform "
+            f"FROM {PLATFORM_TABLE}) AS p ON p.platform_id = w.key.platform_id "
+            f"ORDER BY p.platform, {', '.join(names[1:])}",
+            NightWeightedRow,
+        )
     finally:
         ctx.con.execute(f"DROP VIEW IF EXISTS {_NIGHT_INPUT}")
     if not extra:
@@ -223,8 +233,10 @@ def night_weighted_rows(
     columns = [d[0] for d in more.description][len(keys) :]
     added = {tuple(r[: len(keys)]): dict(zip(columns, r[len(keys) :], strict=True)) for r in more.fetchall()}
     order = ["platform", *names[1:]]
-    return [cast(NightWeightedRow, {**row, **added[tuple(row[n] for n in order)]})  # type: ignore[literal-required]
-            for row in found]  # fmt: skip
+    return [
+        cast(NightWeightedRow, {**row, **added[tuple(row[n] for n in order)]})  # type: ignore[literal-required]
+        for row in found
+    ]
 
 
 def platform_costs(ctx: ReportContext) -> list[NightWeightedRow]:

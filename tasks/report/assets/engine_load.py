@@ -3,8 +3,8 @@ concurrency (view engine_load, from the metrics the engine reports about itself 
 
 from __future__ import annotations
 
-from .context import NightWeightedRow, ReportContext, figure, night_weighted_rows
-from .svg import Line, legend, line_chart
+from tcobench.tasks.report.assets.context import NightWeightedRow, ReportContext, figure, night_weighted_rows
+from tcobench.tasks.report.assets.svg import Line, legend, line_chart
 
 __all__ = ["engine_load_section"]
 

@@ -9,16 +9,14 @@ import numpy as np
 
 from tcobench.schemas import CostBasis
 from tcobench.schemas.units import tokens_per_kwh, usd_per_m
-
-from ...analysis.compare import (
+from tcobench.tasks.analysis.compare import (
     RunSample,
     bootstrap_bases,
     load_priced,
     percentile_interval,
     samples_of,
 )
-from ...store.rows import IDS, CostAtLatencyTargetRow
-from .context import (
+from tcobench.tasks.report.assets.context import (
     DASHES,
     NightWeightedRow,
     Platform,
@@ -34,7 +32,8 @@ from .context import (
     table,
     usd,
 )
-from .svg import Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
+from tcobench.tasks.report.assets.svg import Bar, Line, Mark, bar_chart, ecdf_chart, legend, line_chart, scatter_chart
+from tcobench.tasks.store.rows import IDS, CostAtLatencyTargetRow
 
 __all__ = [
     "cost_figure",
@@ -135,10 +134,24 @@ def _cost_bars(
         fewest, most = percentile_interval(replicates[i], 0.95)  # tokens per USD
         lo, hi = usd_per_m(most), usd_per_m(fewest)
         value, level, basis = usd_per_m(point["mean"]), point["concurrency"], point["basis"]
-        title = (f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
-                 f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)")  # fmt: skip
-        bars.append(Bar(f"{basis} (c={level})", value, p.color, lo, hi, title=title, hollow=basis != "owned",
-                        series=p.label, note=f"{usd(value)} ({usd(lo)}-{usd(hi)})", group=p.label))  # fmt: skip
+        title = (
+            f"{p.label}, {basis}, concurrency {level}: {usd(value)} per 1M output tokens, 95% CI {usd(lo)}-"
+            f"{usd(hi)} ({point['runs']} runs over {point['nights']} nights)"
+        )
+        bars.append(
+            Bar(
+                f"{basis} (c={level})",
+                value,
+                p.color,
+                lo,
+                hi,
+                title=title,
+                hollow=basis != "owned",
+                series=p.label,
+                note=f"{usd(value)} ({usd(lo)}-{usd(hi)})",
+                group=p.label,
+            )
+        )
     return bars
 
 
@@ -153,8 +166,7 @@ def cost_figure(ctx: ReportContext) -> str:
     points = _cost_points(ctx)
     cheapest = cheapest_levels([r for r in points if r["basis"] == "owned"])
     wanted = [r["run_id"] for r in ctx.runs if r["concurrency"] == cheapest.get(ctx.of_run[r["run_id"]].label)]
-    candidates = load_priced(ctx.con, [CostBasis.parse(b) for b in dict.fromkeys(r["basis"] for r in points)],
-                                 wanted)  # fmt: skip
+    candidates = load_priced(ctx.con, [CostBasis.parse(b) for b in dict.fromkeys(r["basis"] for r in points)], wanted)
     rng = np.random.default_rng(ctx.seed)
     bars: list[Bar] = []
     known: dict[str, RunSample] = {}
@@ -164,9 +176,19 @@ def cost_figure(ctx: ReportContext) -> str:
         ids = set(p.run_ids)
         level = cheapest.get(p.label)
         mine = [point for point in points if point["platform"] == p.label and point["concurrency"] == level]
-        runs = [samples_of(ctx.con, [r for r in candidates[point["basis"]] if r["run_id"] in ids
-                                     and r["concurrency"] == point["concurrency"]], "output", known)
-                for point in mine]  # fmt: skip
+        runs = [
+            samples_of(
+                ctx.con,
+                [
+                    r
+                    for r in candidates[point["basis"]]
+                    if r["run_id"] in ids and r["concurrency"] == point["concurrency"]
+                ],
+                "output",
+                known,
+            )
+            for point in mine
+        ]
         bars += _cost_bars(ctx, p, mine, runs, rng) if mine else []
     if not bars:
         return "<p>No priced run: cost per 1M tokens needs the run's hardware, site and ops price rows.</p>"
@@ -181,8 +203,11 @@ def pareto_figure(ctx: ReportContext) -> str:
     }
     owned = [r for r in _cost_points(ctx) if r["basis"] == "owned"]
     by_label = {p.label: p for p in ctx.platforms}
-    points = [(latency[key], usd_per_m(r["mean"]), by_label[r["platform"]], r["concurrency"])
-              for r in owned if (key := (r["platform"], r["concurrency"])) in latency]  # fmt: skip
+    points = [
+        (latency[key], usd_per_m(r["mean"]), by_label[r["platform"]], r["concurrency"])
+        for r in owned
+        if (key := (r["platform"], r["concurrency"])) in latency
+    ]
     if not points:
         return "<p>No priced run with latency figures: no cost vs latency chart.</p>"
     frontier, best = [], float("inf")
@@ -254,9 +279,17 @@ def energy_figure(ctx: ReportContext) -> str:
     )
 
 
-_TARGET_HEADERS = ["target", "TTFT p90 / TPOT p90 limit (ms)", "platform", "runs meeting / runs",
-                   "best concurrency", "output tok/s", "TTFT p90 (ms)", "TPOT p90 (ms)",
-                   "$ per 1M output tokens"]  # fmt: skip
+_TARGET_HEADERS = [
+    "target",
+    "TTFT p90 / TPOT p90 limit (ms)",
+    "platform",
+    "runs meeting / runs",
+    "best concurrency",
+    "output tok/s",
+    "TTFT p90 (ms)",
+    "TPOT p90 (ms)",
+    "$ per 1M output tokens",
+]
 _TARGET_NOTE = (
     "Best throughput among runs whose TTFT p90 and TPOT p90 meet the target (view cost_at_latency_target; "
     "targets from the price table's [latency_target] rows)."
@@ -282,12 +315,20 @@ def _target_rows(ctx: ReportContext) -> list[list[str]]:
     )
     labels = {p.key: p.label for p in ctx.platforms}
     return [
-        [escape(r["target"]), f"{r['target_ttft_p90_ms']:g} / {r['target_tpot_p90_ms']:g}",
-         escape(labels[_platform_key(r)]), f"{r['runs_meeting']} / {r['runs']}", fmt(r["concurrency"]),
-         fmt(r["output_tok_s"]), fmt(r["ttft_p90_ms"], 0), fmt(r["tpot_p90_ms"]), usd(r["usd_per_m_output_tokens"])]
+        [
+            escape(r["target"]),
+            f"{r['target_ttft_p90_ms']:g} / {r['target_tpot_p90_ms']:g}",
+            escape(labels[_platform_key(r)]),
+            f"{r['runs_meeting']} / {r['runs']}",
+            fmt(r["concurrency"]),
+            fmt(r["output_tok_s"]),
+            fmt(r["ttft_p90_ms"], 0),
+            fmt(r["tpot_p90_ms"]),
+            usd(r["usd_per_m_output_tokens"]),
+        ]
         for r in found
         if _platform_key(r) in labels
-    ]  # fmt: skip
+    ]
 
 
 def _sensitivity_lines(ctx: ReportContext) -> list[Line]:

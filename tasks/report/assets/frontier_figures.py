@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from html import escape
 
-from ...analysis.compare import Comparison, FrontierComparison, TargetRow
-from ...analysis.compare.document import target_sentence
-from .context import figure
-from .svg import PALETTE, Line, Mark, legend, line_chart
+from tcobench.tasks.analysis.compare import Comparison, FrontierComparison, TargetRow
+from tcobench.tasks.analysis.compare.document import target_sentence
+from tcobench.tasks.report.assets.context import figure
+from tcobench.tasks.report.assets.svg import PALETTE, Line, Mark, legend, line_chart
 
 __all__ = ["frontier_headline", "frontier_section"]
 
@@ -36,24 +36,50 @@ def frontier_headline(c: Comparison) -> str:
     claim = ""
     if target.verdict is not None and c.claim is not None:
         claim = f"; the claim {c.claim:g}x is {target.verdict} the interval"
-    return (f'<p class="headline" id="headline-interactivity">{escape(target_sentence(f, target))}{escape(claim)} '
-            f"({escape(where)}; {escape(str(c.basis))} basis, output tokens).</p>")  # fmt: skip
+    return (
+        f'<p class="headline" id="headline-interactivity">{escape(target_sentence(f, target))}{escape(claim)} '
+        f"({escape(where)}; {escape(str(c.basis))} basis, output tokens).</p>"
+    )
 
 
 def _side_lines(f: FrontierComparison) -> list[Line]:
     lines = []
     for (label, side), color in zip((("A", f.a), ("B", f.b)), PALETTE, strict=False):
         name = f"side {label}: {side.name}"
-        marks = [Mark(lv.interactivity, lv.tok_s_per_gpu, f"{name}, concurrency {lv.concurrency}: "
-                      f"{lv.interactivity:.1f} tok/s/user, {lv.tok_s_per_gpu:.1f} tok/s/GPU"
-                      + (" (Pareto)" if lv.pareto else ""), color, name, f"c={lv.concurrency}", ring=lv.pareto)
-                 for lv in side.levels]  # fmt: skip
+        marks = [
+            Mark(
+                lv.interactivity,
+                lv.tok_s_per_gpu,
+                f"{name}, concurrency {lv.concurrency}: "
+                f"{lv.interactivity:.1f} tok/s/user, {lv.tok_s_per_gpu:.1f} tok/s/GPU"
+                + (" (Pareto)" if lv.pareto else ""),
+                color,
+                name,
+                f"c={lv.concurrency}",
+                ring=lv.pareto,
+            )
+            for lv in side.levels
+        ]
         lines.append(Line(name, color, list(zip(side.curve_x, side.curve_y, strict=True)), marks=marks, dots=False))
         if side.band_low:
-            lines.append(Line(f"{name} band low", color, list(zip(side.curve_x, side.band_low, strict=True)),
-                              dash="3 3", dots=False))  # fmt: skip
-            lines.append(Line(f"{name} band high", color, list(zip(side.curve_x, side.band_high, strict=True)),
-                              dash="3 3", dots=False))  # fmt: skip
+            lines.append(
+                Line(
+                    f"{name} band low",
+                    color,
+                    list(zip(side.curve_x, side.band_low, strict=True)),
+                    dash="3 3",
+                    dots=False,
+                )
+            )
+            lines.append(
+                Line(
+                    f"{name} band high",
+                    color,
+                    list(zip(side.curve_x, side.band_high, strict=True)),
+                    dash="3 3",
+                    dots=False,
+                )
+            )
     return lines
 
 
@@ -66,8 +92,24 @@ def _cost_lines(f: FrontierComparison) -> list[Line]:
     if cross is not None and cross.at is not None and f.a.curve_x:
         cost = _cost_at(f.a.curve_x, f.a.curve_usd_per_m, cross.at)
         ci = f" (CI {cross.ci_low:.1f}-{cross.ci_high:.1f})" if cross.ci_low is not None else ""
-        lines.append(Line("side crossover", "#222", [], marks=[Mark(cross.at, cost, f"crossover at {cross.at:.1f} "
-                          f"tok/s/user{ci}", "#222", "side crossover", "crossover", ring=True)]))  # fmt: skip
+        lines.append(
+            Line(
+                "side crossover",
+                "#222",
+                [],
+                marks=[
+                    Mark(
+                        cross.at,
+                        cost,
+                        f"crossover at {cross.at:.1f} tok/s/user{ci}",
+                        "#222",
+                        "side crossover",
+                        "crossover",
+                        ring=True,
+                    )
+                ],
+            )
+        )
     return lines
 
 

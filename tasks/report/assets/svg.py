@@ -116,8 +116,9 @@ def _log_ticks(lo: float, hi: float) -> tuple[float, ...]:
     low, high = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     ticks: tuple[float, ...] = ()
     for mantissas in _LOG_MANTISSAS:
-        found = tuple(float(f"{m * 10.0**e:.6g}") for e in range(low, high + 1) for m in mantissas
-                      if lo <= m * 10.0**e <= hi)  # fmt: skip
+        found = tuple(
+            float(f"{m * 10.0**e:.6g}") for e in range(low, high + 1) for m in mantissas if lo <= m * 10.0**e <= hi
+        )
         if len(found) > _MAX_LOG_TICKS and ticks:
             break
         ticks = found

@@ -10,11 +10,9 @@ from html import escape
 from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
-
-from ...analysis.compare import CompareOptions, Comparison, Stratum, Verdict, compare_on, parse_selection
-from ...analysis.history import Point, Series
-from ...store.rows import IDS, RecordCardRow, id_list
-from .context import (
+from tcobench.tasks.analysis.compare import CompareOptions, Comparison, Stratum, Verdict, compare_on, parse_selection
+from tcobench.tasks.analysis.history import Point, Series
+from tcobench.tasks.report.assets.context import (
     DASHES,
     Platform,
     ReportContext,
@@ -26,8 +24,9 @@ from .context import (
     table,
     usd,
 )
-from .frontier_figures import frontier_headline, frontier_section
-from .svg import Line, Mark, legend, line_chart
+from tcobench.tasks.report.assets.frontier_figures import frontier_headline, frontier_section
+from tcobench.tasks.report.assets.svg import Line, Mark, legend, line_chart
+from tcobench.tasks.store.rows import IDS, RecordCardRow, id_list
 
 __all__ = [
     "trend_label",
@@ -51,8 +50,9 @@ def cheapest_pair(ctx: ReportContext) -> tuple[Platform, Platform] | None:
     None when the report's runs have fewer than two vendors with a cost."""
     best = cheapest_tokens_per_usd(ctx)
     vendor = {ctx.of_run[r["run_id"]].label: r["gpu_vendor"] for r in ctx.runs}
-    ranked = sorted((p for p in ctx.platforms if p.label in best and vendor.get(p.label)),
-                    key=lambda p: (-best[p.label], p.label))  # fmt: skip
+    ranked = sorted(
+        (p for p in ctx.platforms if p.label in best and vendor.get(p.label)), key=lambda p: (-best[p.label], p.label)
+    )
     if not ranked:
         return None
     first = ranked[0]
@@ -64,8 +64,9 @@ def cheapest_pair(ctx: ReportContext) -> tuple[Platform, Platform] | None:
 def _vendors(ctx: ReportContext, selection: str) -> str:
     """The GPU vendors of a side's runs, each marked when only declared (the inventory's, not detected)."""
     chosen = parse_selection(selection, "headline side")
-    found = sorted({(str(r["gpu_vendor"] or "cpu"), r["gpu_source"] == "declared") for r in ctx.runs
-                    if chosen.matches(r)})  # fmt: skip
+    found = sorted(
+        {(str(r["gpu_vendor"] or "cpu"), r["gpu_source"] == "declared") for r in ctx.runs if chosen.matches(r)}
+    )
     return ", ".join(f"{vendor}{' declared' if declared else ''}" for vendor, declared in found) or "no runs"
 
 
@@ -84,19 +85,28 @@ def headline_section(ctx: ReportContext) -> str:
             )
         a, b = _platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra
         names = (pair[0].label, pair[1].label)
-        chosen = (f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
-                  "choose another with report --a/--b")  # fmt: skip
+        chosen = (
+            f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
+            "choose another with report --a/--b"
+        )
     names = (f"{names[0]} ({_vendors(ctx, a)})", f"{names[1]} ({_vendors(ctx, b)})")
     pair_html = f"<code>{escape(a)}</code> vs <code>{escape(b)}</code>"
     try:
-        options = CompareOptions(claim=ctx.claim, resamples=ctx.resamples, seed=ctx.seed,
-                                 interactivity=None if ctx.interactivity is None else (ctx.interactivity,))  # fmt: skip
+        options = CompareOptions(
+            claim=ctx.claim,
+            resamples=ctx.resamples,
+            seed=ctx.seed,
+            interactivity=None if ctx.interactivity is None else (ctx.interactivity,),
+        )
         result = compare_on(ctx.con, a, b, options)
     except TcobenchError as exc:
         return f'<p class="headline">Comparison {pair_html} ({chosen}): {escape(str(exc))}</p>'
-    return (f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>'
-            + frontier_headline(result) + (_comparison_html(result, names) if result.strata else "")
-            + frontier_section(result))  # fmt: skip
+    return (
+        f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>'
+        + frontier_headline(result)
+        + (_comparison_html(result, names) if result.strata else "")
+        + frontier_section(result)
+    )
 
 
 def _verdict_text(verdict: Verdict | None, claim: float) -> str:
@@ -112,9 +122,18 @@ def _verdict_text(verdict: Verdict | None, claim: float) -> str:
 
 
 def _stratum_row(s: Stratum, claim: float) -> list[str]:
-    return [str(s.concurrency), f"{s.a_runs} / {s.a_nights}", f"{s.b_runs} / {s.b_nights}", fmt(s.a_tok_s),
-            fmt(s.b_tok_s), usd(s.a_usd_per_m), usd(s.b_usd_per_m), f"{s.ratio:.2f}", f"{s.lo:.2f}-{s.hi:.2f}",
-            _verdict_text(s.verdict, claim)]  # fmt: skip
+    return [
+        str(s.concurrency),
+        f"{s.a_runs} / {s.a_nights}",
+        f"{s.b_runs} / {s.b_nights}",
+        fmt(s.a_tok_s),
+        fmt(s.b_tok_s),
+        usd(s.a_usd_per_m),
+        usd(s.b_usd_per_m),
+        f"{s.ratio:.2f}",
+        f"{s.lo:.2f}-{s.hi:.2f}",
+        _verdict_text(s.verdict, claim),
+    ]
 
 
 def _goodput_html(c: Comparison) -> str:
@@ -124,9 +143,12 @@ def _goodput_html(c: Comparison) -> str:
         share = "-" if math.isnan(fraction) else f"{fraction:.1%}"
         return f"{share} of requests within the SLO, {'-' if math.isnan(cost) else usd(cost)} per 1M good tokens"
 
-    lines = [f"Goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
-             f"B {side(s.b_good_fraction, s.b_good_usd_per_m)} (view goodput)."
-             for s in c.strata if not (math.isnan(s.a_good_fraction) and math.isnan(s.b_good_fraction))]  # fmt: skip
+    lines = [
+        f"Goodput at concurrency {s.concurrency}: A {side(s.a_good_fraction, s.a_good_usd_per_m)}; "
+        f"B {side(s.b_good_fraction, s.b_good_usd_per_m)} (view goodput)."
+        for s in c.strata
+        if not (math.isnan(s.a_good_fraction) and math.isnan(s.b_good_fraction))
+    ]
     return "".join(f'<p class="goodput">{escape(line)}</p>' for line in lines)
 
 
@@ -143,11 +165,27 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
     rows = [_stratum_row(s, claim) for s in c.strata]
     if c.pooled:
         ratio, lo, hi = c.pooled
-        rows.append(["all (geometric mean)", *[""] * 6, f"{ratio:.2f}", f"{lo:.2f}-{hi:.2f}",
-                     _verdict_text(c.pooled_verdict, claim)])  # fmt: skip
-    headers = ["concurrency", "A runs / nights", "B runs / nights", "A tok/s", "B tok/s", "A $/1M", "B $/1M",
-               "ratio A/B", f"{pct} CI",
-               f"claim {claim:g}x" if c.claim is not None else "claim (none stated)"]  # fmt: skip
+        rows.append(
+            [
+                "all (geometric mean)",
+                *[""] * 6,
+                f"{ratio:.2f}",
+                f"{lo:.2f}-{hi:.2f}",
+                _verdict_text(c.pooled_verdict, claim),
+            ]
+        )
+    headers = [
+        "concurrency",
+        "A runs / nights",
+        "B runs / nights",
+        "A tok/s",
+        "B tok/s",
+        "A $/1M",
+        "B $/1M",
+        "ratio A/B",
+        f"{pct} CI",
+        f"claim {claim:g}x" if c.claim is not None else "claim (none stated)",
+    ]
     terms = [[escape(t.term), usd(t.a_usd_per_m), usd(t.b_usd_per_m), usd(t.b_minus_a)] for t in level.terms]
     note = (
         f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "
@@ -157,13 +195,14 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
         f"(seed {c.seed}). {' '.join(c.notes)}{_flagged_note(c)}"
     )
     return (
-        f'<p class="headline">{sentence}</p>' + table(headers, rows, numeric=range(1, 9))
+        f'<p class="headline">{sentence}</p>'
+        + table(headers, rows, numeric=range(1, 9))
         + _goodput_html(c)
         + f'<p class="note">{escape(note)}</p>'
         + f"<p>Cost terms per 1M output tokens at concurrency {level.concurrency}:</p>"
         + table(["term", "A", "B", "B - A"], terms, numeric=(1, 2, 3))
         + _claim_html(c)
-    )  # fmt: skip
+    )
 
 
 def _claim_html(c: Comparison) -> str:
@@ -219,8 +258,9 @@ def _engine(card: RecordCardRow) -> str:
 
 def _host_fact(text: str, card: RecordCardRow) -> str:
     """A host fact, marked when it was read on the load generator's machine rather than the engine's host."""
-    return escape(text + (" (load generator; engine host not detected)" if card["host_facts_source"] == "client"
-                          else ""))  # fmt: skip
+    return escape(
+        text + (" (load generator; engine host not detected)" if card["host_facts_source"] == "client" else "")
+    )
 
 
 _CARD: list[CardColumn] = [
@@ -266,17 +306,36 @@ _SHARED: list[RunColumn] = [
     ("context", lambda r: str(r["num_ctx"])),
     ("max tokens", lambda r: str(r["max_tokens"])),
     ("tcobench", lambda r: escape(f"{r['tool_version']} {(r['git_revision'] or '')[:10]}")),
-    ("prices: hardware / site / ops / utilisation",
-     lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}")),
-]  # fmt: skip
+    (
+        "prices: hardware / site / ops / utilisation",
+        lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}"),
+    ),
+]
 # the run fields _SHARED's cells read: runs equal in these share every cell, so a group's cells are made once (escaping
 # one run at a time is slow: docs/performance.md#report-shared-cells; tests/unit/tasks/report/test_report.py checks
 # the list)
 _SHARED_FIELDS = (
-    "host", "gpu_name", "gpu_count", "driver_version", "cuda_version", "rocm_version", "engine_name", "engine_version",
-    "image_digest", "model_name", "model_digest", "prompt_set_hash", "num_ctx", "max_tokens", "tool_version",
-    "git_revision", "hardware_key", "site_key", "ops_key", "utilisation",
-)  # fmt: skip
+    "host",
+    "gpu_name",
+    "gpu_count",
+    "driver_version",
+    "cuda_version",
+    "rocm_version",
+    "engine_name",
+    "engine_version",
+    "image_digest",
+    "model_name",
+    "model_digest",
+    "prompt_set_hash",
+    "num_ctx",
+    "max_tokens",
+    "tool_version",
+    "git_revision",
+    "hardware_key",
+    "site_key",
+    "ops_key",
+    "utilisation",
+)
 
 
 # ... and what is summed up over the group's runs
@@ -342,23 +401,33 @@ def record_card_section(ctx: ReportContext) -> str:
 
 def _identity_warnings(ctx: ReportContext) -> str:
     """One line per host whose declared and detected hardware disagree (any of the report's runs: view runs)."""
-    sql = (f"SELECT DISTINCT host, identity_warning FROM runs WHERE identity_warning IS NOT NULL "
-           f"AND run_id IN (SELECT unnest({IDS})) ORDER BY ALL")  # fmt: skip
+    sql = (
+        f"SELECT DISTINCT host, identity_warning FROM runs WHERE identity_warning IS NOT NULL "
+        f"AND run_id IN (SELECT unnest({IDS})) ORDER BY ALL"
+    )
     seen = ctx.con.execute(sql, {"ids": id_list(ctx.ids)}).fetchall()
     return "".join(f'<p class="warning">Host {escape(host)}: {escape(str(warning))}</p>' for host, warning in seen)
 
 
 def _trend_line(s: Series, index: dict[tuple[str, str], int], color: str, dash: str | None) -> Line:
     """One series' medians per night (a nightly batch), the flagged decode-rate changes ringed."""
-    pts = [(float(index[pt.date, pt.batch_id]), pt.decode_tok_s_p50) for pt in s.points
-           if pt.decode_tok_s_p50 is not None]  # fmt: skip
+    pts = [
+        (float(index[pt.date, pt.batch_id]), pt.decode_tok_s_p50) for pt in s.points if pt.decode_tok_s_p50 is not None
+    ]
     marks = [
-        Mark(float(index[pt.date, pt.batch_id]), pt.decode_tok_s_p50,
-             f"flagged: {ch.metric} {ch.change_pct:+.1f}% (p={ch.p_value:.2g}, effect {ch.effect:+.2f}) "
-             f"{'; '.join(pt.provenance_changes)}", "#d00", s.key, "changed", ring=True)
+        Mark(
+            float(index[pt.date, pt.batch_id]),
+            pt.decode_tok_s_p50,
+            f"flagged: {ch.metric} {ch.change_pct:+.1f}% (p={ch.p_value:.2g}, effect {ch.effect:+.2f}) "
+            f"{'; '.join(pt.provenance_changes)}",
+            "#d00",
+            s.key,
+            "changed",
+            ring=True,
+        )
         for pt, ch in s.flags
         if ch.metric == "decode_tok_s" and pt.decode_tok_s_p50 is not None
-    ]  # fmt: skip
+    ]
     return Line(trend_label(s), color, pts, dash, marks=marks)
 
 
@@ -367,8 +436,18 @@ def trend_label(s: Series) -> str:
     return f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"
 
 
-_FLAG_HEADERS = ["series", "night", "run", "metric", "prior median -> median", "change", "p (Mann-Whitney)",
-                 "effect (rank-biserial)", "$/1M output tokens: prior median -> run", "what changed"]  # fmt: skip
+_FLAG_HEADERS = [
+    "series",
+    "night",
+    "run",
+    "metric",
+    "prior median -> median",
+    "change",
+    "p (Mann-Whitney)",
+    "effect (rank-biserial)",
+    "$/1M output tokens: prior median -> run",
+    "what changed",
+]
 _TREND_NOTE = (
     "Each point: one run of a series (host, model, workload, concurrency) at its night (UTC date): the median over "
     "the run's ok measured requests of each request's decode rate, client clock (view run_summary's "
@@ -383,18 +462,28 @@ def _cost_change(pt: Point) -> str:
     if pt.prior_usd_per_m_output_tokens is None or pt.usd_per_m_output_tokens is None:
         return "not priced"
     change = pt.cost_change_pct
-    return (f"{usd(pt.prior_usd_per_m_output_tokens)} -> {usd(pt.usd_per_m_output_tokens)}"
-            + (f" ({change:+.1f}%)" if change is not None else ""))  # fmt: skip
+    return f"{usd(pt.prior_usd_per_m_output_tokens)} -> {usd(pt.usd_per_m_output_tokens)}" + (
+        f" ({change:+.1f}%)" if change is not None else ""
+    )
 
 
 def _flag_table(series: list[Series]) -> str:
     rows = [
-        [escape(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"), escape(pt.date), _code(pt.run_id),
-         escape(ch.metric), f"{ch.prior_median:.4g} -> {ch.median:.4g}", f"{ch.change_pct:+.1f}%",
-         f"{ch.p_value:.2g}", f"{ch.effect:+.2f}", _cost_change(pt), escape("; ".join(pt.provenance_changes) or "-")]
+        [
+            escape(f"{s.gpu_name or 'CPU'} @ {s.host}, c={s.concurrency}"),
+            escape(pt.date),
+            _code(pt.run_id),
+            escape(ch.metric),
+            f"{ch.prior_median:.4g} -> {ch.median:.4g}",
+            f"{ch.change_pct:+.1f}%",
+            f"{ch.p_value:.2g}",
+            f"{ch.effect:+.2f}",
+            _cost_change(pt),
+            escape("; ".join(pt.provenance_changes) or "-"),
+        ]
         for s in series
         for pt, ch in s.flags
-    ]  # fmt: skip
+    ]
     attrs = [_filter_attrs(s.host, s.model_name, s.workload) for s in series for _ in s.flags]
     if not rows:
         return "<p>No change beyond run-to-run noise.</p>"
@@ -414,14 +503,21 @@ def trend_section(ctx: ReportContext, series: list[Series]) -> str:
     index = {night: i for i, night in enumerate(sorted(first, key=lambda n: (first[n], n)))}
     colors = {p.key[0]: p.color for p in ctx.platforms}
     levels = sorted({s.concurrency for s in series})
-    lines = [_trend_line(s, index, colors.get(s.host, "#555"), DASHES[levels.index(s.concurrency) % len(DASHES)])
-             for s in series]  # fmt: skip
+    lines = [
+        _trend_line(s, index, colors.get(s.host, "#555"), DASHES[levels.index(s.concurrency) % len(DASHES)])
+        for s in series
+    ]
     x_ticks, seen = [], Counter[str]()
     for (date, _), i in index.items():
         seen[date] += 1
         x_ticks.append((float(i), date[5:] + (f" #{seen[date]}" if seen[date] > 1 else "")))
-    chart = line_chart(lines, "night (nightly batch; UTC date, #n: the n-th that date)",
-                       "median decode tokens/s per request", x_ticks=x_ticks, zero_y=False)  # fmt: skip
+    chart = line_chart(
+        lines,
+        "night (nightly batch; UTC date, #n: the n-th that date)",
+        "median decode tokens/s per request",
+        x_ticks=x_ticks,
+        zero_y=False,
+    )
     caption = "Median per-request decode rate of each run, by night"
     items = [(ln.label, ln.color, ln.dash) for ln in lines]
     return (
@@ -449,8 +545,9 @@ def provenance_section(ctx: ReportContext) -> str:
         ctx.ids,
         hw=sorted({r["hardware_key"] for r in ctx.runs}),
     )
-    src_rows = [[escape(s["term"]), escape(s["key"]), escape(str(s["source"])), escape(str(s["as_of"]))]
-                for s in sources]  # fmt: skip
+    src_rows = [
+        [escape(s["term"]), escape(s["key"]), escape(str(s["source"])), escape(str(s["as_of"]))] for s in sources
+    ]
     same: dict[tuple[object, ...], list[ReportRun]] = {}
     for run in ctx.runs:
         same.setdefault(tuple(run[f] for f in _SHARED_FIELDS), []).append(run)  # type: ignore[literal-required]

@@ -22,8 +22,9 @@ LEVELS = (1, 4, 16, 64)  # the calibration's sweep: fewer levels, a cheaper test
 
 def test_noise_free_ratio_and_throughput_are_the_closed_form() -> None:
     rng = np.random.default_rng(0)
-    found = compare_frontiers(sweep(A, rng, name="a"), sweep(B, rng, name="b"), "A", "B", [30.0, 50.0, 100.0],
-                              resamples=100)  # fmt: skip
+    found = compare_frontiers(
+        sweep(A, rng, name="a"), sweep(B, rng, name="b"), "A", "B", [30.0, 50.0, 100.0], resamples=100
+    )
     for row in found.targets:
         assert row.ratio is not None and row.a_tok_s_per_gpu is not None and row.b_usd_per_m is not None
         assert row.a_tok_s_per_gpu == pytest.approx(A.tok_s_per_gpu_at(row.target), rel=1e-9)
@@ -39,8 +40,9 @@ def test_noise_free_ratio_and_throughput_are_the_closed_form() -> None:
 def test_targets_outside_the_simulated_range_are_refused() -> None:
     rng = np.random.default_rng(0)
     top = A.interactivity(1)
-    found = compare_frontiers(sweep(A, rng, name="a"), sweep(B, rng, name="b"), "A", "B", [top + 1.0, 10.0],
-                              resamples=100)  # fmt: skip
+    found = compare_frontiers(
+        sweep(A, rng, name="a"), sweep(B, rng, name="b"), "A", "B", [top + 1.0, 10.0], resamples=100
+    )
     assert all(row.ratio is None and "tcobench does not extrapolate" in str(row.reason) for row in found.targets)
     assert f"outside A's measured range {A.interactivity(64):.1f}-{top:.1f} tok/s/user" in str(found.targets[0].reason)
 

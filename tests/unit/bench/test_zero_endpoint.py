@@ -37,7 +37,7 @@ def _workload(max_tokens: int = 7) -> WorkloadConfig:
         (Protocol.openai, True, "usage"),
         (Protocol.ollama, False, "server_counters"),
         (Protocol.ollama, True, "server_counters"),
-    ],  # fmt: skip
+    ],
 )
 def test_measure_reads_every_route(url: str, protocol: Protocol, chat: bool, source: str) -> None:
     target = Target(url, protocol, "zero", chat=chat)

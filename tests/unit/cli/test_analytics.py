@@ -15,8 +15,23 @@ WIDE = {"COLUMNS": "220"}
 
 
 def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
-    done = runner.invoke(app, ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--claim", "5",
-                               "--resamples", "300", "--store", str(fleet)], env=WIDE)  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "compare",
+            "--a",
+            "vendor=nvidia",
+            "--b",
+            "vendor=amd",
+            "--claim",
+            "5",
+            "--resamples",
+            "300",
+            "--store",
+            str(fleet),
+        ],
+        env=WIDE,
+    )
     assert done.exit_code == 0, done.stderr
     text = done.stdout
     assert (

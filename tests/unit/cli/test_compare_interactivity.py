@@ -87,8 +87,17 @@ def test_json_document_and_csv_rows(sweep: Path) -> None:
     code, out, err = _compare(sweep, "--interactivity", "60,30", "--format", "json")
     assert code == 0, err
     doc = json.loads(out)
-    fields = {"target", "a_tok_s_per_gpu", "b_tok_s_per_gpu", "a_usd_per_m", "b_usd_per_m", "ratio", "ci_low",
-              "ci_high", "reason"}  # fmt: skip
+    fields = {
+        "target",
+        "a_tok_s_per_gpu",
+        "b_tok_s_per_gpu",
+        "a_usd_per_m",
+        "b_usd_per_m",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "reason",
+    }
     inside, outside = doc["interactivity"]
     assert fields <= set(inside) and inside["target"] == 60.0
     assert inside["ci_low"] <= inside["ratio"] <= inside["ci_high"] and inside["reason"] is None
@@ -97,8 +106,16 @@ def test_json_document_and_csv_rows(sweep: Path) -> None:
     assert doc["a"]["name"] == "NVIDIA H200 (gpu-nv-1)" and doc["concurrency"]
     stamp = doc["claim_grade"]  # issue 31's stamp: the simulated sweep is far too short to be claim-grade
     assert stamp["passed"] is False
-    assert [r["name"] for r in stamp["rules"]] == ["duration", "samples", "steady_share", "power", "setup", "shape",
-                                                   "parity", "accuracy"]  # fmt: skip
+    assert [r["name"] for r in stamp["rules"]] == [
+        "duration",
+        "samples",
+        "steady_share",
+        "power",
+        "setup",
+        "shape",
+        "parity",
+        "accuracy",
+    ]
     assert all(set(r) == {"name", "passed", "value", "required", "where"} for r in stamp["rules"])
     assert not next(r for r in stamp["rules"] if r["name"] == "duration")["passed"]
     code, out, err = _compare(sweep, "--interactivity", "60,30", "--format", "csv")
@@ -117,12 +134,17 @@ def test_an_unsupported_claim_exits_with_its_own_code(sweep: Path) -> None:
     assert code == 0, err
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--interactivity", "fast"], "ConfigError: --interactivity 'fast': 'fast' is not a target (valid: positive"),
-    (["--interactivity", "-5"], "ConfigError: --interactivity '-5': '-5' is not a target"),
-    (["--interactivity", "50", "--interactivity-quantile", "1.5"],
-     "ConfigError: --interactivity-quantile 1.5: must lie in (0, 1)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--interactivity", "fast"], "ConfigError: --interactivity 'fast': 'fast' is not a target (valid: positive"),
+        (["--interactivity", "-5"], "ConfigError: --interactivity '-5': '-5' is not a target"),
+        (
+            ["--interactivity", "50", "--interactivity-quantile", "1.5"],
+            "ConfigError: --interactivity-quantile 1.5: must lie in (0, 1)",
+        ),
+    ],
+)
 def test_bad_input_is_one_line(sweep: Path, args: list[str], message: str) -> None:
     code, _, err = _compare(sweep, *args)
     assert code == 1 and err.startswith(message) and len(err.strip().splitlines()) == 1, err
@@ -130,20 +152,46 @@ def test_bad_input_is_one_line(sweep: Path, args: list[str], message: str) -> No
 
 def test_a_side_without_tpot_is_refused(tmp_path: Path) -> None:
     write_fleet(tmp_path, nights=1, concurrency=(1, 4), regression=None)
-    run = make_run(run_id="one-token", host="gpu-x", gpu_vendor="amd", gpu_name="X", max_tokens=1,
-                   hardware_key="nvidia-h200-sxm", site_key="datacenter", ops_key="default")  # fmt: skip
+    run = make_run(
+        run_id="one-token",
+        host="gpu-x",
+        gpu_vendor="amd",
+        gpu_name="X",
+        max_tokens=1,
+        hardware_key="nvidia-h200-sxm",
+        site_key="datacenter",
+        ops_key="default",
+    )
     request = make_request(run_id="one-token", host="gpu-x", output_tokens=1, itl_ns=[], chunks=1, decode_ns=0)
     write_runs(tmp_path, [RunRows(run, [request])])
-    done = runner.invoke(app, ["compare", "--a", "vendor=nvidia", "--b", "host=gpu-x", "--interactivity", "50",
-                               "--allow-different", "--resamples", "100", "--store", str(tmp_path)])  # fmt: skip
+    done = runner.invoke(
+        app,
+        [
+            "compare",
+            "--a",
+            "vendor=nvidia",
+            "--b",
+            "host=gpu-x",
+            "--interactivity",
+            "50",
+            "--allow-different",
+            "--resamples",
+            "100",
+            "--store",
+            str(tmp_path),
+        ],
+    )
     assert done.exit_code == 1 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.stderr.startswith("QueryError: selection B 'host=gpu-x': no request has a TPOT"), done.stderr
 
 
 def test_report_headline_states_the_ratio_at_the_interactivity_asked_for(sweep: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    done = runner.invoke(app, ["report", "--out", str(out), "--store", str(sweep), "--resamples", "200",
-                               "--interactivity", "60"], env=WIDE)  # fmt: skip
+    done = runner.invoke(
+        app,
+        ["report", "--out", str(out), "--store", str(sweep), "--resamples", "200", "--interactivity", "60"],
+        env=WIDE,
+    )
     assert done.exit_code == 0, done.stderr
     html = out.read_text("utf-8")
     assert 'id="headline-interactivity">NVIDIA H200 (gpu-nv-1) is ' in html

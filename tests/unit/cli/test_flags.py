@@ -16,14 +16,31 @@ from tcobench.tasks.config import load_config_sourced
 
 # The spellings `tcobench run` named its workload fields by before the flags were declared on the fields.
 _FLAG_NAMES = {
-    "preset": "--preset", "requests": "--requests", "warmup_requests": "--warmup", "concurrency": "--concurrency",
-    "max_tokens": "--max-tokens", "input_tokens": "--input-tokens", "output_tokens": "--output-tokens",
-    "mode": "--rate", "rate": "--rate", "client_procs": "--client-procs", "ignore_eos": "--ignore-eos",
-    "request_timeout_s": "--request-timeout", "run_deadline_s": "--deadline", "extra_body": "--extra-body",
-    "dataset": "--dataset", "shared_prefix_tokens": "--shared-prefix", "turns": "--turns", "duration_s": "--duration",
-    "min_requests": "--min-requests", "tokenizer": "--tokenizer", "slo": "--slo-*", "sweep": "--sweep-margin",
-    "profile": "--profile", "accuracy": "--accuracy",
-}  # fmt: skip
+    "preset": "--preset",
+    "requests": "--requests",
+    "warmup_requests": "--warmup",
+    "concurrency": "--concurrency",
+    "max_tokens": "--max-tokens",
+    "input_tokens": "--input-tokens",
+    "output_tokens": "--output-tokens",
+    "mode": "--rate",
+    "rate": "--rate",
+    "client_procs": "--client-procs",
+    "ignore_eos": "--ignore-eos",
+    "request_timeout_s": "--request-timeout",
+    "run_deadline_s": "--deadline",
+    "extra_body": "--extra-body",
+    "dataset": "--dataset",
+    "shared_prefix_tokens": "--shared-prefix",
+    "turns": "--turns",
+    "duration_s": "--duration",
+    "min_requests": "--min-requests",
+    "tokenizer": "--tokenizer",
+    "slo": "--slo-*",
+    "sweep": "--sweep-margin",
+    "profile": "--profile",
+    "accuracy": "--accuracy",
+}
 
 
 def _values(**given: Any) -> dict[str, Any]:
@@ -41,8 +58,12 @@ def test_every_declared_flag_is_an_option_of_run_and_sets_a_field() -> None:
         assert (flag.name or path[-1]) in params, path
         model: Any = BenchmarkConfig
         for key in path[:-1]:
-            model = next(a for a in getattr(model.model_fields[key].annotation, "__args__", ()) or
-                         (model.model_fields[key].annotation,) if isinstance(a, type))  # fmt: skip
+            model = next(
+                a
+                for a in getattr(model.model_fields[key].annotation, "__args__", ())
+                or (model.model_fields[key].annotation,)
+                if isinstance(a, type)
+            )
         assert path[-1] in model.model_fields, path
 
 

@@ -14,8 +14,14 @@ from tcobench.cli._common import store_parameter
 
 runner = CliRunner()
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-FLEET = ["-i", str(EXAMPLES / "inventory-fleet.toml"), "-m", str(EXAMPLES / "matrix-nvidia.toml"), "-m",
-         str(EXAMPLES / "matrix-amd.toml")]  # fmt: skip
+FLEET = [
+    "-i",
+    str(EXAMPLES / "inventory-fleet.toml"),
+    "-m",
+    str(EXAMPLES / "matrix-nvidia.toml"),
+    "-m",
+    str(EXAMPLES / "matrix-amd.toml"),
+]
 NO_SERVER = {k: "" for k in os.environ if k.startswith("PREFECT_API_")} | {"PREFECT_API_URL": ""}
 
 
@@ -39,8 +45,9 @@ def test_worker_needs_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
     assert done.exit_code == 1 and done.stderr.startswith("ConfigError: tcobench worker needs the fleet's Prefect")
 
 
-def test_fleet_nightly_needs_prefect_a_server_and_a_shared_store(monkeypatch: pytest.MonkeyPatch,
-                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_fleet_nightly_needs_prefect_a_server_and_a_shared_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
     monkeypatch.delenv("TCOBENCH_STORE", raising=False)
     no_store = runner.invoke(app, ["nightly", *FLEET])

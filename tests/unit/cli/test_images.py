@@ -16,7 +16,10 @@ runner = CliRunner()
 def test_container_overrides() -> None:
     assert container_overrides(None, None, None, None) is None
     assert container_overrides("llama-cpp-cpu", "unix:///x.sock", None, None) == {
-        "image": "llama-cpp-cpu", "docker_host": "unix:///x.sock", "gpu": {"vendor": None}}  # fmt: skip
+        "image": "llama-cpp-cpu",
+        "docker_host": "unix:///x.sock",
+        "gpu": {"vendor": None},
+    }
     nvidia = container_overrides("img", None, GpuVendor.nvidia, "all")
     assert nvidia is not None and nvidia["gpu"] == {"vendor": "nvidia", "count": -1}
     assert container_overrides("img", None, GpuVendor.nvidia, "2")["gpu"]["count"] == 2  # type: ignore[index]
@@ -46,8 +49,18 @@ def test_unreachable_docker_host_is_one_line() -> None:
 
 
 def test_unknown_image_name_and_bad_build_arg() -> None:
-    unknown = runner.invoke(app, ["images", "push", "vllm", "--registry", "127.0.0.1:5000",
-                                  "--docker-host", "unix:///nonexistent/tcobench.sock"])  # fmt: skip
+    unknown = runner.invoke(
+        app,
+        [
+            "images",
+            "push",
+            "vllm",
+            "--registry",
+            "127.0.0.1:5000",
+            "--docker-host",
+            "unix:///nonexistent/tcobench.sock",
+        ],
+    )
     assert unknown.exit_code == 1 and unknown.stderr.startswith("ImageError: unknown image 'vllm'")
     bad = runner.invoke(app, ["images", "build", "--build-arg", "NOEQUALS", "--no-prefect"])
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output

@@ -52,8 +52,9 @@ def test_a_timed_run_counts_seconds() -> None:
 
 
 def test_a_run_estimated_over_30_minutes_stops_unless_yes() -> None:
-    slow = make_request(phase=Phase.warmup, prompt_tokens=1000, output_tokens=1000, ttft_ns=10**11,
-                        decode_ns=10**12, e2e_ns=11 * 10**11)  # fmt: skip
+    slow = make_request(
+        phase=Phase.warmup, prompt_tokens=1000, output_tokens=1000, ttft_ns=10**11, decode_ns=10**12, e2e_ns=11 * 10**11
+    )
     shutdown.reset()
     try:
         display, text = _display(requests=20, warmup_requests=1, concurrency=[1, 2])

@@ -103,8 +103,16 @@ def test_a_table_too_wide_for_its_columns_turns_into_records(capsys: pytest.Capt
 
 def test_numbers_have_a_sensible_precision() -> None:
     assert [number(v) for v in (1234567.891, 123.456, 12.3456, 1.0, 0.98765, 0.000012345, 0.0, None, 3)] == [
-        "1,234,568", "123.5", "12.35", "1", "0.9877", "1.234e-05", "0", "-", "3",
-    ]  # fmt: skip
+        "1,234,568",
+        "123.5",
+        "12.35",
+        "1",
+        "0.9877",
+        "1.234e-05",
+        "0",
+        "-",
+        "3",
+    ]
 
 
 def test_csv_lines_end_with_lf(fleet: Path) -> None:

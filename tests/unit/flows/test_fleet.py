@@ -19,8 +19,7 @@ from tcobench.tasks.fleet.nightly import run_cells as nightly_run_cells
 from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
-
-from ..factories import fleet_plan
+from tests.unit.factories import fleet_plan
 
 PRICES = load_prices(None)
 
@@ -45,7 +44,9 @@ def test_the_nights_partial_threshold_reaches_every_hosts_run_and_settle(
     monkeypatch.setattr(fleet_flows, "settle", settle)
     fleet_flows.run_fleet(plan, PRICES, "/srv/store", "night", 2, 5.0, partial_threshold=0.2)
     assert {h: json.loads(json.dumps(sent[h]))["partial_threshold"] for h in ("host-a", "host-b")} == {
-        "host-a": 0.2, "host-b": 0.2}  # fmt: skip
+        "host-a": 0.2,
+        "host-b": 0.2,
+    }
     assert sent["settle threshold"] == 0.2
 
 

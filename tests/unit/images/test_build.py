@@ -30,9 +30,18 @@ def test_unknown_build_arg_lists_the_real_ones() -> None:
 
 def test_a_pin_without_default_must_be_given(tmp_path: Path) -> None:
     (tmp_path / "x.Dockerfile").write_text("ARG BASE_IMAGE=debian:12\nARG V=1\nARG X_SHA256\nFROM ${BASE_IMAGE}\n")
-    spec = ImageSpec.model_validate_json(json.dumps({
-        "name": "x", "dockerfile": "x.Dockerfile", "repository": "t/x", "version_arg": "V", "engine": "ollama",
-        "vendor": "cpu"}))  # fmt: skip
+    spec = ImageSpec.model_validate_json(
+        json.dumps(
+            {
+                "name": "x",
+                "dockerfile": "x.Dockerfile",
+                "repository": "t/x",
+                "version_arg": "V",
+                "engine": "ollama",
+                "vendor": "cpu",
+            }
+        )
+    )
     with pytest.raises(ImageError, match="pins no default for X_SHA256: pass --build-arg X_SHA256="):
         _resolve_args(spec, tmp_path, {})
     assert _resolve_args(spec, tmp_path, {"X_SHA256": "ab" * 32})["X_SHA256"] == "ab" * 32
@@ -51,11 +60,17 @@ def test_spec_hash_changes_with_every_input(tmp_path: Path) -> None:
 
 def test_image_record_rows() -> None:
     outcome = BuildOutcome(
-        spec=SPECS["llama-cpp-cpu"], reference="tcobench/llama-cpp-cpu:11434.0.0", image_id="sha256:" + "1" * 64,
-        size_bytes=123, spec_hash="f" * 64, action="built", build_ns=5_000_000_000,
-        pins={"BASE_IMAGE": "local/debian:bookworm", "ENGINE_VERSION": "11434.0.0"}, base_image="local/debian:bookworm",
+        spec=SPECS["llama-cpp-cpu"],
+        reference="tcobench/llama-cpp-cpu:11434.0.0",
+        image_id="sha256:" + "1" * 64,
+        size_bytes=123,
+        spec_hash="f" * 64,
+        action="built",
+        build_ns=5_000_000_000,
+        pins={"BASE_IMAGE": "local/debian:bookworm", "ENGINE_VERSION": "11434.0.0"},
+        base_image="local/debian:bookworm",
         base_digest="sha256:" + "2" * 64,
-    )  # fmt: skip
+    )
     built = image_record(outcome, "unix:///run/x.sock", smoke_version="0.6.0")
     assert built.action == "built" and built.build_ns == 5_000_000_000 and built.engine == "llama.cpp"
     assert built.engine_version == "11434.0.0" and json.loads(built.pins)["BASE_IMAGE"] == "local/debian:bookworm"

@@ -16,8 +16,15 @@ DOCKER_DIR = Path(__file__).resolve().parents[3] / "docker"
 def test_catalog_lists_the_images() -> None:
     catalog = load_catalog()
     by_name = {spec.name: spec for spec in catalog.images}
-    assert set(by_name) == {"llama-cpp-cpu", "ollama-cuda", "ollama-rocm", "vllm-cuda", "vllm-rocm", "sglang-cuda",
-                            "sglang-rocm"}  # fmt: skip
+    assert set(by_name) == {
+        "llama-cpp-cpu",
+        "ollama-cuda",
+        "ollama-rocm",
+        "vllm-cuda",
+        "vllm-rocm",
+        "sglang-cuda",
+        "sglang-rocm",
+    }
     for engine in (ContainerEngine.vllm, ContainerEngine.sglang):
         name = engine.value
         assert (by_name[f"{name}-cuda"].engine, by_name[f"{name}-cuda"].vendor) == (engine, GpuVendor.nvidia)

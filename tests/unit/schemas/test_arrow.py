@@ -74,7 +74,7 @@ def test_arrow_type_refuses_what_it_cannot_store(annotation: object) -> None:
 
 
 def test_records_round_trip_through_the_schema() -> None:
-    from ..factories import make_request, make_run
+    from tests.unit.factories import make_request, make_run
 
     for record in (make_run(), make_request()):
         schema = arrow_schema(type(record))

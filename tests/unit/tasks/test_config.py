@@ -44,16 +44,20 @@ def test_file_then_overrides(tmp_path: Path) -> None:
         ("[workload]\nbogus = 1\n", "workload.bogus: unknown field (given 1)"),
         ('[model]\nname = "llama-70b"\n', "unknown model 'llama-70b' for the embedded engine"),
         ("[workload\n", "not valid TOML"),
-        ('[engine]\nkind = "endpoint"\nurl = "http://me:hunter2@h:8080"\n',
-         "engine.url: 'http://***@h:8080' carries user info"),
-        ('[engine]\nkind = "endpoint"\nurl = "http://h"\napi_key_env = "sk-live-123"\n',
-         "engine.api_key_env: must be the NAME"),
+        (
+            '[engine]\nkind = "endpoint"\nurl = "http://me:hunter2@h:8080"\n',
+            "engine.url: 'http://***@h:8080' carries user info",
+        ),
+        (
+            '[engine]\nkind = "endpoint"\nurl = "http://h"\napi_key_env = "sk-live-123"\n',
+            "engine.api_key_env: must be the NAME",
+        ),
         ('[engine]\napi_key_env = "KEY"\n', "api_key_env is only valid with engine.kind 'endpoint'"),
         ("[workload.extra_body]\nstream = false\n", "workload.extra_body: stream: set by tcobench"),
         ("[workload.extra_body]\noptions = 3\n", '"options" must be an object'),
         ("[workload.extra_body.options]\nnum_ctx = 8\n", "options.num_ctx: set by tcobench"),
     ],
-)  # fmt: skip
+)
 def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "bench.toml"
     path.write_text(text, "utf-8")

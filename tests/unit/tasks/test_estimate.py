@@ -12,8 +12,17 @@ from tests.unit.factories import make_request
 
 def test_speed_and_plan_by_hand() -> None:
     # 1,000 prompt tokens in 4 s to the first token; 16 output tokens, 15 of them in 0.5 s of decode
-    warm = [make_request(phase=Phase.warmup, prompt_tokens=1000, output_tokens=16, ttft_ns=4_000_000_000,
-                         decode_ns=500_000_000, e2e_ns=4_500_000_000) for _ in range(2)]  # fmt: skip
+    warm = [
+        make_request(
+            phase=Phase.warmup,
+            prompt_tokens=1000,
+            output_tokens=16,
+            ttft_ns=4_000_000_000,
+            decode_ns=500_000_000,
+            e2e_ns=4_500_000_000,
+        )
+        for _ in range(2)
+    ]
     speed = warmup_speed(warm)
     assert speed is not None and speed.prefill_tok_s == 250 and speed.decode_tok_s == 30
     w = load_config(None, {"workload": {"preset": "chat-1k-1k", "requests": 4, "max_tokens": 16}}).workload

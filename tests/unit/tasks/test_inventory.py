@@ -13,8 +13,9 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_examples_expand_to_one_cell_per_host() -> None:
-    plan = load_plan(EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"],
-                     load_prices(None))  # fmt: skip
+    plan = load_plan(
+        EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"], load_prices(None)
+    )
     assert [c.label for c in plan.cells] == [
         "gpu-nv-01/ollama/llama3.2:3b/short-prompts",
         "gpu-amd-01/ollama/llama3.2:3b/short-prompts",
@@ -28,7 +29,10 @@ def test_examples_expand_to_one_cell_per_host() -> None:
     # the inventory's declared hardware and the matrix's engine label travel with each cell to its runs
     assert nv.config.engine.label == "ollama" and nv.config.declared is not None
     assert (nv.config.declared.vendor, nv.config.declared.gpu_model, nv.config.declared.gpu_count) == (
-        "nvidia", "H200", 1)  # fmt: skip
+        "nvidia",
+        "H200",
+        1,
+    )
     assert amd.config.declared is not None and amd.config.declared.vendor == "amd"
 
 
@@ -39,30 +43,60 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 HOST = '[[hosts]]\nname = "{name}"\nvendor = "{vendor}"\nhardware = "{hw}"\n'
-MATRIX = ('[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
-          '[[workloads]]\nname = "w"\nrequests = 2\n')  # fmt: skip
+MATRIX = (
+    '[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
+    '[[workloads]]\nname = "w"\nrequests = 2\n'
+)
 
 
 @pytest.mark.parametrize(
     ("inventory", "matrix", "error", "needle"),
     [
-        (HOST.format(name="a", vendor="tpu", hw="cpu-generic-2c"), MATRIX, ConfigError,
-         "inventory.toml: hosts.0.vendor: input should be 'cpu', 'nvidia' or 'amd', got 'tpu'"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") * 2, MATRIX, ConfigError,
-         "host names must be unique; repeated: a"),
+        (
+            HOST.format(name="a", vendor="tpu", hw="cpu-generic-2c"),
+            MATRIX,
+            ConfigError,
+            "inventory.toml: hosts.0.vendor: input should be 'cpu', 'nvidia' or 'amd', got 'tpu'",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") * 2,
+            MATRIX,
+            ConfigError,
+            "host names must be unique; repeated: a",
+        ),
         (HOST.format(name="a b", vendor="cpu", hw="cpu-generic-2c"), MATRIX, ConfigError, "hosts.0.name"),
-        (HOST.format(name="a", vendor="cpu", hw="nope"), MATRIX, PricingError,
-         "inventory.toml: hosts.0.hardware (host a): no row 'nope'"),  # the inventory, not the matrix (issue 29)
-        (HOST.format(name="a", vendor="nvidia", hw="cpu-generic-2c"), 'vendor = "amd"\n' + MATRIX, ConfigError,
-         "host(s) a match no engine"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX.replace("requests = 2", "requests = -1"),
-         ConfigError, "matrix.toml: workloads.0.requests: -1 is not > 0"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), MATRIX + "[workloads.extra_body]\nmodel = 1\n",
-         ConfigError, "matrix.toml: workloads.0.extra_body: model: set by tcobench from the workload"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n', MATRIX,
-         ConfigError, "hosts.0.docker_host: must start with unix://"),
+        (
+            HOST.format(name="a", vendor="cpu", hw="nope"),
+            MATRIX,
+            PricingError,
+            "inventory.toml: hosts.0.hardware (host a): no row 'nope'",
+        ),  # the inventory, not the matrix (issue 29)
+        (
+            HOST.format(name="a", vendor="nvidia", hw="cpu-generic-2c"),
+            'vendor = "amd"\n' + MATRIX,
+            ConfigError,
+            "host(s) a match no engine",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            MATRIX.replace("requests = 2", "requests = -1"),
+            ConfigError,
+            "matrix.toml: workloads.0.requests: -1 is not > 0",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            MATRIX + "[workloads.extra_body]\nmodel = 1\n",
+            ConfigError,
+            "matrix.toml: workloads.0.extra_body: model: set by tcobench from the workload",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "http://x"\n',
+            MATRIX,
+            ConfigError,
+            "hosts.0.docker_host: must start with unix://",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_plan_names_file_and_field(
     tmp_path: Path, inventory: str, matrix: str, error: type[Exception], needle: str
 ) -> None:
@@ -90,11 +124,16 @@ ZERO = '[[engines]]\nname = "zero"\nendpoint = "{url}"\n[[models]]\nname = "zero
 
 
 def test_fleet_table_engines_per_host_and_embedded(tmp_path: Path) -> None:
-    inventory = FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + \
-        HOST.format(name="b", vendor="cpu", hw="cpu-generic-2c")  # fmt: skip
-    matrix = ('[[engines]]\nname = "zero-a"\nendpoint = "http://127.0.0.1:9001"\nhosts = ["a"]\n'
-              '[[engines]]\nname = "llama"\nembedded = true\nhosts = ["b"]\n'
-              '[[models]]\nname = "gemma-3-270m-q4_k_m"\n[[workloads]]\nname = "w"\n')  # fmt: skip
+    inventory = (
+        FLEET
+        + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c")
+        + HOST.format(name="b", vendor="cpu", hw="cpu-generic-2c")
+    )
+    matrix = (
+        '[[engines]]\nname = "zero-a"\nendpoint = "http://127.0.0.1:9001"\nhosts = ["a"]\n'
+        '[[engines]]\nname = "llama"\nembedded = true\nhosts = ["b"]\n'
+        '[[models]]\nname = "gemma-3-270m-q4_k_m"\n[[workloads]]\nname = "w"\n'
+    )
     plan = load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
     assert plan.inventory.fleet is not None and plan.inventory.fleet.pickup_timeout_s == 30
     assert plan.inventory.fleet.work_pool == "tcobench-fleet"
@@ -119,24 +158,44 @@ def test_matrix_engine_kind_vllm_starts_vllm_on_the_host(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("inventory", "matrix", "needle"),
     [
-        (FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"), ZERO.format(url="http://10.1.2.3:8000"),
-         "fleet mode: cell a/zero/zero/w: endpoint 'http://10.1.2.3:8000' is not on the host's loopback interface"),
-        (FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "ssh://u@gpu-1"\n',
-         ZERO.format(url="http://127.0.0.1:1"), "docker_host 'ssh://u@gpu-1' is a remote daemon"),
-        (FLEET + HOST.format(name="control", vendor="cpu", hw="cpu-generic-2c"), ZERO.format(url="http://127.0.0.1:1"),
-         "host name 'control' is the nightly's own work queue"),
-        (FLEET.replace("30", "0") + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
-         ZERO.format(url="http://127.0.0.1:1"), "fleet.pickup_timeout_s: 0 is not > 0"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
-         ZERO.format(url="http://127.0.0.1:1").replace('name = "zero"\nendpoint', 'name = "zero"\nhosts = ["x"]\n'
-                                                       'endpoint', 1), "engines.0.hosts: 'x' not in the inventory"),
-        (HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
-         '[[engines]]\nname = "e"\nembedded = true\nimage = "x"\n[[models]]\nname = "m"\n[[workloads]]\nname = "w"\n',
-         "give exactly one of image (a container), endpoint (a running server), embedded = true or kind"),
+        (
+            FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            ZERO.format(url="http://10.1.2.3:8000"),
+            "fleet mode: cell a/zero/zero/w: endpoint 'http://10.1.2.3:8000' is not on the host's loopback interface",
+        ),
+        (
+            FLEET + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c") + 'docker_host = "ssh://u@gpu-1"\n',
+            ZERO.format(url="http://127.0.0.1:1"),
+            "docker_host 'ssh://u@gpu-1' is a remote daemon",
+        ),
+        (
+            FLEET + HOST.format(name="control", vendor="cpu", hw="cpu-generic-2c"),
+            ZERO.format(url="http://127.0.0.1:1"),
+            "host name 'control' is the nightly's own work queue",
+        ),
+        (
+            FLEET.replace("30", "0") + HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            ZERO.format(url="http://127.0.0.1:1"),
+            "fleet.pickup_timeout_s: 0 is not > 0",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            ZERO.format(url="http://127.0.0.1:1").replace(
+                'name = "zero"\nendpoint', 'name = "zero"\nhosts = ["x"]\nendpoint', 1
+            ),
+            "engines.0.hosts: 'x' not in the inventory",
+        ),
+        (
+            HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"),
+            '[[engines]]\nname = "e"\nembedded = true\nimage = "x"\n'
+            '[[models]]\nname = "m"\n[[workloads]]\nname = "w"\n',
+            "give exactly one of image (a container), endpoint (a running server), embedded = true or kind",
+        ),
     ],
-)  # fmt: skip
-def test_fleet_plan_refuses_what_cannot_run_on_the_host(tmp_path: Path, inventory: str, matrix: str,
-                                                         needle: str) -> None:  # fmt: skip
+)
+def test_fleet_plan_refuses_what_cannot_run_on_the_host(
+    tmp_path: Path, inventory: str, matrix: str, needle: str
+) -> None:
     with pytest.raises(ConfigError) as info:
         load_plan(write(tmp_path, "i.toml", inventory), [write(tmp_path, "m.toml", matrix)], load_prices(None))
     assert needle in str(info.value), str(info.value)

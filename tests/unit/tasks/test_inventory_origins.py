@@ -30,8 +30,11 @@ def _files(tmp_path: Path, host: str) -> tuple[Path, Path]:
 @pytest.mark.parametrize("key", ["hardware", "site", "ops"])
 def test_a_mistyped_price_key_in_the_inventory_names_the_inventory_host_and_field(tmp_path: Path, key: str) -> None:
     host = '[[hosts]]\nname = "b"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
-    host = host.replace('hardware = "cpu-generic-2c"', f'{key} = "typo-key"') if key == "hardware" else (
-        host + f'{key} = "typo-key"\n')  # fmt: skip
+    host = (
+        host.replace('hardware = "cpu-generic-2c"', f'{key} = "typo-key"')
+        if key == "hardware"
+        else (host + f'{key} = "typo-key"\n')
+    )
     inventory, matrix = _files(tmp_path, host)
     with pytest.raises(PricingError) as info:
         load_plan(inventory, [matrix], PRICES)

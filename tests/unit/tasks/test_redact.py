@@ -10,9 +10,24 @@ KEY = "sk-redact-test-91ab"
 
 
 @pytest.mark.parametrize(
-    "name", ["api_key", "apiKey", "API-KEY", "--api-key", "x-api-key", "HF_TOKEN", "access_token", "password",
-             "client_secret", "Authorization", "private_key", "aws_secret_access_key", "db.passwd", "credentials"],
-)  # fmt: skip
+    "name",
+    [
+        "api_key",
+        "apiKey",
+        "API-KEY",
+        "--api-key",
+        "x-api-key",
+        "HF_TOKEN",
+        "access_token",
+        "password",
+        "client_secret",
+        "Authorization",
+        "private_key",
+        "aws_secret_access_key",
+        "db.passwd",
+        "credentials",
+    ],
+)
 def test_names_like_secrets(name: str) -> None:
     assert is_secret_name(name)
 
@@ -25,8 +40,19 @@ def test_names_that_are_not_secrets(name: str) -> None:
 
 
 def test_command_lines_lose_every_secret_and_keep_the_rest() -> None:
-    argv = ["tcobench", "run", "--api-key", KEY, "--hf-token=" + KEY, "--endpoint", f"http://u:{KEY}@h:1/v1",
-            "--max-tokens", "64", "-H", f"Authorization: Bearer {KEY}"]  # fmt: skip
+    argv = [
+        "tcobench",
+        "run",
+        "--api-key",
+        KEY,
+        "--hf-token=" + KEY,
+        "--endpoint",
+        f"http://u:{KEY}@h:1/v1",
+        "--max-tokens",
+        "64",
+        "-H",
+        f"Authorization: Bearer {KEY}",
+    ]
     out = redact_args(argv)
     assert KEY not in " ".join(out)
     assert out[:4] == ["tcobench", "run", "--api-key", MASK] and out[4] == f"--hf-token={MASK}"
@@ -35,8 +61,13 @@ def test_command_lines_lose_every_secret_and_keep_the_rest() -> None:
 
 def test_text_and_nested_values() -> None:
     assert KEY not in redact_text(f"llama-server --port 8 --api-key {KEY} --api-key={KEY}")
-    body = {"api_key": KEY, "max_tokens": 5, "nested": [{"Authorization": f"Bearer {KEY}"}, f"Bearer {KEY}"],
-            "env": {"HF_TOKEN": KEY, "PATH": "/bin"}, "args": ("--api-key", KEY)}  # fmt: skip
+    body = {
+        "api_key": KEY,
+        "max_tokens": 5,
+        "nested": [{"Authorization": f"Bearer {KEY}"}, f"Bearer {KEY}"],
+        "env": {"HF_TOKEN": KEY, "PATH": "/bin"},
+        "args": ("--api-key", KEY),
+    }
     out = redact(body)
     assert KEY not in repr(out)
     assert out["max_tokens"] == 5 and out["env"]["PATH"] == "/bin" and out["api_key"] == MASK

@@ -82,8 +82,9 @@ def test_finish_run_status() -> None:
 def test_finish_run_carries_the_client_self_check() -> None:
     _, run = _run()
     assert finish_run(run, _result([None])).client_saturated is None  # not checked: null, not false
-    calm = ClientProcessCheck(wall_ns=10**9, cpu_ns=10**8, lag_p50_ns=500_000, lag_p99_ns=900_000,
-                              own_lag_p99_ns=800_000, lag_samples=100)  # fmt: skip
+    calm = ClientProcessCheck(
+        wall_ns=10**9, cpu_ns=10**8, lag_p50_ns=500_000, lag_p99_ns=900_000, own_lag_p99_ns=800_000, lag_samples=100
+    )
     busy = calm.model_copy(update={"cpu_ns": 990_000_000})
     result = replace(_result([None]), client=(calm, busy))
     row = finish_run(run, result)
@@ -148,8 +149,10 @@ def test_check_runs_names_the_worst_run() -> None:
     with pytest.raises(RunError) as info:
         check_runs([ok, partial], counts, 0.05)
     assert info.value.exit_code is ExitCode.partial
-    assert str(info.value) == "run bbbbbbbb (concurrency 2) partial: 3 of 20 failed (15% failed, over the 5% " \
-                              "partial threshold)"  # fmt: skip
+    assert (
+        str(info.value) == "run bbbbbbbb (concurrency 2) partial: 3 of 20 failed (15% failed, over the 5% "
+        "partial threshold)"
+    )
     with pytest.raises(RunError) as info:
         check_runs([ok, partial, failed], counts, 0.05)
     assert info.value.exit_code is ExitCode.failed and str(info.value).startswith("run cccccccc (concurrency 2) failed")

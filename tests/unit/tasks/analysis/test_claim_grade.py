@@ -22,12 +22,31 @@ LOWERED = ["duration=1", "samples=4", "power=off", "setup=off", "accuracy=off"]
 
 def side(store: Path, host: str, answers: list[str], **run: Any) -> None:
     """One run at concurrency 1: four requests back to back, 1 s each, answering ``answers``."""
-    requests = [make_request(run_id=f"run-{host}", host=host, request_index=i, prompt_index=i, seed=42 + i,
-                             prompt_sha256=f"prompt{i}", start_ns=BASE + i * S, ttft_ns=S // 10, e2e_ns=S,
-                             decode_ns=9 * S // 10, output_prefix=text, output_sha256=str(hash(text)))
-                for i, text in enumerate(answers)]  # fmt: skip
-    record = make_run(run_id=f"run-{host}", host=host, batch_id=f"batch-{host}", measure_start_ns=BASE,
-                      measure_end_ns=BASE + 4 * S, **run)  # fmt: skip
+    requests = [
+        make_request(
+            run_id=f"run-{host}",
+            host=host,
+            request_index=i,
+            prompt_index=i,
+            seed=42 + i,
+            prompt_sha256=f"prompt{i}",
+            start_ns=BASE + i * S,
+            ttft_ns=S // 10,
+            e2e_ns=S,
+            decode_ns=9 * S // 10,
+            output_prefix=text,
+            output_sha256=str(hash(text)),
+        )
+        for i, text in enumerate(answers)
+    ]
+    record = make_run(
+        run_id=f"run-{host}",
+        host=host,
+        batch_id=f"batch-{host}",
+        measure_start_ns=BASE,
+        measure_end_ns=BASE + 4 * S,
+        **run,
+    )
     write_results(store, record, requests)
 
 
@@ -87,10 +106,15 @@ def test_accuracy_rule_compares_the_sides_scores(tmp_path: Path) -> None:
     name = accuracy_name(4, 7)
     for host, right in (("a", 4), ("b", 2)):  # A answers all four right, B two
         answers = [f" {q.answer}" if i < right else " 0" for i, q in enumerate(asked)]
-        requests = [make_request(run_id=f"acc-{host}", host=host, request_index=i, prompt_index=i,
-                                 output_prefix=text) for i, text in enumerate(answers)]  # fmt: skip
-        write_results(tmp_path, make_run(run_id=f"acc-{host}", host=host, workload=name, batch_id=f"acc-{host}",
-                                         prompt_set_hash="9" * 64), requests)  # fmt: skip
+        requests = [
+            make_request(run_id=f"acc-{host}", host=host, request_index=i, prompt_index=i, output_prefix=text)
+            for i, text in enumerate(answers)
+        ]
+        write_results(
+            tmp_path,
+            make_run(run_id=f"acc-{host}", host=host, workload=name, batch_id=f"acc-{host}", prompt_set_hash="9" * 64),
+            requests,
+        )
     rules = [r for r in LOWERED if r != "accuracy=off"]
     grade = compared(tmp_path, *rules).claim_grade
     assert grade is not None
@@ -116,9 +140,14 @@ def test_short_steady_and_a_setup_difference_are_reported(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     ("text", "words"),
-    [("speed=3", "NAME one of accuracy"), ("duration", "expected NAME=VALUE"), ("samples=many", "not a number"),
-     ("accuracy_floor=off", "only a rule can be off"), ("duration=-1", ">= 0")],
-)  # fmt: skip
+    [
+        ("speed=3", "NAME one of accuracy"),
+        ("duration", "expected NAME=VALUE"),
+        ("samples=many", "not a number"),
+        ("accuracy_floor=off", "only a rule can be off"),
+        ("duration=-1", ">= 0"),
+    ],
+)
 def test_bad_claim_rule_is_one_line_naming_it(text: str, words: str) -> None:
     with pytest.raises(ConfigError) as info:
         claim_thresholds([text])

@@ -40,8 +40,7 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect, freeze_views, views_named
 from tcobench.tasks.store.rows import fetch_rows
 from tcobench.tasks.store.store import write_results
-
-from ...factories import make_prices, make_request, make_run, write_fleet, write_nights
+from tests.unit.factories import make_prices, make_request, make_run, write_fleet, write_nights
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +55,11 @@ def con(fleet: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 def test_parse_selection_and_matching() -> None:
     sel = parse_selection("vendor=NVIDIA, host=a|b ,since=2026-11-24, run=ab12")
     assert [(t.key, t.column, t.mode) for t in sel.terms] == [
-        ("vendor", "gpu_vendor", "exact"), ("host", "host", "exact"), ("since", "date", "since"),
-        ("run", "run_id", "prefix")]  # fmt: skip
+        ("vendor", "gpu_vendor", "exact"),
+        ("host", "host", "exact"),
+        ("since", "date", "since"),
+        ("run", "run_id", "prefix"),
+    ]
     row = {"gpu_vendor": "nvidia", "host": "b", "date": "2026-11-25", "run_id": "ab12cd"}
     assert sel.matches(row)
     assert not sel.matches({**row, "date": "2026-11-23"})
@@ -99,8 +101,9 @@ def test_a_selections_dates_bound_every_run_it_matches(con: duckdb.DuckDBPyConne
     for text in (f"since={dates[1]}", f"until={dates[-2]}", f"date={dates[0]}|{dates[2]}", f"since={dates[1]}|x"):
         first, last = parse_selection(text).dates()
         matched = [r for r in rows if parse_selection(text).matches(r)]
-        assert matched and all((first is None or r["date"] >= first) and (last is None or r["date"] <= last)
-                               for r in matched)  # fmt: skip
+        assert matched and all(
+            (first is None or r["date"] >= first) and (last is None or r["date"] <= last) for r in matched
+        )
 
 
 def _flat(value: Any) -> list[Any]:
@@ -180,8 +183,20 @@ def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_
     # the per-level figures to the last bits only (_same): two comparisons made in turn differ there too
 
     def rest(c: Comparison) -> list[Any]:
-        return _flat((c.strata, c.pooled, c.pooled_verdict, c.differences, c.notes, c.a_desc, c.b_desc, c.flagged,
-                      c.claim_grade, c.setup))  # fmt: skip
+        return _flat(
+            (
+                c.strata,
+                c.pooled,
+                c.pooled_verdict,
+                c.differences,
+                c.notes,
+                c.a_desc,
+                c.b_desc,
+                c.flagged,
+                c.claim_grade,
+                c.setup,
+            )
+        )
 
     assert threaded.strata and _same(rest(threaded), rest(in_turn))
 
@@ -212,8 +227,13 @@ def test_an_interrupt_while_comparing_per_level_stops_the_frontiers_query_too(
     monkeypatch.setattr(comparison_module, "_at_levels", interrupted)
     begun = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        compare(tmp_path, load_prices(None), "vendor=nvidia", "vendor=amd",
-                CompareOptions(interactivity=(60.0,), resamples=100))  # fmt: skip
+        compare(
+            tmp_path,
+            load_prices(None),
+            "vendor=nvidia",
+            "vendor=amd",
+            CompareOptions(interactivity=(60.0,), resamples=100),
+        )
     assert time.monotonic() - begun < 60  # not the query's hours
     assert not [t for t in threading.enumerate() if t.name.startswith("tcobench-frontier")]
 
@@ -251,8 +271,10 @@ def test_cost_bases_of_the_same_runs_share_one_resampling() -> None:
         return out
 
     owned = runs([100.0, 120.0, 90.0, 80.0, 110.0, 95.0, 105.0])
-    rented = [RunSample(s.run_id, s.night, p, s.tokens, s.e2e_s) for s, p in
-              zip(owned, (60.0, 75.0, 40.0, 70.0, 65.0, 50.0, 80.0), strict=True)]  # fmt: skip
+    rented = [
+        RunSample(s.run_id, s.night, p, s.tokens, s.e2e_s)
+        for s, p in zip(owned, (60.0, 75.0, 40.0, 70.0, 65.0, 50.0, 80.0), strict=True)
+    ]
     double = [RunSample(s.run_id, s.night, 2 * s.tokens_per_usd, s.tokens, s.e2e_s) for s in owned]
     shared = bootstrap_bases([owned, rented, double], 500, np.random.default_rng(3))
     for basis, replicates in zip((owned, rented, double), shared, strict=True):
@@ -283,10 +305,14 @@ def test_a_runs_requests_resampled_by_drawing_and_by_the_normal_approximation_ag
         assert 0.01 < drawn.std() / 1000.0 < 0.2  # a real spread, not a constant both sides agree on
     # below the threshold the requests are drawn: the same replicates as forcing the drawing
     few = RunSample("r", "n1", 1000.0, tokens[: NORMAL_FROM_REQUESTS - 1], e2e[: NORMAL_FROM_REQUESTS - 1])
-    assert np.array_equal(_run_replicates(few, 500, np.random.default_rng(2)),
-                          _run_replicates(few, 500, np.random.default_rng(2), normal_from=10**9))  # fmt: skip
-    assert not np.array_equal(_run_replicates(sample, 500, np.random.default_rng(2)),
-                              _run_replicates(sample, 500, np.random.default_rng(2), normal_from=10**9))  # fmt: skip
+    assert np.array_equal(
+        _run_replicates(few, 500, np.random.default_rng(2)),
+        _run_replicates(few, 500, np.random.default_rng(2), normal_from=10**9),
+    )
+    assert not np.array_equal(
+        _run_replicates(sample, 500, np.random.default_rng(2)),
+        _run_replicates(sample, 500, np.random.default_rng(2), normal_from=10**9),
+    )
 
 
 def test_the_normal_approximation_from_a_runs_sums_is_the_residual_formula() -> None:
@@ -313,8 +339,11 @@ def test_view_run_statistics_holds_each_runs_quantiles_and_sums(con: duckdb.Duck
     """run_statistics against the stored requests, recomputed here with numpy and tasks/analysis/quantile.py (not the
     views): the TTFT and gap quantiles at p = 0, 0.01, ..., 1 and the bootstrap's sums; load_samples gives the
     same sums, and the requests themselves for a run drawn one by one."""
-    stored = con.sql("SELECT run_id, phase, error, ttft_ns, itl_ns, prompt_tokens, output_tokens, e2e_ns "
-                     "FROM requests").to_arrow_table().to_pylist()  # fmt: skip
+    stored = (
+        con.sql("SELECT run_id, phase, error, ttft_ns, itl_ns, prompt_tokens, output_tokens, e2e_ns FROM requests")
+        .to_arrow_table()
+        .to_pylist()
+    )
     stats = {r["run_id"]: r for r in con.sql("SELECT * FROM run_statistics").to_arrow_table().to_pylist()}
     ok: dict[str, list[dict[str, Any]]] = {}
     for r in stored:
@@ -329,10 +358,16 @@ def test_view_run_statistics_holds_each_runs_quantiles_and_sums(con: duckdb.Duck
         assert got["ttft_ms_q"] == pytest.approx([quantile(ttft, p) for p in probs], rel=1e-9)
         assert got["itl_ms_q"] == pytest.approx([quantile(gaps, p) for p in probs], rel=1e-9)
         for kind in ("output", "total"):
-            counted = [r for r in rows if r["output_tokens"] is not None and (r["e2e_ns"] or 0) > 0
-                       and (kind == "output" or r["prompt_tokens"] is not None)]  # fmt: skip
-            t = np.array([float(r["output_tokens"]) + (float(r["prompt_tokens"]) if kind == "total" else 0.0)
-                          for r in counted])  # fmt: skip
+            counted = [
+                r
+                for r in rows
+                if r["output_tokens"] is not None
+                and (r["e2e_ns"] or 0) > 0
+                and (kind == "output" or r["prompt_tokens"] is not None)
+            ]
+            t = np.array(
+                [float(r["output_tokens"]) + (float(r["prompt_tokens"]) if kind == "total" else 0.0) for r in counted]
+            )
             e = np.array([r["e2e_ns"] for r in counted], dtype=float) / 1e9
             want = Moments.of(t, e)
             assert got[f"{kind}_n"] == want.n > 0
@@ -364,8 +399,9 @@ def test_compare_gives_a_ci_the_cost_drivers_and_a_verdict(fleet: Path, con: duc
     assert result.pooled is not None and result.pooled_verdict is Verdict.above
     again = compare_on(con, "vendor=nvidia", "vendor=amd", CompareOptions(claim=5.0, resamples=500))
     assert [(s.lo, s.hi) for s in again.strata] == [(s.lo, s.hi) for s in result.strata]  # fixed seed
-    inside = compare_on(con, "vendor=nvidia,concurrency=4", "vendor=amd", CompareOptions(claim=result.strata[1].ratio,
-                        resamples=500))  # fmt: skip
+    inside = compare_on(
+        con, "vendor=nvidia,concurrency=4", "vendor=amd", CompareOptions(claim=result.strata[1].ratio, resamples=500)
+    )
     assert inside.strata[0].verdict is Verdict.inside and inside.pooled is None
     assert inside.notes == ("concurrency 1 only in B: not compared", "concurrency 16 only in B: not compared")
     below = compare_on(con, "vendor=nvidia", "vendor=amd", CompareOptions(claim=1.0, resamples=200))
@@ -389,9 +425,16 @@ def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -
 
 def _unlike_store(root: Path) -> Path:
     a = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw")
-    b = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", prompt_set_hash="f" * 64,
-                 num_ctx=8192, engine_settings='{"threads": 8, "model_path": "/x"}',
-                 extra_body='{"samplers": ["temperature"]}')  # fmt: skip
+    b = make_run(
+        run_id="b",
+        host="hb",
+        gpu_vendor="amd",
+        hardware_key="test-hw",
+        prompt_set_hash="f" * 64,
+        num_ctx=8192,
+        engine_settings='{"threads": 8, "model_path": "/x"}',
+        extra_body='{"samplers": ["temperature"]}',
+    )
     for run in (a, b):
         write_results(root, run, [make_request(run_id=run.run_id, host=run.host, request_index=i) for i in range(4)])
     return root
@@ -424,8 +467,9 @@ def test_engines_of_different_versions_compare_and_are_listed(tmp_path: Path) ->
     a = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw", engine_version="0.32.0")
     b = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", engine_version="0.30.1")
     for run in (a, b):
-        write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
-                                      for i in range(4)])  # fmt: skip
+        write_results(
+            tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i) for i in range(4)]
+        )
     done = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     assert done.differences == ()
     assert {d.setting: (d.a, d.b) for d in done.setup}["engine version"] == (("0.32.0",), ("0.30.1",))
@@ -448,8 +492,11 @@ def test_compare_errors(fleet: Path, con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_runs_without_a_cost_are_left_out_with_a_note(tmp_path: Path) -> None:
-    runs = [make_run(run_id="a1", gpu_vendor="nvidia"), make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
-            make_run(run_id="b1", gpu_vendor="amd")]  # fmt: skip
+    runs = [
+        make_run(run_id="a1", gpu_vendor="nvidia"),
+        make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
+        make_run(run_id="b1", gpu_vendor="amd"),
+    ]
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
     result = compare(tmp_path, make_prices(), "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
@@ -465,8 +512,10 @@ def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -
         # as if gpu-nv-1 had no valid telemetry: its power would be the price-table estimate (tco and cost_basis
         # both carry energy_valid; an owned comparison reads cost_basis', a rented one tco's)
         for view in ("tco", "cost_basis"):
-            own.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{view} AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
-                        f"energy_valid AS energy_valid) FROM _frozen_{view}")  # fmt: skip
+            own.execute(
+                f"CREATE OR REPLACE TEMP TABLE _frozen_{view} AS SELECT * REPLACE (host <> 'gpu-nv-1' AND "
+                f"energy_valid AS energy_valid) FROM _frozen_{view}"
+            )
         result = compare_on(own, "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     finally:
         own.close()
@@ -476,9 +525,12 @@ def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -
 def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: Path) -> None:
     """On the owned basis load_runs reads cost_basis alone (tco_scenarios computed once): the same rows as joining
     view tco, for priced, unpriced (a hardware key not in the price table) and failed runs; rented still joins tco."""
-    runs = [make_run(run_id="a1", gpu_vendor="nvidia"), make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
-            make_run(run_id="b1", gpu_vendor="amd", site_key="nowhere"),
-            make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom")]  # fmt: skip
+    runs = [
+        make_run(run_id="a1", gpu_vendor="nvidia"),
+        make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x"),
+        make_run(run_id="b1", gpu_vendor="amd", site_key="nowhere"),
+        make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom"),
+    ]
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
     own = connect(tmp_path, make_prices(rental={}))
@@ -500,11 +552,13 @@ def test_load_priced_reads_the_runs_load_runs_prices_with_their_figures(tmp_path
     """load_priced (the report's cost whiskers) reads views runs and cost_basis alone: per basis, exactly the runs
     load_runs has a cost for on it (priced ones, not unpriced or failed), oldest first, with the same figures; with
     ids, only those; a basis nothing is priced on is refused as load_runs refuses it."""
-    runs = [make_run(run_id="a1", gpu_vendor="nvidia", started_ns=10**18),
-            make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x", started_ns=10**18 + 1),
-            make_run(run_id="b1", gpu_vendor="amd", concurrency=4, started_ns=10**18 + 2),
-            make_run(run_id="b0", gpu_vendor="amd", started_ns=10**18 - 1),
-            make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom")]  # fmt: skip
+    runs = [
+        make_run(run_id="a1", gpu_vendor="nvidia", started_ns=10**18),
+        make_run(run_id="a2", gpu_vendor="nvidia", hardware_key="x", started_ns=10**18 + 1),
+        make_run(run_id="b1", gpu_vendor="amd", concurrency=4, started_ns=10**18 + 2),
+        make_run(run_id="b0", gpu_vendor="amd", started_ns=10**18 - 1),
+        make_run(run_id="b2", gpu_vendor="amd", status=RunStatus.failed, error="boom"),
+    ]
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
     con = connect(tmp_path, make_prices(rental={}))
@@ -513,8 +567,11 @@ def test_load_priced_reads_the_runs_load_runs_prices_with_their_figures(tmp_path
         found = load_priced(con, bases)
         keys = ("run_id", "batch_id", "date", "concurrency", "output_tokens_per_usd", "total_tokens_per_usd")
         for basis in bases:
-            want = [{k: v for k, v in r.items() if k in keys} for r in load_runs(con, basis)
-                    if r["output_tokens_per_usd"] is not None]  # fmt: skip
+            want = [
+                {k: v for k, v in r.items() if k in keys}
+                for r in load_runs(con, basis)
+                if r["output_tokens_per_usd"] is not None
+            ]
             assert found[str(basis)] == want and len(want) == 3, basis
         assert [r["run_id"] for r in found["owned"]] == ["b0", "a1", "b1"]  # oldest first; a2 unpriced, b2 failed
         assert [r["run_id"] for r in load_priced(con, [OWNED], ["b1", "a2"])["owned"]] == ["b1"]
@@ -542,12 +599,20 @@ def test_compare_weighs_nights_not_runs(tmp_path: Path) -> None:
 
 def test_compare_refuses_runs_measured_from_different_placements(tmp_path: Path) -> None:
     near = make_run(run_id="a", host="ha", gpu_vendor="nvidia", hardware_key="test-hw", client_placement="loopback")
-    far = make_run(run_id="b", host="hb", gpu_vendor="amd", hardware_key="test-hw", client_placement="network",
-                   rtt_p50_ns=2_400_000, engine_url="http://gpu-b.example.internal:8000")  # fmt: skip
+    far = make_run(
+        run_id="b",
+        host="hb",
+        gpu_vendor="amd",
+        hardware_key="test-hw",
+        client_placement="network",
+        rtt_p50_ns=2_400_000,
+        engine_url="http://gpu-b.example.internal:8000",
+    )
     old = make_run(run_id="c", host="hc", gpu_vendor="amd", hardware_key="test-hw")  # stored before placement was
     for run in (near, far, old):
-        write_results(tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i)
-                                      for i in range(4)])  # fmt: skip
+        write_results(
+            tmp_path, run, [make_request(run_id=run.run_id, host=run.host, request_index=i) for i in range(4)]
+        )
     with pytest.raises(QueryError) as info:
         compare(tmp_path, make_prices(), "host=ha", "host=hb")
     assert "client_placement (where the load generator ran): A {loopback} vs B {network}" in str(info.value)
@@ -623,10 +688,20 @@ def test_the_level_prefilter_keeps_every_run_either_side_matches(tmp_path: Path)
     for c in (1, 4, 16):
         write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10], "2023-11-15": [12]}, concurrency=c)
         write_nights(tmp_path, "hb", "amd", {"2023-11-14": [11], "2023-11-15": [10]}, concurrency=c)
-    bounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4",
-                      CompareOptions(resamples=200))  # fmt: skip
-    unbounded = compare(tmp_path, make_prices(), "vendor=nvidia,concurrency=1|4", "vendor=amd,concurrency=4|1|16",
-                        CompareOptions(resamples=200))  # fmt: skip
+    bounded = compare(
+        tmp_path,
+        make_prices(),
+        "vendor=nvidia,concurrency=1|4",
+        "vendor=amd,concurrency=4",
+        CompareOptions(resamples=200),
+    )
+    unbounded = compare(
+        tmp_path,
+        make_prices(),
+        "vendor=nvidia,concurrency=1|4",
+        "vendor=amd,concurrency=4|1|16",
+        CompareOptions(resamples=200),
+    )
     assert [s.concurrency for s in bounded.strata] == [4] and "concurrency 1 only in A: not compared" in bounded.notes
     assert [s.concurrency for s in unbounded.strata] == [1, 4]
     assert astuple(bounded.strata[0]) == astuple(next(s for s in unbounded.strata if s.concurrency == 4))
@@ -684,8 +759,11 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
         tree = ast.parse(path.read_text("utf-8"))
         scopes = [n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)]
         docs = {id(n.body[0].value) for n in scopes if n.body and isinstance(n.body[0], ast.Expr)}
-        strings += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                    and id(n) not in docs]  # fmt: skip
+        strings += [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+        ]
     # nightly_trend is history's view with costs; compare asks for none (detect_changes(costs=False) reads
     # trend_runs), so it need not be connected, and every test here that compares runs would fail if it were read.
     # "frontier" is a word of compare's messages ("has no frontier"); its queries read view frontier_points

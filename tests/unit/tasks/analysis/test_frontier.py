@@ -64,8 +64,11 @@ def test_one_pareto_point_is_no_frontier_and_a_dominated_low_point_is_reached_fl
 
 
 def test_levels_are_night_weighted_and_use_the_tpot_quantile() -> None:
-    points = [_point("a", "n1", 1, [10, 10, 10], 100.0), _point("b", "n1", 1, [20, 20, 20], 100.0),
-              _point("c", "n2", 1, [10, 12, 40], 200.0)]  # fmt: skip
+    points = [
+        _point("a", "n1", 1, [10, 10, 10], 100.0),
+        _point("b", "n1", 1, [20, 20, 20], 100.0),
+        _point("c", "n2", 1, [10, 12, 40], 200.0),
+    ]
     (level,) = level_points(points, 0.5)
     # night n1: mean of 1000/10 and 1000/20 = 75; night n2: 1000 / median(10, 12, 40) = 83.3; then their mean
     assert level.interactivity == pytest.approx((75.0 + 1000 / 12) / 2)
@@ -234,8 +237,10 @@ def test_load_points_reads_each_runs_requests_and_of_a_steady_run_those_in_its_w
     try:
         runs = [(r, n, int(c)) for r, n, c in con.execute("SELECT run_id, batch_id, concurrency FROM runs").fetchall()]
         points = {p.run_id: p for p in load_points(con, runs, CostBasis())}
-        requests = ("FROM request_metrics AS m JOIN frontier_points AS f ON f.run_id = m.run_id AND f.basis = 'owned' "
-                    "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 ")  # fmt: skip
+        requests = (
+            "FROM request_metrics AS m JOIN frontier_points AS f ON f.run_id = m.run_id AND f.basis = 'owned' "
+            "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
+        )
         outside = "f.steady AND NOT in_steady(m.start_ns + m.ttft_ns, m.decode_ns, f.steady_start_ns, f.steady_end_ns)"
         wanted = con.execute(
             "SELECT m.run_id, list(m.tpot_ns / 1e6 ORDER BY m.request_index), "

@@ -38,8 +38,11 @@ def _fleet(seed: int, slower: float = 1.0) -> list[RunPoint]:
                 e2e = tokens * tpot / 1000 * rng.lognormal(0.0, 0.05, n)
                 per_gpu = per_user * level * 0.9 * rng.lognormal(0.0, 0.03)
                 k = 2e-3 * rng.lognormal(0.0, 0.02)
-                points.append(RunPoint(f"r{seed}-{night}-{level}-{copy}", f"n{night:02d}", level, 1, per_gpu, k,
-                                       tpot, tokens, e2e))  # fmt: skip
+                points.append(
+                    RunPoint(
+                        f"r{seed}-{night}-{level}-{copy}", f"n{night:02d}", level, 1, per_gpu, k, tpot, tokens, e2e
+                    )
+                )
     return points
 
 
@@ -50,15 +53,15 @@ def _summary(found: FrontierComparison) -> dict[str, object]:
         "targets": [
             [repr(t.target), repr(t.ratio), repr(t.ci_low), repr(t.ci_high), repr(t.covered), t.reason]
             for t in found.targets
-        ],  # fmt: skip
+        ],
         "crossover": None
         if cross is None
-        else [repr(cross.at), repr(cross.ci_low), repr(cross.ci_high), repr(cross.covered)],  # fmt: skip
+        else [repr(cross.at), repr(cross.ci_low), repr(cross.ci_high), repr(cross.covered)],
         "levels": [
             [lv.concurrency, repr(lv.interactivity), repr(lv.tok_s_per_gpu), repr(lv.usd_per_gpu_s), lv.pareto]
             for side in (found.a, found.b)
             for lv in side.levels
-        ],  # fmt: skip
+        ],
         "bands": hashlib.sha256(repr([(s.band_low, s.band_high) for s in (found.a, found.b)]).encode()).hexdigest(),
     }
 

@@ -27,8 +27,7 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.compact import compact_store
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.store import RunRows, write_runs
-
-from ...factories import make_request, write_fleet
+from tests.unit.factories import make_request, write_fleet
 
 
 def test_mann_whitney_u_without_ties() -> None:
@@ -180,9 +179,16 @@ def test_changes_without_costs_are_the_changes_with_them(con: duckdb.DuckDBPyCon
     with_costs = detect_changes(con)
     assert any(p.usd_per_m_output_tokens is not None for s in with_costs for p in s.points)  # the fleet is priced
     without = detect_changes(con, costs=False)
-    uncosted = [dataclasses.replace(s, points=tuple(dataclasses.replace(p, usd_per_m_output_tokens=None,
-                                                                        prior_usd_per_m_output_tokens=None)
-                                                    for p in s.points)) for s in with_costs]  # fmt: skip
+    uncosted = [
+        dataclasses.replace(
+            s,
+            points=tuple(
+                dataclasses.replace(p, usd_per_m_output_tokens=None, prior_usd_per_m_output_tokens=None)
+                for p in s.points
+            ),
+        )
+        for s in with_costs
+    ]
     assert without == uncosted
     assert any(s.flags for s in without)
     run_id = next(s for s in with_costs if s.flags).flags[0][0].run_id
@@ -192,8 +198,13 @@ def test_changes_without_costs_are_the_changes_with_them(con: duckdb.DuckDBPyCon
     assert trend == con.execute("SELECT * FROM trend_runs ORDER BY run_id").fetchall()
     columns = [r[0] for r in con.execute("DESCRIBE nightly_trend").fetchall()]
     assert columns == [r[0] for r in con.execute("DESCRIBE trend_runs").fetchall()][:23] + [
-        "usd_per_m_output_tokens", "night", "prev_req_decode_tok_s_p50", "decode_change_pct",
-        "prior_mean_decode_tok_s_p50", "prior_sd_decode_tok_s_p50"]  # fmt: skip
+        "usd_per_m_output_tokens",
+        "night",
+        "prev_req_decode_tok_s_p50",
+        "decode_change_pct",
+        "prior_mean_decode_tok_s_p50",
+        "prior_sd_decode_tok_s_p50",
+    ]
 
 
 def _fresh(store: Path) -> list[str]:
@@ -220,13 +231,30 @@ def _changes(store: Path, stored: bool = True, **rules: Any) -> list[Series]:
 def _late_run(template: RunRecord, run_id: str, started_ns: int, rate: float) -> RunRows:
     """A run of ``template``'s series started at ``started_ns``: 20 ok requests decoding at about ``rate`` tok/s."""
     date = dt.datetime.fromtimestamp(started_ns / 1e9, dt.UTC).date().isoformat()
-    run = template.model_copy(update={"run_id": run_id, "batch_id": run_id, "date": date, "started_ns": started_ns,
-                                      "measure_start_ns": started_ns, "measure_end_ns": started_ns + 30 * 10**9,
-                                      "finished_ns": started_ns + 31 * 10**9})  # fmt: skip
-    requests = [make_request(run_id=run_id, date=date, host=run.host, request_index=i, prompt_index=i,
-                             start_ns=started_ns + i * 10**9, output_tokens=65,
-                             decode_ns=round(64 / (rate * (1 + 0.01 * (i % 5))) * 1e9))
-                for i in range(20)]  # fmt: skip
+    run = template.model_copy(
+        update={
+            "run_id": run_id,
+            "batch_id": run_id,
+            "date": date,
+            "started_ns": started_ns,
+            "measure_start_ns": started_ns,
+            "measure_end_ns": started_ns + 30 * 10**9,
+            "finished_ns": started_ns + 31 * 10**9,
+        }
+    )
+    requests = [
+        make_request(
+            run_id=run_id,
+            date=date,
+            host=run.host,
+            request_index=i,
+            prompt_index=i,
+            start_ns=started_ns + i * 10**9,
+            output_tokens=65,
+            decode_ns=round(64 / (rate * (1 + 0.01 * (i % 5))) * 1e9),
+        )
+        for i in range(20)
+    ]
     return RunRows(run, requests)
 
 

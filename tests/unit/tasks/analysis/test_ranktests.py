@@ -48,8 +48,12 @@ def test_every_run_matches_the_definitions(seed: int) -> None:
     for i in range(runs):
         want = _by_hand(values, i, window)
         assert got.n1[i] == len(values[i]) and got.n2[i] == want["n2"] and got.priors[i] == want["priors"]
-        for name, array in (("median", got.median), ("prior_median", got.prior_median),
-                            ("mean", got.prior_medians_mean), ("sd", got.prior_medians_sd)):  # fmt: skip
+        for name, array in (
+            ("median", got.median),
+            ("prior_median", got.prior_median),
+            ("mean", got.prior_medians_mean),
+            ("sd", got.prior_medians_sd),
+        ):
             expected = want.get(name, np.nan)
             assert (np.isnan(array[i]) and np.isnan(expected)) or array[i] == pytest.approx(expected, rel=1e-12), name
         if "u" in want:

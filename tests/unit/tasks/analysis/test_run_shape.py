@@ -11,16 +11,23 @@ from tcobench.errors import QueryError
 from tcobench.tasks.analysis.shape import run_shapes
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.store import write_results
-
-from ...factories import make_request, make_run
+from tests.unit.factories import make_request, make_run
 
 PRICES = load_prices(None)
 
 
 def _run(store: Path, run_id: str, asked: tuple[int, int], served: tuple[int, int]) -> None:
-    requests = [make_request(run_id=run_id, request_index=i, requested_input_tokens=asked[0],
-                             requested_output_tokens=asked[1], prompt_tokens=served[0], output_tokens=served[1])
-                for i in range(4)]  # fmt: skip
+    requests = [
+        make_request(
+            run_id=run_id,
+            request_index=i,
+            requested_input_tokens=asked[0],
+            requested_output_tokens=asked[1],
+            prompt_tokens=served[0],
+            output_tokens=served[1],
+        )
+        for i in range(4)
+    ]
     write_results(store, make_run(run_id=run_id), requests)
 
 
@@ -66,8 +73,10 @@ def test_compare_and_the_report_name_each_sides_mismatch_with_its_cause(tmp_path
     _run(tmp_path, "fine-b", (900, 64), (900, 64))
     con = connect(tmp_path, PRICES, needs={"run_shape"})
     try:
-        sides = {"A": [cast(CandidateRun, {"run_id": "tok-a1"}), cast(CandidateRun, {"run_id": "tok-a2"})],
-                 "B": [cast(CandidateRun, {"run_id": "fine-b"})]}  # fmt: skip
+        sides = {
+            "A": [cast(CandidateRun, {"run_id": "tok-a1"}), cast(CandidateRun, {"run_id": "tok-a2"})],
+            "B": [cast(CandidateRun, {"run_id": "fine-b"})],
+        }
         assert _shape_notes(con, sides) == [
             "shape_mismatch on A (2 run(s): tok-a1, tok-a2): input tokens asked 921, served 651 (-29%): the tokenizer "
             "does not match the server's (or its chat template differs)"

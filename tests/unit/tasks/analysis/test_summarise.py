@@ -14,8 +14,7 @@ from tcobench.tasks.analysis import summarise as summarise_module
 from tcobench.tasks.analysis.summarise import run_summaries, summarise
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
-
-from ...factories import make_request, make_run, write_fleet
+from tests.unit.factories import make_request, make_run, write_fleet
 
 
 def _only(table: pa.Table, ids: list[str]) -> pa.Table:

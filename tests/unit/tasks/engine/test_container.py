@@ -31,8 +31,9 @@ class _Container:
 
 
 def _handle(container: _Container, tmp_path: Path) -> ContainerHandle:
-    return ContainerHandle(client=None, container=container, log_path=tmp_path / "c.log", where="unix:///x",
-                           stop_timeout_s=1)  # fmt: skip
+    return ContainerHandle(
+        client=None, container=container, log_path=tmp_path / "c.log", where="unix:///x", stop_timeout_s=1
+    )
 
 
 def test_a_kill_the_daemon_reports_late_is_found_within_the_settle_time(tmp_path: Path) -> None:

@@ -61,15 +61,27 @@ def test_load_sends_the_run_context_length() -> None:
 
 
 def test_ps_flags_cpu_offload() -> None:
-    listing = {"models": [
-        {"name": "llama3.2:latest", "model": "llama3.2:latest", "size": 1000, "size_vram": 600, "context_length": 4096},
-        {"name": "full:latest", "model": "full:latest", "size": 1000, "size_vram": 1000},
-    ]}  # fmt: skip
+    listing = {
+        "models": [
+            {
+                "name": "llama3.2:latest",
+                "model": "llama3.2:latest",
+                "size": 1000,
+                "size_vram": 600,
+                "context_length": 4096,
+            },
+            {"name": "full:latest", "model": "full:latest", "size": 1000, "size_vram": 1000},
+        ]
+    }
     transport = _transport(200, json.dumps(listing).encode())
     partial = loaded_model(BASE, "llama3.2", transport=transport)
     assert partial is not None and partial.cpu_offload and partial.context_length == 4096
-    assert partial.as_settings() == {"ps_size_bytes": 1000, "ps_size_vram_bytes": 600, "ps_context_length": 4096,
-                                     "cpu_offload": True}  # fmt: skip
+    assert partial.as_settings() == {
+        "ps_size_bytes": 1000,
+        "ps_size_vram_bytes": 600,
+        "ps_context_length": 4096,
+        "cpu_offload": True,
+    }
     full = loaded_model(BASE, "full:latest", transport=transport)
     assert full is not None and not full.cpu_offload
     assert loaded_model(BASE, "absent", transport=transport) is None

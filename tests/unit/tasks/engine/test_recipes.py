@@ -23,8 +23,11 @@ def _config(container: dict[str, Any], **rest: Any) -> BenchmarkConfig:
 def test_llama_cpp_mounts_the_model_read_only(tmp_path: Path) -> None:
     model = tmp_path / "tiny.gguf"
     model.write_bytes(b"GGUF not really")
-    config = _config({"engine": "llama.cpp"}, model={"name": "tiny", "path": str(model)},
-                     workload={"num_ctx": 1024, "concurrency": [1, 4]})  # fmt: skip
+    config = _config(
+        {"engine": "llama.cpp"},
+        model={"name": "tiny", "path": str(model)},
+        workload={"num_ctx": 1024, "concurrency": [1, 4]},
+    )
     recipe = recipe_for(ContainerEngine.llama_cpp)
     plan = recipe.plan(config, 4, "127.0.0.1", 18080, tmp_path, local=True)
     assert recipe.protocol is Protocol.openai and plan.health_path == "/health"

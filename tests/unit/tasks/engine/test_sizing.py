@@ -7,9 +7,15 @@ from tcobench.schemas import WorkloadConfig
 from tcobench.tasks.config import load_config
 from tcobench.tasks.engine.sizing import kv_bytes_per_token, plan_sizing, reachable_concurrency
 
-GEMMA_LIKE = {"general.architecture": "gemma3", "gemma3.block_count": 18, "gemma3.attention.head_count": 4,
-              "gemma3.attention.head_count_kv": 1, "gemma3.attention.key_length": 256,
-              "gemma3.attention.value_length": 256, "gemma3.embedding_length": 640}  # fmt: skip
+GEMMA_LIKE = {
+    "general.architecture": "gemma3",
+    "gemma3.block_count": 18,
+    "gemma3.attention.head_count": 4,
+    "gemma3.attention.head_count_kv": 1,
+    "gemma3.attention.key_length": 256,
+    "gemma3.attention.value_length": 256,
+    "gemma3.embedding_length": 640,
+}
 
 
 def _workload(**fields: object) -> WorkloadConfig:

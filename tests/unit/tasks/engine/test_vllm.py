@@ -25,10 +25,27 @@ def test_command_binds_loopback_and_records_every_setting(tmp_path: Path) -> Non
     cfg = config(vllm={"dtype": "float16", "max_model_len": 1024, "extra_args": ["--enforce-eager"]})
     cmd, settings = vllm_command(cfg, Path("/v/bin/python"), tmp_path, 8123, 4, synthetic=True)
     assert cmd[:3] == ["/v/bin/python", "-m", "vllm.entrypoints.openai.api_server"]
-    after = {flag: cmd[cmd.index(flag) + 1] for flag in ("--host", "--port", "--served-model-name", "--load-format",
-                                                         "--dtype", "--max-model-len", "--max-num-seqs")}  # fmt: skip
-    assert after == {"--host": "127.0.0.1", "--port": "8123", "--served-model-name": "m", "--load-format": "dummy",
-                     "--dtype": "float16", "--max-model-len": "1024", "--max-num-seqs": "4"}  # fmt: skip
+    after = {
+        flag: cmd[cmd.index(flag) + 1]
+        for flag in (
+            "--host",
+            "--port",
+            "--served-model-name",
+            "--load-format",
+            "--dtype",
+            "--max-model-len",
+            "--max-num-seqs",
+        )
+    }
+    assert after == {
+        "--host": "127.0.0.1",
+        "--port": "8123",
+        "--served-model-name": "m",
+        "--load-format": "dummy",
+        "--dtype": "float16",
+        "--max-model-len": "1024",
+        "--max-num-seqs": "4",
+    }
     assert "--enable-prompt-tokens-details" in cmd and cmd[-1] == "--enforce-eager"
     assert settings["load_format"] == "dummy" and settings["max_model_len"] == 1024
     assert settings["extra_args"] == ["--enforce-eager"]
@@ -56,7 +73,7 @@ def test_a_python_without_vllm_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
         ({"model": {"shape": "tiny"}}, "only valid with engine.kind 'vllm'"),
         ({"engine": {"kind": "vllm"}, "model": {"shape": "llama-9b"}}, "unknown shape 'llama-9b'"),
     ],
-)  # fmt: skip
+)
 def test_config_errors(body: dict[str, object], needle: str) -> None:
     with pytest.raises(ValueError, match=needle):
         BenchmarkConfig.model_validate_json(json.dumps(body))

@@ -48,8 +48,11 @@ def test_over_budget_is_cancelled_then_given_up_after_the_grace() -> None:
     for now in range(10, 605, 10):  # heartbeats keep coming: alive, but slow
         assert judge(track, seen("RUNNING", next(beats)), float(now), FLEET)[0] == "wait"
     action, status, reason = judge(track, seen("RUNNING", next(beats)), 606.0, FLEET)
-    assert (action, status, reason) == ("stop", "over-budget",
-                                        "over budget: its run took more than 600 s and was cancelled")  # fmt: skip
+    assert (action, status, reason) == (
+        "stop",
+        "over-budget",
+        "over budget: its run took more than 600 s and was cancelled",
+    )
     assert status is not None and reason is not None
     track.stopping_since, track.verdict = 606.0, (status, reason)
     assert judge(track, seen("CANCELLING", next(beats)), 630.0, FLEET)[0] == "wait"
@@ -63,7 +66,10 @@ def test_final_states_end_the_host_with_their_message() -> None:
 
     assert ends("COMPLETED", "All states completed.") == ("done", "completed", None)
     assert ends("CRASHED", "Execution was aborted by a termination signal.") == (
-        "done", "crashed", "its run crashed: Execution was aborted by a termination signal.")  # fmt: skip
+        "done",
+        "crashed",
+        "its run crashed: Execution was aborted by a termination signal.",
+    )
     assert ends("FAILED", "ConfigError: x") == ("done", "failed", "its run failed: ConfigError: x")
     cancelled = HostTrack("h", "r", 0.0, verdict=("over-budget", "over budget: ..."), stopping_since=0.5)
     assert judge(cancelled, seen("CANCELLED"), 2.0, FLEET) == ("done", "over-budget", "over budget: ...")
@@ -80,8 +86,10 @@ def test_after_an_api_outage_a_worker_gets_its_backoff_before_it_is_lost() -> No
     assert judge(track, slow, 100.0 + 90 + 16 * 5 + 1, FLEET)[1] == "lost"
     fresh = HostTrack("host-b", "run-1", dispatched=0.0, heartbeat="t1", heartbeat_seen=100.0, after_outage=True)
     judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 120.0, FLEET)  # its first heartbeat since
-    assert not fresh.after_outage and judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 211.0,
-                                            FLEET)[1] == "lost"  # fmt: skip
+    assert (
+        not fresh.after_outage
+        and judge(fresh, Observation("RUNNING", None, WORKER, "t2", 5), 211.0, FLEET)[1] == "lost"
+    )
 
 
 def test_a_host_with_a_budget_of_its_own_is_held_to_it() -> None:
@@ -94,15 +102,20 @@ def test_a_host_with_a_budget_of_its_own_is_held_to_it() -> None:
 
 def _run(run_id: str, state: str | None, message: str | None = None) -> SimpleNamespace:
     """A flow run as Prefect's client reads it: its id and state (type, message)."""
-    return SimpleNamespace(id=run_id, state=SimpleNamespace(type=SimpleNamespace(value=state), message=message)
-                           if state is not None else None)  # fmt: skip
+    return SimpleNamespace(
+        id=run_id,
+        state=SimpleNamespace(type=SimpleNamespace(value=state), message=message) if state is not None else None,
+    )
 
 
 def test_runs_only_counted_as_running_are_running_and_the_ones_read_keep_their_state() -> None:
     ids = ["r1", "r2", "r3"]
     read = [_run("r2", "COMPLETED", "All states completed.")]
     assert gather._run_states(ids, read, running=2) == {
-        "r1": ("RUNNING", None), "r2": ("COMPLETED", "All states completed."), "r3": ("RUNNING", None)}  # fmt: skip
+        "r1": ("RUNNING", None),
+        "r2": ("COMPLETED", "All states completed."),
+        "r3": ("RUNNING", None),
+    }
 
 
 def test_runs_that_the_count_does_not_cover_stay_unknown() -> None:

@@ -24,13 +24,15 @@ PRICES = load_prices(None)
 
 
 def cells() -> list[Any]:
-    plan = load_plan(EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"],
-                     PRICES)  # fmt: skip
+    plan = load_plan(
+        EXAMPLES / "inventory.toml", [EXAMPLES / "matrix-nvidia.toml", EXAMPLES / "matrix-amd.toml"], PRICES
+    )
     return plan.cells_of("gpu-nv-01")
 
 
-def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0, warning: str | None = None
-              ) -> SimpleNamespace:  # fmt: skip
+def ok_result(
+    run_id: str, status: str = "ok", n: int = 20, errors: int = 0, warning: str | None = None
+) -> SimpleNamespace:
     runs = pa.table({"run_id": [run_id], "status": [status], "n": [n], "errors": [errors]})
     rows = [SimpleNamespace(run_id=run_id, status=RunStatus(status), identity_warning=warning)]
     return SimpleNamespace(run_ids=[run_id], summary=None, run_rows=runs, runs=rows)
@@ -38,11 +40,17 @@ def ok_result(run_id: str, status: str = "ok", n: int = 20, errors: int = 0, war
 
 @pytest.mark.parametrize(
     ("status", "errors", "code"),
-    [("ok", 0, ExitCode.ok), ("partial", 1, ExitCode.ok), ("partial", 2, ExitCode.partial),
-     ("partial", 20, ExitCode.failed), ("interrupted", 0, ExitCode.partial)],
-)  # fmt: skip
-def test_cells_carry_the_exit_status_their_runs_call_for(tmp_path: Path, status: str, errors: int,
-                                                        code: ExitCode) -> None:  # fmt: skip
+    [
+        ("ok", 0, ExitCode.ok),
+        ("partial", 1, ExitCode.ok),
+        ("partial", 2, ExitCode.partial),
+        ("partial", 20, ExitCode.failed),
+        ("interrupted", 0, ExitCode.partial),
+    ],
+)
+def test_cells_carry_the_exit_status_their_runs_call_for(
+    tmp_path: Path, status: str, errors: int, code: ExitCode
+) -> None:
     def run(*args: Any, **kwargs: Any) -> Any:
         return ok_result("r1", status, 20, errors)
 
@@ -88,8 +96,9 @@ def test_a_signal_that_broke_off_a_query_stops_the_night_with_its_own_exception(
 def test_io_failure_is_retried_then_succeeds(tmp_path: Path) -> None:
     calls: list[str] = []
 
-    def flaky(config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str, cell: str,
-              summarise: bool) -> Any:  # fmt: skip
+    def flaky(
+        config: Any, prices: Any, store: Path, host: str, cache: Path, batch_id: str, cell: str, summarise: bool
+    ) -> Any:
         calls.append(host)
         assert cell.startswith("gpu-nv-01/")
         assert summarise is False  # a night's cells do not summarise one by one: the night publishes one summary
@@ -109,9 +118,16 @@ def test_other_failures_are_final_and_stored(tmp_path: Path) -> None:
     assert result.status == "failed" and result.attempts == 1 and result.error == "ConfigError: model not pulled"
     con = connect(tmp_path, PRICES)
     rows = con.sql("select host, batch_id, status, error, hardware_key, cell from runs").to_arrow_table().to_pylist()
-    assert rows == [{"host": "gpu-nv-01", "batch_id": "night1", "status": "failed",
-                     "error": "ConfigError: model not pulled", "hardware_key": "nvidia-h200-sxm",
-                     "cell": result.cell}]  # fmt: skip
+    assert rows == [
+        {
+            "host": "gpu-nv-01",
+            "batch_id": "night1",
+            "status": "failed",
+            "error": "ConfigError: model not pulled",
+            "hardware_key": "nvidia-h200-sxm",
+            "cell": result.cell,
+        }
+    ]
     assert "0 of 1 cells succeeded" in nightly_markdown("night1", [result])
 
 

@@ -19,8 +19,7 @@ from tcobench.tasks.fleet import (
 from tcobench.tasks.inventory import NightlyPlan
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.runs import PARTIAL_THRESHOLD
-
-from ...factories import fleet_plan
+from tests.unit.factories import fleet_plan
 
 PRICES = load_prices(None)
 
@@ -55,12 +54,16 @@ def test_the_nights_partial_threshold_is_a_parameter(plan: NightlyPlan) -> None:
     ("value", "needle"),
     [
         ({"store": "s3://key:sekrit@bucket/x"}, "store holds a URL with a password"),
-        ({"cells": [{"config": {"engine": {"url": "http://user:pw@127.0.0.1:1"}}}]},
-         "cells.0.config.engine.url holds a URL with a password"),
-        ({"store": "postgres:dbname=lake password=aws-secret-value-123"},
-         "store contains the value of the secret variable AWS_SECRET_ACCESS_KEY"),
+        (
+            {"cells": [{"config": {"engine": {"url": "http://user:pw@127.0.0.1:1"}}}]},
+            "cells.0.config.engine.url holds a URL with a password",
+        ),
+        (
+            {"store": "postgres:dbname=lake password=aws-secret-value-123"},
+            "store contains the value of the secret variable AWS_SECRET_ACCESS_KEY",
+        ),
     ],
-)  # fmt: skip
+)
 def test_secrets_are_refused_by_name_never_echoed(value: object, needle: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value-123")
     with pytest.raises(ConfigError) as info:
@@ -78,8 +81,9 @@ def test_plain_values_and_short_flags_pass(monkeypatch: pytest.MonkeyPatch) -> N
 def test_a_host_refuses_engines_that_are_not_its_own(plan: NightlyPlan, monkeypatch: pytest.MonkeyPatch) -> None:
     (cell,) = plan.cells_of("host-a")
     refuse_remote_engines([cell])  # http://127.0.0.1:8080: this host's loopback
-    elsewhere = cell.config.model_copy(update={"engine": cell.config.engine.model_copy(
-        update={"url": "http://192.0.2.7:8080"})})  # fmt: skip
+    elsewhere = cell.config.model_copy(
+        update={"engine": cell.config.engine.model_copy(update={"url": "http://192.0.2.7:8080"})}
+    )
     with pytest.raises(ConfigError, match="endpoint 'http://192.0.2.7:8080' is not on this host's loopback"):
         refuse_remote_engines([cell.__class__(cell.host, "e", "m", "w", elsewhere)])
     container = BenchmarkConfig.model_validate_json(

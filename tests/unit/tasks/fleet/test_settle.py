@@ -32,9 +32,16 @@ def cell(host: str, workload: str = "w") -> Cell:
 
 
 def stored(store: Path, c: Cell, level: int, status: str = "ok", started: int = 1, error: str | None = None) -> str:
-    run = make_run(run_id=f"{c.host.name}-{c.workload}-{level}-{started}", batch_id="night", host=c.host.name,
-                   cell=c.label, concurrency=level, status=RunStatus(status), started_ns=started,
-                   error=error)  # fmt: skip
+    run = make_run(
+        run_id=f"{c.host.name}-{c.workload}-{level}-{started}",
+        batch_id="night",
+        host=c.host.name,
+        cell=c.label,
+        concurrency=level,
+        status=RunStatus(status),
+        started_ns=started,
+        error=error,
+    )
     write_results(store, run, [])
     return run.run_id
 
@@ -80,10 +87,19 @@ def test_a_retried_level_counts_by_its_newest_row(tmp_path: Path) -> None:
 def _measured(store: Path, c: Cell, level: int, status: str, failures: int, requests: int = 10) -> RunRecord:
     """A run of ``requests`` measured requests, ``failures`` of them with an error."""
     error = f"{failures} of {requests} failed" if failures else None
-    run = make_run(run_id=f"{c.label}-{level}", batch_id="night", host=c.host.name, cell=c.label, concurrency=level,
-                   status=RunStatus(status), error=error)  # fmt: skip
-    rows = [make_request(run_id=run.run_id, request_index=i, error="HTTP 500" if i < failures else None)
-            for i in range(requests)]  # fmt: skip
+    run = make_run(
+        run_id=f"{c.label}-{level}",
+        batch_id="night",
+        host=c.host.name,
+        cell=c.label,
+        concurrency=level,
+        status=RunStatus(status),
+        error=error,
+    )
+    rows = [
+        make_request(run_id=run.run_id, request_index=i, error="HTTP 500" if i < failures else None)
+        for i in range(requests)
+    ]
     write_results(store, run, rows)
     return run
 
@@ -116,15 +132,22 @@ def test_a_fleet_cell_settles_as_the_in_process_night_judges_it(
     back from the store) give the cell the same status and exit status, at every partial threshold."""
     c = cell("host-a")
     runs = [_measured(tmp_path, c, 1, "ok", 0), _measured(tmp_path, c, 2, status, failures, requests)]
-    counts = pa.table({"run_id": [r.run_id for r in runs], "status": [r.status.value for r in runs],
-                       "n": [10, requests], "errors": [0, failures]})  # fmt: skip
+    counts = pa.table(
+        {
+            "run_id": [r.run_id for r in runs],
+            "status": [r.status.value for r in runs],
+            "n": [10, requests],
+            "errors": [0, failures],
+        }
+    )
 
     def measured_in_process(*args: Any, **kwargs: Any) -> Any:
         return SimpleNamespace(run_ids=[r.run_id for r in runs], summary=None, run_rows=counts, runs=runs)
 
     outcomes = {"host-a": HostOutcome("host-a", "completed", None, "r")}
     for threshold in (0.01, 0.05, 0.5):
-        (here,) = run_cells([c], measured_in_process, PRICES, tmp_path, tmp_path, "night", attempts=1,
-                            partial_threshold=threshold)  # fmt: skip
+        (here,) = run_cells(
+            [c], measured_in_process, PRICES, tmp_path, tmp_path, "night", attempts=1, partial_threshold=threshold
+        )
         (there,) = settle(tmp_path, PRICES, [c], "night", outcomes, threshold)
         assert (there.status, there.exit_code) == (here.status, here.exit_code), threshold

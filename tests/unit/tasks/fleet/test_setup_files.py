@@ -28,14 +28,18 @@ def test_fleet_init_writes_the_files_from_the_package(tmp_path: Path) -> None:
     context = target / services["prefect-server"]["build"]["context"]  # the compose file's build context came too
     assert (context / services["prefect-server"]["build"]["dockerfile"]).is_file()
     assert (target / "fleet" / "initdb" / "10-lake.sql").read_text() == (
-        ROOT / "docker" / "fleet" / "initdb" / "10-lake.sql").read_text()  # fmt: skip
+        ROOT / "docker" / "fleet" / "initdb" / "10-lake.sql"
+    ).read_text()
     unit = (target / "tcobench-worker.service").read_text()
     assert "ExecStart=" in unit and " worker --host gpu-nv-01\n" in unit and "@" not in unit
     assert "Description=tcobench worker for GPU host gpu-nv-01" in unit
     for env in ("fleet.env", "worker.env"):  # templates of secrets: this user only
         assert stat.S_IMODE((target / env).stat().st_mode) == 0o600
-    names = {line.split("=")[0] for line in (target / "fleet.env").read_text().splitlines() if "=" in line
-             and not line.startswith("#")}  # fmt: skip
+    names = {
+        line.split("=")[0]
+        for line in (target / "fleet.env").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    }
     needed = {"TCOBENCH_PG_PASSWORD", "PREFECT_SERVER_API_AUTH_STRING", "TCOBENCH_S3_IDENTITIES", "TCOBENCH_FLEET_BIND"}
     assert names == needed and all(n in compose.read_text() for n in needed)
     # the smoke night's matrix is valid for a fleet inventory: every host gets the loopback zero endpoint

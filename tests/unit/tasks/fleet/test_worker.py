@@ -25,13 +25,25 @@ from tcobench.tasks.fleet import (
 def test_command_serves_one_queue_of_a_process_pool_under_a_known_name() -> None:
     cmd = worker_command(WorkerSpec(queue="gpu-nv-01", pool="fleet", limit=1))
     assert cmd[:5] == [sys.executable, "-m", "prefect", "worker", "start"]
-    assert cmd[5:] == ["--pool", "fleet", "--work-queue", "gpu-nv-01", "--name", "tcobench-gpu-nv-01", "--type",
-                       "process", "--limit", "1"]  # fmt: skip
+    assert cmd[5:] == [
+        "--pool",
+        "fleet",
+        "--work-queue",
+        "gpu-nv-01",
+        "--name",
+        "tcobench-gpu-nv-01",
+        "--type",
+        "process",
+        "--limit",
+        "1",
+    ]
 
 
 def test_environment_names_the_host_and_keeps_what_the_user_set() -> None:
-    env = worker_environment(WorkerSpec(queue="gpu-nv-01", heartbeat_s=5, poll_s=1.5),
-                             {"PREFECT_CLIENT_MAX_RETRIES": "3", "AWS_SECRET_ACCESS_KEY": "kept"})  # fmt: skip
+    env = worker_environment(
+        WorkerSpec(queue="gpu-nv-01", heartbeat_s=5, poll_s=1.5),
+        {"PREFECT_CLIENT_MAX_RETRIES": "3", "AWS_SECRET_ACCESS_KEY": "kept"},
+    )
     assert env[WORKER_HOST_ENV] == "gpu-nv-01" and env["TCOBENCH_HOST_NAME"] == "gpu-nv-01"
     assert env["PREFECT_CLIENT_MAX_RETRIES"] == "3"  # the user's setting wins over our default of 8
     assert env["PREFECT_WORKER_HEARTBEAT_SECONDS"] == "5" and env["PREFECT_WORKER_QUERY_SECONDS"] == "1.5"
@@ -39,8 +51,12 @@ def test_environment_names_the_host_and_keeps_what_the_user_set() -> None:
     control = worker_environment(WorkerSpec(queue="control"), {})
     assert WORKER_HOST_ENV not in control and control["PREFECT_CLIENT_MAX_RETRIES"] == "8"
     assert control["PREFECT_CLIENT_RETRY_EXTRA_CODES"] == "500"  # the server's answer while its database is away
-    assert worker_environment(WorkerSpec(queue="a"), {"PREFECT_CLIENT_RETRY_EXTRA_CODES": ""})[
-        "PREFECT_CLIENT_RETRY_EXTRA_CODES"] == ""  # fmt: skip
+    assert (
+        worker_environment(WorkerSpec(queue="a"), {"PREFECT_CLIENT_RETRY_EXTRA_CODES": ""})[
+            "PREFECT_CLIENT_RETRY_EXTRA_CODES"
+        ]
+        == ""
+    )
 
 
 def test_a_run_refuses_a_host_that_is_not_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:

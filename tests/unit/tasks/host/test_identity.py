@@ -67,12 +67,18 @@ def test_a_cpu_host_without_declaration_stays_cpu() -> None:
 
 
 def test_runs_carry_label_and_declaration_from_describe_to_finish() -> None:
-    config = _config({"kind": "endpoint", "url": "http://127.0.0.1:9", "label": "vllm-main"},
-                     {"vendor": "amd", "gpu_model": "MI300X", "gpu_count": 1})  # fmt: skip
+    config = _config(
+        {"kind": "endpoint", "url": "http://127.0.0.1:9", "label": "vllm-main"},
+        {"vendor": "amd", "gpu_model": "MI300X", "gpu_count": 1},
+    )
     engine = RunningEngine("http://127.0.0.1:9", EngineInfo("openai-compatible", "unknown", None))
     run = describe_run(config, engine, "/v1/completions", "h", "b", 1)
     assert (run.engine_label, run.declared_vendor, run.declared_gpu_model, run.declared_gpu_count) == (
-        "vllm-main", GpuVendor.amd, "MI300X", 1)  # fmt: skip
+        "vllm-main",
+        GpuVendor.amd,
+        "MI300X",
+        1,
+    )
     done = finish_run(run, MeasureResult([], [make_request()], 1, 2), facts={"gpu_vendor": None, "gpu_count": 0})
     assert (done.gpu_vendor, done.gpu_name, done.gpu_source) == (GpuVendor.amd, "MI300X", DECLARED)
     failed = failed_run_record(config, "h", "b", "EngineError: down")
@@ -99,13 +105,25 @@ class FakeDaemon:
 
 
 def test_a_remote_docker_host_describes_itself() -> None:
-    info = {"OSType": "linux", "OperatingSystem": "Ubuntu 24.04.1 LTS", "KernelVersion": "6.8.0-45-generic",
-            "Architecture": "x86_64", "NCPU": 192, "MemTotal": 2_164_000_000_000}  # fmt: skip
+    info = {
+        "OSType": "linux",
+        "OperatingSystem": "Ubuntu 24.04.1 LTS",
+        "KernelVersion": "6.8.0-45-generic",
+        "Architecture": "x86_64",
+        "NCPU": 192,
+        "MemTotal": 2_164_000_000_000,
+    }
     daemon = FakeDaemon(info, "processor\t: 0\nmodel name\t: AMD EPYC 9654 96-Core Processor\n")
     facts = daemon_host_facts(daemon)  # type: ignore[arg-type]
-    assert facts == {"host_os": "Linux (Ubuntu 24.04.1 LTS)", "host_kernel": "6.8.0-45-generic", "host_arch": "x86_64",
-                     "host_cpu": "AMD EPYC 9654 96-Core Processor", "host_cpu_count": 192,
-                     "host_mem_bytes": 2_164_000_000_000, "host_facts_source": "docker-daemon"}  # fmt: skip
+    assert facts == {
+        "host_os": "Linux (Ubuntu 24.04.1 LTS)",
+        "host_kernel": "6.8.0-45-generic",
+        "host_arch": "x86_64",
+        "host_cpu": "AMD EPYC 9654 96-Core Processor",
+        "host_cpu_count": 192,
+        "host_mem_bytes": 2_164_000_000_000,
+        "host_facts_source": "docker-daemon",
+    }
     config = _config({"kind": "container", "container": {"image": "x", "docker_host": "ssh://u@gpu-host.invalid"}})
     engine = RunningEngine("http://gpu-host.invalid:18000", EngineInfo("vllm", "0.9", None), host_facts=facts)
     row = host_identity(config, engine)

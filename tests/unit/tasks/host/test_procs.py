@@ -44,8 +44,9 @@ def sleeper() -> Iterator[subprocess.Popen[bytes]]:
 
 def _helper(code: str, tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
     """A Python process running ``code`` that prints pids, one per line, then waits to be killed."""
-    helper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), str(tmp_path)], stdout=subprocess.PIPE,
-                              text=True)  # fmt: skip
+    helper = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
     assert helper.stdout is not None
     pids = [int(helper.stdout.readline()) for _ in range(code.count("print("))]
     return helper, pids

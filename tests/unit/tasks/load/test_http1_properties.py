@@ -134,8 +134,11 @@ def responses(draw: st.DrawFn) -> Example:
     reason = draw(st.binary(max_size=12).map(lambda b: bytes(c for c in b if c in VALUE)))
     names = st.binary(min_size=1, max_size=10).map(lambda b: bytes(TOKEN[c % len(TOKEN)] for c in b))
     values = st.binary(max_size=16).map(lambda b: bytes(c for c in b if c in VALUE))
-    fields = [(n, v) for n, v in draw(st.lists(st.tuples(names, values), max_size=4))
-              if n.lower() not in (b"content-length", b"transfer-encoding")]  # fmt: skip
+    fields = [
+        (n, v)
+        for n, v in draw(st.lists(st.tuples(names, values), max_size=4))
+        if n.lower() not in (b"content-length", b"transfer-encoding")
+    ]
     lines = [b"HTTP/%s %d%s" % (version, status, b" " + reason if draw(st.booleans()) else b"")]
     lines += [n + b":" + draw(st.sampled_from([b"", b" ", b"\t "])) + v for n, v in fields]
     folded = draw(st.booleans())
@@ -216,9 +219,15 @@ def test_a_bare_lf_head_fails_at_once_saying_so(head: bytes) -> None:
 
 @pytest.mark.parametrize(
     "start",
-    [b"\x16\x03\x01\x02\x00", b"SSH-2.0-OpenSSH_9.6", b"HTTP/1.1 2x", b"HTTP/1.1 200 OK\r\nX Y: z",
-     b"HTTP/1.1 200 OK\r\nA: \x00", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x10"],
-)  # fmt: skip
+    [
+        b"\x16\x03\x01\x02\x00",
+        b"SSH-2.0-OpenSSH_9.6",
+        b"HTTP/1.1 2x",
+        b"HTTP/1.1 200 OK\r\nX Y: z",
+        b"HTTP/1.1 200 OK\r\nA: \x00",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x10",
+    ],
+)
 def test_a_head_that_cannot_become_valid_fails_before_its_line_ends(start: bytes) -> None:
     got, message = asyncio.run(_http1(start, [], eof=False, streamed=False))
     assert got[0] == "error" and message.startswith("malformed"), (got, message)
@@ -228,12 +237,16 @@ def test_a_head_that_cannot_become_valid_fails_before_its_line_ends(start: bytes
     ("data", "needle"),
     [
         (b"HTTP/1.1 200 OK\r\n" + b"X: " + b"a" * (http1.MAX_HEAD_BYTES + 10), "response head over"),
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;" + b"e" * 2 * http1.MAX_SIZE_LINE,
-         "malformed chunk size line"),
-        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + b"T: " + b"t" * (http1.MAX_HEAD_BYTES + 9),
-         "chunked trailers over"),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;" + b"e" * 2 * http1.MAX_SIZE_LINE,
+            "malformed chunk size line",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n" + b"T: " + b"t" * (http1.MAX_HEAD_BYTES + 9),
+            "chunked trailers over",
+        ),
     ],
-)  # fmt: skip
+)
 def test_endless_lines_stop_at_their_bound(data: bytes, needle: str) -> None:
     got, message = asyncio.run(_http1(data, list(range(4096, len(data), 4096)), eof=False, streamed=True))
     assert got[0] == "error" and needle in message, (got, message)

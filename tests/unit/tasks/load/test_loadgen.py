@@ -32,9 +32,17 @@ def endpoint(zero_endpoint: Callable[..., str]) -> Callable[..., str]:
 
 
 def _run(url: str, on_request: Callable[[RequestRecord], None] | None = None, **extra: object) -> MeasureResult:
-    workload = WorkloadConfig.model_validate({"requests": 30, "warmup_requests": 3, "concurrency": (3,),
-                                              "max_tokens": 4, "prompts": ("hi",), "client_procs": 2,
-                                              **extra})  # fmt: skip
+    workload = WorkloadConfig.model_validate(
+        {
+            "requests": 30,
+            "warmup_requests": 3,
+            "concurrency": (3,),
+            "max_tokens": 4,
+            "prompts": ("hi",),
+            "client_procs": 2,
+            **extra,
+        }
+    )
     return measure(Target(url, Protocol.openai, "zero"), workload, RunContext("r", "2026-01-01", "h"), 3, on_request)
 
 

@@ -107,8 +107,13 @@ def test_stream_without_end_marker_is_an_error() -> None:
         async def __aiter__(self) -> AsyncIterator[bytes]:
             yield b'data: {"choices":[{"text":"x","finish_reason":null}]}\n\n'
 
-    result = measure(TARGET, workload(requests=1, warmup_requests=0), CTX, 1,
-                     transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=Cut())))  # fmt: skip
+    result = measure(
+        TARGET,
+        workload(requests=1, warmup_requests=0),
+        CTX,
+        1,
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=Cut())),
+    )
     assert result.measured[0].error == "stream ended before the server marked it complete"
     assert result.measured[0].chunks == 1
 
@@ -191,8 +196,9 @@ def test_tokenizer_counts_what_the_server_does_not() -> None:
 
     wl = workload(requests=1, warmup_requests=0, prompts=["one two three"])
     plan = WorkloadPlan(wl, tokenizer=Words(), overhead=1)  # type: ignore[arg-type]
-    result = measure(TARGET, wl, CTX, 1, plan=plan,
-                     transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=NoUsage())))  # fmt: skip
+    result = measure(
+        TARGET, wl, CTX, 1, plan=plan, transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=NoUsage()))
+    )
     row = result.measured[0]
     assert (row.output_tokens, row.prompt_tokens, row.token_count_source) == (3, 3 + 1, "tokenizer")
 

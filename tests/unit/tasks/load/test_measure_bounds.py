@@ -81,10 +81,17 @@ def test_a_chunk_over_the_limit_fails() -> None:
 
 def test_no_newline_stream_fails_the_request_with_a_clear_error() -> None:
     endless = Chunks(*([b"y" * 65536] * 40))  # 2.5 MiB without a line end
-    result = measure(TARGET, workload(requests=1), CTX, 1,
-                     transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=endless)))  # fmt: skip
-    assert result.measured[0].error == "stream refused: no line end within 1,048,576 bytes of the stream " \
-                                       "(malformed or hostile server)"  # fmt: skip
+    result = measure(
+        TARGET,
+        workload(requests=1),
+        CTX,
+        1,
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, stream=endless)),
+    )
+    assert (
+        result.measured[0].error == "stream refused: no line end within 1,048,576 bytes of the stream "
+        "(malformed or hostile server)"
+    )
 
 
 def test_compressed_stream_is_refused_and_identity_asked_for() -> None:
@@ -101,8 +108,9 @@ def test_compressed_stream_is_refused_and_identity_asked_for() -> None:
 
 def test_error_body_is_read_only_up_to_its_limit() -> None:
     big = Chunks(*([b"e" * 1024] * 10_000))  # 10 MiB, never read in full
-    result = measure(TARGET, workload(requests=1), CTX, 1,
-                     transport=httpx.MockTransport(lambda r: httpx.Response(500, stream=big)))  # fmt: skip
+    result = measure(
+        TARGET, workload(requests=1), CTX, 1, transport=httpx.MockTransport(lambda r: httpx.Response(500, stream=big))
+    )
     assert result.measured[0].error == "HTTP 500: " + "e" * 200
 
 
@@ -146,8 +154,9 @@ def test_retries_are_bounded_and_the_error_says_so() -> None:
 
 
 def test_429_without_retry_after_is_not_retried() -> None:
-    result = measure(TARGET, workload(requests=1), CTX, 1,
-                     transport=httpx.MockTransport(lambda r: httpx.Response(429, text="no")))  # fmt: skip
+    result = measure(
+        TARGET, workload(requests=1), CTX, 1, transport=httpx.MockTransport(lambda r: httpx.Response(429, text="no"))
+    )
     assert result.measured[0].retries == 0
     assert result.measured[0].error == "HTTP 429: no (no usable Retry-After: not retried)"
 

@@ -54,9 +54,19 @@ def endpoint(zero_endpoint: Callable[..., str]) -> str:
 
 
 def _poisson_run(url: str, procs: int, rate: float, requests: int) -> MeasureResult:
-    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 4, "concurrency": (64,),
-                                              "max_tokens": 2, "prompts": ("hi",), "mode": LoadMode.poisson,
-                                              "rate": rate, "seed": 42, "client_procs": procs})  # fmt: skip
+    workload = WorkloadConfig.model_validate(
+        {
+            "requests": requests,
+            "warmup_requests": 4,
+            "concurrency": (64,),
+            "max_tokens": 2,
+            "prompts": ("hi",),
+            "mode": LoadMode.poisson,
+            "rate": rate,
+            "seed": 42,
+            "client_procs": procs,
+        }
+    )
     result = measure(Target(url, Protocol.openai, "zero"), workload, RunContext("r", "2026-01-01", "h"), 64)
     assert all(r.error is None for r in result.measured) and len(result.measured) == requests
     assert len(result.client) == procs

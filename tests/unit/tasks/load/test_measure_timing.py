@@ -56,8 +56,16 @@ def _measure(base_url: str, requests: int, procs: int = 1) -> MeasureResult:
     """Closed loop at concurrency ``procs``, one stream per client process; a fresh worker process warms up first
     (one request each: its first request pays for lazy imports and client set-up, as any run's warm-up does)."""
     warmup = 0 if procs == 1 else procs
-    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": warmup, "concurrency": (procs,),
-                                              "max_tokens": 4, "prompts": ("hi",), "client_procs": procs})  # fmt: skip
+    workload = WorkloadConfig.model_validate(
+        {
+            "requests": requests,
+            "warmup_requests": warmup,
+            "concurrency": (procs,),
+            "max_tokens": 4,
+            "prompts": ("hi",),
+            "client_procs": procs,
+        }
+    )
     return measure(Target(base_url, Protocol.openai, "m"), workload, RunContext("r", "2026-01-01", "h"), procs)
 
 
@@ -189,8 +197,9 @@ def test_a_chunk_is_timed_when_it_reached_the_host_not_when_a_busy_client_read_i
 
         loop.call_later(0.005, block)
         try:
-            stream, _, _ = await _attempt(clients, adapter_for(Protocol.openai), target,
-                                          base_url + "/v1/completions", {}, 10.0)  # fmt: skip
+            stream, _, _ = await _attempt(
+                clients, adapter_for(Protocol.openai), target, base_url + "/v1/completions", {}, 10.0
+            )
         finally:
             await clients.aclose()
         assert stream.error is None and len(stream.content_ns) == 2 and unblocked
@@ -225,7 +234,12 @@ def test_a_stale_keep_alive_connection_is_resent_once_and_timed_from_the_resend(
     log = _log(base_url)
     # request 1 on connection 1; request 2 met it closed and went again on connection 2; request 3 likewise on 3
     assert [(e["connection"], e["index"], e.get("dropped", False)) for e in log[:5]] == [
-        (1, 1, False), (1, 2, True), (2, 1, False), (2, 2, True), (3, 1, False)]  # fmt: skip
+        (1, 1, False),
+        (1, 2, True),
+        (2, 1, False),
+        (2, 2, True),
+        (3, 1, False),
+    ]
     assert [r.error for r in result.measured] == [None, None, None]
     assert [r.output_tokens for r in result.measured] == [2, 2, 2]
     # timed from the resend: a resent request's clock starts after the server closed the first attempt (it held

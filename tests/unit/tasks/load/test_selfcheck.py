@@ -31,8 +31,14 @@ Endpoint = Callable[..., str]
 
 def _check(cpu: float = 0.1, lag_p99_ms: float = 1.0) -> ClientProcessCheck:
     lag = int(lag_p99_ms * MS)
-    return ClientProcessCheck(wall_ns=10**9, cpu_ns=int(cpu * 1e9), lag_p50_ns=MS // 2, lag_p99_ns=lag + 7 * MS,
-                              own_lag_p99_ns=lag, lag_samples=100)  # fmt: skip
+    return ClientProcessCheck(
+        wall_ns=10**9,
+        cpu_ns=int(cpu * 1e9),
+        lag_p50_ns=MS // 2,
+        lag_p99_ns=lag + 7 * MS,
+        own_lag_p99_ns=lag,
+        lag_samples=100,
+    )
 
 
 def test_verdict_flags_lag_over_the_limit_or_a_full_core_and_names_the_process() -> None:
@@ -84,8 +90,16 @@ def endpoint(zero_endpoint: Endpoint) -> Endpoint:
 
 
 def _run(url: str, concurrency: int, requests: int, tokens: int, **extra: object) -> MeasureResult:
-    workload = WorkloadConfig.model_validate({"requests": requests, "warmup_requests": 0, "concurrency": (concurrency,),
-                                              "max_tokens": tokens, "prompts": ("hi",), **extra})  # fmt: skip
+    workload = WorkloadConfig.model_validate(
+        {
+            "requests": requests,
+            "warmup_requests": 0,
+            "concurrency": (concurrency,),
+            "max_tokens": tokens,
+            "prompts": ("hi",),
+            **extra,
+        }
+    )
     return measure(Target(url, Protocol.openai, "zero"), workload, RunContext("r", "2026-01-01", "h"), concurrency)
 
 

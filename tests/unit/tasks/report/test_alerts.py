@@ -13,10 +13,9 @@ from tcobench.schemas import RunStatus
 from tcobench.tasks.fleet.nightly import CellResult
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report.alerts import REPORT_ARTIFACT_KEY, announce_night, post_webhook
-
-from ....hook_server import SECRET, Hook
-from ...factories import write_fleet
-from .test_artifacts import _fake_prefect
+from tests.hook_server import SECRET, Hook
+from tests.unit.factories import write_fleet
+from tests.unit.tasks.report.test_artifacts import _fake_prefect
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +23,10 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[CellResu
     store = tmp_path_factory.mktemp("fleet")
     runs = write_fleet(store)
     last = [r for r in runs if r.date == "2026-11-26"]
-    cells = [CellResult(f"{host}/ollama", host, RunStatus.ok, [r.run_id for r in last if r.host == host])
-             for host in sorted({r.host for r in last})]  # fmt: skip
+    cells = [
+        CellResult(f"{host}/ollama", host, RunStatus.ok, [r.run_id for r in last if r.host == host])
+        for host in sorted({r.host for r in last})
+    ]
     cells.append(CellResult("gpu-nv-1/vllm", "gpu-nv-1", RunStatus.failed, [], 2, "EngineError: no GPU"))
     return store, cells
 
@@ -64,8 +65,14 @@ def test_nightly_posts_summary_flags_and_report_link(
     report = store / "reports" / "nightly-batch-9.html"
     assert payload["report"] == report.resolve().as_uri() and report.read_text("utf-8").startswith("<!DOCTYPE html>")
     assert f"Report: [nightly-batch-9.html]({report.resolve().as_uri()})" in text
-    assert links == [{"link": report.resolve().as_uri(), "link_text": "tcobench report, nightly batch-9",
-                      "key": REPORT_ARTIFACT_KEY, "description": "tcobench report, nightly batch-9"}]  # fmt: skip
+    assert links == [
+        {
+            "link": report.resolve().as_uri(),
+            "link_text": "tcobench report, nightly batch-9",
+            "key": REPORT_ARTIFACT_KEY,
+            "description": "tcobench report, nightly batch-9",
+        }
+    ]
     assert text.endswith("Webhook: delivered (HTTP 200).\n")
     assert SECRET not in text
     assert _grep(store, SECRET) == []  # not in any row, report or log

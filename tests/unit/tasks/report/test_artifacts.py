@@ -14,8 +14,7 @@ from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report import artifacts
 from tcobench.tasks.report.report import summary_markdown
 from tcobench.tasks.store import query
-
-from ...factories import write_fleet
+from tests.unit.factories import write_fleet
 
 
 def test_nothing_happens_outside_prefect(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -25,13 +25,27 @@ from tcobench.tasks.report.assets import (
 from tcobench.tasks.report.assets.context import night_weighted_rows
 from tcobench.tasks.report.report import build_report, summary_markdown, write_report
 from tcobench.tasks.store.query import connect, freeze_views
+from tests.unit.factories import make_prices, write_nights
 
-from ...factories import make_prices, write_nights
-
-RECORD_TEMPLATE = ("GPU model", "driver version", "engine version", "mean tok/s", "P50 latency (ms)",
-                   "single-request time (ms)", "mean power (W)", "peak VRAM (GiB)", "adaptation days",
-                   "electricity cost per token", "context length", "mean input tokens", "concurrency",
-                   "OS / kernel", "CPU", "RAM (GiB)", "CUDA / ROCm")  # fmt: skip
+RECORD_TEMPLATE = (
+    "GPU model",
+    "driver version",
+    "engine version",
+    "mean tok/s",
+    "P50 latency (ms)",
+    "single-request time (ms)",
+    "mean power (W)",
+    "peak VRAM (GiB)",
+    "adaptation days",
+    "electricity cost per token",
+    "context length",
+    "mean input tokens",
+    "concurrency",
+    "OS / kernel",
+    "CPU",
+    "RAM (GiB)",
+    "CUDA / ROCm",
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +54,19 @@ def html(fleet: Path) -> str:
 
 
 def test_sections_and_record_template(html: str) -> None:
-    for heading in ("Headline", "Record card (latest night per platform)", "Throughput vs concurrency",
-                    "Time to first token (TTFT), distribution", "Inter-token latency (ITL), distribution",
-                    "Cost per 1M output tokens, 95% CI, per platform and cost basis", "Cost vs latency (Pareto)",
-                    "Energy per output token", "Cost at latency targets", "Nightly trend", "Provenance"):  # fmt: skip
+    for heading in (
+        "Headline",
+        "Record card (latest night per platform)",
+        "Throughput vs concurrency",
+        "Time to first token (TTFT), distribution",
+        "Inter-token latency (ITL), distribution",
+        "Cost per 1M output tokens, 95% CI, per platform and cost basis",
+        "Cost vs latency (Pareto)",
+        "Energy per output token",
+        "Cost at latency targets",
+        "Nightly trend",
+        "Provenance",
+    ):
         assert heading in html, heading
     for field in RECORD_TEMPLATE:
         assert f"<th>{field}</th>" in html, field
@@ -179,9 +202,8 @@ def test_chart_primitives_escape_and_count_marks() -> None:
 
 def test_one_cpu_run_priced_and_unpriced(tmp_path: Path) -> None:
     from tcobench.tasks.store.store import write_results
-
-    from ...factories import make_prices, make_run
-    from ..store.test_tco import _requests
+    from tests.unit.factories import make_prices, make_run
+    from tests.unit.tasks.store.test_tco import _requests
 
     write_results(tmp_path, make_run(), _requests())
     priced = build_report(tmp_path, make_prices(), resamples=100)
@@ -284,8 +306,11 @@ def test_provenance_groups_by_exactly_the_fields_its_cells_read() -> None:
 
 def test_the_page_has_a_filter_over_hosts_models_and_workloads(html: str) -> None:
     assert '<form class="filter" id="filter"' in html
-    for name, values in (("host", ("gpu-amd-1", "gpu-nv-1")), ("model", ("llama3.2:3b",)),
-                         ("workload", ("chat-short",))):  # fmt: skip
+    for name, values in (
+        ("host", ("gpu-amd-1", "gpu-nv-1")),
+        ("model", ("llama3.2:3b",)),
+        ("workload", ("chat-short",)),
+    ):
         assert f'<select name="{name}"><option value="">all</option>' in html
         assert all(f'<option value="{v}">{v}</option>' in html for v in values)
     found = re.search(r'<script type="application/json" id="series-facets">(.*?)</script>', html)
@@ -327,14 +352,21 @@ def test_a_quantile_curve_is_each_quantiles_night_weighted_mean(fleet: Path) -> 
         freeze_views(con)
         ctx = report._context(con, None, 5.0, 200, 0)
         lists = night_weighted_rows(ctx, "run_statistics", "ttft_ms_q", unnest="i")
-        unnested = night_weighted_rows(ctx, "(SELECT run_id, generate_subscripts(ttft_ms_q, 1) AS i, "
-                                       "unnest(ttft_ms_q) AS q FROM run_statistics)", "q", by=("i",))  # fmt: skip
+        unnested = night_weighted_rows(
+            ctx,
+            "(SELECT run_id, generate_subscripts(ttft_ms_q, 1) AS i, unnest(ttft_ms_q) AS q FROM run_statistics)",
+            "q",
+            by=("i",),
+        )
     finally:
         con.close()
     assert len(lists) == len(unnested) > 101 and {r["i"] for r in lists} == set(range(1, 102))
     for mine, reference in zip(lists, unnested, strict=True):
-        assert (mine["platform"], mine["concurrency"], mine["i"]) == (reference["platform"], reference["concurrency"],
-                                                                      reference["i"])  # fmt: skip
+        assert (mine["platform"], mine["concurrency"], mine["i"]) == (
+            reference["platform"],
+            reference["concurrency"],
+            reference["i"],
+        )
         assert mine["mean"] == pytest.approx(reference["mean"], rel=1e-12)
         assert mine["lowest"] == pytest.approx(reference["lowest"], rel=1e-12)
         assert mine["highest"] == pytest.approx(reference["highest"], rel=1e-12)
@@ -345,16 +377,20 @@ def test_record_card_shows_each_platforms_latest_night_and_every_nights_identity
     """The record card reads only the latest batch's runs of each platform; the identity warnings still come from
     every run of the report (an older night's disagreement is not hidden by a newer night without one)."""
     from tcobench.tasks.store.store import write_results
-
-    from ...factories import make_run
-    from ..store.test_tco import _requests
+    from tests.unit.factories import make_run
+    from tests.unit.tasks.store.test_tco import _requests
 
     older = "vendor declared nvidia, detected amd"
     for k, (batch, warning) in enumerate((("night-1", older), ("night-2", None))):
         for c in (1, 2):
             run_id = f"{batch}-c{c}"
-            run = make_run(run_id=run_id, batch_id=batch, concurrency=c, identity_warning=warning,
-                           started_ns=1_700_000_000_000_000_000 + (k * 10 + c) * 10**9)  # fmt: skip
+            run = make_run(
+                run_id=run_id,
+                batch_id=batch,
+                concurrency=c,
+                identity_warning=warning,
+                started_ns=1_700_000_000_000_000_000 + (k * 10 + c) * 10**9,
+            )
             write_results(tmp_path, run, [r.model_copy(update={"run_id": run_id}) for r in _requests()])
     html = build_report(tmp_path, make_prices(), resamples=100)
     card = html[html.index('id="record-card"') : html.index('<p class="note">', html.index('id="record-card"'))]

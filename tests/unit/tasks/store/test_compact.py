@@ -13,8 +13,7 @@ from tcobench.tasks.store.compact import compact_store
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import cache_schema, write_results
 from tests.store_helpers import data_files, lake_rows, on_disk
-
-from ...factories import make_request, make_run, make_telemetry
+from tests.unit.factories import make_request, make_run, make_telemetry
 
 _NIGHTS = ("2023-11-14", "2023-11-15")
 
@@ -23,9 +22,12 @@ def _write(store: Path, n: int = 3) -> None:
     for night in _NIGHTS:
         for i in range(n):
             run_id = f"{night}-{i}"
-            write_results(store, make_run(run_id=run_id, date=night),
-                          [make_request(run_id=run_id, date=night, request_index=k) for k in range(5)],
-                          [make_telemetry(run_id=run_id, date=night)])  # fmt: skip
+            write_results(
+                store,
+                make_run(run_id=run_id, date=night),
+                [make_request(run_id=run_id, date=night, request_index=k) for k in range(5)],
+                [make_telemetry(run_id=run_id, date=night)],
+            )
 
 
 def _everything(store: Path) -> dict[str, list[tuple[object, ...]]]:

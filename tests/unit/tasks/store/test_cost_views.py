@@ -20,9 +20,8 @@ import pytest
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.store import write_results
-
-from ...factories import make_prices, make_run, write_fleet, write_nights
-from .test_tco import _requests
+from tests.unit.factories import make_prices, make_run, write_fleet, write_nights
+from tests.unit.tasks.store.test_tco import _requests
 
 
 @pytest.fixture
@@ -103,12 +102,16 @@ def test_tco_scenarios_rows_and_the_views_that_select_them(con: duckdb.DuckDBPyC
     rows = _dicts(con, "SELECT basis, scenario, parameter, value, total_usd_month FROM tco_scenarios ORDER BY ALL")
     assert len(rows) == 1 + 14 + 1
     assert [(r["basis"], r["scenario"]) for r in rows if r["parameter"] is None] == [
-        ("owned", "baseline"), ("rented: on-demand", "baseline")]  # fmt: skip
+        ("owned", "baseline"),
+        ("rented: on-demand", "baseline"),
+    ]
     # tco is the owned baseline, cost_basis the baselines, sensitivity the owned scenarios: no row computed twice
     (tco,) = _dicts(con, "SELECT total_usd_month, output_tokens_per_usd FROM tco")
     assert round(tco["total_usd_month"], 2) == 865.70 and round(tco["output_tokens_per_usd"], 2) == 91_070.81
     assert [r["basis"] for r in _dicts(con, "SELECT basis FROM cost_basis ORDER BY basis")] == [
-        "owned", "rented: on-demand"]  # fmt: skip
+        "owned",
+        "rented: on-demand",
+    ]
     (full,) = _dicts(con, "SELECT * FROM sensitivity WHERE parameter = 'utilisation' AND value = 1.0")
     # 157 680 000 tokens / 909.50 USD = 173 369.98 tokens per USD (909.50 x 173 370 = 157 680 015: 15 too many)
     assert round(full["output_tokens_per_usd"], 2) == 173_369.98
@@ -121,25 +124,42 @@ def test_night_weighting_macros_hand_worked(con: duckdb.DuckDBPyConnection) -> N
     # a NULL value is left out of its night; a night without any value is left out of the mean
     with_nulls = "[(NULL::DOUBLE, 'n1'), (300.0, 'n1'), (NULL::DOUBLE, 'n2')]"
     assert con.sql(f"SELECT night_means({with_nulls}), night_weighted_mean({with_nulls})").fetchone() == (
-        [300.0, None], 300.0)  # fmt: skip
+        [300.0, None],
+        300.0,
+    )
 
 
 def test_the_table_form_of_the_night_weighting_gives_the_list_macros_figures(con: duckdb.DuckDBPyConnection) -> None:
     """Table macro night_weighted against night_weighted_mean / night_means per group: random groups of uneven
     nights and runs, NULL values and a group whose only night has no value."""
     rng = np.random.default_rng(5)
-    rows = [(f"g{g}", float(v) if rng.random() > 0.1 else None, f"n{int(rng.integers(0, 9))}")
-            for g in range(40) for v in rng.normal(100, 30, int(rng.integers(1, 30)))]  # fmt: skip
+    rows = [
+        (f"g{g}", float(v) if rng.random() > 0.1 else None, f"n{int(rng.integers(0, 9))}")
+        for g in range(40)
+        for v in rng.normal(100, 30, int(rng.integers(1, 30)))
+    ]
     rows += [("empty", None, "n1")]
-    con.register("_pairs", pa.table({"key": [r[0] for r in rows], "value": pa.array([r[1] for r in rows],
-                                     pa.float64()), "night": [r[2] for r in rows]}))  # fmt: skip
+    con.register(
+        "_pairs",
+        pa.table(
+            {
+                "key": [r[0] for r in rows],
+                "value": pa.array([r[1] for r in rows], pa.float64()),
+                "night": [r[2] for r in rows],
+            }
+        ),
+    )
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE _night_input AS SELECT * FROM _pairs")
         table = {r[0]: r[1:] for r in con.sql("SELECT * FROM night_weighted('_night_input')").fetchall()}
-        lists = {r[0]: r[1:] for r in con.sql(
-            "SELECT key, night_weighted_mean(list((value, night))), list_min(night_means(list((value, night)))), "
-            "list_max(night_means(list((value, night)))), count(DISTINCT night), count(*) FROM _pairs "
-            "WHERE value IS NOT NULL GROUP BY key").fetchall()}  # fmt: skip
+        lists = {
+            r[0]: r[1:]
+            for r in con.sql(
+                "SELECT key, night_weighted_mean(list((value, night))), list_min(night_means(list((value, night)))), "
+                "list_max(night_means(list((value, night)))), count(DISTINCT night), count(*) FROM _pairs "
+                "WHERE value IS NOT NULL GROUP BY key"
+            ).fetchall()
+        }
     finally:
         con.execute("DROP TABLE IF EXISTS _night_input")
         con.unregister("_pairs")
@@ -196,14 +216,23 @@ def test_the_lists_form_of_the_night_weighting_is_the_table_form_position_by_pos
     rng = np.random.default_rng(11)
     rows: list[tuple[str, list[float | None] | None, str]] = [
         (f"g{g}", [float(x) for x in rng.normal(100, 30, 6)], f"n{int(rng.integers(0, 7))}")
-        for g in range(30) for _ in range(int(rng.integers(1, 12)))
-    ]  # fmt: skip
+        for g in range(30)
+        for _ in range(int(rng.integers(1, 12)))
+    ]
     first = rows[3][1]
     assert first is not None
     first[2] = None  # a NULL element: left out of its position
     rows += [("g0", None, "n1"), ("empty", None, "n2")]
-    con.register("_lists", pa.table({"key": [r[0] for r in rows], "value": pa.array([r[1] for r in rows],
-                                     pa.list_(pa.float64())), "night": [r[2] for r in rows]}))  # fmt: skip
+    con.register(
+        "_lists",
+        pa.table(
+            {
+                "key": [r[0] for r in rows],
+                "value": pa.array([r[1] for r in rows], pa.list_(pa.float64())),
+                "night": [r[2] for r in rows],
+            }
+        ),
+    )
     try:
         con.execute("CREATE OR REPLACE TEMP TABLE _lists_input AS SELECT * FROM _lists")
         con.execute(

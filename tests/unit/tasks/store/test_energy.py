@@ -19,10 +19,23 @@ STEP = 100_000_000  # 10 Hz
 def sample(ts: int, phase: str, watts: float, device: int = 0) -> TelemetryRecord:
     # counter: 1 MJ at T0, then `watts` J per second; power constant
     energy_mj = 1_000_000_000 + round(watts * (ts - T0_NS) / 1e6)
-    return TelemetryRecord(run_id="run0", date="2023-11-14", host="testhost", ts_ns=ts, phase=phase,
-                           source="nvml", device_index=device, device_uuid=None, power_mw=round(watts * 1000),
-                           energy_mj=energy_mj, util_pct=None, mem_used_bytes=(device + 1) * 2**30,
-                           sm_clock_mhz=None, temperature_c=None, power_limit_mw=None)  # fmt: skip
+    return TelemetryRecord(
+        run_id="run0",
+        date="2023-11-14",
+        host="testhost",
+        ts_ns=ts,
+        phase=phase,
+        source="nvml",
+        device_index=device,
+        device_uuid=None,
+        power_mw=round(watts * 1000),
+        energy_mj=energy_mj,
+        util_pct=None,
+        mem_used_bytes=(device + 1) * 2**30,
+        sm_clock_mhz=None,
+        temperature_c=None,
+        power_limit_mw=None,
+    )
 
 
 def energy_row(tmp_path: Path, samples: list[TelemetryRecord]) -> dict[str, Any]:
@@ -52,8 +65,11 @@ def test_counter_and_integration_agree_and_give_joules_per_token(tmp_path: Path)
 
 
 def test_gap_makes_an_integrated_figure_invalid(tmp_path: Path) -> None:
-    samples = [sample(START - STEP // 2 + k * STEP, "measure", 200.0).model_copy(update={"energy_mj": None})
-               for k in range(102) if not 30 <= k < 40]  # fmt: skip
+    samples = [
+        sample(START - STEP // 2 + k * STEP, "measure", 200.0).model_copy(update={"energy_mj": None})
+        for k in range(102)
+        if not 30 <= k < 40
+    ]
     row = energy_row(tmp_path, samples)
     assert row["energy_source"] == "integrated"
     assert row["valid"] is False and row["invalid_reason"] == "a gap of 1100 ms between samples exceeds 500 ms"
@@ -78,8 +94,10 @@ def test_counter_energy_invalid_when_the_bracketing_span_overshoots(tmp_path: Pa
 
 
 def test_integration_when_no_counter(tmp_path: Path) -> None:
-    samples = [s.model_copy(update={"energy_mj": None}) for s in
-               [sample(START - STEP // 2 + k * STEP, "measure", 150.0) for k in range(102)]]  # fmt: skip
+    samples = [
+        s.model_copy(update={"energy_mj": None})
+        for s in [sample(START - STEP // 2 + k * STEP, "measure", 150.0) for k in range(102)]
+    ]
     row = energy_row(tmp_path, samples)
     assert row["counter_j"] is None and row["energy_source"] == "integrated"
     assert round(row["energy_j"], 6) == round(150.0 * 10.1, 6) and row["valid"] is True

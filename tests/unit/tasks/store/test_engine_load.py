@@ -17,10 +17,16 @@ S = 1_000_000_000  # make_run's measurement window: T0 + 5 s .. T0 + 15 s
 
 def row(run_id: str, t_s: int, quantity: EngineQuantity, value: float, **labels: str) -> EngineMetricRecord:
     return EngineMetricRecord(
-        run_id=run_id, date="2023-11-14", host="testhost", ts_ns=T0_NS + t_s * S, source="test /metrics",
-        metric=f"engine:{quantity.value}", labels=json.dumps(labels) if labels else None, quantity=quantity,
+        run_id=run_id,
+        date="2023-11-14",
+        host="testhost",
+        ts_ns=T0_NS + t_s * S,
+        source="test /metrics",
+        metric=f"engine:{quantity.value}",
+        labels=json.dumps(labels) if labels else None,
+        quantity=quantity,
         value=value,
-    )  # fmt: skip
+    )
 
 
 def load_rows(tmp_path: Path, runs: dict[str, list[EngineMetricRecord]]) -> dict[str, dict[str, Any]]:
@@ -80,8 +86,11 @@ def test_engine_ratio_averaged_over_engines_and_counter_bracketed(tmp_path: Path
 
 def test_model_vram_share_and_runs_without_samples(tmp_path: Path) -> None:
     Q = EngineQuantity
-    ps = [row("ollama", t, q, v, model="m") for t in (4, 8, 12)
-          for q, v in ((Q.model_size_bytes, 4e9), (Q.model_vram_bytes, 3e9 if t == 8 else 4e9))]  # fmt: skip
+    ps = [
+        row("ollama", t, q, v, model="m")
+        for t in (4, 8, 12)
+        for q, v in ((Q.model_size_bytes, 4e9), (Q.model_vram_bytes, 3e9 if t == 8 else 4e9))
+    ]
     rows = load_rows(tmp_path, {"ollama": ps, "none": []})
     assert rows["ollama"]["vram_share_min"] == 0.75 and rows["ollama"]["samples"] == 2
     assert rows["ollama"]["running_mean"] is None

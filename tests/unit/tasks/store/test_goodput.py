@@ -19,9 +19,8 @@ from tcobench.schemas import WorkloadConfig
 from tcobench.tasks.analysis.sweep import sweep_verdict
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import write_results
-
-from ...factories import T0_NS, make_prices, make_run
-from .test_tco import _requests
+from tests.unit.factories import T0_NS, make_prices, make_run
+from tests.unit.tasks.store.test_tco import _requests
 
 
 def goodput(tmp_path: Path, **slo: Any) -> dict[str, Any]:
@@ -72,8 +71,14 @@ def test_sweep_stops_when_the_gain_is_under_the_margin(tmp_path: Path) -> None:
     windows = {1: 10_000, 2: 8_000, 4: 7_800}  # ms
     for level, ms in windows.items():
         run_id = f"r{level}"
-        run = make_run(run_id=run_id, concurrency=level, sweep_margin=0.05, sweep_stop_on_slo=True,
-                       measure_start_ns=T0_NS, measure_end_ns=T0_NS + ms * 1_000_000)  # fmt: skip
+        run = make_run(
+            run_id=run_id,
+            concurrency=level,
+            sweep_margin=0.05,
+            sweep_stop_on_slo=True,
+            measure_start_ns=T0_NS,
+            measure_end_ns=T0_NS + ms * 1_000_000,
+        )
         write_results(tmp_path, run, _requests(run_id))
     con = connect(tmp_path, make_prices(rental={}, latency_target={}))
     rows = {r["concurrency"]: r for r in con.sql("SELECT * FROM sweep").to_arrow_table().to_pylist()}

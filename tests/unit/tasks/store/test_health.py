@@ -12,8 +12,7 @@ from tcobench.tasks.store.health import DataFile, data_files
 from tcobench.tasks.store.lake import LAKE, parse_store
 from tcobench.tasks.store.store import write_results
 from tests.store_helpers import lake
-
-from ...factories import make_request, make_run
+from tests.unit.factories import make_request, make_run
 
 
 def _listed(con: duckdb.DuckDBPyConnection, snapshot: int) -> list[DataFile]:

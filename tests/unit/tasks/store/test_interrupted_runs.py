@@ -12,17 +12,20 @@ from tcobench.tasks.analysis.compare import CompareOptions, compare
 from tcobench.tasks.analysis.history import history
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import write_results
-
-from ...factories import make_prices, make_request, make_run
+from tests.unit.factories import make_prices, make_request, make_run
 
 
 def _store(tmp_path: Path) -> Path:
     runs = [
         make_run(run_id="a1", gpu_vendor="nvidia"),
-        make_run(run_id="a2", gpu_vendor="nvidia", status=RunStatus.interrupted,
-                 error="interrupted by SIGINT: kept 1 of 20 measured requests (1 ok)"),
+        make_run(
+            run_id="a2",
+            gpu_vendor="nvidia",
+            status=RunStatus.interrupted,
+            error="interrupted by SIGINT: kept 1 of 20 measured requests (1 ok)",
+        ),
         make_run(run_id="b1", gpu_vendor="amd"),
-    ]  # fmt: skip
+    ]
     for run in runs:
         count = 1 if run.status is RunStatus.interrupted else 3
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(count)])

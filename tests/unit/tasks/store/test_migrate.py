@@ -13,8 +13,7 @@ from tcobench.tasks.store.migrate import LEGACY_FOLDER, compare_views, migrate_f
 from tcobench.tasks.store.query import connect, sql_views
 from tcobench.tasks.store.store import check_store
 from tests.store_helpers import lake_rows, write_folder_run
-
-from ...factories import make_request, make_run, write_fleet
+from tests.unit.factories import make_request, make_run, write_fleet
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,7 @@ def test_a_thousand_runs_migrate_and_every_view_is_the_same(thousand: tuple[Path
     assert lake_rows(store, "SELECT count(*) FROM lake.runs") == [(1002,)]
     assert lake_rows(store, "SELECT count(*), sum(requests) FROM lake.commits WHERE writer = 'migrate'") == [
         (1002, 1002 * 7)
-    ]  # fmt: skip
+    ]
     files = {t: sorted(str(p) for p in (legacy / t).rglob("*.parquet")) for t in ("runs", "requests", "telemetry")}
     differences, views = compare_views(files, store, load_prices(None))  # the check, again, independently called
     assert (differences, views) == ([], 3 + len([n for n, text in sql_views() if "CREATE OR REPLACE VIEW" in text]))
@@ -55,8 +54,14 @@ def test_every_value_of_every_column_is_kept(thousand: tuple[Path, Path, list[st
     run_id = old[0]["run_id"]
     con = connect(store, load_prices(None))
     try:
-        new = con.execute("SELECT * EXCLUDE (date, host) FROM requests WHERE run_id = ? "
-                          "ORDER BY phase DESC, request_index", [run_id]).fetch_arrow_table().to_pylist()  # fmt: skip
+        new = (
+            con.execute(
+                "SELECT * EXCLUDE (date, host) FROM requests WHERE run_id = ? ORDER BY phase DESC, request_index",
+                [run_id],
+            )
+            .fetch_arrow_table()
+            .to_pylist()
+        )
     finally:
         con.close()
     assert new == sorted(old, key=lambda r: (r["phase"] != "warmup", r["request_index"]))

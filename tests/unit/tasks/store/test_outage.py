@@ -21,8 +21,10 @@ PG_DOWN = (
     "running on that host and accepting TCP/IP connections?"
 )
 PG_GONE_IN_COMMIT = 'TransactionContext Error: Failed to commit: Failed to execute query "ROLLBACK": '
-S3_DOWN = ("IO Error: Could not establish connection error for HTTP PUT to 'http://127.0.0.1:19337/lake/data/main/t/"
-           "ducklake-01a2418d-d90b-7b91-8d35-55e2530e4933.parquet'")  # fmt: skip
+S3_DOWN = (
+    "IO Error: Could not establish connection error for HTTP PUT to 'http://127.0.0.1:19337/lake/data/main/t/"
+    "ducklake-01a2418d-d90b-7b91-8d35-55e2530e4933.parquet'"
+)
 S3_5XX = "HTTP Error: HTTP PUT error on 'http://127.0.0.1:8333/lake/x.parquet' (HTTP 503 Service Unavailable)"
 NOT_OUTAGES = (
     "Conversion Error: Could not convert string 'x' to INT32",

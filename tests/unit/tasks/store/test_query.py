@@ -15,8 +15,7 @@ from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store.query import connect, describe_snapshot, read_only_query, sql_views, views_named
 from tcobench.tasks.store.store import write_results
 from tests.store_helpers import data_files
-
-from ...factories import make_prices, make_request, make_run
+from tests.unit.factories import make_prices, make_request, make_run
 
 SHIPPED_VIEWS = [name for name, text in sql_views() if "CREATE OR REPLACE VIEW" in text]
 VIEWS = ("runs", "requests", "telemetry", *SHIPPED_VIEWS)
@@ -166,8 +165,9 @@ def test_a_connection_reads_one_snapshot_and_says_which(tmp_path: Path, monkeypa
         ("SELECT * FROM duckdb_secrets(redact := false)", r"unredacted secrets is disabled"),
     ],
 )
-def test_the_query_connection_cannot_leave_the_store(con: duckdb.DuckDBPyConnection, sql: str,
-                                                      refusal: str | None) -> None:  # fmt: skip
+def test_the_query_connection_cannot_leave_the_store(
+    con: duckdb.DuckDBPyConnection, sql: str, refusal: str | None
+) -> None:
     if refusal is None:
         assert read_only_query(con, sql).to_pylist() == [{read_only_query(con, sql).column_names[0]: False}]
         return
@@ -177,8 +177,12 @@ def test_the_query_connection_cannot_leave_the_store(con: duckdb.DuckDBPyConnect
 
 
 def test_the_sandbox_settings_are_locked(con: duckdb.DuckDBPyConnection) -> None:
-    for statement in ("SET enable_external_access = true", "SET autoinstall_known_extensions = true",
-                      "SET lock_configuration = false", "SET allowed_directories = ['/']"):  # fmt: skip
+    for statement in (
+        "SET enable_external_access = true",
+        "SET autoinstall_known_extensions = true",
+        "SET lock_configuration = false",
+        "SET allowed_directories = ['/']",
+    ):
         with pytest.raises(duckdb.Error, match="locked|Cannot change"):
             con.execute(statement)
     for statement in ("INSTALL httpfs", "LOAD httpfs", "ATTACH '/tmp/other.duckdb' AS o"):
@@ -188,8 +192,9 @@ def test_the_sandbox_settings_are_locked(con: duckdb.DuckDBPyConnection) -> None
 
 def test_a_damaged_file_leaves_out_its_runs_and_nothing_else(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     for run_id in ("a", "b"):
-        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
-                                                          for i in range(3)])  # fmt: skip
+        write_results(
+            tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i) for i in range(3)]
+        )
     (bad,) = [f for f in data_files(tmp_path, "requests") if _holds(f, "a")]
     Path(bad).write_bytes(b"")
     with caplog.at_level("WARNING", logger="tcobench.store"):
@@ -303,8 +308,9 @@ def test_cached_views_are_read_unfiltered_only_when_they_cover_exactly_the_runs(
     """Every run covered once: the cached rows are read as stored (no semi-join against runs); a run without
     cached rows (written by an older tcobench) or a run left out as damaged: filtered; the rows are the same."""
     for run_id in ("a", "b"):
-        write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i)
-                                                          for i in range(3)])  # fmt: skip
+        write_results(
+            tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i) for i in range(3)]
+        )
     sql = "SELECT run_id, n, output_tok_s FROM run_summary ORDER BY run_id"
     con = connect(tmp_path, make_prices())
     try:

@@ -20,8 +20,7 @@ from tcobench.schemas import PriceTable
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.compact import compact_store
 from tcobench.tasks.store.query import connect
-
-from ...factories import write_fleet
+from tests.unit.factories import write_fleet
 
 HOURS_PER_MONTH = 730.0
 
@@ -66,8 +65,9 @@ def _energy(run: dict[str, Any], samples: list[dict[str, Any]]) -> tuple[float, 
     return joules / span, (sum(idle) / len(idle) / 1e3 if idle else None)
 
 
-def _usd_per_m_output(run: dict[str, Any], requests: list[dict[str, Any]], samples: list[dict[str, Any]],
-                      prices: PriceTable) -> float:  # fmt: skip
+def _usd_per_m_output(
+    run: dict[str, Any], requests: list[dict[str, Any]], samples: list[dict[str, Any]], prices: PriceTable
+) -> float:
     ok = [r for r in requests if r["phase"] == "measure" and r["error"] is None]
     tok_s = sum(r["output_tokens"] for r in ok) / ((run["measure_end_ns"] - run["measure_start_ns"]) / 1e9)
     hw, site, ops = prices.hardware[run["hardware_key"]], prices.site[run["site_key"]], prices.ops[run["ops_key"]]
@@ -78,10 +78,12 @@ def _usd_per_m_output(run: dict[str, Any], requests: list[dict[str, Any]], sampl
         load_w, idle_w = measured[0], measured[1] if measured[1] is not None else idle_w
     u = run["utilisation"]
     power_w = u * load_w + (1 - u) * idle_w
-    monthly = ((hw.purchase_usd + hw.server_share_usd) * units / hw.lifetime_months
-               + power_w * site.pue * HOURS_PER_MONTH / 1000 * site.kwh_usd
-               + ops.hours_per_host_month * ops.hourly_usd
-               + hw.adaptation_days * ops.daily_usd / hw.lifetime_months)  # fmt: skip
+    monthly = (
+        (hw.purchase_usd + hw.server_share_usd) * units / hw.lifetime_months
+        + power_w * site.pue * HOURS_PER_MONTH / 1000 * site.kwh_usd
+        + ops.hours_per_host_month * ops.hourly_usd
+        + hw.adaptation_days * ops.daily_usd / hw.lifetime_months
+    )
     return float(monthly / (tok_s * 3600 * HOURS_PER_MONTH * u) * 1e6)
 
 
@@ -95,8 +97,12 @@ def test_cost_per_million_output_tokens_matches_the_view_to_the_cent(compacted: 
     finally:
         con.close()
     for run in sample:
-        mine = _usd_per_m_output(run, [r for r in requests if r["run_id"] == run["run_id"]],
-                                 [s for s in telemetry if s["run_id"] == run["run_id"]], prices)  # fmt: skip
+        mine = _usd_per_m_output(
+            run,
+            [r for r in requests if r["run_id"] == run["run_id"]],
+            [s for s in telemetry if s["run_id"] == run["run_id"]],
+            prices,
+        )
         theirs = from_view[run["run_id"]]
         assert round(mine, 2) == round(theirs, 2), run["run_id"]
         assert mine == pytest.approx(theirs, rel=1e-9), run["run_id"]

@@ -16,12 +16,18 @@ from tcobench.tasks.report.report import REPORT_RUNS_SQL
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.rows import VIEW_ROWS, RunSummaryRow, TcoRow, fetch_rows, typed_rows
 from tcobench.tasks.store.store import write_results
-
-from ...factories import make_prices, make_request, make_run
+from tests.unit.factories import make_prices, make_request, make_run
 
 # DuckDB type (as DuckDB names it) -> the Python type its values arrive as through Arrow
-PYTHON_TYPE = {"VARCHAR": str, "BIGINT": int, "INTEGER": int, "DOUBLE": float, "BOOLEAN": bool, "DATE": dt.date,
-               "TIMESTAMP": dt.datetime}  # fmt: skip
+PYTHON_TYPE = {
+    "VARCHAR": str,
+    "BIGINT": int,
+    "INTEGER": int,
+    "DOUBLE": float,
+    "BOOLEAN": bool,
+    "DATE": dt.date,
+    "TIMESTAMP": dt.datetime,
+}
 
 
 @pytest.fixture(scope="module", params=["one run", "empty store"])

@@ -21,8 +21,15 @@ BASE = T0_NS + 5 * S
 
 def request(index: int, start_s: float, ttft_s: float, e2e_s: float, **overrides: Any) -> RequestRecord:
     ttft, e2e = round(ttft_s * S), round(e2e_s * S)
-    return make_request(request_index=index, start_ns=BASE + round(start_s * S), ttft_ns=ttft, e2e_ns=e2e,
-                        decode_ns=e2e - ttft, output_tokens=11, **overrides)  # fmt: skip
+    return make_request(
+        request_index=index,
+        start_ns=BASE + round(start_s * S),
+        ttft_ns=ttft,
+        e2e_ns=e2e,
+        decode_ns=e2e - ttft,
+        output_tokens=11,
+        **overrides,
+    )
 
 
 def rows(tmp_path: Path, view: str, requests: list[RequestRecord], end_s: float, **run: Any) -> dict[str, Any]:
@@ -68,8 +75,7 @@ def test_closed_loop_window_opens_when_all_streams_decode_and_closes_at_the_firs
 
 def test_run_summary_and_energy_carry_the_steady_figures(tmp_path: Path) -> None:
     # 200 W on one device every 0.1 s from before the run to after it; an energy counter that agrees
-    samples = [make_telemetry(ts_ns=BASE - S + k * S // 10, power_mw=200_000, energy_mj=k * 20_000)
-               for k in range(125)]  # fmt: skip
+    samples = [make_telemetry(ts_ns=BASE - S + k * S // 10, power_mw=200_000, energy_mj=k * 20_000) for k in range(125)]
     summary = rows(tmp_path, "run_summary", CLOSED, 10.5, concurrency=2, telemetry_source="nvml", samples=samples)
     assert summary["steady_share"] == pytest.approx(7 / 10.5) and summary["short_steady"] is False
     assert summary["steady_output_tok_s"] == pytest.approx(29.25 / 7)

@@ -15,16 +15,27 @@ from tcobench.schemas import RunRecord, TelemetryRecord
 from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store.store import check_store, write_image_record, write_results
 from tests.store_helpers import data_files, lake_rows, on_disk, write_folder_run
-
-from ...factories import T0_NS, make_request, make_run
+from tests.unit.factories import T0_NS, make_request, make_run
 
 
 def _telemetry(run_id: str = "run0") -> TelemetryRecord:
     return TelemetryRecord(
-        run_id=run_id, date="2023-11-14", host="testhost", ts_ns=T0_NS, phase="measure", source="rapl",
-        device_index=0, device_uuid=None, power_mw=15_000, energy_mj=None, util_pct=None, mem_used_bytes=None,
-        sm_clock_mhz=None, temperature_c=None, power_limit_mw=None,
-    )  # fmt: skip
+        run_id=run_id,
+        date="2023-11-14",
+        host="testhost",
+        ts_ns=T0_NS,
+        phase="measure",
+        source="rapl",
+        device_index=0,
+        device_uuid=None,
+        power_mw=15_000,
+        energy_mj=None,
+        util_pct=None,
+        mem_used_bytes=None,
+        sm_clock_mhz=None,
+        temperature_c=None,
+        power_limit_mw=None,
+    )
 
 
 def _count(store: Path, table: str, where: str = "") -> int:
@@ -37,9 +48,12 @@ def test_a_run_commits_every_table_in_one_snapshot(tmp_path: Path) -> None:
     assert lake_rows(tmp_path, "SELECT run_id, requests, telemetry, writer FROM lake.commits") == [
         ("run0", 3, 1, "run")
     ]
-    ((last, message),) = lake_rows(tmp_path, "SELECT max(snapshot_id), any_value(commit_message) FILTER "
-                                             "(WHERE snapshot_id = (SELECT max(snapshot_id) FROM lake.snapshots())) "
-                                             "FROM lake.snapshots()")  # fmt: skip
+    ((last, message),) = lake_rows(
+        tmp_path,
+        "SELECT max(snapshot_id), any_value(commit_message) FILTER "
+        "(WHERE snapshot_id = (SELECT max(snapshot_id) FROM lake.snapshots())) "
+        "FROM lake.snapshots()",
+    )
     assert (last, message) == (snapshot, "run run0")
     ((changes,),) = lake_rows(tmp_path, f"SELECT changes FROM lake.snapshots() WHERE snapshot_id = {snapshot}")
     inserted = dict(changes.items() if isinstance(changes, dict) else changes)["tables_inserted_into"]
@@ -61,8 +75,9 @@ def test_writing_the_same_run_twice_does_not_duplicate(tmp_path: Path) -> None:
 
 
 def test_rewrite_replaces_the_rows_even_in_another_date(tmp_path: Path) -> None:
-    write_results(tmp_path, make_run(date="2023-11-14"), [make_request(request_index=i) for i in range(3)],
-                  [_telemetry()])  # fmt: skip
+    write_results(
+        tmp_path, make_run(date="2023-11-14"), [make_request(request_index=i) for i in range(3)], [_telemetry()]
+    )
     write_results(tmp_path, make_run(date="2023-11-15"), [make_request(date="2023-11-15")])
     assert lake_rows(tmp_path, "SELECT date FROM lake.runs") == [("2023-11-15",)]
     assert (_count(tmp_path, "requests"), _count(tmp_path, "telemetry")) == (1, 0)
@@ -82,8 +97,9 @@ def test_other_runs_are_untouched(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(run_id="b"), [make_request(run_id="b"), make_request(run_id="b")])
     write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
     assert lake_rows(tmp_path, "SELECT run_id, count(*) FROM lake.requests GROUP BY 1 ORDER BY 1") == [
-        ("a", 1), ("b", 2)
-    ]  # fmt: skip
+        ("a", 1),
+        ("b", 2),
+    ]
 
 
 def test_a_failed_commit_leaves_no_row_and_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,22 +178,35 @@ def test_image_rows_replace_by_event_id(tmp_path: Path) -> None:
     from tcobench.images import BuildOutcome, image_record, load_catalog
 
     spec = next(s for s in load_catalog().images if s.name == "llama-cpp-cpu")
-    outcome = BuildOutcome(spec, "tcobench/llama-cpp-cpu:11434.0.0", "sha256:" + "1" * 64, 10, "f" * 64, "built", 7,
-                           {"BASE_IMAGE": "b"}, "b", None)  # fmt: skip
+    outcome = BuildOutcome(
+        spec,
+        "tcobench/llama-cpp-cpu:11434.0.0",
+        "sha256:" + "1" * 64,
+        10,
+        "f" * 64,
+        "built",
+        7,
+        {"BASE_IMAGE": "b"},
+        "b",
+        None,
+    )
     built = image_record(outcome, None, smoke_version="v")
     write_image_record(tmp_path, built)
     write_image_record(tmp_path, built)
     write_image_record(tmp_path, image_record(outcome, None, "pushed", "r/t@sha256:" + "2" * 64))
     assert lake_rows(tmp_path, "SELECT action, repo_digest FROM lake.images ORDER BY action") == [
-        ("built", None), ("pushed", "r/t@sha256:" + "2" * 64)
-    ]  # fmt: skip
+        ("built", None),
+        ("pushed", "r/t@sha256:" + "2" * 64),
+    ]
 
 
 def test_two_writers_creating_a_new_catalog_at_once_retry_instead_of_failing() -> None:
     """Seen with 8 writers on a fresh PostgreSQL catalog: the loser of the race gets "already exists" from its
     CREATE TABLE; the next attempt finds the catalog. Other failures to initialise stay fatal."""
-    raced = ('Failed to initialize DuckLake:Failed to execute query "CREATE TABLE "public"."ducklake_metadata"(...)": '
-             'ERROR: relation "ducklake_metadata" already exists')  # fmt: skip
+    raced = (
+        'Failed to initialize DuckLake:Failed to execute query "CREATE TABLE "public"."ducklake_metadata"(...)": '
+        'ERROR: relation "ducklake_metadata" already exists'
+    )
     assert store_module._transient(raced)
     assert store_module._transient("Failed to initialize DuckLake: duplicate key value violates unique constraint")
     assert not store_module._transient("Failed to initialize DuckLake: permission denied for schema public")
@@ -189,9 +218,20 @@ def test_the_commit_counts_engine_metrics_and_verify_checks_them(tmp_path: Path)
     from tcobench.tasks.store.lake import attach_sql, new_instance, parse_store
     from tcobench.tasks.store.verify import verify_store
 
-    samples = [EngineMetricRecord(run_id="run0", date="2023-11-14", host="testhost", ts_ns=T0_NS + k, source="t",
-                                  metric="m", labels=None, quantity=EngineQuantity.requests_running, value=1.0)
-               for k in range(3)]  # fmt: skip
+    samples = [
+        EngineMetricRecord(
+            run_id="run0",
+            date="2023-11-14",
+            host="testhost",
+            ts_ns=T0_NS + k,
+            source="t",
+            metric="m",
+            labels=None,
+            quantity=EngineQuantity.requests_running,
+            value=1.0,
+        )
+        for k in range(3)
+    ]
     write_results(tmp_path, make_run(), [make_request()], [], samples)
     assert lake_rows(tmp_path, "SELECT engine_metrics FROM lake.commits") == [(3,)]
     assert verify_store(tmp_path).problems == []

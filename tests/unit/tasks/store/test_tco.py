@@ -22,8 +22,7 @@ import pytest
 from tcobench.schemas import Phase, RequestRecord, RunStatus, TelemetryRecord
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import write_results
-
-from ...factories import T0_NS, make_prices, make_request, make_run, make_telemetry
+from tests.unit.factories import T0_NS, make_prices, make_request, make_run, make_telemetry
 
 MS = 1_000_000  # ns per ms
 
@@ -302,8 +301,16 @@ def _samples() -> list[TelemetryRecord]:
         energy_mj = 0
         for k, (ts, phase, watts) in enumerate(stamps):
             energy_mj += round(watts * (ts - stamps[k - 1][0]) / 1e6) if k else 0
-            rows.append(make_telemetry(ts_ns=ts, phase=phase, device_index=device, power_mw=round(watts * 1000),
-                                       energy_mj=energy_mj, mem_used_bytes=2**30))  # fmt: skip
+            rows.append(
+                make_telemetry(
+                    ts_ns=ts,
+                    phase=phase,
+                    device_index=device,
+                    power_mw=round(watts * 1000),
+                    energy_mj=energy_mj,
+                    mem_used_bytes=2**30,
+                )
+            )
     return rows
 
 
@@ -392,8 +399,11 @@ def test_rented_basis_of_the_first_example_uses_the_row_accelerators(tmp_path: P
 
 def test_tco_estimate_says_why_telemetry_was_not_used(tmp_path: Path) -> None:
     # power only (no energy counter), so the trapezoid rule and its 500 ms gap limit apply
-    gappy = [s.model_copy(update={"energy_mj": None}) for s in _samples()
-             if not (WINDOW_START + 2 * 10**9 <= s.ts_ns <= WINDOW_START + 3 * 10**9)]  # fmt: skip
+    gappy = [
+        s.model_copy(update={"energy_mj": None})
+        for s in _samples()
+        if not (WINDOW_START + 2 * 10**9 <= s.ts_ns <= WINDOW_START + 3 * 10**9)
+    ]
     write_results(tmp_path, make_run(gpu_count=2), _requests(), gappy)
     con = connect(tmp_path, make_prices())
     try:

@@ -14,14 +14,17 @@ from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import write_results
 from tcobench.tasks.store.verify import verify_store
 from tests.store_helpers import data_files, lake_rows
-
-from ...factories import make_request, make_run, make_telemetry
+from tests.unit.factories import make_request, make_run, make_telemetry
 
 
 def _store(root: Path, runs: tuple[str, ...] = ("a", "b", "c")) -> Path:
     for run_id in runs:
-        write_results(root, make_run(run_id=run_id), [make_request(run_id=run_id, request_index=i) for i in range(4)],
-                      [make_telemetry(run_id=run_id)])  # fmt: skip
+        write_results(
+            root,
+            make_run(run_id=run_id),
+            [make_request(run_id=run_id, request_index=i) for i in range(4)],
+            [make_telemetry(run_id=run_id)],
+        )
     return root
 
 

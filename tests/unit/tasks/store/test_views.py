@@ -14,8 +14,18 @@ from tcobench.tasks.store import views
 from tcobench.tasks.store.views import LAYERS, sql_reads, sql_views
 
 SQL = Path(tcobench.__file__).resolve().parent / "sql"
-BASE_TABLES = {"runs", "requests", "telemetry", "engine_metrics", "commits", "hardware", "site", "ops", "rental",
-               "latency_target"}  # fmt: skip
+BASE_TABLES = {
+    "runs",
+    "requests",
+    "telemetry",
+    "engine_metrics",
+    "commits",
+    "hardware",
+    "site",
+    "ops",
+    "rental",
+    "latency_target",
+}
 
 
 def _code(text: str) -> str:

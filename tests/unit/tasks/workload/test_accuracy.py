@@ -30,9 +30,18 @@ def test_questions_are_made_from_the_seed_and_their_answers_are_right() -> None:
 
 @pytest.mark.parametrize(
     ("output", "right"),
-    [(" 42", True), ("42.", True), ("**42**\nbecause", True), (" 42 apples", True), ("-42", False),
-     ("The answer is 42", False), ("", False), (None, False), ("420", False)],
-)  # fmt: skip
+    [
+        (" 42", True),
+        ("42.", True),
+        ("**42**\nbecause", True),
+        (" 42 apples", True),
+        ("-42", False),
+        ("The answer is 42", False),
+        ("", False),
+        (None, False),
+        ("420", False),
+    ],
+)
 def test_exact_match_reads_the_first_word(output: str | None, right: bool) -> None:
     assert is_correct(output, "42") is right
 
@@ -41,8 +50,13 @@ def test_score_over_stored_rows_regenerates_the_questions_from_the_workload_name
     asked = questions(4, 3)
     name = accuracy_name(4, 3)
     assert parse_accuracy_name(name) == (4, 3) and parse_accuracy_name("short") is None
-    rows = [(name, 0, f" {asked[0].answer}"), (name, 1, " 0"), (name, 2, asked[2].answer + "."), (name, 3, None),
-            ("short", 0, " tok tok")]  # fmt: skip
+    rows = [
+        (name, 0, f" {asked[0].answer}"),
+        (name, 1, " 0"),
+        (name, 2, asked[2].answer + "."),
+        (name, 3, None),
+        ("short", 0, " tok tok"),
+    ]
     assert score_answers(rows) == 0.5  # 2 of 4; the other workload's row is left out
     assert score_answers([("short", 0, "1")]) is None
 

@@ -49,10 +49,12 @@ def test_seeded_order_is_a_permutation_and_reproducible(tmp_path: Path) -> None:
 
 
 def test_requests_take_the_records_output_tokens(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "d.jsonl", [{"prompt": "a", "output_tokens": 7}, {"messages": [
-        {"role": "user", "content": "b"}]}])  # fmt: skip
-    workload = WorkloadConfig.model_validate_json(json.dumps({"dataset": {"path": str(path), "order": "sequential"},
-                                                               "max_tokens": 33}))  # fmt: skip
+    path = write_lines(
+        tmp_path / "d.jsonl", [{"prompt": "a", "output_tokens": 7}, {"messages": [{"role": "user", "content": "b"}]}]
+    )
+    workload = WorkloadConfig.model_validate_json(
+        json.dumps({"dataset": {"path": str(path), "order": "sequential"}, "max_tokens": 33})
+    )
     plan = WorkloadPlan(workload, dataset=open_dataset(workload.dataset, 1, 2048))  # type: ignore[arg-type]
     a, b = plan.spec(Phase.measure, 0), plan.spec(Phase.measure, 1)
     assert (a.user, a.output_tokens, b.output_tokens) == ("a", 7, 33)
@@ -61,8 +63,10 @@ def test_requests_take_the_records_output_tokens(tmp_path: Path) -> None:
 
 
 def test_sharegpt_json_array_is_streamed(tmp_path: Path) -> None:
-    rows = [{"id": str(i), "conversations": [{"from": "human", "value": f"q{i} é"}, {"from": "gpt", "value": "a"}]}
-            for i in range(300)]  # fmt: skip
+    rows = [
+        {"id": str(i), "conversations": [{"from": "human", "value": f"q{i} é"}, {"from": "gpt", "value": "a"}]}
+        for i in range(300)
+    ]
     path = tmp_path / "sharegpt.json"
     path.write_text(json.dumps(rows, indent=1, ensure_ascii=False), "utf-8")
     data = open_dataset(dataset_config(path), 1, 2048)

@@ -45,8 +45,9 @@ def test_clamping_respects_bounds() -> None:
 def test_draw_is_a_pure_function_of_its_key() -> None:
     dist = LengthDist.model_validate("uniform:1-1000000")
     assert draw_length(dist, 42, "measure", 5) == draw_length(dist, 42, "measure", 5)
-    assert [draw_length(dist, 42, "measure", i) for i in range(20)] != [draw_length(dist, 43, "measure", i)
-                                                                          for i in range(20)]  # fmt: skip
+    assert [draw_length(dist, 42, "measure", i) for i in range(20)] != [
+        draw_length(dist, 43, "measure", i) for i in range(20)
+    ]
 
 
 @pytest.mark.parametrize(

@@ -90,11 +90,24 @@ llamacpp:requests_deferred 2
 """
 
 LLAMA_SLOTS = [
-    {"id": 0, "n_ctx": 2048, "is_processing": True, "id_task": 1, "n_prompt_tokens": 7,
-     "n_prompt_tokens_processed": 7, "next_token": [{"has_next_token": True, "n_remain": 60, "n_decoded": 40}]},
-    {"id": 1, "n_ctx": 2048, "is_processing": False, "id_task": -1, "n_prompt_tokens": 9,
-     "next_token": [{"has_next_token": False, "n_remain": 0, "n_decoded": 100}]},
-]  # fmt: skip
+    {
+        "id": 0,
+        "n_ctx": 2048,
+        "is_processing": True,
+        "id_task": 1,
+        "n_prompt_tokens": 7,
+        "n_prompt_tokens_processed": 7,
+        "next_token": [{"has_next_token": True, "n_remain": 60, "n_decoded": 40}],
+    },
+    {
+        "id": 1,
+        "n_ctx": 2048,
+        "is_processing": False,
+        "id_task": -1,
+        "n_prompt_tokens": 9,
+        "next_token": [{"has_next_token": False, "n_remain": 0, "n_decoded": 100}],
+    },
+]
 
 # docs/api.md, "List Running Models": GET /api/ps
 OLLAMA_PS = {
@@ -104,13 +117,19 @@ OLLAMA_PS = {
             "model": "mistral:latest",
             "size": 5137025024,
             "digest": "2ae6f6dd7a3dd734790bbbf58b8909a606e0e7e97e94b7604e0aa7ae4490e6d8",
-            "details": {"parent_model": "", "format": "gguf", "family": "llama", "families": ["llama"],
-                        "parameter_size": "7.2B", "quantization_level": "Q4_0"},
+            "details": {
+                "parent_model": "",
+                "format": "gguf",
+                "family": "llama",
+                "families": ["llama"],
+                "parameter_size": "7.2B",
+                "quantization_level": "Q4_0",
+            },
             "expires_at": "2024-06-04T14:38:31.83753-07:00",
             "size_vram": 4294967296,
         }
     ]
-}  # fmt: skip
+}
 
 
 def _values(samples: list[Sample], quantity: EngineQuantity) -> list[tuple[str | None, float]]:
@@ -124,8 +143,10 @@ def test_vllm_documented_names_per_engine_index() -> None:
     assert [v for _, v in _values(samples, Q.preemptions_total)] == [12.0, 3.0]
     assert _values(samples, Q.prompt_tokens_total)[0][1] == 524288.0
     labels = {s.labels_json() for s in samples if s.quantity is Q.requests_running}
-    assert labels == {'{"engine":"0","model_name":"meta-llama/Llama-3.1-8B-Instruct"}',
-                      '{"engine":"1","model_name":"meta-llama/Llama-3.1-8B-Instruct"}'}  # fmt: skip
+    assert labels == {
+        '{"engine":"0","model_name":"meta-llama/Llama-3.1-8B-Instruct"}',
+        '{"engine":"1","model_name":"meta-llama/Llama-3.1-8B-Instruct"}',
+    }
 
 
 def test_vllm_kv_cache_read_once_and_created_histograms_skipped() -> None:
@@ -154,8 +175,9 @@ def _whole(text: str, names: dict[str, EngineQuantity]) -> list[tuple[str, str |
     def labels(sample: Any) -> str | None:
         return json.dumps(sample.labels, sort_keys=True, separators=(",", ":")) if sample.labels else None
 
-    return sorted((s.name, labels(s), s.value) for f in text_string_to_metric_families(text) for s in f.samples
-                  if s.name in names)  # fmt: skip
+    return sorted(
+        (s.name, labels(s), s.value) for f in text_string_to_metric_families(text) for s in f.samples if s.name in names
+    )
 
 
 @pytest.mark.parametrize("text", [VLLM_METRICS_TEXT, LLAMA_METRICS_TEXT])
@@ -200,9 +222,11 @@ def test_llama_cpp_metrics_and_slots() -> None:
 
     samples = parse_prometheus(LLAMA_METRICS_TEXT, METRICS)
     assert {(s.quantity, s.value) for s in samples} == {
-        (Q.requests_running, 2.0), (Q.requests_waiting, 2.0), (Q.prompt_tokens_total, 14.0),
+        (Q.requests_running, 2.0),
+        (Q.requests_waiting, 2.0),
+        (Q.prompt_tokens_total, 14.0),
         (Q.generation_tokens_total, 0.0),
-    }  # fmt: skip
+    }
     slots = slot_samples(LLAMA_SLOTS)
     assert _values(slots, Q.kv_cache_tokens) == [('{"slot":"0"}', 47.0), ('{"slot":"1"}', 0.0)]  # idle slot: 0
     assert _values(slots, Q.kv_cache_capacity_tokens) == [('{"slot":"0"}', 2048.0), ('{"slot":"1"}', 2048.0)]
@@ -238,8 +262,9 @@ def test_no_endpoint_says_why_for_each_engine() -> None:
     assert note.startswith("no engine metrics endpoint: llama.cpp: GET http://e/metrics answered HTTP 404")
     assert "vllm: " in note and "ollama: GET http://e/api/ps answered HTTP 404" in note
     assert open_scraper(EngineMetricsKind.none, _server({}), "http://e") == (
-        None, "engine metrics switched off (telemetry.engine_metrics = none)"
-    )  # fmt: skip
+        None,
+        "engine metrics switched off (telemetry.engine_metrics = none)",
+    )
 
 
 def test_llama_cpp_without_slots_still_scrapes_the_queue() -> None:
@@ -247,8 +272,12 @@ def test_llama_cpp_without_slots_still_scrapes_the_queue() -> None:
     client = _server({"/metrics": httpx.Response(200, text=LLAMA_METRICS_TEXT), "/slots": no_slots})
     scraper, _ = open_scraper(EngineMetricsKind.llama_cpp, client, "http://e")
     assert scraper is not None
-    assert {s.quantity for s in scraper.read()} == {Q.requests_running, Q.requests_waiting, Q.prompt_tokens_total,
-                                                    Q.generation_tokens_total}  # fmt: skip
+    assert {s.quantity for s in scraper.read()} == {
+        Q.requests_running,
+        Q.requests_waiting,
+        Q.prompt_tokens_total,
+        Q.generation_tokens_total,
+    }
 
 
 def test_forcing_an_engine_that_is_not_there_is_unavailable() -> None:

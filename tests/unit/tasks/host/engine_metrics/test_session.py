@@ -12,8 +12,7 @@ from tcobench.schemas import EngineQuantity, TelemetryConfig
 from tcobench.tasks.host.engine_metrics import session as session_module
 from tcobench.tasks.host.engine_metrics import start_engine_metrics, stop_engine_metrics
 from tcobench.tasks.load.record import RunContext
-
-from .test_parsers import LLAMA_METRICS_TEXT, LLAMA_SLOTS
+from tests.unit.tasks.host.engine_metrics.test_parsers import LLAMA_METRICS_TEXT, LLAMA_SLOTS
 
 
 class Engine:
@@ -51,9 +50,13 @@ def test_session_scrapes_at_its_rate_and_brackets_the_run() -> None:
     assert {(r.run_id, r.date, r.host) for r in rows} == {("r1", "2026-12-01", "h")}
     per_instant = [r for r in rows if r.ts_ns == instants[0]]
     assert {r.quantity for r in per_instant} == {
-        EngineQuantity.requests_running, EngineQuantity.requests_waiting, EngineQuantity.prompt_tokens_total,
-        EngineQuantity.generation_tokens_total, EngineQuantity.kv_cache_tokens, EngineQuantity.kv_cache_capacity_tokens,
-    }  # fmt: skip
+        EngineQuantity.requests_running,
+        EngineQuantity.requests_waiting,
+        EngineQuantity.prompt_tokens_total,
+        EngineQuantity.generation_tokens_total,
+        EngineQuantity.kv_cache_tokens,
+        EngineQuantity.kv_cache_capacity_tokens,
+    }
     assert session.facts == {"engine_metrics_source": "llama.cpp /metrics", "engine_metrics_note": None}
 
 

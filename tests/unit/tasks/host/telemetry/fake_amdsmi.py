@@ -39,22 +39,44 @@ def reset() -> None:
     """Two MI300X-like GPUs: one reporting everything, one whose power and activity are not supported."""
     broken.clear()
     CARDS[:] = [
-        {"uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1", "market_name": "AMD Instinct MI300X",
-         # 65 536 000 counts x 15.2587890625 uJ (1/65 536 J) = 1e9 uJ = 1 000 J
-         "energy": {"power": 65_536_000, "energy_accumulator": 65_536_000, "counter_resolution": 15.2587890625,
-                    "timestamp": 1_700_000_000_000_000_000},
-         "power": {"current_socket_power": 712, "average_socket_power": 705, "gfx_voltage": 800, "soc_voltage": 900,
-                   "mem_voltage": 1100, "power_limit": 750},
-         "activity": {"gfx_activity": 97, "umc_activity": 40, "mm_activity": 0},
-         "vram": {"vram_total": 196_592, "vram_used": 182_345}},
-        {"uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a2", "market_name": "AMD Instinct MI300X",
-         "energy": {"power": 0, "energy_accumulator": 0, "counter_resolution": 15.2587890625, "timestamp": 0},
-         # current_socket_power unsupported (0xFFFF, shown as "N/A"): the average is the reading
-         "power": {"current_socket_power": 0xFFFF, "average_socket_power": 350, "gfx_voltage": 0xFFFF,
-                   "soc_voltage": 0xFFFF, "mem_voltage": 0xFFFF, "power_limit": 750},
-         "activity": {"gfx_activity": "N/A", "umc_activity": "N/A", "mm_activity": "N/A"},
-         "vram": {"vram_total": 196_592, "vram_used": 0}},
-    ]  # fmt: skip
+        {
+            "uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1",
+            "market_name": "AMD Instinct MI300X",
+            # 65 536 000 counts x 15.2587890625 uJ (1/65 536 J) = 1e9 uJ = 1 000 J
+            "energy": {
+                "power": 65_536_000,
+                "energy_accumulator": 65_536_000,
+                "counter_resolution": 15.2587890625,
+                "timestamp": 1_700_000_000_000_000_000,
+            },
+            "power": {
+                "current_socket_power": 712,
+                "average_socket_power": 705,
+                "gfx_voltage": 800,
+                "soc_voltage": 900,
+                "mem_voltage": 1100,
+                "power_limit": 750,
+            },
+            "activity": {"gfx_activity": 97, "umc_activity": 40, "mm_activity": 0},
+            "vram": {"vram_total": 196_592, "vram_used": 182_345},
+        },
+        {
+            "uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a2",
+            "market_name": "AMD Instinct MI300X",
+            "energy": {"power": 0, "energy_accumulator": 0, "counter_resolution": 15.2587890625, "timestamp": 0},
+            # current_socket_power unsupported (0xFFFF, shown as "N/A"): the average is the reading
+            "power": {
+                "current_socket_power": 0xFFFF,
+                "average_socket_power": 350,
+                "gfx_voltage": 0xFFFF,
+                "soc_voltage": 0xFFFF,
+                "mem_voltage": 0xFFFF,
+                "power_limit": 750,
+            },
+            "activity": {"gfx_activity": "N/A", "umc_activity": "N/A", "mm_activity": "N/A"},
+            "vram": {"vram_total": 196_592, "vram_used": 0},
+        },
+    ]
 
 
 def _call(name: str, handle: int) -> dict[str, Any]:

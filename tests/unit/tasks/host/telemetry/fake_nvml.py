@@ -93,5 +93,7 @@ def nvmlDeviceGetFieldValues(h: int, field_ids: list[int]) -> list[SimpleNamespa
             SimpleNamespace(fieldId=f, nvmlReturn=3, valueType=1, value=SimpleNamespace(uiVal=0)) for f in field_ids
         ]
     watts = _WATTS[h] + 5.0  # the instantaneous reading differs from the 1 s average in this stand-in
-    return [SimpleNamespace(fieldId=f, nvmlReturn=0, valueType=1, value=SimpleNamespace(uiVal=int(watts * 1000)))
-            for f in field_ids]  # fmt: skip
+    return [
+        SimpleNamespace(fieldId=f, nvmlReturn=0, valueType=1, value=SimpleNamespace(uiVal=int(watts * 1000)))
+        for f in field_ids
+    ]

@@ -50,38 +50,81 @@ def _v(value: float, unit: str) -> dict[str, Any]:
 
 
 def _clock(clk: Any, lo: int, hi: int) -> dict[str, Any]:
-    return {"clk": clk, "min_clk": _v(lo, "MHz"), "max_clk": _v(hi, "MHz"), "clk_locked": "DISABLED",
-            "deep_sleep": "DISABLED"}  # fmt: skip
+    return {
+        "clk": clk,
+        "min_clk": _v(lo, "MHz"),
+        "max_clk": _v(hi, "MHz"),
+        "clk_locked": "DISABLED",
+        "deep_sleep": "DISABLED",
+    }
 
 
 def _mem(used_mb: Any, total_mb: int) -> dict[str, Any]:
     used = used_mb if used_mb == NA else _v(used_mb, "MB")
     free = NA if used_mb == NA else _v(total_mb - used_mb, "MB")
-    return {"total_vram": _v(total_mb, "MB"), "used_vram": used, "free_vram": free,
-            "total_visible_vram": _v(total_mb, "MB"), "used_visible_vram": used, "free_visible_vram": free,
-            "total_gtt": _v(257_000, "MB"), "used_gtt": _v(12, "MB"), "free_gtt": _v(256_988, "MB")}  # fmt: skip
+    return {
+        "total_vram": _v(total_mb, "MB"),
+        "used_vram": used,
+        "free_vram": free,
+        "total_visible_vram": _v(total_mb, "MB"),
+        "used_visible_vram": used,
+        "free_visible_vram": free,
+        "total_gtt": _v(257_000, "MB"),
+        "used_gtt": _v(12, "MB"),
+        "free_gtt": _v(256_988, "MB"),
+    }
 
 
 # amd-smi list --json (bdf, uuid, kfd_id, node_id, partition_id per GPU)
 LIST = [
-    {"gpu": 0, "bdf": "0000:0c:00.0", "uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1", "kfd_id": 45412,
-     "node_id": 2, "partition_id": 0},
-    {"gpu": 1, "bdf": "0000:22:00.0", "uuid": "1bff74a1-0000-1000-8054-9ac7e1b2c3d4", "kfd_id": 38915,
-     "node_id": 3, "partition_id": 0},
-]  # fmt: skip
+    {
+        "gpu": 0,
+        "bdf": "0000:0c:00.0",
+        "uuid": "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1",
+        "kfd_id": 45412,
+        "node_id": 2,
+        "partition_id": 0,
+    },
+    {
+        "gpu": 1,
+        "bdf": "0000:22:00.0",
+        "uuid": "1bff74a1-0000-1000-8054-9ac7e1b2c3d4",
+        "kfd_id": 38915,
+        "node_id": 3,
+        "partition_id": 0,
+    },
+]
 
 # amd-smi metric -p -u -m -c -t -E --json: GPU 0 under load (MI300X: no edge sensor), GPU 1 mostly unsupported
 METRIC = [
     {
         "gpu": 0,
-        "usage": {"gfx_activity": _v(97, "%"), "umc_activity": _v(41, "%"), "mm_activity": NA,
-                  "vcn_activity": [_v(0, "%"), NA, NA, NA], "jpeg_activity": [_v(0, "%"), NA, NA, NA],
-                  "gfx_busy_inst": NA, "jpeg_busy": NA, "vcn_busy": NA},
-        "power": {"socket_power": _v(712, "W"), "gfx_voltage": NA, "soc_voltage": NA, "mem_voltage": NA,
-                  "throttle_status": "UNTHROTTLED", "power_management": "ENABLED"},
-        "clock": {"gfx_0": _clock(_v(2100, "MHz"), 500, 2100), "gfx_1": _clock(_v(2098, "MHz"), 500, 2100),
-                  "mem_0": _clock(_v(1300, "MHz"), 900, 1300), "vclk_0": _clock(NA, 0, 0),
-                  "fclk_0": _clock(_v(2000, "MHz"), 1200, 2000), "socclk_0": _clock(_v(1143, "MHz"), 28, 1143)},
+        "usage": {
+            "gfx_activity": _v(97, "%"),
+            "umc_activity": _v(41, "%"),
+            "mm_activity": NA,
+            "vcn_activity": [_v(0, "%"), NA, NA, NA],
+            "jpeg_activity": [_v(0, "%"), NA, NA, NA],
+            "gfx_busy_inst": NA,
+            "jpeg_busy": NA,
+            "vcn_busy": NA,
+        },
+        "power": {
+            "socket_power": _v(712, "W"),
+            "gfx_voltage": NA,
+            "soc_voltage": NA,
+            "mem_voltage": NA,
+            "throttle_status": "UNTHROTTLED",
+            "power_management": "ENABLED",
+        },
+        "clock": {
+            "gfx_0": _clock(_v(2100, "MHz"), 500, 2100),
+            "gfx_1": _clock(_v(2098, "MHz"), 500, 2100),
+            "mem_0": _clock(_v(1300, "MHz"), 900, 1300),
+            "vclk_0": _clock(NA, 0, 0),
+            "fclk_0": _clock(_v(2000, "MHz"), 1200, 2000),
+            "socclk_0": _clock(_v(1143, "MHz"), 28, 1143),
+        },
         "temperature": {"edge": NA, "hotspot": _v(71, "C"), "mem": _v(58, "C")},
         "energy": {"total_energy_consumption": _v(1234567.891, "J")},
         "mem_usage": _mem(182_345, 196_592),
@@ -89,45 +132,83 @@ METRIC = [
     {
         "gpu": 1,
         "usage": NA,
-        "power": {"socket_power": NA, "gfx_voltage": NA, "soc_voltage": NA, "mem_voltage": NA,
-                  "throttle_status": NA, "power_management": NA},
+        "power": {
+            "socket_power": NA,
+            "gfx_voltage": NA,
+            "soc_voltage": NA,
+            "mem_voltage": NA,
+            "throttle_status": NA,
+            "power_management": NA,
+        },
         "clock": {"gfx_0": _clock(NA, 500, 2100), "mem_0": _clock(NA, 900, 1300)},
         "temperature": {"edge": _v(40, "C"), "hotspot": _v(44, "C"), "mem": NA},
         "energy": NA,
         "mem_usage": _mem(NA, 196_592),
     },
-]  # fmt: skip
+]
 
 
 def _limit_7x(cap_w: int) -> dict[str, Any]:
     ppt0 = {"max_power_limit": _v(750, "W"), "min_power_limit": _v(0, "W"), "socket_power_limit": _v(cap_w, "W")}
     ppt1 = {"max_power_limit": NA, "min_power_limit": NA, "socket_power_limit": NA}
-    return {"ppt0": ppt0, "ppt1": ppt1, "slowdown_edge_temperature": NA, "slowdown_hotspot_temperature": _v(100, "C"),
-            "slowdown_vram_temperature": _v(105, "C"), "shutdown_edge_temperature": NA,
-            "shutdown_hotspot_temperature": _v(110, "C"), "shutdown_vram_temperature": _v(115, "C")}  # fmt: skip
+    return {
+        "ppt0": ppt0,
+        "ppt1": ppt1,
+        "slowdown_edge_temperature": NA,
+        "slowdown_hotspot_temperature": _v(100, "C"),
+        "slowdown_vram_temperature": _v(105, "C"),
+        "shutdown_edge_temperature": NA,
+        "shutdown_hotspot_temperature": _v(110, "C"),
+        "shutdown_vram_temperature": _v(115, "C"),
+    }
 
 
 def _limit_6x(cap_w: int) -> dict[str, Any]:
-    return {"max_power": _v(750, "W"), "min_power": _v(0, "W"), "socket_power": _v(cap_w, "W"),
-            "slowdown_edge_temperature": NA, "slowdown_hotspot_temperature": _v(100, "C"),
-            "slowdown_vram_temperature": _v(105, "C"), "shutdown_edge_temperature": NA,
-            "shutdown_hotspot_temperature": _v(110, "C"), "shutdown_vram_temperature": _v(115, "C")}  # fmt: skip
+    return {
+        "max_power": _v(750, "W"),
+        "min_power": _v(0, "W"),
+        "socket_power": _v(cap_w, "W"),
+        "slowdown_edge_temperature": NA,
+        "slowdown_hotspot_temperature": _v(100, "C"),
+        "slowdown_vram_temperature": _v(105, "C"),
+        "shutdown_edge_temperature": NA,
+        "shutdown_hotspot_temperature": _v(110, "C"),
+        "shutdown_vram_temperature": _v(115, "C"),
+    }
 
 
 def _static(gpu: int, bdf: str, limit: dict[str, Any] | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "gpu": gpu,
-        "asic": {"market_name": "AMD Instinct MI300X", "vendor_id": "0x1002",
-                 "vendor_name": "Advanced Micro Devices Inc. [AMD/ATI]", "subvendor_id": "0x1002",
-                 "device_id": "0x74a1", "subsystem_id": "0x74a1", "rev_id": "0x00",
-                 "asic_serial": "0x8C1D2E3F4A5B6C7D", "oam_id": gpu, "num_compute_units": 304,
-                 "target_graphics_version": "gfx942"},
-        "bus": {"bdf": bdf, "max_pcie_width": 16, "max_pcie_speed": _v(32, "GT/s"),
-                "pcie_interface_version": "Gen 5", "slot_type": "OAM"},
+        "asic": {
+            "market_name": "AMD Instinct MI300X",
+            "vendor_id": "0x1002",
+            "vendor_name": "Advanced Micro Devices Inc. [AMD/ATI]",
+            "subvendor_id": "0x1002",
+            "device_id": "0x74a1",
+            "subsystem_id": "0x74a1",
+            "rev_id": "0x00",
+            "asic_serial": "0x8C1D2E3F4A5B6C7D",
+            "oam_id": gpu,
+            "num_compute_units": 304,
+            "target_graphics_version": "gfx942",
+        },
+        "bus": {
+            "bdf": bdf,
+            "max_pcie_width": 16,
+            "max_pcie_speed": _v(32, "GT/s"),
+            "pcie_interface_version": "Gen 5",
+            "slot_type": "OAM",
+        },
         "driver": {"name": "amdgpu", "version": "6.10.5"},
-        "board": {"model_number": "102-G30211-00", "product_serial": "692251001124", "fru_id": NA,
-                  "product_name": "AMD Instinct MI300X OAM", "manufacturer_name": "AMD"},
-    }  # fmt: skip
+        "board": {
+            "model_number": "102-G30211-00",
+            "product_serial": "692251001124",
+            "fru_id": NA,
+            "product_name": "AMD Instinct MI300X OAM",
+            "manufacturer_name": "AMD",
+        },
+    }
     if limit is not None:
         entry["limit"] = limit
     return entry
@@ -137,8 +218,10 @@ def _documents(shape: str, energy: bool) -> dict[str, Any]:
     """The files the script prints, keyed by name: list/static/metric for one shape, with or without -E/-l."""
     metric = [m if energy else {k: v for k, v in m.items() if k != "energy"} for m in METRIC]
     limit = _limit_7x if shape == "wrapped" else _limit_6x
-    static = [_static(0, "0000:0c:00.0", limit(750) if energy else None),
-              _static(1, "0000:22:00.0", limit(600) if energy else None)]  # fmt: skip
+    static = [
+        _static(0, "0000:0c:00.0", limit(750) if energy else None),
+        _static(1, "0000:22:00.0", limit(600) if energy else None),
+    ]
     if shape == "wrapped":
         return {"list": {"gpu_data": LIST}, "static": {"gpu_data": static}, "metric": {"gpu_data": metric}}
     return {"list": LIST, "static": static, "metric": metric}

@@ -13,8 +13,7 @@ import pytest
 
 from tcobench.schemas import SamplerKind, TelemetryConfig
 from tcobench.tasks.host.telemetry import amd_smi, open_sampler
-
-from .standins import install
+from tests.unit.tasks.host.telemetry.standins import install
 
 MB = 2**20
 

@@ -11,8 +11,7 @@ import pytest
 
 from tcobench.schemas import GpuVendor, SamplerKind, TelemetryConfig
 from tcobench.tasks.host.telemetry import amd, open_sampler
-
-from . import fake_amdsmi
+from tests.unit.tasks.host.telemetry import fake_amdsmi
 
 
 @pytest.fixture
@@ -59,8 +58,9 @@ def test_unsupported_calls_are_none(amdsmi: None) -> None:
     assert gpu0.energy_mj is None and gpu0.mem_used_bytes is None and gpu0.power_mw == 712_000
 
 
-def test_describe_without_amdsmi_get_rocm_version(amdsmi: None, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_describe_without_amdsmi_get_rocm_version(
+    amdsmi: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     version = tmp_path / "version"
     version.write_text("6.4.1-83\n")
     monkeypatch.setattr(amd, "ROCM_VERSION_FILE", str(version))

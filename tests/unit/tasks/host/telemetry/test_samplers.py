@@ -12,8 +12,7 @@ import pytest
 
 from tcobench.schemas import Phase, SamplerKind, TelemetryConfig
 from tcobench.tasks.host.telemetry import open_sampler, start_telemetry, stop_telemetry
-
-from . import fake_nvml
+from tests.unit.tasks.host.telemetry import fake_nvml
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.engine.endpoint import EndpointLauncher
 from tcobench.tasks.host.telemetry import open_sampler
 from tcobench.tasks.load.protocols import EngineInfo
-
-from .standins import install
+from tests.unit.tasks.host.telemetry.standins import install
 
 
 @pytest.fixture

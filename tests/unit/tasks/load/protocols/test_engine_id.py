@@ -48,8 +48,14 @@ def json_answer(body: Any) -> Callable[[httpx.Request], httpx.Response]:
 
 
 VLLM_ENTRY = {"id": "tiny", "object": "model", "owned_by": "vllm", "root": "/m", "parent": None, "max_model_len": 2048}
-SGLANG_ENTRY = {"id": "meta-llama/Llama-3.1-8B-Instruct", "object": "model", "created": 1, "owned_by": "sglang",
-                "root": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 131072}  # fmt: skip
+SGLANG_ENTRY = {
+    "id": "meta-llama/Llama-3.1-8B-Instruct",
+    "object": "model",
+    "created": 1,
+    "owned_by": "sglang",
+    "root": "meta-llama/Llama-3.1-8B-Instruct",
+    "max_model_len": 131072,
+}
 TRTLLM_ENTRY = {"id": "TinyLlama-1.1B-Chat-v1.0", "object": "model", "created": 1, "owned_by": "tensorrt_llm"}
 
 
@@ -79,11 +85,14 @@ def test_llama_cpp_from_props_before_anything_else() -> None:
     assert seen == ["/props"]
 
 
-@pytest.mark.parametrize(("text", "name"), [
-    ("# HELP vllm:num_requests_running x\nvllm:num_requests_running{engine=\"0\"} 0.0\n", "vllm"),
-    ("sglang:num_running_reqs{model_name=\"m\"} 1.0\n", "sglang"),
-    ("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.0\n", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ('# HELP vllm:num_requests_running x\nvllm:num_requests_running{engine="0"} 0.0\n', "vllm"),
+        ('sglang:num_running_reqs{model_name="m"} 1.0\n', "sglang"),
+        ("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.0\n", None),
+    ],
+)
 def test_metric_prefixes(text: str, name: str | None) -> None:
     assert engine_from_metrics(text) == name
 

@@ -253,8 +253,9 @@ def run_preflight(routes: Routes, model: str = "m1") -> tuple[EngineInfo, list[s
 def test_preflight_llama_cpp_from_props_build_info() -> None:
     props = {"build_info": "b6000-abcdef0", "total_slots": 2}
     info, seen = run_preflight({"/v1/models": models("m1"), "/props": lambda _: httpx.Response(200, json=props)})
-    assert info == EngineInfo(name="llama.cpp", version="b6000-abcdef0", model_digest=None,
-                              detected_from="/props build_info")  # fmt: skip
+    assert info == EngineInfo(
+        name="llama.cpp", version="b6000-abcdef0", model_digest=None, detected_from="/props build_info"
+    )
     assert seen == ["/v1/models", "/props"]
 
 

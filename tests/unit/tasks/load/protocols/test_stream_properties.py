@@ -141,13 +141,17 @@ KEYS = st.sampled_from(
 
 
 @EXAMPLES
-@given(st.dictionaries(KEYS, JSON | st.lists(st.dictionaries(KEYS, JSON, max_size=3), max_size=2), max_size=4),
-       st.booleans())  # fmt: skip
+@given(
+    st.dictionaries(KEYS, JSON | st.lists(st.dictionaries(KEYS, JSON, max_size=3), max_size=2), max_size=4),
+    st.booleans(),
+)
 def test_a_json_line_of_any_shape_is_none_or_one_event(obj: dict[str, object], chat: bool) -> None:
     """Objects with the protocols' own keys holding values of any JSON type (a string where a list belongs...)."""
     text = json.dumps(obj)
-    for event in (adapter_for(Protocol.openai).parse_line("data: " + text, chat),
-                  adapter_for(Protocol.ollama).parse_line(text, chat)):  # fmt: skip
+    for event in (
+        adapter_for(Protocol.openai).parse_line("data: " + text, chat),
+        adapter_for(Protocol.ollama).parse_line(text, chat),
+    ):
         assert isinstance(event, LineEvent) and isinstance(event.text, str)
         for name, value in event.fields.items():  # what reaches the request's row: its column's type or None
             kind = str if name in ("finish_reason", "note", "token_count_source") else int
