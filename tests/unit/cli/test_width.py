@@ -72,8 +72,8 @@ def test_summary_cards_print_every_cost_whole_with_host_hardware_and_engine(flee
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_history_prints_every_cost_whole(fleet: Path, width: int) -> None:
-    text = _run(["history", "--store", str(fleet)], width)
+def test_history_detail_prints_every_cost_whole(fleet: Path, width: int) -> None:
+    text = _run(["history", "--store", str(fleet), "--detail"], width)
     for (cost,) in _rows(fleet, "SELECT usd_per_m_output_tokens FROM nightly_trend"):
         assert usd(cost) in text
     if width == 80:
