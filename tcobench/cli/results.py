@@ -27,7 +27,7 @@ def _summary(
         typer.Option(
             "--run",
             help="Run id (or prefix); repeatable: the full card of each matching run (every metric, and the cost "
-            "terms behind it). With --select or --format csv/json: only these runs, one row each.",
+            "terms behind it); only these runs, one row each, with --select or a csv or json --format.",
         ),
     ] = None,
     select: Annotated[
