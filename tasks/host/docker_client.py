@@ -96,9 +96,8 @@ def _ssh_client(url: str, error: type[TcobenchError], timeout_s: int) -> docker.
         raise error(str(exc)) from exc
     except ConnectionError as exc:
         raise error(
-            f"Docker daemon at {url} is not reachable through ssh ({exc}); `ssh {url} docker version` must work "
-            "without a prompt: key login, a known_hosts entry, the docker CLI on the host, its user in the docker "
-            "group"
+            f"Docker daemon at {url} is not reachable through ssh ({exc}); `ssh {url} docker version` must answer "
+            "without a prompt (key login, known_hosts, docker group)"
         ) from exc
 
 

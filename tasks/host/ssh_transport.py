@@ -1,17 +1,11 @@
 """ssh_transport: the Docker API of an ``ssh://[user@]host[:port]`` Docker host, through the system ``ssh`` client.
 
-Each HTTP connection is one ``ssh ... -- HOST docker system dial-stdio`` process (what the docker CLI itself runs
-for ssh:// hosts). Its stdin and stdout are one end of a socket pair; the HTTP client holds the other end, an
-ordinary socket, so read timeouts, keep-alive and streamed responses behave as on a local socket. The docker SDK's
-own ``use_ssh_client`` path cannot be used: it imports paramiko even when it shells out (without it: "Install
-paramiko package to enable ssh:// support"), and its reads never time out.
+Each HTTP connection is one ``ssh -T -o BatchMode=yes ... -- HOST docker system dial-stdio`` process (what the docker
+CLI runs for ssh:// hosts) holding one end of a socket pair; the HTTP client holds the other, an ordinary socket.
+No paramiko. Keys, known hosts and jump hosts come from the user's ssh configuration or ``TCOBENCH_SSH_COMMAND``;
+the remote account needs the ``docker`` CLI and the docker group. ssh's stderr becomes the error's reason.
 
-ssh runs with ``BatchMode=yes`` (a missing key or an unknown host key fails at once instead of asking), a connect
-timeout, and in a session of its own (Ctrl-C reaches tcobench, which then closes its connections, not ssh).
-Keys, known hosts, jump hosts and the like come from the user's ssh configuration (``~/.ssh/config``), or from
-``TCOBENCH_SSH_COMMAND`` (e.g. ``ssh -F /etc/tcobench/ssh_config``). The remote account needs the ``docker`` CLI
-on its PATH and the right to use the daemon (the docker group). What ssh printed on stderr is kept, so that an
-unreachable host is reported with ssh's own reason.
+Design notes (and why not the docker SDK's ``use_ssh_client``): docs/architecture.md#tasks-ssh-transport.
 """
 
 from __future__ import annotations
