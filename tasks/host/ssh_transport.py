@@ -53,7 +53,10 @@ def ssh_target(url: str) -> tuple[str | None, str, int | None]:
 def ssh_argv(url: str, ssh_command: str = "ssh", connect_timeout_s: int = 30) -> list[str]:
     """The command line of one connection to the Docker daemon of ``url`` (ValueError for a bad URL or command)."""
     user, host, port = ssh_target(url)
-    command = shlex.split(ssh_command)
+    try:
+        command = shlex.split(ssh_command)
+    except ValueError as exc:
+        raise ValueError(f"TCOBENCH_SSH_COMMAND {ssh_command} is not a command line ({exc})") from None
     if not command:
         raise ValueError("TCOBENCH_SSH_COMMAND is empty; give the ssh client to run, e.g. ssh")
     argv = [*command, "-T", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, connect_timeout_s)}"]
@@ -70,7 +73,7 @@ class _Processes:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._live: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
-        self._failures: list[str] = []
+        self._failure = ""
 
     def add(self, proc: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
         with self._lock:
@@ -91,7 +94,7 @@ class _Processes:
         text = " ".join(stderr.read().decode("utf-8", "replace").split())
         stderr.close()
         if proc.returncode not in (0, None) and text:
-            self._failures.append(text)
+            self._failure = text
 
     def stop(self, wait_s: float) -> None:
         """Wait up to ``wait_s`` for each process to end by itself (its socket is closed), then end it."""
@@ -109,7 +112,7 @@ class _Processes:
         """What the last failed ssh said on stderr ('' when none failed)."""
         with self._lock:
             self._reap()
-            return self._failures[-1] if self._failures else ""
+            return self._failure
 
 
 class _SshConnection(HTTPConnection):

@@ -35,6 +35,8 @@ def test_ssh_command_is_split_like_a_shell_line_and_batch_mode_always_added() ->
     assert "BatchMode=yes" in argv and "ConnectTimeout=5" in argv and argv[-2:] == ["gpu-1", "docker system dial-stdio"]
     with pytest.raises(ValueError, match="TCOBENCH_SSH_COMMAND is empty"):
         ssh_argv("ssh://gpu-1", "  ")
+    with pytest.raises(ValueError, match="TCOBENCH_SSH_COMMAND ssh -F 'x is not a command line"):
+        ssh_argv("ssh://gpu-1", "ssh -F 'x")
 
 
 @pytest.mark.parametrize("url", ["ssh://", "ssh://bench@", "ssh://gpu-1/docker", "tcp://x"])
