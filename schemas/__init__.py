@@ -18,7 +18,7 @@ from tcobench.schemas.base import (
     StrictModel,
     TelemetryPhase,
 )
-from tcobench.schemas.compare import CompareOptions
+from tcobench.schemas.compare import BestOptions, CompareOptions
 from tcobench.schemas.config import (
     BUNDLED_MODEL_NAME,
     CONTAINER_PROTOCOLS,
@@ -70,6 +70,7 @@ __all__ = [
     "GpusSource",
     "ServingConfig",
     "config_label",
+    "BestOptions",
     "CompareOptions",
     "Flag",
     "flags_of",

@@ -10,7 +10,7 @@ from tcobench.schemas.base import StrictModel
 from tcobench.schemas.flags import Flag
 from tcobench.schemas.prices import OWNED, CostBasis, RentalTier
 
-__all__ = ["CompareOptions"]
+__all__ = ["BestOptions", "CompareOptions"]
 
 
 class CompareOptions(StrictModel):
@@ -83,3 +83,21 @@ class CompareOptions(StrictModel):
         Flag("TPOT quantile interactivity is 1000 / (ms): 0.5 median, 0.9 the slowest users."),
     ] = Field(default=0.5, description="The TPOT quantile interactivity is 1000 / (ms) of.")
     frontier: bool = Field(default=True, description="Compare at equal interactivity too.")
+
+
+class BestOptions(StrictModel):
+    """How `tcobench best` ranks each platform's serving configurations at one interactivity (tasks/analysis/compare/
+    best.py); the bootstrap's settings are compare's, so the same runs give the same intervals."""
+
+    interactivity: float = Field(gt=0, description="The interactivity target, tok/s per user.")
+    slo_ttft_ms: Annotated[float | None, Flag("SLO: TTFT p90 at most this, ms.")] = Field(
+        default=None, gt=0, description="A configuration meets the SLO when its TTFT p90 at the target is at most this."
+    )
+    slo_tpot_ms: Annotated[float | None, Flag("SLO: TPOT p90 at most this, ms per token.")] = Field(
+        default=None, gt=0, description="A configuration meets the SLO when its TPOT p90 at the target is at most this."
+    )
+    basis: CostBasis = Field(default=OWNED, description="How the hardware is paid for: owned, or rented at a tier.")
+    resamples: int = CompareOptions.model_fields["resamples"].default
+    seed: int = CompareOptions.model_fields["seed"].default
+    confidence: float = CompareOptions.model_fields["confidence"].default
+    interactivity_quantile: float = CompareOptions.model_fields["interactivity_quantile"].default

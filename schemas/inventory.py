@@ -233,7 +233,7 @@ class MatrixEngine(StrictModel):
                 else:
                     data["vllm"][key] = value
             words = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in zip(keys, combo, strict=True)]
-            found.append((f"[{','.join(words)}]", MatrixEngine.model_validate(data)))
+            found.append((f"[{','.join(words)}]", MatrixEngine.model_validate_json(json.dumps(data))))
         return found
 
 

@@ -105,4 +105,4 @@ def config_label(serving_config: str | None) -> str | None:
     """A stored serving_config's label (ServingConfig.label); None for a row stored before configurations."""
     if not serving_config:
         return None
-    return ServingConfig.model_validate(json.loads(serving_config)).label()
+    return ServingConfig.model_validate_json(serving_config).label()

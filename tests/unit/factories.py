@@ -23,6 +23,7 @@ from tcobench.schemas import (
     RequestRecord,
     RunRecord,
     RunStatus,
+    ServingConfig,
     SitePrice,
     TelemetryRecord,
 )
@@ -472,3 +473,110 @@ def fleet_plan(folder: Path, hosts: Sequence[str], prices: PriceTable) -> Nightl
         "utf-8",
     )
     return load_plan(inventory, [matrix], prices)
+
+
+@dataclass(frozen=True)
+class SimulatedConfig:
+    """A serving configuration of a simulated batching engine (bench/batching_engine.py: ITL = a + b x streams ms)
+    on a host: what ``write_configs`` measures, level by level and night by night."""
+
+    host: str
+    vendor: str
+    gpu_name: str
+    hardware_key: str
+    a_ms: float
+    b_ms: float
+    gpus: int  # GPUs the configuration was given (declared): its throughput is divided by these
+    host_gpus: int = 8  # the host's GPUs (gpu_count): never the divisor when gpus is known
+    tensor_parallel: int = 1
+    levels: tuple[int, ...] = (1, 2, 4, 8, 16)
+    engine_version: str = "0.32.0"
+
+    def serving(self) -> ServingConfig:
+        return ServingConfig(
+            engine="vllm",
+            engine_version=self.engine_version,
+            model="sim-model",
+            tensor_parallel=self.tensor_parallel,
+            settings={"a_ms": self.a_ms, "b_ms": self.b_ms},
+            gpus=self.gpus,
+        )
+
+
+def write_configs(
+    store: Path, configs: Sequence[SimulatedConfig], nights: int = 2, requests: int = 48, tokens: int = 16
+) -> list[RunRecord]:
+    """Runs of simulated serving configurations (``SimulatedConfig``), each level a closed loop simulated event by
+    event (bench/batching_engine.closed_loop; streams 10 ms apart), ``nights`` nightly batches per host; one commit.
+    Every run: the same model, prompts and workload; priced by the shipped table (its hardware keys)."""
+    import sys
+
+    from tcobench.tasks.store.store import RunRows, write_runs
+
+    bench = str(Path(__file__).resolve().parents[2] / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from batching_engine import BatchingEngine, closed_loop
+
+    written, batch = [], []
+    for night in range(nights):
+        for k, cfg in enumerate(configs):
+            serving = cfg.serving()
+            engine = BatchingEngine(cfg.a_ms, cfg.b_ms, 1.0)
+            for c in cfg.levels:
+                started = _FLEET_T0_NS + (night - nights + 1) * _DAY_NS + (k * 100 + c) * 60 * 10**9
+                simulated = closed_loop(engine, c, requests, tokens, stagger_ms=10.0)
+                run_id = f"{cfg.host}-{serving.config_id[:6]}-n{night}-c{c}"
+                reqs = [
+                    make_request(
+                        run_id=run_id,
+                        date=dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat(),
+                        host=cfg.host,
+                        request_index=i,
+                        prompt_index=i % 5,
+                        start_ns=started + r.start_ns,
+                        ttft_ns=r.ttft_ns,
+                        e2e_ns=r.token_ns[-1] - r.start_ns,
+                        decode_ns=r.token_ns[-1] - r.token_ns[0],
+                        chunks=len(r.token_ns),
+                        itl_ns=r.itl_ns,
+                        prompt_tokens=24,
+                        output_tokens=len(r.token_ns),
+                    )
+                    for i, r in enumerate(simulated)
+                ]
+                end = started + max(r.token_ns[-1] for r in simulated)
+                run = make_run(
+                    run_id=run_id,
+                    batch_id=f"{cfg.host}-n{night}",
+                    date=reqs[0].date,
+                    host=cfg.host,
+                    started_ns=started,
+                    finished_ns=end + 10**9,
+                    measure_start_ns=started,
+                    measure_end_ns=end,
+                    engine_kind="endpoint",
+                    engine_name="vllm",
+                    engine_version=cfg.engine_version,
+                    model_name="sim-model",
+                    gpu_vendor=cfg.vendor,
+                    gpu_name=cfg.gpu_name,
+                    gpu_count=cfg.host_gpus,
+                    workload="sim",
+                    concurrency=c,
+                    measured_requests=requests,
+                    max_tokens=tokens,
+                    ignore_eos=True,
+                    hardware_key=cfg.hardware_key,
+                    site_key="datacenter",
+                    ops_key="default",
+                    config_id=serving.config_id,
+                    serving_config=serving.canonical(),
+                    tensor_parallel=cfg.tensor_parallel,
+                    gpus_given=cfg.gpus,
+                    gpus_given_source="declared",
+                )
+                batch.append(RunRows(run, reqs))
+                written.append(run)
+    write_runs(store, batch)
+    return written

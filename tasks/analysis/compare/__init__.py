@@ -35,6 +35,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     samples_of,
     shape_differences,
 )
+from tcobench.tasks.analysis.compare.claim_frame import ClaimJudgement, ClaimTarget, judge
 from tcobench.tasks.analysis.compare.claim_grade import (
     RULES,
     ClaimGrade,
@@ -59,6 +60,7 @@ from tcobench.tasks.analysis.compare.comparison import (
 from tcobench.tasks.analysis.compare.document import comparison_document, comparison_rows, unsupported
 from tcobench.tasks.analysis.compare.frontier import Frontier, Level, RunPoint, level_points, load_points, pareto_mask
 from tcobench.tasks.analysis.compare.interactivity import (
+    ConfigCurve,
     Crossover,
     FrontierComparison,
     FrontierSide,
@@ -78,6 +80,10 @@ from tcobench.tasks.analysis.compare.selection import (
 from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
 
 __all__ = [
+    "ClaimJudgement",
+    "ClaimTarget",
+    "ConfigCurve",
+    "judge",
     "Crossover",
     "Frontier",
     "FrontierComparison",

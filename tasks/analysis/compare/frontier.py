@@ -37,6 +37,7 @@ __all__ = [
     "build",
     "level_points",
     "load_points",
+    "night_mean",
     "pareto_mask",
     "pchip_batch",
     "replicate_levels",
@@ -196,7 +197,7 @@ def build(x: np.ndarray, y: np.ndarray, k: np.ndarray) -> Frontier | None:
     return Frontier(px, py, pk)
 
 
-def _night_mean(values: dict[str, list[float]]) -> float:
+def night_mean(values: dict[str, list[float]]) -> float:
     """The mean over nights of each night's mean (macro night_weighted_mean's rule). A night of one run is that
     run's figure (numpy's mean of one value is the value itself), taken without a call per night."""
     return float(np.mean([v[0] if len(v) == 1 else np.mean(v) for v in values.values()]))
@@ -225,9 +226,9 @@ def level_points(points: Sequence[RunPoint], q: float) -> list[Level]:
     per_user = _interactivities(points, q)
     found = []
     for level, nights in sorted(by_level.items()):
-        x = _night_mean({n: [float(per_user[i]) for i in ps] for n, ps in nights.items()})
-        y = _night_mean({n: [points[i].tok_s_per_gpu for i in ps] for n, ps in nights.items()})
-        k = _night_mean({n: [points[i].usd_per_gpu_s for i in ps] for n, ps in nights.items()})
+        x = night_mean({n: [float(per_user[i]) for i in ps] for n, ps in nights.items()})
+        y = night_mean({n: [points[i].tok_s_per_gpu for i in ps] for n, ps in nights.items()})
+        k = night_mean({n: [points[i].usd_per_gpu_s for i in ps] for n, ps in nights.items()})
         found.append(Level(level, x, y, k))
     if not found:
         return found

@@ -32,6 +32,10 @@ from tcobench.tasks.analysis.compare.frontier import (
 
 __all__ = [
     "ConfigCurve",
+    "Curves",
+    "config_curves",
+    "curves_at",
+    "replicate_curves",
     "Crossover",
     "FrontierComparison",
     "FrontierSide",
@@ -209,7 +213,7 @@ def spread_targets(low: float, high: float, count: int = 3) -> tuple[float, ...]
     return tuple(round(low + (high - low) * (i + 1) / (count + 1), 1) for i in range(count))
 
 
-def _side(
+def config_curves(
     name: str, points: Sequence[RunPoint], q: float, labels: Mapping[str, str]
 ) -> tuple[FrontierSide, list[tuple[ConfigCurve, Frontier | None, list[RunPoint]]]]:
     """The side and, per serving configuration (in order of key), its curve, its frontier and its points."""
@@ -270,12 +274,12 @@ def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
     )
 
 
-_Curves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # x, y, k (replicates x points, padded), size
+Curves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # x, y, k (replicates x points, padded), size
 
 
-def _replicate_curves(
+def replicate_curves(
     configs: Sequence[Sequence[RunPoint]], q: float, resamples: int, rng: np.random.Generator
-) -> list[_Curves]:
+) -> list[Curves]:
     """Each configuration's replicates of its rebuilt frontier (frontier.build of its levels' replicates), all
     replicates at once: x, y, k (replicates x levels + 1, the first ``size`` of a row its curve's points, NaN after)
     and size (0: the replicate has no frontier). The side's nights are drawn once for all its configurations (a bad
@@ -290,7 +294,7 @@ def _replicate_curves(
     return found
 
 
-def _frontiers(stacked: np.ndarray) -> _Curves:
+def _frontiers(stacked: np.ndarray) -> Curves:
     """``_replicate_curves`` of the levels' replicates ``stacked`` (levels x 3 x replicates)."""
     x, y, k = (stacked[:, i, :].T for i in range(3))  # replicates x levels
     ok = np.isfinite(x) & np.isfinite(y)
@@ -320,7 +324,7 @@ def _frontiers(stacked: np.ndarray) -> _Curves:
     return out[0], out[1], out[2], size
 
 
-def _eval(curves: _Curves, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def curves_at(curves: Curves, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each replicate's curve at xs: (tok/s per GPU, USD per GPU-second), replicates x len(xs); NaN where it does
     not reach (or the replicate has no frontier)."""
     cx, cy, ck, size = curves
@@ -352,8 +356,8 @@ def compare_frontiers(
     each configuration's name by its key, RunPoint.config). Configurations are never averaged together: each has its
     own curve, and every bootstrap replicate rebuilds every curve and picks the envelope again."""
     names = dict(labels or {})
-    a, a_found = _side(a_name, a_points, q, names)
-    b, b_found = _side(b_name, b_points, q, names)
+    a, a_found = config_curves(a_name, a_points, q, names)
+    b, b_found = config_curves(b_name, b_points, q, names)
     notes = [
         f"{label}{f' ({c.label})' if len(s.configs) > 1 else ''} mixes GPU counts "
         f"{', '.join(map(str, c.gpu_counts))}: tok/s is divided by each run's own"
@@ -376,8 +380,8 @@ def compare_frontiers(
     if not wanted and a.low is None and b.low is None:  # no replicate would be read: none is drawn
         return FrontierComparison(q, confidence, a, b, (), chosen, None, claim, tuple(notes))
     rng = np.random.default_rng(seed)
-    a_curves = _replicate_curves([points for _, _, points in a_found], q, resamples, rng)
-    b_curves = _replicate_curves([points for _, _, points in b_found], q, resamples, rng)
+    a_curves = replicate_curves([points for _, _, points in a_found], q, resamples, rng)
+    b_curves = replicate_curves([points for _, _, points in b_found], q, resamples, rng)
     # every x any replicate is read at, read once per curve: the targets, the crossover grid, both envelopes' band
     # grids, then each configuration's band grid
     grid = np.linspace(*overlap, _GRID) if overlap else np.array([])
@@ -446,10 +450,10 @@ class _Envelope:
     def of(
         cls,
         found: Sequence[tuple[ConfigCurve, Frontier | None, list[RunPoint]]],
-        curves: Sequence[_Curves],
+        curves: Sequence[Curves],
         xs: np.ndarray,
     ) -> _Envelope:
-        evaluated = [_eval(c, xs) for c in curves]
+        evaluated = [curves_at(c, xs) for c in curves]
         y = np.stack([v[0] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
         k = np.stack([v[1] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -18,7 +18,7 @@ from tcobench.tasks.analysis.compare.frontier import RunPoint, load_points
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, compare_frontiers
 from tcobench.tasks.analysis.compare.selection import Selection, pick
 
-__all__ = ["config_key", "config_labels", "frontier_comparison", "side_name"]
+__all__ = ["config_key", "config_labels", "frontier_comparison", "side_name", "side_points"]
 
 
 def _gpu_words(row: CandidateRun) -> str:
@@ -63,7 +63,7 @@ def config_labels(rows: Sequence[CandidateRun]) -> dict[str, str]:
     return found
 
 
-def _points(
+def side_points(
     con: duckdb.DuckDBPyConnection, sides: Sequence[tuple[Sequence[CandidateRun], str, str]], basis: CostBasis
 ) -> list[list[RunPoint]]:
     """Each side's RunPoints (frontier.load_points), both sides read in one query (one scan of their requests)."""
@@ -106,7 +106,7 @@ def frontier_comparison(
             + " (compare like with like, or pass --allow-different to compare anyway)"
         )
     a_rows, b_rows = priced(a_rows, "A", basis, notes), priced(b_rows, "B", basis, notes)
-    a_points, b_points = _points(con, [(a_rows, "A", sel_a.text), (b_rows, "B", sel_b.text)], basis)
+    a_points, b_points = side_points(con, [(a_rows, "A", sel_a.text), (b_rows, "B", sel_b.text)], basis)
     labels = {**config_labels(a_rows), **config_labels(b_rows)}
     found = compare_frontiers(
         a_points,

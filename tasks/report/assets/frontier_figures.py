@@ -9,9 +9,10 @@ headline's sides (selections, not platforms): named "side A: ...", they stay whe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
-from tcobench.tasks.analysis.compare import Comparison, FrontierComparison, TargetRow
+from tcobench.tasks.analysis.compare import Comparison, FrontierComparison, FrontierSide, Level, TargetRow
 from tcobench.tasks.analysis.compare.document import target_sentence
 from tcobench.tasks.report.assets.context import figure
 from tcobench.tasks.report.assets.svg import PALETTE, Line, Mark, legend, line_chart
@@ -33,53 +34,70 @@ def frontier_headline(c: Comparison) -> str:
     if f is None or target is None:
         return ""
     where = "chosen with --interactivity" if f.chosen else "the middle of the overlap of both measured ranges"
-    claim = ""
-    if target.verdict is not None and c.claim is not None:
-        claim = f"; the claim {c.claim:g}x is {target.verdict} the interval"
     return (
-        f'<p class="headline" id="headline-interactivity">{escape(target_sentence(f, target))}{escape(claim)} '
+        f'<p class="headline" id="headline-interactivity">{escape(target_sentence(f, target))} '
         f"({escape(where)}; {escape(str(c.basis))} basis, output tokens).</p>"
     )
 
 
+def _level_marks(name: str, levels: Sequence[Level], color: str) -> list[Mark]:
+    return [
+        Mark(
+            lv.interactivity,
+            lv.tok_s_per_gpu,
+            f"{name}, concurrency {lv.concurrency}: "
+            f"{lv.interactivity:.1f} tok/s/user, {lv.tok_s_per_gpu:.1f} tok/s/GPU" + (" (Pareto)" if lv.pareto else ""),
+            color,
+            name,
+            f"c={lv.concurrency}",
+            ring=lv.pareto,
+        )
+        for lv in levels
+    ]
+
+
+def _stretches(side: FrontierSide) -> list[Mark]:
+    """Where each stretch of the envelope begins, labelled with the configuration that wins it."""
+    marks, last = [], None
+    for x, y, key in zip(side.curve_x, side.curve_y, side.curve_config, strict=True):
+        if key and key != last:
+            curve = side.config(key)
+            label = curve.label if curve is not None else key
+            marks.append(Mark(x, y, f"envelope from {x:.1f} tok/s/user: {label}", "#222", "", label, ring=False))
+        last = key
+    return marks
+
+
 def _side_lines(f: FrontierComparison) -> list[Line]:
+    """Per side: with one configuration its curve (bold) and band; with several, each configuration's curve thin with
+    its levels, and the envelope over them bold, each stretch labelled with the configuration that wins it."""
     lines = []
     for (label, side), color in zip((("A", f.a), ("B", f.b)), PALETTE, strict=False):
         name = f"side {label}: {side.name}"
-        marks = [
-            Mark(
-                lv.interactivity,
-                lv.tok_s_per_gpu,
-                f"{name}, concurrency {lv.concurrency}: "
-                f"{lv.interactivity:.1f} tok/s/user, {lv.tok_s_per_gpu:.1f} tok/s/GPU"
-                + (" (Pareto)" if lv.pareto else ""),
+        several = len(side.configs) > 1
+        if several:
+            for k, curve in enumerate(side.configs):
+                own = f"side {label} configuration {k + 1}: {curve.label}"
+                points = list(zip(curve.curve_x, curve.curve_y, strict=True))
+                marks = _level_marks(own, curve.levels, color)
+                lines.append(Line(own, color, points, dash="6 2" if k % 2 else None, marks=marks, dots=False, width=1))
+        marks = _stretches(side) if several else _level_marks(name, side.levels, color)
+        envelope = f"{name}{' (envelope)' if several else ''}"
+        width = 3.5 if several else 2.0
+        lines.append(
+            Line(
+                envelope,
                 color,
-                name,
-                f"c={lv.concurrency}",
-                ring=lv.pareto,
+                list(zip(side.curve_x, side.curve_y, strict=True)),
+                marks=marks,
+                dots=False,
+                width=width,
             )
-            for lv in side.levels
-        ]
-        lines.append(Line(name, color, list(zip(side.curve_x, side.curve_y, strict=True)), marks=marks, dots=False))
+        )
         if side.band_low:
-            lines.append(
-                Line(
-                    f"{name} band low",
-                    color,
-                    list(zip(side.curve_x, side.band_low, strict=True)),
-                    dash="3 3",
-                    dots=False,
-                )
-            )
-            lines.append(
-                Line(
-                    f"{name} band high",
-                    color,
-                    list(zip(side.curve_x, side.band_high, strict=True)),
-                    dash="3 3",
-                    dots=False,
-                )
-            )
+            for which, band in (("low", side.band_low), ("high", side.band_high)):
+                points = list(zip(side.curve_x, band, strict=True))
+                lines.append(Line(f"{name} band {which}", color, points, dash="3 3", dots=False))
     return lines
 
 
@@ -136,7 +154,9 @@ def frontier_section(c: Comparison) -> str:
         "Points: each concurrency level's interactivity (1000 / the TPOT quantile of a run's ok requests) and output "
         "tok/s per GPU (view frontier), each the mean over nights of each night's mean over its runs (ringed: Pareto "
         "points). Solid: the monotone cubic (PCHIP) through the Pareto points, never extrapolated; dashed: the "
-        "bootstrap band (percentile, both frontiers rebuilt in every replicate).",
+        "bootstrap band (percentile, both frontiers rebuilt in every replicate). A side of several serving "
+        "configurations: each configuration's curve thin, the envelope (at each interactivity its configuration with "
+        "the lowest cost per token) bold, each stretch labelled with the configuration that wins it.",
     )
     costs = _cost_lines(f)
     cross = f.crossover

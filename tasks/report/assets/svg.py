@@ -56,6 +56,7 @@ class Line:
     marks: Sequence[Mark] = ()
     step: bool = False  # draw as a step function (ECDF)
     dots: bool = True
+    width: float = 2.0  # stroke width (px): thin for a configuration's curve, bold for a platform's envelope
 
 
 @dataclass(frozen=True)
@@ -228,7 +229,7 @@ def _line(line: Line, x: _Scale, y: _Scale) -> tuple[str, int]:
     if line.points:
         d = _path(line.points, x, y, line.step)
         parts.append(
-            f'<path class="mark series-line" d="{d}" fill="none" stroke="{line.color}" stroke-width="2"'
+            f'<path class="mark series-line" d="{d}" fill="none" stroke="{line.color}" stroke-width="{line.width:g}"'
             f"{dash}><title>{escape(line.label)}</title></path>"
         )
     for vx, lo, hi in line.errors:

@@ -11,6 +11,7 @@ from typing import TypedDict, TypeVar
 
 from tcobench.errors import TcobenchError
 from tcobench.tasks.analysis.compare import CompareOptions, Comparison, Stratum, Verdict, compare_on, parse_selection
+from tcobench.tasks.analysis.compare.claim_frame import judge
 from tcobench.tasks.analysis.history import Point, Series
 from tcobench.tasks.report.assets.context import (
     DASHES,
@@ -30,6 +31,7 @@ from tcobench.tasks.report.assets.svg import Line, Mark, legend, line_chart
 from tcobench.tasks.store.rows import IDS, RecordCardRow, id_list
 
 __all__ = [
+    "claim_verdict_html",
     "trend_label",
     "cheapest_pair",
     "headline_section",
@@ -104,25 +106,48 @@ def headline_section(ctx: ReportContext) -> str:
         return f'<p class="headline">Comparison {pair_html} ({chosen}): {escape(str(exc))}</p>'
     return (
         f'<p class="note">Headline pair ({chosen}): A = {pair_html.replace(" vs ", ", B = ")}.</p>'
+        + claim_verdict_html(result)
         + frontier_headline(result)
         + (_comparison_html(result, names) if result.strata else "")
         + frontier_section(result)
     )
 
 
-def _verdict_text(verdict: Verdict | None, claim: float) -> str:
+def _verdict_text(verdict: Verdict | None, in_frame: bool) -> str:
+    """A level's cell in the claim column: supported or not where the levels are the claim's frame
+    (claim_frame.judge), else 'context'."""
     if verdict is None:
         return ""
-    words = {
-        Verdict.inside: f"a claimed {claim:g}x lies inside the interval: consistent with these measurements",
-        Verdict.above: f"a claimed {claim:g}x lies above the interval: not supported, the measured advantage is "
-        "smaller",
-        Verdict.below: f"a claimed {claim:g}x lies below the interval: the measured advantage is larger",
-    }
-    return f'<span class="verdict-{verdict.value}">{escape(words[verdict])}</span>'
+    if not in_frame:
+        return "context"
+    supported = verdict is not Verdict.above
+    words = "supported" if supported else "not supported"
+    return f'<span class="verdict-{"inside" if supported else "above"}">{words}</span>'
 
 
-def _stratum_row(s: Stratum, claim: float) -> list[str]:
+def claim_verdict_html(c: Comparison) -> str:
+    """The claim judged in its frame (claim_frame.judge), as compare prints it: the verdict, a line per target in
+    words, and the other frame as context. '' without a claim."""
+    found = judge(c)
+    if found is None:
+        return ""
+
+    def css(supported: bool) -> str:
+        return "verdict-inside" if supported else "verdict-above"
+
+    lines = "".join(
+        f'<li>claim {found.claim:g}x at {escape(t.where)}: <span class="{css(t.supported)}">'
+        f"{escape(t.words)}</span></li>"
+        for t in found.targets
+    )
+    context = f'<p class="note">{escape(found.context)}</p>' if found.context else ""
+    return (
+        f'<p class="headline" id="claim-verdict"><b>verdict</b>: <span class="{css(found.supported)}">'
+        f"{escape(found.summary())}</span></p><ul>{lines}</ul>{context}"
+    )
+
+
+def _stratum_row(s: Stratum, in_frame: bool) -> list[str]:
     return [
         str(s.concurrency),
         f"{s.a_runs} / {s.a_nights}",
@@ -133,7 +158,7 @@ def _stratum_row(s: Stratum, claim: float) -> list[str]:
         usd(s.b_usd_per_m),
         f"{s.ratio:.2f}",
         f"{s.lo:.2f}-{s.hi:.2f}",
-        _verdict_text(s.verdict, claim),
+        _verdict_text(s.verdict, in_frame),
     ]
 
 
@@ -156,14 +181,17 @@ def _goodput_html(c: Comparison) -> str:
 def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
     """The headline sentence (at the highest concurrency), the table per level, and the cost terms."""
     level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
+    found = judge(c)
+    in_frame = found is not None and found.frame == "concurrency"
     sentence = (
-        f"At concurrency {level.concurrency}, <b>{escape(names[0])}</b> (A) costs {usd(level.a_usd_per_m)} and "
+        f"At {escape(level.where)}, <b>{escape(names[0])}</b> (A) costs {usd(level.a_usd_per_m)} and "
         f"<b>{escape(names[1])}</b> (B) costs {usd(level.b_usd_per_m)} per 1M output tokens ({escape(str(c.basis))} "
         "basis); "
-        f"A is <b>{level.ratio:.2f}x</b> as cost-efficient as B ({pct} CI {level.lo:.2f}-{level.hi:.2f}); "
-        f"{_verdict_text(level.verdict, claim)}. Largest cost-term difference: {escape(level.driver().term)}."
+        f"A is <b>{level.ratio:.2f}x</b> as cost-efficient as B ({pct} CI {level.lo:.2f}-{level.hi:.2f})"
+        f"{'' if in_frame or found is None else ' (not the claim frame: context)'}. Largest cost-term difference: "
+        f"{escape(level.driver().term)}."
     )
-    rows = [_stratum_row(s, claim) for s in c.strata]
+    rows = [_stratum_row(s, in_frame) for s in c.strata]
     if c.pooled:
         ratio, lo, hi = c.pooled
         rows.append(
@@ -172,7 +200,7 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
                 *[""] * 6,
                 f"{ratio:.2f}",
                 f"{lo:.2f}-{hi:.2f}",
-                _verdict_text(c.pooled_verdict, claim),
+                "context" if c.pooled_verdict is not None else "",
             ]
         )
     headers = [
