@@ -37,6 +37,7 @@ __all__ = [
     "any_slo",
     "comparison_differences",
     "goodput_of",
+    "left_out_runs",
     "load_priced",
     "load_runs",
     "night_weighted",
@@ -197,6 +198,11 @@ JOIN run_summary AS s ON s.run_id = r.run_id
 """
 _RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
 _RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
+# the runs _WHERE leaves out, with the columns a selection matches (CandidateRun's of view runs) and their status
+_LEFT_OUT_SQL = (
+    f"SELECT r.status, {', '.join(f'r.{c}' for c in CandidateRun.__annotations__ if c not in _COST_COLUMNS)} "
+    f"FROM runs AS r WHERE r.status NOT IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') {_RUNS_ORDER}"
+)
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
@@ -233,6 +239,13 @@ def load_runs(
     rows = fetch_rows(con, base + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
     if not any(r["has_cost_basis"] for r in rows):
         _check_basis(con, basis)
+    return rows
+
+
+def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
+    """The stored runs ``load_runs`` leaves out (failed, interrupted), with their ``status``: what a selection that
+    matches no candidate says it left out (selection.pick)."""
+    rows: list[dict[str, object]] = con.execute(_LEFT_OUT_SQL).fetch_arrow_table().to_pylist()
     return rows
 
 
