@@ -208,7 +208,8 @@ _LEFT_OUT_SQL = (
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
     bases = [b for (b,) in con.execute("SELECT DISTINCT basis FROM cost_basis ORDER BY 1").fetchall()]
     if str(basis) not in bases and bases:
-        raise ConfigError(f"cost basis {str(basis)!r} has no priced run (priced: {', '.join(bases)})")
+        priced = ", ".join(CostBasis.parse(b).option for b in bases)  # the values --basis takes
+        raise ConfigError(f"cost basis {basis.option!r} has no priced run (priced: {priced})")
 
 
 def load_runs(
