@@ -205,7 +205,8 @@ def _no_match(
     if cpu:
         vendors.append(f"no GPU ({cpu} run{'s' if cpu != 1 else ''})")
     hosts = sorted({str(r["host"]) for r in rows if r.get("host")})
+    searched = f"{len(rows)} run{'s' if len(rows) != 1 else ''} searched"
     return (
-        f"{head} matches no stored run ({len(rows)} run{'s' if len(rows) != 1 else ''} searched; vendors: {', '.join(vendors) or 'none'}; "
+        f"{head} matches no stored run ({searched}; vendors: {', '.join(vendors) or 'none'}; "
         f"hosts: {', '.join(hosts) or 'none'})"
     )
