@@ -198,10 +198,16 @@ JOIN run_summary AS s ON s.run_id = r.run_id
 """
 _RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
 _RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
-# the runs _WHERE leaves out, with the columns a selection matches (CandidateRun's of view runs) and their status
+# the runs _WHERE leaves out, with their status and the columns a selection can match: CandidateRun's of views runs
+# and run_summary (a run that failed before its first request has no run_summary row: NULL there)
+_LEFT_OUT_COLUMNS = ", ".join(
+    f"r.{c}" if c not in _COST_COLUMNS else f"{_COST_COLUMNS[c]} AS {c}"
+    for c in CandidateRun.__annotations__
+    if c not in _COST_COLUMNS or _COST_COLUMNS[c].startswith("s.")
+)
 _LEFT_OUT_SQL = (
-    f"SELECT r.status, {', '.join(f'r.{c}' for c in CandidateRun.__annotations__ if c not in _COST_COLUMNS)} "
-    f"FROM runs AS r WHERE r.status NOT IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') {_RUNS_ORDER}"
+    f"SELECT r.status, {_LEFT_OUT_COLUMNS} FROM runs AS r LEFT JOIN run_summary AS s ON s.run_id = r.run_id "
+    f"WHERE r.status NOT IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') {_RUNS_ORDER}"
 )
 
 

@@ -14,12 +14,12 @@ from tcobench.tasks.analysis.compare.selection import pick
 from tests.unit.factories import make_prices, make_request, make_run
 
 
-def _write(store: Path, run_id: str, vendor: str | None, status: RunStatus = RunStatus.ok) -> None:
+def _write(store: Path, run_id: str, vendor: str | None, status: RunStatus = RunStatus.ok, n: int = 4) -> None:
     from tcobench.tasks.store.store import write_results
 
     host = f"h-{vendor or 'cpu'}"
     run = make_run(run_id=run_id, host=host, gpu_vendor=vendor, status=status)
-    write_results(store, run, [make_request(run_id=run_id, host=host, request_index=i) for i in range(4)])
+    write_results(store, run, [make_request(run_id=run_id, host=host, request_index=i) for i in range(n)])
 
 
 @pytest.fixture
@@ -27,6 +27,7 @@ def store(tmp_path: Path) -> Path:
     for i in range(3):
         _write(tmp_path, f"nv-int-{i}", "nvidia", RunStatus.interrupted)
     _write(tmp_path, "nv-failed", "nvidia", RunStatus.failed)
+    _write(tmp_path, "nv-never-ran", "nvidia", RunStatus.failed, n=0)  # no request: no run_summary row
     _write(tmp_path, "amd-ok", "amd")
     _write(tmp_path, "cpu-ok", None)
     return tmp_path
@@ -38,7 +39,7 @@ def test_a_side_of_only_left_out_runs_says_how_many_and_why(store: Path, interac
     with pytest.raises(QueryError) as info:
         compare(store, make_prices(), "vendor=nvidia", "vendor=amd", options)
     assert str(info.value) == (
-        "selection A 'vendor=nvidia' matches 4 stored runs, all left out: 3 interrupted, 1 failed; only ok and "
+        "selection A 'vendor=nvidia' matches 5 stored runs, all left out: 3 interrupted, 2 failed; only ok and "
         "partial runs are compared"
     )
 
