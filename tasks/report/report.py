@@ -169,7 +169,10 @@ def build_report(
     (None: no claim is stated); ``interactivity``: the headline's target in tok/s per user (None: the middle of
     the overlap of both sides' measured ranges)."""
     if (a is None) != (b is None):
-        raise ConfigError(f"give both --a and --b for the headline pair, or neither (got --a {a!r}, --b {b!r})")
+        given, value, missing = ("--a", a, "--b") if b is None else ("--b", b, "--a")
+        raise ConfigError(
+            f"give both --a and --b for the headline pair, or neither: {given} {value!r} was given without {missing}"
+        )
     for text, label in ((a, "--a"), (b, "--b")):
         if text is not None:
             parse_selection(text, label)  # a bad selection fails before the store is opened
