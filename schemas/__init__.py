@@ -49,6 +49,7 @@ from tcobench.schemas.prices import (
     SitePrice,
 )
 from tcobench.schemas.records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
+from tcobench.schemas.serving import CONFIG_ID_LENGTH, DeclaredServing, GpusSource, ServingConfig, config_label
 from tcobench.schemas.store import CommitRecord
 from tcobench.schemas.vllm import VLLM_PYTHON_ENV, VllmSettings
 from tcobench.schemas.workload import (
@@ -64,6 +65,11 @@ from tcobench.schemas.workload import (
 )
 
 __all__ = [
+    "CONFIG_ID_LENGTH",
+    "DeclaredServing",
+    "GpusSource",
+    "ServingConfig",
+    "config_label",
     "CompareOptions",
     "Flag",
     "flags_of",

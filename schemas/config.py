@@ -22,6 +22,7 @@ from tcobench.schemas.container import ContainerConfig
 from tcobench.schemas.engine_metrics import EngineMetricsKind
 from tcobench.schemas.flags import Flag
 from tcobench.schemas.models import SHAPES
+from tcobench.schemas.serving import DeclaredServing
 from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
 from tcobench.schemas.workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
@@ -116,6 +117,11 @@ class EngineConfig(StrictModel):
         default=None, min_length=1, description="Label of the engine in reports (a nightly: the matrix's name)."
     )
     vllm: VllmSettings = Field(default_factory=VllmSettings, description="vLLM's launch settings (kind=vllm).")
+    serving: DeclaredServing | None = Field(
+        default=None,
+        description="kind=endpoint: the serving configuration as declared (its GPUs, free-form settings), since "
+        "tcobench does not launch it; default: as declared by the host (its gpu_count).",
+    )
 
     @field_validator("url")
     @classmethod
@@ -142,6 +148,11 @@ class EngineConfig(StrictModel):
             raise ValueError("engine.kind 'vllm' starts vLLM itself (no engine.url) and speaks protocol 'openai' only")
         if self.api_key_env is not None and self.kind is not EngineKind.endpoint:
             raise ValueError("engine.api_key_env is only valid with engine.kind 'endpoint' (a server you run)")
+        if self.serving is not None and self.kind is not EngineKind.endpoint:
+            raise ValueError(
+                "engine.serving (declared gpus, settings) is only valid with engine.kind 'endpoint'; an "
+                "engine tcobench starts records its own configuration"
+            )
         if self.kind is EngineKind.container and self.url:
             raise ValueError("engine.url is not valid with engine.kind 'container' (tcobench starts the engine)")
         if (self.kind is EngineKind.container) != (self.container is not None):

@@ -3,9 +3,11 @@ matrix of engines x models x workloads run on them."""
 
 from __future__ import annotations
 
+import itertools
+import json
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, JsonValue, field_validator, model_validator
 
 from tcobench.schemas.base import GpuVendor, Protocol, StrictModel, check_env_name, check_no_user_info
 from tcobench.schemas.config import ModelConfig, WorkloadConfig
@@ -14,9 +16,24 @@ from tcobench.schemas.records import HOST_PATTERN
 from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
 
-__all__ = ["CONTROL_QUEUE", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
+__all__ = ["CONTROL_QUEUE", "SWEEP_KEYS", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
 
 CONTROL_QUEUE = "control"  # work queue of the nightly flow's own deployment; host queues are named after hosts
+# A sweep's keys: vLLM's (and SGLang's) launch settings (engine.vllm), Ollama's knobs (engine.ollama), the GPUs given
+VLLM_SWEEP_KEYS = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "data_parallel",
+    "max_num_seqs",
+    "max_batched_tokens",
+    "dtype",
+    "kv_cache_dtype",
+    "max_model_len",
+    "speculative",
+    "extra_args",
+)
+OLLAMA_SWEEP_KEYS = ("num_parallel", "kv_cache_type", "flash_attention", "context_length")
+SWEEP_KEYS = (*VLLM_SWEEP_KEYS, *OLLAMA_SWEEP_KEYS, "gpus")
 
 
 class HostSpec(StrictModel):
@@ -133,6 +150,37 @@ class MatrixEngine(StrictModel):
         default=None, description="Only for hosts of this vendor (default: the matrix file's vendor, else all)."
     )
     ollama: OllamaSettings = Field(default_factory=OllamaSettings, description="Ollama knobs (Ollama images).")
+    gpus: int | None = Field(
+        default=None,
+        gt=0,
+        description="GPUs this engine gets: an image, that many NVIDIA GPUs handed to its container (instead of the "
+        "host's gpu table); an endpoint, the GPUs it serves on as declared (tcobench does not launch it; default: "
+        "the host's gpu_count). Every run divides its throughput by the GPUs its configuration used.",
+    )
+    settings: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="An endpoint's serving configuration as declared (e.g. tensor_parallel = 2, max_num_seqs = 256): "
+        "free-form, it enters the runs' config_id; engines tcobench starts record their own.",
+    )
+    sweep: dict[str, list[JsonValue]] | None = Field(
+        default=None,
+        description="A grid of serving configurations: each key (SWEEP_KEYS) with its values; the engine becomes one "
+        "cell per combination, each launched, warmed up, swept over concurrency and stopped before the next.",
+    )
+
+    @field_validator("sweep")
+    @classmethod
+    def _grid(cls, value: dict[str, list[JsonValue]] | None) -> dict[str, list[JsonValue]] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError(f"sweep is empty: give at least one key (valid: {', '.join(SWEEP_KEYS)})")
+        for key, values in value.items():
+            if key not in SWEEP_KEYS:
+                raise ValueError(f"unknown sweep key {key!r} (valid: {', '.join(SWEEP_KEYS)})")
+            if not values:
+                raise ValueError(f"sweep.{key} is an empty grid: give at least one value, e.g. {key} = [1, 2]")
+        return value
 
     @field_validator("endpoint")
     @classmethod
@@ -156,7 +204,42 @@ class MatrixEngine(StrictModel):
             )
         if self.api_key_env is not None and self.endpoint is None:
             raise ValueError("api_key_env is only valid with endpoint (a server you run)")
+        if self.settings and self.endpoint is None:
+            raise ValueError(
+                "settings (a declared configuration) is only valid with endpoint; an engine tcobench "
+                "starts records its own"
+            )
+        keys = {*(self.sweep or {}), *(["gpus"] if self.gpus is not None else [])}
+        if "gpus" in keys and (self.embedded or self.kind is not None):
+            raise ValueError("gpus is only valid with image or endpoint (vLLM started by tcobench: tensor_parallel)")
+        wrong = sorted(k for k in (self.sweep or {}) if k in VLLM_SWEEP_KEYS and (self.embedded or self.endpoint))
+        wrong += sorted(k for k in (self.sweep or {}) if k in OLLAMA_SWEEP_KEYS and self.image is None)
+        if wrong:
+            raise ValueError(
+                f'sweep key {wrong[0]!r} does not apply to this engine (vLLM/SGLang keys: kind = "vllm" '
+                "or an image; Ollama keys: an image)"
+            )
         return self
+
+    def configurations(self) -> list[tuple[str, MatrixEngine]]:
+        """The serving configurations of this engine: one (label suffix, engine) per combination of its sweep's
+        values (keys in their order, values as given), or ("", itself) without a sweep."""
+        if not self.sweep:
+            return [("", self)]
+        keys = list(self.sweep)
+        found = []
+        for combo in itertools.product(*(self.sweep[k] for k in keys)):
+            data = self.model_dump(mode="json", exclude={"sweep"})
+            for key, value in zip(keys, combo, strict=True):
+                if key == "gpus":
+                    data["gpus"] = value
+                elif key in OLLAMA_SWEEP_KEYS:
+                    data["ollama"][key] = value
+                else:
+                    data["vllm"][key] = value
+            words = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in zip(keys, combo, strict=True)]
+            found.append((f"[{','.join(words)}]", MatrixEngine.model_validate(data)))
+        return found
 
 
 class Matrix(StrictModel):

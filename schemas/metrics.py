@@ -561,7 +561,8 @@ METRICS: tuple[Metric, ...] = (
         "int",
         "GPUs",
         None,
-        "runs.gpu_count when > 0, else runs.declared_gpu_count when > 0, else 1",
+        "runs.gpus_given when > 0 (1 when 0: the CPU), else runs.gpu_count when > 0, else runs.declared_gpu_count "
+        "when > 0, else 1",
     ),
     _metric(
         "gpus_counted_source",
@@ -569,7 +570,16 @@ METRICS: tuple[Metric, ...] = (
         "str",
         "",
         None,
-        "'gpu_count' | 'declared_gpu_count' | 'cpu': which gave gpus_counted",
+        "'gpus_given' | 'gpu_count' | 'declared_gpu_count' | 'cpu': which gave gpus_counted",
+    ),
+    _metric(
+        "config_id",
+        ("run_summary",),
+        "str",
+        "",
+        None,
+        "runs.config_id; before configurations 'legacy-' || md5(engine_name | engine_version | model_name | "
+        "gpus_counted)[:8]",
     ),
     _metric("interactivity", ("run_summary",), "float | None", "tokens/s per user", HIGHER, "1000 / tpot_p50_ms"),
     _metric("interactivity_p90", ("run_summary",), "float | None", "tokens/s per user", HIGHER, "1000 / tpot_p90_ms"),

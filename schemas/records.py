@@ -84,6 +84,36 @@ class RunRecord(StrictModel):
     engine_settings: str = Field(
         default="{}", description="JSON of the engine's pinned settings (slots, context, threads, Ollama knobs...)."
     )
+    # The serving configuration (schemas/serving.py): what changes what the engine does, and the GPUs it was given
+    config_id: str | None = Field(
+        default=None,
+        description="Short stable id of the serving configuration: the first 12 hex digits of the sha256 of "
+        "serving_config; null in rows stored before configurations (views fall back to the engine, its version, "
+        "the model and the GPU count).",
+    )
+    serving_config: str | None = Field(
+        default=None, description="Canonical JSON of the serving configuration (schemas.ServingConfig)."
+    )
+    dtype: str | None = Field(default=None, description="The weights' dtype or quantisation the engine was given.")
+    tensor_parallel: int | None = Field(default=None, description="Tensor parallel size (GPUs one model spans).")
+    pipeline_parallel: int | None = Field(default=None, description="Pipeline parallel size.")
+    data_parallel: int | None = Field(default=None, description="Data parallel size (model copies).")
+    max_num_seqs: int | None = Field(
+        default=None, description="Batch limit: sequences decoded at once (vLLM max_num_seqs, llama.cpp slots)."
+    )
+    max_batched_tokens: int | None = Field(default=None, description="Batch limit: tokens per engine step.")
+    kv_cache_dtype: str | None = Field(default=None, description="KV-cache dtype the engine was given.")
+    speculative: str | None = Field(default=None, description="Speculative decoding settings (JSON), if any.")
+    gpus_given: int | None = Field(
+        default=None,
+        description="GPUs handed to the engine (its device list, TP x PP x DP, or the matrix's declared gpus); 0: "
+        "none (the CPU); null where unknown (the host's count is used).",
+    )
+    gpus_given_source: str | None = Field(
+        default=None,
+        description="Where gpus_given came from: device_list, count, parallel, declared, host or cpu "
+        "(schemas.GpusSource).",
+    )
     image: str | None = Field(default=None, description="Container image reference, for containerised engines.")
     image_digest: str | None = Field(default=None, description="Image id/digest (sha256:...) of that container.")
     container_settings: str | None = Field(

@@ -33,6 +33,29 @@ class VllmSettings(StrictModel):
     dtype: str = Field(default="bfloat16", min_length=1, description="--dtype of the weights and activations.")
     max_model_len: int = Field(default=2048, gt=0, description="--max-model-len: context per sequence, tokens.")
     tensor_parallel: int = Field(default=1, gt=0, description="--tensor-parallel-size: GPUs one model spans.")
+    pipeline_parallel: int = Field(default=1, gt=0, description="--pipeline-parallel-size: pipeline stages.")
+    data_parallel: int = Field(default=1, gt=0, description="--data-parallel-size: model copies behind the server.")
+    max_num_seqs: int | None = Field(
+        default=None,
+        gt=0,
+        description="--max-num-seqs (SGLang: --max-running-requests): sequences decoded at once; default: the "
+        "workload's highest concurrency.",
+    )
+    max_batched_tokens: int | None = Field(
+        default=None, gt=0, description="--max-num-batched-tokens (SGLang: --chunked-prefill-size); default: vLLM's."
+    )
+    kv_cache_dtype: str | None = Field(
+        default=None, min_length=1, description="--kv-cache-dtype, e.g. fp8; default: the engine's (auto)."
+    )
+    speculative: str | None = Field(
+        default=None, min_length=1, description="--speculative-config (a JSON object, vLLM); default: none."
+    )
+
+    @property
+    def gpus(self) -> int:
+        """GPUs one server spans: tensor x pipeline x data parallel."""
+        return self.tensor_parallel * self.pipeline_parallel * self.data_parallel
+
     load_format: str | None = Field(
         default=None,
         description="--load-format; default: dummy (random weights) for a synthetic model, else vLLM's own (auto).",

@@ -13,13 +13,18 @@ engine gains little from parallel slots; a GPU gains more, so there the figure i
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tcobench.schemas import LengthDist, LengthKind, RequestRecord, WorkloadConfig
 from tcobench.tasks.engine.sizing import reachable_concurrency
 
-__all__ = ["LONG_RUN_S", "Speed", "mean_length", "plan_seconds", "warmup_speed"]
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["LONG_RUN_S", "NightEstimate", "Speed", "mean_length", "night_estimate", "plan_seconds", "warmup_speed"]
 
 LONG_RUN_S = 30 * 60  # longer than this on the embedded CPU engine: the user confirms (--yes) or shortens the run
 
@@ -87,3 +92,40 @@ def plan_seconds(workload: WorkloadConfig, speed: Speed) -> float:
             tail = min(level, reach) * each
             total += warm + max(workload.duration_s, workload.min_requests * each) + tail
     return total
+
+
+@dataclass(frozen=True)
+class NightEstimate:
+    """How long a night will take, from the cells' last nights (view cell_durations)."""
+
+    seconds: float | None  # the busiest host's measured cells, summed (hosts run in parallel); None: none measured
+    known: int  # cells with a night of an ok run before
+    unknown: int  # cells never measured (not in the estimate)
+
+    def text(self) -> str:
+        if self.seconds is None:
+            return f"no estimate: none of the {self.unknown} cells was measured before"
+        minutes = round(self.seconds / 60)
+        when = f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+        left = f"; {self.unknown} cell(s) never measured are not in it" if self.unknown else ""
+        return f"about {when}, from the last night of {self.known} cell(s){left}"
+
+
+def night_estimate(con: duckdb.DuckDBPyConnection | None, cells: Sequence[tuple[str, str]]) -> NightEstimate:
+    """A night of ``cells`` ((host, cell label)): per host the sum of its cells' last durations (view
+    cell_durations, the last night with an ok run), the night the longest host; ``con`` None: no history."""
+    labels = sorted({label for _, label in cells})
+    found: dict[str, float] = {}
+    if con is not None and labels:
+        rows = con.execute(
+            "SELECT cell, arg_max(seconds, started_ns) FROM cell_durations WHERE ok_runs > 0 "
+            "AND cell IN (SELECT unnest($cells)) GROUP BY cell",
+            {"cells": labels},
+        ).fetchall()
+        found = {str(cell): float(seconds) for cell, seconds in rows if seconds is not None}
+    per_host: dict[str, float] = defaultdict(float)
+    for host, label in cells:
+        if label in found:
+            per_host[host] += found[label]
+    known = sum(label in found for _, label in cells)
+    return NightEstimate(max(per_host.values()) if per_host else None, known, len(cells) - known)

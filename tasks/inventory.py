@@ -97,11 +97,13 @@ def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
     if engine.kind == "vllm":
         return {"kind": "vllm", "vllm": engine.vllm.model_dump(mode="json")}
     if engine.endpoint is not None:
+        declared = {"gpus": engine.gpus, "settings": engine.settings} if engine.gpus or engine.settings else None
         return {
             "kind": "endpoint",
             "url": engine.endpoint,
             "protocol": engine.protocol.value,
             "api_key_env": engine.api_key_env,
+            "serving": declared,
         }
     container: dict[str, Any] = {
         "image": engine.image,
@@ -112,7 +114,34 @@ def _engine(host: HostSpec, engine: MatrixEngine) -> dict[str, Any]:
         container["gpu"] = host.gpu.model_dump(mode="json")
     elif host.vendor.value != "cpu":
         container["gpu"] = {"vendor": host.vendor.value}
-    return {"kind": "container", "container": container}
+    if engine.gpus is not None:  # the engine's own GPU count replaces the host's device list or count
+        gpu = {k: v for k, v in container.get("gpu", {"vendor": host.vendor.value}).items() if k != "device_ids"}
+        container["gpu"] = {**gpu, "count": engine.gpus}
+    return {"kind": "container", "container": container, "vllm": engine.vllm.model_dump(mode="json")}
+
+
+def _gpus_needed(engine: MatrixEngine) -> tuple[int, str] | None:
+    """The GPUs a configuration needs and why, where it says (None: it takes what the host gives)."""
+    if engine.gpus is not None:
+        return engine.gpus, f"gpus = {engine.gpus}"
+    v = engine.vllm
+    if (engine.kind == "vllm" or engine.image is not None) and v.gpus > 1:
+        why = f"tensor_parallel {v.tensor_parallel} x pipeline_parallel {v.pipeline_parallel} x data_parallel "
+        return v.gpus, why + str(v.data_parallel)
+    return None
+
+
+def _check_gpus(
+    inventory_path: Path, h: int, host: HostSpec, path: Path, e: int, engine: MatrixEngine, cell: str
+) -> None:
+    """Refuse a configuration that needs more GPUs than its host has (the inventory's gpu_count)."""
+    needed = _gpus_needed(engine)
+    if needed is None or host.vendor.value == "cpu" or needed[0] <= host.gpu_count:
+        return
+    raise ConfigError(
+        f"{path}: engines.{e} (cell {cell}): the configuration needs {needed[0]} GPUs ({needed[1]}), but host "
+        f"{host.name} has {host.gpu_count} ({inventory_path}: hosts.{h}.gpu_count)"
+    )
 
 
 def _cell_config(host: HostSpec, engine: MatrixEngine, model: Any, workload: Any) -> dict[str, Any]:
@@ -174,20 +203,35 @@ def _cells(
     cells = []
     for h, host in enumerate(inventory.hosts):
         for path, matrix in matrices:
-            for e, engine in enumerate(matrix.engines):
-                if not _applies(engine, matrix, host):
+            for e, matrix_engine in enumerate(matrix.engines):
+                if not _applies(matrix_engine, matrix, host):
                     continue
-                for m, model in enumerate(matrix.models):
-                    for w, workload in enumerate(matrix.workloads):
-                        data = _cell_config(host, engine, model, workload)
-                        cell = f"{host.name}/{engine.name}/{model.name}/{workload.name}"
-                        try:
-                            config = BenchmarkConfig.model_validate_json(json.dumps(data))
-                        except ValidationError as exc:
-                            where = {"engines": e, "models": m, "workloads": w}
-                            raise _cell_error(exc, inventory_path, h, path, where, cell) from exc
-                        cells.append(Cell(host, engine.name, model.name, workload.name, config))
+                for suffix, engine in _configurations(path, e, matrix_engine):
+                    name = engine.name + suffix
+                    for m, model in enumerate(matrix.models):
+                        for w, workload in enumerate(matrix.workloads):
+                            data = _cell_config(host, engine, model, workload)
+                            cell = f"{host.name}/{name}/{model.name}/{workload.name}"
+                            _check_gpus(inventory_path, h, host, path, e, engine, cell)
+                            try:
+                                config = BenchmarkConfig.model_validate_json(json.dumps(data))
+                            except ValidationError as exc:
+                                where = {"engines": e, "models": m, "workloads": w}
+                                raise _cell_error(exc, inventory_path, h, path, where, cell) from exc
+                            cells.append(Cell(host, name, model.name, workload.name, config))
     return cells
+
+
+def _configurations(path: Path, e: int, engine: MatrixEngine) -> list[tuple[str, MatrixEngine]]:
+    """The engine's serving configurations (MatrixEngine.configurations); a sweep value its settings refuse is a
+    ConfigError naming the file, the sweep key and the value."""
+    try:
+        return engine.configurations()
+    except ValidationError as exc:
+        problems = [
+            f"{path}: engines.{e}.sweep ({'.'.join(map(str, loc))}): {text}" for loc, text in validation_problems(exc)
+        ]
+        raise ConfigError("; ".join(problems)) from exc
 
 
 def _check_engine_hosts(inventory: Inventory, matrices: list[tuple[Path, Matrix]]) -> None:

@@ -17,6 +17,7 @@ from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
 from tcobench.tasks.engine.base import RunningEngine
+from tcobench.tasks.engine.serving import serving_columns
 from tcobench.tasks.host.identity import declared_columns, host_identity, reconcile
 from tcobench.tasks.load.limits import reached
 from tcobench.tasks.load.protocols import EngineInfo, adapter_for
@@ -129,6 +130,7 @@ def describe_run(
         model_digest=engine.info.model_digest,
         synthetic_model=config.model.synthetic or engine.info.synthetic,
         engine_settings=json.dumps(redact(engine.settings), sort_keys=True, default=str),
+        **serving_columns(config, engine.info.name, engine.info.version, engine.serving, _detected_gpus(device_facts)),
         workload=w.name,
         load_mode=w.mode.value,
         concurrency=concurrency,
@@ -153,6 +155,12 @@ def describe_run(
         git_revision=git_revision(),
         **{**engine.provenance, **dict(device_facts or {})},
     )
+
+
+def _detected_gpus(device_facts: Mapping[str, Any] | None) -> int | None:
+    """The GPU count a sampler detected where the engine runs (device facts' gpu_count), if any."""
+    found = (device_facts or {}).get("gpu_count")
+    return int(found) if found else None
 
 
 def _profile(config: BenchmarkConfig, concurrency: int) -> dict[str, Any]:

@@ -64,6 +64,9 @@ class RunningEngine:
     provenance: dict[str, Any] = field(default_factory=dict)  # RunRecord columns (image, image_digest, ...)
     # host_* RunRecord columns read where the engine runs when that is another machine (a remote Docker daemon)
     host_facts: dict[str, Any] = field(default_factory=dict)
+    # the fields of its serving configuration that its launcher knows (schemas.ServingConfig less engine, version,
+    # model and GPUs: tasks/engine/serving.py adds those)
+    serving: dict[str, Any] = field(default_factory=dict)
 
 
 class EngineLauncher(ABC):

@@ -278,6 +278,7 @@ class ContainerLauncher(EngineLauncher):
             log_path=handle.log_path,
             settings=dict(plan.settings),
             handle=handle,
+            serving=dict(plan.serving),
             provenance={
                 "image": reference,
                 "image_digest": image.id,

@@ -169,6 +169,7 @@ class LocalLlamaServer(EngineLauncher):
             log_path=log_path,
             settings=settings,
             handle=proc,
+            serving={"max_num_seqs": slots, "settings": {"ctx_size": sizing.context, "threads": threads}},
         )
         try:
             _wait_healthy(proc, base_url, log_path, config.engine.startup_timeout_s)

@@ -24,6 +24,7 @@ from tcobench.schemas import VLLM_PYTHON_ENV, BenchmarkConfig, EngineKind
 from tcobench.tasks.engine.base import EngineEvent, LaunchOptions, RunningEngine, register
 from tcobench.tasks.engine.endpoint import target_of
 from tcobench.tasks.engine.local import LocalLlamaServer, exit_reason, free_port, log_tail
+from tcobench.tasks.engine.serving import vllm_knobs
 from tcobench.tasks.hf_model import check_hf_model, is_hf_synthetic, synth_hf_model
 from tcobench.tasks.host import procs
 from tcobench.tasks.load import shutdown
@@ -74,19 +75,21 @@ def _model_folder(config: BenchmarkConfig, python: Path, model_cache: Path) -> P
 
 def vllm_command(
     config: BenchmarkConfig, python: Path, folder: Path, port: int, slots: int, synthetic: bool
-) -> tuple[list[str], dict[str, Any]]:
-    """(the api_server command line, the settings recorded per run)."""
+) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """(the api_server command line, the settings recorded per run, the serving configuration's fields)."""
     v = config.engine.vllm
     load_format = v.load_format or ("dummy" if synthetic else "auto")
+    knob_args, recorded, serving = vllm_knobs(v, v.tensor_parallel, slots)
     settings: dict[str, Any] = {
         "model_path": str(folder),
         "dtype": v.dtype,
         "max_model_len": v.max_model_len,
         "tensor_parallel_size": v.tensor_parallel,
-        "max_num_seqs": max(slots, 1),
+        "max_num_seqs": serving["max_num_seqs"],
         "load_format": load_format,
         "kv_cache_gib": v.kv_cache_gib,
         "extra_args": list(v.extra_args),
+        **recorded,
     }
     cmd = [
         str(python),
@@ -106,15 +109,14 @@ def vllm_command(
         str(v.max_model_len),
         "--load-format",
         load_format,
-        "--tensor-parallel-size",
-        str(v.tensor_parallel),
-        "--max-num-seqs",
-        str(settings["max_num_seqs"]),
+        *knob_args,
         "--enable-prompt-tokens-details",
         "--disable-uvicorn-access-log",
         *v.extra_args,
     ]
-    return cmd, settings
+    if v.kv_cache_gib is not None:
+        serving["settings"] = {**serving["settings"], "kv_cache_gib": v.kv_cache_gib}
+    return cmd, settings, serving
 
 
 def _environment(config: BenchmarkConfig) -> dict[str, str]:
@@ -168,7 +170,7 @@ class LocalVllm(LocalLlamaServer):
         synthetic = config.model.shape is not None or is_hf_synthetic(folder)
         port = free_port()
         base_url = f"http://127.0.0.1:{port}"
-        cmd, settings = vllm_command(config, python, folder, port, slots, synthetic)
+        cmd, settings, serving = vllm_command(config, python, folder, port, slots, synthetic)
         log_dir.mkdir(parents=True, exist_ok=True)
         log_path = log_dir / f"vllm-{port}.log"
         launch.report(EngineEvent(f"starting vLLM ({package}) from {python}; log {log_path}"))
@@ -181,6 +183,7 @@ class LocalVllm(LocalLlamaServer):
             log_path=log_path,
             settings=settings,
             handle=proc,
+            serving=serving,
         )
         try:
             given = "startup_timeout_s" in config.engine.model_fields_set

@@ -157,6 +157,7 @@ class RunSummaryRow(RunIdentityRow):
     cached_share: float | None
     gpus_counted: int
     gpus_counted_source: str
+    config_id: str
     interactivity: float | None
     interactivity_p90: float | None
     output_tok_s_per_gpu: float | None

@@ -27,15 +27,8 @@ __all__ = ["register"]
 _SELECTION_HELP = (
     "Runs: key=value terms joined by ',' (all must hold), alternatives with '|'. Keys: vendor, gpu (substring), "
     "host, hardware, site, engine, engine_version, driver, model, workload, concurrency, date, since, until, "
-    "run (id prefix), batch (id prefix)."
+    "run (id prefix), batch (id prefix), config (serving configuration id prefix), tp, max_num_seqs, gpus."
 )
-# Verdict (tcobench.tasks.analysis.compare) -> words and style; keyed by the enum's values so the CLI imports it lazily
-_VERDICT: dict[str, str] = {
-    "inside": "inside the interval: consistent with these measurements",
-    "above": "above the interval: not supported (the measured advantage is smaller)",
-    "below": "below the interval: the measured advantage is larger than claimed",
-}
-_STYLE: dict[str, str] = {"inside": "green", "above": "bold red", "below": "bold yellow"}
 
 
 def _signedusd(value: float) -> str:
@@ -175,8 +168,10 @@ def _print_frontier(c: Comparison) -> None:
             rows.append([f"{t.target:g}", "-", "-", "-", "-", "-", "-", "refused: see below"])
             continue
         note = "no clear winner" if t.no_clear_winner else ""
-        if t.verdict:
-            note = f"[{_STYLE[t.verdict]}]claim {c.claim:g}x {t.verdict}[/]" + (f"; {note}" if note else "")
+        if t.verdict and f.chosen:  # the claim's frame (claim_frame.judge): its verdict in words below the table
+            supported = t.verdict != "above"
+            words = "[green]supported[/]" if supported else "[bold red]not supported[/]"
+            note = words + (f"; {note}" if note else "")
         rows.append(
             [
                 f"{t.target:g}",
@@ -222,9 +217,26 @@ def _print_frontier(c: Comparison) -> None:
         )
     for t in f.targets:
         out.print(f"[bold]at {t.target:g} tok/s/user[/]: {escape(target_sentence(f, t))}", highlight=False)
+        shares = [
+            f"{label}'s in {share:.0%}"
+            for label, side, share in (("A", f.a, t.a_config_share), ("B", f.b, t.b_config_share))
+            if len(side.configs) > 1 and share is not None
+        ]
+        if shares:
+            out.print(
+                f"  the winning configurations won in the bootstrap's replicates: {', '.join(shares)}",
+                style="dim",
+                highlight=False,
+            )
+
+
+def _short(key: str) -> str:
+    """A configuration's key ('<hardware> <config_id>') as a table shows it: its config_id's first 6 characters."""
+    return key.rsplit(" ", 1)[-1].removeprefix("legacy-")[:6]
 
 
 def _print_strata(c: Comparison, pct: str) -> None:
+    paired = any(s.pair for s in c.strata)
     cols = [
         Col("concurrency"),
         Col("runs A / B", drop=2),
@@ -235,14 +247,20 @@ def _print_strata(c: Comparison, pct: str) -> None:
         Col("$/1M B"),
         Col("ratio A/B"),
         Col(f"{pct} CI"),
-        *([Col(f"claim {c.claim:g}x", "left")] if c.claim is not None else []),
     ]
+    # the claim's frame is the levels unless targets of interactivity were asked for (claim_frame.judge)
+    frame = c.claim is not None and (c.frontier is None or not c.frontier.chosen)
+    if frame:
+        cols.append(Col(f"claim {c.claim:g}x", "left"))
+    if paired:
+        cols.insert(1, Col("configs A / B"))
     rows = []
     for s in c.strata:
-        verdict = [f"[{_STYLE[s.verdict]}]{s.verdict}[/]"] if s.verdict else []
+        verdict = [_supported_words(s.verdict != "above")] if frame and s.verdict else []
         rows.append(
             [
                 str(s.concurrency),
+                *([f"{_short(s.a_config_id)} / {_short(s.b_config_id)}"] if paired else []),
                 f"{s.a_runs} / {s.b_runs}",
                 f"{s.a_nights} / {s.b_nights}",
                 number(s.a_tok_s),
@@ -256,9 +274,18 @@ def _print_strata(c: Comparison, pct: str) -> None:
         )
     if c.pooled:
         ratio, lo, hi = c.pooled
-        verdict = [f"[{_STYLE[c.pooled_verdict]}]{c.pooled_verdict}[/]"] if c.pooled_verdict else []
-        rows.append(["all (geo. mean)", "", "", "", "", "", "", f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *verdict])
+        blank = [""] * (6 + paired)
+        rows.append(
+            ["all (geo. mean)", *blank, f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *(["context"] if frame else [])]
+        )
     print_table(f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", cols, rows)
+    if paired:
+        keys = sorted({k for s in c.strata for k in (s.a_config_id, s.b_config_id)})
+        labels = {k: v for s in c.strata for k, v in ((s.a_config_id, s.a_config), (s.b_config_id, s.b_config)) if v}
+        out.print(
+            "configurations: " + "; ".join(f"{_short(k)} = {escape(labels.get(k, k))}" for k in keys),
+            highlight=False,
+        )
     out.print(
         f"ratio = {c.tokens} tokens per USD of A / of B (= cost per 1M tokens of B / of A): A is that many times "
         f"as cost-efficient as B. A night is a nightly batch (batch_id), not a calendar date. Each side's tok/s, "
@@ -361,19 +388,25 @@ def _print_drivers(c: Comparison) -> None:
         )
 
 
-def _print_verdict(c: Comparison) -> None:
+def _supported_words(supported: bool) -> str:
+    return "[green]supported[/]" if supported else "[bold red]not supported[/]"
 
-    if c.claim is None or not c.strata:
+
+def _print_verdict(c: Comparison) -> None:
+    """The claim judged in its frame (claim_frame.judge): a line per target in words, the verdict, and the other
+    frame as context."""
+    from tcobench.tasks.analysis.compare.claim_frame import judge
+
+    found = judge(c)
+    if found is None:
         return
-    verdict = c.pooled_verdict if c.pooled else c.strata[0].verdict
-    ratio, lo, hi = c.pooled if c.pooled else (c.strata[0].ratio, c.strata[0].lo, c.strata[0].hi)
-    where = "over all concurrency levels (geometric mean)" if c.pooled else f"at concurrency {c.strata[0].concurrency}"
-    assert verdict is not None
-    out.print(
-        f"[bold]verdict[/]: the claim 'A is {c.claim:g}x as cost-efficient as B' is [{_STYLE[verdict]}]"
-        f"{_VERDICT[verdict]}[/] {where}: measured {ratio:.2f}x, {c.confidence:.0%} CI {lo:.2f} - {hi:.2f}",
-        highlight=False,
-    )
+    for t in found.targets:
+        style = "green" if t.supported else "bold red"
+        out.print(f"claim {c.claim:g}x at {escape(t.where)}: [{style}]{escape(t.words)}[/]", highlight=False)
+    style = "green" if found.supported else "bold red"
+    out.print(f"[bold]verdict[/]: [{style}]{escape(found.summary())}[/]", highlight=False)
+    if found.context:
+        out.print(escape(found.context), style="dim", highlight=False)
 
 
 def _history(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,12 +23,42 @@ from tcobench.cli._progress import night_display
 from tcobench.cli._signals import measuring
 from tcobench.errors import NightlyError
 
+if TYPE_CHECKING:
+    from tcobench.tasks.inventory import NightlyPlan
+
 __all__ = ["register"]
 
 InventoryOpt = Annotated[Path, typer.Option("--inventory", "-i", help="Hosts (TOML).")]
 MatrixOpt = Annotated[
     list[Path], typer.Option("--matrix", "-m", help="Matrix file (TOML); repeat for per-vendor files.")
 ]
+
+
+def _print_plan(plan: NightlyPlan, store: str | None, prices: Path | None) -> None:
+    """The plan before it starts, on stderr: cells per host, the engines' serving configurations, and an estimate of
+    the night's length from the cells' last nights in the store (tasks/estimate.py)."""
+    from tcobench.errors import TcobenchError
+    from tcobench.settings import Settings
+    from tcobench.tasks.estimate import night_estimate
+    from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.store.query import connect
+
+    hosts = sorted({c.host.name for c in plan.cells})
+    per_host = ", ".join(f"{h} {sum(c.host.name == h for c in plan.cells)}" for h in hosts)
+    err.print(f"plan: {len(plan.cells)} cell(s) on {len(hosts)} host(s) ({per_host})", highlight=False, markup=False)
+    engines = sorted({c.engine for c in plan.cells})
+    if any("[" in e for e in engines):
+        err.print(f"  serving configurations: {', '.join(engines)}", highlight=False, markup=False)
+    try:
+        con = connect(store or Settings().store, load_prices(prices), needs=("cell_durations",))
+    except TcobenchError:
+        con = None  # a new store, or none readable: no history to estimate from
+    try:
+        estimate = night_estimate(con, [(c.host.name, c.label) for c in plan.cells])
+    finally:
+        if con is not None:
+            con.close()
+    err.print(f"  estimated time: {estimate.text()}", highlight=False, markup=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -48,6 +78,13 @@ def register(app: typer.Typer) -> None:
         progress_every: Annotated[
             float, typer.Option(help="Without a terminal: seconds between a host's progress lines.", min=0.1)
         ] = 10.0,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Print the plan (cells, configurations, ETA) and stop.")
+        ] = False,
+        max_cells: Annotated[
+            int, typer.Option("--max-cells", help="Refuse a plan of more cells than this without --yes.", min=1)
+        ] = 64,
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="Run a plan of more than --max-cells cells.")] = False,
     ) -> None:
         """Measure every host of the inventory on the matrix now (hosts in parallel).
 
@@ -67,6 +104,14 @@ def register(app: typer.Typer) -> None:
         if profile is not None:
             os.environ["TCOBENCH_PROFILE"] = profile  # the flow loads the matrix again: it reads the profile there
         plan = load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        _print_plan(plan, store, prices)
+        if dry_run:
+            return
+        if len(plan.cells) > max_cells and not yes:
+            raise ConfigError(
+                f"the plan has {len(plan.cells)} cells, more than --max-cells {max_cells}: pass --yes to run them all, "
+                "raise --max-cells, or shrink the matrix's sweeps (--dry-run lists them)"
+            )
         warn_claim_shortfalls(c.config.workload for c in plan.cells)
         if plan.inventory.fleet is not None:
             if no_prefect:

@@ -98,6 +98,12 @@ class CandidateRun(RunRow):
     has_ops_price: bool
     energy_valid: bool
     client_saturated: bool | None  # the load generator was a limit in this run (tasks/load/selfcheck.py)
+    # the serving configuration (schemas/serving.py; config_id and gpus_counted from view run_summary)
+    config_id: str
+    serving_config: str | None
+    tensor_parallel: int | None
+    max_num_seqs: int | None
+    gpus_counted: int
 
 
 # label -> how to read it from a run row; runs compared must agree on every one of these: the model, the workload's
@@ -165,6 +171,8 @@ _COST_COLUMNS = {
     "energy_valid": "{tco}.energy_valid",
     "isl_mean": "s.isl_mean",
     "osl_mean": "s.osl_mean",
+    "config_id": "s.config_id",
+    "gpus_counted": "s.gpus_counted",
 }
 _ON_BASIS = "LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis"
 

@@ -51,7 +51,7 @@ from tcobench.tasks.analysis.compare.claim_grade import ClaimGrade, claim_grade,
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, check_quantile
 from tcobench.tasks.analysis.compare.selection import Selection, parse_selection, pick
 from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
-from tcobench.tasks.analysis.compare.sides import frontier_comparison
+from tcobench.tasks.analysis.compare.sides import config_key, config_labels, frontier_comparison
 from tcobench.tasks.analysis.history import detect_changes
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import collection_paused
@@ -120,6 +120,22 @@ class Stratum:
     b_good_fraction: float = math.nan
     a_good_usd_per_m: float = math.nan  # cost per 1M tokens delivered within the SLO (NaN: none)
     b_good_usd_per_m: float = math.nan
+    # the serving configurations compared (sides.config_key), and their names where a side has several (None: one
+    # configuration a side, the level says it all)
+    a_config_id: str = ""
+    b_config_id: str = ""
+    a_config: str | None = None  # e.g. "vllm 0.32.0, TP=1, 1 GPU"
+    b_config: str | None = None
+
+    @property
+    def pair(self) -> str | None:
+        """ "A's configuration vs B's" where a side has several, else None."""
+        return f"{self.a_config} vs {self.b_config}" if self.a_config and self.b_config else None
+
+    @property
+    def where(self) -> str:
+        """'concurrency 4', or 'concurrency 4 (A's configuration vs B's)' where a side has several."""
+        return f"concurrency {self.concurrency}" + (f" ({self.pair})" if self.pair else "")
 
     @property
     def a_usd_per_m(self) -> float:
@@ -588,13 +604,19 @@ def _at_levels(
     samples_of(con, [*a_rows, *b_rows], token_count(opts.tokens), known)  # every level's requests in one query
     judged = any_slo(con, [r["run_id"] for r in (*a_rows, *b_rows)])
     strata, reps = [], []
-    for level in levels:
-        a_level, b_level = ([r for r in rows if r["concurrency"] == level] for rows in (a_rows, b_rows))
+    for level, a_level, b_level, names in _pairs(levels, a_rows, b_rows, notes):
         stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged)
+        stratum = replace(
+            stratum,
+            a_config_id=config_key(a_level[0]),
+            b_config_id=config_key(b_level[0]),
+            a_config=names[0],
+            b_config=names[1],
+        )
         strata.append(stratum)
         reps.append(rep)
         if min(stratum.a_runs, stratum.b_runs) == 1:
-            notes.append(f"concurrency {level}: one run on a side, so its CI reflects request-level noise only")
+            notes.append(f"{stratum.where}: one run on a side, so its CI reflects request-level noise only")
     pooled, pooled_verdict = _pooled(strata, reps, opts)
     later = _shape_notes(con, {"A": a_rows, "B": b_rows})
     found = Comparison(
@@ -628,6 +650,36 @@ def _at_levels(
         setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
     )
     return found, notes, later
+
+
+def _pairs(
+    levels: Sequence[int], a_rows: list[CandidateRun], b_rows: list[CandidateRun], notes: list[str]
+) -> list[tuple[int, list[CandidateRun], list[CandidateRun], tuple[str | None, str | None]]]:
+    """Like with like at equal concurrency: per level, one stratum per pair of serving configurations (A's, B's)
+    that both have runs there (sides.config_key), never the runs of several configurations averaged together. With
+    one configuration a side it is the level itself (no pair named). A level where a side has runs of several
+    configurations gives one stratum per pair, and a note."""
+    labels = {**config_labels(a_rows), **config_labels(b_rows)}
+    several = len({config_key(r) for r in a_rows}) > 1 or len({config_key(r) for r in b_rows}) > 1
+    found: list[tuple[int, list[CandidateRun], list[CandidateRun], tuple[str | None, str | None]]] = []
+    for level in levels:
+        sides = []
+        for rows in (a_rows, b_rows):
+            by_config: dict[str, list[CandidateRun]] = {}
+            for r in rows:
+                if r["concurrency"] == level:
+                    by_config.setdefault(config_key(r), []).append(r)
+            sides.append(by_config)
+        for a_key in sorted(sides[0]):
+            for b_key in sorted(sides[1]):
+                names: tuple[str | None, str | None] = (labels[a_key], labels[b_key]) if several else (None, None)
+                found.append((level, sides[0][a_key], sides[1][b_key], names))
+    if several:
+        notes.append(
+            "a side has several serving configurations: each row of the per-concurrency table pairs one of A's with "
+            "one of B's at a level both measured; runs of different configurations are never averaged together"
+        )
+    return found
 
 
 def _frontier(

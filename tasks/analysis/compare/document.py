@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from tcobench.tasks.analysis.compare.claim_frame import ClaimJudgement, judge
+
 if TYPE_CHECKING:
     from tcobench.tasks.analysis.compare.comparison import Comparison
     from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, TargetRow
 
-__all__ = ["CSV_COLUMNS", "comparison_document", "comparison_rows", "target_sentence", "unsupported"]
+__all__ = ["CSV_COLUMNS", "comparison_document", "comparison_rows", "named", "target_sentence", "unsupported"]
 
 CSV_COLUMNS = (
     "kind",
@@ -34,6 +36,10 @@ CSV_COLUMNS = (
     "ci_high",
     "verdict",
     "reason",
+    "a_config",
+    "b_config",
+    "in_claim_frame",
+    "supported",
 )
 
 
@@ -41,41 +47,59 @@ def _num(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+def named(side: str, config: str | None) -> str:
+    """A side's name with its winning configuration: 'NVIDIA H200 (gpu-nv-01, declared; vllm 0.32.0, TP=4, 4 GPUs)'."""
+    if not config:
+        return side
+    return f"{side[:-1]}; {config})" if side.endswith(")") else f"{side} ({config})"
+
+
 def target_sentence(f: FrontierComparison, row: TargetRow) -> str:
-    """'A-name is 0.64x as cost-efficient as B-name at 50 tok/s/user (95% CI 0.60-0.69)', or why not."""
+    """'A-name (its configuration) is 0.64x as cost-efficient as B-name (its configuration) at 50 tok/s/user (95% CI
+    0.60-0.69)', or why not."""
     at = f"at {row.target:g} tok/s/user"
     if row.ratio is None:
         return f"no ratio {at}: {row.reason}"
     ci = f"{f.confidence:.0%} CI {row.ci_low:.2f}-{row.ci_high:.2f}"
+    a, b = named(f.a.name, row.a_config), named(f.b.name, row.b_config)
     if row.no_clear_winner:
-        return f"no clear winner {at}: {f.a.name} vs {f.b.name}, ratio {row.ratio:.2f}x ({ci} straddles 1)"
-    return f"{f.a.name} is {row.ratio:.2f}x as cost-efficient as {f.b.name} {at} ({ci})"
+        return f"no clear winner {at}: {a} vs {b}, ratio {row.ratio:.2f}x ({ci} straddles 1)"
+    return f"{a} is {row.ratio:.2f}x as cost-efficient as {b} {at} ({ci})"
 
 
 def unsupported(c: Comparison) -> list[str]:
-    """Where the claim is not supported: a target (or, without a frontier, a level or the pooled ratio) whose
-    interval lies below the claim, or a target that has no ratio. Empty without a claim."""
-    if c.claim is None:
-        return []
-    if c.frontier is not None and c.frontier.targets:
-        return [
-            f"{t.target:g} tok/s/user: "
-            + (
-                f"no ratio ({t.reason})"
-                if t.ratio is None
-                else f"measured {t.ratio:.2f}x, CI {t.ci_low:.2f}-{t.ci_high:.2f}"
-            )
-            for t in c.frontier.targets
-            if t.ratio is None or t.verdict == "above"
-        ]
-    if c.pooled is not None:
-        ratio, lo, hi = c.pooled
-        return [f"all levels: measured {ratio:.2f}x, CI {lo:.2f}-{hi:.2f}"] if c.pooled_verdict == "above" else []
-    return [
-        f"concurrency {s.concurrency}: measured {s.ratio:.2f}x, CI {s.lo:.2f}-{s.hi:.2f}"
-        for s in c.strata
-        if s.verdict == "above"
-    ]
+    """The targets of the claim's frame where it is not supported (claim_frame.judge): its interval lies below the
+    claim, or the target has no ratio. Empty without a claim."""
+    found = judge(c)
+    return [] if found is None else [t.unsupported_text() for t in found.unsupported]
+
+
+def _claim(c: Comparison) -> dict[str, Any] | None:
+    found = judge(c)
+    if found is None:
+        return None
+    return {
+        "ratio": found.claim,
+        "frame": found.frame,
+        "supported": found.supported,
+        "summary": found.summary(),
+        "targets": [
+            {
+                "where": t.where,
+                "target": t.target,
+                "concurrency": t.concurrency,
+                "ratio": _num(t.ratio),
+                "ci_low": _num(t.ci_low),
+                "ci_high": _num(t.ci_high),
+                "supported": t.supported,
+                "verdict": t.verdict.value if t.verdict is not None else None,
+                "reason": t.reason,
+                "words": t.words,
+            }
+            for t in found.targets
+        ],
+        "context": found.context,
+    }
 
 
 def _target(row: TargetRow) -> dict[str, Any]:
@@ -92,6 +116,12 @@ def _target(row: TargetRow) -> dict[str, Any]:
         "covered": _num(row.covered),
         "no_clear_winner": row.no_clear_winner,
         "verdict": row.verdict,
+        "a_config": row.a_config,
+        "b_config": row.b_config,
+        "a_config_id": row.a_config_id,
+        "b_config_id": row.b_config_id,
+        "a_config_share": _num(row.a_config_share),
+        "b_config_share": _num(row.b_config_share),
     }
 
 
@@ -110,8 +140,18 @@ def _frontier(f: FrontierComparison | None) -> dict[str, Any]:
                     "tok_s_per_gpu": lv.tok_s_per_gpu,
                     "usd_per_m": _num(lv.usd_per_m),
                     "pareto": lv.pareto,
+                    "config_id": lv.config,
                 }
                 for lv in s.levels
+            ],
+            "configs": [
+                {
+                    "config_id": cfg.key,
+                    "label": cfg.label,
+                    "range": None if cfg.low is None else [cfg.low, cfg.high],
+                    "gpu_counts": list(cfg.gpu_counts),
+                }
+                for cfg in s.configs
             ],
         }
         for label, s in (("a", f.a), ("b", f.b))
@@ -165,6 +205,9 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
                 "ci_low": s.lo,
                 "ci_high": s.hi,
                 "verdict": s.verdict.value if s.verdict else None,
+                "a_config_id": s.a_config_id,
+                "b_config_id": s.b_config_id,
+                "pair": s.pair,
             }
             for s in c.strata
         ],
@@ -176,6 +219,7 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
             "ci_high": c.pooled[2],
             "verdict": c.pooled_verdict.value if c.pooled_verdict else None,
         },
+        "claim_verdict": _claim(c),
         "unsupported": unsupported(c),
         "differences": list(c.differences),
         "notes": list(c.notes),
@@ -184,9 +228,18 @@ def comparison_document(c: Comparison) -> dict[str, Any]:
     }
 
 
+def _frame_of(found: ClaimJudgement | None, frame: str, key: float | str) -> dict[str, Any]:
+    """A row's in_claim_frame and supported columns (claim_frame.judge; None without a claim or outside the frame)."""
+    if found is None or found.frame != frame:
+        return {"in_claim_frame": False if found is not None else None, "supported": None}
+    mine = [t for t in found.targets if (t.target if frame == "interactivity" else t.where) == key]
+    return {"in_claim_frame": True, "supported": mine[0].supported if mine else None}
+
+
 def comparison_rows(c: Comparison) -> list[dict[str, Any]]:
     """The document's rows flat (CSV_COLUMNS): one per interactivity target, then one per concurrency level."""
     rows: list[dict[str, Any]] = []
+    found = judge(c)
     for t in c.frontier.targets if c.frontier else ():
         rows.append(
             {
@@ -204,6 +257,9 @@ def comparison_rows(c: Comparison) -> list[dict[str, Any]]:
                 "ci_high": _num(t.ci_high),
                 "verdict": t.verdict,
                 "reason": t.reason,
+                "a_config": t.a_config,
+                "b_config": t.b_config,
+                **_frame_of(found, "interactivity", t.target),
             }
         )
     for s in c.strata:
@@ -223,6 +279,9 @@ def comparison_rows(c: Comparison) -> list[dict[str, Any]]:
                 "ci_high": s.hi,
                 "verdict": s.verdict.value if s.verdict else None,
                 "reason": None,
+                "a_config": s.a_config_id,
+                "b_config": s.b_config_id,
+                **_frame_of(found, "concurrency", s.where),
             }
         )
     return rows

@@ -64,6 +64,7 @@ class RunPoint:
     tokens: np.ndarray
     e2e_s: np.ndarray
     steady: bool = False  # its figures and requests are its steady state's (view frontier), else the whole run's
+    config: str = ""  # its serving configuration's curve: "<hardware_key> <config_id>" (view frontier_points)
 
     def interactivity(self, q: float) -> float:
         """1000 / the q-quantile of the run's TPOT (ms): tok/s per user."""
@@ -80,6 +81,7 @@ class Level:
     tok_s_per_gpu: float
     usd_per_gpu_s: float
     pareto: bool = False
+    config: str = ""  # the serving configuration whose level it is (RunPoint.config)
 
     @property
     def usd_per_m(self) -> float:
@@ -411,7 +413,8 @@ def load_points(
     basis: CostBasis,
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
-    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs and cost from view
+    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs, cost and configuration
+    (hardware and config_id) from view
     frontier_points (the one place the frontier's figures come from; view frontier adds the pareto flag, which
     needs every run of the store's platforms), its requests with a TPOT from view frontier_requests (a row per run,
     cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
@@ -419,7 +422,8 @@ def load_points(
     ids = [run_id for run_id, _, _ in runs]
     within, params = dates_between(dates)
     rows = con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady "
+        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, "
+        "hardware_key || ' ' || config_id AS config "
         f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})){within}",
         {**params, "basis": str(basis), "ids": id_list(ids)},
     ).fetchall()
@@ -430,10 +434,22 @@ def load_points(
     for run_id, night, level in runs:
         if run_id not in figures:
             continue
-        gpus, per_gpu, per_gpu_s, steady = figures[run_id]
+        gpus, per_gpu, per_gpu_s, steady, config = figures[run_id]
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
         found.append(
-            RunPoint(run_id, night, level, int(gpus), float(per_gpu), float(per_gpu_s), tpot, tokens, e2e, bool(steady))
+            RunPoint(
+                run_id,
+                night,
+                level,
+                int(gpus),
+                float(per_gpu),
+                float(per_gpu_s),
+                tpot,
+                tokens,
+                e2e,
+                bool(steady),
+                str(config),
+            )
         )
     return found
 

@@ -1,21 +1,28 @@
 """interactivity: two sides compared at equal interactivity (tok/s per user), the frame vendor claims are made in.
 
-Each side's frontier (frontier.py) is read at each target: tok/s per GPU and cost per 1M output tokens on the
-chosen basis; the ratio is A / B of tokens per USD (= $/1M of B / $/1M of A: "A is R times as cost-efficient").
-A target outside either side's measured range of Pareto points gives no ratio and a reason naming both ranges;
-a side with fewer than two Pareto points has no frontier. The interval is a percentile bootstrap whose replicates
-rebuild both frontiers (frontier.replicate_levels); a replicate whose rebuilt frontier does not reach the target
-is left out, and the share of replicates left is reported (``covered``).
+A side is a set of serving configurations (schemas/serving.py: engine, version, model, dtype, parallel sizes,
+batch limits, GPUs given...). Each configuration has its own frontier (frontier.py: its levels, night-weighted over
+its runs on every host and night, which are its replicates); configurations are never averaged together. The side
+is read at its **envelope**: at each target, the configuration with the most tokens per USD there (the lowest cost
+per token; on one hardware price, the most tok/s per GPU), whose tok/s per GPU and cost per 1M output tokens on the
+chosen basis are the side's. The ratio is A / B of tokens per USD (= $/1M of B / $/1M of A: "A is R times as
+cost-efficient"). A target that no configuration of a side reaches gives no ratio and a reason naming both sides'
+ranges; a side none of whose configurations has two Pareto points has no frontier. The interval is a percentile
+bootstrap whose replicates rebuild every configuration's frontier (frontier.replicate_levels; a side's nights drawn
+once for all its configurations) and pick the envelope again, so it includes the chance that another configuration
+wins; the share of replicates in which each target's winner won is reported. A replicate whose rebuilt envelope
+does not reach the target is left out, and the share of replicates left is reported (``covered``).
 
-The crossover: over the overlap of the two ranges, where the ratio crosses 1, with a percentile interval of the
-crossing nearest it in each replicate that has one.
+The crossover: over the overlap of the two envelopes' ranges, where the ratio crosses 1, with a percentile interval
+of the crossing nearest it in each replicate that has one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +39,7 @@ from tcobench.tasks.analysis.compare.frontier import (
 )
 
 __all__ = [
+    "ConfigCurve",
     "Crossover",
     "FrontierComparison",
     "FrontierSide",
@@ -48,7 +56,9 @@ _BAND = 40  # points along a side's curve where the report draws it and its band
 
 @dataclass(frozen=True)
 class TargetRow:
-    """The comparison at one interactivity target; ratio None (and reason set) when refused."""
+    """The comparison at one interactivity target; ratio None (and reason set) when refused. Each side is read at its
+    envelope: the configuration with the lowest cost per token there (``a_config``, ``b_config``: its label;
+    ``*_config_share``: the share of bootstrap replicates in which it was also the best)."""
 
     target: float
     a_tok_s_per_gpu: float | None
@@ -61,6 +71,12 @@ class TargetRow:
     reason: str | None
     covered: float | None = None  # share of bootstrap replicates in which both rebuilt frontiers reach the target
     verdict: str | None = None  # the claim against the interval: inside | above | below (comparison.Verdict)
+    a_config: str | None = None  # the winning configuration's label on each side
+    b_config: str | None = None
+    a_config_id: str | None = None  # its key: "<hardware_key> <config_id>"
+    b_config_id: str | None = None
+    a_config_share: float | None = None  # share of the replicates reaching the target in which it won
+    b_config_share: float | None = None
 
     @property
     def no_clear_winner(self) -> bool:
@@ -68,10 +84,12 @@ class TargetRow:
 
 
 @dataclass(frozen=True)
-class FrontierSide:
-    """A side's levels as points (Pareto flagged), its measured range and its curve with its bootstrap band."""
+class ConfigCurve:
+    """One serving configuration of a side: its levels as points (Pareto flagged within the configuration), its
+    measured range and its curve with its bootstrap band."""
 
-    name: str
+    key: str  # "<hardware_key> <config_id>" (RunPoint.config)
+    label: str  # how a verdict names it, e.g. "vllm 0.32.0, TP=4, max_num_seqs 256, 4 GPUs"
     levels: tuple[Level, ...]
     low: float | None  # the Pareto points' interactivity range (None: no frontier)
     high: float | None
@@ -80,10 +98,69 @@ class FrontierSide:
     curve_y: tuple[float, ...] = ()
     band_low: tuple[float, ...] = ()
     band_high: tuple[float, ...] = ()
-    curve_usd_per_m: tuple[float, ...] = ()  # cost per 1M output tokens along the curve
+    curve_usd_per_m: tuple[float, ...] = ()
+
+    @property
+    def config_id(self) -> str:
+        return self.key.rsplit(" ", 1)[-1]
+
+    @property
+    def span(self) -> tuple[float, float] | None:
+        """(low, high), or None without a frontier."""
+        return None if self.low is None or self.high is None else (self.low, self.high)
 
     def range_text(self) -> str:
         return "no frontier" if self.low is None else f"{self.low:.1f}-{self.high:.1f} tok/s/user"
+
+    def covers(self, target: float) -> bool:
+        return self.low is not None and self.high is not None and self.low <= target <= self.high
+
+
+@dataclass(frozen=True)
+class FrontierSide:
+    """A side: its serving configurations' curves and its envelope over them (at each interactivity, the
+    configuration with the lowest cost per token). ``levels``: every configuration's levels (Level.config says
+    whose); ``low``/``high``: the lowest and highest interactivity any configuration covers (None: no configuration
+    has a frontier); the curve and band: the envelope's, ``curve_config`` naming the winner at each of its points."""
+
+    name: str
+    levels: tuple[Level, ...]
+    low: float | None
+    high: float | None
+    gpu_counts: tuple[int, ...]
+    curve_x: tuple[float, ...] = ()
+    curve_y: tuple[float, ...] = ()
+    band_low: tuple[float, ...] = ()
+    band_high: tuple[float, ...] = ()
+    curve_usd_per_m: tuple[float, ...] = ()  # cost per 1M output tokens along the curve
+    configs: tuple[ConfigCurve, ...] = ()
+    curve_config: tuple[str, ...] = ()  # the envelope's winning configuration (ConfigCurve.key) at each curve_x
+
+    @property
+    def span(self) -> tuple[float, float] | None:
+        """(low, high), or None without a frontier."""
+        return None if self.low is None or self.high is None else (self.low, self.high)
+
+    def covers(self, target: float) -> bool:
+        """Whether some configuration's frontier reaches the target."""
+        return any(c.covers(target) for c in self.configs)
+
+    def ranges(self) -> tuple[tuple[float, float], ...]:
+        """The interactivity ranges its configurations cover, overlapping ones merged, ascending."""
+        merged: list[list[float]] = []
+        for low, high in sorted((c.low, c.high) for c in self.configs if c.low is not None and c.high is not None):
+            if merged and low <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        return tuple((lo, hi) for lo, hi in merged)
+
+    def range_text(self) -> str:
+        spans = self.ranges()
+        return "no frontier" if not spans else ", ".join(f"{lo:.1f}-{hi:.1f}" for lo, hi in spans) + " tok/s/user"
+
+    def config(self, key: str | None) -> ConfigCurve | None:
+        return next((c for c in self.configs if c.key == key), None)
 
 
 @dataclass(frozen=True)
@@ -140,34 +217,63 @@ def spread_targets(low: float, high: float, count: int = 3) -> tuple[float, ...]
     return tuple(round(low + (high - low) * (i + 1) / (count + 1), 1) for i in range(count))
 
 
-def _side(name: str, points: Sequence[RunPoint], q: float) -> tuple[FrontierSide, Frontier | None]:
-    levels = level_points(points, q)
-    arrays = [
-        np.array(v, dtype=float)
-        for v in zip(*((lv.interactivity, lv.tok_s_per_gpu, lv.usd_per_gpu_s) for lv in levels), strict=True)
-    ]
-    front = build(*arrays) if levels else None
-    gpus = tuple(sorted({p.gpus for p in points}))
-    side = FrontierSide(name, tuple(levels), front.low if front else None, front.high if front else None, gpus)
-    return side, front
+def _side(
+    name: str, points: Sequence[RunPoint], q: float, labels: Mapping[str, str]
+) -> tuple[FrontierSide, list[tuple[ConfigCurve, Frontier | None, list[RunPoint]]]]:
+    """The side and, per serving configuration (in order of key), its curve, its frontier and its points."""
+    by_config: dict[str, list[RunPoint]] = defaultdict(list)
+    for p in points:
+        by_config[p.config].append(p)
+    found = []
+    for key in sorted(by_config):
+        members = by_config[key]
+        levels = [replace(lv, config=key) for lv in level_points(members, q)]
+        arrays = [
+            np.array(v, dtype=float)
+            for v in zip(*((lv.interactivity, lv.tok_s_per_gpu, lv.usd_per_gpu_s) for lv in levels), strict=True)
+        ]
+        front = build(*arrays) if levels else None
+        gpus = tuple(sorted({p.gpus for p in members}))
+        curve = ConfigCurve(
+            key, labels.get(key, key), tuple(levels), front.low if front else None, front.high if front else None, gpus
+        )
+        found.append((curve, front, members))
+    lows = [c.low for c, _, _ in found if c.low is not None]
+    highs = [c.high for c, _, _ in found if c.high is not None]
+    side = FrontierSide(
+        name,
+        tuple(lv for c, _, _ in found for lv in c.levels),
+        min(lows) if lows else None,
+        max(highs) if highs else None,
+        tuple(sorted({p.gpus for p in points})),
+        configs=tuple(c for c, _, _ in found),
+    )
+    return side, found
 
 
 def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
-    """Why a target gets no ratio (None: it gets one)."""
+    """Why a target gets no ratio (None: it gets one): a side none of whose configurations has a frontier, or none
+    of whose configurations reaches the target."""
     for label, side in (("A", a), ("B", b)):
         if side.low is None:
-            pareto = sum(lv.pareto for lv in side.levels)
+            pareto = max((sum(lv.pareto for lv in c.levels) for c in side.configs), default=0)
+            if len(side.configs) > 1:
+                return (
+                    f"{label} ({side.name}) has no frontier: none of its {len(side.configs)} serving configurations "
+                    f"has 2 Pareto points (at most {pareto}; measure more concurrency levels)"
+                )
             return (
                 f"{label} ({side.name}) has no frontier: {pareto} Pareto point(s), a frontier needs 2 "
                 "(measure more concurrency levels)"
             )
-    outside = [(label, s) for label, s in (("A", a), ("B", b)) if not s.low <= target <= s.high]  # type: ignore[operator]
+    outside = [(label, s) for label, s in (("A", a), ("B", b)) if not s.covers(target)]
     if not outside:
         return None
     label, side = outside[0]
     other_label, other = ("B", b) if label == "A" else ("A", a)
+    every = " of any configuration" if len(side.configs) > 1 else ""
     return (
-        f"{target:g} tok/s/user is outside {label}'s measured range {side.range_text()} "
+        f"{target:g} tok/s/user is outside {label}'s measured range{every} {side.range_text()} "
         f"({other_label}'s: {other.range_text()}); tcobench does not extrapolate"
     )
 
@@ -175,15 +281,21 @@ def _reason(target: float, a: FrontierSide, b: FrontierSide) -> str | None:
 _Curves = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # x, y, k (replicates x points, padded), size
 
 
-def _replicate_curves(points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator) -> _Curves:
-    """Each replicate's rebuilt frontier (frontier.build of its levels' replicates), all replicates at once: x, y, k
-    (replicates x levels + 1, the first ``size`` of a row its curve's points, NaN after) and size (0: the replicate
-    has no frontier). The same points as ``build`` row by row: the Pareto points of the levels with both figures,
-    sorted by interactivity (stable), the last of equal ones kept, and the lowest measured interactivity put
-    first, flat, when it lies below them."""
-    draws = night_draws((p.night for p in points), resamples, rng)
-    reps = replicate_levels(points, q, resamples, rng, draws)
-    return _frontiers(np.stack(list(reps.values())) if reps else np.empty((0, 3, resamples)))
+def _replicate_curves(
+    configs: Sequence[Sequence[RunPoint]], q: float, resamples: int, rng: np.random.Generator
+) -> list[_Curves]:
+    """Each configuration's replicates of its rebuilt frontier (frontier.build of its levels' replicates), all
+    replicates at once: x, y, k (replicates x levels + 1, the first ``size`` of a row its curve's points, NaN after)
+    and size (0: the replicate has no frontier). The side's nights are drawn once for all its configurations (a bad
+    night hits every configuration measured on it), then each configuration's levels in turn. The same points as
+    ``build`` row by row: the Pareto points of the levels with both figures, sorted by interactivity (stable), the
+    last of equal ones kept, and the lowest measured interactivity put first, flat, when it lies below them."""
+    draws = night_draws((p.night for points in configs for p in points), resamples, rng)
+    found = []
+    for points in configs:
+        reps = replicate_levels(points, q, resamples, rng, draws)
+        found.append(_frontiers(np.stack(list(reps.values())) if reps else np.empty((0, 3, resamples))))
+    return found
 
 
 def _frontiers(stacked: np.ndarray) -> _Curves:
@@ -241,91 +353,211 @@ def compare_frontiers(
     seed: int = 0,
     confidence: float = 0.95,
     claim: float | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> FrontierComparison:
-    """A and B at each target (None: 3 spread over the overlap of their ranges, where both have a frontier)."""
-    a, a_front = _side(a_name, a_points, q)
-    b, b_front = _side(b_name, b_points, q)
+    """A and B at each target (None: 3 spread over the overlap of their ranges, where both have a frontier), each
+    side at its envelope: per target, its serving configuration with the lowest cost per token there (``labels``:
+    each configuration's name by its key, RunPoint.config). Configurations are never averaged together: each has its
+    own curve, and every bootstrap replicate rebuilds every curve and picks the envelope again."""
+    names = dict(labels or {})
+    a, a_found = _side(a_name, a_points, q, names)
+    b, b_found = _side(b_name, b_points, q, names)
     notes = [
-        f"{label} mixes GPU counts {', '.join(map(str, s.gpu_counts))}: tok/s is divided by each run's own"
+        f"{label}{f' ({c.label})' if len(s.configs) > 1 else ''} mixes GPU counts "
+        f"{', '.join(map(str, c.gpu_counts))}: tok/s is divided by each run's own"
         for label, s in (("A", a), ("B", b))
-        if len(s.gpu_counts) > 1
+        for c in s.configs
+        if len(c.gpu_counts) > 1
+    ]
+    notes += [
+        f"{label} has {len(s.configs)} serving configurations ({'; '.join(c.label for c in s.configs)}): it is read "
+        "at its envelope, the configuration with the lowest cost per token at each target; configurations are never "
+        "averaged together"
+        for label, s in (("A", a), ("B", b))
+        if len(s.configs) > 1
     ]
     overlap = None
-    if a_front and b_front and max(a_front.low, b_front.low) < min(a_front.high, b_front.high):
-        overlap = (max(a_front.low, b_front.low), min(a_front.high, b_front.high))
+    if a.span is not None and b.span is not None and max(a.span[0], b.span[0]) < min(a.span[1], b.span[1]):
+        overlap = (max(a.span[0], b.span[0]), min(a.span[1], b.span[1]))
     chosen = targets is not None
     wanted = tuple(targets) if targets is not None else (spread_targets(*overlap) if overlap else ())
-    if not wanted and a_front is None and b_front is None:  # no replicate would be read: none is drawn
+    if not wanted and a.low is None and b.low is None:  # no replicate would be read: none is drawn
         return FrontierComparison(q, confidence, a, b, (), chosen, None, claim, tuple(notes))
     rng = np.random.default_rng(seed)
-    a_curves, b_curves = _replicate_curves(a_points, q, resamples, rng), _replicate_curves(b_points, q, resamples, rng)
-    # every x any replicate is read at, read once per curve: the targets, the crossover grid, both bands' grids
+    a_curves = _replicate_curves([points for _, _, points in a_found], q, resamples, rng)
+    b_curves = _replicate_curves([points for _, _, points in b_found], q, resamples, rng)
+    # every x any replicate is read at, read once per curve: the targets, the crossover grid, both envelopes' band
+    # grids, then each configuration's band grid
     grid = np.linspace(*overlap, _GRID) if overlap else np.array([])
-    bands = [np.linspace(f.low, f.high, _BAND) if f else np.array([]) for f in (a_front, b_front)]
-    xs = np.concatenate([np.array(wanted, dtype=float), grid, *bands])
-    a_reps, b_reps = _eval(a_curves, xs), _eval(b_curves, xs)
-    cut = np.cumsum([len(wanted), len(grid), len(bands[0])])
-    ratio_reps = a_reps[0][:, : cut[0]] / a_reps[1][:, : cut[0]] / (b_reps[0][:, : cut[0]] / b_reps[1][:, : cut[0]])
+    bands = [np.linspace(*s.span, _BAND) if s.span is not None else np.array([]) for s in (a, b)]
+    own = [np.linspace(*c.span, _BAND) if c.span is not None else np.array([]) for c in (*a.configs, *b.configs)]
+    xs = np.concatenate([np.array(wanted, dtype=float), grid, *bands, *own])
+    a_env, b_env = _Envelope.of(a_found, a_curves, xs), _Envelope.of(b_found, b_curves, xs)
+    cut = np.cumsum([len(wanted), len(grid), len(bands[0]), len(bands[1])])
+    ratio_reps = a_env.eff[:, : cut[0]] / b_env.eff[:, : cut[0]]
     rows = []
     for i, target in enumerate(wanted):
         reason = _reason(target, a, b)
-        if reason is not None or a_front is None or b_front is None:
+        if reason is not None:
             rows.append(TargetRow(target, None, None, None, None, None, None, None, reason))
             continue
-        (ay,), (ak,) = a_front.at(np.array([target]))
-        (by,), (bk,) = b_front.at(np.array([target]))
+        (ay, ak, a_key), (by, bk, b_key) = a_env.at(target), b_env.at(target)
         finite = ratio_reps[:, i][np.isfinite(ratio_reps[:, i])]
         lo, hi = percentile_interval(finite, confidence) if len(finite) else (math.nan, math.nan)
         ratio = float((ay / ak) / (by / bk))
         rows.append(
             TargetRow(
                 target,
-                float(ay),
-                float(by),
-                float(1e6 * ak / ay),
-                float(1e6 * bk / by),
+                ay,
+                by,
+                1e6 * ak / ay,
+                1e6 * bk / by,
                 ratio,
                 lo,
                 hi,
                 None,
                 len(finite) / resamples,
                 verdict(claim, lo, hi).value if claim is not None else None,
+                names.get(a_key, a_key),
+                names.get(b_key, b_key),
+                a_key,
+                b_key,
+                a_env.share(i, a_key),
+                b_env.share(i, b_key),
             )
         )
-    a = _with_band(a, a_front, bands[0], a_reps[0][:, cut[1] : cut[2]], confidence)
-    b = _with_band(b, b_front, bands[1], b_reps[0][:, cut[2] :], confidence)
-    on_grid = (
-        a_reps[0][:, cut[0] : cut[1]]
-        / a_reps[1][:, cut[0] : cut[1]]
-        / (b_reps[0][:, cut[0] : cut[1]] / b_reps[1][:, cut[0] : cut[1]])
-    )
-    cross = _crossover(a_front, b_front, on_grid, grid, overlap, confidence) if overlap else None
+    starts = [int(cut[3])]
+    for x in own:
+        starts.append(starts[-1] + len(x))
+    a = _with_bands(a, a_env, bands[0], slice(cut[1], cut[2]), starts[: len(a.configs) + 1], confidence)
+    b = _with_bands(b, b_env, bands[1], slice(cut[2], cut[3]), starts[len(a.configs) :], confidence)
+    on_grid = a_env.eff[:, cut[0] : cut[1]] / b_env.eff[:, cut[0] : cut[1]]
+    cross = _crossover(a_env, b_env, on_grid, grid, overlap, confidence) if overlap else None
     return FrontierComparison(q, confidence, a, b, tuple(rows), chosen, cross, claim, tuple(notes))
 
 
-def _with_band(
-    side: FrontierSide, front: Frontier | None, xs: np.ndarray, reps: np.ndarray, confidence: float
-) -> FrontierSide:
-    """The side with its interpolated curve over ``xs``, its cost along it, and the bootstrap band of tok/s/GPU
-    (``reps``: the replicates' tok/s/GPU at xs) for the report."""
-    if front is None:
-        return side
-    y, k = front.at(xs)
+@dataclass(frozen=True)
+class _Envelope:
+    """A side's configurations read at xs: each configuration's frontier (point estimate) and, per replicate, its
+    rebuilt curve's tok/s/GPU and USD per GPU-second; the envelope picks, per x (and per replicate), the
+    configuration with the most tokens per USD."""
+
+    keys: tuple[str, ...]
+    fronts: tuple[Frontier | None, ...]
+    y: np.ndarray  # configurations x replicates x xs: tok/s per GPU (NaN where the rebuilt curve does not reach)
+    k: np.ndarray  # the same, USD per GPU-second
+    eff: np.ndarray  # replicates x xs: the envelope's tokens per USD-second (y / k of the best configuration)
+    best: np.ndarray  # replicates x xs: the best configuration's index (-1: none reaches)
+    xs: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        found: Sequence[tuple[ConfigCurve, Frontier | None, list[RunPoint]]],
+        curves: Sequence[_Curves],
+        xs: np.ndarray,
+    ) -> _Envelope:
+        evaluated = [_eval(c, xs) for c in curves]
+        y = np.stack([v[0] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
+        k = np.stack([v[1] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per = y / k
+        ok = np.isfinite(per)
+        best = np.where(ok.any(axis=0), np.argmax(np.where(ok, per, -np.inf), axis=0), -1) if len(per) else None
+        if best is None:
+            empty = np.full((0, len(xs)), np.nan)
+            return cls((), (), y, k, empty, empty.astype(int), xs)
+        eff = np.where(best >= 0, np.take_along_axis(per, np.maximum(best, 0)[None], axis=0)[0], np.nan)
+        return cls(tuple(c.key for c, _, _ in found), tuple(f for _, f, _ in found), y, k, eff, best, xs)
+
+    def point(self, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The point estimate at xs: (tok/s per GPU, USD per GPU-second, the best configuration's index, -1: none)."""
+        ys = np.full((len(self.keys), len(xs)), np.nan)
+        ks = np.full((len(self.keys), len(xs)), np.nan)
+        for i, front in enumerate(self.fronts):
+            if front is not None:
+                ys[i], ks[i] = front.at(xs)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per = ys / ks
+        ok = np.isfinite(per)
+        if not len(per):
+            return np.full(len(xs), np.nan), np.full(len(xs), np.nan), np.full(len(xs), -1)
+        best = np.where(ok.any(axis=0), np.argmax(np.where(ok, per, -np.inf), axis=0), -1)
+        at = np.maximum(best, 0)[None]
+        y = np.where(best >= 0, np.take_along_axis(ys, at, axis=0)[0], np.nan)
+        k = np.where(best >= 0, np.take_along_axis(ks, at, axis=0)[0], np.nan)
+        return y, k, best
+
+    def at(self, target: float) -> tuple[float, float, str]:
+        """(tok/s per GPU, USD per GPU-second, the winning configuration's key) at a target some configuration
+        reaches."""
+        (y,), (k,), (best,) = self.point(np.array([target]))
+        return float(y), float(k), self.keys[int(best)]
+
+    def share(self, column: int, key: str) -> float | None:
+        """The share of the replicates that reach xs[column] in which configuration ``key`` is the best there."""
+        reached = self.best[:, column] >= 0
+        if not reached.any():
+            return None
+        return float((self.best[reached, column] == self.keys.index(key)).mean())
+
+    def replicate_y(self, columns: slice) -> np.ndarray:
+        """Replicates x xs[columns]: the envelope's tok/s per GPU (the best configuration's)."""
+        best = self.best[:, columns]
+        y = np.take_along_axis(self.y[:, :, columns], np.maximum(best, 0)[None], axis=0)[0]
+        return np.where(best >= 0, y, np.nan)
+
+
+def _band(reps: np.ndarray, confidence: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per column of ``reps`` (replicates x points): its percentile interval (NaN where no replicate has a value)."""
     bands = [
         percentile_interval(reps[:, j], confidence) if np.isfinite(reps[:, j]).any() else (math.nan, math.nan)
-        for j in range(len(xs))
+        for j in range(reps.shape[1])
     ]
-    return FrontierSide(
-        side.name,
-        side.levels,
-        side.low,
-        side.high,
-        side.gpu_counts,
-        tuple(map(float, xs)),
-        tuple(map(float, y)),
-        tuple(b[0] for b in bands),
-        tuple(b[1] for b in bands),
-        tuple(map(float, 1e6 * k / y)),
+    return tuple(b[0] for b in bands), tuple(b[1] for b in bands)
+
+
+def _with_bands(
+    side: FrontierSide, env: _Envelope, xs: np.ndarray, columns: slice, starts: Sequence[int], confidence: float
+) -> FrontierSide:
+    """The side with its envelope's curve over ``xs`` (env.xs[columns]), the winner at each point, the cost along it
+    and its bootstrap band of tok/s/GPU, and each configuration's own curve and band (over env.xs from starts[i] to
+    starts[i + 1]) for the report."""
+    if side.low is None:
+        return side
+    configs = []
+    for i, curve in enumerate(side.configs):
+        front = env.fronts[i]
+        if front is None:
+            configs.append(curve)
+            continue
+        span = slice(starts[i], starts[i + 1])
+        own = env.xs[span]
+        y, k = front.at(own)
+        low, high = _band(env.y[i][:, span], confidence)
+        configs.append(
+            replace(
+                curve,
+                curve_x=tuple(map(float, own)),
+                curve_y=tuple(map(float, y)),
+                band_low=low,
+                band_high=high,
+                curve_usd_per_m=tuple(map(float, 1e6 * k / y)),
+            )
+        )
+    y, k, best = env.point(xs)
+    low, high = _band(env.replicate_y(columns), confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cost = 1e6 * k / y
+    return replace(
+        side,
+        curve_x=tuple(map(float, xs)),
+        curve_y=tuple(map(float, y)),
+        band_low=low,
+        band_high=high,
+        curve_usd_per_m=tuple(map(float, cost)),
+        configs=tuple(configs),
+        curve_config=tuple(env.keys[int(b)] if b >= 0 else "" for b in best),
     )
 
 
@@ -352,19 +584,19 @@ def _segments(xs: np.ndarray, mask: np.ndarray) -> tuple[tuple[float, float], ..
 
 
 def _crossover(
-    a_front: Frontier | None,
-    b_front: Frontier | None,
+    a_env: _Envelope,
+    b_env: _Envelope,
     reps: np.ndarray,
     xs: np.ndarray,
     overlap: tuple[float, float],
     confidence: float,
 ) -> Crossover | None:
-    """The crossover over the grid ``xs`` spanning the overlap; ``reps``: the replicates' ratios on that grid."""
-    if a_front is None or b_front is None:
-        return None
-    ay, ak = a_front.at(xs)
-    by, bk = b_front.at(xs)
-    log_ratio = np.log((ay / ak) / (by / bk))
+    """The crossover of the two envelopes over the grid ``xs`` spanning the overlap; ``reps``: the replicates' ratios
+    on that grid."""
+    ay, ak, _ = a_env.point(xs)
+    by, bk, _ = b_env.point(xs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        log_ratio = np.log((ay / ak) / (by / bk))
     found = _crossings(xs, log_ratio)
     a_cheaper, b_cheaper = _segments(xs, log_ratio > 0), _segments(xs, log_ratio < 0)
     if not found:

@@ -1,9 +1,10 @@
 """selection: which stored runs a side of a comparison (or the report's ``--select``) takes.
 
 A selection is ``key=value`` terms joined by commas (all must hold); ``|`` separates alternatives of one key:
-``vendor=nvidia``, ``host=gpu-a|gpu-b,since=2026-11-01``, ``run=3f2a`` (run id prefix). Keys: ``SELECTION_KEYS``,
-and the run columns they read work as keys too (``gpu_vendor=amd``, ``run_id=...``). ``engine=`` matches the
-nightly matrix's engine label (``engine_label``) or the engine's product name (``engine_name``).
+``vendor=nvidia``, ``host=gpu-a|gpu-b,since=2026-11-01``, ``run=3f2a`` (run id prefix), ``config=9c1e`` (serving
+configuration id prefix), ``tp=4``, ``gpus=2``. Keys: ``SELECTION_KEYS``, and the run columns they read work as keys
+too (``gpu_vendor=amd``, ``run_id=...``). ``engine=`` matches the nightly matrix's engine label (``engine_label``) or
+the engine's product name (``engine_name``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ SELECTION_KEYS: dict[str, tuple[str | tuple[str, ...], MatchMode]] = {
     "until": ("date", MatchMode.until),
     "run": ("run_id", MatchMode.prefix),
     "batch": ("batch_id", MatchMode.prefix),
+    "config": ("config_id", MatchMode.prefix),
+    "tp": ("tensor_parallel", MatchMode.exact),
+    "max_num_seqs": ("max_num_seqs", MatchMode.exact),
+    "gpus": ("gpus_counted", MatchMode.exact),
 }
 # column names work as keys too (gpu_vendor=nvidia, hardware_key=..., run_id=..., batch_id=...)
 _COLUMN_KEYS: dict[str, tuple[str | tuple[str, ...], MatchMode]] = {

@@ -13,13 +13,13 @@ from dataclasses import replace
 import duckdb
 
 from tcobench.errors import QueryError
-from tcobench.schemas import CostBasis
+from tcobench.schemas import CostBasis, config_label
 from tcobench.tasks.analysis.compare.candidates import CandidateRun, comparison_differences, left_out_runs, priced
 from tcobench.tasks.analysis.compare.frontier import RunPoint, load_points
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, compare_frontiers
 from tcobench.tasks.analysis.compare.selection import Selection, pick
 
-__all__ = ["frontier_comparison", "side_name"]
+__all__ = ["config_key", "config_labels", "frontier_comparison", "side_name"]
 
 
 def _gpu_words(row: CandidateRun) -> str:
@@ -39,6 +39,29 @@ def side_name(rows: Sequence[CandidateRun]) -> str:
     hosts = ", ".join(sorted({r["host"] for r in rows}))
     sources = "/".join(sorted({str(r["gpu_source"]) for r in rows if r["gpu_source"]}))
     return f"{gpus} ({hosts}{', ' + sources if sources else ''})"
+
+
+def config_key(row: CandidateRun) -> str:
+    """The curve a run belongs to: "<hardware_key> <config_id>" (frontier.RunPoint.config)."""
+    return f"{row['hardware_key']} {row['config_id']}"
+
+
+def config_labels(rows: Sequence[CandidateRun]) -> dict[str, str]:
+    """Each configuration's name (by config_key), as a verdict says it: its ServingConfig label ('vllm 0.32.0, TP=4,
+    max_num_seqs 256, 4 GPUs'); a run stored before configurations: its engine, version and GPU count. Where the
+    runs (a side's) span several hardware keys, each name adds its hardware ('on nvidia-h200-sxm')."""
+    several = len({r["hardware_key"] for r in rows}) > 1
+    found: dict[str, str] = {}
+    for row in rows:
+        key = config_key(row)
+        if key in found:
+            continue
+        label = config_label(row["serving_config"])
+        if label is None:
+            gpus = row["gpus_counted"]
+            label = f"{row['engine_name']} {row['engine_version']}, {gpus} GPU{'s' if gpus > 1 else ''}"
+        found[key] = f"{label} on {row['hardware_key']}" if several else label
+    return found
 
 
 def _points(
@@ -86,7 +109,16 @@ def frontier_comparison(
         )
     a_rows, b_rows = priced(a_rows, "A", basis, notes), priced(b_rows, "B", basis, notes)
     a_points, b_points = _points(con, [(a_rows, "A", sel_a.text), (b_rows, "B", sel_b.text)], basis)
-    found = compare_frontiers(a_points, b_points, side_name(a_rows), side_name(b_rows), targets, **options)  # type: ignore[arg-type]
+    labels = {**config_labels(a_rows), **config_labels(b_rows)}
+    found = compare_frontiers(
+        a_points,
+        b_points,
+        side_name(a_rows),
+        side_name(b_rows),
+        targets,
+        labels=labels,
+        **options,  # type: ignore[arg-type]
+    )
     if any(t.ratio is not None for t in found.targets):  # a ratio read off the frontiers: say what they are made of
         found = replace(found, notes=(*found.notes, _steady_note(a_points, b_points)))
     return found, a_rows, b_rows

@@ -30,6 +30,7 @@ class ContainerPlan:
     volumes: dict[str, dict[str, str]] = field(default_factory=dict)  # docker SDK form: {source: {bind, mode}}
     settings: dict[str, Any] = field(default_factory=dict)  # the engine's pinned settings (engine_settings)
     model_digest: str | None = None
+    serving: dict[str, Any] = field(default_factory=dict)  # the serving configuration's fields (schemas.ServingConfig)
 
 
 @dataclass(frozen=True)

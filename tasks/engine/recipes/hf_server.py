@@ -57,14 +57,16 @@ def served_model(config: BenchmarkConfig, local: bool) -> ServedModel:
 
 
 def tensor_parallel(config: BenchmarkConfig) -> int:
-    """GPUs the model spans: those handed to the container (a count or device ids), else engine.vllm.tensor_parallel."""
+    """GPUs one model copy spans: engine.vllm.tensor_parallel where the configuration sets a parallel size (tensor,
+    pipeline or data above 1: a sweep's configuration), else the GPUs handed to the container (a count or device
+    ids), else 1."""
     assert config.engine.container is not None
     gpu = config.engine.container.gpu
-    if gpu.count is not None and gpu.count > 0:
-        return gpu.count
-    if gpu.device_ids:
-        return len(gpu.device_ids)
-    return config.engine.vllm.tensor_parallel
+    v = config.engine.vllm
+    if v.gpus > 1:
+        return v.tensor_parallel
+    handed = gpu.count if gpu.count is not None and gpu.count > 0 else len(gpu.device_ids)
+    return handed or v.tensor_parallel
 
 
 def identify_served(config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], synthetic: bool) -> EngineInfo:
@@ -104,15 +106,20 @@ class HfServerRecipe(Recipe):
     """A Hugging Face model server in a container (vLLM, SGLang): its launch arguments (``arguments``), ``GET /health``,
     identity from what it serves, and the smoke test's ``python -m <module> --version``."""
 
-    # (config, slots, bind, port, model argument, tensor parallel) -> (launch arguments, recorded settings)
-    arguments: ClassVar[staticmethod[[BenchmarkConfig, int, str, int, str, int], tuple[list[str], dict[str, Any]]]]
+    # (config, slots, bind, port, model argument, tensor parallel) -> (launch arguments, recorded settings, the
+    # serving configuration's fields)
+    arguments: ClassVar[
+        staticmethod[[BenchmarkConfig, int, str, int, str, int], tuple[list[str], dict[str, Any], dict[str, Any]]]
+    ]
     module: ClassVar[str]
 
     def plan(
         self, config: BenchmarkConfig, slots: int, bind: str, port: int, model_cache: Path, local: bool
     ) -> ContainerPlan:
         model = served_model(config, local)
-        args, settings = type(self).arguments(config, slots, bind, port, model.argument, tensor_parallel(config))
+        args, settings, serving = type(self).arguments(
+            config, slots, bind, port, model.argument, tensor_parallel(config)
+        )
         env = {"HF_HUB_OFFLINE": "1" if model.volumes else "0"}  # a folder: nothing to fetch
         return ContainerPlan(
             args,
@@ -120,6 +127,7 @@ class HfServerRecipe(Recipe):
             environment=env,
             volumes=model.volumes,
             settings={**settings, **model.settings, "synthetic": model.synthetic},
+            serving=serving,
         )
 
     def identify(

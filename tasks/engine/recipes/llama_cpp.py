@@ -80,7 +80,10 @@ class LlamaCppRecipe(Recipe):
             "container_model_path": inside,
         }
         volumes = {str(host_path): {"bind": inside, "mode": "ro"}}
-        return ContainerPlan(command, "/health", volumes=volumes, settings=settings, model_digest=digest)
+        serving = {"max_num_seqs": slots, "settings": {"ctx_size": ctx_size, "threads": threads}}
+        return ContainerPlan(
+            command, "/health", volumes=volumes, settings=settings, model_digest=digest, serving=serving
+        )
 
     def identify(
         self, config: BenchmarkConfig, base_url: str, labels: Mapping[str, str], plan: ContainerPlan

@@ -57,7 +57,18 @@ class OllamaRecipe(Recipe):
         env = ollama_environment(config, slots, bind, port)
         settings: dict[str, Any] = {k: v for k, v in env.items() if k not in ("OLLAMA_HOST", "OLLAMA_MODELS")}
         volumes = {config.engine.container.models_volume: {"bind": MODELS_DIR, "mode": "rw"}}
-        return ContainerPlan(["serve"], "/api/version", environment=env, volumes=volumes, settings=settings)
+        knobs = config.engine.container.ollama
+        serving = {
+            "max_num_seqs": int(env["OLLAMA_NUM_PARALLEL"]),
+            "kv_cache_dtype": knobs.kv_cache_type,
+            "settings": {
+                "flash_attention": knobs.flash_attention,
+                "context_length": int(env["OLLAMA_CONTEXT_LENGTH"]),
+            },
+        }
+        return ContainerPlan(
+            ["serve"], "/api/version", environment=env, volumes=volumes, settings=settings, serving=serving
+        )
 
     def prepare(self, config: BenchmarkConfig, base_url: str, launch: LaunchOptions) -> dict[str, Any]:
         assert config.engine.container is not None

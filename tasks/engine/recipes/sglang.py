@@ -21,15 +21,39 @@ __all__ = ["SglangRecipe", "sglang_arguments"]
 
 def sglang_arguments(
     config: BenchmarkConfig, slots: int, bind: str, port: int, model: str, tp: int
-) -> tuple[list[str], dict[str, Any]]:
-    """(launch_server arguments, recorded settings); engine.vllm's dtype, length and extra args apply to SGLang too."""
+) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """(launch_server arguments, recorded settings, the serving configuration's fields); engine.vllm's dtype, length,
+    batch limits, KV-cache dtype and extra args apply to SGLang too (pipeline and data parallel: --pp-size, --dp-size;
+    the batched-token limit: --chunked-prefill-size; speculative decoding: its own extra arguments)."""
     v = config.engine.vllm
+    running = v.max_num_seqs or slots
     settings: dict[str, Any] = {
         "dtype": v.dtype,
         "context_length": v.max_model_len,
         "tp_size": tp,
-        "max_running_requests": slots,
+        "max_running_requests": running,
         "extra_args": list(v.extra_args),
+    }
+    optional: list[str] = []
+    for flag, key, value in (
+        ("--pp-size", "pp_size", v.pipeline_parallel if v.pipeline_parallel > 1 else None),
+        ("--dp-size", "dp_size", v.data_parallel if v.data_parallel > 1 else None),
+        ("--chunked-prefill-size", "chunked_prefill_size", v.max_batched_tokens),
+        ("--kv-cache-dtype", "kv_cache_dtype", v.kv_cache_dtype),
+    ):
+        if value is not None:
+            optional += [flag, str(value)]
+            settings[key] = value
+    serving = {
+        "dtype": v.dtype,
+        "tensor_parallel": tp,
+        "pipeline_parallel": v.pipeline_parallel,
+        "data_parallel": v.data_parallel,
+        "max_num_seqs": running,
+        "max_batched_tokens": v.max_batched_tokens,
+        "kv_cache_dtype": v.kv_cache_dtype,
+        "extra_args": tuple(v.extra_args),
+        "settings": {"context_length": v.max_model_len},
     }
     args = [
         "--model-path",
@@ -47,11 +71,12 @@ def sglang_arguments(
         "--tp-size",
         str(tp),
         "--max-running-requests",
-        str(slots),
+        str(running),
+        *optional,
         "--enable-metrics",
         *v.extra_args,
     ]
-    return args, settings
+    return args, settings, serving
 
 
 @register(ContainerEngine.sglang, Protocol.openai)

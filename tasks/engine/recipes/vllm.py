@@ -15,22 +15,25 @@ from typing import Any
 from tcobench.schemas import BenchmarkConfig, ContainerEngine, Protocol
 from tcobench.tasks.engine.recipes.base import register
 from tcobench.tasks.engine.recipes.hf_server import HfServerRecipe
+from tcobench.tasks.engine.serving import vllm_knobs
 
 __all__ = ["VllmRecipe", "vllm_arguments"]
 
 
 def vllm_arguments(
     config: BenchmarkConfig, slots: int, bind: str, port: int, model: str, tp: int
-) -> tuple[list[str], dict[str, Any]]:
-    """(api_server arguments, recorded settings)."""
+) -> tuple[list[str], dict[str, Any], dict[str, Any]]:
+    """(api_server arguments, recorded settings, the serving configuration's fields: ``vllm_knobs``)."""
     v = config.engine.vllm
+    knob_args, recorded, serving = vllm_knobs(v, tp, slots)
     settings: dict[str, Any] = {
         "dtype": v.dtype,
         "max_model_len": v.max_model_len,
         "tensor_parallel_size": tp,
-        "max_num_seqs": slots,
+        "max_num_seqs": serving["max_num_seqs"],
         "load_format": v.load_format or "auto",
         "extra_args": list(v.extra_args),
+        **recorded,
     }
     args = [
         "--model",
@@ -45,17 +48,14 @@ def vllm_arguments(
         v.dtype,
         "--max-model-len",
         str(v.max_model_len),
-        "--tensor-parallel-size",
-        str(tp),
-        "--max-num-seqs",
-        str(slots),
+        *knob_args,
         "--load-format",
         settings["load_format"],
         "--enable-prompt-tokens-details",
         "--disable-uvicorn-access-log",
         *v.extra_args,
     ]
-    return args, settings
+    return args, settings, serving
 
 
 @register(ContainerEngine.vllm, Protocol.openai)

@@ -2,13 +2,14 @@
 -- on every cost basis (one row per run and basis of view cost_basis), flagged pareto. Reads view frontier_points.
 --
 -- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload). The frontier's inputs are read in view frontier_points and nowhere else
+-- model_name, workload); each of its serving configurations (config_id) has a curve of its own. The frontier's inputs are read in view frontier_points and nowhere else
 -- (tasks/analysis/compare/frontier.py loads its points from that view). A run's point is its steady state where it has
 -- one (view steady_window: a steady throughput and a steady TPOT), else the whole measured window; column steady
 -- says which.
 -- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,
 -- gpu_vendor, gpu_name, gpu_source      identity (runs)
 -- basis                  cost basis (cost_basis.basis)
+-- config_id              the run's serving configuration (run_summary.config_id)
 -- gpus_counted, gpus_counted_source     GPUs the throughput is divided by (run_summary)        GPUs
 -- steady                 the run has a steady state: steady_interactivity and steady_output_tok_s    BOOLEAN
 -- steady_start_ns, steady_end_ns   its steady window (NULL without one)                           ns
@@ -21,13 +22,16 @@
 --                        (the whole run's throughput over the tokens a USD buys at it)           USD per GPU-second
 -- usd_per_m_output_tokens, usd_per_m_total_tokens     cost_basis' (USD per 1M tokens)
 -- output_tokens_per_usd                               cost_basis' (tokens/USD)
--- pareto                 TRUE where no other run of the same platform has both a higher interactivity and a
---                        higher output_tok_s_per_gpu (on the median-TPOT interactivity); NULL without both
+-- pareto                 TRUE where no other run of the same platform and serving configuration (config_id) has
+--                        both a higher interactivity and a higher output_tok_s_per_gpu (on the median-TPOT
+--                        interactivity): a point of its configuration's curve; NULL without both
+-- envelope               TRUE where no other run of the same platform, of any configuration, has both: a point
+--                        of the platform's envelope (its best configuration there); NULL without both
 -- Its points and prices are view frontier_points' (one row per run and basis), the flag added here.
 -- reads: frontier_points
 CREATE OR REPLACE VIEW frontier AS
 WITH measured AS (  -- every ok or partial run's point once, priced or not (frontier_points has one row per basis)
-    SELECT DISTINCT hardware_key, engine_name, engine_version, model_name, workload, interactivity,
+    SELECT DISTINCT hardware_key, engine_name, engine_version, model_name, workload, config_id, interactivity,
         output_tok_s_per_gpu
     FROM frontier_points
 )
@@ -39,8 +43,17 @@ SELECT
             WHERE o.hardware_key = f.hardware_key AND o.engine_name = f.engine_name
                 AND o.engine_version = f.engine_version AND o.model_name = f.model_name
                 AND o.workload = f.workload
+                AND o.config_id = f.config_id
                 AND o.interactivity > f.interactivity AND o.output_tok_s_per_gpu > f.output_tok_s_per_gpu
         ) END AS pareto,
+    CASE WHEN f.interactivity IS NULL OR f.output_tok_s_per_gpu IS NULL THEN NULL
+        ELSE NOT EXISTS (
+            SELECT 1 FROM measured AS o
+            WHERE o.hardware_key = f.hardware_key AND o.engine_name = f.engine_name
+                AND o.engine_version = f.engine_version AND o.model_name = f.model_name
+                AND o.workload = f.workload
+                AND o.interactivity > f.interactivity AND o.output_tok_s_per_gpu > f.output_tok_s_per_gpu
+        ) END AS envelope,
     f.usd_per_gpu_s,
     f.basis,
     f.usd_per_m_output_tokens,

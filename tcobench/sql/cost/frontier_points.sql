@@ -2,12 +2,14 @@
 -- on every cost basis (one row per run and basis of view cost_basis). Reads views runs, run_summary, cost_basis.
 --
 -- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload). The frontier's inputs are read here and nowhere else (tasks/analysis/compare/frontier.py loads
+-- model_name, workload); each of its serving configurations (config_id) has a curve of its own. The frontier's inputs are read here and nowhere else (tasks/analysis/compare/frontier.py loads
 -- its points from this view). A run's point is its steady state where it has one (view steady_window: a steady
 -- throughput and a steady TPOT), else the whole measured window; column steady says which.
 -- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,
 -- gpu_vendor, gpu_name, gpu_source      identity (runs)
 -- basis                  cost basis (cost_basis.basis)
+-- config_id              the run's serving configuration (run_summary.config_id): the frontier is drawn per
+--                        configuration, runs of one configuration on several hosts or nights are its replicates
 -- gpus_counted, gpus_counted_source     GPUs the throughput is divided by (run_summary)        GPUs
 -- steady                 the run has a steady state: steady_interactivity and steady_output_tok_s    BOOLEAN
 -- steady_start_ns, steady_end_ns   its steady window (NULL without one)                           ns
@@ -29,7 +31,7 @@ WITH measured AS (
     SELECT
         r.run_id, r.batch_id, r.host, r.date, r.concurrency, r.hardware_key, r.engine_name, r.engine_version,
         r.model_name, r.workload, r.gpu_vendor, r.gpu_name, r.gpu_source,
-        s.gpus_counted, s.gpus_counted_source,
+        s.config_id, s.gpus_counted, s.gpus_counted_source,
         s.steady_interactivity IS NOT NULL AND s.steady_output_tok_s_per_gpu IS NOT NULL AS steady,
         s.steady_start_ns, s.steady_end_ns, s.steady_interactivity, s.steady_interactivity_p90,
         s.steady_output_tok_s_per_gpu,

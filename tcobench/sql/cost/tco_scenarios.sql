@@ -19,7 +19,8 @@
 --   engine_version, model_name, workload, load_mode, concurrency, status, gpu_vendor, gpu_name
 -- Inputs:
 --   runs:      hardware_key, site_key, ops_key, utilisation (fraction of the month serving, 0..1),
---              gpu_count (accelerators the engine used; NULL or 0 on a CPU host)
+--              gpu_count (accelerators detected where the engine runs, else declared; NULL or 0 on a CPU
+--              host), gpus_given (GPUs handed to the serving configuration; NULL where unknown, 0 on the CPU)
 --   hardware:  purchase_usd, server_share_usd (USD), lifetime_months (months), load_watts,
 --              idle_watts (W), adaptation_days (engineer days), accelerators (per row)
 --   site:      pue (facility W / IT W), kwh_usd (USD/kWh)
@@ -33,8 +34,9 @@
 --
 -- Computed (USD kept as DOUBLE; round only for display). utilisation, kwh_usd and lifetime_months are the
 -- scenario's values:
---   units                 hardware rows the run used: gpu_count / accelerators when both > 0, else 1    rows
---   gpus_used             gpu_count when > 0, else the row's accelerators                              GPUs
+--   gpus_priced           the GPUs the configuration used: gpus_given when > 0, else gpu_count           GPUs
+--   units                 hardware rows the run used: gpus_priced / accelerators when both > 0, else 1   rows
+--   gpus_used             gpus_priced when > 0, else the row's accelerators                            GPUs
 --   gpus_rented           rented: gpus_used when > 0, else 1; owned: NULL                              GPUs
 --   load_w_used, idle_w_used
 --                         measured when energy.valid: load = energy.mean_w, idle = energy.idle_w
@@ -104,9 +106,9 @@ priced AS (
         r.gpu_name,
         r.gpu_count,
         h.accelerators,
-        CASE WHEN h.accelerators > 0 AND r.gpu_count > 0
-            THEN r.gpu_count / h.accelerators ELSE 1.0 END::DOUBLE AS units,
-        CASE WHEN r.gpu_count > 0 THEN r.gpu_count ELSE h.accelerators END AS gpus_used,
+        CASE WHEN h.accelerators > 0 AND r.gpus_priced > 0
+            THEN r.gpus_priced / h.accelerators ELSE 1.0 END::DOUBLE AS units,
+        CASE WHEN r.gpus_priced > 0 THEN r.gpus_priced ELSE h.accelerators END AS gpus_used,
         CAST(h.purchase_usd AS DOUBLE) AS purchase_usd,
         CAST(h.server_share_usd AS DOUBLE) AS server_share_usd,
         h.lifetime_months,
@@ -127,7 +129,7 @@ priced AS (
         e.j_per_output_token AS measured_j_per_output_token,
         730.0::DOUBLE AS hours_per_month
     FROM run_summary AS s
-    JOIN runs AS r ON r.run_id = s.run_id
+    JOIN (SELECT *, coalesce(nullif(gpus_given, 0), gpu_count) AS gpus_priced FROM runs) AS r ON r.run_id = s.run_id
     LEFT JOIN hardware AS h ON h.key = r.hardware_key
     LEFT JOIN site AS st ON st.key = r.site_key
     LEFT JOIN ops AS o ON o.key = r.ops_key

@@ -49,9 +49,15 @@
 -- steady_interactivity             1000 / steady_tpot_p50_ms                                      tokens/s/user
 -- steady_interactivity_p90         1000 / steady_tpot_p90_ms                                      tokens/s/user
 -- Frontier coordinates (issue 30; view frontier reads them):
--- gpus_counted          runs.gpu_count when > 0 (detected, else the inventory's), else runs.declared_gpu_count
---                       when > 0, else 1 (a CPU host counts as one device)                       GPUs
--- gpus_counted_source   'gpu_count' | 'declared_gpu_count' | 'cpu': which of those gave gpus_counted
+-- gpus_counted          the GPUs the serving configuration used: runs.gpus_given when > 0 (handed to the engine:
+--                       its device list, TP x PP x DP or the matrix's declared gpus; runs.gpus_given_source says
+--                       which), 1 when it is 0 (the engine ran on the CPU: one device); where it is NULL (unknown,
+--                       or a row stored before configurations) runs.gpu_count when > 0 (detected, else the
+--                       inventory's), else runs.declared_gpu_count when > 0, else 1 (a CPU host)     GPUs
+-- gpus_counted_source   'gpus_given' | 'gpu_count' | 'declared_gpu_count' | 'cpu': which of those gave gpus_counted
+-- config_id             runs.config_id (the serving configuration's id, schemas/serving.py); for a row stored
+--                       before configurations: 'legacy-' || the first 8 hex digits of md5(engine_name | engine_version
+--                       | model_name | gpus_counted): its engine, version, model and GPUs as its configuration
 -- interactivity         1000 / tpot_p50_ms: decode speed a median user sees                     tok/s per user
 -- interactivity_p90     1000 / tpot_p90_ms: the same for the slowest tenth of requests          tok/s per user
 -- output_tok_s_per_gpu  output_tok_s / gpus_counted                                             tokens/s per GPU
@@ -173,10 +179,12 @@ joined AS (
         w.steady_tpot_p90_ms,
         w.steady_interactivity,
         w.steady_interactivity_p90,
-        CASE WHEN r.gpu_count > 0 THEN r.gpu_count WHEN r.declared_gpu_count > 0 THEN r.declared_gpu_count
-            ELSE 1 END AS gpus_counted,
-        CASE WHEN r.gpu_count > 0 THEN 'gpu_count' WHEN r.declared_gpu_count > 0 THEN 'declared_gpu_count'
-            ELSE 'cpu' END AS gpus_counted_source
+        CASE WHEN r.gpus_given > 0 THEN r.gpus_given WHEN r.gpus_given = 0 THEN 1 WHEN r.gpu_count > 0
+            THEN r.gpu_count WHEN r.declared_gpu_count > 0 THEN r.declared_gpu_count ELSE 1 END AS gpus_counted,
+        CASE WHEN r.gpus_given > 0 THEN 'gpus_given' WHEN r.gpus_given = 0 THEN 'cpu' WHEN r.gpu_count > 0
+            THEN 'gpu_count' WHEN r.declared_gpu_count > 0 THEN 'declared_gpu_count' ELSE 'cpu' END
+            AS gpus_counted_source,
+        r.config_id AS stored_config_id
     FROM runs AS r
     LEFT JOIN request_stats AS s ON s.run_id = r.run_id
     LEFT JOIN gap_stats AS g ON g.run_id = r.run_id
@@ -184,7 +192,7 @@ joined AS (
 ),
 summary AS (
 SELECT
-    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, gpus_counted, gpus_counted_source),
+    * EXCLUDE (tpot_p50_ms, tpot_p90_ms, tpot_p99_ms, gpus_counted, gpus_counted_source, stored_config_id),
     output_tokens / NULLIF(measure_s, 0) AS output_tok_s,
     (prompt_tokens + output_tokens) / NULLIF(measure_s, 0) AS total_tok_s,
     tpot_p50_ms,
@@ -192,7 +200,9 @@ SELECT
     tpot_p99_ms,
     cached_tokens / NULLIF(prompt_tokens, 0) AS cached_share,
     gpus_counted,
-    gpus_counted_source
+    gpus_counted_source,
+    coalesce(stored_config_id, 'legacy-' || left(md5(concat_ws('|', engine_name, engine_version, model_name,
+        gpus_counted)), 8)) AS config_id
 FROM joined
 )
 SELECT

@@ -39,8 +39,12 @@ def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
     )
     assert "Cost efficiency, A / B (output tokens per USD, owned basis)" in text
     assert "all (geo. mean)" in text and "What drives the difference" in text and "adaptation" in text
-    assert "verdict: the claim 'A is 5x as cost-efficient as B' is above the interval: not supported" in text
-    assert "measured 1.2" in text or "measured 1.3" in text
+    # the claim's frame without --interactivity: the concurrency levels (claim_frame.judge), each in words
+    assert (
+        "verdict: the claim 'A is 5x as cost-efficient as B' is not supported at 3 of its 3 concurrency levels" in text
+    )
+    assert "claim 5x at concurrency 1: not supported: the measured advantage 1.2" in text
+    assert "at equal interactivity (not the claim's frame): " in text
 
 
 def test_compare_refuses_different_workloads(tmp_path: Path) -> None:

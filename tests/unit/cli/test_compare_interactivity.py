@@ -76,8 +76,11 @@ def test_compare_at_interactivity_names_the_sides_and_refuses_outside_the_ranges
     code, out, err = _compare(sweep, "--interactivity", "60,30")
     assert code == 0, err
     assert "At equal interactivity (tok/s/user = 1000 / median TPOT ms; owned basis, output tokens)" in out
-    assert "at 60 tok/s/user: NVIDIA H200 (gpu-nv-1) is " in out
-    assert "x as cost-efficient as AMD Instinct MI300X (gpu-amd-1) at 60 tok/s/user (95% CI " in out
+    # each side named with its configuration (runs stored before configurations: engine, version and GPUs)
+    assert "at 60 tok/s/user: NVIDIA H200 (gpu-nv-1; ollama 0.32.0, 1 GPU) is " in out
+    assert (
+        "x as cost-efficient as AMD Instinct MI300X (gpu-amd-1; ollama 0.32.0, 1 GPU) at 60 tok/s/user (95% CI " in out
+    )
     assert "30 tok/s/user is outside A's measured range" in out and "(B's: " in out
     assert "Cost efficiency, A / B" in out  # the per-concurrency table stays
     assert "frontier points from the steady state (all streams in flight; view steady_window): A " in out
@@ -194,7 +197,7 @@ def test_report_headline_states_the_ratio_at_the_interactivity_asked_for(sweep: 
     )
     assert done.exit_code == 0, done.stderr
     html = out.read_text("utf-8")
-    assert 'id="headline-interactivity">NVIDIA H200 (gpu-nv-1) is ' in html
+    assert 'id="headline-interactivity">NVIDIA H200 (gpu-nv-1; ollama 0.32.0, 1 GPU) is ' in html
     assert "at 60 tok/s/user (95% CI " in html and "chosen with --interactivity" in html
     assert (
         "Throughput per GPU vs interactivity (frontier)" in html

@@ -23,7 +23,7 @@ def config(**engine: object) -> BenchmarkConfig:
 
 def test_command_binds_loopback_and_records_every_setting(tmp_path: Path) -> None:
     cfg = config(vllm={"dtype": "float16", "max_model_len": 1024, "extra_args": ["--enforce-eager"]})
-    cmd, settings = vllm_command(cfg, Path("/v/bin/python"), tmp_path, 8123, 4, synthetic=True)
+    cmd, settings, _ = vllm_command(cfg, Path("/v/bin/python"), tmp_path, 8123, 4, synthetic=True)
     assert cmd[:3] == ["/v/bin/python", "-m", "vllm.entrypoints.openai.api_server"]
     after = {
         flag: cmd[cmd.index(flag) + 1]
@@ -49,7 +49,7 @@ def test_command_binds_loopback_and_records_every_setting(tmp_path: Path) -> Non
     assert "--enable-prompt-tokens-details" in cmd and cmd[-1] == "--enforce-eager"
     assert settings["load_format"] == "dummy" and settings["max_model_len"] == 1024
     assert settings["extra_args"] == ["--enforce-eager"]
-    real, _ = vllm_command(cfg, Path("/p"), tmp_path, 1, 1, synthetic=False)
+    real, _, _ = vllm_command(cfg, Path("/p"), tmp_path, 1, 1, synthetic=False)
     assert real[real.index("--load-format") + 1] == "auto"  # a real model folder loads its weights
 
 
