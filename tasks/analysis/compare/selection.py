@@ -17,7 +17,15 @@ from typing import TypeVar
 
 from tcobench.errors import ConfigError, QueryError
 
-__all__ = ["SELECTION_KEYS", "MatchMode", "Selection", "SelectionTerm", "parse_selection", "pick"]
+__all__ = [
+    "SELECTION_KEYS",
+    "MatchMode",
+    "Selection",
+    "SelectionTerm",
+    "left_out_words",
+    "parse_selection",
+    "pick",
+]
 
 
 class MatchMode(StrEnum):
@@ -190,21 +198,27 @@ def pick(
     return chosen
 
 
+def left_out_words(left_out: Sequence[Mapping[str, object]], selection: Selection | None = None) -> str | None:
+    """How many of the ``left_out`` runs (each with its ``status``) the selection matches (all without one), and
+    their statuses: '4 stored runs, all left out: 3 interrupted, 1 failed'; None when it matches none."""
+    skipped = Counter(
+        str(r.get("status") or "of no status") for r in left_out if selection is None or selection.matches(r)
+    )
+    if not skipped:
+        return None
+    n = sum(skipped.values())
+    why = ", ".join(f"{count} {status}" for status, count in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{n} stored run{'s' if n != 1 else ''}, {'all ' if n > 1 else ''}left out: {why}"
+
+
 def _no_match(
     rows: Sequence[Mapping[str, object]], selection: Selection, label: str, left_out: Sequence[Mapping[str, object]]
 ) -> str:
     """Why selection ``label`` has no run, in words (never a Python None)."""
     head = f"selection {label} {selection.text!r}"
-    skipped = Counter(str(r.get("status") or "of no status") for r in left_out if selection.matches(r))
-    if skipped:
-        n = sum(skipped.values())
-        why = ", ".join(
-            f"{count} {status}" for status, count in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
-        )
-        return (
-            f"{head} matches {n} stored run{'s' if n != 1 else ''}, {'all ' if n > 1 else ''}left out: {why}; only "
-            "ok and partial runs are compared"
-        )
+    words = left_out_words(left_out, selection)
+    if words is not None:
+        return f"{head} matches {words}; only ok and partial runs are compared"
     vendors = sorted({str(r["gpu_vendor"]) for r in rows if r.get("gpu_vendor")})
     cpu = sum(1 for r in rows if not r.get("gpu_vendor"))
     if cpu:

@@ -69,3 +69,22 @@ def test_pick_reads_the_left_out_runs_only_when_nothing_matches() -> None:
     with pytest.raises(QueryError) as info:
         pick(rows, parse_selection("vendor=nvidia"), "A")
     assert str(info.value).endswith("(1 run searched; vendors: no GPU (1 run); hosts: none)")
+
+
+def test_the_report_says_which_runs_it_left_out(store: Path, tmp_path: Path) -> None:
+    from tcobench.tasks.report.report import build_report
+
+    with pytest.raises(QueryError) as info:
+        build_report(store, make_prices(), select="vendor=nvidia", resamples=100)
+    assert str(info.value) == (
+        "no measured run to report matches --select 'vendor=nvidia': it matches 5 stored runs, all left out: 3 "
+        "interrupted, 2 failed; only ok and partial runs are reported"
+    )
+    only = tmp_path / "interrupted-only"
+    _write(only, "int", "nvidia", RunStatus.interrupted)
+    with pytest.raises(QueryError) as info:
+        build_report(only, make_prices(), resamples=100)
+    assert str(info.value) == (
+        "no measured run to report is stored: 1 stored run, left out: 1 interrupted; only ok and partial runs are "
+        "reported"
+    )
