@@ -11,6 +11,7 @@ Design notes: docs/architecture.md#bench-batching-engine.
 from __future__ import annotations
 
 import argparse
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ import numpy as np
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.frontier import RunPoint
 
-__all__ = ["BatchingEngine", "main", "sweep"]
+__all__ = ["BatchingEngine", "SimulatedRequest", "closed_loop", "main", "sweep"]
 
 LEVELS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -89,6 +90,64 @@ def sweep(
                 )
             )
     return found
+
+
+@dataclass(frozen=True)
+class SimulatedRequest:
+    """One request of ``closed_loop``: when it was sent and its tokens' arrivals, in ns from the loop's start."""
+
+    start_ns: int
+    token_ns: tuple[int, ...]  # each token's arrival (one token a chunk), the first at start + one step
+
+    @property
+    def ttft_ns(self) -> int:
+        return self.token_ns[0] - self.start_ns
+
+    @property
+    def itl_ns(self) -> list[int]:
+        return [b - a for a, b in zip(self.token_ns, self.token_ns[1:], strict=False)]
+
+
+def closed_loop(
+    engine: BatchingEngine, streams: int, requests: int, tokens: int, stagger_ms: float = 0.0
+) -> list[SimulatedRequest]:
+    """A closed loop of ``streams`` over ``requests`` requests of ``tokens`` tokens each, event by event, as
+    bench/batching_endpoint.py serves it: every stream's next token is due one step after its previous one was due,
+    the step being a + b x the streams in flight when it is scheduled; a stream whose request ends sends the next
+    one at once (its first token one step later) while requests are left. As the last requests end the batch
+    empties and the survivors speed up: the tail a steady window must not spread evenly. ``stagger_ms``: stream i
+    sends its first request at i x that (a client whose streams start one after another)."""
+    events: list[tuple[float, int]] = []  # (due ms, stream)
+    active, sent, now = 0, 0, 0.0
+    starts: dict[int, float] = {}
+    arrivals: dict[int, list[float]] = {}
+    current: dict[int, int] = {}  # stream -> request index
+    found: dict[int, SimulatedRequest] = {}
+
+    def send(stream: int, at: float) -> None:
+        nonlocal active, sent
+        current[stream], starts[sent], arrivals[sent] = sent, at, []
+        sent += 1
+        active += 1
+        heapq.heappush(events, (at + engine.itl_ms(active), stream))
+
+    for stream in range(min(streams, requests)):
+        heapq.heappush(events, (stream * stagger_ms, -1 - stream))  # a stream's first send (negative: not a token)
+    while events:
+        now, stream = heapq.heappop(events)
+        if stream < 0:
+            send(-1 - stream, now)
+            continue
+        index = current[stream]
+        arrivals[index].append(now)
+        if len(arrivals[index]) < tokens:
+            heapq.heappush(events, (now + engine.itl_ms(active), stream))
+            continue
+        active -= 1
+        found[index] = SimulatedRequest(round(starts[index] * 1e6), tuple(round(t * 1e6) for t in arrivals[index]))
+        if sent < requests:
+            send(stream, now)
+    return [found[i] for i in range(requests)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
         description="Seconds requests in flight may take to finish after SIGINT/SIGTERM/SIGHUP or a run deadline "
         "(TCOBENCH_STOP_GRACE_S).",
     )
+    ssh_command: str = Field(
+        default="ssh",
+        description="The ssh client for ssh:// Docker hosts, split like a shell line (TCOBENCH_SSH_COMMAND), e.g. "
+        "'ssh -F /etc/tcobench/ssh_config'; tcobench adds -T, BatchMode=yes, ConnectTimeout, the user, port and host.",
+    )
     registry: str | None = Field(
         default=None,
         description="Registry that `tcobench images push` pushes to, e.g. registry.example.com:5000 "

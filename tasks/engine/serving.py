@@ -1,16 +1,8 @@
 """serving_columns: a run's serving configuration (schemas.ServingConfig), its config_id and the GPUs it was given.
 
 The launcher of each engine kind knows its own knobs (``RunningEngine.serving``: the batch limit, the parallel
-sizes, the dtype...); this module adds the engine's name and version, the model and the GPUs handed to the engine,
-counted by the first rule that applies:
-  embedded llama.cpp           0, the CPU (the embedded build is the portable CPU one)
-  vllm started by tcobench     tensor x pipeline x data parallel                              (parallel)
-  container                    for vLLM and SGLang (their knobs name a tensor parallel size) tensor x pipeline x
-                               data parallel (parallel); else its device ids (device_list), else its GPU count
-                               (count), else every GPU of the host (host); a CPU container 0 (cpu)
-  endpoint                     the matrix's declared `gpus` (declared), else the host's declared count (host)
-"every GPU of the host" is the count detected where the engine runs, else the inventory's; unknown (null) leaves the
-run to be divided by the host's count, as before configurations (view run_summary).
+sizes, the dtype...); this module adds the engine's name and version, the model and the GPUs handed to the engine
+(``gpus_given``: the rules in docs/architecture.md#tasks-engine-serving).
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ def _preflight(spec: WorkerSpec) -> None:
     if os.geteuid() == 0 and not spec.allow_root:
         raise ConfigError(
             "tcobench worker is running as root; run it as an unprivileged user that may use Docker "
-            "(the docker group; docs/fleet.md), or pass --allow-root"
+            "(the docker group; `tcobench docs fleet`), or pass --allow-root"
         )
     if not os.environ.get("PREFECT_API_URL"):
         raise ConfigError(

@@ -7,7 +7,8 @@ starts live here too, with the leftover sweep that removes containers of crashed
     unix:///var/run/docker.sock   the local daemon (also the default: DOCKER_HOST or the standard socket)
     tcp://host:2376               TLS with the client certificate in DOCKER_CERT_PATH (ca.pem, cert.pem,
                                   key.pem); DOCKER_TLS_VERIFY=0 turns verification of the daemon off
-    ssh://user@host               the system ``ssh`` client (needs a known_hosts entry and key login)
+    ssh://user@host[:port]        the system ``ssh`` client (key login, a known_hosts entry, the docker CLI on the
+                                  host: ssh_transport.py), also as DOCKER_HOST
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from docker.models.containers import Container
 from docker.tls import TLSConfig
 
 from tcobench.errors import EngineError, TcobenchError
+from tcobench.settings import Settings
+from tcobench.tasks.host.ssh_transport import ssh_docker_client
 
 __all__ = [
     "LABEL_BATCH",
@@ -85,6 +88,19 @@ def _tls_config() -> TLSConfig | bool:
     )
 
 
+def _ssh_client(url: str, error: type[TcobenchError], timeout_s: int) -> docker.DockerClient:
+    """A client of an ssh:// host whose daemon answered; ``error`` with ssh's own reason otherwise."""
+    try:
+        return ssh_docker_client(url, timeout_s, Settings().ssh_command)
+    except ValueError as exc:
+        raise error(str(exc)) from exc
+    except ConnectionError as exc:
+        raise error(
+            f"Docker daemon at {url} is not reachable through ssh ({exc}); `ssh {url} docker version` must answer "
+            "without a prompt (key login, known_hosts, docker group)"
+        ) from exc
+
+
 def docker_client(
     host: str | None = None,
     error: type[TcobenchError] = EngineError,
@@ -92,11 +108,12 @@ def docker_client(
 ) -> docker.DockerClient:
     """A client whose daemon answered a ping; ``error`` (one line, naming the host) otherwise."""
     where = describe_host(host)
+    url = host or os.environ.get("DOCKER_HOST") or ""
+    if url.startswith("ssh://"):
+        return _ssh_client(url, error, timeout_s)
     try:
         if host is None:
             client = docker.from_env(timeout=timeout_s)
-        elif host.startswith("ssh://"):
-            client = docker.DockerClient(base_url=host, use_ssh_client=True, timeout=timeout_s)
         elif host.startswith("tcp://"):
             client = docker.DockerClient(base_url=host, tls=_tls_config(), timeout=timeout_s)
         else:

@@ -1,5 +1,5 @@
-"""announce_night: after a nightly, write its report, list its flagged changes, link the report from the Prefect
-artifact, and post the night's markdown summary and flags to the webhook from configuration.
+"""announce_night: after a nightly, write its report, give its cost per platform (``night_cost``), list its flagged
+changes, link the report from the Prefect artifact, and post the night's summary and flags to the configured webhook.
 
 - Report: ``tasks.report.report.write_report`` over the whole store to ``Settings.report_dir/nightly-<batch id>.html``
   (default: the ``reports/`` folder of a store in a local folder); linked as ``Settings.report_url/<file>`` when
@@ -26,6 +26,7 @@ from tcobench.settings import Settings
 from tcobench.tasks.analysis.history import history
 from tcobench.tasks.fleet.nightly import CellResult
 from tcobench.tasks.report.artifacts import publish_link
+from tcobench.tasks.report.night_cost import night_cost_markdown
 from tcobench.tasks.report.report import write_report
 from tcobench.tasks.store.store import StoreRef, open_store
 from tcobench.tasks.tls import tls_context
@@ -126,7 +127,8 @@ def _report(store: StoreRef, prices: PriceTable, batch_id: str, settings: Settin
 def announce_night(
     store: StoreRef, prices: PriceTable, batch_id: str, cells: Sequence[CellResult], markdown: str
 ) -> str:
-    """The night's markdown with its report link and flags; posted to the webhook when one is configured."""
+    """The night's markdown with its cost per platform, report link and flags; posted to the webhook when one is
+    configured."""
     settings = Settings()
     link, report_line = _report(store, prices, batch_id, settings)
     run_ids = [run_id for cell in cells for run_id in cell.run_ids]
@@ -135,7 +137,11 @@ def announce_night(
         flag_text = flags_markdown(flags)
     except TcobenchError as exc:
         flags, flag_text = [], f"Change detection failed: {exc}\n"
-    text = f"{markdown.rstrip()}\n\n{report_line}\n\n{flag_text}"
+    try:
+        cost_text = night_cost_markdown(store, prices, batch_id)
+    except TcobenchError as exc:
+        cost_text = f"Cost summary failed: {exc}\n"
+    text = f"{markdown.rstrip()}\n\n{cost_text}\n{report_line}\n\n{flag_text}"
     if settings.webhook_url is None:
         return text
     failed = [{"cell": c.cell, "host": c.host, "error": c.error} for c in cells if c.status is RunStatus.failed]

@@ -35,6 +35,7 @@ _TEXT_MIN = 12  # a wrapped text column is never narrower than this (or its long
 # a word of text that is a number (USD, percent, ratio, a range): a wrapped column is at least as wide as each
 # where a wrapped cell may break besides spaces: after one of these separators
 _PIECES = re.compile(r"[^\s,\-/:|_.=]*[,\-/:|_.=]+|[^\s,\-/:|_.=]+")
+_NAME_PIECES = re.compile(r"[^_]*_+|[^_]+")  # a header that is a column name (run_id) may break after its "_"
 _NUMBER = re.compile(r"^[(\[$~+\-]*\$?[\d.,]*\d[\d.,]*(%|x|ms|s|W|h)?[)\],;:]*$")
 
 
@@ -91,7 +92,7 @@ def _widths(cols: Sequence[Col], rows: Sequence[Sequence[str]]) -> tuple[list[in
     for i, col in enumerate(cols):
         cells = [_plain(r[i]) for r in rows]
         lines = [line for c in cells for line in c.splitlines()] or [""]
-        header_word = max((len(w) for w in col.name.split()), default=1)
+        header_word = max((len(p) for w in col.name.split() for p in _NAME_PIECES.findall(w)), default=1)
         if col.wrap:
             words = [w for c in cells for w in c.split()]
             number_word = max((len(w) for w in words if _NUMBER.match(w)), default=1)
@@ -157,13 +158,31 @@ def _break(cell: str, width: int) -> str:
     return "\n".join(lines)
 
 
+def _header(name: str, width: int | None) -> str:
+    """A header for a column ``width`` wide: rich wraps it at its spaces; a word wider than that (a column name such
+    as usd_per_m_output_tokens) is broken after its "_" here."""
+    if width is None or all(len(w) <= width for w in name.split()):
+        return name
+    words = []
+    for word in name.split():
+        lines, line = [], ""
+        for piece in _NAME_PIECES.findall(word) if len(word) > width else [word]:
+            if line and len(line) + len(piece) > width:
+                lines.append(line)
+                line = ""
+            line += piece
+        words.append("\n".join([*lines, line]))
+    return " ".join(words)
+
+
 def _table(title: str | None, cols: Sequence[Col], rows: Sequence[Sequence[str]], widths: list[int] | None) -> Table:
     if widths is not None:
         rows = [[_break(c, widths[i]) if cols[i].wrap else c for i, c in enumerate(r)] for r in rows]
     table = Table(title=title, header_style="bold")
     for i, col in enumerate(cols):
         table.add_column(
-            Text(col.name, no_wrap=False, overflow="fold"),  # a header wraps at its spaces, even over numbers
+            # a header wraps at its spaces, even over numbers
+            Text(_header(col.name, widths[i] if widths else None), no_wrap=False, overflow="fold"),
             justify=col.justify,
             no_wrap=not col.wrap,
             overflow="fold",

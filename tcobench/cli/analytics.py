@@ -20,7 +20,6 @@ from tcobench.schemas import CompareOptions, CostBasis
 
 if TYPE_CHECKING:
     from tcobench.tasks.analysis.compare import Comparison
-    from tcobench.tasks.analysis.history import Point, Series
 
 __all__ = ["register"]
 
@@ -420,6 +419,12 @@ def _history(
     min_effect: Annotated[float, typer.Option(help="Smallest |rank-biserial correlation| that counts.")] = 0.5,
     noise_k: Annotated[float, typer.Option(help="Change must exceed this many sd of prior runs' medians.")] = 3.0,
     flagged_only: Annotated[bool, typer.Option("--flagged-only", help="List only flagged changes.")] = False,
+    detail: Annotated[
+        bool,
+        typer.Option(
+            "--detail", help="Every run of every series, one table per series (the default when --series picks one)."
+        ),
+    ] = False,
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 1 when a change is flagged (for CI and cron).")
     ] = False,
@@ -427,7 +432,11 @@ def _history(
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
 ) -> None:
-    """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise."""
+    """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise.
+
+    One row per series (its latest run's figures and its flagged changes), then each flagged change; --series NAME
+    picking one series, or --detail, shows each run of a series.
+    """
     from tcobench.tasks.analysis.history import history
     from tcobench.tasks.prices import load_prices
 
@@ -448,18 +457,29 @@ def _history(
     if not found:
         out.print(f"no series{' matches ' + repr(series) if series else ''} in {settings.store}", highlight=False)
         return
-    flags = 0
-    for s in found:
-        flags += len(s.flags)
-        if not flagged_only:
-            _print_series(s)
-    _print_flags(
+    from tcobench.cli._history_table import print_flags, print_overview, print_series
+
+    flags = sum(len(s.flags) for s in found)
+    if not flagged_only:
+        if detail or len(found) == 1:
+            for s in found:
+                print_series(s)
+        else:
+            print_overview(found)
+    print_flags(
         found,
         flags,
         f"Mann-Whitney U p < {alpha:g} on per-request samples against up to {window} previous "
         f"runs, |rank-biserial| >= {min_effect:g}, |change of median| >= {min_change:g}%, beyond "
         f"{noise_k:g} sd of the previous runs' medians",
     )
+    if not flagged_only and not detail and len(found) > 1:
+        out.print(
+            "Each run of a series: --series NAME (a part of 'host | model | workload | c=N' that picks one series), "
+            "or --detail for every series.",
+            style="dim",
+            highlight=False,
+        )
     if fail_on_change and flags:
         from tcobench.errors import ChangeError
 
@@ -468,83 +488,6 @@ def _history(
         raise ChangeError(
             f"{flags} flagged change(s) in {flagged_series} of {len(found)} series (--fail-on-change); first: {first}"
         )
-
-
-_SERIES_COLS = [
-    Col("night"),
-    Col("date", "left"),
-    Col("batch", "left", drop=4),
-    Col("run", "left", drop=2),
-    Col("decode tok/s p50"),
-    Col("TTFT p50 ms"),
-    Col("output tok/s", drop=3),
-    Col("$/1M out"),
-    Col("$/1M change", drop=1),
-    Col("decode change"),
-    Col("p", drop=5),
-    Col("effect", drop=5),
-    Col("flag", "left", wrap=True),
-    Col("what changed", "left", wrap=True, drop=6),
-]
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1f}%"
-
-
-def _print_series(s: Series) -> None:
-
-    rows = []
-    for p in s.points:
-        decode = next((c for c in p.changes if c.metric == "decode_tok_s"), None)
-        flagged = ", ".join(f"{c.metric} {c.change_pct:+.1f}%" for c in p.changes if c.flagged)
-        rows.append(
-            [
-                str(p.night),
-                p.date,
-                escape(p.batch_id[:12]),
-                p.run_id[:12],
-                number(p.decode_tok_s_p50),
-                number(p.ttft_ms_p50),
-                number(p.output_tok_s),
-                usd(p.usd_per_m_output_tokens),
-                _pct(p.cost_change_pct),
-                _pct(decode.change_pct if decode else None),
-                f"{decode.p_value:.2g}" if decode else "-",
-                f"{decode.effect:+.2f}" if decode else "-",
-                f"[bold red]{escape(flagged)}[/]" if flagged else "",
-                escape("; ".join(p.provenance_changes)),
-            ]
-        )
-    print_table(f"{escape(s.key)} ({escape(s.gpu_name or 'CPU')})", _SERIES_COLS, rows)
-
-
-def _cost_change(p: Point) -> str:
-    before, now = p.prior_usd_per_m_output_tokens, p.usd_per_m_output_tokens
-    if before is None or now is None:
-        return "cost per 1M output tokens: not priced"
-    return f"cost per 1M output tokens {usd(before)} -> {usd(now)} ({_pct(p.cost_change_pct)})"
-
-
-def _print_flags(found: list[Series], flags: int, rule: str) -> None:
-
-    if not flags:
-        out.print(f"{len(found)} series; no change beyond run-to-run noise ({rule}).", highlight=False)
-        return
-    flagged_series = sum(1 for s in found if s.flags)
-    out.print(
-        f"[bold]{flags} flagged change(s)[/] in {flagged_series} of {len(found)} series ({rule}):", highlight=False
-    )
-    for s in found:
-        for p, c in s.flags:
-            direction = "better" if c.better else "worse"
-            out.print(
-                f"  {escape(s.key)}, {p.date} (run {escape(p.run_id)}, batch {escape(p.batch_id)}): {c.metric} "
-                f"{c.prior_median:.4g} -> {c.median:.4g} ({c.change_pct:+.1f}%, {direction}), p={c.p_value:.2g}, "
-                f"effect {c.effect:+.2f}; {_cost_change(p)}"
-                + (f"; {escape('; '.join(p.provenance_changes))}" if p.provenance_changes else ""),
-                highlight=False,
-            )
 
 
 def _report(

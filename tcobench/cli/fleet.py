@@ -96,7 +96,7 @@ def _fleet_deploy(
 
     plan = load_plan(inventory, list(matrix), load_prices(prices))
     if plan.inventory.fleet is None:
-        raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see docs/fleet.md)")
+        raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see `tcobench docs fleet`)")
     if store is None and not os.environ.get("TCOBENCH_STORE"):
         raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
     _need_server("fleet deploy")
@@ -153,25 +153,47 @@ def _fleet_status(pool: PoolOpt = "") -> None:
 def _fleet_init(
     folder: Annotated[Path, typer.Argument(help="Folder to write the files into (made if missing).")],
     host: Annotated[
-        str | None, typer.Option(help=r"The GPU host's inventory name, for the worker unit \[default: this machine's].")
+        list[str] | None,
+        typer.Option(help="A GPU host's name in the inventory (its work queue); repeat for each host. Required."),
     ] = None,
+    venv: Annotated[
+        str | None,
+        typer.Option(
+            help="The venv tcobench is installed in ON THE GPU HOSTS (the unit runs VENV/bin/tcobench), "
+            "e.g. /opt/tcobench/venv. Required."
+        ),
+    ] = None,
+    user: Annotated[str, typer.Option(help="The service user that runs the worker on the GPU hosts.")] = "tcobench",
     force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
 ) -> None:
-    """Write the fleet's set-up files from the installed package: compose file, env templates, worker unit."""
-    import shutil
-    import socket
-    import sys
+    """Write the fleet's set-up files from the installed package: compose file, env templates, one worker unit per
+    GPU host, the smoke night and a checklist filled in for those hosts."""
+    from tcobench.tasks.fleet.setup_files import FleetTarget, write_fleet_files
 
-    from tcobench.tasks.fleet.setup_files import write_fleet_files
-
-    name = host or socket.gethostname().split(".")[0]
-    if not _NAME.match(name):
-        raise typer.BadParameter(f"{name!r} is not a host name (letters, digits, . _ -)", param_hint="--host")
-    beside = Path(sys.executable).parent / "tcobench"
-    command = str(beside) if beside.exists() else (shutil.which("tcobench") or "/usr/local/bin/tcobench")
-    for path in write_fleet_files(folder, name, command, force):
+    if not host:
+        raise typer.BadParameter(
+            "give --host NAME for each GPU host (its name in the inventory): its worker unit is written for it",
+            param_hint="--host",
+        )
+    if venv is None:
+        raise typer.BadParameter(
+            "give --venv PATH, where tcobench is installed on the GPU hosts (e.g. /opt/tcobench/venv): their "
+            "worker units run PATH/bin/tcobench",
+            param_hint="--venv",
+        )
+    try:
+        target = FleetTarget(tuple(host), venv, user)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    for path in write_fleet_files(folder, target, force):
         out.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
-    out.print("next: docs/fleet.md, step 2 (fill in fleet.env)", highlight=False, markup=False)
+    out.print(
+        f"next: {folder / 'CHECKLIST.md'} (ports, service user, images and weights, units, smoke night); "
+        "every step in full: tcobench docs fleet",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:

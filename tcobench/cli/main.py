@@ -15,7 +15,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from tcobench import __version__
-from tcobench.cli import analytics, fleet, images, models, nightly, presets, results, run, store
+from tcobench.cli import analytics, docs, fleet, images, models, nightly, presets, results, run, store
 from tcobench.cli._common import print_error, show_warnings
 from tcobench.cli._help import install, render_help
 from tcobench.errors import ExitCode
@@ -110,7 +110,7 @@ def _root(
     show_warnings()
 
 
-for _module in (run, presets, results, analytics, images, nightly, fleet, models, store):
+for _module in (run, presets, results, analytics, images, nightly, fleet, models, store, docs):
     _module.register(app)
 
 

@@ -165,6 +165,23 @@ def test_a_terminal_shows_progress_and_level_results_before_the_end(night: Night
     assert first < last - 1.0, (first, last)
 
 
+def test_the_closing_summary_gives_each_platforms_cost_and_the_cheapest(night: Night) -> None:
+    """The night's summary (issue 41): $/1M output tokens per platform (hardware key and GPU) at its cheapest level,
+    and the cheapest platform with its advantage over the next, labelled as a ranking (the nightly checks no claim)."""
+    assert night.exit_code == 0
+    text = _plain(night.transcript)
+    summary = " ".join(text[text.index("# tcobench nightly") :].split())
+    assert "## Cost per 1M output tokens this night (owned basis)" in summary
+    for gpu, key in (("H200", "nvidia-h200-sxm"), ("MI300X", "amd-mi300x")):
+        assert re.search(rf"\| zero \| short \| {gpu} \| {key} \| \$[\d.,]+ \| c=[12] \(", summary), (gpu, summary)
+    assert re.search(
+        r"- zero / short: cheapest (H200|MI300X) \((nvidia-h200-sxm|amd-mi300x)\), \$[\d.,]+ per 1M output tokens, "
+        r"[\d.]+x as cost-efficient as the next",
+        summary,
+    ), summary
+    assert "not a verdict" in summary
+
+
 def test_declared_labels_reach_compare_report_and_record_card(night: Night, tmp_path: Path) -> None:
     assert night.exit_code == 0
     compared = tcobench("compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--resamples", "200", env=night.env)

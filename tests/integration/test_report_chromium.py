@@ -102,6 +102,8 @@ def test_page_loads_without_console_errors(dom: tuple[str, str]) -> None:
     # set by the page's script only after it ran to the end without an exception
     assert 'data-report-ready="ok"' in root.group(0), root.group(0)
     assert f'data-charts="{CHARTS}"' in root.group(0) and f'data-charts-drawn="{CHARTS}"' in root.group(0)
+    # every table fits the page's column in headless Chromium's 800 px window: its cells wrap, nothing scrolls
+    assert 'data-tables-wide="0"' in root.group(0), root.group(0)
 
 
 def _png_pixels(data: bytes) -> np.ndarray:

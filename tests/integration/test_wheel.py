@@ -48,6 +48,10 @@ PACKAGE_DATA = [
     "tcobench/tasks/workload/data/presets.toml",
     "tcobench/tasks/workload/data/example-chat.jsonl",
     "tcobench/sql/cost/goodput.sql",
+    "tcobench/docs/fleet.md",  # `tcobench docs fleet`: the page fleet init and its checklist point to
+    "tcobench/docs/decisions/0003-fleet-on-prefect-workers.md",
+    "tcobench/docker/fleet/checklist.md",
+    "tcobench/docker/fleet/zero_endpoint.py",  # the smoke night's endpoint (a link to bench/zero_endpoint.py)
 ]
 
 
@@ -214,15 +218,19 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
         assert images.returncode == 1 and images.stderr.startswith("ImageError:"), images.stderr
     doctor = _run(installed, "doctor", cwd=cwd, env=env)
     assert "Docker daemon" in doctor.stdout, doctor.stdout + doctor.stderr
-    fleet = _run(installed, "fleet", "init", str(tmp_path / "fleet"), "--host", "gpu-1", cwd=cwd, env=env)
+    fleet = _run(
+        installed, "fleet", "init", str(tmp_path / "fleet"), "--host", "gpu-1", "--venv", "/opt/tb", cwd=cwd, env=env
+    )
     assert fleet.returncode == 0, fleet.stderr  # the fleet's set-up files come from the wheel, not a checkout
     shipped = (tmp_path / "fleet" / "compose.fleet.yaml").read_text("utf-8")
     assert shipped == (ROOT / "docker" / "compose.fleet.yaml").read_text("utf-8")
     assert (tmp_path / "fleet" / "fleet" / "prefect-server.Dockerfile").is_file()
-    assert (
-        f"ExecStart={installed / 'tcobench'} worker --host gpu-1"
-        in (tmp_path / "fleet" / "tcobench-worker.service").read_text()
-    )
+    unit = (tmp_path / "fleet" / "hosts" / "gpu-1" / "tcobench-worker.service").read_text()
+    assert "ExecStart=/opt/tb/bin/tcobench worker --host gpu-1\n" in unit  # the GPU host's tcobench, not this one
+    assert (tmp_path / "fleet" / "zero_endpoint.py").read_text() == (ROOT / "bench" / "zero_endpoint.py").read_text()
+    assert "tcobench docs fleet" in fleet.stdout and (tmp_path / "fleet" / "CHECKLIST.md").is_file()
+    page = _run(installed, "docs", "fleet", cwd=cwd, env=env)  # the page the checklist points to, from the wheel
+    assert page.returncode == 0 and page.stdout == (ROOT / "docs" / "fleet.md").read_text("utf-8"), page.stderr
 
     run = _run(
         installed,

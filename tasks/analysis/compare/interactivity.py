@@ -1,20 +1,12 @@
 """interactivity: two sides compared at equal interactivity (tok/s per user), the frame vendor claims are made in.
 
-A side is a set of serving configurations (schemas/serving.py: engine, version, model, dtype, parallel sizes,
-batch limits, GPUs given...). Each configuration has its own frontier (frontier.py: its levels, night-weighted over
-its runs on every host and night, which are its replicates); configurations are never averaged together. The side
-is read at its **envelope**: at each target, the configuration with the most tokens per USD there (the lowest cost
-per token; on one hardware price, the most tok/s per GPU), whose tok/s per GPU and cost per 1M output tokens on the
-chosen basis are the side's. The ratio is A / B of tokens per USD (= $/1M of B / $/1M of A: "A is R times as
-cost-efficient"). A target that no configuration of a side reaches gives no ratio and a reason naming both sides'
-ranges; a side none of whose configurations has two Pareto points has no frontier. The interval is a percentile
-bootstrap whose replicates rebuild every configuration's frontier (frontier.replicate_levels; a side's nights drawn
-once for all its configurations) and pick the envelope again, so it includes the chance that another configuration
-wins; the share of replicates in which each target's winner won is reported. A replicate whose rebuilt envelope
-does not reach the target is left out, and the share of replicates left is reported (``covered``).
+A side is a set of serving configurations, each with its own frontier (frontier.py); configurations are never
+averaged together. At each target a side is read at its envelope: the configuration with the most tokens per USD
+there. The ratio is A / B of tokens per USD; a target no configuration of a side reaches gets no ratio, and the
+bootstrap rebuilds every configuration's frontier and the envelope in each replicate (the winner's share is
+reported). The crossover: where the envelopes' ratio crosses 1.
 
-The crossover: over the overlap of the two envelopes' ranges, where the ratio crosses 1, with a percentile interval
-of the crossing nearest it in each replicate that has one.
+Design notes: docs/architecture.md#tasks-compare-interactivity.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from tcobench.tasks.store.rows import Row, RunRow, fetch_rows, id_list
 
 __all__ = [
     "DASHES",
+    "accelerator",
     "GROUP_FIELDS",
     "PLATFORM_TABLE",
     "NightWeightedRow",
@@ -32,6 +33,7 @@ __all__ = [
     "figure",
     "fmt",
     "group_platforms",
+    "left_out",
     "night_weighted_rows",
     "platform_costs",
     "platform_key",
@@ -42,6 +44,7 @@ __all__ = [
 ]
 
 DASHES = (None, "7 3", "2 3", "9 3 2 3", "4 4")
+WIDE_TABLE = 12  # a table of more columns is set tighter (class "wide", page.PAGE_CSS), so it wraps less
 
 GROUP_FIELDS = ("host", "gpu", "hardware_key", "model_name", "workload", "engine_name")
 PlatformKey = tuple[str, str, str, str, str, str]  # GROUP_FIELDS' values
@@ -62,6 +65,7 @@ class ReportRun(RunRow):
     """A run in the report: view runs' provenance and view run_summary's request counts (report.REPORT_RUNS_SQL)."""
 
     gpu_count: int | None
+    host_cpu_count: int | None
     driver_version: str | None
     cuda_version: str | None
     rocm_version: str | None
@@ -267,6 +271,18 @@ def cheapest_levels(owned: Sequence[NightWeightedRow]) -> dict[str, int]:
     return {label: row["concurrency"] for label, row in best.items()}
 
 
+def accelerator(gpu_name: str | None, gpu_count: int | None, host_cpu_count: int | None) -> str:
+    """What a run computed on: 'NVIDIA H200 x8', or on a host without a GPU 'CPU (16 cores)' (never 'CPU x0')."""
+    if gpu_name:
+        return f"{gpu_name} x{gpu_count}" if gpu_count else gpu_name
+    return f"CPU ({host_cpu_count} cores)" if host_cpu_count else "CPU"
+
+
+def left_out(caption: str, why: str) -> str:
+    """The one line that stands where a chart with nothing to show was left out: which chart, and why."""
+    return f'<p class="note left-out">Chart left out: {escape(caption)}: {escape(why)}.</p>'
+
+
 def fmt(value: Any, digits: int = 1) -> str:
     if value is None:
         return "-"
@@ -288,7 +304,8 @@ def table(
     flagged: Sequence[bool] = (),
     row_attrs: Sequence[str] = (),
 ) -> str:
-    """An HTML table; ``row_attrs``: per row, attributes for its <tr> (already escaped), e.g. the filter's."""
+    """An HTML table; ``row_attrs``: per row, attributes for its <tr> (already escaped), e.g. the filter's. Its
+    cells wrap (page.PAGE_CSS), so it never needs more than the page's width."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []
     for i, row in enumerate(rows):
@@ -296,7 +313,10 @@ def table(
         cls = ' class="flagged"' if flagged and flagged[i] else ""
         attrs = f" {row_attrs[i]}" if row_attrs else ""
         body.append(f"<tr{cls}{attrs}>{cells}</tr>")
-    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    wide = ' class="wide"' if len(headers) > WIDE_TABLE else ""
+    return (
+        f'<div class="scroll"><table{wide}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+    )
 
 
 def figure(caption: str, chart: str, legend_html: str = "", note: str = "") -> str:

@@ -25,6 +25,7 @@ from tcobench.tasks.report.assets.context import (
     cheapest_levels,
     figure,
     fmt,
+    left_out,
     night_weighted_rows,
     platform_costs,
     platform_key,
@@ -96,6 +97,8 @@ def distribution_figure(ctx: ReportContext, metric: str) -> str:
             pts = [(max(q, 1e-3), _PROBS[i - 1]) for i, q in sorted(curves[(p.label, c)])]
             lines.append(Line(label, p.color, pts, dash))
             items.append((label, p.color, dash))
+    if not lines:
+        return left_out(caption, f"no run in the report has {'a first token' if metric == 'ttft' else 'two tokens'}")
     note = (
         "Each curve: at every probability, the quantile (quantile_cont) of each run's ok measured requests (view "
         "run_statistics), averaged over nights (the mean over nights of each night's mean over its runs)."

@@ -2,9 +2,9 @@
 
 The Content-Security-Policy forbids every fetch (scripts, styles, images, fonts, connections) except what is
 inline, so a report that tried to load something would show it as a console error. The script checks each
-chart has data marks, wires the legends (click to hide a series) and the filter, and sets
-``data-report-ready="ok"`` on ``<html>`` only when all of that ran without an exception (the headless-browser
-test reads it).
+chart has data marks, counts the tables wider than the page (``data-tables-wide``: cells wrap, so none), wires the
+legends (click to hide a series) and the filter, and sets ``data-report-ready="ok"`` on ``<html>`` only when all of
+that ran without an exception (the headless-browser test reads both).
 
 The filter (``filter_bar``): a host, a model and a workload, each "all" by default. It hides the table rows
 whose ``data-host``/``data-model``/``data-workload`` do not match, and the chart series (``data-series``) whose
@@ -50,11 +50,18 @@ svg .group-label { font-size: 12px; font-weight: 600; fill: var(--fg); }
 .legend-item { display: inline-flex; align-items: center; gap: 6px; border: 0; background: none; padding: 2px 4px;
                font: inherit; font-size: 12px; cursor: pointer; color: var(--fg); }
 .legend-item.off { opacity: 0.35; }
-table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 4px; }
-th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 4px; max-width: 100%; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top;
+         overflow-wrap: break-word; }
 th { background: var(--panel); font-weight: 600; }
+table.wide { font-size: 12px; }
+table.wide th, table.wide td { padding: 3px 4px; }
+table.wide td { overflow-wrap: anywhere; }
+@media (max-width: 1250px) { table.wide th { overflow-wrap: anywhere; } }
+@media (max-width: 900px) { th, td { overflow-wrap: anywhere; } }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
+p.left-out { font-style: italic; }
 code { font-size: 12px; }
 tr.flagged td { background: #fff1f0; }
 nav.toc { font-size: 13px; margin: 4px 0 10px; }
@@ -130,6 +137,11 @@ PAGE_SCRIPT = """
       history.replaceState(null, "", state ? "#" + state : location.pathname + location.search);
     });
   }
+  var wide = 0;  // tables wider than the page's column: their text wraps, so none should be
+  document.querySelectorAll("table").forEach(function (t) {
+    if (t.getBoundingClientRect().width > t.parentElement.getBoundingClientRect().width + 1) { wide += 1; }
+  });
+  root.dataset.tablesWide = String(wide);
   root.dataset.charts = String(charts.length);
   root.dataset.chartsDrawn = String(drawn);
   root.dataset.reportReady = (charts.length > 0 && drawn === charts.length) ? "ok" : "incomplete";

@@ -155,8 +155,8 @@ def _scale(values: Sequence[float], start: float, end: float, log: bool = False,
         return _Scale(lo, hi, start, end, True, _log_ticks(lo, hi))
     if zero:
         lo, hi = min(lo, 0.0), max(hi, 0.0)
-    if hi == lo:
-        lo, hi = lo - 1, hi + 1
+    if hi == lo:  # one value: an axis around it; a lone 0 from 0 to 1, not from -1
+        lo, hi = (0.0, 1.0) if lo == 0 else (lo - 1, hi + 1)
     step = _nice_step(hi - lo, 5)
     lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     ticks = tuple(lo + i * step for i in range(round((hi - lo) / step) + 1))

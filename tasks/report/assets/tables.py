@@ -17,6 +17,7 @@ from tcobench.tasks.report.assets.context import (
     Platform,
     ReportContext,
     ReportRun,
+    accelerator,
     cheapest_tokens_per_usd,
     figure,
     fmt,
@@ -295,7 +296,7 @@ _HOST: list[CardColumn] = [
 # Provenance: one row per group of runs that share every one of these (an identical platform and setup) ...
 _SHARED: list[RunColumn] = [
     ("host", lambda r: escape(r["host"])),
-    ("GPU", lambda r: escape(f"{r['gpu_name'] or 'CPU'} x{r['gpu_count'] or 0}")),
+    ("GPU", lambda r: escape(accelerator(r["gpu_name"], r["gpu_count"], r["host_cpu_count"]))),
     ("driver", lambda r: fmt(r["driver_version"])),
     ("CUDA / ROCm", lambda r: fmt(r["cuda_version"] or r["rocm_version"])),
     ("engine", lambda r: escape(f"{r['engine_name']} {r['engine_version']}")),
@@ -318,6 +319,7 @@ _SHARED_FIELDS = (
     "host",
     "gpu_name",
     "gpu_count",
+    "host_cpu_count",
     "driver_version",
     "cuda_version",
     "rocm_version",
@@ -383,11 +385,15 @@ def _columns_table(
 
 def record_card_section(ctx: ReportContext) -> str:
     """The record card of each platform's latest batch (that of its last started run), one row per concurrency
-    level. Only those runs' cards are read (docs/performance.md#record-cards)."""
+    level, grouped by platform (the report's platform order) and sorted by concurrency within it. Only those runs'
+    cards are read (docs/performance.md#record-cards)."""
     latest = {ctx.of_run[r["run_id"]].label: r["batch_id"] for r in ctx.runs}  # runs oldest first: the last wins
     ids = [r["run_id"] for r in ctx.runs if latest[ctx.of_run[r["run_id"]].label] == r["batch_id"]]
     sql = f"SELECT * FROM record_card WHERE run_id IN (SELECT unnest({IDS})) ORDER BY started, run_id"
-    shown = [(ctx.of_run[c["run_id"]].label, c) for c in query_rows(ctx.con, sql, RecordCardRow, ids)]
+    order = {p.label: i for i, p in enumerate(ctx.platforms)}
+    cards = query_rows(ctx.con, sql, RecordCardRow, ids)  # grouped by platform, then by concurrency
+    cards.sort(key=lambda c: (order[ctx.of_run[c["run_id"]].label], c["concurrency"]))
+    shown = [(ctx.of_run[c["run_id"]].label, c) for c in cards]
     keys = [ctx.of_run[c["run_id"]].key for _, c in shown]
     attrs = [_filter_attrs(k[0], k[3], k[4]) for k in keys]
     return (

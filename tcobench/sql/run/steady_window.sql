@@ -16,9 +16,16 @@
 -- steady_share          overlap of [steady_start_ns, steady_end_ns] with [measure_start_ns,             fraction
 --                       measure_end_ns] / (measure_end_ns - measure_start_ns); 0 when the window is empty
 -- short_steady          steady_share < 0.5: most of the level ran below full load                        BOOLEAN
--- steady_output_tokens  over ok requests: the first token when first_ns lies in the window, plus         tokens
---                       decode_tokens x (overlap of [first_ns, first_ns + decode_ns] with the window) /
---                       decode_ns (tokens after the first spread evenly over the decode time)
+-- steady_output_tokens  the tokens received inside the window, counted by their receive times, over ok   tokens
+--                       requests: the first token when first_ns lies in the window, plus, of a streamed
+--                       request (chunks > 1), decode_tokens / (chunks - 1) for each later chunk received
+--                       inside it (chunk k at first_ns + itl_ns[1] + ... + itl_ns[k]; the tokens after the
+--                       first shared evenly by the chunks after the first). Only the requests that straddle an
+--                       edge of the window are walked chunk by chunk; one wholly inside counts every token, one
+--                       outside none. A request with one chunk (or no gaps stored): its decode_tokens spread
+--                       evenly over [first_ns, first_ns + decode_ns]. (An even spread of every request put too
+--                       many tokens inside: the requests still running at the window's end speed up as the
+--                       batch empties, after it.)
 -- steady_output_tok_s   steady_output_tokens / steady_s                                                 tokens/s
 -- steady_requests       ok requests whose decode midpoint lies in the window (macro in_steady)         count
 -- steady_tpot_p50_ms, steady_tpot_p90_ms
@@ -37,7 +44,10 @@ WITH req AS (
         start_ns + e2e_ns AS end_ns,
         decode_ns,
         decode_tokens,
-        tpot_ns
+        tpot_ns,
+        request_index,
+        chunks,
+        itl_ns
     FROM request_metrics
     WHERE measured
 ),
@@ -87,13 +97,38 @@ windowed AS (
         END AS steady_share
     FROM bounds
 ),
+streamed AS (  -- ok requests in a window, with their chunks' times known
+    SELECT w.run_id, q.request_index, q.first_ns, q.itl_ns, w.steady_start_ns, w.steady_end_ns,
+        q.decode_tokens / (q.chunks - 1) AS per_chunk
+    FROM windowed AS w
+    JOIN req AS q ON q.run_id = w.run_id AND q.ok
+    WHERE w.steady_s IS NOT NULL AND q.chunks > 1 AND len(q.itl_ns) = q.chunks - 1 AND q.decode_tokens > 0
+        AND q.first_ns <= w.steady_end_ns AND q.first_ns + q.decode_ns >= w.steady_start_ns
+        AND (q.first_ns < w.steady_start_ns OR q.first_ns + q.decode_ns > w.steady_end_ns)  -- it straddles an edge
+),
+chunk_times AS (
+    SELECT run_id, request_index, per_chunk, steady_start_ns, steady_end_ns,
+        first_ns + sum(gap) OVER (PARTITION BY run_id, request_index ORDER BY k) AS at_ns
+    FROM (SELECT *, unnest(itl_ns) AS gap, unnest(range(1, len(itl_ns) + 1)) AS k FROM streamed)
+),
+straddling AS (  -- the tokens after the first of the straddling requests, received inside the window
+    SELECT run_id, sum(per_chunk) FILTER (WHERE at_ns BETWEEN steady_start_ns AND steady_end_ns) AS tokens
+    FROM chunk_times
+    GROUP BY run_id
+),
 steady_requests AS (
     SELECT
         w.run_id,
         sum(CASE WHEN q.first_ns BETWEEN w.steady_start_ns AND w.steady_end_ns THEN 1 ELSE 0 END
-            + CASE WHEN q.decode_ns > 0 THEN coalesce(q.decode_tokens, 0) * greatest(0,
-                least(q.first_ns + q.decode_ns, w.steady_end_ns) - greatest(q.first_ns, w.steady_start_ns))
-                / q.decode_ns ELSE 0 END) AS steady_output_tokens,
+            + CASE
+                WHEN q.chunks > 1 AND len(q.itl_ns) = q.chunks - 1 AND q.decode_tokens > 0 THEN
+                    -- wholly inside: every token; straddling: counted in straddling; outside: none
+                    CASE WHEN q.first_ns >= w.steady_start_ns AND q.first_ns + q.decode_ns <= w.steady_end_ns
+                        THEN q.decode_tokens ELSE 0 END
+                WHEN q.decode_ns > 0 THEN coalesce(q.decode_tokens, 0) * greatest(0,
+                    least(q.first_ns + q.decode_ns, w.steady_end_ns) - greatest(q.first_ns, w.steady_start_ns))
+                    / q.decode_ns
+                ELSE 0 END) AS steady_output_tokens,
         count(*) FILTER (WHERE in_steady(q.first_ns, q.decode_ns, w.steady_start_ns, w.steady_end_ns))
             AS steady_requests,
         quantile_cont(q.tpot_ns, 0.50)
@@ -114,12 +149,13 @@ SELECT
     w.steady_s,
     w.steady_share,
     w.steady_share < 0.5 AS short_steady,
-    s.steady_output_tokens,
-    s.steady_output_tokens / w.steady_s AS steady_output_tok_s,
+    s.steady_output_tokens + coalesce(t.tokens, 0) AS steady_output_tokens,
+    (s.steady_output_tokens + coalesce(t.tokens, 0)) / w.steady_s AS steady_output_tok_s,
     coalesce(s.steady_requests, 0) AS steady_requests,
     s.steady_tpot_p50_ms,
     s.steady_tpot_p90_ms,
     1000 / nullif(s.steady_tpot_p50_ms, 0) AS steady_interactivity,
     1000 / nullif(s.steady_tpot_p90_ms, 0) AS steady_interactivity_p90
 FROM windowed AS w
-LEFT JOIN steady_requests AS s ON s.run_id = w.run_id;
+LEFT JOIN steady_requests AS s ON s.run_id = w.run_id
+LEFT JOIN straddling AS t ON t.run_id = w.run_id;

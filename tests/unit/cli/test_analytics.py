@@ -68,7 +68,7 @@ def test_compare_bad_selection_is_one_line(fleet: Path) -> None:
 
 
 def test_history_lists_trends_and_flags(fleet: Path) -> None:
-    done = runner.invoke(app, ["history", "--store", str(fleet), "--series", "gpu-amd-1"], env=WIDE)
+    done = runner.invoke(app, ["history", "--store", str(fleet), "--series", "gpu-amd-1", "--detail"], env=WIDE)
     assert done.exit_code == 0, done.stderr
     assert "gpu-amd-1 | llama3.2:3b | chat-short | c=4 (AMD Instinct MI300X)" in done.stdout
     # counts the series with a flag, of those examined; says what the change did to cost

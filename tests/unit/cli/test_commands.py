@@ -51,8 +51,8 @@ def test_summary_empty_and_unknown_run(tmp_path: Path, store: Path) -> None:
     assert missing.exit_code == 1 and "no run matches zzz" in missing.stderr
 
 
-def test_summary_prints_costs_and_assumptions(store: Path) -> None:
-    done = runner.invoke(app, ["summary", "--store", str(store)], env={"COLUMNS": "200"})
+def test_summary_run_prints_the_full_card_with_costs_and_assumptions(store: Path) -> None:
+    done = runner.invoke(app, ["summary", "--store", str(store), "--run", "run0"], env={"COLUMNS": "200"})
     assert done.exit_code == 0, done.stderr
     for needle in ("cost per 1M output tokens", "Cost per month behind those numbers", "source: site"):
         assert needle in done.stdout

@@ -56,8 +56,8 @@ def test_query_prints_every_number_whole(fleet: Path, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_summary_prints_every_cost_whole_with_host_hardware_and_engine(fleet: Path, width: int) -> None:
-    text = _run(["summary", "--store", str(fleet)], width)
+def test_summary_cards_print_every_cost_whole_with_host_hardware_and_engine(fleet: Path, width: int) -> None:
+    text = _run(["summary", "--store", str(fleet), "--run", "gpu-"], width)  # every run's full card
     costs = _rows(fleet, "SELECT usd_per_m_output_tokens, usd_per_m_total_tokens FROM tco")
     assert len(costs) == 30
     for output, total in costs:
@@ -72,8 +72,8 @@ def test_summary_prints_every_cost_whole_with_host_hardware_and_engine(fleet: Pa
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_history_prints_every_cost_whole(fleet: Path, width: int) -> None:
-    text = _run(["history", "--store", str(fleet)], width)
+def test_history_detail_prints_every_cost_whole(fleet: Path, width: int) -> None:
+    text = _run(["history", "--store", str(fleet), "--detail"], width)
     for (cost,) in _rows(fleet, "SELECT usd_per_m_output_tokens FROM nightly_trend"):
         assert usd(cost) in text
     if width == 80:
@@ -127,6 +127,6 @@ def test_a_run_wider_than_the_terminal_wraps_its_text_not_its_numbers(tmp_path: 
     model = "org/a-model-name-long-enough-to-need-two-lines-of-an-80-column-terminal-Q4_K_M.gguf"
     run = make_run(run_id="long-model", model_name=model)
     write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
-    text = _run(["summary", "--store", str(tmp_path)], 80)
+    text = _run(["summary", "--store", str(tmp_path), "--run", "long-model"], 80)
     assert "│ requests measured / errors" in text and " 3 / 0 │" in text
     assert "run long-model" in text and "org/a-model-name" in text  # one table, the name wrapped in its cell

@@ -1,0 +1,1 @@
+../../bench/zero_endpoint.py

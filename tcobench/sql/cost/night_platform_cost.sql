@@ -1,0 +1,52 @@
+-- night_platform_cost: one row per (night, model, workload, platform): the platform's best cost efficiency that
+-- night on the owned basis, ranked among the night's platforms of that model and workload. The closing summary of
+-- `tcobench nightly` reads it (tasks/report/night_cost.py). A ranking, not a verdict: no claim is checked here.
+--
+-- A night is a nightly batch (runs.batch_id); a platform is a price-table hardware key and its accelerator (gpu:
+-- runs.gpu_name, or 'CPU (n cores)' from runs.host_cpu_count on a host without one). Rows of view cost_basis with
+-- basis = 'owned' and a price, of runs with status ok or partial (never failed or interrupted runs).
+--   levels                 concurrency levels the platform ran that night with a price                     count
+--   runs                   its runs                                                                         count
+--   output_tokens_per_usd  at each (engine, concurrency), the night's mean over its runs (macro
+--                          night_weighted_mean over the one night) of cost_basis.output_tokens_per_usd; here
+--                          the most of those                                                           tokens/USD
+--   concurrency, engine_name   the level and engine that gave it (the lower concurrency on a tie)
+--   platform_rank          1 = the most output tokens per USD among the night's platforms of this model and
+--                          workload (the cheapest per output token); ties in hardware key, then gpu order
+--   next_gpu, next_hardware_key, next_output_tokens_per_usd   the platform ranked next (NULL for the last)
+--   advantage_over_next    output_tokens_per_usd / the next platform's: how many times as cost-efficient it is
+--                          (= the next one's cost per 1M output tokens / this one's)                       ratio
+-- reads: cost_basis, night_weighted_mean; tables: runs
+CREATE OR REPLACE VIEW night_platform_cost AS
+WITH per_level AS (
+    SELECT
+        c.batch_id, c.model_name, c.workload, c.hardware_key,
+        coalesce(r.gpu_name, 'CPU (' || r.host_cpu_count || ' cores)', 'CPU') AS gpu,
+        r.engine_name, c.concurrency,
+        count(*) AS runs,
+        night_weighted_mean(list((c.output_tokens_per_usd, c.batch_id))) AS output_tokens_per_usd
+    FROM cost_basis AS c
+    JOIN runs AS r ON r.run_id = c.run_id
+    WHERE c.basis = 'owned' AND r.status IN ('ok', 'partial') AND c.output_tokens_per_usd IS NOT NULL
+    GROUP BY ALL
+),
+best AS (
+    SELECT
+        batch_id, model_name, workload, hardware_key, gpu,
+        count(DISTINCT concurrency) AS levels,
+        sum(runs)::BIGINT AS runs,
+        max(output_tokens_per_usd) AS output_tokens_per_usd,
+        arg_max(concurrency, (output_tokens_per_usd, -concurrency)) AS concurrency,
+        arg_max(engine_name, (output_tokens_per_usd, -concurrency)) AS engine_name
+    FROM per_level
+    GROUP BY ALL
+)
+SELECT
+    *,
+    row_number() OVER w AS platform_rank,
+    lead(gpu) OVER w AS next_gpu,
+    lead(hardware_key) OVER w AS next_hardware_key,
+    lead(output_tokens_per_usd) OVER w AS next_output_tokens_per_usd,
+    output_tokens_per_usd / lead(output_tokens_per_usd) OVER w AS advantage_over_next
+FROM best
+WINDOW w AS (PARTITION BY batch_id, model_name, workload ORDER BY output_tokens_per_usd DESC, hardware_key, gpu);
