@@ -23,7 +23,7 @@ from tcobench.schemas.engine_metrics import EngineMetricsKind
 from tcobench.schemas.flags import Flag
 from tcobench.schemas.models import SHAPES
 from tcobench.schemas.serving import DeclaredServing
-from tcobench.schemas.urls import check_url
+from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
 from tcobench.schemas.workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
 
@@ -129,7 +129,7 @@ class EngineConfig(StrictModel):
         if value is None:
             return value
         check_no_user_info(value)
-        return check_url(value, ("http", "https")).rstrip("/")
+        return check_api_base(check_url(value, ("http", "https")))
 
     @field_validator("api_key_env")
     @classmethod

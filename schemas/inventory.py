@@ -13,6 +13,7 @@ from tcobench.schemas.base import GpuVendor, Protocol, StrictModel, check_env_na
 from tcobench.schemas.config import ModelConfig, WorkloadConfig
 from tcobench.schemas.container import DockerHostUrl, GpuConfig, OllamaSettings
 from tcobench.schemas.records import HOST_PATTERN
+from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
 
 __all__ = ["CONTROL_QUEUE", "SWEEP_KEYS", "FleetSettings", "HostSpec", "Inventory", "Matrix", "MatrixEngine"]
@@ -183,8 +184,12 @@ class MatrixEngine(StrictModel):
 
     @field_validator("endpoint")
     @classmethod
-    def _no_credentials(cls, value: str | None) -> str | None:
-        return value if value is None else check_no_user_info(value)
+    def _endpoint_base(cls, value: str | None) -> str | None:
+        """No credentials, a usable http(s) URL, and the server's base (not its /v1): as engine.url."""
+        if value is None:
+            return value
+        check_no_user_info(value)
+        return check_api_base(check_url(value, ("http", "https")))
 
     @field_validator("api_key_env")
     @classmethod

@@ -56,17 +56,22 @@ class CostBasis:
     def owned(self) -> bool:
         return self.tier is None
 
+    @property
+    def option(self) -> str:
+        """The value to type for this basis (``--basis``): ``owned`` or the bare tier name."""
+        return "owned" if self.tier is None else self.tier.value
+
     @classmethod
     def parse(cls, text: str) -> CostBasis:
-        """``owned``, ``rented: <tier>`` or a bare tier name; ValueError naming the valid ones otherwise."""
+        """``owned``, ``rented: <tier>`` or a bare tier name; ValueError listing the values to type otherwise."""
         value = text.strip().removeprefix("rented:").strip()
         if text.strip() == "owned":
             return cls()
         try:
             return cls(RentalTier(value))
         except ValueError:
-            valid = ", ".join(str(b) for b in cls.every())
-            raise ValueError(f"unknown cost basis {text!r} (valid: {valid})") from None
+            valid = ", ".join(b.option for b in cls.every())
+            raise ValueError(f"unknown cost basis {text!r}: choose {valid}") from None
 
     @classmethod
     def every(cls) -> list[CostBasis]:

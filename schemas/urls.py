@@ -1,14 +1,18 @@
 """URLs in configuration: a known scheme, a host, and a port that is a number in 1-65535 (checked once, here).
 
+An engine's URL is its base (``http://host:8000``): tcobench adds the API's paths itself (``/v1/...``,
+``/api/...``), so a URL that already ends in one (``http://host:8000/v1``, as OpenAI clients take it) would be asked
+for ``/v1/v1/models``; ``check_api_base`` refuses it with the URL to give instead.
+
 ``urllib`` parses ``http://host:70000`` and ``http://host:abc`` without complaint and raises only when the port is
 read, deep inside a run; a configuration that names such a URL is refused at validation instead, naming the value.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["check_url"]
+__all__ = ["API_PATHS", "check_api_base", "check_url"]
 
 
 def check_url(url: str, schemes: tuple[str, ...], *, needs_host: bool = True) -> str:
@@ -31,3 +35,31 @@ def check_url(url: str, schemes: tuple[str, ...], *, needs_host: bool = True) ->
     if port == 0:
         raise ValueError(f"{url!r}: port 0 is outside 1-65535")
     return url
+
+
+# what a base URL must not end in: the paths the protocols add (tasks/load/protocols), longest first
+API_PATHS = (
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/models",
+    "/api/generate",
+    "/api/chat",
+    "/api/tags",
+    "/v1",
+)  # not a bare /api: a gateway may serve the OpenAI API under it (http://gateway/api/v1/...)
+
+
+def check_api_base(url: str) -> str:
+    """``url`` without a trailing ``/`` when its path does not end in an API path tcobench adds itself; ValueError
+    with the base URL to give instead otherwise."""
+    base = url.rstrip("/")
+    parts = urlsplit(base)
+    path = parts.path.rstrip("/")
+    for suffix in API_PATHS:
+        if path.lower().endswith(suffix):
+            fix = urlunsplit(parts._replace(path=path[: len(path) - len(suffix)]))
+            raise ValueError(
+                f"{url!r} ends in {path[len(path) - len(suffix) :]}, a path tcobench adds itself (/v1/... for "
+                f"protocol openai, /api/... for ollama); give the server's base URL: {fix}"
+            )
+    return base

@@ -32,8 +32,12 @@ _SCALARS = (str, int, float, bool, type(None))
 
 
 def _shown(value: Any) -> str:
-    """A given value as a message shows it: repr (numbers as given: -1, not -1.0), URL credentials masked, cut at
-    80 characters."""
+    """A given value as a message shows it, as the file writes it: a text quoted, a number as given (-1, not -1.0),
+    true / false (not Python's True), URL credentials masked, cut at 80 characters; never Python's None."""
+    if value is None:
+        return "no value"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     text = f"{value:g}" if isinstance(value, float) else redact_url(repr(value))
     return text if len(text) <= 80 else text[:77] + "..."
 

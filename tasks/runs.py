@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import subprocess
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from tcobench.tasks.workload.profiles import claim_shortfalls
 __all__ = [
     "PARTIAL_THRESHOLD",
     "check_runs",
+    "check_shapes",
     "config_hash",
     "describe_run",
     "failed_run_record",
@@ -318,3 +320,32 @@ def check_runs(runs: list[RunRecord], counts: Mapping[str, tuple[int, int]], thr
         what += f" ({failed / measured:.0%} failed, over the {threshold:.0%} partial threshold)"
     more = f"; {len(bad) - 1} more run(s) like it" if len(bad) > 1 else ""
     raise RunError(f"{what}{more}", code)
+
+
+def _off_by(run: RunRecord, shape: Mapping[str, Any]) -> float:
+    """How far a flagged run's served shape is from the asked, as view run_shape judges it: the input's relative
+    error, and the output's where it counts (both ways with ignore_eos; without it, only serving more)."""
+    errors = [abs(shape["isl_error"])] if shape.get("isl_error") is not None else []
+    osl = shape.get("osl_error")
+    if osl is not None and (run.ignore_eos or osl > 0):
+        errors.append(abs(osl))
+    return max(errors, default=0.0)
+
+
+def check_shapes(runs: Sequence[RunRecord], shapes: Sequence[Mapping[str, Any]]) -> None:
+    """Raise RunError (exit 4, partial) naming the first run whose served input or output lengths missed the asked by
+    more than the shape tolerance (view run_shape's ``shape_mismatch``), with the ``--shape-tolerance`` that accepts
+    every such run; ``shapes``: the runs' rows of view run_shape."""
+    flagged = {row["run_id"]: row for row in shapes if row.get("shape_mismatch")}
+    bad = [r for r in runs if r.run_id in flagged]
+    if not bad:
+        return
+    run, shape = bad[0], flagged[bad[0].run_id]
+    more = f"; {len(bad) - 1} more run(s) like it" if len(bad) > 1 else ""
+    needed = math.ceil(max(_off_by(r, flagged[r.run_id]) for r in bad) * 100) / 100
+    accept = f"--shape-tolerance {needed:.2f} accepts it" if needed <= 10 else "no --shape-tolerance accepts it"
+    raise RunError(
+        f"run {run.run_id[:8]} (concurrency {run.concurrency}) served another shape than asked: "
+        f"{shape['shape_note']}{more}; over the shape tolerance {shape['shape_tolerance']:.2f} ({accept})",
+        ExitCode.partial,
+    )

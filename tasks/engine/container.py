@@ -179,8 +179,9 @@ def _engine_of(cfg: ContainerConfig, image: Image, reference: str) -> ContainerE
     try:
         return ContainerEngine(str(label))
     except ValueError:
+        found = f"its value {label!r} is not one" if label is not None else "it has none"
         raise EngineError(
-            f"image {reference!r} has no valid {_ENGINE_LABEL} label ({label!r}): set engine.container.engine to "
+            f"image {reference!r} has no valid {_ENGINE_LABEL} label ({found}): set engine.container.engine to "
             f"one of {', '.join(e.value for e in ContainerEngine)}"
         ) from None
 

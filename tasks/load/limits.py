@@ -57,10 +57,11 @@ def _descriptors(need: int) -> str | None:
 
 
 def check_load(workload: WorkloadConfig, warn: bool = True) -> None:
-    """Refuse a concurrency level this process cannot open (ConfigError, one line naming the limit); warn once per
-    level the plan cannot reach (it is lowered: see the module doc)."""
+    """Refuse a concurrency level this process cannot open (ConfigError, one line naming the limit); warn once, on
+    one line, about the levels the plan cannot reach (they are lowered: see the module doc)."""
     bound = plan_bound(workload)
     ports = port_range()
+    over = []
     for level in workload.concurrency:
         streams = level if bound is None else min(level, bound)
         procs = max(1, client_procs(workload, streams))
@@ -72,12 +73,16 @@ def check_load(workload: WorkloadConfig, warn: bool = True) -> None:
             )
         if why is not None:
             raise ConfigError(f"workload.concurrency {level} cannot be opened here: {why}; lower the concurrency")
-        if warn and bound is not None and level > bound:
-            log.warning(
-                f"workload.concurrency {level} exceeds what the plan can reach: {bound} in flight at most "
-                f"(requests {workload.requests}, warm-up {workload.warmup_requests}, turns "
-                f"{workload.turns}); the run goes on at {bound} and stores concurrency_reached"
-            )
+        if bound is not None and level > bound:
+            over.append(level)
+    if warn and over and bound is not None:
+        levels = ", ".join(str(level) for level in over)
+        verb, which = ("exceeds", "the run goes on") if len(over) == 1 else ("exceed", "those runs go on")
+        log.warning(
+            f"workload.concurrency {levels} {verb} what the plan can reach: {bound} in flight at most "
+            f"(requests {workload.requests}, warm-up {workload.warmup_requests}, turns "
+            f"{workload.turns}); {which} at {bound} and store{'s' if len(over) == 1 else ''} concurrency_reached"
+        )
 
 
 def reached(records: Iterable[RequestRecord]) -> int:

@@ -25,6 +25,8 @@ import duckdb
 from tcobench.errors import ConfigError, QueryError, StoreError
 from tcobench.schemas import PriceTable, RunStatus
 from tcobench.tasks.analysis.compare import parse_selection
+from tcobench.tasks.analysis.compare.candidates import left_out_runs
+from tcobench.tasks.analysis.compare.selection import left_out_words
 from tcobench.tasks.analysis.history import Series, detect_changes
 from tcobench.tasks.analysis.summarise import BY_EQUALITY, rows_of_runs
 from tcobench.tasks.report.assets import (
@@ -101,11 +103,15 @@ def _context(
     interactivity: float | None = None,
 ) -> ReportContext:
     runs = fetch_rows(con, REPORT_RUNS_SQL, ReportRun)
-    if select:
-        selection = parse_selection(select, "--select")
+    selection = parse_selection(select, "--select") if select else None
+    if selection is not None:
         runs = [r for r in runs if selection.matches(r)]
     if not runs:
-        raise QueryError("no measured run to report" + (f" matches --select {select!r}" if select else " is stored"))
+        why = f" matches --select {select!r}" if select else " is stored"
+        words = left_out_words(left_out_runs(con), selection)  # failed and interrupted runs: how many, and why out
+        if words is not None:
+            why += f": {'it matches ' if select else ''}{words}; only ok and partial runs are reported"
+        raise QueryError(f"no measured run to report{why}")
     groups = group_platforms(runs)
     of_run = {run_id: p for p in groups for run_id in p.run_ids}
     register_platforms(con, of_run)
@@ -169,7 +175,10 @@ def build_report(
     (None: no claim is stated); ``interactivity``: the headline's target in tok/s per user (None: the middle of
     the overlap of both sides' measured ranges)."""
     if (a is None) != (b is None):
-        raise ConfigError(f"give both --a and --b for the headline pair, or neither (got --a {a!r}, --b {b!r})")
+        given, value, missing = ("--a", a, "--b") if b is None else ("--b", b, "--a")
+        raise ConfigError(
+            f"give both --a and --b for the headline pair, or neither: {given} {value!r} was given without {missing}"
+        )
     for text, label in ((a, "--a"), (b, "--b")):
         if text is not None:
             parse_selection(text, label)  # a bad selection fails before the store is opened

@@ -52,6 +52,7 @@ __all__ = [
     "Store",
     "StoreRef",
     "cache_schema",
+    "check_exists",
     "check_store",
     "commit_tables",
     "conform",
@@ -644,6 +645,20 @@ def _nearest_existing(folder: Path) -> Path:
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     return folder
+
+
+def check_exists(store: StoreRef, source: str) -> Store:
+    """The store a read command names, when it is there; StoreError when its local folder does not exist, naming
+    ``source`` (where the name came from: ``--store``, ``TCOBENCH_STORE``, the default), so that a read never answers
+    "nothing is stored" about a path that is not there. A folder without a catalog yet reads as an empty store."""
+    target = open_store(store)
+    root = target.location.root
+    if root is not None and not root.exists():
+        raise StoreError(
+            f"store {target.location} does not exist ({source}): name the store your runs were stored in "
+            f"(--store PATH or TCOBENCH_STORE), or measure into this one first: tcobench run --store {target.location}"
+        )
+    return target
 
 
 def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:

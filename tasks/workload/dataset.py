@@ -84,7 +84,7 @@ def _record(obj: Any, fmt: DatasetFormat, path: Path, line: int) -> DatasetRecor
         raise _bad(path, line, "not a JSON object")
     out = obj.get("output_tokens")
     if out is not None and (not isinstance(out, int) or isinstance(out, bool) or out <= 0):
-        raise _bad(path, line, f'"output_tokens" must be a positive integer, got {out!r}')
+        raise _bad(path, line, f'"output_tokens" must be a positive integer, got {json.dumps(out)}')
     if fmt is DatasetFormat.sharegpt or "conversations" in obj:
         record = _conversation(obj.get("conversations"), path, line)
         return DatasetRecord(record.line, None, None, out, record.user_turns, record.replies, record.system)

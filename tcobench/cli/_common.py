@@ -36,6 +36,7 @@ __all__ = [
     "out",
     "prefect_defaults",
     "print_error",
+    "read_settings",
     "settings_for",
     "show_warnings",
     "usd",
@@ -118,6 +119,20 @@ def settings_for(store: str | None) -> Settings:
     """Settings from the environment, with ``--store`` taking precedence."""
     settings = Settings()
     return settings.model_copy(update={"store": store}) if store is not None else settings
+
+
+def read_settings(store: str | None) -> Settings:
+    """``settings_for`` a command that reads the store: StoreError (exit 1) when the store's folder does not exist,
+    naming where its path came from."""
+    from tcobench.tasks.store.store import check_exists
+
+    settings = settings_for(store)
+    if store is not None:
+        source = "given by --store"
+    else:
+        source = "from TCOBENCH_STORE" if "store" in settings.model_fields_set else "the default store"
+    check_exists(settings.store, source)
+    return settings
 
 
 def prefect_defaults() -> None:

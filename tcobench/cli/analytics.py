@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, settings_for, usd
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, read_settings, usd
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
@@ -75,7 +75,7 @@ def _compare(**values: Any) -> None:
     targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
     options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]), interactivity=targets)
     result = compare(
-        settings_for(values["store"]).store,
+        read_settings(values["store"]).store,
         load_prices(values["prices_file"]),
         values["a"],
         values["b"],
@@ -440,7 +440,7 @@ def _history(
     from tcobench.tasks.analysis.history import history
     from tcobench.tasks.prices import load_prices
 
-    settings = settings_for(store)
+    settings = read_settings(store)
     found = history(
         settings.store,
         load_prices(prices_file),
@@ -521,7 +521,7 @@ def _report(
 
     if resamples < 100:
         raise typer.BadParameter(f"{resamples}: must be at least 100", param_hint="--resamples")
-    settings = settings_for(store)
+    settings = read_settings(store)
     path = write_report(
         settings.store,
         load_prices(prices_file),

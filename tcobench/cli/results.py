@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import pyarrow as pa
 import typer
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, read_settings
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._runs_table import print_assumptions, print_runs
@@ -58,7 +58,7 @@ def _summary(
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
     names = _columns(select) if select is not None else None
-    settings = settings_for(store)
+    settings = read_settings(store)
     result = summarise(settings.store, load_prices(prices_file), snapshot=snapshot)
     if run_id:
         keep = [r for r in result.runs.column("run_id").to_pylist() if any(r.startswith(p) for p in run_id)]
@@ -122,7 +122,7 @@ def _query(
 
     if fmt not in ("table", "csv", "json"):
         raise typer.BadParameter(f"{fmt!r}: choose table, csv or json", param_hint="--format")
-    settings = settings_for(store)
+    settings = read_settings(store)
     prices = load_prices(prices_file)
     with QueryBounds(timeout) as bounds:
         con = connect(settings.store, prices, needs=views_named(sql), snapshot=snapshot)

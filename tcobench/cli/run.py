@@ -199,7 +199,7 @@ def _own_options(
         float | None,
         typer.Option(
             help="Flag a run whose mean input or output tokens (server-counted) differ from the asked by more than "
-            "this fraction [0.10]; also TCOBENCH_SHAPE_TOLERANCE.",
+            "this fraction, and exit 4 [0.10]; also TCOBENCH_SHAPE_TOLERANCE.",
             min=0,
             max=10,
         ),
@@ -219,8 +219,9 @@ def _run(**values: Any) -> None:
 
     Exit status: 0 ok; 1 an error before measuring (also: the estimate after warm-up is over 30 min on the embedded
     CPU engine and --yes was not given); 3 a run failed (every measured request failed, or the engine
-    died); 4 a run lost more than --partial-threshold of its requests or hit --deadline; 130/143/129 stopped by
-    SIGINT/SIGTERM/SIGHUP (finished requests are kept as an interrupted run).
+    died); 4 a run lost more than --partial-threshold of its requests, hit --deadline, or was served input or
+    output lengths further from the asked than --shape-tolerance; 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP
+    (finished requests are kept as an interrupted run).
     """
     from tcobench.tasks.config import load_config_sourced
     from tcobench.tasks.load.limits import check_load
@@ -329,7 +330,7 @@ def _run_flow(
         err.print("[dim]starting the engine (Prefect off)...[/]")
     from tcobench.flows import benchmark
     from tcobench.schemas import EngineKind
-    from tcobench.tasks.runs import check_runs, new_id
+    from tcobench.tasks.runs import check_runs, check_shapes, new_id
 
     # model pulls while an engine starts
     pulls = Progress(
@@ -361,9 +362,10 @@ def _run_flow(
     finally:
         if pulls.live.is_started:
             pulls.stop()
-    _print_result(result, settings, config.workload, options.sources, prices)
+    shapes = _print_result(result, settings, config.workload, options.sources, prices)
     counts = {r["run_id"]: (r["n"], r["errors"]) for r in result.run_rows.to_pylist()}
-    check_runs(result.runs, counts, partial_threshold)
+    check_runs(result.runs, counts, partial_threshold)  # a failed (3) or lossy (4) run first
+    check_shapes(result.runs, shapes.to_pylist() if shapes is not None else [])  # then a missed shape (4)
 
 
 def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
@@ -379,7 +381,8 @@ def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
         return None
 
 
-def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str], prices: Any) -> None:
+def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str], prices: Any) -> Any:
+    """The stored runs' summary, assumptions and workload; their rows of view run_shape (None: unreadable)."""
     shapes = _shapes(settings.store, prices, result.run_ids)
     print_runs(result.summary.runs, result.summary.tco, result.summary.goodput, shapes)
     print_assumptions(result.summary.tco, result.summary.sources)
@@ -389,6 +392,7 @@ def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[
     if result.sweep_stop is not None:
         out.print(f"sweep stopped: {result.sweep_stop}", highlight=False)
     out.print(f"stored {len(result.run_ids)} run(s) in {settings.store} (batch {result.batch_id})", highlight=False)
+    return shapes
 
 
 def _accuracy_options(

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from tcobench.cli._common import PricesOpt, StoreOpt, err, guard, out, settings_for
+from tcobench.cli._common import PricesOpt, StoreOpt, err, guard, out, read_settings, settings_for
 from tcobench.cli._fit import Col, print_table
 
 __all__ = ["register"]
@@ -23,7 +23,7 @@ def _info(store: StoreOpt = None) -> None:
     """Where the store is, its newest snapshot, rows and files per table, and the cached per-run views."""
     from tcobench.tasks.store.inspect import describe_store
 
-    info = describe_store(settings_for(store).store)
+    info = describe_store(read_settings(store).store)
     out.print(f"store      {escape(info.store)}", highlight=False)
     out.print(f"catalog    {info.catalog}; data {escape(info.data_path)}", highlight=False)
     if info.legacy:
@@ -57,7 +57,7 @@ def _snapshots(
     """The newest snapshots (what each commit changed); --snapshot N reads the store as it was then."""
     from tcobench.tasks.store.inspect import list_snapshots
 
-    rows = list_snapshots(settings_for(store).store, limit)
+    rows = list_snapshots(read_settings(store).store, limit)
     if not rows:
         out.print("no snapshots: nothing has been written yet")
         return
@@ -86,7 +86,7 @@ def _compact(
     old snapshots."""
     from tcobench.tasks.store.compact import compact_store
 
-    result = compact_store(settings_for(store).store, keep_days, _progress)
+    result = compact_store(read_settings(store).store, keep_days, _progress)
     out.print(
         f"compacted in {result.seconds:.1f} s: {result.files_before:,} -> {result.files_after:,} data files; "
         f"per-run views stored for {result.cached_runs:,} more run(s), change tests for {result.tested_runs:,}; "
@@ -105,7 +105,7 @@ def _verify(
     from tcobench.errors import StoreError
     from tcobench.tasks.store.verify import verify_store
 
-    result = verify_store(settings_for(store).store, repair=repair, deep=not quick, on_progress=_progress)
+    result = verify_store(read_settings(store).store, repair=repair, deep=not quick, on_progress=_progress)
     for p in result.problems:
         out.print(f"{p.kind}: {escape(p.subject)}: {escape(p.detail)}", highlight=False)
     for line in result.repaired:

@@ -37,6 +37,7 @@ __all__ = [
     "any_slo",
     "comparison_differences",
     "goodput_of",
+    "left_out_runs",
     "load_priced",
     "load_runs",
     "night_weighted",
@@ -205,12 +206,24 @@ JOIN run_summary AS s ON s.run_id = r.run_id
 """
 _RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
 _RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
+# the runs _WHERE leaves out, with their status and the columns a selection can match: CandidateRun's of views runs
+# and run_summary (a run that failed before its first request has no run_summary row: NULL there)
+_LEFT_OUT_COLUMNS = ", ".join(
+    f"r.{c}" if c not in _COST_COLUMNS else f"{_COST_COLUMNS[c]} AS {c}"
+    for c in CandidateRun.__annotations__
+    if c not in _COST_COLUMNS or _COST_COLUMNS[c].startswith("s.")
+)
+_LEFT_OUT_SQL = (
+    f"SELECT r.status, {_LEFT_OUT_COLUMNS} FROM runs AS r LEFT JOIN run_summary AS s ON s.run_id = r.run_id "
+    f"WHERE r.status NOT IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') {_RUNS_ORDER}"
+)
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
     bases = [b for (b,) in con.execute("SELECT DISTINCT basis FROM cost_basis ORDER BY 1").fetchall()]
     if str(basis) not in bases and bases:
-        raise ConfigError(f"cost basis {str(basis)!r} has no priced run (priced: {', '.join(bases)})")
+        priced = ", ".join(CostBasis.parse(b).option for b in bases)  # the values --basis takes
+        raise ConfigError(f"cost basis {basis.option!r} has no priced run (priced: {priced})")
 
 
 def load_runs(
@@ -241,6 +254,13 @@ def load_runs(
     rows = fetch_rows(con, base + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
     if not any(r["has_cost_basis"] for r in rows):
         _check_basis(con, basis)
+    return rows
+
+
+def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
+    """The stored runs ``load_runs`` leaves out (failed, interrupted), with their ``status``: what a selection that
+    matches no candidate says it left out (selection.pick)."""
+    rows: list[dict[str, object]] = con.execute(_LEFT_OUT_SQL).fetch_arrow_table().to_pylist()
     return rows
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import get_args
@@ -40,6 +40,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     any_slo,
     comparison_differences,
     goodput_of,
+    left_out_runs,
     load_runs,
     night_weighted,
     priced,
@@ -353,11 +354,17 @@ def compare(
 
 
 def _sides(
-    rows: list[CandidateRun], sel_a: Selection, sel_b: Selection, opts: CompareOptions, need_levels: bool = True
+    rows: list[CandidateRun],
+    sel_a: Selection,
+    sel_b: Selection,
+    opts: CompareOptions,
+    need_levels: bool = True,
+    left_out: Callable[[], Sequence[Mapping[str, object]]] | None = None,
 ) -> tuple[list[CandidateRun], list[CandidateRun], list[str], list[str]]:
     """A's and B's runs at the concurrency levels both have, the refused differences and the notes so far; with
-    ``need_levels`` False, no level in common gives no runs and a note (the sides are compared on a frontier)."""
-    a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
+    ``need_levels`` False, no level in common gives no runs and a note (the sides are compared on a frontier).
+    ``left_out``: the stored runs ``rows`` leaves out, for the message of a side that matches none (pick)."""
+    a_rows, b_rows = pick(rows, sel_a, "A", left_out), pick(rows, sel_b, "B", left_out)
     both = {r["run_id"] for r in a_rows} & {r["run_id"] for r in b_rows}
     if both:
         raise QueryError(f"selections A and B share {len(both)} run(s), e.g. {sorted(both)[0]}: make them disjoint")
@@ -576,7 +583,9 @@ def _at_levels(
     opts: CompareOptions,
 ) -> _Levels:
     """The comparison per concurrency level (``_Levels``), without the frontier's part."""
-    a_rows, b_rows, diffs, notes = _sides(runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None)
+    a_rows, b_rows, diffs, notes = _sides(
+        runs, sel_a, sel_b, opts, need_levels=opts.interactivity is None, left_out=lambda: left_out_runs(con)
+    )
     if not a_rows:  # no level in common: the frontier alone
         return None, notes, []
     flagged = _flagged(con, {"A": a_rows, "B": b_rows}, opts.exclude_flagged)

@@ -9,14 +9,23 @@ the engine's product name (``engine_name``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
 from tcobench.errors import ConfigError, QueryError
 
-__all__ = ["SELECTION_KEYS", "MatchMode", "Selection", "SelectionTerm", "parse_selection", "pick"]
+__all__ = [
+    "SELECTION_KEYS",
+    "MatchMode",
+    "Selection",
+    "SelectionTerm",
+    "left_out_words",
+    "parse_selection",
+    "pick",
+]
 
 
 class MatchMode(StrEnum):
@@ -174,13 +183,49 @@ def parse_selection(text: str, label: str = "selection") -> Selection:
 Row = TypeVar("Row", bound=Mapping[str, object])
 
 
-def pick(rows: Sequence[Row], selection: Selection, label: str) -> list[Row]:
-    """The rows the selection matches; a QueryError naming the vendors and hosts there are when none does."""
+def pick(
+    rows: Sequence[Row],
+    selection: Selection,
+    label: str,
+    left_out: Callable[[], Sequence[Mapping[str, object]]] | None = None,
+) -> list[Row]:
+    """The rows the selection matches. When none does, a QueryError: with ``left_out`` (the stored runs ``rows``
+    leaves out, each with its ``status``; read only then), how many of those the selection matches and why they
+    are out; else the vendors and hosts ``rows`` has."""
     chosen = [r for r in rows if selection.matches(r)]
     if not chosen:
-        raise QueryError(
-            f"selection {label} {selection.text!r} matches no stored run ({len(rows)} runs searched; "
-            f"vendors: {', '.join(sorted({str(r.get('gpu_vendor')) for r in rows})) or '-'}; "
-            f"hosts: {', '.join(sorted({str(r.get('host')) for r in rows})) or '-'})"
-        )
+        raise QueryError(_no_match(rows, selection, label, left_out() if left_out is not None else ()))
     return chosen
+
+
+def left_out_words(left_out: Sequence[Mapping[str, object]], selection: Selection | None = None) -> str | None:
+    """How many of the ``left_out`` runs (each with its ``status``) the selection matches (all without one), and
+    their statuses: '4 stored runs, all left out: 3 interrupted, 1 failed'; None when it matches none."""
+    skipped = Counter(
+        str(r.get("status") or "of no status") for r in left_out if selection is None or selection.matches(r)
+    )
+    if not skipped:
+        return None
+    n = sum(skipped.values())
+    why = ", ".join(f"{count} {status}" for status, count in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{n} stored run{'s' if n != 1 else ''}, {'all ' if n > 1 else ''}left out: {why}"
+
+
+def _no_match(
+    rows: Sequence[Mapping[str, object]], selection: Selection, label: str, left_out: Sequence[Mapping[str, object]]
+) -> str:
+    """Why selection ``label`` has no run, in words (never a Python None)."""
+    head = f"selection {label} {selection.text!r}"
+    words = left_out_words(left_out, selection)
+    if words is not None:
+        return f"{head} matches {words}; only ok and partial runs are compared"
+    vendors = sorted({str(r["gpu_vendor"]) for r in rows if r.get("gpu_vendor")})
+    cpu = sum(1 for r in rows if not r.get("gpu_vendor"))
+    if cpu:
+        vendors.append(f"no GPU ({cpu} run{'s' if cpu != 1 else ''})")
+    hosts = sorted({str(r["host"]) for r in rows if r.get("host")})
+    searched = f"{len(rows)} run{'s' if len(rows) != 1 else ''} searched"
+    return (
+        f"{head} matches no stored run ({searched}; vendors: {', '.join(vendors) or 'none'}; "
+        f"hosts: {', '.join(hosts) or 'none'})"
+    )

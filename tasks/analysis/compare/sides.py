@@ -6,6 +6,7 @@ A side is named by what it ran on, as a verdict should say it: "NVIDIA H200 (gpu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -13,7 +14,7 @@ import duckdb
 
 from tcobench.errors import QueryError
 from tcobench.schemas import CostBasis, config_label
-from tcobench.tasks.analysis.compare.candidates import CandidateRun, comparison_differences, priced
+from tcobench.tasks.analysis.compare.candidates import CandidateRun, comparison_differences, left_out_runs, priced
 from tcobench.tasks.analysis.compare.frontier import RunPoint, load_points
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, compare_frontiers
 from tcobench.tasks.analysis.compare.selection import Selection, pick
@@ -97,7 +98,8 @@ def frontier_comparison(
     with ``options``: q, resamples, seed, confidence, claim). QueryError when the sides differ in what was
     measured (unless ``allow_different``), a side has no priced run or no TPOT."""
     notes: list[str] = []
-    a_rows, b_rows = pick(rows, sel_a, "A"), pick(rows, sel_b, "B")
+    left_out = functools.partial(left_out_runs, con)  # read only when a side matches no run
+    a_rows, b_rows = pick(rows, sel_a, "A", left_out), pick(rows, sel_b, "B", left_out)
     diffs = comparison_differences(a_rows, b_rows)
     if diffs and not allow_different:
         raise QueryError(

@@ -1,32 +1,38 @@
 -- run_shape: one row per run with a requested shape: the mean input and output lengths asked for next to the means
 -- the server counted (view run_summary), and whether they differ by more than the shape tolerance.
 --
--- Inputs (run_summary): requested_isl_mean, isl_mean, requested_osl_mean, osl_mean (tokens), token_count_source
+-- Inputs (run_summary): requested_isl_mean, isl_mean, requested_osl_mean, osl_mean (tokens), token_count_source;
+--   (runs): ignore_eos
 -- shape_tolerance      getvariable('shape_tolerance') (the connection sets it from TCOBENCH_SHAPE_TOLERANCE, the
 --                      commands' --shape-tolerance), else 0.10                                         fraction
 -- isl_error            isl_mean / requested_isl_mean - 1   (NULL: not asked or not counted)          fraction
 -- osl_error            osl_mean / requested_osl_mean - 1                                             fraction
--- shape_mismatch       abs(isl_error) > shape_tolerance OR abs(osl_error) > shape_tolerance              bool
+-- shape_mismatch       abs(isl_error) > shape_tolerance OR the output is off:                               bool
+--                      abs(osl_error) > shape_tolerance where the run asked for exactly that many tokens
+--                      (runs.ignore_eos), else osl_error > shape_tolerance (max_tokens is then a cap:
+--                      stopping at end-of-sequence before it is what was asked for, not a mismatch)
 --                      (NULL when neither side can be compared)
 -- shape_note           for a mismatch, the two figures of each side that differs and its likely cause:
 --                      input: the tokenizer that built the prompts does not match the server's (or the chat
 --                      template differs); output, fewer: the engine stopped at end-of-sequence (ignore_eos not
 --                      honoured) or at its context; output, more: the engine does not honour max_tokens
--- reads: run_summary
+-- reads: run_summary; tables: runs
 CREATE OR REPLACE VIEW run_shape AS
 WITH figures AS (
     SELECT
-        run_id, requested_isl_mean, isl_mean, requested_osl_mean, osl_mean, token_count_source,
+        s.run_id, s.requested_isl_mean, s.isl_mean, s.requested_osl_mean, s.osl_mean, s.token_count_source,
+        coalesce(r.ignore_eos, false) AS exact_output,
         coalesce(TRY_CAST(getvariable('shape_tolerance') AS DOUBLE), 0.10) AS shape_tolerance,
-        isl_mean / nullif(requested_isl_mean, 0) - 1 AS isl_error,
-        osl_mean / nullif(requested_osl_mean, 0) - 1 AS osl_error
-    FROM run_summary
-    WHERE requested_isl_mean IS NOT NULL OR requested_osl_mean IS NOT NULL
+        s.isl_mean / nullif(s.requested_isl_mean, 0) - 1 AS isl_error,
+        s.osl_mean / nullif(s.requested_osl_mean, 0) - 1 AS osl_error
+    FROM run_summary AS s
+    LEFT JOIN runs AS r ON r.run_id = s.run_id
+    WHERE s.requested_isl_mean IS NOT NULL OR s.requested_osl_mean IS NOT NULL
 ),
 flagged AS (
     SELECT *,
         abs(isl_error) > shape_tolerance AS isl_off,
-        abs(osl_error) > shape_tolerance AS osl_off
+        CASE WHEN exact_output THEN abs(osl_error) > shape_tolerance ELSE osl_error > shape_tolerance END AS osl_off
     FROM figures
 )
 SELECT

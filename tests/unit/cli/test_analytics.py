@@ -111,5 +111,6 @@ def test_report_writes_one_file(fleet: Path, tmp_path: Path) -> None:
     assert done.exit_code == 0, done.stderr
     # 8, and the two at equal interactivity (tasks/report/assets/frontier_figures.py)
     assert f"wrote {out}" in done.stdout and out.read_text("utf-8").count('<svg class="chart"') == 10
-    empty = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "none")])
+    (tmp_path / "empty").mkdir()
+    empty = runner.invoke(app, ["report", "--out", str(out), "--store", str(tmp_path / "empty")])
     assert empty.exit_code == 1 and empty.stderr.startswith("QueryError: no measured run to report is stored")

@@ -44,7 +44,8 @@ def test_bad_option_values_are_usage_errors(store: Path) -> None:
 
 
 def test_summary_empty_and_unknown_run(tmp_path: Path, store: Path) -> None:
-    empty = runner.invoke(app, ["summary", "--store", str(tmp_path / "none")])
+    (tmp_path / "empty").mkdir()  # a folder with no catalog yet reads as an empty store
+    empty = runner.invoke(app, ["summary", "--store", str(tmp_path / "empty")])
     assert empty.exit_code == 0 and "no runs stored" in empty.stdout
     missing = runner.invoke(app, ["summary", "--store", str(store), "--run", "zzz"])
     assert missing.exit_code == 1 and "no run matches zzz" in missing.stderr

@@ -11,7 +11,15 @@ from tcobench.schemas import BenchmarkConfig, ClientProcessCheck, RunRecord, Run
 from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.load.protocols import EngineInfo
 from tcobench.tasks.load.record import MeasureResult
-from tcobench.tasks.runs import check_runs, config_hash, describe_run, finish_run, prompt_set_hash, run_verdict
+from tcobench.tasks.runs import (
+    check_runs,
+    check_shapes,
+    config_hash,
+    describe_run,
+    finish_run,
+    prompt_set_hash,
+    run_verdict,
+)
 from tcobench.tasks.workload import WorkloadPlan
 from tests.unit.factories import make_request
 
@@ -157,3 +165,34 @@ def test_check_runs_names_the_worst_run() -> None:
         check_runs([ok, partial, failed], counts, 0.05)
     assert info.value.exit_code is ExitCode.failed and str(info.value).startswith("run cccccccc (concurrency 2) failed")
     check_runs([ok, partial], counts, 0.2)  # a looser threshold
+
+
+def _shape(
+    run_id: str, mismatch: bool | None, isl: float | None, osl: float | None, note: str = ""
+) -> dict[str, object]:
+    return {
+        "run_id": run_id,
+        "shape_mismatch": mismatch,
+        "isl_error": isl,
+        "osl_error": osl,
+        "shape_tolerance": 0.10,
+        "shape_note": note,
+    }
+
+
+def test_a_shape_beyond_the_tolerance_exits_partial_with_the_tolerance_that_accepts_it() -> None:
+    """Issue 41, item 5: "MISMATCH: input tokens asked 953, served 631 (-34%)" exited 0."""
+    _, run = _run()
+    a = run.model_copy(update={"run_id": "a" * 32, "status": RunStatus.ok, "error": None, "ignore_eos": True})
+    b = a.model_copy(update={"run_id": "b" * 32, "concurrency": 4, "ignore_eos": False})
+    note = "input tokens asked 953, served 631 (-34%): the tokenizer does not match the server's"
+    check_shapes([a, b], [_shape(a.run_id, False, 0.02, -0.01), _shape(b.run_id, None, None, None)])  # within
+    check_shapes([a], [])  # nothing asked
+    with pytest.raises(RunError) as info:
+        check_shapes([a, b], [_shape(a.run_id, True, -0.338, -0.05, note), _shape(b.run_id, True, 0.2, -0.6, "x")])
+    assert info.value.exit_code is ExitCode.partial
+    # b's output stopping short does not count without ignore_eos (max_tokens is a cap): 0.338 is the most off
+    assert str(info.value) == (
+        f"run aaaaaaaa (concurrency 2) served another shape than asked: {note}; 1 more run(s) like it; over the "
+        "shape tolerance 0.10 (--shape-tolerance 0.34 accepts it)"
+    )

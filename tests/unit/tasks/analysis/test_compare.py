@@ -415,9 +415,7 @@ def test_compare_rented_basis_and_total_tokens(con: duckdb.DuckDBPyConnection) -
     )
     # 3-year rental: H200 1.60 vs MI300X 1.55 USD/GPU-hour, so the throughput gap dominates
     assert rented.strata[0].ratio != pytest.approx(owned.strata[0].ratio)
-    with pytest.raises(
-        ConfigError, match=r"cost basis 'rented: on-demand' has no priced run \(priced: owned, rented: "
-    ):
+    with pytest.raises(ConfigError, match=r"cost basis 'on-demand' has no priced run \(priced: owned, [a-z0-9-]+, "):
         compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(basis=CostBasis(RentalTier.on_demand)))
     total = compare_on(con, "host=gpu-nv-1", "host=gpu-amd-1", CompareOptions(tokens="total", resamples=200))
     assert total.tokens == "total" and total.strata[0].a_tokens_per_usd > owned.strata[0].a_tokens_per_usd

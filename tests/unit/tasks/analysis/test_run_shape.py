@@ -16,7 +16,7 @@ from tests.unit.factories import make_request, make_run
 PRICES = load_prices(None)
 
 
-def _run(store: Path, run_id: str, asked: tuple[int, int], served: tuple[int, int]) -> None:
+def _run(store: Path, run_id: str, asked: tuple[int, int], served: tuple[int, int], exact: bool = True) -> None:
     requests = [
         make_request(
             run_id=run_id,
@@ -28,7 +28,7 @@ def _run(store: Path, run_id: str, asked: tuple[int, int], served: tuple[int, in
         )
         for i in range(4)
     ]
-    write_results(store, make_run(run_id=run_id), requests)
+    write_results(store, make_run(run_id=run_id, ignore_eos=exact), requests)
 
 
 def test_a_shape_off_by_more_than_the_tolerance_is_flagged_with_its_cause(tmp_path: Path) -> None:
@@ -46,6 +46,18 @@ def test_a_shape_off_by_more_than_the_tolerance_is_flagged_with_its_cause(tmp_pa
     )
     assert rows["close"]["shape_mismatch"] is False and rows["close"]["shape_note"] is None  # +5.6% < 10%
     assert rows["close"]["shape_tolerance"] == 0.10
+
+
+def test_without_ignore_eos_max_tokens_is_a_cap(tmp_path: Path) -> None:
+    """A run that did not ask for exactly max_tokens (ignore_eos off) is not flagged for stopping early, only for
+    serving more than max_tokens."""
+    _run(tmp_path, "stops", (900, 64), (900, 30), exact=False)
+    _run(tmp_path, "runs-on", (900, 64), (900, 90), exact=False)
+    rows = {r["run_id"]: r for r in run_shapes(tmp_path, PRICES, ["stops", "runs-on"]).to_pylist()}
+    assert rows["stops"]["shape_mismatch"] is False and rows["stops"]["osl_error"] == pytest.approx(30 / 64 - 1)
+    assert rows["runs-on"]["shape_mismatch"] and rows["runs-on"]["shape_note"].startswith(
+        "output tokens asked 64, served 90 (+41%): the engine does not honour max_tokens"
+    )
 
 
 def test_the_tolerance_comes_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
