@@ -225,7 +225,12 @@ def _no_match(
         vendors.append(f"no GPU ({cpu} run{'s' if cpu != 1 else ''})")
     hosts = sorted({str(r["host"]) for r in rows if r.get("host")})
     searched = f"{len(rows)} run{'s' if len(rows) != 1 else ''} searched"
+    configs = ""
+    if any(term.column == "config_id" for term in selection.terms):  # name the configurations there are
+        others = Selection(selection.text, tuple(t for t in selection.terms if t.column != "config_id"))
+        found = sorted({str(r["config_id"]) for r in rows if r.get("config_id") and others.matches(r)})
+        configs = f"; configurations: {', '.join(found) or 'none'}"
     return (
         f"{head} matches no stored run ({searched}; vendors: {', '.join(vendors) or 'none'}; "
-        f"hosts: {', '.join(hosts) or 'none'})"
+        f"hosts: {', '.join(hosts) or 'none'}{configs})"
     )

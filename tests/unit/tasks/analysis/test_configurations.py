@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import duckdb
 import pytest
 
+from tcobench.errors import QueryError
 from tcobench.schemas import BestOptions, CompareOptions
 from tcobench.tasks.analysis.compare import TargetRow, compare_on
 from tcobench.tasks.analysis.compare.best import best_on
@@ -148,3 +149,14 @@ def test_best_leaves_out_configurations_that_miss_the_slo(con: duckdb.DuckDBPyCo
     none = best_on(con, A, None, BestOptions(interactivity=75.0, slo_tpot_ms=5.0, resamples=RESAMPLES))
     assert none.platforms[0].deploy is None
     assert all(c.meets_slo is False and "TPOT p90" in (c.slo_note or "") for c in none.platforms[0].candidates)
+
+
+def test_a_config_selection_that_matches_nothing_lists_the_configurations_there_are(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    with pytest.raises(QueryError) as raised:
+        compare_on(con, f"{A},config=deadbeef", B, CompareOptions(resamples=RESAMPLES))
+    message = str(raised.value)
+    assert "selection A 'vendor=nvidia,config=deadbeef' matches no stored run" in message
+    ids = sorted(cfg.serving().config_id for cfg in (TP1, TP2))
+    assert f"configurations: {', '.join(ids)})" in message  # A's two, not B's
