@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from tcobench.errors import ConfigError, QueryError, StoreError
-from tcobench.schemas import PriceTable, RunStatus
+from tcobench.schemas import CompareOptions, PriceTable, RunStatus
 from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
@@ -155,6 +155,9 @@ def _shape_warning(ctx: ReportContext) -> str:
     )
 
 
+_COMPARE_DEFAULTS = CompareOptions()  # the report's bootstrap is compare's: the same runs give the same interval
+
+
 @collection_paused()  # tens of thousands of row objects over a year's store (tasks/store/rows.py)
 def build_report(
     store: StoreRef,
@@ -165,8 +168,8 @@ def build_report(
     a: str | None = None,
     b: str | None = None,
     claim: float | None = None,
-    resamples: int = 1000,
-    seed: int = 0,
+    resamples: int = _COMPARE_DEFAULTS.resamples,
+    seed: int = _COMPARE_DEFAULTS.seed,
     price_table: str = "the shipped price table",
     interactivity: float | None = None,
 ) -> str:

@@ -509,8 +509,12 @@ def _report(
         float | None,
         typer.Option(help="The headline's interactivity target, tok/s per user (default: the middle of the overlap)."),
     ] = None,
-    resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the confidence intervals.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    resamples: Annotated[
+        int, typer.Option(help="Bootstrap resamples for the confidence intervals (compare's default).")
+    ] = CompareOptions.model_fields["resamples"].default,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap (compare's default).")
+    ] = CompareOptions.model_fields["seed"].default,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
