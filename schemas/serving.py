@@ -80,7 +80,8 @@ class ServingConfig(StrictModel):
 
     def label(self) -> str:
         """'vllm 0.32.0, TP=4, max_num_seqs 256, 4 GPUs': the engine and what is set, as a verdict names it."""
-        parts = [f"{self.engine} {self.engine_version}".strip()]
+        version = "" if self.engine_version in ("", "unknown") else f" {self.engine_version}"
+        parts = [f"{self.engine}{version}"]
         for name, value in (("TP", self.tensor_parallel), ("PP", self.pipeline_parallel), ("DP", self.data_parallel)):
             if value is not None and (value > 1 or name == "TP"):
                 parts.append(f"{name}={value}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from tcobench.schemas import PriceTable
+from tcobench.schemas import PriceTable, config_label
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.report.assets.context import usd
 from tcobench.tasks.store.query import connect
@@ -37,6 +37,8 @@ class NightPlatformCostRow(TypedDict):
     output_tokens_per_usd: float
     concurrency: int
     engine_name: str
+    config_id: str
+    serving_config: str | None
     platform_rank: int
     next_gpu: str | None
     next_hardware_key: str | None
@@ -69,13 +71,15 @@ def night_cost_markdown(store: StoreRef, prices: PriceTable, batch_id: str) -> s
     for r in rows:
         lines.append(
             f"| {_cell(r['model_name'])} | {_cell(r['workload'])} | {_cell(r['gpu'])} | {_cell(r['hardware_key'])} "
-            f"| {usd(usd_per_m(r['output_tokens_per_usd']))} | c={r['concurrency']} ({_cell(r['engine_name'])}) "
+            f"| {usd(usd_per_m(r['output_tokens_per_usd']))} | c={r['concurrency']} "
+            f"({_cell(config_label(r['serving_config']) or r['engine_name'])}) "
             f"| {r['runs']} |"
         )
     lines += [
         "",
-        "Each platform at its cheapest concurrency level of the night. Cheapest platform per model and workload "
-        "(a ranking of this night's platforms, not a verdict: the nightly compares no sides and checks no claim):",
+        "Each platform at its cheapest serving configuration and concurrency level of the night. Cheapest platform "
+        "per model and workload (a ranking of this night's platforms, not a verdict: the nightly compares no sides "
+        "and checks no claim):",
     ]
     lines += [_cheapest(r) for r in rows if r["platform_rank"] == 1]
     return "\n".join(lines) + "\n"

@@ -19,7 +19,7 @@ from tcobench.cli._flags import declared, overrides, parameter, with_parameters
 from tcobench.schemas import CompareOptions, CostBasis
 
 if TYPE_CHECKING:
-    from tcobench.tasks.analysis.compare import Comparison
+    from tcobench.tasks.analysis.compare import Comparison, Stratum
 
 __all__ = ["register"]
 
@@ -251,15 +251,12 @@ def _print_strata(c: Comparison, pct: str) -> None:
     frame = c.claim is not None and (c.frontier is None or not c.frontier.chosen)
     if frame:
         cols.append(Col(f"claim {c.claim:g}x", "left"))
-    if paired:
-        cols.insert(1, Col("configs A / B"))
     rows = []
     for s in c.strata:
         verdict = [_supported_words(s.verdict != "above")] if frame and s.verdict else []
         rows.append(
             [
-                str(s.concurrency),
-                *([f"{_short(s.a_config_id)} / {_short(s.b_config_id)}"] if paired else []),
+                _level(s),
                 f"{s.a_runs} / {s.b_runs}",
                 f"{s.a_nights} / {s.b_nights}",
                 number(s.a_tok_s),
@@ -273,12 +270,12 @@ def _print_strata(c: Comparison, pct: str) -> None:
         )
     if c.pooled:
         ratio, lo, hi = c.pooled
-        blank = [""] * (6 + paired)
+        blank = [""] * 6
         rows.append(
             ["all (geo. mean)", *blank, f"{ratio:.3f}", f"{lo:.3f} - {hi:.3f}", *(["context"] if frame else [])]
         )
     print_table(f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", cols, rows)
-    if paired:
+    if paired:  # the configurations' short ids beside each level (A's/B's), named once
         keys = sorted({k for s in c.strata for k in (s.a_config_id, s.b_config_id)})
         labels = {k: v for s in c.strata for k, v in ((s.a_config_id, s.a_config), (s.b_config_id, s.b_config)) if v}
         out.print(
@@ -359,15 +356,19 @@ def _print_flagged(c: Comparison) -> None:
         )
 
 
-def _print_drivers(c: Comparison) -> None:
+def _level(s: Stratum) -> str:
+    """A stratum's level as a table shows it: '4', or '4 (a1b2c3/d4e5f6)' where a side has several configurations."""
+    return f"{s.concurrency} ({_short(s.a_config_id)}/{_short(s.b_config_id)})" if s.pair else str(s.concurrency)
 
+
+def _print_drivers(c: Comparison) -> None:
     rows = []
     for s in c.strata:
         for t in s.terms:
-            rows.append([str(s.concurrency), t.term, usd(t.a_usd_per_m), usd(t.b_usd_per_m), _signedusd(t.b_minus_a)])
+            rows.append([_level(s), t.term, usd(t.a_usd_per_m), usd(t.b_usd_per_m), _signedusd(t.b_minus_a)])
         rows.append(
             [
-                str(s.concurrency),
+                _level(s),
                 "[bold]total[/]",
                 usd(s.a_usd_per_m),
                 usd(s.b_usd_per_m),
@@ -380,7 +381,7 @@ def _print_drivers(c: Comparison) -> None:
         d = s.driver()
         side = "B" if d.b_minus_a > 0 else "A"
         out.print(
-            f"concurrency {s.concurrency}: throughput A/B = {s.a_tok_s / s.b_tok_s:.2f}x, monthly cost A/B = "
+            f"{escape(s.where)}: throughput A/B = {s.a_tok_s / s.b_tok_s:.2f}x, monthly cost A/B = "
             f"{s.a_usd_month / s.b_usd_month:.2f}x; largest term difference: {d.term} ({side} pays "
             f"{usd(abs(d.b_minus_a))} more per 1M tokens)",
             highlight=False,
@@ -512,9 +513,9 @@ def _report(
     resamples: Annotated[
         int, typer.Option(help="Bootstrap resamples for the confidence intervals (compare's default).")
     ] = CompareOptions.model_fields["resamples"].default,
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap (compare's default).")
-    ] = CompareOptions.model_fields["seed"].default,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (compare's default).")] = CompareOptions.model_fields[
+        "seed"
+    ].default,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,

@@ -7,26 +7,28 @@
 -- basis = 'owned' and a price, of runs with status ok or partial (never failed or interrupted runs).
 --   levels                 concurrency levels the platform ran that night with a price                     count
 --   runs                   its runs                                                                         count
---   output_tokens_per_usd  at each (engine, concurrency), the night's mean over its runs (macro
---                          night_weighted_mean over the one night) of cost_basis.output_tokens_per_usd; here
---                          the most of those                                                           tokens/USD
---   concurrency, engine_name   the level and engine that gave it (the lower concurrency on a tie)
+--   output_tokens_per_usd  at each (engine, serving configuration, concurrency), the night's mean over its runs
+--                          (macro night_weighted_mean over the one night) of cost_basis.output_tokens_per_usd;
+--                          here the most of those (configurations are never averaged together)        tokens/USD
+--   concurrency, engine_name, config_id, serving_config   the level, engine and configuration
+--                          (run_summary.config_id, runs.serving_config) that gave it (the lower concurrency on a tie)
 --   platform_rank          1 = the most output tokens per USD among the night's platforms of this model and
 --                          workload (the cheapest per output token); ties in hardware key, then gpu order
 --   next_gpu, next_hardware_key, next_output_tokens_per_usd   the platform ranked next (NULL for the last)
 --   advantage_over_next    output_tokens_per_usd / the next platform's: how many times as cost-efficient it is
 --                          (= the next one's cost per 1M output tokens / this one's)                       ratio
--- reads: cost_basis, night_weighted_mean; tables: runs
+-- reads: cost_basis, night_weighted_mean, run_summary; tables: runs
 CREATE OR REPLACE VIEW night_platform_cost AS
 WITH per_level AS (
     SELECT
         c.batch_id, c.model_name, c.workload, c.hardware_key,
         coalesce(r.gpu_name, 'CPU (' || r.host_cpu_count || ' cores)', 'CPU') AS gpu,
-        r.engine_name, c.concurrency,
+        r.engine_name, s.config_id, r.serving_config, c.concurrency,
         count(*) AS runs,
         night_weighted_mean(list((c.output_tokens_per_usd, c.batch_id))) AS output_tokens_per_usd
     FROM cost_basis AS c
     JOIN runs AS r ON r.run_id = c.run_id
+    JOIN run_summary AS s ON s.run_id = c.run_id
     WHERE c.basis = 'owned' AND r.status IN ('ok', 'partial') AND c.output_tokens_per_usd IS NOT NULL
     GROUP BY ALL
 ),
@@ -37,7 +39,9 @@ best AS (
         sum(runs)::BIGINT AS runs,
         max(output_tokens_per_usd) AS output_tokens_per_usd,
         arg_max(concurrency, (output_tokens_per_usd, -concurrency)) AS concurrency,
-        arg_max(engine_name, (output_tokens_per_usd, -concurrency)) AS engine_name
+        arg_max(engine_name, (output_tokens_per_usd, -concurrency)) AS engine_name,
+        arg_max(config_id, (output_tokens_per_usd, -concurrency)) AS config_id,
+        arg_max(serving_config, (output_tokens_per_usd, -concurrency)) AS serving_config
     FROM per_level
     GROUP BY ALL
 )

@@ -82,7 +82,8 @@ def test_headline_comparison_and_verdict(html: str) -> None:
     # each side names its GPU vendor (detected: these rows carry no declaration)
     assert "<b>NVIDIA H200 @ gpu-nv-1 (nvidia)</b> (A)" in html
     assert "<b>AMD Instinct MI300X @ gpu-amd-1 (amd)</b> (B)" in html
-    assert 'class="verdict-above"' in html and "a claimed 5x lies above the interval" in html
+    assert 'id="claim-verdict"' in html and 'class="verdict-above"' in html
+    assert "not supported: the measured advantage 1.26x is smaller than the claimed 5x" in html
     assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
 
 
