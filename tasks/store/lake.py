@@ -8,8 +8,11 @@ Design notes: docs/architecture.md#tasks-lake.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -232,18 +235,64 @@ def _s3_secret(location: StoreLocation) -> str:
     return f"CREATE OR REPLACE TEMPORARY SECRET tcobench_store ({body})"
 
 
-# Extension files DuckDB has verified (signature checked) in this process, with the file's identity at the time: (inode,
-# size, mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on
-# every new DuckDB instance; a file verified once in this process and unchanged since (same inode, size and times: any
-# write changes ctime) is loaded again without the check. Such an instance allows unsigned extensions, so only the files
-# listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
-_verified: dict[str, tuple[int, int, int, int]] = {}
+# Extension files DuckDB has verified (signature checked), with the file's identity at the time: (device, inode, size,
+# mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on every
+# new DuckDB instance and in every process; a file verified once and unchanged since (same device, inode, size and
+# times: any write or replacement changes ctime or the inode, and no unprivileged process can set ctime back) is
+# loaded again without the check. The identities are kept in this process and in this user's record of them
+# (``tcobench.settings.verified_extensions_file``), so that a later command (`tcobench query` from a script) does not
+# check again; a record another user could write is ignored. Such an instance allows unsigned extensions, so only the
+# files listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
+Identity = tuple[int, int, int, int, int]
+_verified: dict[str, Identity] = {}
 _verified_lock = threading.Lock()
 
 
-def _identity(path: Path) -> tuple[int, int, int, int]:
+def _identity(path: Path) -> Identity:
     st = path.stat()
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _record_file() -> Path:
+    from tcobench.settings import verified_extensions_file
+
+    return verified_extensions_file()
+
+
+def _recorded() -> dict[str, Identity]:
+    """The identities this user's earlier processes verified; none when the record is missing, unreadable, or could
+    be written by another user (not owned by this user, or writable by its group or others)."""
+    path = _record_file()
+    try:
+        with path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return {}
+            data = json.loads(handle.read())
+        return {str(k): (int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
+        return {}
+
+
+def _remember(verified: dict[str, Identity]) -> None:
+    """Add ``verified`` to this user's record (written whole and renamed into place; best effort: a read-only home
+    only means later processes check again)."""
+    path = _record_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        merged = {**_recorded(), **verified}
+        fd, name = tempfile.mkstemp(prefix=".verified-", dir=path.parent)
+        tmp = Path(name)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp: mode 0600
+                json.dump({k: list(v) for k, v in merged.items()}, handle)
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+    except OSError:
+        return
 
 
 def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
@@ -262,6 +311,9 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
     before = [_identity(p) for p in paths]
     with _verified_lock:
         known = all(_verified.get(str(p)) == ident for p, ident in zip(paths, before, strict=True))
+        if not known:  # verified by an earlier process of this user?
+            _verified.update(_recorded())
+            known = all(_verified.get(str(p)) == ident for p, ident in zip(paths, before, strict=True))
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
@@ -282,9 +334,9 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
         raise
     if not known:
         with _verified_lock:
-            for path, ident in zip(paths, before, strict=True):
-                if _identity(path) == ident:  # unchanged while DuckDB checked it
-                    _verified[str(path)] = ident
+            checked = {str(p): ident for p, ident in zip(paths, before, strict=True) if _identity(p) == ident}
+            _verified.update(checked)  # only those unchanged while DuckDB checked them
+            _remember(checked)
     return con
 
 

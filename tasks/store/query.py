@@ -389,10 +389,12 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
 
     DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
     of the same store (compare, history, report) computes the per-run views once instead. Views defined on
-    top of them read the frozen rows.
+    top of them read the frozen rows. Of ``names``, only those the connection defines are frozen (a connection
+    made with ``needs`` defines only what it reads).
     """
+    defined = {str(r[0]) for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     try:
-        for name in names:
+        for name in (n for n in names if n in defined):
             con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:

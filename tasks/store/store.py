@@ -24,10 +24,9 @@ from typing import TypeAlias, TypeVar
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from tcobench import __version__
+import tcobench
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import (
     CommitRecord,
@@ -152,6 +151,8 @@ class Store:
     def remember(self, run_ids: Sequence[str], rows: Mapping[str, pa.Table] | None) -> None:
         """Keep the cached views' rows that this process just committed for these runs (the last few runs only);
         None forgets them (a commit that stored no cached rows for them)."""
+        import pyarrow.compute as pc  # here, not at the top: a reader never needs it
+
         own = (
             {r: {view: t.filter(pc.equal(t.column("run_id"), r)) for view, t in rows.items()} for r in run_ids}
             if rows is not None
@@ -508,6 +509,8 @@ def conform(table: str, data: pa.Table) -> pa.Table:
 
 def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
     """One commits row per run in ``tables["runs"]``: the rows of each table written for it."""
+    import pyarrow.compute as pc
+
     runs = tables["runs"]
     counts = {}
     for table in ("requests", "telemetry", "engine_metrics"):
@@ -524,7 +527,7 @@ def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
             engine_metrics=counts["engine_metrics"].get(r["run_id"], 0),
             committed_ns=now,
             writer=writer,
-            tool_version=__version__,
+            tool_version=tcobench.__version__,
         )
         for r in runs.select(["run_id", "date", "host"]).to_pylist()
     ]
