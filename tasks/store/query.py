@@ -10,6 +10,7 @@ Design notes: docs/architecture.md#tasks-query.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import re
@@ -217,17 +218,29 @@ def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
     return pa.schema(fields)
 
 
+# DuckDB's types of the price sections' Arrow types (_price_schema)
+_SQL_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "double": "DOUBLE", "bool": "BOOLEAN"}
+
+
 def register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
-    """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty."""
+    """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty.
+
+    The rows arrive as one JSON text per section, typed by the section's schema (``from_json``): not a registered
+    Arrow table (DuckDB imports pyarrow.dataset to scan one) nor a parameter per value (DuckDB's Python client
+    searches for pandas once per bound value), each of which cost a light command (`tcobench query`) much of its
+    start (docs/performance.md#small-store)."""
     for name, info in PriceTable.model_fields.items():
         rows: dict[str, BaseModel] = getattr(prices, name)
         row_model = get_args(info.annotation)[1]
-        records = [{"key": key, **row.model_dump(mode="json")} for key, row in rows.items()]
-        con.register(f"_{name}", pa.Table.from_pylist(records, schema=_price_schema(row_model)))
+        shape = json.dumps([{f.name: _SQL_TYPES[str(f.type)] for f in _price_schema(row_model)}])
+        records = json.dumps([{"key": key, **row.model_dump(mode="json")} for key, row in rows.items()])
         dated = "as_of" in row_model.model_fields
         select = "* EXCLUDE (as_of), CAST(as_of AS DATE) AS as_of" if dated else "*"
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT {select} FROM _{name}")
-        con.unregister(f"_{name}")
+        con.execute(
+            f"CREATE OR REPLACE TABLE {name} AS SELECT {select} FROM "
+            f"(SELECT unnest(from_json(?::JSON, {sql_string(shape)}), recursive := true))",
+            [records],
+        )
 
 
 def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: int | None) -> tuple[int, str]:
@@ -236,7 +249,8 @@ def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: i
     which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
     try:
         retry_while_busy(lambda: con.execute(attach_sql(location, read_only=True)))
-        found = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() {which}").fetchone()
+        # the time as text: a TIMESTAMPTZ fetched into Python imports pytz and its zone list
+        found = con.execute(f"SELECT snapshot_id, snapshot_time::VARCHAR FROM {LAKE}.snapshots() {which}").fetchone()
     except duckdb.Error as exc:
         raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc
     if found is None:
