@@ -31,6 +31,9 @@ __all__ = [
     "LAKE",
     "StoreLocation",
     "attach_sql",
+    "catalog_damage",
+    "check_catalog",
+    "damaged_catalog_error",
     "new_instance",
     "one_line",
     "parse_store",
@@ -195,6 +198,61 @@ def parse_store(uri: str | Path) -> StoreLocation:
     target = str(root / CATALOG_FILES[catalog])
     data = _data_path(params.get("data"), root / "data", shown)
     return StoreLocation(shown, catalog, target, data, root, moves="data" not in params)
+
+
+# What a catalog file of each kind starts with (DuckDB: a checksum, then the magic; SQLite: its header string)
+_CATALOG_MAGIC: dict[str, tuple[int, bytes]] = {"duckdb": (8, b"DUCK"), "sqlite": (0, b"SQLite format 3\x00")}
+# What DuckDB says of a damaged catalog database (its own file format, or SQLite's; never of a Parquet file), and
+# what that means
+_CATALOG_DAMAGE = {
+    "not a valid duckdb database file": "it is not a valid DuckDB database file",
+    "corrupt database file": "a block of it fails its checksum",
+    "database disk image is malformed": "SQLite finds it malformed (cut short, or overwritten in part)",
+    "file is not a database": "SQLite finds it is not a database file",
+}
+
+
+def catalog_damage(location: StoreLocation, error: BaseException | None = None) -> str | None:
+    """Why the store's catalog file is damaged, or None: before it is attached, a file that is empty or does not
+    start as its kind's files do (random bytes, a file cut short at 0); after ``error`` (an attach or a read that
+    failed), what DuckDB says of a damaged database file (a truncated one, a bad checksum)."""
+    path = location.catalog_file
+    if path is None or not path.is_file():
+        return None
+    if error is not None:
+        message = one_line(error)
+        lowered = message.lower()
+        if "could not read enough bytes" in lowered and str(path) in message:
+            return "it is cut short (DuckDB could not read a block it records)"
+        return next((why for said, why in _CATALOG_DAMAGE.items() if said in lowered), None)
+    try:
+        size = path.stat().st_size
+        offset, magic = _CATALOG_MAGIC[location.catalog]
+        with path.open("rb") as handle:
+            head = handle.read(offset + len(magic))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if size == 0:
+        return "it is empty (0 bytes)"
+    if head[offset:] != magic:
+        kind = "DuckDB" if location.catalog == "duckdb" else "SQLite"
+        return f"it is not a {kind} database file ({size:,} bytes that do not start as one)"
+    return None
+
+
+def damaged_catalog_error(location: StoreLocation, why: str) -> StoreError:
+    """The one line every command gives for a damaged catalog: the file, why, and what to run."""
+    return StoreError(
+        f"store {location}: its catalog {location.catalog_file} is damaged: {why}; nothing can be read or written "
+        "through it: run `tcobench store verify` (it says what can be recovered)"
+    )
+
+
+def check_catalog(location: StoreLocation, error: BaseException | None = None) -> None:
+    """Raise ``damaged_catalog_error`` when ``catalog_damage`` finds the catalog damaged."""
+    why = catalog_damage(location, error)
+    if why is not None:
+        raise damaged_catalog_error(location, why) from error
 
 
 @cache

@@ -26,7 +26,16 @@ from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
 from tcobench.tasks.store.checksums import content_damage, known_undecodable
 from tcobench.tasks.store.health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
-from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from tcobench.tasks.store.lake import (
+    LAKE,
+    StoreLocation,
+    attach_sql,
+    check_catalog,
+    new_instance,
+    one_line,
+    sandbox,
+    sql_string,
+)
 from tcobench.tasks.store.readonly import refused_function, store_paths
 from tcobench.tasks.store.rows import IDS, id_list
 from tcobench.tasks.store.store import (
@@ -247,11 +256,13 @@ def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: i
     """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time). A store busy in this
     process (a nightly's other host committing or reading) is waited for (``retry_while_busy``)."""
     which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
+    check_catalog(location)
     try:
         retry_while_busy(lambda: con.execute(attach_sql(location, read_only=True)))
         # the time as text: a TIMESTAMPTZ fetched into Python imports pytz and its zone list
         found = con.execute(f"SELECT snapshot_id, snapshot_time::VARCHAR FROM {LAKE}.snapshots() {which}").fetchone()
     except duckdb.Error as exc:
+        check_catalog(location, exc)
         raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc
     if found is None:
         raise StoreError(f"store {location} has no snapshot {snapshot} (`tcobench store snapshots` lists them)")
@@ -302,6 +313,7 @@ def _open(
             con.execute(f"CREATE VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
     except duckdb.Error as exc:
         con.close()
+        check_catalog(location, exc)
         raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc
     except (StoreError, QueryError):
         con.close()

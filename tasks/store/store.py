@@ -38,7 +38,16 @@ from tcobench.schemas import (
     arrow_schema,
 )
 from tcobench.tasks.store.checksums import record_new
-from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
+from tcobench.tasks.store.lake import (
+    LAKE,
+    StoreLocation,
+    attach_sql,
+    check_catalog,
+    new_instance,
+    one_line,
+    parse_store,
+    sql_string,
+)
 from tcobench.tasks.store.outage import outage_limit_s, ride_out, unreachable
 from tcobench.tasks.store.views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
 
@@ -192,6 +201,7 @@ class Store:
         """The store attached read-write as ``lake`` for one transaction, detached after (releasing file locks)."""
         con = self._instance()
         self._prepare_folders()
+        check_catalog(self.location)  # never attached read-write: SQLite would take an emptied file for a new one
         con.execute(attach_sql(self.location, read_only=False))
         try:
             yield con
@@ -249,6 +259,7 @@ class Store:
             try:  # a catalog or object store that cannot be reached is waited for (tasks.store.outage), then busy ones
                 return ride_out(lambda: retry_while_busy(once), what)
             except duckdb.Error as exc:
+                check_catalog(self.location, exc)
                 why = (
                     f" (unreachable for TCOBENCH_STORE_OUTAGE_S, {outage_limit_s():g} s)"
                     if unreachable(one_line(exc))
