@@ -21,7 +21,7 @@ class ImageStatus:
     reference: str
     engine: str
     vendor: str
-    present: bool
+    present: bool | None  # None: not known (no Docker daemon to ask)
     image_id: str | None
     size_bytes: int | None
     spec_hash: str | None
@@ -29,10 +29,19 @@ class ImageStatus:
     repo_digests: tuple[str, ...]
 
 
-def catalog_status(client: docker.DockerClient, catalog: ImageCatalog, docker_dir: Path) -> list[ImageStatus]:
+def catalog_status(client: docker.DockerClient | None, catalog: ImageCatalog, docker_dir: Path) -> list[ImageStatus]:
+    """Each catalog image with what the Docker host has of it; ``client`` None (no daemon reachable): the catalog
+    alone, nothing known of the host (``present`` None)."""
     rows = []
     for spec in catalog.images:
         reference = reference_of(spec, docker_dir)
+        if client is None:
+            rows.append(
+                ImageStatus(
+                    spec.name, reference, spec.engine.value, spec.vendor.value, None, None, None, None, None, ()
+                )
+            )
+            continue
         try:
             image = client.images.get(reference)
         except ImageNotFound:

@@ -22,6 +22,7 @@ from tcobench.schemas.container import ContainerConfig
 from tcobench.schemas.engine_metrics import EngineMetricsKind
 from tcobench.schemas.flags import Flag
 from tcobench.schemas.models import SHAPES
+from tcobench.schemas.prices import PRICES_FLAG
 from tcobench.schemas.serving import DeclaredServing
 from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
@@ -480,9 +481,7 @@ class TelemetryConfig(StrictModel):
 class PricingConfig(StrictModel):
     """Which price rows apply to the measured host."""
 
-    table: Annotated[
-        Path | None, Flag("Price table (TOML); default: the shipped one.", decls=("--prices",), name="prices_file")
-    ] = Field(default=None, description="Price table (TOML); default: the shipped one.")
+    table: Annotated[Path | None, PRICES_FLAG] = Field(default=None, description=PRICES_FLAG.help)
     hardware: Annotated[str, Flag("Price-table hardware key of this host.")] = Field(
         default="cpu-generic-2c", min_length=1, description="Key into [hardware]."
     )

@@ -15,9 +15,11 @@ from typing import Self
 from pydantic import Field, model_validator
 
 from tcobench.schemas.base import GpuVendor, StrictModel
+from tcobench.schemas.flags import Flag
 
 __all__ = [
     "OWNED",
+    "PRICES_FLAG",
     "CostBasis",
     "HardwarePrice",
     "LatencyTarget",
@@ -27,6 +29,11 @@ __all__ = [
     "RentalTier",
     "SitePrice",
 ]
+
+
+# The --prices option of every command that reads prices, declared on the field it sets (PricingConfig.table); here,
+# beside the table it names, so that a command reading the store need not import the run's configuration models.
+PRICES_FLAG = Flag("Price table (TOML); default: the shipped one.", decls=("--prices",), name="prices_file")
 
 
 class RentalTier(StrEnum):

@@ -13,13 +13,15 @@ import tomllib
 from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from tcobench.errors import PricingError
-from tcobench.schemas import PriceTable, PricingConfig
-from tcobench.tasks.config import validation_message
+from tcobench.schemas import PriceTable
+
+if TYPE_CHECKING:
+    from tcobench.schemas import PricingConfig
 
 __all__ = ["SHIPPED_TABLE", "check_keys", "load_prices"]
 
@@ -66,6 +68,8 @@ def load_prices(path: Path | None = None) -> PriceTable:
         # JSON mode: TOML dates become ISO strings, which the strict date fields accept there.
         return PriceTable.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
+        from tcobench.tasks.config import validation_message  # the run's configuration module: not on a read path
+
         raise PricingError(validation_message(exc, name)) from exc
 
 

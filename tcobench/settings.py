@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "safe_host_name"]
+__all__ = ["Settings", "safe_host_name", "verified_extensions_file"]
 
 
 def _data_home() -> Path:
@@ -23,6 +23,12 @@ def _state_home() -> Path:
 
 def _cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def verified_extensions_file() -> Path:
+    """Where this user's processes remember the DuckDB extension files DuckDB has signature-checked
+    (``tasks.store.lake``): under $XDG_CACHE_HOME (default ~/.cache)/tcobench."""
+    return _cache_home() / "tcobench" / "duckdb-extensions-verified.json"
 
 
 def safe_host_name(name: str) -> str:

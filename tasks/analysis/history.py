@@ -45,6 +45,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "CACHED_WINDOW",
+    "HISTORY_VIEWS",
     "METRICS",
     "Better",
     "Change",
@@ -489,6 +490,11 @@ def _trend(
     return by_series
 
 
+# The views detect_changes reads: a connection for it defines these and what they build on, not every view
+# (docs/performance.md#view-binding).
+HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics"})
+
+
 def detect_changes(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -550,7 +556,7 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot)
+        con = connect(store, prices, snapshot=snapshot, needs=HISTORY_VIEWS)
         try:
             freeze_views(con)
             return detect_changes(con, **rules)

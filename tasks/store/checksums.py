@@ -177,8 +177,9 @@ def find_undecodable(location: StoreLocation) -> list[str]:
     unchanged. Only called after a read failed (the cost of decoding falls on the error path alone)."""
     if location.data_dir is None or not location.exists():
         return []
-    from tcobench.tasks.store.lake import attach_sql, new_instance, one_line, sql_string
+    from tcobench.tasks.store.lake import attach_sql, check_catalog, new_instance, one_line, sql_string
 
+    check_catalog(location)
     con = new_instance(location)
     found: list[str] = []
     try:

@@ -8,8 +8,11 @@ Design notes: docs/architecture.md#tasks-lake.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
+import tempfile
 import threading
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +31,9 @@ __all__ = [
     "LAKE",
     "StoreLocation",
     "attach_sql",
+    "catalog_damage",
+    "check_catalog",
+    "damaged_catalog_error",
     "new_instance",
     "one_line",
     "parse_store",
@@ -194,6 +200,61 @@ def parse_store(uri: str | Path) -> StoreLocation:
     return StoreLocation(shown, catalog, target, data, root, moves="data" not in params)
 
 
+# What a catalog file of each kind starts with (DuckDB: a checksum, then the magic; SQLite: its header string)
+_CATALOG_MAGIC: dict[str, tuple[int, bytes]] = {"duckdb": (8, b"DUCK"), "sqlite": (0, b"SQLite format 3\x00")}
+# What DuckDB says of a damaged catalog database (its own file format, or SQLite's; never of a Parquet file), and
+# what that means
+_CATALOG_DAMAGE = {
+    "not a valid duckdb database file": "it is not a valid DuckDB database file",
+    "corrupt database file": "a block of it fails its checksum",
+    "database disk image is malformed": "SQLite finds it malformed (cut short, or overwritten in part)",
+    "file is not a database": "SQLite finds it is not a database file",
+}
+
+
+def catalog_damage(location: StoreLocation, error: BaseException | None = None) -> str | None:
+    """Why the store's catalog file is damaged, or None: before it is attached, a file that is empty or does not
+    start as its kind's files do (random bytes, a file cut short at 0); after ``error`` (an attach or a read that
+    failed), what DuckDB says of a damaged database file (a truncated one, a bad checksum)."""
+    path = location.catalog_file
+    if path is None or not path.is_file():
+        return None
+    if error is not None:
+        message = one_line(error)
+        lowered = message.lower()
+        if "could not read enough bytes" in lowered and str(path) in message:
+            return "it is cut short (DuckDB could not read a block it records)"
+        return next((why for said, why in _CATALOG_DAMAGE.items() if said in lowered), None)
+    try:
+        size = path.stat().st_size
+        offset, magic = _CATALOG_MAGIC[location.catalog]
+        with path.open("rb") as handle:
+            head = handle.read(offset + len(magic))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if size == 0:
+        return "it is empty (0 bytes)"
+    if head[offset:] != magic:
+        kind = "DuckDB" if location.catalog == "duckdb" else "SQLite"
+        return f"it is not a {kind} database file ({size:,} bytes that do not start as one)"
+    return None
+
+
+def damaged_catalog_error(location: StoreLocation, why: str) -> StoreError:
+    """The one line every command gives for a damaged catalog: the file, why, and what to run."""
+    return StoreError(
+        f"store {location}: its catalog {location.catalog_file} is damaged: {why}; nothing can be read or written "
+        "through it: run `tcobench store verify` (it says what can be recovered)"
+    )
+
+
+def check_catalog(location: StoreLocation, error: BaseException | None = None) -> None:
+    """Raise ``damaged_catalog_error`` when ``catalog_damage`` finds the catalog damaged."""
+    why = catalog_damage(location, error)
+    if why is not None:
+        raise damaged_catalog_error(location, why) from error
+
+
 @cache
 def _extension_dir() -> Path:
     """The duckdb-ext-* wheels' folder for this DuckDB version and platform (a namespace package's folder)."""
@@ -232,18 +293,64 @@ def _s3_secret(location: StoreLocation) -> str:
     return f"CREATE OR REPLACE TEMPORARY SECRET tcobench_store ({body})"
 
 
-# Extension files DuckDB has verified (signature checked) in this process, with the file's identity at the time: (inode,
-# size, mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on
-# every new DuckDB instance; a file verified once in this process and unchanged since (same inode, size and times: any
-# write changes ctime) is loaded again without the check. Such an instance allows unsigned extensions, so only the files
-# listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
-_verified: dict[str, tuple[int, int, int, int]] = {}
+# Extension files DuckDB has verified (signature checked), with the file's identity at the time: (device, inode, size,
+# mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on every
+# new DuckDB instance and in every process; a file verified once and unchanged since (same device, inode, size and
+# times: any write or replacement changes ctime or the inode, and no unprivileged process can set ctime back) is
+# loaded again without the check. The identities are kept in this process and in this user's record of them
+# (``tcobench.settings.verified_extensions_file``), so that a later command (`tcobench query` from a script) does not
+# check again; a record another user could write is ignored. Such an instance allows unsigned extensions, so only the
+# files listed here are ever loaded into it, and `sandbox` then forbids loading anything (lock_configuration).
+Identity = tuple[int, int, int, int, int]
+_verified: dict[str, Identity] = {}
 _verified_lock = threading.Lock()
 
 
-def _identity(path: Path) -> tuple[int, int, int, int]:
+def _identity(path: Path) -> Identity:
     st = path.stat()
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _record_file() -> Path:
+    from tcobench.settings import verified_extensions_file
+
+    return verified_extensions_file()
+
+
+def _recorded() -> dict[str, Identity]:
+    """The identities this user's earlier processes verified; none when the record is missing, unreadable, or could
+    be written by another user (not owned by this user, or writable by its group or others)."""
+    path = _record_file()
+    try:
+        with path.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return {}
+            data = json.loads(handle.read())
+        return {str(k): (int(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4])) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, IndexError, AttributeError):
+        return {}
+
+
+def _remember(verified: dict[str, Identity]) -> None:
+    """Add ``verified`` to this user's record (written whole and renamed into place; best effort: a read-only home
+    only means later processes check again)."""
+    path = _record_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        merged = {**_recorded(), **verified}
+        fd, name = tempfile.mkstemp(prefix=".verified-", dir=path.parent)
+        tmp = Path(name)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:  # mkstemp: mode 0600
+                json.dump({k: list(v) for k, v in merged.items()}, handle)
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+    except OSError:
+        return
 
 
 def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
@@ -262,6 +369,9 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
     before = [_identity(p) for p in paths]
     with _verified_lock:
         known = all(_verified.get(str(p)) == ident for p, ident in zip(paths, before, strict=True))
+        if not known:  # verified by an earlier process of this user?
+            _verified.update(_recorded())
+            known = all(_verified.get(str(p)) == ident for p, ident in zip(paths, before, strict=True))
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
@@ -282,9 +392,9 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
         raise
     if not known:
         with _verified_lock:
-            for path, ident in zip(paths, before, strict=True):
-                if _identity(path) == ident:  # unchanged while DuckDB checked it
-                    _verified[str(path)] = ident
+            checked = {str(p): ident for p, ident in zip(paths, before, strict=True) if _identity(p) == ident}
+            _verified.update(checked)  # only those unchanged while DuckDB checked them
+            _remember(checked)
     return con
 
 

@@ -10,6 +10,7 @@ Design notes: docs/architecture.md#tasks-query.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import re
@@ -25,7 +26,16 @@ from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
 from tcobench.tasks.store.checksums import content_damage, known_undecodable
 from tcobench.tasks.store.health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
-from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, sandbox, sql_string
+from tcobench.tasks.store.lake import (
+    LAKE,
+    StoreLocation,
+    attach_sql,
+    check_catalog,
+    new_instance,
+    one_line,
+    sandbox,
+    sql_string,
+)
 from tcobench.tasks.store.readonly import refused_function, store_paths
 from tcobench.tasks.store.rows import IDS, id_list
 from tcobench.tasks.store.store import (
@@ -217,27 +227,42 @@ def _price_schema(row_model: type[BaseModel]) -> pa.Schema:
     return pa.schema(fields)
 
 
+# DuckDB's types of the price sections' Arrow types (_price_schema)
+_SQL_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "double": "DOUBLE", "bool": "BOOLEAN"}
+
+
 def register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
-    """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty."""
+    """One table per price section (hardware, site, ops, rental, latency_target), typed even when empty.
+
+    The rows arrive as one JSON text per section, typed by the section's schema (``from_json``): not a registered
+    Arrow table (DuckDB imports pyarrow.dataset to scan one) nor a parameter per value (DuckDB's Python client
+    searches for pandas once per bound value), each of which cost a light command (`tcobench query`) much of its
+    start (docs/performance.md#small-store)."""
     for name, info in PriceTable.model_fields.items():
         rows: dict[str, BaseModel] = getattr(prices, name)
         row_model = get_args(info.annotation)[1]
-        records = [{"key": key, **row.model_dump(mode="json")} for key, row in rows.items()]
-        con.register(f"_{name}", pa.Table.from_pylist(records, schema=_price_schema(row_model)))
+        shape = json.dumps([{f.name: _SQL_TYPES[str(f.type)] for f in _price_schema(row_model)}])
+        records = json.dumps([{"key": key, **row.model_dump(mode="json")} for key, row in rows.items()])
         dated = "as_of" in row_model.model_fields
         select = "* EXCLUDE (as_of), CAST(as_of AS DATE) AS as_of" if dated else "*"
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT {select} FROM _{name}")
-        con.unregister(f"_{name}")
+        con.execute(
+            f"CREATE OR REPLACE TABLE {name} AS SELECT {select} FROM "
+            f"(SELECT unnest(from_json(?::JSON, {sql_string(shape)}), recursive := true))",
+            [records],
+        )
 
 
 def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: int | None) -> tuple[int, str]:
     """Attach read-only; (the snapshot to read: ``snapshot`` or the newest, its commit time). A store busy in this
     process (a nightly's other host committing or reading) is waited for (``retry_while_busy``)."""
     which = "ORDER BY snapshot_id DESC LIMIT 1" if snapshot is None else f"WHERE snapshot_id = {int(snapshot)}"
+    check_catalog(location)
     try:
         retry_while_busy(lambda: con.execute(attach_sql(location, read_only=True)))
-        found = con.execute(f"SELECT snapshot_id, snapshot_time FROM {LAKE}.snapshots() {which}").fetchone()
+        # the time as text: a TIMESTAMPTZ fetched into Python imports pytz and its zone list
+        found = con.execute(f"SELECT snapshot_id, snapshot_time::VARCHAR FROM {LAKE}.snapshots() {which}").fetchone()
     except duckdb.Error as exc:
+        check_catalog(location, exc)
         raise StoreError(f"cannot open store {location}: {one_line(exc)}") from exc
     if found is None:
         raise StoreError(f"store {location} has no snapshot {snapshot} (`tcobench store snapshots` lists them)")
@@ -288,6 +313,7 @@ def _open(
             con.execute(f"CREATE VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
     except duckdb.Error as exc:
         con.close()
+        check_catalog(location, exc)
         raise QueryError(f"cannot open the store {location} in DuckDB: {one_line(exc)}") from exc
     except (StoreError, QueryError):
         con.close()
@@ -389,10 +415,12 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
 
     DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
     of the same store (compare, history, report) computes the per-run views once instead. Views defined on
-    top of them read the frozen rows.
+    top of them read the frozen rows. Of ``names``, only those the connection defines are frozen (a connection
+    made with ``needs`` defines only what it reads).
     """
+    defined = {str(r[0]) for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     try:
-        for name in names:
+        for name in (n for n in names if n in defined):
             con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:

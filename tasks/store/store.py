@@ -24,10 +24,9 @@ from typing import TypeAlias, TypeVar
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel
 
-from tcobench import __version__
+import tcobench
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import (
     CommitRecord,
@@ -39,7 +38,16 @@ from tcobench.schemas import (
     arrow_schema,
 )
 from tcobench.tasks.store.checksums import record_new
-from tcobench.tasks.store.lake import LAKE, StoreLocation, attach_sql, new_instance, one_line, parse_store, sql_string
+from tcobench.tasks.store.lake import (
+    LAKE,
+    StoreLocation,
+    attach_sql,
+    check_catalog,
+    new_instance,
+    one_line,
+    parse_store,
+    sql_string,
+)
 from tcobench.tasks.store.outage import outage_limit_s, ride_out, unreachable
 from tcobench.tasks.store.views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
 
@@ -153,6 +161,8 @@ class Store:
     def remember(self, run_ids: Sequence[str], rows: Mapping[str, pa.Table] | None) -> None:
         """Keep the cached views' rows that this process just committed for these runs (the last few runs only);
         None forgets them (a commit that stored no cached rows for them)."""
+        import pyarrow.compute as pc  # here, not at the top: a reader never needs it
+
         own = (
             {r: {view: t.filter(pc.equal(t.column("run_id"), r)) for view, t in rows.items()} for r in run_ids}
             if rows is not None
@@ -192,6 +202,7 @@ class Store:
         """The store attached read-write as ``lake`` for one transaction, detached after (releasing file locks)."""
         con = self._instance()
         self._prepare_folders()
+        check_catalog(self.location)  # never attached read-write: SQLite would take an emptied file for a new one
         con.execute(attach_sql(self.location, read_only=False))
         try:
             yield con
@@ -249,6 +260,7 @@ class Store:
             try:  # a catalog or object store that cannot be reached is waited for (tasks.store.outage), then busy ones
                 return ride_out(lambda: retry_while_busy(once), what)
             except duckdb.Error as exc:
+                check_catalog(self.location, exc)
                 why = (
                     f" (unreachable for TCOBENCH_STORE_OUTAGE_S, {outage_limit_s():g} s)"
                     if unreachable(one_line(exc))
@@ -509,6 +521,8 @@ def conform(table: str, data: pa.Table) -> pa.Table:
 
 def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
     """One commits row per run in ``tables["runs"]``: the rows of each table written for it."""
+    import pyarrow.compute as pc
+
     runs = tables["runs"]
     counts = {}
     for table in ("requests", "telemetry", "engine_metrics"):
@@ -525,7 +539,7 @@ def _commit_rows(tables: Mapping[str, pa.Table], writer: str) -> pa.Table:
             engine_metrics=counts["engine_metrics"].get(r["run_id"], 0),
             committed_ns=now,
             writer=writer,
-            tool_version=__version__,
+            tool_version=tcobench.__version__,
         )
         for r in runs.select(["run_id", "date", "host"]).to_pylist()
     ]

@@ -7,7 +7,9 @@ Checks:
   may belong to a commit in flight) -- what a writer killed mid-commit leaves;
 - every run's rows against its ``commits`` row (the counts its transaction wrote), runs without a commits row,
   and requests/telemetry/engine_metrics rows without a runs row;
-- a folder store of tcobench < 0.2 not yet migrated.
+- a folder store of tcobench < 0.2 not yet migrated;
+- a damaged catalog file (a folder or sqlite:// store): then only the data files can be checked, without it
+  (``catalog_damage``: each is Parquet and, with ``deep``, decodes), and the result says what can be recovered.
 
 Design notes: docs/architecture.md#tasks-verify.
 """
@@ -22,12 +24,13 @@ from pathlib import Path
 
 import duckdb
 
+from tcobench.errors import StoreError
 from tcobench.tasks.store.checksums import mismatch, record_new, recorded
 from tcobench.tasks.store.health import DataFile, data_files, file_problem, readable_rows
-from tcobench.tasks.store.lake import LAKE, StoreLocation, one_line, sql_string
+from tcobench.tasks.store.lake import LAKE, StoreLocation, catalog_damage, one_line, sql_string
 from tcobench.tasks.store.store import PARTITIONED, RUN_TABLES, StoreRef, legacy_layout, open_store
 
-__all__ = ["Problem", "VerifyResult", "verify_store"]
+__all__ = ["CatalogDamage", "Problem", "VerifyResult", "verify_store"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,19 @@ class Problem:
     kind: str  # damaged file | orphan file | incomplete run | orphan rows | no commit record | folder store
     subject: str  # a file path, a run id, a folder
     detail: str
+
+
+@dataclass(frozen=True)
+class CatalogDamage:
+    """A damaged catalog file, and what its data files hold without it."""
+
+    catalog: Path
+    why: str
+    data_dir: Path
+    data_files: int  # Parquet files found under data_dir
+    data_bytes: int
+    unreadable: tuple[str, ...]  # of those, the ones that are not Parquet or (deep) do not decode: "path: why"
+    decoded: bool  # every file was decoded (deep), not only its Parquet header and footer checked
 
 
 @dataclass
@@ -46,6 +62,7 @@ class VerifyResult:
     quarantine: Path | None = None
     repaired: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # what repair could not move (S3 objects)
+    catalog: CatalogDamage | None = None  # the catalog is damaged: nothing else was checked
 
 
 def _deep_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
@@ -151,31 +168,84 @@ def verify_store(
         return result
     if not location.exists():
         return result
-
-    def inspect(con: duckdb.DuckDBPyConnection) -> tuple[list[DataFile], dict[str, tuple[DataFile, str]]]:
-        files = data_files(con, location.data_path)
-        result.files = len(files) + sum(1 for f in files if f.delete_path)
-        bad = _damaged(con, location, files, deep, progress)
+    damage = catalog_damage(location)
+    if damage is None:
         try:
-            result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
-        except duckdb.Error:
-            if deep:
+            files, bad = target.run(lambda con: _inspect(con, location, deep, orphan_age_s, progress, result), "verify")
+        except StoreError as exc:
+            damage = catalog_damage(location, exc.__cause__) if exc.__cause__ is not None else None
+            if damage is None:
                 raise
-            progress("a file that passed the quick check does not decode; decoding every file to find it")
-            bad = _damaged(con, location, files, True, progress)
-            result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
-        result.problems += [Problem("damaged file", path, f"{f.table}: {why}") for path, (f, why) in bad.items()]
-        result.problems += [
-            Problem("orphan file", p, "no snapshot references it (a writer killed mid-commit?)")
-            for p in _orphans(con, orphan_age_s)
-        ]
-        result.problems += found
-        return files, bad
-
-    files, bad = target.run(inspect, "verify")
+    if damage is not None:
+        result.catalog = _without_catalog(location, damage, deep, progress)
+        result.files = result.catalog.data_files
+        return result
     if repair and result.problems:
         target.run(lambda con: _repair(con, location, files, bad, result), "verify --repair")
     return result
+
+
+def _without_catalog(location: StoreLocation, why: str, deep: bool, progress: Callable[[str], None]) -> CatalogDamage:
+    """What the data files hold when the catalog is damaged: each a Parquet file (its magic at both ends) and, with
+    ``deep``, every page decodes (read directly: no catalog says which files make up which table)."""
+    assert location.catalog_file is not None and location.data_dir is not None
+    paths = sorted(location.data_dir.rglob("*.parquet")) if location.data_dir.is_dir() else []
+    unreadable, size = [], 0
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        for i, path in enumerate(paths, 1):
+            size += path.stat().st_size
+            why_file = _parquet_problem(path) or (_deep_problem(con, str(path)) if deep else None)
+            if why_file is not None:
+                unreadable.append(f"{path}: {why_file}")
+            if i % 500 == 0:
+                progress(f"checked {i} of {len(paths)} data files")
+    finally:
+        con.close()
+    return CatalogDamage(
+        location.catalog_file, why, location.data_dir, len(paths), size, tuple(unreadable), decoded=deep
+    )
+
+
+def _parquet_problem(path: Path) -> str | None:
+    """Why a file is not a whole Parquet file (PAR1 at its start and end), or None."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+            handle.seek(max(0, path.stat().st_size - 4))
+            tail = handle.read(4)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None if head == tail == b"PAR1" else "not a whole Parquet file"
+
+
+def _inspect(
+    con: duckdb.DuckDBPyConnection,
+    location: StoreLocation,
+    deep: bool,
+    orphan_age_s: float,
+    progress: Callable[[str], None],
+    result: VerifyResult,
+) -> tuple[list[DataFile], dict[str, tuple[DataFile, str]]]:
+    """The checks through the catalog (module docstring): problems go to ``result``; (the files, the damaged ones)."""
+    files = data_files(con, location.data_path)
+    result.files = len(files) + sum(1 for f in files if f.delete_path)
+    bad = _damaged(con, location, files, deep, progress)
+    try:
+        result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
+    except duckdb.Error:
+        if deep:
+            raise
+        progress("a file that passed the quick check does not decode; decoding every file to find it")
+        bad = _damaged(con, location, files, True, progress)
+        result.runs, found = _run_problems(con, _sources(con, files, set(bad)))
+    result.problems += [Problem("damaged file", path, f"{f.table}: {why}") for path, (f, why) in bad.items()]
+    result.problems += [
+        Problem("orphan file", p, "no snapshot references it (a writer killed mid-commit?)")
+        for p in _orphans(con, orphan_age_s)
+    ]
+    result.problems += found
+    return files, bad
 
 
 def _quarantine_dir(location: StoreLocation) -> Path:

@@ -1,23 +1,61 @@
 """Workload shapes: the measured model's tokenizer, the shipped corpus, length distributions, datasets, presets,
-and the per-request plan (a pure function of seed and request index)."""
+and the per-request plan (a pure function of seed and request index).
+
+The names load on first use (PEP 562): a module that needs one of them (``accuracy``'s name rule, read by compare)
+does not import the tokenizers, the HTTP client and the corpus with it.
+"""
 
 from __future__ import annotations
 
-from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens, corpus_text, tokenize_corpus
-from tcobench.tasks.workload.dataset import Dataset, DatasetRecord, open_dataset
-from tcobench.tasks.workload.gguf_vocab import gguf_tokenizer, read_gguf_metadata
-from tcobench.tasks.workload.lengths import draw_length, rng_for
-from tcobench.tasks.workload.plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
-from tcobench.tasks.workload.presets import apply_preset, preset_workload, presets
-from tcobench.tasks.workload.tokenizer import (
-    Encoded,
-    EngineTokenizer,
-    LocalTokenizer,
-    PromptTokenizer,
-    engine_tokenizer,
-    lead_of_token_string,
-    local_tokenizer,
-)
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens, corpus_text, tokenize_corpus
+    from tcobench.tasks.workload.dataset import Dataset, DatasetRecord, open_dataset
+    from tcobench.tasks.workload.gguf_vocab import gguf_tokenizer, read_gguf_metadata
+    from tcobench.tasks.workload.lengths import draw_length, rng_for
+    from tcobench.tasks.workload.plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
+    from tcobench.tasks.workload.presets import apply_preset, preset_workload, presets
+    from tcobench.tasks.workload.tokenizer import (
+        Encoded,
+        EngineTokenizer,
+        LocalTokenizer,
+        PromptTokenizer,
+        engine_tokenizer,
+        lead_of_token_string,
+        local_tokenizer,
+    )
+
+_HOMES = {
+    "CorpusTokens": "corpus",
+    "TAG_BASE": "corpus",
+    "corpus_text": "corpus",
+    "tokenize_corpus": "corpus",
+    "Dataset": "dataset",
+    "DatasetRecord": "dataset",
+    "open_dataset": "dataset",
+    "gguf_tokenizer": "gguf_vocab",
+    "read_gguf_metadata": "gguf_vocab",
+    "draw_length": "lengths",
+    "rng_for": "lengths",
+    "RequestInput": "plan",
+    "RequestSpec": "plan",
+    "TAG_WORDS": "plan",
+    "WorkloadPlan": "plan",
+    "apply_preset": "presets",
+    "preset_workload": "presets",
+    "presets": "presets",
+    "Encoded": "tokenizer",
+    "EngineTokenizer": "tokenizer",
+    "LocalTokenizer": "tokenizer",
+    "PromptTokenizer": "tokenizer",
+    "engine_tokenizer": "tokenizer",
+    "lead_of_token_string": "tokenizer",
+    "local_tokenizer": "tokenizer",
+}
 
 __all__ = [
     "TAG_BASE",
@@ -46,3 +84,29 @@ __all__ = [
     "rng_for",
     "tokenize_corpus",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+class _Workload(types.ModuleType):
+    """Importing a submodule binds it on its package: ``tcobench.tasks.workload.presets`` would then be the module
+    presets.py, not its function. Keep that name for the function, as the eager imports did."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _HOMES and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Workload

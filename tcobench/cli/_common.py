@@ -13,14 +13,16 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
 from tcobench.errors import TcobenchError
-from tcobench.schemas import Flag, PricingConfig
-from tcobench.settings import Settings
+from tcobench.schemas.prices import PRICES_FLAG
+
+if TYPE_CHECKING:
+    from tcobench.settings import Settings
 
 __all__ = [
     "store_parameter",
@@ -59,13 +61,8 @@ SnapshotOpt = Annotated[
     int | None,
     typer.Option("--snapshot", help="Read the store as it was at this snapshot (`tcobench store snapshots`)."),
 ]
-# --prices is declared on the field it sets (PricingConfig.table); every command that reads prices takes it so
-PricesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--prices", help=next(m.help for m in PricingConfig.model_fields["table"].metadata if isinstance(m, Flag))
-    ),
-]
+# --prices is declared on the field it sets (PricingConfig.table: PRICES_FLAG); every command that reads prices takes it
+PricesOpt = Annotated[Path | None, typer.Option(*PRICES_FLAG.decls, help=PRICES_FLAG.help)]
 PartialThresholdOpt = Annotated[
     float,
     typer.Option(
@@ -117,6 +114,8 @@ def guard(fn: F) -> F:
 
 def settings_for(store: str | None) -> Settings:
     """Settings from the environment, with ``--store`` taking precedence."""
+    from tcobench.settings import Settings
+
     settings = Settings()
     return settings.model_copy(update={"store": store}) if store is not None else settings
 

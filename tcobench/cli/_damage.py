@@ -3,7 +3,8 @@
 Damage that keeps a file's size is found before reading by the file's checksum (``tasks.store.checksums``). A file with
 no checksum (a store of tcobench < 0.3) is found only when a query trips over it: then every such file is decoded,
 those that fail are left out (with the damaged-file warning naming each and `tcobench store verify --repair`), and
-the command runs once more. A DuckDB error that still escapes becomes one StoreError line, never a traceback.
+the command runs once more. A DuckDB error that still escapes becomes one StoreError line, never a traceback; so
+does a damaged catalog (``lake.check_catalog``: the line names the file and `tcobench store verify`).
 """
 
 from __future__ import annotations
@@ -40,14 +41,22 @@ def tolerate_damage(fn: F) -> F:
             return fn(*args, **kwargs)  # type: ignore[operator]
         except Exception as exc:
             cause = _duckdb_cause(exc)
-            if cause is None:
+            if cause is None or isinstance(exc, StoreError):  # a StoreError is one line already (a damaged catalog)
                 raise
             from tcobench.tasks.store.checksums import find_undecodable
-            from tcobench.tasks.store.lake import one_line
+            from tcobench.tasks.store.lake import check_catalog, one_line
             from tcobench.tasks.store.store import open_store
 
             location = open_store(settings_for(kwargs.get("store")).store).location
-            if not find_undecodable(location):
+            check_catalog(location, cause)
+            try:
+                undecodable = find_undecodable(location)
+            except duckdb.Error as again:
+                check_catalog(location, again)
+                raise StoreError(
+                    f"cannot read store {location}: {one_line(again)[:300]} (`tcobench store verify` checks every file)"
+                ) from exc
+            if not undecodable:
                 if isinstance(exc, duckdb.Error):
                     raise StoreError(
                         f"cannot read store {location}: {one_line(exc)[:300]} (`tcobench store "

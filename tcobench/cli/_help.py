@@ -4,7 +4,8 @@ Typer's boxed help cuts a help text that does not fit its column (``--partial-th
 placeholder on plain flags (``<bool>``). This layout instead: the usage line, the command's help in paragraphs, then
 each argument and option as ``--name, -n VALUE`` with its help wrapped below or beside it, only at spaces. A plain
 flag shows no placeholder (``--chat / --completion``); a default is shown once: the help's own (``[20]``), or else
-``[default: X]``. Sub-commands are listed with the first sentence of their help. Every line fits the width, unless a
+``[default: X]``. Sub-commands are listed with the first sentence of their help (a group's ``listed_help`` gives it
+without loading the command: the root's). Every line fits the width, unless a
 single word is longer than the room left for it (then that line is longer; the word is never split).
 """
 
@@ -133,7 +134,12 @@ def render_help(command: Any, ctx: Any, width: int | None = None) -> str:
             lines += [f"{title}:", *_entries(rows, width), ""]
     if hasattr(command, "list_commands"):
         rows = []
+        listed = getattr(command, "listed_help", None)  # a group that lists its commands without loading them
         for name in command.list_commands(ctx):
+            given = listed(ctx, name) if listed is not None else None
+            if given is not None:
+                rows.append((name, str(given)))
+                continue
             sub = command.get_command(ctx, name)
             if sub is not None and not getattr(sub, "hidden", False):
                 first = next(_paragraphs(_plain(sub.help or sub.short_help or "")), (False, ""))[1]

@@ -196,17 +196,31 @@ def _images_build(
 
 
 def _images_list(docker_host: DockerHostOpt = None) -> None:
-    """The catalog and what the Docker host has of it."""
+    """The catalog and what the Docker host has of it.
+
+    Without a Docker daemon to ask, the catalog alone (built: ?) and one warning line saying the daemon is not
+    reachable; exit 0 either way."""
     from tcobench.errors import ImageError
     from tcobench.images import catalog_status, load_catalog
     from tcobench.tasks.host.docker_client import docker_client
 
     settings = settings_for(None)
-    client = docker_client(docker_host, ImageError)
+    catalog = load_catalog()  # a bad catalog is an error of its own, daemon or not
     try:
-        rows = catalog_status(client, load_catalog(), settings.docker_dir)
+        client = docker_client(docker_host, ImageError)
+    except ImageError as exc:
+        client = None
+        err.print(
+            f"[yellow]warning[/]: {escape(str(exc).split('; is dockerd running')[0])}; the catalog is listed without "
+            "what the host has built (built: ?)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    try:
+        rows = catalog_status(client, catalog, settings.docker_dir)
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     # names and references never break mid-word: they wrap at separators, and the least needed columns go first
     cols = [
         Col("image", "left"),
@@ -226,7 +240,7 @@ def _images_list(docker_host: DockerHostOpt = None) -> None:
             escape(r.engine),
             escape(r.vendor),
             escape(r.reference),
-            "yes" if r.present else "no",
+            "?" if r.present is None else "yes" if r.present else "no",
             (r.image_id or "-")[7:19] or "-",
             _gib(r.size_bytes),
             (r.spec_hash or "-")[:12],

@@ -1,22 +1,22 @@
 """The ``tcobench`` command: the Typer app, every command group registered on it, and the usage-error policy.
 
 Each command group is a module of this package with a ``register(app)`` function; none of them imports another
-command module's registration or this one, so each imports alone (tests/unit/cli/test_imports.py).
+command module's registration or this one, so each imports alone (tests/unit/cli/test_imports.py). A command's
+module is imported when the command is asked for (``COMMANDS``): `tcobench --help` lists the commands from
+``COMMANDS`` alone, and `tcobench query` imports the query's module only, not Prefect's flows or the models behind
+`run` (tests/unit/cli/test_startup.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from typer.core import TyperGroup
 
-from tcobench import __version__
-from tcobench.cli import analytics, best, docs, fleet, images, models, nightly, presets, results, run, store
-from tcobench.cli._common import print_error, show_warnings
 from tcobench.cli._help import install, render_help
 from tcobench.errors import ExitCode
 
@@ -25,7 +25,75 @@ try:  # typer >= 0.20 carries its own copy of click; older ones use the click pa
 except ImportError:  # pragma: no cover - depends on the typer release installed
     from click import exceptions as cx  # type: ignore[no-redef]
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+# Every command, in the order `tcobench --help` lists them: the module of tcobench.cli whose ``register(app)`` adds
+# it, and the first paragraph of its help (what --help shows beside it; tests/unit/cli/test_startup.py checks each
+# against the command's own help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": (
+        "run",
+        "Start the engine (or use --endpoint), warm up, measure, store every request, print cost per 1M tokens.",
+    ),
+    "accuracy": (
+        "run",
+        "Ask the engine N bundled exact-answer questions (integer arithmetic, list lookups) at temperature 0, one at "
+        "a time, and store the answers as a run of workload accuracy-N-seed42; `tcobench compare` scores each side "
+        "and its claim-grade accuracy rule compares the scores (docs/claim-grade.md).",
+    ),
+    "presets": (
+        "presets",
+        "List the workload presets: lengths, concurrency sweep, duration, SLO and the public shape each follows.",
+    ),
+    "summary": (
+        "results",
+        "Per run: n, errors, TTFT/ITL/e2e p50/p90/p99, tok/s, cost per 1M tokens with its assumptions.",
+    ),
+    "query": (
+        "results",
+        "Read-only SQL over the views (runs, requests, telemetry, run_summary, tco, hardware, site, ops).",
+    ),
+    "compare": (
+        "analytics",
+        "Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per "
+        "concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier).",
+    ),
+    "best": (
+        "best",
+        "Rank each platform's serving configurations by cost per 1M output tokens at one interactivity, among those "
+        "that meet the SLO (--slo-ttft-ms, --slo-tpot-ms: p90 at that interactivity), with the CI; says which to "
+        "deploy.",
+    ),
+    "history": (
+        "analytics",
+        "Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise.",
+    ),
+    "report": (
+        "analytics",
+        "Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance.",
+    ),
+    "doctor": (
+        "images",
+        "Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk.",
+    ),
+    "nightly": ("nightly", "Measure every host of the inventory on the matrix now (hosts in parallel)."),
+    "serve": (
+        "nightly",
+        "Serve the nightly flow as a deployment with a cron schedule (needs a Prefect server: PREFECT_API_URL).",
+    ),
+    "worker": (
+        "fleet",
+        "Run this host's Prefect worker: the nightly's cells for --host run here, next to this host's engines.",
+    ),
+    "images": ("images", "Build, list and push the pinned engine images (docker/, images/catalog.toml)."),
+    "fleet": ("fleet", "Fleet mode: deployments on the Prefect server and the hosts' workers."),
+    "models": ("models", "Synthetic models (random weights, real shapes) for hosts without downloads."),
+    "store": ("store", "Look after the results store: info, snapshots, compact, verify, migrate."),
+    "docs": (
+        "docs",
+        "Print a documentation page (markdown), or list the pages: the docs/ folder, shipped in the package.",
+    ),
+}
 
 
 class _OneLineErrors(TyperGroup):
@@ -40,17 +108,31 @@ class _OneLineErrors(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        args = run.expand_synthetic(list(sys.argv[1:] if args is None else args))
+        args = list(sys.argv[1:] if args is None else args)
+        if args[:1] == ["run"]:
+            from tcobench.cli.run import expand_synthetic
+
+            args = expand_synthetic(args)
         try:
             value = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except cx.UsageError as exc:
+            from rich.markup import escape
+
+            from tcobench.cli._common import print_error
+
             where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
             print_error("UsageError", escape(_usage_message(exc) + where))
             return _finish(ExitCode.usage, standalone_mode)
         except cx.ClickException as exc:  # e.g. a file option that cannot be opened
+            from rich.markup import escape
+
+            from tcobench.cli._common import print_error
+
             print_error("Error", escape(exc.format_message()))
             return _finish(exc.exit_code, standalone_mode)
         except (typer.Abort, KeyboardInterrupt):
+            from tcobench.cli._common import print_error
+
             print_error("Interrupted", "stopped by Ctrl-C")
             return _finish(ExitCode.interrupted, standalone_mode)
         return _finish(value if isinstance(value, int) else 0, standalone_mode)
@@ -59,9 +141,25 @@ class _OneLineErrors(TyperGroup):
         """Help laid out for the terminal with nothing cut (_help), here and in every sub-command."""
         formatter.write(render_help(self, ctx))
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self._load(COMMANDS[cmd_name][0])
         command = super().get_command(ctx, cmd_name)
         return install(command) if command is not None else None
+
+    def listed_help(self, ctx: Any, cmd_name: str) -> str | None:
+        """What --help lists beside a command, without importing its module (``COMMANDS``)."""
+        return COMMANDS[cmd_name][1] if cmd_name in COMMANDS else None
+
+    def _load(self, module: str) -> None:
+        """Import ``tcobench.cli.<module>`` and add the commands its ``register`` declares."""
+        sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        importlib.import_module(f"tcobench.cli.{module}").register(sub)
+        for name, command in typer.main.get_group(sub).commands.items():
+            self.commands.setdefault(name, command)
 
 
 def _usage_message(exc: Exception) -> str:
@@ -96,6 +194,8 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
+        from tcobench import __version__
+
         sys.stdout.write(f"tcobench {__version__}\n")
         raise typer.Exit(0)
 
@@ -107,11 +207,9 @@ def _root(
     ] = False,
 ) -> None:
     """Measure LLM inference engines on your own hosts and price the tokens (TCO per 1M tokens)."""
+    from tcobench.cli._common import show_warnings
+
     show_warnings()
-
-
-for _module in (run, presets, results, analytics, best, images, nightly, fleet, models, store, docs):
-    _module.register(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,9 @@ from rich.table import Table
 
 from tcobench.cli._common import PricesOpt, StoreOpt, err, guard, out, read_settings, settings_for
 from tcobench.cli._fit import Col, print_table
+
+if TYPE_CHECKING:
+    from tcobench.tasks.store.verify import CatalogDamage
 
 __all__ = ["register"]
 
@@ -106,6 +109,8 @@ def _verify(
     from tcobench.tasks.store.verify import verify_store
 
     result = verify_store(read_settings(store).store, repair=repair, deep=not quick, on_progress=_progress)
+    if result.catalog is not None:
+        _catalog_damaged(result.catalog, repair)
     for p in result.problems:
         out.print(f"{p.kind}: {escape(p.subject)}: {escape(p.detail)}", highlight=False)
     for line in result.repaired:
@@ -123,6 +128,33 @@ def _verify(
         return
     raise StoreError(
         f"{len(result.problems)} problem(s) ({summary}); `tcobench store verify --repair` moves them to quarantine"
+    )
+
+
+def _catalog_damaged(damage: CatalogDamage, repair: bool) -> None:
+    """What a damaged catalog leaves (``verify_store``): the findings, then one StoreError line saying what can be
+    recovered."""
+    from tcobench.errors import StoreError
+
+    checked = "each decodes" if damage.decoded else "each has Parquet's header and footer (--quick: not decoded)"
+    out.print(f"damaged catalog: {escape(str(damage.catalog))}: {escape(damage.why)}", highlight=False)
+    out.print(
+        f"data files: {damage.data_files:,} Parquet file(s), {damage.data_bytes / 2**20:,.1f} MiB, under "
+        f"{escape(str(damage.data_dir))}; "
+        + (f"{len(damage.unreadable):,} unreadable" if damage.unreadable else checked),
+        highlight=False,
+    )
+    for line in damage.unreadable:
+        out.print(f"unreadable data file: {escape(line)}", highlight=False)
+    whole = damage.data_files - len(damage.unreadable)
+    intact = f"{whole:,} of {damage.data_files:,} data files are {'intact' if damage.decoded else 'whole (--quick)'}"
+    raise StoreError(
+        f"the catalog {damage.catalog} is damaged: {damage.why}; {intact}, but which of them make up which table "
+        "and snapshot is recorded only in the catalog (DuckLake keeps no second copy): put back a copy of "
+        f"{damage.catalog.name} (a backup or file-system snapshot of it) and run `tcobench store verify` again; "
+        f"until then the rows can be read from the files themselves, e.g. read_parquet('{damage.data_dir}/main/runs/"
+        "**/*.parquet') in DuckDB (rows of runs deleted or replaced since included)"
+        + ("; --repair changed nothing" if repair else "")
     )
 
 

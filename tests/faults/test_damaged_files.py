@@ -185,3 +185,88 @@ def test_a_file_without_checksum_that_does_not_decode_is_found_when_a_read_trips
         assert done.returncode == 0, done.stderr[-3000:]
         assert _warned(done.stderr, target) and "does not decode" in done.stderr, done.stderr[-3000:]
         _no_damaged_rows(done.stdout, runs)
+
+
+# A damaged catalog (issue 43): the catalog file itself overwritten with random bytes, emptied, or cut short, on a
+# folder store (a DuckDB catalog) and a sqlite:// one. Every command says so in one StoreError line naming the file
+# and `tcobench store verify`; verify says what can be recovered; nothing writes to the damaged file.
+CATALOG_COMMANDS = {
+    "query": ["query", "select count(*) as n from runs"],
+    "summary": ["summary"],
+    "compare": ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--resamples", "100"],
+    "history": ["history"],
+    "report": ["report", "--out", "{tmp}/r.html", "--resamples", "100"],
+    "store info": ["store", "info"],
+    "run": ["run", "--no-prefect", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--requests", "1"],
+}
+
+
+def _damage_catalog(path: Path, how: str) -> None:
+    size = path.stat().st_size
+    if how == "random":
+        path.write_bytes(os.urandom(size))
+    elif how == "zero":
+        path.write_bytes(b"")
+    else:  # cut short: the header stays, most blocks are gone
+        with path.open("r+b") as handle:
+            handle.truncate(size // 3)
+
+
+@pytest.fixture(scope="module")
+def catalog_stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, Path]]:
+    """A small two-host store per catalog kind: (its URI, its catalog file)."""
+    base = tmp_path_factory.mktemp("catalogs")
+    write_fleet(base / "folder", nights=1, concurrency=(1, 4), requests=6, regression=None)
+    write_fleet(f"sqlite://{base / 'sqlite'}", nights=1, concurrency=(1, 4), requests=6, regression=None)  # type: ignore[arg-type]
+    return {
+        "folder": (str(base / "folder"), base / "folder" / "catalog.ducklake"),
+        "sqlite": (f"sqlite://{base / 'sqlite'}", base / "sqlite" / "catalog.sqlite"),
+    }
+
+
+def _copy_store(uri: str, catalog: Path, to: Path) -> tuple[str, Path]:
+    shutil.copytree(catalog.parent, to)
+    return uri.replace(str(catalog.parent), str(to)), to / catalog.name
+
+
+@pytest.mark.parametrize("kind", ["folder", "sqlite"])
+@pytest.mark.parametrize("how", ["random", "zero", "cut"])
+def test_a_damaged_catalog_is_one_store_error_line_in_every_command(
+    catalog_stores: dict[str, tuple[str, Path]], kind: str, how: str, tmp_path: Path
+) -> None:
+    """In process (the commands as the CLI runs them): one line each, exit 1, the catalog file never written."""
+    from typer.testing import CliRunner
+
+    from tcobench.cli import app
+
+    uri, catalog = _copy_store(*catalog_stores[kind], tmp_path / "store")
+    _damage_catalog(catalog, how)
+    before = catalog.read_bytes()
+    runner = CliRunner()
+    env = {"TCOBENCH_STORE": uri, "COLUMNS": "250", "TCOBENCH_STATE_DIR": str(tmp_path / "state")}
+    for name, args in CATALOG_COMMANDS.items():
+        done = runner.invoke(app, [a.replace("{tmp}", str(tmp_path)) for a in args], env=env)
+        lines = [line for line in done.stderr.splitlines() if not line.startswith("warning: ")]
+        assert done.exit_code == 1 and len(lines) == 1, f"{name}: {done.exit_code} {done.stderr[-3000:]}"
+        assert lines[0].startswith(f"StoreError: store {uri}: its catalog {catalog} is damaged: "), f"{name}: {lines}"
+        assert "run `tcobench store verify`" in lines[0], f"{name}: {lines[0]}"
+        assert done.exception is None or isinstance(done.exception, SystemExit), f"{name}: {done.exception!r}"
+    verify = runner.invoke(app, ["store", "verify"], env=env)
+    assert verify.exit_code == 1, verify.stdout + verify.stderr
+    assert f"damaged catalog: {catalog}: " in verify.stdout.replace("\n", " ")
+    (line,) = verify.stderr.strip().splitlines()
+    assert line.startswith(f"StoreError: the catalog {catalog} is damaged: ") and "data files are intact" in line
+    assert "put back a copy of" in line
+    assert catalog.read_bytes() == before, "nothing wrote to the damaged catalog"
+
+
+def test_a_damaged_catalog_is_one_line_from_the_command_itself(
+    catalog_stores: dict[str, tuple[str, Path]], tmp_path: Path
+) -> None:
+    """The same as a user sees it: a real `tcobench` process, no traceback (it was 76-85 lines from _damage)."""
+    uri, catalog = _copy_store(*catalog_stores["folder"], tmp_path / "store")
+    _damage_catalog(catalog, "random")
+    done = _tcobench("query", "select count(*) as n from runs", env=_env(Path(uri), tmp_path))
+    assert done.returncode == 1 and done.stdout == "", done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"StoreError: store {uri}: its catalog {catalog} is damaged: it is not a DuckDB database")

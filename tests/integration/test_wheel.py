@@ -214,8 +214,9 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
     if os.environ.get("DOCKER_HOST") or Path("/var/run/docker.sock").exists():
         assert images.returncode == 0, images.stderr  # the catalog and its Dockerfiles came from the wheel
         assert "llama-cpp-cpu" in images.stdout and "ollama-rocm" in images.stdout
-    else:  # no daemon: one line naming it, still after reading the shipped catalog
-        assert images.returncode == 1 and images.stderr.startswith("ImageError:"), images.stderr
+    else:  # no daemon: the shipped catalog, and one line saying the daemon is not reachable
+        assert images.returncode == 0 and images.stderr.startswith("warning: Docker daemon"), images.stderr
+        assert "llama-cpp-cpu" in images.stdout and len(images.stderr.strip().splitlines()) == 1
     doctor = _run(installed, "doctor", cwd=cwd, env=env)
     assert "Docker daemon" in doctor.stdout, doctor.stdout + doctor.stderr
     fleet = _run(

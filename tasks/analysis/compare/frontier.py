@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 import pyarrow.compute as pc
-from scipy.interpolate import PchipInterpolator
-from scipy.special import betainc
 
 from tcobench.schemas import CostBasis
 from tcobench.tasks.analysis.compare.bootstrap import NORMAL_FROM_REQUESTS, NightDraws
+from tcobench.tasks.analysis.incomplete_beta import betainc  # scipy.special's, without importing scipy
+from tcobench.tasks.analysis.pchip import pchip  # scipy.interpolate's PchipInterpolator, to the bit, without scipy
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
 from tcobench.tasks.store.rows import IDS, dates_between, id_list
 
@@ -112,17 +112,11 @@ class Frontier:
     def high(self) -> float:
         return float(self.x[-1])
 
-    @functools.cached_property
-    def _curve(self) -> PchipInterpolator:
-        """One interpolant of both columns (tok/s per GPU, USD per GPU-second): each is PCHIP of its own."""
-        return PchipInterpolator(self.x, np.column_stack([self.y, self.k]), extrapolate=False)
-
     def at(self, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(tok/s per GPU, USD per GPU-second) at each target; NaN outside [low, high] (never extrapolated)."""
-        inside = (targets >= self.low) & (targets <= self.high)
-        clipped = np.clip(targets, self.low, self.high)  # the ends exactly, not a rounding step outside
-        both = self._curve(clipped)
-        return np.where(inside, both[:, 0], np.nan), np.where(inside, both[:, 1], np.nan)
+        """(tok/s per GPU, USD per GPU-second) at each target; NaN outside [low, high] (never extrapolated). Both
+        columns by PCHIP, each of its own."""
+        both = pchip(self.x, np.column_stack([self.y, self.k]), targets)
+        return both[:, 0], both[:, 1]
 
 
 def _edge(h0: np.ndarray, h1: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:

@@ -41,8 +41,26 @@ def test_container_overrides_refuse_inconsistent_flags(args: tuple[object, ...],
         container_overrides(*args)  # type: ignore[arg-type]
 
 
+def test_images_list_without_a_daemon_lists_the_catalog_and_says_so_in_one_line() -> None:
+    from tcobench.images import load_catalog
+
+    done = runner.invoke(
+        app, ["images", "list", "--docker-host", "unix:///nonexistent/tcobench.sock"], env={"COLUMNS": "200"}
+    )
+    assert done.exit_code == 0, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("warning: Docker daemon at unix:///nonexistent/tcobench.sock is not reachable (")
+    assert line.endswith("the catalog is listed without what the host has built (built: ?)")
+    rows = [row for row in done.stdout.splitlines() if row.startswith("│")]
+    names = [spec.name for spec in load_catalog().images]
+    assert len(rows) == len(names) and all(any(f"│ {n} " in row for row in rows) for n in names)
+    assert all(row.split("│")[5].strip() == "?" for row in rows), done.stdout  # built: not known
+
+
 def test_unreachable_docker_host_is_one_line() -> None:
-    done = runner.invoke(app, ["images", "list", "--docker-host", "unix:///nonexistent/tcobench.sock"])
+    """A command that needs the daemon (push) says so in one line."""
+    args = ["images", "push", "llama-cpp-cpu", "--registry", "127.0.0.1:5000"]
+    done = runner.invoke(app, [*args, "--docker-host", "unix:///nonexistent/tcobench.sock"])
     assert done.exit_code == 1
     assert done.stderr.startswith("ImageError:") and len(done.stderr.strip().splitlines()) == 1
     assert "unix:///nonexistent/tcobench.sock" in done.stderr

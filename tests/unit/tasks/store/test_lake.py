@@ -117,6 +117,7 @@ def test_an_extension_is_signature_checked_once_per_process_and_again_when_it_ch
     shutil.copy2(lake._extension_dir() / "ducklake.duckdb_extension", folder / "ducklake.duckdb_extension")
     monkeypatch.setattr(lake, "_extension_dir", lambda: folder)
     monkeypatch.setattr(lake, "_verified", {})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     location = parse_store(str(tmp_path / "store"))
     assert location.extensions == ("ducklake",)
     first = new_instance(location)  # DuckDB checks the signature
@@ -130,3 +131,40 @@ def test_an_extension_is_signature_checked_once_per_process_and_again_when_it_ch
         handle.write(b"tampered")  # a changed file is checked again, and its signature no longer holds
     with pytest.raises(StoreError, match="ducklake"):
         new_instance(location)
+
+
+def test_a_later_process_of_the_same_user_loads_a_verified_unchanged_extension_without_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The identities verified are kept in the user's record (settings.verified_extensions_file): a new process
+    (here: the in-process memory emptied) loads the same file unchecked; a record others could write, or a changed
+    file, is checked again."""
+    from tcobench.settings import verified_extensions_file
+
+    folder = tmp_path / "extensions"
+    folder.mkdir()
+    shutil.copy2(lake._extension_dir() / "ducklake.duckdb_extension", folder / "ducklake.duckdb_extension")
+    monkeypatch.setattr(lake, "_extension_dir", lambda: folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    location = parse_store(str(tmp_path / "store"))
+
+    def fresh_process() -> bool:
+        monkeypatch.setattr(lake, "_verified", {})
+        con = new_instance(location)
+        try:
+            return _unsigned_allowed(con)
+        finally:
+            con.close()
+
+    assert not fresh_process()  # the first ever: DuckDB checks it, and the record keeps it
+    record = verified_extensions_file()
+    assert record.stat().st_mode & 0o777 == 0o600
+    assert str(folder / "ducklake.duckdb_extension") in record.read_text("utf-8")
+    assert fresh_process()  # a later process: unchecked
+    record.chmod(0o622)
+    assert not fresh_process()  # a record others could write is not trusted
+    record.chmod(0o600)
+    assert fresh_process()
+    shutil.copy2(folder / "ducklake.duckdb_extension", tmp_path / "copy")
+    (tmp_path / "copy").replace(folder / "ducklake.duckdb_extension")  # the same bytes, another file
+    assert not fresh_process()
