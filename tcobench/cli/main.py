@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "summary": (
         "results",
-        "Per run: n, errors, TTFT/ITL/e2e p50/p90/p99, tok/s, cost per 1M tokens with its assumptions.",
+        "One row per run: when, where, what, status, TTFT p50, output tok/s and cost per 1M output tokens.",
     ),
     "query": (
         "results",
