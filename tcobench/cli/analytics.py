@@ -276,10 +276,13 @@ def _print_strata(c: Comparison, pct: str) -> None:
         )
     print_table(f"Cost efficiency, A / B ({c.tokens} tokens per USD, {c.basis} basis)", cols, rows)
     if paired:  # the configurations' short ids beside each level (A's/B's), named once
-        keys = sorted({k for s in c.strata for k in (s.a_config_id, s.b_config_id)})
-        labels = {k: v for s in c.strata for k, v in ((s.a_config_id, s.a_config), (s.b_config_id, s.b_config)) if v}
+        # a key is '<hardware> <config_id>': one configuration on both sides' hardware is one id, named once
+        named: dict[str, str] = {}
+        for s in c.strata:
+            for k, v in ((s.a_config_id, s.a_config), (s.b_config_id, s.b_config)):
+                named.setdefault(_short(k), v or k)
         out.print(
-            "configurations: " + "; ".join(f"{_short(k)} = {escape(labels.get(k, k))}" for k in keys),
+            "configurations: " + "; ".join(f"{k} = {escape(v)}" for k, v in sorted(named.items())),
             highlight=False,
         )
     out.print(
