@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
+import json
 import os
 import statistics
 import sys
@@ -49,8 +51,9 @@ def _host(i: int) -> str:
     return f"gpu-{i:02d}"
 
 
-def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int) -> list[dict[str, Any]]:
+def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, configs: int) -> list[dict[str, Any]]:
     hw = HARDWARE[host % len(HARDWARE)]
+    serving = _serving(host, hw, configs)
     vendor = "amd" if hw.startswith("amd") else "nvidia"
     batch = uuid.uuid4().hex[:12]
     rows = []
@@ -117,9 +120,32 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int) -> 
                 "utilisation": 0.5,
                 "tool_version": "0.1.0",
                 "git_revision": None,
+                **serving,
             }
         )
     return rows
+
+
+def _config_index(host: int, configs: int) -> int:
+    """The serving configuration of a host's runs (0 without --configs): the hosts of one hardware key take turns."""
+    return (host // len(HARDWARE)) % configs if configs else 0
+
+
+def _serving(host: int, hw: str, configs: int) -> dict[str, Any]:
+    """The run columns of a serving configuration with --configs N (tensor parallel 1, 2, 4, 8, ... on 8-GPU hosts,
+    declared), else none: the runs of tcobench < 0.5 whose configuration run_summary derives (legacy-...)."""
+    if not configs:
+        return {}
+    tp = 2 ** _config_index(host, configs)
+    settings = {"tensor_parallel": tp}
+    return {
+        "config_id": hashlib.sha256(f"{hw} {json.dumps(settings)}".encode()).hexdigest()[:12],
+        "serving_config": json.dumps({"gpus": tp, "settings": settings}),
+        "gpus_given": tp,
+        "gpus_given_source": "declared",
+        "tensor_parallel": tp,
+        "gpu_count": 8,
+    }
 
 
 def _slots(n: int, conc: int) -> int:
@@ -167,15 +193,15 @@ def _write(table: pa.Table, path: Path) -> None:
     pq.write_table(table, path, compression="zstd")
 
 
-def _host_year(args: tuple[Path, str, int, int, int, int]) -> int:
-    out, layout, host, days, per_run, tokens = args
+def _host_year(args: tuple[Path, str, int, int, int, int, int]) -> int:
+    out, layout, host, days, per_run, tokens, configs = args
     rng = np.random.default_rng(host)
     rows = 0
     for d in range(days):
         day = FIRST_DAY + dt.timedelta(days=d)
         night = int(dt.datetime(day.year, day.month, day.day, 1, tzinfo=dt.UTC).timestamp()) * 10**9
-        runs = _run_rows(host, day, night, per_run)
-        speed = 60.0 + 10 * (host % 5) + (5.0 if day.month >= 6 else 0.0)
+        runs = _run_rows(host, day, night, per_run, configs)
+        speed = (60.0 + 10 * (host % 5) + (5.0 if day.month >= 6 else 0.0)) * (1 + 0.4 * _config_index(host, configs))
         reqs = [
             _requests(
                 rng,
@@ -203,9 +229,11 @@ def _host_year(args: tuple[Path, str, int, int, int, int]) -> int:
     return rows
 
 
-def generate(out: Path, layout: str, hosts: int, days: int, per_run: int, tokens: int, procs: int) -> None:
+def generate(
+    out: Path, layout: str, hosts: int, days: int, per_run: int, tokens: int, procs: int, configs: int = 0
+) -> None:
     t0 = time.monotonic()
-    jobs = [(out, layout, h, days, per_run, tokens) for h in range(hosts)]
+    jobs = [(out, layout, h, days, per_run, tokens, configs) for h in range(hosts)]
     with Pool(procs) as pool:
         rows = sum(pool.imap_unordered(_host_year, jobs))
     files = sum(1 for _ in out.rglob("*.parquet"))
@@ -336,6 +364,12 @@ def main() -> None:
     g.add_argument("--requests-per-run", type=int, default=REQUESTS_PER_RUN)
     g.add_argument("--tokens", type=int, default=16, help="output tokens per request (gaps = tokens - 1)")
     g.add_argument("--procs", type=int, default=os.cpu_count() or 1)
+    g.add_argument(
+        "--configs",
+        type=int,
+        default=0,
+        help="serving configurations per platform (the hosts of a hardware key take turns; 0: none stored)",
+    )
     lk = sub.add_parser("lake", help="import a generated per-run folder store into a store URI and compact it")
     lk.add_argument("--folder", type=Path, default=Path("/tmp/tcob-hist/per-run"))
     lk.add_argument("--store", required=True, help="store URI (a new folder, sqlite://..., postgresql://...)")
@@ -347,7 +381,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.cmd == "generate":
         generate(
-            args.out / args.layout, args.layout, args.hosts, args.days, args.requests_per_run, args.tokens, args.procs
+            args.out / args.layout,
+            args.layout,
+            args.hosts,
+            args.days,
+            args.requests_per_run,
+            args.tokens,
+            args.procs,
+            args.configs,
         )
     elif args.cmd == "lake":
         to_lake(args.folder, args.store, args.batch)

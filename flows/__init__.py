@@ -6,10 +6,9 @@ The flows load on first use (PEP 562): `tcobench run` needs only the benchmark f
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tcobench import lazy
 
 if TYPE_CHECKING:
     from tcobench.flows._orchestrator import prefect_enabled, start_api_server
@@ -48,27 +47,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
-
-
-class _Flows(types.ModuleType):
-    """Importing a submodule binds it on its package: ``tcobench.flows.benchmark`` would then be the module
-    benchmark.py, not its flow. Keep those names for the flows, as the eager imports did."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _HOMES and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Flows
+__getattr__, __dir__ = lazy.names(__name__, _HOMES, __all__)
+lazy.keep_functions(__name__, _HOMES)

@@ -7,8 +7,9 @@ start without them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tcobench import lazy
 
 if TYPE_CHECKING:
     from tcobench.schemas.arrow import arrow_schema, arrow_type
@@ -236,14 +237,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy.names(__name__, _HOMES, __all__)

@@ -7,9 +7,7 @@ Checks:
   may belong to a commit in flight) -- what a writer killed mid-commit leaves;
 - every run's rows against its ``commits`` row (the counts its transaction wrote), runs without a commits row,
   and requests/telemetry/engine_metrics rows without a runs row;
-- a folder store of tcobench < 0.2 not yet migrated;
-- a damaged catalog file (a folder or sqlite:// store): then only the data files can be checked, without it
-  (``catalog_damage``: each is Parquet and, with ``deep``, decodes), and the result says what can be recovered.
+- a folder store of tcobench < 0.2 not yet migrated; a damaged catalog file (docs/architecture.md#tasks-verify).
 
 Design notes: docs/architecture.md#tasks-verify.
 """

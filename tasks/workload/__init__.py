@@ -7,10 +7,9 @@ does not import the tokenizers, the HTTP client and the corpus with it.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tcobench import lazy
 
 if TYPE_CHECKING:
     from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens, corpus_text, tokenize_corpus
@@ -86,27 +85,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
-
-
-class _Workload(types.ModuleType):
-    """Importing a submodule binds it on its package: ``tcobench.tasks.workload.presets`` would then be the module
-    presets.py, not its function. Keep that name for the function, as the eager imports did."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _HOMES and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Workload
+__getattr__, __dir__ = lazy.names(__name__, _HOMES, __all__)
+lazy.keep_functions(__name__, _HOMES)

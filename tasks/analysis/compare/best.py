@@ -20,6 +20,7 @@ import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import BestOptions, PriceTable
+from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
 from tcobench.tasks.analysis.compare.candidates import load_runs, priced
 from tcobench.tasks.analysis.compare.frontier import Frontier, RunPoint, night_mean
@@ -158,7 +159,7 @@ def _platform(side: _Side, options: BestOptions, con: duckdb.DuckDBPyConnection)
             rows.append(Candidate(curve.key, curve.label, None, None, None, None, ttft, tpot, None, None, None, why))
             continue
         (y,), (k,) = front.at(np.array([target]))
-        reps = 1e6 / side.eff[i]
+        reps = np.array([usd_per_m(x) if x > 0 else math.nan for x in side.eff[i].tolist()])  # per replicate
         finite = reps[np.isfinite(reps)]
         lo, hi = percentile_interval(finite, options.confidence) if len(finite) else (None, None)
         rows.append(

@@ -14,7 +14,7 @@ from tcobench.tasks.store.query import connect
 
 @pytest.mark.parametrize("layout", ["per-run", "per-night"])
 def test_generated_store_has_the_real_layout(tmp_path: Path, layout: str) -> None:
-    rows = _host_year((tmp_path, layout, 3, 2, 10, 4))
+    rows = _host_year((tmp_path, layout, 3, 2, 10, 4, 0))
     assert rows == 2 * len(RUNS) * 10
     files = sorted(tmp_path.glob("requests/*/*/*.parquet"))
     assert {f.parent.parent.name for f in files} == {"date=2025-12-01", "date=2025-12-02"}
@@ -28,7 +28,7 @@ def test_generated_store_has_the_real_layout(tmp_path: Path, layout: str) -> Non
 
 
 def test_views_read_the_generated_store_once_imported(tmp_path: Path) -> None:
-    _host_year((tmp_path / "folder", "per-run", 0, 1, 10, 4))
+    _host_year((tmp_path / "folder", "per-run", 0, 1, 10, 4, 0))
     to_lake(tmp_path / "folder", str(tmp_path / "lake"), batch=2)
     con = connect(tmp_path / "lake", load_prices(None))
     try:
@@ -42,3 +42,22 @@ def test_views_read_the_generated_store_once_imported(tmp_path: Path) -> None:
     assert {(n, ok, tokens) for n, ok, tokens, _ in summary} == {(10 - WARMUP, 10 - WARMUP, 4 * (10 - WARMUP))}
     assert all(itl > 0 for *_, itl in summary)
     assert tco == [(len(RUNS), len(RUNS))]
+
+
+def test_with_configs_the_hosts_of_a_hardware_key_take_turns_and_count_the_gpus_they_were_given(
+    tmp_path: Path,
+) -> None:
+    """--configs 4: host 0 and host 5 share a hardware key (5 keys) and serve on 1 and 2 GPUs of their 8."""
+    for host in (0, 5):
+        _host_year((tmp_path / "folder", "per-run", host, 1, 10, 4, 4))
+    to_lake(tmp_path / "folder", str(tmp_path / "lake"), batch=20)
+    con = connect(tmp_path / "lake", load_prices(None))
+    try:
+        rows = con.sql(
+            "SELECT host, count(DISTINCT config_id), min(gpus_counted), max(gpus_counted), "
+            "max(abs(output_tok_s_per_gpu * gpus_counted - output_tok_s)) FROM run_summary GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [r[:4] for r in rows] == [("gpu-00", 1, 1, 1), ("gpu-05", 1, 2, 2)]
+    assert all(r[4] < 1e-6 for r in rows)
