@@ -16,6 +16,17 @@ import pytest
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
 
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """Each test gets the process environment back as it found it: a command run in-process (CliRunner) writes
+    os.environ (`--no-prefect` sets TCOBENCH_PREFECT=off), and a later test's subprocess would inherit it."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @dataclass(frozen=True)
 class S3Endpoint:
     """An S3-compatible server on 127.0.0.1 (plain http, path-style, region us-east-1)."""

@@ -183,6 +183,13 @@ def register(app: typer.Typer) -> None:
                 "tcobench serve needs a Prefect server for its schedule: start one (`prefect server start`) "
                 "and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api"
             )
+        from tcobench.flows import prefect_enabled
+
+        if not prefect_enabled():
+            raise ConfigError(
+                f"tcobench serve needs Prefect, and TCOBENCH_PREFECT={os.environ.get('TCOBENCH_PREFECT')!r} turns it "
+                "off: unset it for this command"
+            )
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
         prefect_defaults()
         from tcobench.flows import nightly

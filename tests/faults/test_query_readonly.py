@@ -189,6 +189,7 @@ def _one_line(stderr: str) -> str:
 
 
 def test_a_query_over_its_timeout_ends_with_one_line(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()  # an empty store: a read command refuses a store path that does not exist
     started = time.monotonic()
     done = subprocess.run(
         [_exe(), "query", "--timeout", "2", LONG],
