@@ -56,14 +56,17 @@ def _level_marks(name: str, levels: Sequence[Level], color: str) -> list[Mark]:
     ]
 
 
-def _stretches(side: FrontierSide) -> list[Mark]:
-    """Where each stretch of the envelope begins, labelled with the configuration that wins it."""
+def _stretches(side: FrontierSide, letter: str) -> list[Mark]:
+    """Where each stretch of the envelope begins, labelled with the short name of the configuration that wins it
+    (A1, A2...: the legend's "side A configuration 1"; the mark's title names it in full)."""
+    keys = [c.key for c in side.configs]
     marks, last = [], None
     for x, y, key in zip(side.curve_x, side.curve_y, side.curve_config, strict=True):
         if key and key != last:
             curve = side.config(key)
             label = curve.label if curve is not None else key
-            marks.append(Mark(x, y, f"envelope from {x:.1f} tok/s/user: {label}", "#222", "", label, ring=False))
+            short = f"{letter}{keys.index(key) + 1}" if key in keys else label
+            marks.append(Mark(x, y, f"envelope from {x:.1f} tok/s/user: {label}", "#222", "", short, ring=False))
         last = key
     return marks
 
@@ -77,11 +80,11 @@ def _side_lines(f: FrontierComparison) -> list[Line]:
         several = len(side.configs) > 1
         if several:
             for k, curve in enumerate(side.configs):
-                own = f"side {label} configuration {k + 1}: {curve.label}"
+                own = f"side {label} configuration {k + 1} ({label}{k + 1}): {curve.label}"
                 points = list(zip(curve.curve_x, curve.curve_y, strict=True))
                 marks = _level_marks(own, curve.levels, color)
                 lines.append(Line(own, color, points, dash="6 2" if k % 2 else None, marks=marks, dots=False, width=1))
-        marks = _stretches(side) if several else _level_marks(name, side.levels, color)
+        marks = _stretches(side, label) if several else _level_marks(name, side.levels, color)
         envelope = f"{name}{' (envelope)' if several else ''}"
         width = 3.5 if several else 2.0
         lines.append(
