@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
-import json
 import os
 import statistics
 import sys
@@ -29,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tcobench.schemas.serving import ServingConfig
 from tcobench.tasks.store.store import table_schema
 
 HOSTS = 20
@@ -53,7 +52,8 @@ def _host(i: int) -> str:
 
 def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, configs: int) -> list[dict[str, Any]]:
     hw = HARDWARE[host % len(HARDWARE)]
-    serving = _serving(host, hw, configs)
+    version = "0.32.0" if day.month < 6 else "0.33.1"
+    serving = _serving(host, configs, version)
     vendor = "amd" if hw.startswith("amd") else "nvidia"
     batch = uuid.uuid4().hex[:12]
     rows = []
@@ -79,7 +79,7 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, con
                 "python_version": "3.11.7",
                 "engine_kind": "container",
                 "engine_name": "ollama",
-                "engine_version": "0.32.0" if day.month < 6 else "0.33.1",
+                "engine_version": version,
                 "engine_url": "http://127.0.0.1:11434",
                 "protocol": "ollama",
                 "api": "generate",
@@ -131,16 +131,16 @@ def _config_index(host: int, configs: int) -> int:
     return (host // len(HARDWARE)) % configs if configs else 0
 
 
-def _serving(host: int, hw: str, configs: int) -> dict[str, Any]:
+def _serving(host: int, configs: int, version: str) -> dict[str, Any]:
     """The run columns of a serving configuration with --configs N (tensor parallel 1, 2, 4, 8, ... on 8-GPU hosts,
     declared), else none: the runs of tcobench < 0.5 whose configuration run_summary derives (legacy-...)."""
     if not configs:
         return {}
     tp = 2 ** _config_index(host, configs)
-    settings = {"tensor_parallel": tp}
+    config = ServingConfig(engine="ollama", engine_version=version, model="llama3.2:3b", tensor_parallel=tp, gpus=tp)
     return {
-        "config_id": hashlib.sha256(f"{hw} {json.dumps(settings)}".encode()).hexdigest()[:12],
-        "serving_config": json.dumps({"gpus": tp, "settings": settings}),
+        "config_id": config.config_id,
+        "serving_config": config.canonical(),
         "gpus_given": tp,
         "gpus_given_source": "declared",
         "tensor_parallel": tp,

@@ -103,7 +103,19 @@ class ServingConfig(StrictModel):
 
 
 def config_label(serving_config: str | None) -> str | None:
-    """A stored serving_config's label (ServingConfig.label); None for a row stored before configurations."""
+    """A stored serving_config's label (ServingConfig.label); None for a row stored before configurations. A value
+    that is not a whole ServingConfig (written by another tool, or by hand) is named by what it holds, never an
+    error: a verdict must not fail on one row's description."""
     if not serving_config:
         return None
-    return ServingConfig.model_validate_json(serving_config).label()
+    try:
+        return ServingConfig.model_validate_json(serving_config).label()
+    except ValueError:  # pydantic's ValidationError included
+        pass
+    try:
+        held = json.loads(serving_config)
+    except ValueError:
+        return serving_config
+    if isinstance(held, dict) and held:
+        return ", ".join(f"{key} {json.dumps(value)}" for key, value in sorted(held.items()))
+    return serving_config
