@@ -227,6 +227,34 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
     )
 
 
+_LevelSide = tuple[SideFigures, np.ndarray, tuple[float, float]]
+
+
+def _level_side(
+    con: duckdb.DuckDBPyConnection,
+    side: str,
+    rows: list[CandidateRun],
+    opts: CompareOptions,
+    rng: np.random.Generator,
+    draws: NightDraws,
+    known: dict[str, RunSample],
+    judged: bool,
+    memo: dict[tuple[str, tuple[str, ...]], _LevelSide],
+) -> _LevelSide:
+    """One side's runs at one level (one configuration): night-weighted figures, bootstrap replicates of its tokens
+    per USD, goodput (fraction, USD per 1M; NaN when nothing is judged). Computed on first use, in the order the
+    pairs ask (so a side with one configuration draws exactly as before), then taken from ``memo``."""
+    key = (side, tuple(r["run_id"] for r in rows))
+    found = memo.get(key)
+    if found is None:
+        counted = token_count(opts.tokens)
+        weighted = night_weighted(con, rows)
+        reps = bootstrap_efficiency(samples_of(con, rows, counted, known), opts.resamples, rng, draws)
+        good = goodput_of(con, [r["run_id"] for r in rows], opts.basis) if judged else (math.nan, math.nan)
+        found = memo[key] = (weighted, reps, good)
+    return found
+
+
 def _stratum(
     con: duckdb.DuckDBPyConnection,
     level: int,
@@ -237,18 +265,17 @@ def _stratum(
     draws: tuple[NightDraws, NightDraws],
     known: dict[str, RunSample],
     judged: bool,
+    memo: dict[tuple[str, tuple[str, ...]], _LevelSide],
 ) -> tuple[Stratum, np.ndarray]:
     """A level's comparison. ``known``: the runs' samples (candidates.samples_of), loaded for every level at once;
-    ``judged``: whether any compared run has an SLO (else no level's goodput is read)."""
-    a, b = night_weighted(con, a_rows), night_weighted(con, b_rows)
+    ``judged``: whether any compared run has an SLO (else no level's goodput is read); ``memo``: each side's figures
+    of a configuration at a level, computed once however many pairs it is in (a side with several configurations)."""
     counted = token_count(opts.tokens)
+    a, a_reps, a_good = _level_side(con, "A", a_rows, opts, rng, draws[0], known, judged, memo)
+    b, b_reps, b_good = _level_side(con, "B", b_rows, opts, rng, draws[1], known, judged, memo)
     a_eff, b_eff = a.tokens_per_usd(counted), b.tokens_per_usd(counted)
-    a_reps = bootstrap_efficiency(samples_of(con, a_rows, counted, known), opts.resamples, rng, draws[0])
-    reps = a_reps / bootstrap_efficiency(samples_of(con, b_rows, counted, known), opts.resamples, rng, draws[1])
+    reps = a_reps / b_reps
     lo, hi = percentile_interval(reps, opts.confidence)
-    unjudged = (math.nan, math.nan)
-    a_good = goodput_of(con, [r["run_id"] for r in a_rows], opts.basis) if judged else unjudged
-    b_good = goodput_of(con, [r["run_id"] for r in b_rows], opts.basis) if judged else unjudged
     stratum = Stratum(
         concurrency=level,
         a_runs=len(a_rows),
@@ -604,8 +631,9 @@ def _at_levels(
     samples_of(con, [*a_rows, *b_rows], token_count(opts.tokens), known)  # every level's requests in one query
     judged = any_slo(con, [r["run_id"] for r in (*a_rows, *b_rows)])
     strata, reps = [], []
+    memo: dict[tuple[str, tuple[str, ...]], _LevelSide] = {}
     for level, a_level, b_level, names in _pairs(levels, a_rows, b_rows, notes):
-        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged)
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged, memo)
         stratum = replace(
             stratum,
             a_config_id=config_key(a_level[0]),

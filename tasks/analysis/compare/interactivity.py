@@ -331,9 +331,14 @@ def curves_at(curves: Curves, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     y, k = np.full((len(size), len(xs)), np.nan), np.full((len(size), len(xs)), np.nan)
     for points in np.unique(size[size >= 2]):  # the curves of one size at once (frontier.pchip_batch)
         members = np.flatnonzero(size == points)
+        # only the xs some of these curves reach: elsewhere every one of them is NaN (pchip_batch reads each x on
+        # its own, so the values are the same)
+        reached = np.flatnonzero((xs >= cx[members, 0].min()) & (xs <= cx[members, points - 1].max()))
+        if not len(reached):
+            continue
         both = np.stack([cy[members, :points], ck[members, :points]], axis=2)
-        values = pchip_batch(cx[members, :points], both, xs)
-        y[members], k[members] = values[:, :, 0], values[:, :, 1]
+        values = pchip_batch(cx[members, :points], both, xs[reached])
+        y[np.ix_(members, reached)], k[np.ix_(members, reached)] = values[:, :, 0], values[:, :, 1]
     return y, k
 
 
@@ -387,9 +392,12 @@ def compare_frontiers(
     grid = np.linspace(*overlap, _GRID) if overlap else np.array([])
     bands = [np.linspace(*s.span, _BAND) if s.span is not None else np.array([]) for s in (a, b)]
     own = [np.linspace(*c.span, _BAND) if c.span is not None else np.array([]) for c in (*a.configs, *b.configs)]
-    xs = np.concatenate([np.array(wanted, dtype=float), grid, *bands, *own])
-    a_env, b_env = _Envelope.of(a_found, a_curves, xs), _Envelope.of(b_found, b_curves, xs)
+    # every configuration is read at the targets, the crossover grid and both envelopes' band grids, and at its own
+    # band grid (not at the other configurations': many configurations would otherwise cost their square)
+    xs = np.concatenate([np.array(wanted, dtype=float), grid, *bands])
     cut = np.cumsum([len(wanted), len(grid), len(bands[0]), len(bands[1])])
+    a_env = _Envelope.of(a_found, a_curves, xs, own[: len(a_found)])
+    b_env = _Envelope.of(b_found, b_curves, xs, own[len(a_found) :])
     ratio_reps = a_env.eff[:, : cut[0]] / b_env.eff[:, : cut[0]]
     rows = []
     for i, target in enumerate(wanted):
@@ -422,11 +430,8 @@ def compare_frontiers(
                 b_env.share(i, b_key),
             )
         )
-    starts = [int(cut[3])]
-    for x in own:
-        starts.append(starts[-1] + len(x))
-    a = _with_bands(a, a_env, bands[0], slice(cut[1], cut[2]), starts[: len(a.configs) + 1], confidence)
-    b = _with_bands(b, b_env, bands[1], slice(cut[2], cut[3]), starts[len(a.configs) :], confidence)
+    a = _with_bands(a, a_env, bands[0], slice(cut[1], cut[2]), confidence)
+    b = _with_bands(b, b_env, bands[1], slice(cut[2], cut[3]), confidence)
     on_grid = a_env.eff[:, cut[0] : cut[1]] / b_env.eff[:, cut[0] : cut[1]]
     cross = _crossover(a_env, b_env, on_grid, grid, overlap, confidence) if overlap else None
     return FrontierComparison(q, confidence, a, b, tuple(rows), chosen, cross, claim, tuple(notes))
@@ -445,6 +450,7 @@ class _Envelope:
     eff: np.ndarray  # replicates x xs: the envelope's tokens per USD-second (y / k of the best configuration)
     best: np.ndarray  # replicates x xs: the best configuration's index (-1: none reaches)
     xs: np.ndarray
+    own: tuple[tuple[np.ndarray, np.ndarray], ...] = ()  # per configuration: its own band grid, replicates x it (y)
 
     @classmethod
     def of(
@@ -452,8 +458,12 @@ class _Envelope:
         found: Sequence[tuple[ConfigCurve, Frontier | None, list[RunPoint]]],
         curves: Sequence[Curves],
         xs: np.ndarray,
+        own: Sequence[np.ndarray] = (),
     ) -> _Envelope:
-        evaluated = [curves_at(c, xs) for c in curves]
+        """``own``: each configuration's own band grid, read on its curve alone (``_Envelope.own``)."""
+        evaluated = [curves_at(c, np.concatenate([xs, own[i]]) if own else xs) for i, c in enumerate(curves)]
+        mine = tuple((own[i], v[0][:, len(xs) :]) for i, v in enumerate(evaluated)) if own else ()
+        evaluated = [(v[0][:, : len(xs)], v[1][:, : len(xs)]) for v in evaluated]
         y = np.stack([v[0] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
         k = np.stack([v[1] for v in evaluated]) if evaluated else np.empty((0, 0, len(xs)))
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -462,9 +472,9 @@ class _Envelope:
         best = np.where(ok.any(axis=0), np.argmax(np.where(ok, per, -np.inf), axis=0), -1) if len(per) else None
         if best is None:
             empty = np.full((0, len(xs)), np.nan)
-            return cls((), (), y, k, empty, empty.astype(int), xs)
+            return cls((), (), y, k, empty, empty.astype(int), xs, mine)
         eff = np.where(best >= 0, np.take_along_axis(per, np.maximum(best, 0)[None], axis=0)[0], np.nan)
-        return cls(tuple(c.key for c, _, _ in found), tuple(f for _, f, _ in found), y, k, eff, best, xs)
+        return cls(tuple(c.key for c, _, _ in found), tuple(f for _, f, _ in found), y, k, eff, best, xs, mine)
 
     def point(self, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The point estimate at xs: (tok/s per GPU, USD per GPU-second, the best configuration's index, -1: none)."""
@@ -513,12 +523,10 @@ def _band(reps: np.ndarray, confidence: float) -> tuple[tuple[float, ...], tuple
     return tuple(b[0] for b in bands), tuple(b[1] for b in bands)
 
 
-def _with_bands(
-    side: FrontierSide, env: _Envelope, xs: np.ndarray, columns: slice, starts: Sequence[int], confidence: float
-) -> FrontierSide:
+def _with_bands(side: FrontierSide, env: _Envelope, xs: np.ndarray, columns: slice, confidence: float) -> FrontierSide:
     """The side with its envelope's curve over ``xs`` (env.xs[columns]), the winner at each point, the cost along it
-    and its bootstrap band of tok/s/GPU, and each configuration's own curve and band (over env.xs from starts[i] to
-    starts[i + 1]) for the report."""
+    and its bootstrap band of tok/s/GPU, and each configuration's own curve and band (over its own grid, env.own[i])
+    for the report."""
     if side.low is None:
         return side
     configs = []
@@ -527,10 +535,9 @@ def _with_bands(
         if front is None:
             configs.append(curve)
             continue
-        span = slice(starts[i], starts[i + 1])
-        own = env.xs[span]
+        own, replicates = env.own[i]
         y, k = front.at(own)
-        low, high = _band(env.y[i][:, span], confidence)
+        low, high = _band(replicates, confidence)
         configs.append(
             replace(
                 curve,
