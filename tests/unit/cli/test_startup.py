@@ -76,6 +76,13 @@ def test_compare_imports_no_scipy_and_no_report(small_store: Path) -> None:
     assert _heavy(modules, (*NEVER, "tcobench.tasks.report", "tcobench.cli.run")) == []
 
 
+def test_history_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Path) -> None:
+    """pyarrow.compute is a fixed cost of its own; history splits its samples without it."""
+    modules = _imports(["history"], small_store)
+    assert "tcobench.tasks.analysis.history" in modules
+    assert _heavy(modules, (*NEVER, "tcobench.tasks.report", "tcobench.cli.run", "pyarrow.compute")) == []
+
+
 def test_the_roots_list_of_commands_is_each_commands_own_help() -> None:
     """main.COMMANDS (what --help lists without importing the commands) against the commands themselves."""
     import typer
