@@ -36,11 +36,12 @@ def main() -> None:
         if done.returncode != 0:
             raise SystemExit(f"tcobench run failed ({done.returncode}): {done.stderr[-2000:]}")
         con = duckdb.connect()
+        data = store / "data" / "main"  # the DuckLake store's data files
         runs = con.sql(
-            f"SELECT run_id, measure_start_ns, measure_end_ns FROM read_parquet('{store}/runs/**/*.parquet')"
+            f"SELECT run_id, measure_start_ns, measure_end_ns FROM read_parquet('{data}/runs/*.parquet')"
         ).fetchall()
         reqs = con.sql(
-            f"SELECT run_id, phase, min(start_ns) FROM read_parquet('{store}/requests/**/*.parquet') GROUP BY ALL"
+            f"SELECT run_id, phase, min(start_ns) FROM read_parquet('{data}/requests/**/*.parquet') GROUP BY ALL"
         ).fetchall()
     first = {(run, phase): start for run, phase, start in reqs}
     setup = min(start for _, _, start in reqs) - t0

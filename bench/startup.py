@@ -39,11 +39,16 @@ def one_run(no_prefect: bool, extra: list[str]) -> dict[str, Any]:
         if done.returncode != 0:
             raise SystemExit(f"tcobench run failed ({done.returncode}): {done.stderr[-2000:]}")
         con = duckdb.connect()
-        runs = con.sql(f"SELECT measure_start_ns, measure_end_ns FROM read_parquet('{store}/runs/**/*.parquet')")
-        windows = runs.fetchall()
+        data = store / "data" / "main"  # the DuckLake store's data files (written once, never deleted by a run)
+        runs = con.sql(
+            "SELECT started_ns, measure_start_ns, measure_end_ns, finished_ns "
+            f"FROM read_parquet('{data}/runs/*.parquet') ORDER BY started_ns"
+        )
+        spans = runs.fetchall()
+        windows = [(ms, me) for _, ms, me, _ in spans]
         firsts = dict(
             con.sql(
-                f"SELECT phase, min(start_ns) FROM read_parquet('{store}/requests/**/*.parquet') GROUP BY phase"
+                f"SELECT phase, min(start_ns) FROM read_parquet('{data}/requests/**/*.parquet') GROUP BY phase"
             ).fetchall()
         )
     total = (t1 - t0) / 1e9
@@ -56,6 +61,14 @@ def one_run(no_prefect: bool, extra: list[str]) -> dict[str, Any]:
         "measurement_s": measurement,
         "outside_s": total - measurement,
         "outside_share": (total - measurement) / total,
+        # the split of the time outside: command start -> first run begun (imports, Prefect, engine start, health,
+        # workload plan); per run, its start -> first measured request (idle baseline, warm-up) and last measured
+        # request -> run finished; between runs (write, sweep verdict); last run finished -> exit (summary, stop)
+        "before_first_run_s": (spans[0][0] - t0) / 1e9,
+        "run_lead_in_s": sum(ms - st for st, ms, _, _ in spans) / 1e9,
+        "run_tail_s": sum(fin - me for _, _, me, fin in spans) / 1e9,
+        "between_runs_s": sum(b[0] - a[3] for a, b in zip(spans, spans[1:], strict=False)) / 1e9,
+        "after_last_run_s": (t1 - spans[-1][3]) / 1e9,
         "load": load_average(),
     }
 
