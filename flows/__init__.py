@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tcobench import lazy
 
 if TYPE_CHECKING:
-    from tcobench.flows._orchestrator import prefect_enabled, start_api_server
+    from tcobench.flows._orchestrator import prefect_enabled, start_api_server, use_settings
     from tcobench.flows.benchmark import BenchmarkResult, benchmark
     from tcobench.flows.compact import compact
     from tcobench.flows.fleet import FleetNight, fleet_host
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "prefect_enabled": "_orchestrator",
     "start_api_server": "_orchestrator",
+    "use_settings": "_orchestrator",
     "BenchmarkResult": "benchmark",
     "benchmark": "benchmark",
     "compact": "compact",
@@ -44,6 +45,7 @@ __all__ = [
     "prefect_enabled",
     "rebuild_images",
     "start_api_server",
+    "use_settings",
 ]
 
 

@@ -1,30 +1,46 @@
 """Prefect's ``flow``/``task`` decorators, or plain pass-through ones when Prefect is switched off.
 
-``TCOBENCH_PREFECT=off`` (``tcobench run --no-prefect``) runs the very same wiring as plain function calls: no Prefect
-import and no in-process API server (both take seconds: docs/performance.md#prefect-import), for quick local runs and
-for hosts where Prefect is not installed. Default: Prefect on.
+Prefect off (``Settings.prefect``: ``TCOBENCH_PREFECT=off``, ``tcobench run --no-prefect``) runs the very same wiring
+as plain function calls: no Prefect import and no in-process API server (both take seconds:
+docs/performance.md#prefect-import), for quick local runs and for hosts where Prefect is not installed. Default:
+Prefect on.
+
+The switch is decided once per process, before the first flow module is imported (the decorators apply then): a
+command passes its ``Settings`` to ``use_settings``; a process that imports the flows without it (a Prefect worker's
+flow run) reads this process's ``Settings()``.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import os
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
+from tcobench.settings import Settings, current
 from tcobench.tasks.host.procs import spawn_options
 from tcobench.tasks.redact import redact, redact_text
 
-__all__ = ["flow", "inline", "prefect_enabled", "run_log", "start_api_server", "task"]
+__all__ = ["flow", "inline", "prefect_enabled", "run_log", "start_api_server", "task", "use_settings"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_switch: dict[str, bool] = {}  # "prefect": this process's decision, once made
+
+
+def use_settings(settings: Settings) -> None:
+    """Decide Prefect on or off for this process from ``settings`` (a command's, its flags applied); call it before
+    importing a flow module. Decorators already applied keep what they were decided with."""
+    _switch["prefect"] = settings.prefect
+
 
 def prefect_enabled() -> bool:
-    return os.environ.get("TCOBENCH_PREFECT", "on").strip().lower() not in ("off", "0", "false", "no")
+    """Whether the flows run with Prefect: as ``use_settings`` decided, else this process's ``Settings()``."""
+    if "prefect" not in _switch:
+        _switch["prefect"] = current().prefect
+    return _switch["prefect"]
 
 
 class _PlainTask:

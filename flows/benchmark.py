@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+from pydantic import SecretStr
 
 from tcobench.errors import StoreError
 from tcobench.flows._orchestrator import flow, task
@@ -78,6 +79,7 @@ def benchmark(
     cell: str | None = None,
     watcher: RunWatcher | None = None,
     summarise: bool = True,
+    api_key: SecretStr | None = None,
 ) -> BenchmarkResult:
     batch_id = batch_id or new_id()  # the nightly flow shares one batch id across all its cells
     runs: list[RunRecord] = []
@@ -85,10 +87,11 @@ def benchmark(
     store = check_store_task(store)  # writable, not a file, free space above the floor: before the engine starts
     stopped: StoreError | None = None
     dataset = open_dataset_task(config)  # a bad file stops here, before the engine starts
-    engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event)
+    # api_key: an endpoint's key as `tcobench run --api-key` gave it (masked in what Prefect keeps of the parameters)
+    engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event, api_key)
     try:
         plan = prepare_workload_task(config, engine, model_cache, dataset)
-        target = target_of(config, engine.base_url)
+        target = target_of(config, engine.base_url, api_key)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
             for concurrency in config.workload.concurrency:

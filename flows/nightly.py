@@ -105,11 +105,12 @@ def nightly(
     partial_threshold: float = PARTIAL_THRESHOLD,
     fail_on_failed_cells: bool = False,
     progress: ProgressSink | None = None,
+    profile: str | None = None,
 ) -> NightlyResult:
     settings = Settings()
     store_path = store or settings.store
     price_table = load_prices(Path(prices) if prices else None)
-    plan = load_plan_task(Path(inventory), [Path(m) for m in matrices], price_table)
+    plan = load_plan_task(Path(inventory), [Path(m) for m in matrices], price_table, profile or settings.profile)
     batch_id = new_id()
     hosts: list[tuple[str, str, str | None]] = []
     if plan.inventory.fleet is None:

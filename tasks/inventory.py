@@ -59,15 +59,12 @@ class NightlyPlan:
         return [c for c in self.cells if c.host.name == host]
 
 
-def _with_profile(workload: dict[str, Any]) -> dict[str, Any]:
+def _with_profile(workload: dict[str, Any], profile: str | None) -> dict[str, Any]:
     """The workload with the nightly's profile (Settings.profile, `nightly --profile`) unless it names its own."""
-    from tcobench.settings import Settings
-
-    profile = Settings().profile
     return workload if profile is None or workload.get("profile") is not None else {**workload, "profile": profile}
 
 
-def _load(path: Path, model: type[M]) -> M:
+def _load(path: Path, model: type[M], profile: str | None = None) -> M:
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except FileNotFoundError as exc:
@@ -76,7 +73,7 @@ def _load(path: Path, model: type[M]) -> M:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from exc
     if model is Matrix and isinstance(data.get("workloads"), list):  # a workload may start from a named preset
         data["workloads"] = [
-            apply_profile(_with_profile(apply_preset(w, str(path))), str(path)) if isinstance(w, dict) else w
+            apply_profile(_with_profile(apply_preset(w, str(path)), profile), str(path)) if isinstance(w, dict) else w
             for w in data["workloads"]
         ]
     try:
@@ -259,12 +256,15 @@ def _check_fleet_cells(inventory_path: Path, inventory: Inventory, cells: list[C
             )
 
 
-def load_plan(inventory_path: Path, matrix_paths: list[Path], prices: PriceTable) -> NightlyPlan:
-    """Validate the inventory and every matrix file together; every cell of the night, or one ConfigError."""
+def load_plan(
+    inventory_path: Path, matrix_paths: list[Path], prices: PriceTable, profile: str | None = None
+) -> NightlyPlan:
+    """Validate the inventory and every matrix file together; every cell of the night, or one ConfigError.
+    ``profile``: the run profile of every workload that names none (Settings.profile, `nightly --profile`)."""
     if not matrix_paths:
         raise ConfigError("give at least one matrix file")
     inventory = _load(inventory_path, Inventory)
-    matrices = [(p, _load(p, Matrix)) for p in matrix_paths]
+    matrices = [(p, _load(p, Matrix, profile)) for p in matrix_paths]
     _check_engine_hosts(inventory, matrices)
     _check_host_prices(inventory_path, inventory, prices)
     cells = _cells(inventory_path, inventory, matrices, prices)

@@ -1,20 +1,53 @@
-"""Settings from the environment (prefix TCOBENCH_); every default lives here."""
+"""Settings from the environment (prefix TCOBENCH_); every default lives here.
+
+This module is the only reader (and, at start-up, the only writer) of the process environment
+(tests/unit/test_settings_only_reader.py holds it): tcobench's own variables are fields of ``Settings``, which the
+commands build once (with their flags as overrides) and pass down; the variables of others (Prefect, Docker, AWS,
+XDG, the terminal) and the variable a config names for its API key are read by the small functions below. A child
+process gets its environment from ``child_environment`` instead of this process's environment being changed.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 import socket
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "safe_host_name", "verified_extensions_file"]
+__all__ = [
+    "Settings",
+    "apply_prefect_defaults",
+    "current",
+    "aws_variables",
+    "child_environment",
+    "cmake_args",
+    "docker_host",
+    "docker_tls",
+    "prefect_api_url",
+    "safe_host_name",
+    "secret_named",
+    "state_home",
+    "terminal_columns",
+    "user_name",
+    "variables_named",
+    "verified_extensions_file",
+]
+
+_OFF = ("off", "0", "false", "no")  # TCOBENCH_PREFECT values that switch Prefect off; anything else keeps it on
 
 
 def _data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def state_home() -> Path:
+    """$XDG_STATE_HOME, default ~/.local/state."""
+    return _state_home()
 
 
 def _state_home() -> Path:
@@ -40,7 +73,7 @@ def safe_host_name(name: str) -> str:
 class Settings(BaseSettings):
     """Where tcobench keeps its data and what it calls this host."""
 
-    model_config = SettingsConfigDict(env_prefix="TCOBENCH_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="TCOBENCH_", extra="ignore", env_ignore_empty=True)
 
     store: str = Field(
         default_factory=lambda: str(_data_home() / "tcobench" / "store"),
@@ -104,7 +137,161 @@ class Settings(BaseSettings):
         "nightly --profile claim` sets it): claim sets the defaults a published claim needs (docs/claim-grade.md).",
     )
 
+    prefect: bool = Field(
+        default=True,
+        description="Run the flows with Prefect (TCOBENCH_PREFECT; off, 0, false or no switch it off, as "
+        "`--no-prefect` does): off runs the very same wiring as plain function calls.",
+    )
+    shape_tolerance: float = Field(
+        default=0.10,
+        description="How far a run's mean input or output length may be from the asked before view run_shape "
+        "flags it, as a fraction in [0, 10) (TCOBENCH_SHAPE_TOLERANCE; `tcobench run --shape-tolerance`).",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="API key sent as `Authorization: Bearer` to an endpoint whose config names no api_key_env "
+        "(TCOBENCH_API_KEY; `tcobench run --api-key`). A secret: never stored.",
+    )
+    fleet_pool: str = Field(
+        default="tcobench-fleet",
+        description="The fleet's Prefect work pool (TCOBENCH_FLEET_POOL).",
+    )
+    worker_host: str | None = Field(
+        default=None,
+        description="The host a fleet worker serves (TCOBENCH_WORKER_HOST, set by `tcobench worker` for its child): "
+        "a run for another host is refused.",
+    )
+    store_wait_s: float = Field(
+        default=120.0,
+        description="Seconds a store write waits for another writer's lock (TCOBENCH_STORE_WAIT_S).",
+    )
+    store_outage_s: float = Field(
+        default=300.0,  # longer than a database or object store restart takes
+        description="Seconds a write waits for an unreachable store (TCOBENCH_STORE_OUTAGE_S).",
+    )
+    store_min_free_mb: float = Field(
+        default=100.0,
+        description="Free space (MiB) a store's folders must keep before a run starts (TCOBENCH_STORE_MIN_FREE_MB).",
+    )
+    powercap_root: Path = Field(
+        default=Path("/sys/class/powercap"),
+        description="The powercap tree read for CPU energy (TCOBENCH_POWERCAP_ROOT), e.g. a copied or mounted /sys.",
+    )
+    vllm_python: Path | None = Field(
+        default=None,
+        description="A Python with vLLM, for engine.kind 'vllm' without engine.vllm.python (TCOBENCH_VLLM_PYTHON).",
+    )
+    wheels: Path = Field(
+        default_factory=lambda: Path.home() / ".cache" / "tcobench" / "wheels",
+        description="Where built wheels are kept (TCOBENCH_WHEELS).",
+    )
+
+    @field_validator("prefect", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        return value.strip().lower() not in _OFF if isinstance(value, str) else value
+
+    @field_validator("shape_tolerance", mode="before")
+    @classmethod
+    def _fraction(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ValueError(f"TCOBENCH_SHAPE_TOLERANCE: not a number, got {value!r}") from None
+        if isinstance(value, int | float) and not 0 <= value < 10:
+            raise ValueError(f"TCOBENCH_SHAPE_TOLERANCE: {value:g} is not a fraction between 0 and 10")
+        return value
+
     @field_validator("host_name")
     @classmethod
     def _safe_host(cls, value: str) -> str:
         return safe_host_name(value)
+
+
+def secret_named(name: str) -> SecretStr | None:
+    """The value of the environment variable ``name`` (a config names it, e.g. engine.api_key_env), read at use and
+    never stored; None when it is unset or empty."""
+    value = os.environ.get(name, "")
+    return SecretStr(value) if value else None
+
+
+def variables_named(pattern: re.Pattern[str]) -> dict[str, str]:
+    """{name: value} of this environment's variables whose names match ``pattern`` (tasks.fleet.params: the
+    secrets a parameter must not carry)."""
+    return {k: v for k, v in os.environ.items() if pattern.search(k)}
+
+
+def prefect_api_url() -> str | None:
+    """PREFECT_API_URL: the Prefect server this process talks to; None for the in-process one."""
+    return os.environ.get("PREFECT_API_URL") or None
+
+
+def docker_host() -> str | None:
+    """DOCKER_HOST: the Docker daemon when no host is given; None for the local socket."""
+    return os.environ.get("DOCKER_HOST") or None
+
+
+def docker_tls() -> tuple[str | None, bool]:
+    """(DOCKER_CERT_PATH, DOCKER_TLS_VERIFY not "" or "0"), as the docker CLI reads them."""
+    return os.environ.get("DOCKER_CERT_PATH"), os.environ.get("DOCKER_TLS_VERIFY", "1") not in ("", "0")
+
+
+def aws_variables() -> dict[str, str]:
+    """The standard AWS variables that are set (credentials, region, endpoint), for an S3 store's secret."""
+    return {k: v for k, v in os.environ.items() if k.startswith("AWS_") and v}
+
+
+def cmake_args() -> str | None:
+    """CMAKE_ARGS: the llama.cpp build settings in force when set."""
+    return os.environ.get("CMAKE_ARGS") or None
+
+
+def terminal_columns() -> str:
+    """COLUMNS as given (a width or ""), for help and tables to fit the terminal."""
+    return os.environ.get("COLUMNS", "")
+
+
+def user_name() -> str:
+    """USER, for a message that tells this user what to run."""
+    return os.environ.get("USER", "$USER")
+
+
+def child_environment(
+    base: Mapping[str, str] | None = None,
+    *,
+    drop: tuple[str, ...] = (),
+    defaults: Mapping[str, str] | None = None,
+    **extra: str,
+) -> dict[str, str]:
+    """The environment of a child process: ``base`` (default: a copy of this process's), less ``drop``, with
+    ``defaults`` where unset and ``extra`` always; this process's environment is left as it is."""
+    env = dict(os.environ if base is None else base)
+    for name in drop:
+        env.pop(name, None)
+    for name, value in (defaults or {}).items():
+        env.setdefault(name, value)
+    env.update(extra)
+    return env
+
+
+def apply_prefect_defaults(defaults: Mapping[str, str]) -> None:
+    """Process start-up only: Prefect reads its settings (PREFECT_*) from this process's environment, so a command
+    that is about to import Prefect sets its defaults there; a variable the user set wins."""
+    for name, value in defaults.items():
+        if not name.startswith("PREFECT_"):
+            raise ValueError(f"apply_prefect_defaults: {name} is not a Prefect setting")
+        os.environ.setdefault(name, value)
+
+
+def current() -> Settings:
+    """``Settings()`` of this process, or a ConfigError of one line naming the variable and why its value is bad."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        from tcobench.errors import ConfigError
+
+        first = exc.errors()[0]
+        name = f"TCOBENCH_{str(first['loc'][0]).upper()}" if first["loc"] else "TCOBENCH_*"
+        reason = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(reason if reason.startswith(name) else f"{name}: {reason}, got {first['input']!r}") from None

@@ -8,6 +8,7 @@ bucket.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,6 +26,19 @@ def _environment_restored() -> Iterator[None]:
     if dict(os.environ) != saved:
         os.environ.clear()
         os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _prefect_switch_restored() -> Iterator[None]:
+    """A command run in-process decides Prefect on or off for the process (flows._orchestrator.use_settings, e.g.
+    from `--no-prefect`); each test gets the decision back as it found it."""
+    orchestrator = sys.modules.get("tcobench.flows._orchestrator")
+    saved = dict(orchestrator._switch) if orchestrator is not None else None
+    yield
+    orchestrator = sys.modules.get("tcobench.flows._orchestrator")
+    if orchestrator is not None:
+        orchestrator._switch.clear()
+        orchestrator._switch.update(saved or {})
 
 
 @dataclass(frozen=True)

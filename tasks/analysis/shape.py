@@ -15,9 +15,16 @@ from tcobench.tasks.store.store import StoreRef
 __all__ = ["run_shapes", "shapes_of"]
 
 
-def run_shapes(store: StoreRef, prices: PriceTable, run_ids: Sequence[str], snapshot: int | None = None) -> pa.Table:
-    """View run_shape for ``run_ids`` (runs that asked for no length have no row), at ``snapshot`` if given."""
-    con = connect(store, prices, needs=("run_shape",), snapshot=snapshot)
+def run_shapes(
+    store: StoreRef,
+    prices: PriceTable,
+    run_ids: Sequence[str],
+    snapshot: int | None = None,
+    shape_tolerance: float | None = None,
+) -> pa.Table:
+    """View run_shape for ``run_ids`` (runs that asked for no length have no row), at ``snapshot`` if given, judged
+    with ``shape_tolerance`` (default: ``Settings.shape_tolerance``)."""
+    con = connect(store, prices, needs=("run_shape",), snapshot=snapshot, shape_tolerance=shape_tolerance)
     try:
         return shapes_of(con, run_ids)
     finally:

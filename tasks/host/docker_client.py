@@ -26,7 +26,7 @@ from docker.models.containers import Container
 from docker.tls import TLSConfig
 
 from tcobench.errors import EngineError, TcobenchError
-from tcobench.settings import Settings
+from tcobench.settings import Settings, docker_host, docker_tls
 from tcobench.tasks.host.ssh_transport import ssh_docker_client
 
 __all__ = [
@@ -55,12 +55,12 @@ _DEFAULT_TIMEOUT_S = 60
 
 def describe_host(host: str | None) -> str:
     """The Docker host as users name it in messages."""
-    return host or os.environ.get("DOCKER_HOST") or "the local Docker socket"
+    return host or docker_host() or "the local Docker socket"
 
 
 def is_local(host: str | None) -> bool:
     """True when containers on that host share this machine's files, devices and loopback network."""
-    url = host or os.environ.get("DOCKER_HOST") or "unix://"
+    url = host or docker_host() or "unix://"
     if url.startswith(("unix://", "npipe://")):
         return True
     hostname = urlsplit(url).hostname or ""
@@ -71,16 +71,15 @@ def engine_address(host: str | None) -> tuple[str, str]:
     """(address the engine binds to, address tcobench connects to) for a host-networked container."""
     if is_local(host):
         return "127.0.0.1", "127.0.0.1"
-    hostname = urlsplit(host or os.environ.get("DOCKER_HOST") or "").hostname or "127.0.0.1"
+    hostname = urlsplit(host or docker_host() or "").hostname or "127.0.0.1"
     return "0.0.0.0", hostname
 
 
 def _tls_config() -> TLSConfig | bool:
-    cert_path = os.environ.get("DOCKER_CERT_PATH")
+    cert_path, verify = docker_tls()
     if not cert_path:
         return False
     folder = Path(cert_path)
-    verify = os.environ.get("DOCKER_TLS_VERIFY", "1") not in ("", "0")
     return TLSConfig(
         client_cert=(str(folder / "cert.pem"), str(folder / "key.pem")),
         ca_cert=str(folder / "ca.pem") if verify else None,
@@ -108,7 +107,7 @@ def docker_client(
 ) -> docker.DockerClient:
     """A client whose daemon answered a ping; ``error`` (one line, naming the host) otherwise."""
     where = describe_host(host)
-    url = host or os.environ.get("DOCKER_HOST") or ""
+    url = host or docker_host() or ""
     if url.startswith("ssh://"):
         return _ssh_client(url, error, timeout_s)
     try:

@@ -7,7 +7,6 @@ import asyncio
 import datetime as dt
 import email.utils
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -15,8 +14,9 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import httpx
+from pydantic import SecretStr
 
-from tcobench.errors import ConfigError, EngineError
+from tcobench.errors import EngineError
 from tcobench.schemas import Protocol, RequestRecord, WorkloadConfig
 from tcobench.tasks.load import http1
 from tcobench.tasks.load.protocols import Adapter, EngineInfo, ServerCounters, adapter_for
@@ -59,17 +59,12 @@ class Target:
     model: str
     chat: bool = False
     connect_timeout_s: float = 5.0
-    api_key_env: str | None = None  # NAME of the environment variable with the Bearer token; never the token
+    api_key: SecretStr | None = None  # the Bearer token (tasks.engine.endpoint.api_key_of): masked, never stored
 
 
 def api_key(target: Target) -> str | None:
-    """The API key of ``target`` from its environment variable (read at use, never stored); ConfigError if unset."""
-    if target.api_key_env is None:
-        return None
-    value = os.environ.get(target.api_key_env, "")
-    if not value:
-        raise ConfigError(f"engine.api_key_env: the environment variable {target.api_key_env} is not set or empty")
-    return value
+    """The API key of ``target``, to send as the Bearer token."""
+    return target.api_key.get_secret_value() if target.api_key is not None else None
 
 
 def _headers(key: str | None) -> dict[str, str]:

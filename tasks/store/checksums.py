@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from tcobench.settings import state_home
 from tcobench.tasks.store.health import Damage, DataFile, data_files
 from tcobench.tasks.store.lake import LAKE, StoreLocation
 
@@ -96,7 +97,7 @@ def mismatch(location: StoreLocation, path: str, known: dict[str, str]) -> str |
 
 
 def _cache_file(location: StoreLocation) -> Path:
-    state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+    state = state_home()
     return state / "tcobench" / "verified" / (hashlib.sha256(location.uri.encode()).hexdigest()[:16] + ".json")
 
 

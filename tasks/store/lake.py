@@ -25,6 +25,7 @@ import duckdb
 from tcobench.errors import StoreError
 from tcobench.schemas.base import redact_url
 from tcobench.schemas.urls import check_url
+from tcobench.settings import aws_variables, state_home
 
 __all__ = [
     "CATALOG_FILES",
@@ -94,7 +95,7 @@ class StoreLocation:
         """A local folder for what is not table data (engine logs, quarantine): the store's root when local."""
         if self.root is not None:
             return self.root
-        state = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
+        state = state_home()
         return state / "tcobench" / "stores" / hashlib.sha256(self.uri.encode()).hexdigest()[:12]
 
     @property
@@ -273,7 +274,7 @@ def _extension_dir() -> Path:
 
 def _s3_secret(location: StoreLocation) -> str:
     """CREATE TEMPORARY SECRET for the data path's bucket, from the standard AWS variables."""
-    env = os.environ
+    env = aws_variables()
     options = {"TYPE": "s3", "SCOPE": sql_string(location.data_path)}
     for key, var in (
         ("KEY_ID", "AWS_ACCESS_KEY_ID"),

@@ -10,7 +10,6 @@ Design notes: docs/architecture.md#tasks-outage.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import re
 import time
@@ -18,6 +17,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import duckdb
+
+from tcobench.settings import current
 
 __all__ = ["FIRST_WAIT_S", "MAX_WAIT_S", "OUTAGE_S", "outage_limit_s", "ride_out", "unreachable"]
 
@@ -58,7 +59,7 @@ def unreachable(message: str) -> bool:
 
 def outage_limit_s() -> float:
     """How long a write waits for an unreachable store (TCOBENCH_STORE_OUTAGE_S, default OUTAGE_S seconds)."""
-    return float(os.environ.get("TCOBENCH_STORE_OUTAGE_S", OUTAGE_S))
+    return current().store_outage_s
 
 
 def ride_out(attempt: Callable[[], T], what: str, limit_s: float | None = None) -> T:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -24,6 +23,7 @@ from pydantic import BaseModel
 
 from tcobench.errors import QueryError, StoreError
 from tcobench.schemas import PriceTable, arrow_type
+from tcobench.settings import current
 from tcobench.tasks.store.checksums import content_damage, known_undecodable
 from tcobench.tasks.store.health import Damage, DataFile, damaged_files, data_files, incomplete_runs, readable_rows
 from tcobench.tasks.store.lake import (
@@ -56,7 +56,6 @@ __all__ = [
     "describe_snapshot",
     "freeze_views",
     "read_only_query",
-    "shape_tolerance",
     "register_prices",
     "sql_views",
     "views_named",
@@ -349,19 +348,6 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     return [(name, text) for name, text in views if name in wanted]
 
 
-def shape_tolerance() -> float:
-    """How far a run's mean input or output length may be from the asked before view run_shape flags it, as a
-    fraction: TCOBENCH_SHAPE_TOLERANCE (the commands' --shape-tolerance), else 0.10."""
-    text = os.environ.get("TCOBENCH_SHAPE_TOLERANCE", "")
-    try:
-        value = float(text) if text else 0.10
-    except ValueError as exc:
-        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: not a number, got {text!r}") from exc
-    if not 0 <= value < 10:
-        raise QueryError(f"TCOBENCH_SHAPE_TOLERANCE: {value:g} is not a fraction between 0 and 10")
-    return value
-
-
 def connect(
     store: StoreRef | Path,
     prices: PriceTable,
@@ -369,6 +355,7 @@ def connect(
     needs: Iterable[str] | None = None,
     snapshot: int | None = None,
     on_warning: Callable[[str], None] | None = None,
+    shape_tolerance: float | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
@@ -376,12 +363,16 @@ def connect(
     each view when it is created, nested views again inside every view over them (docs/performance.md#view-binding).
     ``snapshot``: read the store as it was at that snapshot (time travel; `tcobench store snapshots` lists them).
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
+    ``shape_tolerance``: how far a run's mean input or output length may be from the asked before view run_shape
+    flags it, as a fraction (`tcobench run --shape-tolerance`); default: ``Settings.shape_tolerance``.
     """
+    if shape_tolerance is None:
+        shape_tolerance = current().shape_tolerance
     location = open_store(store).location if not isinstance(store, StoreLocation) else store
     con, cached = _open(location, snapshot, on_warning or log.warning)
     try:
         register_prices(con, prices)
-        con.execute(f"SET VARIABLE shape_tolerance = {shape_tolerance()!r}")  # view run_shape
+        con.execute("SET VARIABLE shape_tolerance = $t", {"t": float(shape_tolerance)})  # view run_shape
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)

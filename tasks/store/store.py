@@ -37,6 +37,7 @@ from tcobench.schemas import (
     TelemetryRecord,
     arrow_schema,
 )
+from tcobench.settings import current
 from tcobench.tasks.store.checksums import record_new
 from tcobench.tasks.store.lake import (
     LAKE,
@@ -247,7 +248,7 @@ class Store:
         return self._retried(once, what)
 
     def _retried(self, attempt_once: Callable[[], T], what: str) -> T:
-        deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+        deadline = time.monotonic() + current().store_wait_s
 
         def once() -> T:
             try:
@@ -298,7 +299,7 @@ class Store:
                     if time.monotonic() > deadline:
                         raise StoreError(
                             f"cannot write {what} to store {self.location}: another writer held it for longer "
-                            f"than TCOBENCH_STORE_WAIT_S ({os.environ.get('TCOBENCH_STORE_WAIT_S', '120')} s)"
+                            f"than TCOBENCH_STORE_WAIT_S ({current().store_wait_s:g} s)"
                         ) from None
                     time.sleep(0.02)
             try:
@@ -351,7 +352,7 @@ def retry_while_busy(attempt_once: Callable[[], T], deadline: float | None = Non
     until ``deadline`` (time.monotonic(); default TCOBENCH_STORE_WAIT_S seconds from now); then (or on any other
     error) its duckdb.Error propagates."""
     if deadline is None:
-        deadline = time.monotonic() + float(os.environ.get("TCOBENCH_STORE_WAIT_S", "120"))
+        deadline = time.monotonic() + current().store_wait_s
     attempt = 0
     while True:
         attempt += 1
@@ -686,11 +687,7 @@ def check_store(store: StoreRef, min_free_bytes: int | None = None) -> Store:
     """
     target = open_store(store)
     location = target.location
-    floor = (
-        min_free_bytes
-        if min_free_bytes is not None
-        else int(float(os.environ.get("TCOBENCH_STORE_MIN_FREE_MB", _MIN_FREE_BYTES / 2**20)) * 2**20)
-    )
+    floor = min_free_bytes if min_free_bytes is not None else int(current().store_min_free_mb * 2**20)
     for folder in (location.root, location.data_dir):
         if folder is None:
             continue

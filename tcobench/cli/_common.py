@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -114,9 +113,9 @@ def guard(fn: F) -> F:
 
 def settings_for(store: str | None) -> Settings:
     """Settings from the environment, with ``--store`` taking precedence."""
-    from tcobench.settings import Settings
+    from tcobench.settings import current
 
-    settings = Settings()
+    settings = current()
     return settings.model_copy(update={"store": store}) if store is not None else settings
 
 
@@ -136,11 +135,17 @@ def read_settings(store: str | None) -> Settings:
 
 def prefect_defaults() -> None:
     """Quiet, patient defaults for Prefect's in-process (ephemeral) API server; the user's env wins."""
-    # Our errors reach the CLI as exceptions and print as one line; Prefect would log each with a traceback.
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
-    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no network here; avoids an error line
+    from tcobench.settings import apply_prefect_defaults
+
+    apply_prefect_defaults(
+        {
+            # Our errors reach the CLI as exceptions and print as one line; Prefect would log each with a traceback.
+            "PREFECT_LOGGING_LEVEL": "CRITICAL",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
+            "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # no network here; avoids an error line
+        }
+    )
 
 
 def json_object(text: str, option: str) -> dict[str, Any]:

@@ -15,7 +15,6 @@ wrapped column is at least as wide as its longest piece between them.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +40,9 @@ _NUMBER = re.compile(r"^[(\[$~+\-]*\$?[\d.,]*\d[\d.,]*(%|x|ms|s|W|h)?[)\],;:]*$"
 
 def terminal_width(console: Console = out) -> int:
     """``COLUMNS`` when it is set (read now, not when the console was made), else the console's width."""
-    columns = os.environ.get("COLUMNS", "")
+    from tcobench.settings import terminal_columns
+
+    columns = terminal_columns()
     return int(columns) if columns.isdigit() and int(columns) > 0 else console.width
 
 

@@ -12,7 +12,6 @@ single word is longer than the room left for it (then that line is longer; the w
 from __future__ import annotations
 
 import inspect
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -29,8 +28,7 @@ _KEEP = "\x00"  # a space the wrapping keeps (a default's "[default: X]"), a pla
 
 def help_width() -> int:
     """``COLUMNS`` when set, else the terminal's width (80 when unknown), at most 100 (long lines are hard to read)."""
-    columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) > 0 else shutil.get_terminal_size((80, 24)).columns
+    width = shutil.get_terminal_size((80, 24)).columns  # COLUMNS first (the stdlib reads it), then the terminal
     return max(40, min(width, 100))
 
 

@@ -6,7 +6,6 @@ PREFECT_API_AUTH_STRING in the environment, never from a file or an option (opti
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -21,6 +20,7 @@ from tcobench.cli._common import (
     guard,
     out,
     prefect_defaults,
+    settings_for,
     store_parameter,
 )
 from tcobench.errors import ConfigError
@@ -34,11 +34,15 @@ PoolOpt = Annotated[
 
 
 def _default_pool() -> str:
-    return os.environ.get("TCOBENCH_FLEET_POOL", "tcobench-fleet")
+    from tcobench.settings import current
+
+    return current().fleet_pool
 
 
 def _need_server(command: str) -> None:
-    if not os.environ.get("PREFECT_API_URL"):
+    from tcobench.settings import prefect_api_url
+
+    if not prefect_api_url():
         raise ConfigError(
             f"tcobench {command} needs the fleet's Prefect server: set PREFECT_API_URL (e.g. "
             "http://prefect.example.internal:4200/api) and PREFECT_API_AUTH_STRING"
@@ -97,7 +101,9 @@ def _fleet_deploy(
     plan = load_plan(inventory, list(matrix), load_prices(prices))
     if plan.inventory.fleet is None:
         raise ConfigError(f"{inventory}: no [fleet] table; fleet mode is opt-in (see `tcobench docs fleet`)")
-    if store is None and not os.environ.get("TCOBENCH_STORE"):
+    settings = settings_for(store)
+    given = settings.store if store is not None or "store" in settings.model_fields_set else None
+    if given is None:
         raise ConfigError("give the store every host writes to (--store or TCOBENCH_STORE)")
     _need_server("fleet deploy")
     prefect_defaults()
@@ -108,7 +114,7 @@ def _fleet_deploy(
     params = {
         "inventory": str(inventory.resolve()),
         "matrices": [str(m.resolve()) for m in matrix],
-        "store": store_parameter(store or os.environ["TCOBENCH_STORE"]),
+        "store": store_parameter(given),
         "prices": str(prices.resolve()) if prices else None,
         "partial_threshold": partial_threshold,
         "fail_on_failed_cells": True,
@@ -131,6 +137,8 @@ def _fleet_status(pool: PoolOpt = "") -> None:
     prefect_defaults()
     from prefect.client.orchestration import get_client
 
+    from tcobench.settings import prefect_api_url
+
     name = pool or _default_pool()
     try:
         with get_client(sync_client=True) as client:
@@ -138,7 +146,7 @@ def _fleet_status(pool: PoolOpt = "") -> None:
             queues = client.read_work_queues(work_pool_name=name)
     except Exception as exc:
         raise ConfigError(
-            f"cannot read work pool {name!r} from {os.environ['PREFECT_API_URL']}: "
+            f"cannot read work pool {name!r} from {prefect_api_url()}: "
             f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
         ) from exc
     out.print(f"work pool {name}: queues {', '.join(sorted(q.name for q in queues)) or '-'}", highlight=False)

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -134,9 +133,10 @@ def _images_build(
     settings = settings_for(store)
     overrides = _parse_build_args(build_arg)
     target = _registry(registry, settings.registry) if push else None
-    if no_prefect:
-        os.environ["TCOBENCH_PREFECT"] = "off"
     prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
+    from tcobench.flows import use_settings
+
+    use_settings(settings.model_copy(update={"prefect": settings.prefect and not no_prefect}))
     from tcobench.flows import rebuild_images
 
     progress = Progress(
@@ -286,7 +286,9 @@ def _doctor(
     from tcobench.tasks.host.doctor import run_doctor
 
     checks = run_doctor(docker_host, int(min_free_gb * 2**30))
-    title = f"tcobench doctor: {docker_host or os.environ.get('DOCKER_HOST') or 'local Docker'}"
+    from tcobench.settings import docker_host as default_host
+
+    title = f"tcobench doctor: {docker_host or default_host() or 'local Docker'}"
     cols = [Col("check", "left"), Col("status", "left"), Col("finding", "left", wrap=True)]
     rows = [
         [escape(c.name), f"[{_STATUS_STYLE[c.status.value]}]{c.status.value}[/]", escape(c.message)] for c in checks

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -98,12 +97,16 @@ def register(app: typer.Typer) -> None:
         """
         from tcobench.cli._claim import warn_claim_shortfalls
         from tcobench.errors import ConfigError
+        from tcobench.settings import apply_prefect_defaults, prefect_api_url
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
-        if profile is not None:
-            os.environ["TCOBENCH_PROFILE"] = profile  # the flow loads the matrix again: it reads the profile there
-        plan = load_plan(inventory, list(matrix), load_prices(prices))  # validate everything before Prefect starts
+        settings = settings_for(store)
+        settings = settings.model_copy(
+            update={"profile": profile or settings.profile, "prefect": settings.prefect and not no_prefect}
+        )
+        # validate everything before Prefect starts
+        plan = load_plan(inventory, list(matrix), load_prices(prices), settings.profile)
         _print_plan(plan, store, prices)
         if dry_run:
             return
@@ -116,27 +119,31 @@ def register(app: typer.Typer) -> None:
         if plan.inventory.fleet is not None:
             if no_prefect:
                 raise ConfigError(f"{inventory} has a [fleet] table: fleet mode runs on Prefect; drop --no-prefect")
-            if not os.environ.get("PREFECT_API_URL"):
+            if not prefect_api_url():
                 raise ConfigError(
                     f"{inventory} has a [fleet] table: set PREFECT_API_URL (and "
                     "PREFECT_API_AUTH_STRING) to the fleet's Prefect server"
                 )
-            if store is None and not os.environ.get("TCOBENCH_STORE"):
+            if store is None and "store" not in settings.model_fields_set:
                 raise ConfigError(
                     f"{inventory} has a [fleet] table: give the store every host writes to (--store or TCOBENCH_STORE)"
                 )
-            os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")  # a fleet night is long: show its progress
-            os.environ.setdefault("PREFECT_CLIENT_MAX_RETRIES", "8")  # about 4 min: outlives a server restart
-            os.environ.setdefault("PREFECT_CLIENT_RETRY_EXTRA_CODES", "500")  # its database's outage: as the workers
-        if no_prefect:
-            os.environ["TCOBENCH_PREFECT"] = "off"
+            apply_prefect_defaults(
+                {
+                    "PREFECT_LOGGING_LEVEL": "INFO",  # a fleet night is long: show its progress
+                    "PREFECT_CLIENT_MAX_RETRIES": "8",  # about 4 min: outlives a server restart
+                    "PREFECT_CLIENT_RETRY_EXTRA_CODES": "500",  # its database's outage: as the workers
+                }
+            )
         prefect_defaults()
+        from tcobench.flows import use_settings
+
+        use_settings(settings)  # before importing a flow: Prefect on or off for this process
         from tcobench.flows import nightly, start_api_server
-        from tcobench.settings import Settings
         from tcobench.tasks.store.store import check_store
 
-        check_store(store or Settings().store)  # before any engine starts
-        with measuring(settings_for(store)) as children:
+        check_store(settings.store)  # before any engine starts
+        with measuring(settings) as children:
             server = start_api_server()
             if server is not None:
                 children.add("prefect-server", server, borrowed=True)
@@ -149,6 +156,7 @@ def register(app: typer.Typer) -> None:
                     str(prices) if prices else None,
                     partial_threshold=partial_threshold,
                     progress=sink if plan.inventory.fleet is None else None,
+                    profile=settings.profile,
                 )
         out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.not_ok:
@@ -171,6 +179,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the nightly flow as a deployment with a cron schedule (needs a Prefect server: PREFECT_API_URL)."""
         from tcobench.errors import ConfigError
+        from tcobench.settings import apply_prefect_defaults, prefect_api_url
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
         from tcobench.tasks.store.lake import parse_store
@@ -178,20 +187,21 @@ def register(app: typer.Typer) -> None:
         load_plan(inventory, list(matrix), load_prices(prices))
         if store:
             parse_store(store)  # a password in the URI is refused here, before it could reach Prefect's database
-        if not os.environ.get("PREFECT_API_URL"):
+        if not prefect_api_url():
             raise ConfigError(
                 "tcobench serve needs a Prefect server for its schedule: start one (`prefect server start`) "
                 "and set PREFECT_API_URL, e.g. http://127.0.0.1:4200/api"
             )
-        from tcobench.flows import prefect_enabled
-
-        if not prefect_enabled():
+        settings = settings_for(store)
+        if not settings.prefect:
             raise ConfigError(
-                f"tcobench serve needs Prefect, and TCOBENCH_PREFECT={os.environ.get('TCOBENCH_PREFECT')!r} turns it "
-                "off: unset it for this command"
+                "tcobench serve needs Prefect, and TCOBENCH_PREFECT turns it off: unset it for this command"
             )
-        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO")
+        apply_prefect_defaults({"PREFECT_LOGGING_LEVEL": "INFO"})
         prefect_defaults()
+        from tcobench.flows import use_settings
+
+        use_settings(settings)
         from tcobench.flows import nightly
 
         params = {

@@ -35,7 +35,7 @@ from tcobench.schemas import BenchmarkConfig
 from tcobench.settings import Settings
 
 if TYPE_CHECKING:
-    from tcobench.tasks.store.store import StoreRef
+    pass
 
 __all__ = ["FLAG_NAMES", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
 
@@ -223,19 +223,21 @@ def _run(**values: Any) -> None:
     output lengths further from the asked than --shape-tolerance; 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP
     (finished requests are kept as an interrupted run).
     """
+    from pydantic import SecretStr
+
     from tcobench.tasks.config import load_config_sourced
     from tcobench.tasks.load.limits import check_load
     from tcobench.tasks.prices import check_keys, load_prices
     from tcobench.tasks.store.store import check_store
 
     config_file = values["config_file"]
-    if values["no_prefect"]:
-        os.environ["TCOBENCH_PREFECT"] = "off"
-    if values["shape_tolerance"] is not None:
-        os.environ["TCOBENCH_SHAPE_TOLERANCE"] = repr(values["shape_tolerance"])  # view run_shape reads it
-    if values["api_key"]:
-        os.environ["TCOBENCH_API_KEY"] = values["api_key"]  # read from the environment where used; never stored
     settings = settings_for(values["store"])
+    update: dict[str, Any] = {"prefect": settings.prefect and not values["no_prefect"]}
+    if values["shape_tolerance"] is not None:
+        update["shape_tolerance"] = values["shape_tolerance"]  # view run_shape reads it (query.connect)
+    if values["api_key"]:
+        update["api_key"] = SecretStr(values["api_key"])  # sent to the endpoint; never stored
+    settings = settings.model_copy(update=update)
     overrides = overrides_of(values)
     config, sources = load_config_sourced(config_file, overrides, FLAG_NAMES)
     warn_claim_shortfalls([config.workload])
@@ -279,7 +281,7 @@ class RunOptions:
     prefect_server: int | None = None  # pid of the Prefect API server this run started
 
 
-def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], workload: Any) -> str:
+def _kept(settings: Settings, prices: Any, batch_id: str, sources: dict[str, str], workload: Any) -> str:
     """One line: which runs of this batch are stored, with their measured requests; their summary on stdout first,
     as at the end of a run (one connection: after a signal, the exit must not wait for several)."""
     import duckdb
@@ -290,7 +292,8 @@ def _kept(store: StoreRef, prices: Any, batch_id: str, sources: dict[str, str], 
     from tcobench.tasks.store.query import connect
 
     try:
-        con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"))
+        store = settings.store
+        con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"), shape_tolerance=settings.shape_tolerance)
         try:
             rows = con.execute(
                 "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
@@ -318,7 +321,9 @@ def _run_flow(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prefect_defaults()  # before importing tcobench.flows: it imports (and configures) Prefect when enabled
-    from tcobench.flows import prefect_enabled, start_api_server
+    from tcobench.flows import prefect_enabled, start_api_server, use_settings
+
+    use_settings(settings)  # before importing a flow: Prefect on or off for this process (--no-prefect)
 
     if prefect_enabled():
         err.print("[dim]starting Prefect (in-process API server) and the engine...[/]")
@@ -351,13 +356,14 @@ def _run_flow(
                 on_event=engine_event_printer(pulls),
                 batch_id=batch_id,
                 watcher=display,
+                api_key=settings.api_key,
             )
     except StoreError as exc:  # e.g. a full disk: the runs committed before it are still summarised
         if exc.stored is not None and exc.stored.run_ids:
             _print_result(exc.stored, settings, config.workload, options.sources, prices)
         raise
     except Interrupted as exc:
-        kept = _kept(settings.store, prices, batch_id, options.sources, config.workload)
+        kept = _kept(settings, prices, batch_id, options.sources, config.workload)
         raise Interrupted(f"{str(exc).split(':')[0]}: {kept}", exc.exit_code) from None
     finally:
         if pulls.live.is_started:
@@ -368,7 +374,7 @@ def _run_flow(
     check_shapes(result.runs, shapes.to_pylist() if shapes is not None else [])  # then a missed shape (4)
 
 
-def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
+def _shapes(settings: Settings, prices: Any, run_ids: list[str]) -> Any:
     """View run_shape of these runs; None (the row shows "-") when it cannot be read."""
     import duckdb
 
@@ -376,14 +382,14 @@ def _shapes(store: StoreRef, prices: Any, run_ids: list[str]) -> Any:
     from tcobench.tasks.analysis.shape import run_shapes
 
     try:
-        return run_shapes(store, prices, run_ids)
+        return run_shapes(settings.store, prices, run_ids, shape_tolerance=settings.shape_tolerance)
     except (TcobenchError, duckdb.Error):
         return None
 
 
 def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[str, str], prices: Any) -> Any:
     """The stored runs' summary, assumptions and workload; their rows of view run_shape (None: unreadable)."""
-    shapes = _shapes(settings.store, prices, result.run_ids)
+    shapes = _shapes(settings, prices, result.run_ids)
     print_runs(result.summary.runs, result.summary.tco, result.summary.goodput, shapes)
     print_assumptions(result.summary.tco, result.summary.sources)
     print_workload(workload, sources)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tcobench.errors import EngineError
 from tcobench.schemas import GpuConfig, GpuVendor
+from tcobench.settings import user_name
 from tcobench.tasks.host.gpu._host import group_name, pci_display_vendors, read_text, under, user_in_group
 from tcobench.tasks.host.gpu.base import Check, CheckStatus, GpuOptions, Vendor, register
 
@@ -126,7 +126,6 @@ class AmdVendor(Vendor):
             return Check(
                 "render group",
                 CheckStatus.fail,
-                f"this user is not in {names}: `sudo usermod -aG {names} {os.environ.get('USER', '$USER')}`, "
-                "then log in again",
+                f"this user is not in {names}: `sudo usermod -aG {names} {user_name()}`, then log in again",
             )
         return Check("render group", CheckStatus.ok, f"containers get group_add {named}")

@@ -6,11 +6,11 @@ unwrapped here so that deltas stay correct. No power reading exists, only energy
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from tcobench.schemas import SamplerKind
+from tcobench.settings import current
 from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, SamplerUnavailable, pick_devices, register
 
 __all__ = ["RaplSampler", "powercap_root"]
@@ -18,7 +18,7 @@ __all__ = ["RaplSampler", "powercap_root"]
 
 def powercap_root() -> Path:
     """The powercap tree (TCOBENCH_POWERCAP_ROOT overrides it, e.g. for a copied or mounted /sys)."""
-    return Path(os.environ.get("TCOBENCH_POWERCAP_ROOT", "/sys/class/powercap"))
+    return current().powercap_root
 
 
 @register(SamplerKind.cpu, "rapl")

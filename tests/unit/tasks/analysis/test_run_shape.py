@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tcobench.errors import QueryError
+from tcobench.errors import ConfigError
 from tcobench.tasks.analysis.shape import run_shapes
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.store import write_results
@@ -66,8 +66,11 @@ def test_the_tolerance_comes_from_the_environment(tmp_path: Path, monkeypatch: p
     (row,) = run_shapes(tmp_path, PRICES, ["close"]).to_pylist()
     assert row["shape_mismatch"] and row["shape_note"].startswith("input tokens asked 900, served 950 (+6%)")
     monkeypatch.setenv("TCOBENCH_SHAPE_TOLERANCE", "a lot")
-    with pytest.raises(QueryError, match="TCOBENCH_SHAPE_TOLERANCE: not a number, got 'a lot'"):
+    with pytest.raises(ConfigError, match="^TCOBENCH_SHAPE_TOLERANCE: not a number, got 'a lot'$"):
         run_shapes(tmp_path, PRICES, ["close"])
+    monkeypatch.setenv("TCOBENCH_SHAPE_TOLERANCE", "0.05")
+    (row,) = run_shapes(tmp_path, PRICES, ["close"], shape_tolerance=0.10).to_pylist()  # a command's own wins
+    assert not row["shape_mismatch"]
 
 
 def test_compare_and_the_report_name_each_sides_mismatch_with_its_cause(tmp_path: Path) -> None:

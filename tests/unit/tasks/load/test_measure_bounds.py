@@ -12,9 +12,11 @@ import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, cast
 
 import httpx
 import pytest
+from pydantic import SecretStr
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import Protocol, WorkloadConfig
@@ -164,25 +166,32 @@ def test_429_without_retry_after_is_not_retried() -> None:
 # --- API keys ------------------------------------------------------------------------------------------------
 
 
-def test_api_key_is_sent_as_bearer_and_masked_in_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_KEY", "sk-test-123")
+def test_api_key_is_sent_as_bearer_and_masked_in_errors() -> None:
     seen: list[str | None] = []
 
     def echo(request: httpx.Request) -> httpx.Response:
         seen.append(request.headers.get("authorization"))
         return httpx.Response(401, text=f"bad key {request.headers.get('authorization')}")
 
-    target = Target("http://127.0.0.1:1", Protocol.openai, "m", api_key_env="MY_KEY")
+    target = Target("http://127.0.0.1:1", Protocol.openai, "m", api_key=SecretStr("sk-test-123"))
     result = measure(target, workload(requests=1), CTX, 1, transport=httpx.MockTransport(echo))
     assert seen == ["Bearer sk-test-123"]
     assert result.measured[0].error == "HTTP 401: bad key Bearer ***"
 
 
 def test_missing_key_variable_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from tcobench.schemas import EngineKind
+    from tcobench.tasks.engine.endpoint import api_key_of
+
     monkeypatch.delenv("NOT_SET_KEY", raising=False)
-    target = Target("http://127.0.0.1:1", Protocol.openai, "m", api_key_env="NOT_SET_KEY")
+    engine = SimpleNamespace(kind=EngineKind.endpoint, api_key_env="NOT_SET_KEY")
     with pytest.raises(ConfigError, match="NOT_SET_KEY is not set"):
-        measure(target, workload(requests=1), CTX, 1, transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+        api_key_of(cast(Any, SimpleNamespace(engine=engine)))
+    monkeypatch.setenv("NOT_SET_KEY", "sk-1")  # read at use, the config's variable before a command's key
+    key = api_key_of(cast(Any, SimpleNamespace(engine=engine)), SecretStr("given"))
+    assert key is not None and key.get_secret_value() == "sk-1"
 
 
 # --- stopping early: signals, deadline, grace ---------------------------------------------------------------
