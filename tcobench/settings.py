@@ -25,7 +25,6 @@ __all__ = [
     "current",
     "aws_variables",
     "child_environment",
-    "cmake_args",
     "docker_host",
     "docker_tls",
     "prefect_api_url",
@@ -181,10 +180,6 @@ class Settings(BaseSettings):
         default=None,
         description="A Python with vLLM, for engine.kind 'vllm' without engine.vllm.python (TCOBENCH_VLLM_PYTHON).",
     )
-    wheels: Path = Field(
-        default_factory=lambda: Path.home() / ".cache" / "tcobench" / "wheels",
-        description="Where built wheels are kept (TCOBENCH_WHEELS).",
-    )
 
     @field_validator("prefect", mode="before")
     @classmethod
@@ -240,11 +235,6 @@ def docker_tls() -> tuple[str | None, bool]:
 def aws_variables() -> dict[str, str]:
     """The standard AWS variables that are set (credentials, region, endpoint), for an S3 store's secret."""
     return {k: v for k, v in os.environ.items() if k.startswith("AWS_") and v}
-
-
-def cmake_args() -> str | None:
-    """CMAKE_ARGS: the llama.cpp build settings in force when set."""
-    return os.environ.get("CMAKE_ARGS") or None
 
 
 def terminal_columns() -> str:
