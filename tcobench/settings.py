@@ -133,7 +133,8 @@ class Settings(BaseSettings):
     profile: str | None = Field(
         default=None,
         description="Run profile for every nightly workload without its own profile (TCOBENCH_PROFILE; `tcobench "
-        "nightly --profile claim` overrides it): claim sets the defaults a published claim needs (docs/claim-grade.md).",
+        "nightly --profile claim` overrides it): claim sets the defaults a published claim needs "
+        "(docs/claim-grade.md).",
     )
 
     prefect: bool = Field(
