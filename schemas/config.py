@@ -311,25 +311,28 @@ class WorkloadConfig(StrictModel):
         description="Tokenizer for prompt building and counting: auto (the engine's POST /tokenize, else the "
         "model's GGUF file), engine, or a local tokenizer.json / .gguf path. Never downloaded.",
     )
-    warmup_requests: Annotated[int, Flag("Warm-up requests per run [1].", name="warmup")] = Field(
+    warmup_requests: Annotated[int, Flag("Warm-up requests per run [1].", name="warmup", panel="Load")] = Field(
         default=1, ge=0, description="Warm-up requests per run (stored, phase=warmup)."
     )
-    requests: Annotated[PositiveInt, Flag("Measured requests per run [20].")] = Field(
+    requests: Annotated[PositiveInt, Flag("Measured requests per run [20].", panel="Load")] = Field(
         default=20, description="Measured requests per run (without duration_s)."
     )
     duration_s: Annotated[
-        float | None, Flag("Measure for S seconds after warm-up instead of --requests.", name="duration")
+        float | None, Flag("Measure for S seconds after warm-up instead of --requests.", name="duration", panel="Load")
     ] = Field(
         default=None,
         gt=0,
         description="Measure for this many seconds after warm-up instead of a request count; "
         "requests in flight at the end are finished and flagged.",
     )
-    min_requests: Annotated[PositiveInt, Flag("With --duration: at least this many requests [1].")] = Field(
-        default=1, description="With duration_s: keep going past the duration until this many requests were sent."
+    min_requests: Annotated[PositiveInt, Flag("With --duration: at least this many requests [1].", panel="Load")] = (
+        Field(
+            default=1, description="With duration_s: keep going past the duration until this many requests were sent."
+        )
     )
     concurrency: Annotated[
-        tuple[PositiveInt, ...], Flag("Concurrency level; repeat for several [1, 2].", cli_type=list[int] | None)
+        tuple[PositiveInt, ...],
+        Flag("Concurrency level; repeat for several [1, 2].", cli_type=list[int] | None, panel="Load"),
     ] = Field(default=(1, 2), min_length=1, description="Concurrency levels; one run per level.")
     sweep: SweepConfig | None = Field(
         default=None, description="Stop the concurrency levels early when throughput stops rising or the SLO breaks."
@@ -339,7 +342,9 @@ class WorkloadConfig(StrictModel):
     client_procs: Annotated[
         PositiveInt | None,
         Flag(
-            r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most the cores minus one]."
+            r"Client processes sending the load \[auto: one per 128 streams or 400 req/s, at most the cores minus "
+            "one].",
+            panel="Load",
         ),
     ] = Field(
         default=None,
@@ -347,15 +352,24 @@ class WorkloadConfig(StrictModel):
         "concurrency or of the one Poisson schedule. Default: enough for the load (one per 128 streams or 400 "
         "requests/s), at most the host's cores minus one.",
     )
-    rate: Annotated[float | None, Flag("Open-loop Poisson arrival rate, requests/s.")] = Field(
+    rate: Annotated[float | None, Flag("Open-loop Poisson arrival rate, requests/s.", panel="Load")] = Field(
         default=None, gt=0, description="Mean arrival rate in requests/s (mode=poisson only)."
     )
     request_timeout_s: Annotated[
-        float, Flag("Seconds one request may take, sending to the end of its stream [120].", name="request_timeout")
+        float,
+        Flag(
+            "Seconds one request may take, sending to the end of its stream [120].",
+            name="request_timeout",
+            panel="Load",
+        ),
     ] = Field(default=120.0, gt=0, description="Per-request timeout (sending to the end of the stream), seconds.")
     run_deadline_s: Annotated[
         float | None,
-        Flag("Seconds one run (concurrency level) may take; then it stops and keeps what finished.", name="deadline"),
+        Flag(
+            "Seconds one run (concurrency level) may take; then it stops and keeps what finished.",
+            name="deadline",
+            panel="Load",
+        ),
     ] = Field(
         default=None,
         gt=0,

@@ -26,7 +26,8 @@ class Flag:
     (default: the field's type, optional); ``default`` what the option holds when not given; ``...``: the field's
     default where the command takes the defaults from the model (compare), else None (run: the file, the preset or
     the field's default decide). ``derived``: the command computes the field's value from this
-    option and others (cli/run.py says how), instead of setting the field to the option's value.
+    option and others (cli/run.py says how), instead of setting the field to the option's value. ``panel``: the
+    group ``--help`` lists the option in; empty: the command's default for the field's section (cli/run.py).
     """
 
     help: str
@@ -37,6 +38,7 @@ class Flag:
     show_default: bool = True
     default: Any = ...
     derived: bool = False
+    panel: str = ""
 
 
 def _models(annotation: Any) -> list[type[BaseModel]]:

@@ -2,11 +2,12 @@
 
 ``parameters`` turns a model's flags into the parameters of a command (typer reads a function's signature);
 ``with_parameters`` gives a command function that signature; ``overrides`` nests the given values under the paths of
-the fields they set. A command lays out its options in the order its ``--help`` lists them.
+the fields they set. A command lists its options in ``--help`` panels (``in_panel``), in the order of its signature.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import operator
@@ -21,7 +22,7 @@ from pydantic import BaseModel
 
 from tcobench.schemas.flags import Flag, flags_of
 
-__all__ = ["Declared", "declared", "overrides", "parameter", "with_parameters"]
+__all__ = ["Declared", "declared", "in_panel", "overrides", "parameter", "with_parameters"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,9 +59,11 @@ def _bare(annotation: Any) -> Any:
     return annotation
 
 
-def parameter(name: str, found: Declared, model: type[BaseModel] | None = None) -> inspect.Parameter:
+def parameter(
+    name: str, found: Declared, model: type[BaseModel] | None = None, panel: str | None = None
+) -> inspect.Parameter:
     """The command parameter of one declared flag: the option's default is the flag's, else (``model`` given) the
-    field's default, else None (not given)."""
+    field's default, else None (not given); listed by ``--help`` in ``panel`` (None: with the ungrouped options)."""
     path, flag, annotation = found
     default = flag.default
     if default is ...:
@@ -69,10 +72,23 @@ def parameter(name: str, found: Declared, model: type[BaseModel] | None = None) 
     if cli_type is None:
         annotation = _bare(annotation)
         cli_type = annotation if default is not None or type(None) in _args(annotation) else annotation | None
-    option = typer.Option(*flag.decls, help=flag.help, envvar=flag.envvar, show_default=flag.show_default)
+    option = typer.Option(
+        *flag.decls, help=flag.help, envvar=flag.envvar, show_default=flag.show_default, rich_help_panel=panel
+    )
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[cli_type, option]
     )
+
+
+def in_panel(param: inspect.Parameter, panel: str) -> inspect.Parameter:
+    """``param`` (an ``Annotated[T, typer.Option(...)]`` parameter) listed by ``--help`` in ``panel``: a copy of its
+    option, so an option type shared by several commands keeps its own panel elsewhere."""
+    cli_type, *meta = get_args(param.annotation)
+    options = [copy.copy(m) for m in meta]
+    for option in options:
+        if hasattr(option, "rich_help_panel"):
+            option.rich_help_panel = panel
+    return param.replace(annotation=Annotated[(cli_type, *options)])
 
 
 def with_parameters(fn: F, params: Iterable[inspect.Parameter]) -> F:

@@ -2,7 +2,8 @@
 
 Typer's boxed help cuts a help text that does not fit its column (``--partial-thresh…``) and shows a value
 placeholder on plain flags (``<bool>``). This layout instead: the usage line, the command's help in paragraphs, then
-each argument and option as ``--name, -n VALUE`` with its help wrapped below or beside it, only at spaces. A plain
+each argument and option as ``--name, -n VALUE`` with its help wrapped below or beside it, only at spaces, the
+options grouped in their panels (``rich_help_panel``, e.g. run's Engine, Workload, Load...). A plain
 flag shows no placeholder (``--chat / --completion``); a default is shown once: the help's own (``[20]``), or else
 ``[default: X]``. Sub-commands are listed with the first sentence of their help (a group's ``listed_help`` gives it
 without loading the command: the root's). Every line fits the width, unless a
@@ -112,6 +113,19 @@ def _entries(rows: list[tuple[str, str]], width: int) -> list[str]:
     return lines
 
 
+def _panels(command: Any, ctx: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(title, name and help rows) of the arguments, then of the options by panel (an option's
+    ``rich_help_panel``, in the order the options come; "Options" for those without one)."""
+    panels: dict[str, list[tuple[str, str]]] = {}
+    params = [p for p in command.get_params(ctx) if not getattr(p, "hidden", False)]
+    for param in sorted(params, key=lambda p: p.param_type_name != "argument"):  # stable: arguments first
+        text = _plain(" ".join((getattr(param, "help", None) or "").split()))
+        title = "Arguments" if param.param_type_name == "argument" else getattr(param, "rich_help_panel", None)
+        row = (_names(param, ctx), f"{text} {_default(param, ctx, text)}".strip())
+        panels.setdefault(title or "Options", []).append(row)
+    return list(panels.items())
+
+
 def render_help(command: Any, ctx: Any, width: int | None = None) -> str:
     """The help of ``command`` (a click command or group) in context ``ctx``, laid out for ``width`` columns."""
     width = width or help_width()
@@ -121,15 +135,8 @@ def render_help(command: Any, ctx: Any, width: int | None = None) -> str:
     for verbatim, text in _paragraphs(_plain(command.help or "")):
         lines += text.splitlines() if verbatim else _wrap(text, width)
         lines.append("")
-    params = [p for p in command.get_params(ctx) if not getattr(p, "hidden", False)]
-    for title, kind in (("Arguments", "argument"), ("Options", "option")):
-        rows = []
-        for param in (p for p in params if p.param_type_name == kind):
-            text = _plain(" ".join((getattr(param, "help", None) or "").split()))
-            default = _default(param, ctx, text)
-            rows.append((_names(param, ctx), f"{text} {default}".strip()))
-        if rows:
-            lines += [f"{title}:", *_entries(rows, width), ""]
+    for title, rows in _panels(command, ctx):
+        lines += [f"{title}:", *_entries(rows, width), ""]
     if hasattr(command, "list_commands"):
         rows = []
         listed = getattr(command, "listed_help", None)  # a group that lists its commands without loading them

@@ -24,7 +24,7 @@ from tcobench.cli._common import (
     prefect_defaults,
     settings_for,
 )
-from tcobench.cli._flags import declared, overrides, parameter, with_parameters
+from tcobench.cli._flags import declared, in_panel, overrides, parameter, with_parameters
 from tcobench.cli._run_display import RunDisplay
 from tcobench.cli._runs_table import print_assumptions, print_runs
 from tcobench.cli._signals import measuring
@@ -37,69 +37,42 @@ from tcobench.settings import Settings
 if TYPE_CHECKING:
     pass
 
-__all__ = ["FLAG_NAMES", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
+__all__ = ["FLAG_NAMES", "PANELS", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
 
 
 # The options of `tcobench run` that set configuration fields, declared on those fields (schemas/config.py, Flag).
 RUN_FLAGS = declared(BenchmarkConfig)
 
-# The order `tcobench run --help` lists its options in: the declared flags and the run's own (_own_options).
-_LAYOUT = (
-    "config_file",
-    "endpoint",
-    "protocol",
-    "model",
-    "model_path",
-    "engine",
-    "vllm_python",
-    "shape",
-    "chat",
-    "requests",
-    "warmup",
-    "concurrency",
-    "rate",
-    "client_procs",
-    "max_tokens",
-    "ignore_eos",
-    "request_timeout",
-    "deadline",
-    "api_key",
-    "preset",
-    "accuracy",
-    "profile",
-    "input_tokens",
-    "output_tokens",
-    "dataset",
-    "dataset_format",
-    "shared_prefix",
-    "turns",
-    "duration",
-    "min_requests",
-    "tokenizer",
-    "slo_ttft_ms",
-    "slo_tpot_ms",
-    "slo_itl_ms",
-    "slo_quantile",
-    "sweep_margin",
-    "extra_body",
-    "synthetic",
-    "telemetry",
-    "telemetry_hz",
-    "engine_metrics",
-    "no_prefect",
-    "image",
-    "docker_host",
-    "gpu_vendor",
-    "gpus",
-    "hardware",
-    "site",
-    "utilisation",
-    "shape_tolerance",
-    "yes",
-    "partial_threshold",
-    "prices_file",
-    "store",
-)
+# The panels `tcobench run --help` lists its options in, in this order. A declared flag is in its Flag's panel, else
+# in its field's section's (the longest path prefix in _SECTION_PANELS); the run's own options in _OWN_PANELS'.
+# Within a panel, the options keep the order they are declared in (the configuration's fields, then _own_options).
+PANELS = ("Run", "Engine", "Workload", "Load", "SLO", "Telemetry", "Pricing", "Store and exit")
+_SECTION_PANELS = {
+    "engine": "Engine",
+    "model": "Engine",
+    "workload": "Workload",
+    "workload.sweep": "Load",
+    "workload.slo": "SLO",
+    "telemetry": "Telemetry",
+    "pricing": "Pricing",
+}
+_OWN_PANELS = {
+    "config_file": "Run",
+    "no_prefect": "Run",
+    "yes": "Run",
+    "api_key": "Engine",
+    "shape_tolerance": "Store and exit",
+    "partial_threshold": "Store and exit",
+    "store": "Store and exit",
+}
+
+
+def _panel(path: tuple[str, ...], flag_panel: str) -> str:
+    """The panel of a declared flag: its own, else its section's."""
+    if flag_panel:
+        return flag_panel
+    prefixes = [".".join(path[:k]) for k in range(len(path) - 1, 0, -1)]
+    return next(_SECTION_PANELS[p] for p in prefixes if p in _SECTION_PANELS)
 
 
 def _spelling(name: str) -> str:
@@ -434,11 +407,13 @@ def _accuracy(**values: Any) -> None:
 
 def _run_parameters() -> list[inspect.Parameter]:
     own = inspect.signature(_own_options, eval_str=True).parameters
-    found = {name: parameter(name, flag) for name, flag in RUN_FLAGS.items()} | dict(own)
-    missing = set(found) ^ set(_LAYOUT)
-    if missing:
-        raise RuntimeError(f"run's options and their layout differ: {sorted(missing)}")
-    return [found[name] for name in _LAYOUT]
+    params = [parameter(name, found, panel=_panel(found[0], found[1].panel)) for name, found in RUN_FLAGS.items()]
+    params += [in_panel(param, _OWN_PANELS[name]) for name, param in own.items()]
+    return sorted(params, key=lambda p: PANELS.index(_panel_of(p)))  # stable: declaration order within a panel
+
+
+def _panel_of(param: inspect.Parameter) -> str:
+    return str(next(m.rich_help_panel for m in param.annotation.__metadata__ if hasattr(m, "rich_help_panel")))
 
 
 def _accuracy_parameters(run_parameters: list[inspect.Parameter]) -> list[inspect.Parameter]:

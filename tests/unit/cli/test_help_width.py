@@ -134,3 +134,21 @@ def test_fit_wraps_identifiers_at_separators(capsys: pytest.CaptureFixture[str])
     text = capsys.readouterr().out
     assert not [line for line in text.splitlines() if len(line) > 40], text
     assert not _unbroken(text, ["reasoning-1k-8k", "uniform:6553-8192,normal:1024,128"]), text
+
+
+def test_run_help_lists_its_options_in_panels() -> None:
+    """Issue 42 item 7: `run --help` groups its options by configuration section, in run.PANELS' order; every option
+    of run is in one of those panels (only --help is left in "Options")."""
+    from tcobench.cli.run import PANELS
+
+    lines = _help_of(["run"]).splitlines()
+    titles = [line[:-1] for line in lines if line.endswith(":") and not line.startswith(" ")]
+    assert titles == [*PANELS, "Options"], titles
+    below = {title: lines[lines.index(title + ":") + 1 :] for title in titles}
+    for title in PANELS:
+        block = below[title][: next(k for k, ln in enumerate(below[title]) if not ln.strip())]
+        assert block and all(ln.startswith(" ") for ln in block), (title, block)
+    options = below["Options"][: next(k for k, ln in enumerate(below["Options"] + [""]) if not ln.strip())]
+    assert [ln.split()[0] for ln in options] == ["--help"], options
+    assert lines.index("Load:") < next(k for k, ln in enumerate(lines) if ln.strip().startswith("--concurrency"))
+    assert next(k for k, ln in enumerate(lines) if ln.strip().startswith("--concurrency")) < lines.index("SLO:")
