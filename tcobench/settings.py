@@ -46,10 +46,6 @@ def _data_home() -> Path:
 
 def state_home() -> Path:
     """$XDG_STATE_HOME, default ~/.local/state."""
-    return _state_home()
-
-
-def _state_home() -> Path:
     return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")
 
 
@@ -93,7 +89,7 @@ class Settings(BaseSettings):
         "copy shipped inside the installed package.",
     )
     state_dir: Path = Field(
-        default_factory=lambda: _state_home() / "tcobench",
+        default_factory=lambda: state_home() / "tcobench",
         description="Where a running tcobench keeps its pid file (procs/), so a later run can reclaim what a "
         "crashed one left behind (TCOBENCH_STATE_DIR).",
     )

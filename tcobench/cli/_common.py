@@ -111,12 +111,15 @@ def guard(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def settings_for(store: str | None) -> Settings:
-    """Settings from the environment, with ``--store`` taking precedence."""
+def settings_for(store: str | None, no_prefect: bool = False) -> Settings:
+    """Settings from the environment, with ``--store`` taking precedence and ``--no-prefect`` switching Prefect off."""
     from tcobench.settings import current
 
+    update: dict[str, Any] = {"store": store} if store is not None else {}
+    if no_prefect:
+        update["prefect"] = False
     settings = current()
-    return settings.model_copy(update={"store": store}) if store is not None else settings
+    return settings.model_copy(update=update) if update else settings
 
 
 def read_settings(store: str | None) -> Settings:

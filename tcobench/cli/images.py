@@ -130,13 +130,13 @@ def _images_build(
     """Build catalog images (skipping unchanged ones), smoke-test them, optionally push; record each in `images`."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    settings = settings_for(store)
+    settings = settings_for(store, no_prefect)
     overrides = _parse_build_args(build_arg)
     target = _registry(registry, settings.registry) if push else None
     prefect_defaults()  # before importing tcobench.flows, which imports Prefect when it is enabled
     from tcobench.flows import use_settings
 
-    use_settings(settings.model_copy(update={"prefect": settings.prefect and not no_prefect}))
+    use_settings(settings)
     from tcobench.flows import rebuild_images
 
     progress = Progress(

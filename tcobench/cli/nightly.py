@@ -101,10 +101,9 @@ def register(app: typer.Typer) -> None:
         from tcobench.tasks.inventory import load_plan
         from tcobench.tasks.prices import load_prices
 
-        settings = settings_for(store)
-        settings = settings.model_copy(
-            update={"profile": profile or settings.profile, "prefect": settings.prefect and not no_prefect}
-        )
+        settings = settings_for(store, no_prefect)
+        if profile:
+            settings = settings.model_copy(update={"profile": profile})
         # validate everything before Prefect starts
         plan = load_plan(inventory, list(matrix), load_prices(prices), settings.profile)
         _print_plan(plan, store, prices)

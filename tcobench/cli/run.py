@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -33,9 +33,6 @@ from tcobench.cli.images import container_overrides, engine_event_printer
 from tcobench.errors import Interrupted, StoreError
 from tcobench.schemas import BenchmarkConfig
 from tcobench.settings import Settings
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["FLAG_NAMES", "PANELS", "RUN_FLAGS", "RunOptions", "expand_synthetic", "overrides_of", "register"]
 
@@ -204,8 +201,8 @@ def _run(**values: Any) -> None:
     from tcobench.tasks.store.store import check_store
 
     config_file = values["config_file"]
-    settings = settings_for(values["store"])
-    update: dict[str, Any] = {"prefect": settings.prefect and not values["no_prefect"]}
+    settings = settings_for(values["store"], values["no_prefect"])
+    update: dict[str, Any] = {}
     if values["shape_tolerance"] is not None:
         update["shape_tolerance"] = values["shape_tolerance"]  # view run_shape reads it (query.connect)
     if values["api_key"]:
