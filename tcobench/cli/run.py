@@ -373,7 +373,7 @@ def _print_result(result: Any, settings: Settings, workload: Any, sources: dict[
 
 def _accuracy_options(
     questions: Annotated[
-        int, typer.Option(min=1, help="Bundled exact-answer questions to ask (made from the seed 42).")
+        int, typer.Option(min=1, help="Bundled exact-answer questions to ask (generated with seed 42).")
     ] = 40,
 ) -> None:
     """The option of `tcobench accuracy` that `run` does not have (its signature only)."""
