@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis, RunStatus
@@ -295,12 +294,14 @@ def load_priced(
     )
     params: dict[str, object] = {"bases": names, **({"ids": id_list(ids)} if ids is not None else {})}
     table = arrow_of(con, sql, params)
-    found = {}
+    found: dict[str, list[PricedRun]] = {name: [] for name in names}
+    # each basis's rows in the query's order (split in Python: a filter per basis would import pyarrow.compute)
+    rows = typed_rows(table.drop_columns(["_basis"]), PricedRun)
+    for name, row in zip(table.column("_basis").to_pylist(), rows, strict=True):
+        found[name].append(row)
     for name, basis in zip(names, bases, strict=True):
-        rows = typed_rows(table.filter(pc.equal(table.column("_basis"), name)).drop_columns(["_basis"]), PricedRun)
-        if not rows:
+        if not found[name]:
             _check_basis(con, basis)
-        found[name] = rows
     return found
 
 

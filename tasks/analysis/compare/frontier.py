@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow.compute as pc
 
 from tcobench.schemas import CostBasis
 from tcobench.tasks.analysis.compare.bootstrap import NORMAL_FROM_REQUESTS, NightDraws
 from tcobench.tasks.analysis.incomplete_beta import betainc  # scipy.special's, without importing scipy
 from tcobench.tasks.analysis.pchip import pchip  # scipy.interpolate's PchipInterpolator, to the bit, without scipy
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
+from tcobench.tasks.store.arrays import filled_flags, list_parts
 from tcobench.tasks.store.rows import IDS, dates_between, id_list
 
 __all__ = [
@@ -465,13 +465,13 @@ def _requests_of(
         f"WHERE true{within}",
         {**params, "ids": id_list(ids), "count": len(ids)},
     ).fetch_arrow_table()
-    lists = [table.column(c).combine_chunks() for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
-    lengths = pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False)
+    parts = [list_parts(table.column(c)) for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
+    lengths = parts[0][1]
     runs = [ids[i] for i in table.column("idx").to_numpy()]
     # every run's requests at once: a steady run's those that decoded in its window, another run's all
     whole = np.repeat(np.array([run_id not in steady for run_id in runs], dtype=bool), lengths)
-    keep = whole | lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
-    tpot, tokens, secs = (np.asarray(x.flatten().to_numpy(zero_copy_only=False), dtype=float)[keep] for x in lists[:3])
+    keep = whole | filled_flags(parts[3][0])
+    tpot, tokens, secs = (np.asarray(x.to_numpy(zero_copy_only=False), dtype=float)[keep] for x, _ in parts[:3])
     ends = np.concatenate(([0], np.cumsum(keep)))[np.cumsum(lengths)]  # each run's last kept request, + 1
     found = {}
     for row, run_id in enumerate(runs):
