@@ -9,7 +9,7 @@ Each run of a series (oldest first, view ``nightly_trend``) is tested against th
 Medians are tcobench's one quantile rule (tasks/analysis/quantile.py, = SQL quantile_cont) at 0.5. The tests of a
 series' runs are computed all at once by tasks/analysis/ranktests.py (checked run by run against ``mann_whitney_u``).
 
-Design notes: docs/architecture.md#tasks-history.
+Design notes: docs/dev/architecture/analysis.md#tasks-history.
 """
 
 from __future__ import annotations
@@ -464,7 +464,7 @@ def _trend(
         if not named:
             return {}
         # the series as literals: DuckDB filters a window's partition before the window on a constant list only
-        # (faster than the list as a parameter or a semi-join: docs/performance.md#trend-series-literals)
+        # (faster than the list as a parameter or a semi-join: docs/dev/performance.md#trend-series-literals)
         sql += f" AND series IN ({', '.join(sql_string(str(name)) for (name,) in named)})"
         sql = (
             f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
@@ -479,7 +479,7 @@ def _trend(
 
 
 # The views detect_changes reads: a connection for it defines these and what they build on, not every view
-# (docs/performance.md#view-binding).
+# (docs/dev/performance.md#view-binding).
 HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics"})
 
 
@@ -502,7 +502,7 @@ def detect_changes(
     rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
-    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs).
+    trend_runs is read instead, and tco is not computed (docs/dev/performance.md#trend-without-costs).
     ``flagged_only``: only the flagged points (a comparison's flagged runs), and only the series that have one."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")

@@ -1,5 +1,5 @@
 """Arrow arrays as numpy, read from their buffers: no pyarrow.compute, whose import is a fixed cost that a small
-store's compare and history would otherwise pay in full (docs/performance.md#small-store)."""
+store's compare and history would otherwise pay in full (docs/dev/performance.md#small-store)."""
 
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ def id_list(ids: Iterable[str]) -> str:
 
     DuckDB's Python binding converts a list parameter value by value and looks pandas up for each value; where
     pandas is not installed every lookup searches the import path again, far slower than the same ids as one text
-    (docs/performance.md#id-list-parameter)."""
+    (docs/dev/performance.md#id-list-parameter)."""
     values = list(ids)
     bad = next((v for v in values if _SEPARATOR in v), None)
     if bad is not None:
@@ -370,7 +370,7 @@ def typed_rows(table: pa.Table, row: type[Row]) -> list[Row]:
 def collection_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for a block that builds many row objects and no reference cycles
     (compare, history, report over a year's store: tens of thousands of row dicts, points and samples, each allocation
-    burst setting off collections of the whole heap: docs/performance.md#gc-paused). Reference counting still frees
+    burst setting off collections of the whole heap: docs/dev/performance.md#gc-paused). Reference counting still frees
     everything; the previous state comes back afterwards."""
     was = gc.isenabled()
     gc.disable()
@@ -384,7 +384,7 @@ def collection_paused() -> Iterator[None]:
 def arrow_of(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, object] | None = None) -> pa.Table:
     """The result of ``sql`` (``$name`` parameters from ``params``) as an Arrow table. With parameters it is
     executed as a statement: a relation (``con.sql(sql, params=...)``) materialises its result first and is then
-    scanned again, slower (docs/performance.md#arrow-of-statement)."""
+    scanned again, slower (docs/dev/performance.md#arrow-of-statement)."""
     if not params:
         return con.sql(sql).to_arrow_table()
     return con.execute(sql, dict(params)).fetch_arrow_table()

@@ -8,7 +8,7 @@ resamples the nights of a side, the runs within each night and the ok requests w
 weighs nights as ``night_weighted_mean`` does. The interval is the percentile interval of the replicates
 (tasks/analysis/quantile.py: the views' quantile rule).
 
-Design notes: docs/architecture.md#tasks-compare-bootstrap.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-bootstrap.
 """
 
 from __future__ import annotations

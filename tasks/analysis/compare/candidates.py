@@ -195,7 +195,7 @@ JOIN run_summary AS s ON s.run_id = r.run_id
 """
 # On the owned basis, view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per run),
 # so the tco columns are read from it: tco_scenarios is computed once, not twice
-# (docs/performance.md#owned-base)
+# (docs/dev/performance.md#owned-base)
 _OWNED_BASE = f"""
 SELECT {_select("c")}
 FROM runs AS r
@@ -280,7 +280,7 @@ def load_priced(
 ) -> dict[str, list[PricedRun]]:
     """Per basis (by its name), the runs (all, or ``ids``) ``load_runs`` reads on it that have a cost there, oldest
     first, with only their tokens per USD: in one query, of views runs and cost_basis alone (not view tco, slower for
-    every CandidateRun column: docs/performance.md#priced-runs; the
+    every CandidateRun column: docs/dev/performance.md#priced-runs; the
     same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
     ConfigError."""
     names = [str(b) for b in bases]
@@ -463,7 +463,7 @@ def samples_of(
         dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
         seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
     # a new RunSample per run, not dataclasses.replace (slower, and a year's report makes many:
-    # docs/performance.md#run-sample-replace)
+    # docs/dev/performance.md#run-sample-replace)
     return [
         RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments) for run_id, night, v in runs for s in (seen[run_id],)
     ]

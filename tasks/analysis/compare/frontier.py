@@ -5,11 +5,11 @@ output tok/s / GPUs (view frontier, from run_summary) in tok/s per GPU. A side's
 levels: each level's figures are night-weighted means over its runs (the mean over nights of each night's mean,
 the rule of macro night_weighted_mean that compare uses), so repeated nights do not make a zig-zag of lucky and
 unlucky runs. A level is a Pareto point when no other level of the side has both a higher interactivity and a
-higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise-cubic, docs/decisions/0005)
+higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise-cubic, docs/dev/decisions/0005)
 through the Pareto points sorted by interactivity, and never extrapolates: a target outside the measured range
 has no value (NaN). One Pareto point is not a frontier (``build`` gives None).
 
-Design notes: docs/architecture.md#tasks-compare-frontier.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-frontier.
 """
 
 from __future__ import annotations
@@ -357,7 +357,7 @@ def replicate_levels(
     tok/s/GPU are independent normals: their weighted sum in a replicate is one normal whose variance is the sum of
     their weights squared times their variances, drawn last, one per replicate (the same distribution as a normal
     per run and replicate, at a 1,000th of the draws on a side of 1,000 nights:
-    docs/decisions/0008-summed-normal-parts.md)."""
+    docs/dev/decisions/0008-summed-normal-parts.md)."""
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
