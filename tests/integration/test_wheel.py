@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the tool reads at run time: if one of these is missing from the wheel, an installed tcobench breaks.
 PACKAGE_DATA = [
     "tcobench/sql/run/run_summary.sql",
+    "tcobench/sql/run/run_summary.yml",  # its column declaration (schemas/columns.py reads it)
     "tcobench/sql/request/request_metrics.sql",
     "tcobench/sql/cost/tco_scenarios.sql",
     "tcobench/sql/cost/tco.sql",
