@@ -30,7 +30,7 @@ run: install
 check: install typecheck docs
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
-	tests/run_suite.sh $(VENV)/bin/pytest  # two lanes: tests/run_suite.sh says why
+	tests/run_suite.sh $(VENV)/bin/pytest  # two lanes, then the hog tests alone: tests/run_suite.sh says why
 
 # mypy (strict) over the package, the tests and the bench scripts ([tool.mypy] files in pyproject). The package's
 # sub-packages are committed links (tcobench/schemas -> ../schemas, ...), so mypy sees the installed layout directly.
