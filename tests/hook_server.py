@@ -1,11 +1,11 @@
-"""A webhook receiver for tests: a real HTTP server on 127.0.0.1 (ephemeral port) recording each POST."""
+"""A webhook receiver for tests: the mock server (bench/mock_engine.py, ``webhook_status``) on 127.0.0.1
+(ephemeral port), recording each POST."""
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.mock_server import Options, Running, start
 
 __all__ = ["SECRET", "Hook"]
 
@@ -16,30 +16,20 @@ class Hook:
     """A webhook receiver: records each POST's path and JSON body, answers ``status``."""
 
     def __init__(self, status: int = 200) -> None:
-        self.posts: list[tuple[str, Any]] = []
-        hook = self
+        self.status = status
+        self.url = ""
+        self._running: Running | None = None
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                hook.posts.append((self.path, json.loads(body)))
-                self.send_response(status)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/{SECRET}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    @property
+    def posts(self) -> list[tuple[str, Any]]:
+        assert self._running is not None
+        return [(r.path, r.body) for r in self._running.requests if r.method == "POST"]
 
     def __enter__(self) -> Hook:
-        self.thread.start()
+        self._running = start(Options(webhook_status=self.status, record=True))
+        self.url = f"{self._running.url}/hooks/{SECRET}"
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+        assert self._running is not None
+        self._running.stop()

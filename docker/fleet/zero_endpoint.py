@@ -1,1 +1,1 @@
-../../bench/zero_endpoint.py
+../../bench/mock_engine.py

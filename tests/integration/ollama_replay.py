@@ -1,8 +1,8 @@
 """A real HTTP server on 127.0.0.1 that replays Ollama's documented API (docs/api.md), for tests.
 
 No Ollama binary can be installed on our build machines, so the Ollama adapter is exercised
-against this stand-in: a stdlib ``ThreadingHTTPServer`` on an ephemeral port, run in a thread,
-that answers with the documented wire format:
+against this stand-in: the mock server (bench/mock_engine.py) on an ephemeral port, run in a thread,
+playing these recorded answers in the documented wire format:
 
 - ``GET /api/version`` -> ``{"version": "0.x.y"}``;
 - ``GET /api/tags`` -> ``{"models": [{"name", "model", "digest", ...}]}``;
@@ -44,12 +44,12 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.mock_server import Options, Reply, Request, Running, start
 
 __all__ = [
     "COUNTERS",
@@ -216,127 +216,40 @@ def _ps_entry(model: str, num_ctx: int | None) -> dict[str, Any]:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, like Go's net/http
-    timeout = 5.0  # idle keep-alive connections end, so server_close() can join every thread
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep test output clean
-
-    def do_GET(self) -> None:
-        self.server.replay.record(Received("GET", self.path, None))
-        if self.path == "/api/version":
-            self._json(200, {"version": VERSION})
-        elif self.path == "/api/tags":
-            self._json(200, _tags())
-        elif self.path == "/api/ps":
-            self._json(200, {"models": self.server.replay.loaded_models()})
-        else:
-            self._json(404, {"error": "404 page not found"})
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"null")
-        self.server.replay.record(Received("POST", self.path, body))
-        if self.path == "/api/pull":
-            self._stream_lines(_pull_lines(str(body.get("model", ""))))
-            return
-        if self.path not in ("/api/generate", "/api/chat"):
-            self._json(404, {"error": "404 page not found"})
-            return
-        model = str(body.get("model", ""))
-        scenario = _scenario(model)
-        if scenario is not None and self._is_load(body):
-            self.server.replay.load(model, (body.get("options") or {}).get("num_ctx"))
-            self._json(
-                200, {"model": model, "created_at": _CREATED_AT, "response": "", "done": True, "done_reason": "load"}
-            )
-        elif scenario is None:
-            self._json(404, {"error": f"model '{model}' not found"})
-        elif scenario == "http-500":
-            self._json(500, {"error": HTTP_500_MESSAGE})
-        else:
-            with self.server.replay.in_flight():
-                self._stream(scenario, model, chat=self.path == "/api/chat")
-
-    def _json(self, status: int, obj: Any) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _is_load(self, body: dict[str, Any]) -> bool:
-        """Ollama loads without generating when the prompt is empty (and no messages are sent)."""
-        return self.path == "/api/generate" and not body.get("prompt") and body.get("stream") is False
-
-    def _stream_lines(self, lines: list[bytes]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for line in lines:
-            time.sleep(TOKEN_GAP_S)
-            self._write(line, chunked=True)
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _stream(self, scenario: str, model: str, chat: bool) -> None:
-        chunked = scenario != "truncated-close"
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        if chunked:
-            self.send_header("Transfer-Encoding", "chunked")
-        else:
-            self.send_header("Connection", "close")  # the body ends when the connection does
-            self.close_connection = True
-        self.end_headers()
-        lines = _lines(scenario, model, chat)
-        if scenario.startswith("truncated"):
-            lines.append(json.dumps(_final(model, chat, COUNTERS)).encode()[:25])  # half a line, no newline
-        try:
-            for i, line in enumerate(lines):
-                time.sleep(FIRST_TOKEN_DELAY_S if i == 0 else TOKEN_GAP_S)
-                self._write(line, chunked)
-            if scenario.startswith("truncated"):
-                self.close_connection = True  # close without the final zero-length chunk
-            elif chunked:
-                self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client stopped reading; nothing left to say
-
-    def _write(self, data: bytes, chunked: bool) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
-        self.wfile.flush()
+def _json(status: int, obj: Any) -> Reply:
+    return Reply(status, obj, content_type="application/json; charset=utf-8")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = False  # server_close() joins the handler threads
-    replay: OllamaReplay
+def _ndjson(lines: list[bytes], first_delay: float = TOKEN_GAP_S, **how: Any) -> Reply:
+    """Lines streamed with real pauses: ``first_delay`` before the first one, ``TOKEN_GAP_S`` before the others."""
+    frames = [(first_delay if i == 0 else TOKEN_GAP_S, line) for i, line in enumerate(lines)]
+    return Reply(frames=frames, content_type="application/x-ndjson", **how)
+
+
+def _is_load(path: str, body: dict[str, Any]) -> bool:
+    """Ollama loads without generating when the prompt is empty (and no messages are sent)."""
+    return path == "/api/generate" and not body.get("prompt") and body.get("stream") is False
 
 
 class OllamaReplay:
     """The running server: its base URL and what it received. Use through ``ollama_replay()``."""
 
     def __init__(self) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.replay = self
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.02,), name="ollama-replay", daemon=True
-        )
         self._lock = threading.Lock()
-        self._received: list[Received] = []
-        self._streaming = 0
         self._loaded: dict[str, int | None] = {}  # model -> num_ctx it was loaded with
-        self.max_streaming = 0  # most generation streams served at once
-        host, port = self._server.server_address[:2]
-        self.url = f"http://{host!s}:{port}"
+        self._running: Running | None = None
+        self.url = ""
 
     @property
     def received(self) -> list[Received]:
-        with self._lock:
-            return list(self._received)
+        assert self._running is not None
+        return [Received(r.method, r.path, r.body) for r in self._running.requests]
+
+    @property
+    def max_streaming(self) -> int:
+        """Most generation streams served at once."""
+        assert self._running is not None
+        return self._running.engine.max_active
 
     def generations(self) -> list[Received]:
         """POSTs to /api/generate or /api/chat, in arrival order."""
@@ -351,33 +264,53 @@ class OllamaReplay:
         with self._lock:
             return [_ps_entry(model, num_ctx) for model, num_ctx in self._loaded.items()]
 
-    def record(self, request: Received) -> None:
-        with self._lock:
-            self._received.append(request)
+    def _generate(self, request: Request) -> Reply:
+        body = request.body or {}
+        model = str(body.get("model", ""))
+        scenario = _scenario(model)
+        chat = request.path == "/api/chat"
+        if scenario is not None and _is_load(request.path, body):
+            self.load(model, (body.get("options") or {}).get("num_ctx"))
+            return _json(
+                200, {"model": model, "created_at": _CREATED_AT, "response": "", "done": True, "done_reason": "load"}
+            )
+        if scenario is None:
+            return _json(404, {"error": f"model '{model}' not found"})
+        if scenario == "http-500":
+            return _json(500, {"error": HTTP_500_MESSAGE})
+        lines = _lines(scenario, model, chat)
+        if not scenario.startswith("truncated"):
+            return _ndjson(lines, FIRST_TOKEN_DELAY_S)
+        lines.append(json.dumps(_final(model, chat, COUNTERS)).encode()[:25])  # half a line, no newline
+        framing = "close" if scenario == "truncated-close" else "chunked"  # close: the body ends with the connection
+        return _ndjson(lines, FIRST_TOKEN_DELAY_S, framing=framing, end="cut")
 
-    @contextmanager
-    def in_flight(self) -> Iterator[None]:
-        with self._lock:
-            self._streaming += 1
-            self.max_streaming = max(self.max_streaming, self._streaming)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._streaming -= 1
+    def options(self) -> Options:
+        """The mock server's options: no built-in route, Ollama's answers replayed."""
+        routes: dict[tuple[str, str], Callable[[Request], Reply]] = {
+            ("GET", "/api/version"): lambda r: _json(200, {"version": VERSION}),
+            ("GET", "/api/tags"): lambda r: _json(200, _tags()),
+            ("GET", "/api/ps"): lambda r: _json(200, {"models": self.loaded_models()}),
+            ("POST", "/api/pull"): lambda r: _ndjson(
+                _pull_lines(str((r.body or {}).get("model", ""))), in_flight=False
+            ),
+            ("POST", "/api/generate"): self._generate,
+            ("POST", "/api/chat"): self._generate,
+        }
+        return Options(wire="none", routes=routes, record=True)
 
     def start(self) -> None:
-        self._thread.start()
+        self._running = start(self.options())
+        self.url = self._running.url
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        assert self._running is not None
+        self._running.stop()
 
 
 @contextmanager
 def ollama_replay() -> Iterator[OllamaReplay]:
-    """Start the replay server; it is always shut down (and its threads joined) on exit."""
+    """Start the replay server; it is always shut down (and its thread joined) on exit."""
     replay = OllamaReplay()
     replay.start()
     try:

@@ -54,7 +54,7 @@ PACKAGE_DATA = [
     "tcobench/docs/dev/architecture/store.md",  # three folders down: the package data's deepest glob
     "tcobench/docs/cli/run.md",
     "tcobench/docker/fleet/checklist.md",
-    "tcobench/docker/fleet/zero_endpoint.py",  # the smoke night's endpoint (a link to bench/zero_endpoint.py)
+    "tcobench/docker/fleet/zero_endpoint.py",  # the smoke night's endpoint (a link to bench/mock_engine.py)
 ]
 
 
@@ -231,7 +231,7 @@ def test_every_command_works_from_the_installed_wheel(installed: Path, zero_endp
     assert (tmp_path / "fleet" / "fleet" / "prefect-server.Dockerfile").is_file()
     unit = (tmp_path / "fleet" / "hosts" / "gpu-1" / "tcobench-worker.service").read_text()
     assert "ExecStart=/opt/tb/bin/tcobench worker --host gpu-1\n" in unit  # the GPU host's tcobench, not this one
-    assert (tmp_path / "fleet" / "zero_endpoint.py").read_text() == (ROOT / "bench" / "zero_endpoint.py").read_text()
+    assert (tmp_path / "fleet" / "zero_endpoint.py").read_text() == (ROOT / "bench" / "mock_engine.py").read_text()
     assert "tcobench docs fleet" in fleet.stdout and (tmp_path / "fleet" / "CHECKLIST.md").is_file()
     page = _run(installed, "docs", "fleet", cwd=cwd, env=env)  # the page the checklist points to, from the wheel
     assert page.returncode == 0 and page.stdout == (ROOT / "docs" / "fleet.md").read_text("utf-8"), page.stderr

@@ -50,7 +50,7 @@ def test_fleet_init_writes_the_files_from_the_package(tmp_path: Path) -> None:
     # endpoint itself came along (a wheel has no bench/ folder)
     plan = load_plan(ROOT / "examples" / "inventory-fleet.toml", [target / "smoke-matrix.toml"], load_prices(None))
     assert {c.host.name for c in plan.cells} == {"gpu-nv-01", "gpu-amd-01"}
-    assert (target / "zero_endpoint.py").read_text() == (ROOT / "bench" / "zero_endpoint.py").read_text()
+    assert (target / "zero_endpoint.py").read_text() == (ROOT / "bench" / "mock_engine.py").read_text()
     assert "wrote" in done.stdout and str(compose) in done.stdout
     assert "CHECKLIST.md" in done.stdout and "tcobench docs fleet" in done.stdout and "docs/fleet.md" not in done.stdout
 
