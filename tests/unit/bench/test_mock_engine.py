@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
@@ -41,14 +41,18 @@ def plain() -> Iterator[str]:
         yield running.url
 
 
-def test_wire_picks_the_built_in_routes() -> None:
+@pytest.mark.parametrize(
+    ("wire", "openai", "ollama"), [("both", 200, 200), ("openai", 200, 404), ("ollama", 404, 200), ("none", 404, 404)]
+)
+def test_wire_picks_the_built_in_routes(
+    wire: Literal["both", "openai", "ollama", "none"], openai: int, ollama: int
+) -> None:
     body = {"model": "zero", "prompt": "hi"}
-    for wire, openai, ollama in (("both", 200, 200), ("openai", 200, 404), ("ollama", 404, 200), ("none", 404, 404)):
-        with mock_engine(Options(wire=wire)) as running, httpx.Client(base_url=running.url, trust_env=False) as c:
-            assert c.post("/v1/completions", json=body).status_code == openai, wire
-            assert c.get("/v1/models").status_code == openai, wire
-            assert c.post("/api/generate", json=body).status_code == ollama, wire
-            assert c.get("/api/tags").status_code == ollama, wire
+    with mock_engine(Options(wire=wire)) as running, httpx.Client(base_url=running.url, trust_env=False) as c:
+        assert c.post("/v1/completions", json=body).status_code == openai
+        assert c.get("/v1/models").status_code == openai
+        assert c.post("/api/generate", json=body).status_code == ollama
+        assert c.get("/api/tags").status_code == ollama
 
 
 def test_length_options(plain: str) -> None:
