@@ -1,31 +1,14 @@
 """The one mock inference server of the tests and benches: an asyncio HTTP/1.1 server whose behaviours are options.
 
-The real engines (vLLM, Ollama, a webhook receiver, a server that misbehaves on demand) cannot run on our build
-machines, so every test and bench that needs one talks to this server instead, configured by ``Options``:
-
-- wire: OpenAI SSE (``/v1/completions``, ``/v1/chat/completions``, ``/v1/models``; ``usage`` in the final data
-  chunk, then ``[DONE]``) and Ollama NDJSON (``/api/generate``, ``/api/chat``, ``/api/version``, ``/api/tags``; the
-  final ``done: true`` object carries Ollama's counters in ns). Every stream sends one token a chunk (``token_text``);
-  a request's ``max_tokens`` (or ``num_predict``) sets its length unless ``fixed_tokens``; ``natural_stop`` makes the
-  "model" stop earlier (finish_reason ``stop``) unless the request says ``ignore_eos``.
-- latency: the first token ``ttft_s`` (or ``ttft_for(body)``) after the request arrived, the next ones every
-  ``itl_s``, on an absolute schedule (no drift accumulates). With ``itl_per_active_s`` = b > 0 a stream's every step
-  costs ``itl_s + b x active`` (a continuous-batching engine: ITL = a + b x streams in flight), the first one too
-  (``ttft_s + b x active``), each step due one step after the previous one was due.
-- faults (``Fault``): an HTTP status (with ``Retry-After``, for the first attempts of a seed or for seeds that are a
-  multiple of n), a stall (``hang``: never answer), an endless stream, a malformed SSE frame, a line that never ends,
-  an error body that echoes the ``Authorization`` header; ``bearer`` demands a token (401 otherwise).
-- webhooks: ``webhook_status`` answers every POST under ``/hooks/`` with that status and records it.
-- replays: ``routes`` maps (method, path) to a function of the ``Request`` that returns a ``Reply`` (a JSON body, or
-  timed frames that may end cut short, hang or repeat forever): recorded answers of a real server (Ollama's pull,
-  ps and scenarios; vLLM's /tokenize) played by the same engine.
-- ``record``: every request (method, path, headers, JSON body) is kept in ``Engine.requests``, and POST attempts
-  are counted per ``seed`` in ``Engine.attempts``.
-
+Real engines (vLLM, Ollama, a webhook receiver, a server that misbehaves on demand) cannot run on our build machines,
+so tests and benches talk to this server, configured by ``Options``: the wire (OpenAI SSE, Ollama NDJSON), the
+latency (fixed TTFT and ITL, or ITL = a + b x streams in flight), faults (HTTP status codes, stalls, endless or
+malformed streams), a bearer token, webhooks, replay ``routes`` (recorded answers played on time) and recording.
 The defaults are the zero-cost endpoint (it measures the client, not an engine): pre-encoded frames, timers on the
-event loop, no per-request work beyond parsing. ``python bench/mock_engine.py --help`` runs it as a process; this
-one file needs only tcobench installed (the fleet's smoke night ships it as ``zero_endpoint.py``).
-Design notes: docs/architecture.md#bench-zero-endpoint; options and users: docs/dev/mock-server.md.
+event loop, no per-request work beyond parsing. This one file needs only tcobench installed (the fleet's smoke
+night ships it as ``zero_endpoint.py``).
+
+Options and users: docs/dev/mock-server.md. Design notes: docs/dev/architecture/bench-and-build.md#bench-zero-endpoint.
 """
 
 from __future__ import annotations
