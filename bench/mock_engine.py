@@ -88,7 +88,7 @@ Route = Callable[[Request], Reply]
 
 @dataclass(frozen=True)
 class Fault:
-    """What a misbehaving server does to a completion request instead of (or before) a good stream.
+    """What a misbehaving server does to a POST (replay routes and webhooks aside) instead of answering it.
 
     ``kind``: ``status`` (answer ``status`` with ``body``), ``hang`` (accept, never answer), ``endless`` (tokens
     every 10 ms, never a finish), ``malformed`` (a stream whose one frame is not JSON), ``no_newline`` (8 MiB
@@ -175,11 +175,11 @@ def _head(status: int, headers: Sequence[tuple[str, str]]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def _json_response(status: int, obj: Any, headers: Sequence[tuple[str, str]] = (), close: bool = False) -> bytes:
+def _json_response(status: int, obj: Any, close: bool = False) -> bytes:
+    """A JSON answer; ``close``: it says so (a client must not send another request on the connection)."""
     body = obj if isinstance(obj, bytes) else _dumps(obj)
-    extra = [*headers, *((("Connection", "close"),) if close else ())]
     base = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
-    return _head(status, [*base, *extra]) + body
+    return _head(status, [*base, *((("Connection", "close"),) if close else ())]) + body
 
 
 class Wire:
@@ -292,6 +292,7 @@ class Engine:
         self.stopped = asyncio.Event()
         self.connections: set[ZeroProtocol] = set()
         self.static = self._static(options)
+        self.close = options.framing == "close"  # one request a connection, every answer saying so
         o = options  # an option that needs a look at each request before the zero endpoint's routes
         self.special = bool(o.record or o.routes or o.fault or o.bearer is not None or o.webhook_status is not None)
 
@@ -301,15 +302,15 @@ class Engine:
         if options.max_model_len is not None:
             entry["max_model_len"] = options.max_model_len
         model = options.model if ":" in options.model else f"{options.model}:latest"
-        openai = {"/v1/models": _json_response(200, {"object": "list", "data": [entry]})}
+        close = options.framing == "close"
+        openai = {"/v1/models": _json_response(200, {"object": "list", "data": [entry]}, close)}
+        tags = {"models": [{"name": model, "model": model, "digest": "0" * 64, "size": 0}]}
         ollama = {
-            "/api/version": _json_response(200, {"version": "0.0.0-zero"}),
-            "/api/tags": _json_response(
-                200, {"models": [{"name": model, "model": model, "digest": "0" * 64, "size": 0}]}
-            ),
+            "/api/version": _json_response(200, {"version": "0.0.0-zero"}, close),
+            "/api/tags": _json_response(200, tags, close),
         }
         served = {"both": {**openai, **ollama}, "openai": openai, "ollama": ollama}.get(options.wire, {})
-        return {**served, "/health": _json_response(200, {"status": "ok"})}
+        return {**served, "/health": _json_response(200, {"status": "ok"}, close)}
 
     def started(self) -> None:
         self.active += 1
@@ -405,13 +406,13 @@ class ZeroProtocol(asyncio.Protocol):
             self._stream(server.wires[path], body)
             return
         if path == "/stats":
-            self._write(_json_response(200, server.stats.as_dict()))
+            self._write(_json_response(200, server.stats.as_dict(), server.close))
             if "reset=1" in query:
                 server.stats = Stats()
         elif method == "GET" and path in server.static:
             self._write(server.static[path])
         else:
-            self._write(_json_response(404, {"error": f"no route {method} {path}"}))
+            self._write(_json_response(404, {"error": f"no route {method} {path}"}, server.close))
         self._done()
 
     def _write(self, data: bytes) -> None:
@@ -454,7 +455,7 @@ class ZeroProtocol(asyncio.Protocol):
             )
             return True
         fault = options.fault
-        if fault is not None and method == "POST" and path in server.wires and fault.applies(body, attempt):
+        if fault is not None and method == "POST" and fault.applies(body, attempt):  # every POST, as a broken server
             self._play(self._fault_reply(fault, headers))
             return True
         return False
@@ -528,7 +529,7 @@ class ZeroProtocol(asyncio.Protocol):
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
-            self._write(_json_response(400, {"error": "body is not JSON"}))
+            self._write(_json_response(400, {"error": "body is not JSON"}, server.close))
             return
         tokens = options.tokens if options.fixed_tokens else _tokens_asked(body, options.tokens)
         finish = "length"

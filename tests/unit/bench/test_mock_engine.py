@@ -139,6 +139,9 @@ def test_framing_close_ends_each_answer_with_its_connection() -> None:
             assert "transfer-encoding" not in r.headers and r.headers["connection"] == "close"
             lines = [line for line in r.iter_lines() if line]
         assert lines[-1] == "data: [DONE]"
+        # every answer says so, or a pooling client sends its next request on a connection about to close
+        for path in ("/v1/models", "/nowhere"):
+            assert client.get(running.url + path).headers["connection"] == "close", path
 
 
 def _post(url: str, body: dict[str, Any] | None = None, **kw: Any) -> httpx.Response:
