@@ -50,7 +50,8 @@ def sql_views() -> list[tuple[str, str]]:
     return list(_shipped())
 
 
-LAYERS = ("request", "run", "cost", "trend", "report")  # the folders of tcobench/sql, lowest first
+# the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (docs/dev/sql.md)
+LAYERS = ("request", "run", "cost", "trend", "report", "macros")
 _READS = re.compile(r"^-- reads: (?P<views>[^;\n]*)(?:; tables: (?P<tables>[^\n]*))?$", re.M)
 
 

@@ -52,7 +52,7 @@ from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, ch
 from tcobench.tasks.analysis.compare.selection import Selection, parse_selection, pick
 from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
 from tcobench.tasks.analysis.compare.sides import config_key, config_labels, frontier_comparison
-from tcobench.tasks.analysis.history import detect_changes
+from tcobench.tasks.analysis.history import HISTORY_MACROS, detect_changes
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import collection_paused
 from tcobench.tasks.store.store import StoreRef
@@ -348,6 +348,7 @@ COMPARE_VIEWS = (
     "frontier_points",
     "frontier_requests",
     "in_steady",
+    *HISTORY_MACROS,
 )
 
 
