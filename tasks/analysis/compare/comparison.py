@@ -34,6 +34,7 @@ from tcobench.tasks.analysis.compare.bootstrap import (
     verdict,
 )
 from tcobench.tasks.analysis.compare.candidates import (
+    CANDIDATE_MACROS,
     CandidateRun,
     CostTermName,
     SideFigures,
@@ -331,8 +332,8 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 
 # the views and macros compare's queries (and tasks/analysis/history.py's, for the flagged runs) read; connect
 # defines these and what they build on only (faster to connect than every view: docs/performance.md#view-binding).
-# A rented basis reads view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's
-# binding cost, same). The frontier's points come from view frontier_points, not frontier (its pareto flag, unread)
+# A rented basis reads view tco too (macro candidate_runs); an owned one reads its columns from cost_basis (tco is
+# not computed there; the macro names it, so it is bound). The frontier's points come from view frontier_points, not frontier (its pareto flag, unread)
 COMPARE_VIEWS = (
     "cost_basis",
     "goodput",
@@ -349,6 +350,7 @@ COMPARE_VIEWS = (
     "frontier_requests",
     "in_steady",
     *HISTORY_MACROS,
+    *CANDIDATE_MACROS,
 )
 
 
