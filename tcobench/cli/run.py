@@ -264,7 +264,7 @@ def _kept(settings: Settings, prices: Any, batch_id: str, sources: dict[str, str
     try:
         store = settings.store
         con = connect(
-            store, prices, needs=(*SUMMARY_VIEWS, "run_shape", "batch_runs"), shape_tolerance=settings.shape_tolerance
+            store, prices, needs=(*SUMMARY_VIEWS, "run_shapes", "batch_runs"), shape_tolerance=settings.shape_tolerance
         )
         try:
             rows = con.execute("SELECT * FROM batch_runs($b)", {"b": batch_id}).fetchall()

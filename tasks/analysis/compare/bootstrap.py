@@ -107,8 +107,6 @@ class RunSample:
         return self.moments if self.moments is not None else Moments.of(self.tokens, self.e2e_s)
 
 
-
-
 def load_samples(
     con: duckdb.DuckDBPyConnection,
     runs: Sequence[tuple[str, str, float]],

@@ -20,7 +20,6 @@ from tcobench.tasks.analysis.compare import (
     Verdict,
     bootstrap_bases,
     bootstrap_efficiency,
-    candidates,
     compare,
     compare_on,
     night_draws,
@@ -548,7 +547,9 @@ def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: P
         scans = {}
         for basis in (OWNED, CostBasis(RentalTier.on_demand)):
             rows = load_runs(own, basis)
-            assert sorted(rows, key=lambda r: r["run_id"]) == fetch_rows(own, joined, CandidateRun, {"basis": str(basis)})
+            assert sorted(rows, key=lambda r: r["run_id"]) == fetch_rows(
+                own, joined, CandidateRun, {"basis": str(basis)}
+            )
             assert [r["run_id"] for r in rows] == ["a1", "a2", "b1"]
             for name, sql in (("macro", "SELECT * FROM candidate_runs($basis)"), ("alone", alone)):
                 plan = own.execute(f"EXPLAIN {sql}", {"basis": str(basis)}).fetchall()
@@ -764,7 +765,7 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     import tcobench.tasks.analysis.compare as package
     from tcobench.tasks.analysis import history
     from tcobench.tasks.analysis.compare.comparison import compare_views
-    from tcobench.tasks.store.query import _needed, sql_views, views_named
+    from tcobench.tasks.store.query import _needed, sql_views
 
     folder = Path(package.__file__).parent
     strings = []  # the SQL lives in string literals; docstrings (prose) are left out
