@@ -353,6 +353,7 @@ COMPARE_VIEWS = (
     "run_moments",
     "run_requests",
     "shape_mismatches",
+    "run_setups",
     "slo_figures",  # best's (tasks/analysis/compare/best.py): it reads only views compare reads
     "in_steady",
     *HISTORY_MACROS,

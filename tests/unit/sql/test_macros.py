@@ -172,3 +172,14 @@ def test_candidate_runs_reads_the_tco_columns_from_the_basis_row_on_owned(
 def test_left_out_runs_are_the_failed_and_interrupted() -> None:
     rows = run("left_out_runs", _candidates(), "SELECT * FROM left_out_runs()")
     expect_rows(rows, [{"status": "failed", "run_id": "r3", "isl_mean": None}])
+
+
+def test_run_setups_has_engine_settings_and_every_setup_column() -> None:
+    """Macro run_setups' columns are setup_table's: engine_settings and SETUP_COLUMNS' columns, in that order; each
+    distinct setup once."""
+    from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS
+
+    runs = given("runs", make_run(run_id="x1"), make_run(run_id="x2"), make_run(run_id="y", engine_version="b9"))
+    rows = run("run_setups", {"runs": runs}, "SELECT * FROM run_setups(['x1', 'x2', 'y'])")
+    assert list(rows[0]) == ["engine_settings", *SETUP_COLUMNS.values()]
+    assert sorted(r["engine_version"] for r in rows) == ["b1234", "b9"]
