@@ -39,7 +39,9 @@ def _needed(subject: str, provided: set[str]) -> list[tuple[str, str]]:
     return [(name, text) for name, text in sql_views() if name in wanted]
 
 
-def run(subject: str, tables: Given, sql: str | None = None, params: Mapping[str, object] | None = None) -> list[dict]:
+def run(
+    subject: str, tables: Given, sql: str | None = None, params: Mapping[str, object] | None = None
+) -> list[dict[str, Any]]:
     """The rows of ``sql`` (default ``SELECT * FROM subject``) over the given tables: each a pa.Table, or a list
     of dicts (its types inferred by Arrow) registered under its name; ``subject`` and what it reads are created
     from tcobench/sql unless given."""
@@ -48,7 +50,7 @@ def run(subject: str, tables: Given, sql: str | None = None, params: Mapping[str
         for name, rows in tables.items():
             con.register(name, rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows)))
         define_views(con, _needed(subject, set(tables)))
-        found: list[dict] = (
+        found: list[dict[str, Any]] = (
             con.execute(sql or f"SELECT * FROM {subject}", dict(params or {})).fetch_arrow_table().to_pylist()
         )
         return found
