@@ -5,7 +5,8 @@ one small fleet store (tests/unit/factories.py's write_fleet: 2 hosts x 3 concur
 requests a run, with the regression `tcobench history` flags), then for each tree dumps
 
 - every view of each tree (``SELECT * FROM view ORDER BY ALL``, a Python repr per row: full precision), and
-- the output of the read commands (COMMANDS: summary, compare, best, history, report, ... in each format),
+- the output of the read commands (COMMANDS: summary, compare, best, history, report, ... in each format) and
+  the last line of `tcobench run` (its batch's summary: _KEPT),
 
 and diffs the two dumps file by file, every decimal number rounded to 12 significant digits (DIGITS): DuckDB's
 parallel sums add in no fixed order, so the same tree twice differs in the last digit of a double now and then.
@@ -64,6 +65,17 @@ for name, text in sql_views():
     (out / f"view_{name}.txt").write_text("\n".join(lines) + "\n", "utf-8")
 """
 
+# the last line of `tcobench run` (its summary of the batch first), over a batch of the store
+_KEPT = r"""
+import sys
+from tcobench.cli import run
+from tcobench.settings import Settings
+from tcobench.tasks.prices import load_prices
+
+run.print_workload = lambda *args, **kwargs: None  # the workload block needs a run's config, not the store
+print(run._kept(Settings(store=sys.argv[1]), load_prices(), "gpu-amd-1-n3", {}, None))
+"""
+
 
 def build_store(folder: Path) -> Path:
     """The small fleet store (module docstring), written by the first tree."""
@@ -96,11 +108,10 @@ def dump(tree: Path, store: Path, out: Path, tmp: Path) -> None:
     )
     if done.returncode:
         raise SystemExit(f"{tree}: dumping the views failed: {done.stderr[-2000:]}")
-    for name, args in COMMANDS.items():
+    plan = [(name, ["-m", "tcobench", *args]) for name, args in COMMANDS.items()]
+    for name, args in [*plan, ("run_kept", ["-c", _KEPT, str(store)])]:
         argv = [a.replace("{out}", str(out)) for a in args]
-        done = subprocess.run(
-            [sys.executable, "-m", "tcobench", *argv], env=env, cwd=tree, capture_output=True, text=True
-        )
+        done = subprocess.run([sys.executable, *argv], env=env, cwd=tree, capture_output=True, text=True)
         text = f"exit {done.returncode}\n{done.stdout}\n--- stderr\n{done.stderr}"
         (out / f"cmd_{name}.txt").write_text(text.replace(str(out), "OUT"), "utf-8")
     report = out / "report.html"
