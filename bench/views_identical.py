@@ -1,16 +1,8 @@
 """Same figures from two trees: every view's rows and every read command's output over one small store, diffed.
 
-A refactor of the SQL (tcobench/sql, the queries Python binds) must not change a figure a user sees. This builds
-one small fleet store (tests/unit/factories.py's write_fleet: 2 hosts x 3 concurrency levels x 4 nights, 20
-requests a run, with the regression `tcobench history` flags), then for each tree dumps
-
-- every view of each tree (``SELECT * FROM view ORDER BY ALL``, a Python repr per row: full precision), and
-- the output of the read commands (COMMANDS: summary, compare, best, history, report, ... in each format) and
-  the last line of `tcobench run` (its batch's summary: _KEPT),
-
-and diffs the two dumps file by file, every decimal number rounded to 12 significant digits (DIGITS): DuckDB's
-parallel sums add in no fixed order, so the same tree twice differs in the last digit of a double now and then.
-Exit status 0: identical; 1: a difference (printed as a unified diff).
+Builds one small fleet store, dumps every view (SELECT * ORDER BY ALL) and the read commands' output (COMMANDS,
+_KEPT) from each tree, and diffs the dumps, numbers rounded to DIGITS significant digits (DuckDB's parallel sums
+vary in the last digit from run to run). Exit 1 on a difference. Design notes: docs/dev/sql.md.
 
     python bench/views_identical.py --tree /work/main --tree .
 """
