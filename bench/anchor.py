@@ -6,7 +6,7 @@ aiperf is not a dependency of tcobench. Set it up once (no torch; a local tokeni
     /tmp/aiperf-venv/bin/pip install aiperf==0.13.0 tokenizers
     .venv/bin/python bench/anchor.py --make-tokenizer /tmp/zero-tok
 
-Design notes: docs/architecture.md#bench-anchor.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-anchor.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ gives interactivity x = 1000 / (a + b c) tok/s per user and throughput c x = (10
 divided by the GPUs). The frontier is a straight line in (x, throughput), which a monotone cubic through points
 on it reproduces exactly: compare's interpolation error on it is rounding, and what remains is the noise put in.
 
-Design notes: docs/architecture.md#bench-batching-engine.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-batching-engine.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Three scenarios, each level run by us and (unless --no-anchor) by aiperf 0.13.0 
   requests   short streams (TTFT 20 ms, gap 2 ms, 8 tokens), concurrency swept upwards: requests/s
   tokens     long streams (TTFT 20 ms, gap 10 ms, 256 tokens), concurrency swept upwards: streamed tokens/s
 
-Design notes: docs/architecture.md#bench-client-headroom.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-client-headroom.
 """
 
 from __future__ import annotations

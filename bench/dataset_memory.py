@@ -8,7 +8,7 @@ the growth is what the dataset and the run cost. Loading the file whole would co
 
     .venv/bin/python bench/dataset_memory.py [--lines 100000] [--requests 2000] [--json OUT]
 
-Figures for docs/performance.md need a quiet machine (the script records the load average).
+Figures for docs/dev/performance.md need a quiet machine (the script records the load average).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Starts the embedded llama-server (bundled Gemma 3 270M, or --model-path), sends 
   ours    = view request_metrics' decode_tok_s: (output_tokens - 1) / decode time     tokens/s, client side
   engine  = view request_metrics' server_decode_tok_s: server_eval_count / eval time   tokens/s, llama.cpp timings
 
-Design notes: docs/architecture.md#bench-decode-ratio.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-decode-ratio.
 """
 
 from __future__ import annotations

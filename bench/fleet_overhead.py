@@ -6,7 +6,7 @@ cell, failed cells.
 
     .venv/bin/python bench/fleet_overhead.py --hosts 20 --cells 5
 
-Design notes: docs/architecture.md#bench-fleet-overhead.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-fleet-overhead.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ schemas: by default 20 hosts x 365 nights x 5 runs (workloads short/long x concu
 a closed loop of c streams, so its throughput grows with c while each stream slows, and each side of compare has a
 frontier to compare at equal interactivity. ``lake`` imports it; ``time`` times the history queries.
 
-Design notes: docs/architecture.md#bench-history-scale.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-history-scale.
 """
 
 from __future__ import annotations

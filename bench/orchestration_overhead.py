@@ -6,7 +6,7 @@ workloads (1 warm-up + 2 measured requests at concurrency 1). With ``--prefect s
 server (``prefect server start`` on 127.0.0.1, its own PREFECT_HOME) is started first and the flow talks to
 it through PREFECT_API_URL; ``--prefect off`` runs ``--no-prefect``.
 
-Design notes: docs/architecture.md#bench-orchestration-overhead.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-orchestration-overhead.
 """
 
 from __future__ import annotations

@@ -2,11 +2,11 @@
 
 Each command runs as a new process per tree, the trees alternating in every round, beside DuckDB's own time for the
 same SQL where it fits (``x_duckdb``). Targets: --help <= 0.3 s, query <= 0.6 s, compare (with or without
---interactivity) <= 1 s, history <= 0.6 s, report <= 2 s; figures in docs/performance.md#small-store.
+--interactivity) <= 1 s, history <= 0.6 s, report <= 2 s; figures in docs/dev/performance.md#small-store.
 
     python bench/small_store.py --tree /work/main --tree . --rounds 5
 
-Design notes: docs/architecture.md#bench-small-store.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-small-store.
 """
 
 from __future__ import annotations

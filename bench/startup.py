@@ -7,7 +7,7 @@ plus the figure the start-up target is about:
   to first request            command start -> first request sent (the first warm-up request)
   outside measurement         wall - sum over runs of (measure_end_ns - measure_start_ns)   (targets <= 10%)
 
-Design notes: docs/architecture.md#bench-startup.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-startup.
 """
 
 from __future__ import annotations

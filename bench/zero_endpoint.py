@@ -7,7 +7,7 @@ data chunk, then ``[DONE]``) and Ollama NDJSON (``/api/generate``, ``/api/chat``
 and the next ones every ``itl``, on an absolute schedule (no drift accumulates). A request's ``max_tokens``
 (or ``num_predict``) sets its length unless ``--fixed-tokens``.
 
-Design notes: docs/architecture.md#bench-zero-endpoint.
+Design notes: docs/dev/architecture/bench-and-build.md#bench-zero-endpoint.
 """
 
 from __future__ import annotations

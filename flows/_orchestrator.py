@@ -2,7 +2,7 @@
 
 Prefect off (``Settings.prefect``: ``TCOBENCH_PREFECT=off``, ``tcobench run --no-prefect``) runs the very same wiring
 as plain function calls: no Prefect import and no in-process API server (both take seconds:
-docs/performance.md#prefect-import), for quick local runs and for hosts where Prefect is not installed. Default:
+docs/dev/performance.md#prefect-import), for quick local runs and for hosts where Prefect is not installed. Default:
 Prefect on.
 
 The switch is decided once per process, before the first flow module is imported (the decorators apply then): a
@@ -90,7 +90,7 @@ def inline(fn: F) -> F:
     (its tasks are then task runs of the caller's run); the function itself when Prefect is off.
 
     A nightly runs the benchmark flow once per cell: as a subflow each cell cost its own flow run (Prefect server and
-    caller CPU: docs/performance.md#subflow-cost) and about a second of wall time (Prefect joins the run's heartbeat
+    caller CPU: docs/dev/performance.md#subflow-cost) and about a second of wall time (Prefect joins the run's heartbeat
     thread, which sleeps in one-second steps, as the run ends)."""
     return cast(F, getattr(fn, "fn", fn))
 

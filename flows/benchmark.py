@@ -6,7 +6,7 @@ Wiring only: every step is a function from ``tasks``; this module decides their 
 (the engine is always stopped; each run is committed as soon as it is measured, so a later failure loses nothing
 already measured).
 
-Design notes: docs/architecture.md#flows-benchmark.
+Design notes: docs/dev/architecture/flows-and-fleet.md#flows-benchmark.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ log (``tasks.progress``: a host's state every 30 s and at each cell and level, e
 end publishes two artifacts: the host's cells and one summary of its runs. It returns nothing through Prefect: the
 store is the result.
 
-Design notes: docs/architecture.md#flows-fleet.
+Design notes: docs/dev/architecture/flows-and-fleet.md#flows-fleet.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why not pip's wheel cache alone: pip keys a wheel it built from an sdist by the 
 settings (``CMAKE_ARGS``), and ggml's default build is ``-march=native``. A wheel built on one CPU (AVX-512,
 AMX) and found in a cache on another dies with SIGILL at the engine's first matrix product. So:
 
-Design notes: docs/architecture.md#images-wheelhouse.
+Design notes: docs/dev/architecture/bench-and-build.md#images-wheelhouse.
 """
 
 from __future__ import annotations

@@ -254,7 +254,7 @@ class RunRecord(StrictModel):
     client_saturated: bool | None = Field(
         default=None,
         description="The client itself was a limit: a process's own loop lag p99 over the threshold or its CPU at "
-        "95% of its core (docs/performance.md); the run's timings are then not trustworthy. Null: not checked.",
+        "95% of its core (docs/dev/performance.md); the run's timings are then not trustworthy. Null: not checked.",
     )
     client_check_note: str | None = Field(
         default=None, description="Why the client was flagged saturated (the process, figure and threshold)."

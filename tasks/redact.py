@@ -8,7 +8,7 @@ A secret is:
 - the value of a mapping key named like one, at any depth (``--extra-body '{"api_key": ...}'``, an engine
   container's ``HF_TOKEN``).
 
-Design notes: docs/architecture.md#tasks-redact.
+Design notes: docs/dev/architecture/hosts-and-engines.md#tasks-redact.
 """
 
 from __future__ import annotations

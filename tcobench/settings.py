@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 __all__ = [
     "Settings",
@@ -65,10 +64,28 @@ def safe_host_name(name: str) -> str:
     return cleaned or "unknown-host"
 
 
-class Settings(BaseSettings):
-    """Where tcobench keeps its data and what it calls this host."""
+def _tcobench_variables() -> dict[str, str]:
+    """TCOBENCH_<FIELD> variables by field name (the name in any case; an empty value counts as unset)."""
+    return {
+        key[len("TCOBENCH_") :].lower(): value
+        for key, value in os.environ.items()
+        if value and key.upper().startswith("TCOBENCH_")
+    }
 
-    model_config = SettingsConfigDict(env_prefix="TCOBENCH_", extra="ignore", env_ignore_empty=True)
+
+class Settings(BaseModel):
+    """Where tcobench keeps its data and what it calls this host.
+
+    Each field not given to the constructor comes from its TCOBENCH_<FIELD> variable (as pydantic-settings would
+    read it, without its import cost: every field is a scalar).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(
+            **{**{k: v for k, v in _tcobench_variables().items() if k in type(self).model_fields}, **values}
+        )
 
     store: str = Field(
         default_factory=lambda: str(_data_home() / "tcobench" / "store"),

@@ -93,7 +93,7 @@ def s3() -> Iterator[S3Endpoint]:
 @pytest.fixture(scope="session")
 def prefect_pg(pg_url: str) -> Iterator[PrefectServer]:
     """`prefect server start` on 127.0.0.1 with its database on that PostgreSQL and an API auth string (one per
-    session: it is slow to start, docs/performance.md#test-prefect-start)."""
+    session: it is slow to start, docs/dev/performance.md#test-prefect-start)."""
     try:
         server = PrefectServer.start(pg_url)
     except RuntimeError as exc:

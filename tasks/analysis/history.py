@@ -9,7 +9,7 @@ Each run of a series (oldest first, view ``nightly_trend``) is tested against th
 Medians are tcobench's one quantile rule (tasks/analysis/quantile.py, = SQL quantile_cont) at 0.5. The tests of a
 series' runs are computed all at once by tasks/analysis/ranktests.py (checked run by run against ``mann_whitney_u``).
 
-Design notes: docs/architecture.md#tasks-history.
+Design notes: docs/dev/architecture/analysis.md#tasks-history.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
+from tcobench.tasks.store.arrays import split_lists
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.rows import (
     IDS,
@@ -183,30 +184,8 @@ def _samples(
         )
     ids = table.column("run_id").to_pylist()
     pairs: tuple[tuple[Metric, str], ...] = (("decode_tok_s", "rate"), ("ttft_ms", "ttft"))
-    columns = {metric: _split(table.column(name)) for metric, name in pairs}
+    columns = {metric: split_lists(table.column(name)) for metric, name in pairs}
     return {run_id: {metric: arrays[i] for metric, arrays in columns.items()} for i, run_id in enumerate(ids)}
-
-
-def _split(column: pa.ChunkedArray) -> list[np.ndarray]:
-    """A list column as one float array per row (a NULL list: empty)."""
-    lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if not isinstance(lists, pa.ListArray | pa.LargeListArray):
-        lists = lists.cast(pa.list_(pa.float64()))
-    # the child values and the validity bitmap read directly: flatten() and is_valid() import pyarrow.compute,
-    # a fixed cost that a small store's history pays in full (docs/performance.md#small-store)
-    values = lists.values.to_numpy(zero_copy_only=False).astype(float, copy=False)
-    bounds = np.asarray(lists.offsets)  # indices into the child values
-    valid = _validity(lists)
-    return [values[bounds[i] : bounds[i + 1]] if valid[i] else np.array([]) for i in range(len(lists))]
-
-
-def _validity(array: pa.Array) -> np.ndarray:
-    """Which entries of ``array`` are not NULL, from its validity bitmap (Arrow: bit i, least significant first,
-    counted from the array's offset)."""
-    if array.null_count == 0:
-        return np.ones(len(array), dtype=bool)
-    bits = np.unpackbits(np.frombuffer(array.buffers()[0], dtype=np.uint8), bitorder="little")
-    return bits[array.offset : array.offset + len(array)].astype(bool)
 
 
 def _changes(metric: Metric, tests: SeriesTests, rules: _Rules) -> _Column:
@@ -483,7 +462,7 @@ def _trend(
 
 
 # The views detect_changes reads: a connection for it defines these and what they build on, not every view
-# (docs/performance.md#view-binding).
+# (docs/dev/performance.md#view-binding).
 # HISTORY_MACROS: the macros it calls (tcobench/sql/macros), which read the views it is given
 HISTORY_MACROS = (
     "history_samples",
@@ -515,7 +494,7 @@ def detect_changes(
     rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
-    trend_runs is read instead, and tco is not computed (docs/performance.md#trend-without-costs).
+    trend_runs is read instead, and tco is not computed (docs/dev/performance.md#trend-without-costs).
     ``flagged_only``: only the flagged points (a comparison's flagged runs), and only the series that have one."""
     if window < 1 or min_prior < 1 or min_prior > window:
         raise ConfigError(f"need 1 <= min_prior <= window, got min_prior={min_prior}, window={window}")

@@ -7,7 +7,7 @@ from ``math.lgamma`` for small a or b, and for large ones from Stirling's series
 which keeps its precision where lgamma's large values would cancel. The same values as ``scipy.special.betainc``
 to 1e-12 (tests/unit/tasks/analysis/test_incomplete_beta.py), without importing scipy: compare's frontier draws
 order statistics with it (tasks/analysis/compare/frontier.py), and importing scipy was most of a small store's
-compare (docs/performance.md#scipy-import).
+compare (docs/dev/performance.md#scipy-import).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The same arithmetic in the same order as scipy.interpolate (``PchipInterpolator.
 c3 + c2 s + c1 s^2 + c0 s^3 with s the distance from the segment's start, segments half-open but the last), so the
 values are scipy's exactly (tests/unit/tasks/analysis/test_pchip.py), and results that depend on them stay as they
 were printed (tests/unit/tasks/analysis/test_frontier_replicates.py). Importing scipy.interpolate was most of a small
-store's compare (docs/performance.md#scipy-import); compare's frontier needs this one curve only.
+store's compare (docs/dev/performance.md#scipy-import); compare's frontier needs this one curve only.
 """
 
 from __future__ import annotations

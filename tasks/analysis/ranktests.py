@@ -3,7 +3,7 @@
 For run i of a series, with its samples x (n1 values) and the pooled samples y of the up to ``window`` runs
 before it (n2 values; runs without samples add none):
 
-Design notes: docs/architecture.md#tasks-ranktests.
+Design notes: docs/dev/architecture/analysis.md#tasks-ranktests.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def _ties(code: np.ndarray, pair: np.ndarray, count: np.ndarray, width: int, run
     point = (run[None, :] + shifts[:, None]).ravel()
     inside = point < runs
     # grouped by (run, value): a stable sort of the shifted copies (each already in order, so the sort merges them)
-    # and one sum per group, not np.unique's inverse (slower on a year's series: docs/performance.md#tie-groups)
+    # and one sum per group, not np.unique's inverse (slower on a year's series: docs/dev/performance.md#tie-groups)
     pooled = point[inside] * width + np.tile(value, window + 1)[inside]
     order = np.argsort(pooled, kind="stable")
     pooled, weight = pooled[order], np.tile(count, window + 1)[inside][order].astype(float)

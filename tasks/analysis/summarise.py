@@ -30,7 +30,7 @@ _WHERE = {"goodput": "basis = 'owned'"}
 # Up to this many runs are read one ``run_id = $id`` branch each (UNION ALL): DuckDB pushes an equality on run_id
 # down through a view's joins and aggregates to the scan of that run's rows, but not a list or IN filter, with
 # which view goodput judged every request of the store (slower by far on a year of history:
-# docs/performance.md#per-cell-by-equality). More runs than this: one pass over the store.
+# docs/dev/performance.md#per-cell-by-equality). More runs than this: one pass over the store.
 BY_EQUALITY = 32
 
 

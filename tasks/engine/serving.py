@@ -2,7 +2,7 @@
 
 The launcher of each engine kind knows its own knobs (``RunningEngine.serving``: the batch limit, the parallel
 sizes, the dtype...); this module adds the engine's name and version, the model and the GPUs handed to the engine
-(``gpus_given``: the rules in docs/architecture.md#tasks-engine-serving).
+(``gpus_given``: the rules in docs/dev/architecture/hosts-and-engines.md#tasks-engine-serving).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Every host is judged on its own clock (``judge``), so one bad host never holds t
                                                                         cancel_grace_s given up (crashed)
     ended                  COMPLETED / FAILED / CRASHED / CANCELLED  -> completed, or the state's message
 
-Design notes: docs/architecture.md#tasks-fleet-gather.
+Design notes: docs/dev/architecture/flows-and-fleet.md#tasks-fleet-gather.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class _Api:
         """(state type, message) of each run that could be read: the runs not RUNNING in full, the RUNNING ones
         only counted (their message is never judged). A night's runs are RUNNING nearly all the time, and each
         carries its host's cells as parameters: reading every run at every poll cost the Prefect server more than
-        reading so (docs/performance.md#run-state-reads). When the two reads do not add up (a run
+        reading so (docs/dev/performance.md#run-state-reads). When the two reads do not add up (a run
         changed state between them, or is gone), every run is read in full."""
         from prefect.client.schemas.filters import (
             FlowRunFilter,

@@ -4,7 +4,7 @@
       queue NAME      <- tcobench worker --host NAME   (one per GPU host; its runs execute on that host)
       queue control   <- tcobench worker --control     (the nightly flow's own deployment)
 
-Design notes: docs/architecture.md#tasks-fleet-worker.
+Design notes: docs/dev/architecture/flows-and-fleet.md#tasks-fleet-worker.
 """
 
 from __future__ import annotations

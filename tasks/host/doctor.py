@@ -3,7 +3,7 @@
 The usual reasons a GPU benchmark run fails or measures the wrong thing, turned into checks with a cause
 and a fix each:
 
-Design notes: docs/architecture.md#tasks-doctor.
+Design notes: docs/dev/architecture/hosts-and-engines.md#tasks-doctor.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ declared (the nightly inventory), and where the two disagree.
 ``host_identity`` (detected where the engine runs, or says it describes the client), ``declared_columns``
 (the nightly inventory's) and ``reconcile`` (the gpu_* columns and every declared/detected disagreement).
 
-Design notes: docs/architecture.md#tasks-identity.
+Design notes: docs/dev/architecture/hosts-and-engines.md#tasks-identity.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Three layers, so no engine or API server outlives the ``tcobench`` that started it:
 
-Design notes: docs/architecture.md#tasks-procs.
+Design notes: docs/dev/architecture/hosts-and-engines.md#tasks-procs.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ CLI runs for ssh:// hosts) holding one end of a socket pair; the HTTP client hol
 No paramiko. Keys, known hosts and jump hosts come from the user's ssh configuration or ``TCOBENCH_SSH_COMMAND``;
 the remote account needs the ``docker`` CLI and the docker group. ssh's stderr becomes the error's reason.
 
-Design notes (and why not the docker SDK's ``use_ssh_client``): docs/architecture.md#tasks-ssh-transport.
+Design notes (and why not the docker SDK's ``use_ssh_client``):
+docs/dev/architecture/hosts-and-engines.md#tasks-ssh-transport.
 """
 
 from __future__ import annotations

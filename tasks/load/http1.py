@@ -1,9 +1,9 @@
 """http1: a lean HTTP/1.1 client on raw asyncio streams, for the load generator's streaming requests.
 
-httpx's CPU cost per request and per chunk (httpcore's pool, h11, anyio; docs/performance.md#httpx-cost,
+httpx's CPU cost per request and per chunk (httpcore's pool, h11, anyio; docs/dev/performance.md#httpx-cost,
 issue 15): that is the client's ceiling. This client does only what a streamed POST to one origin needs:
 
-Design notes: docs/architecture.md#tasks-http1.
+Design notes: docs/dev/architecture/load.md#tasks-http1.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Two bounds, and what tcobench does about each (README, failure table):
 
-Design notes: docs/architecture.md#tasks-load-limits.
+Design notes: docs/dev/architecture/load.md#tasks-load-limits.
 """
 
 from __future__ import annotations

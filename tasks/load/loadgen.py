@@ -4,7 +4,7 @@ The closed loop splits the concurrency and shares one request counter; Poisson s
 clock base and one start barrier for all processes; rows stream back to the parent as they finish; stops go
 through the parent; each worker runs its own self-check.
 
-Design notes: docs/architecture.md#tasks-loadgen.
+Design notes: docs/dev/architecture/load.md#tasks-loadgen.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ __all__ = [
     "measure_procs",
 ]
 
-STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/performance.md: client headroom)
+STREAMS_PER_PROC = 128  # streams one process keeps timed well (docs/dev/performance.md: client headroom)
 REQUESTS_PER_S_PER_PROC = 400  # new requests per second one process sends on time (same source)
 POLL_S = 0.02  # how often a worker looks at the parent's flags
 # The queue's feeder thread pickles rows while the loop reads chunks: the loop gets the GIL back within 0.5 ms, not

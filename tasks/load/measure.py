@@ -9,7 +9,7 @@ kernel merges them into one receive-queue entry with the later stamp, as the sel
 stream is decoded, split into lines and parsed inside the connection's receive callback (``Response.stream``): no
 task wakes per chunk. With an injected httpx transport, the perf counter read when the chunk is parsed.
 
-Design notes: docs/architecture.md#tasks-measure.
+Design notes: docs/dev/architecture/load.md#tasks-measure.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ __all__ = [
 
 # An open-loop wait this long or longer is timed by a thread (``_Alarm``), a shorter one by asyncio's timer: gaps
 # that short come at rates where the loop is seldom idle in epoll (so its millisecond rounding seldom applies), and
-# a thread waking per arrival would compete with the loop for the GIL (docs/performance.md#alarm-thread).
+# a thread waking per arrival would compete with the loop for the GIL (docs/dev/performance.md#alarm-thread).
 ALARM_MIN_NS = 1_000_000
 
 OnRequest = Callable[[RequestRecord], None]
@@ -214,7 +214,7 @@ class _Alarm:
     """Wakes the event loop at a perf-counter instant, to about 0.1 ms: the open loop's send times.
 
     asyncio's timers ride epoll, whose timeout Python rounds up to whole milliseconds, so a send timed by
-    ``asyncio.sleep`` left 0-1 ms late (docs/performance.md#alarm-thread). A thread that sleeps to the instant (a
+    ``asyncio.sleep`` left 0-1 ms late (docs/dev/performance.md#alarm-thread). A thread that sleeps to the instant (a
     condition wait: a monotonic-clock wait in microseconds) and wakes the loop through its self-pipe
     (``call_soon_threadsafe``) does not round, and costs no CPU while it waits. One instant at a time: the Poisson loop
     waits for one arrival after another."""

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 # Finished requests whose bookkeeping runs per event-loop iteration (``_Turnstile``): the loop reads its sockets within
-# a few completions' time however many streams end together (docs/performance.md#completion-bookkeeping).
+# a few completions' time however many streams end together (docs/dev/performance.md#completion-bookkeeping).
 COMPLETIONS_PER_TURN = 4
 
 
@@ -53,7 +53,7 @@ class MeasureResult:
     def __repr__(self) -> str:
         # Short: asyncio.run formats the finished task (its result included) when it restores the SIGINT handler
         # (signal.getsignal's enum lookup of a partial), and the default repr of every request row was slow
-        # at the end of each run (docs/performance.md#result-repr).
+        # at the end of each run (docs/dev/performance.md#result-repr).
         return (
             f"MeasureResult(warmup={len(self.warmup)} rows, measured={len(self.measured)} rows, "
             f"stopped={self.stopped!r}, stop_rule={self.stop_rule!r})"
@@ -135,8 +135,8 @@ class _Turnstile:
     Lockstep streams end together: 64 streams at one chunk each 5 ms finish in one iteration, and running their
     completions back to back kept the loop from reading for several chunk gaps, so the first chunks of the next
     requests, arriving meanwhile, merged in the kernel with their successors (one receive-queue entry, the later stamp)
-    and their TTFT came out one gap late (docs/performance.md#completion-bookkeeping). A completion that waits here is
-    timed already: its end was read before it waited, and its next request is timed from its own send."""
+    and their TTFT came out one gap late (docs/dev/performance.md#completion-bookkeeping). A completion that waits here
+    is timed already: its end was read before it waited, and its next request is timed from its own send."""
 
     def __init__(self, per_turn: int) -> None:
         self.per_turn = per_turn

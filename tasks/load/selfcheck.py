@@ -2,7 +2,7 @@
 
 Over the measured phase each process records:
 
-Design notes: docs/architecture.md#tasks-selfcheck.
+Design notes: docs/dev/architecture/load.md#tasks-selfcheck.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ __all__ = [
     "verdict",
 ]
 
-LAG_INTERVAL_NS = 10_000_000  # a lag sample every 10 ms (its cost: docs/performance.md#lag-sampling)
+LAG_INTERVAL_NS = 10_000_000  # a lag sample every 10 ms (its cost: docs/dev/performance.md#lag-sampling)
 LAG_P99_LIMIT_NS = 5_000_000  # 5 ms: well above the 0-1 ms floor of epoll's rounding, under a 10 ms token gap
 CPU_LIMIT = 0.95  # of one core: the loop had no idle time left
 MIN_LAG_SAMPLES = 50  # fewer: the p99 is one sample (one pause), too few to call the loop saturated
@@ -119,7 +119,7 @@ class ProcessProbe:
         # then scans only what the phase allocates, not everything the process holds (a pause of tens of ms in a
         # large process, on the loop that timestamps chunks). No gc.collect() first: garbage frozen with them is
         # collected after ``stop`` unfreezes it, and a full collection of a Prefect host process at every level
-        # cost a share of its CPU (docs/performance.md#gc-freeze).
+        # cost a share of its CPU (docs/dev/performance.md#gc-freeze).
         gc.freeze()
         self._cpu0, self._wall0 = time.thread_time_ns(), time.perf_counter_ns()
         self.lag.start()

@@ -2,7 +2,7 @@
 
 The command line sends SIGINT, SIGTERM and SIGHUP to ``on_signal`` (``tcobench/cli/_signals.py``):
 
-Design notes: docs/architecture.md#tasks-shutdown.
+Design notes: docs/dev/architecture/load.md#tasks-shutdown.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ class Clients:
     httpcore's pool re-scans every connection (and, for each, every connection again) on each pool
     event, so one shared pool of N connections costs O(N^2) per request: at 64 streams it took most of
     the client's CPU. N one-connection pools cost O(1) each; httpx's per-request and per-chunk machinery still
-    cost most of the client's CPU (docs/performance.md), hence ``http1``. Connections are made on demand,
+    cost most of the client's CPU (docs/dev/performance.md), hence ``http1``. Connections are made on demand,
     sharing one SSL context; one per request in flight (at most the concurrency).
     """
 

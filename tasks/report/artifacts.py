@@ -2,8 +2,8 @@
 
 With Prefect switched off (``TCOBENCH_PREFECT=off``), nothing imports ``prefect``, so a flow run cannot exist:
 ``prefect`` is then absent from ``sys.modules`` and these functions return None without importing it (importing Prefect
-takes seconds: docs/performance.md#prefect-import). tasks/ never imports flows/, so this checks for a flow run rather
-than the setting.
+takes seconds: docs/dev/performance.md#prefect-import). tasks/ never imports flows/, so this checks for a flow run
+rather than the setting.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ by content.
 files changed since they were last proven; ``mismatch`` (``store verify``) hashes every file; ``find_undecodable``
 decodes unhashed files after a failed read. Object-storage data is not hashed here.
 
-Design notes: docs/architecture.md#tasks-checksums.
+Design notes: docs/dev/architecture/store.md#tasks-checksums.
 """
 
 from __future__ import annotations

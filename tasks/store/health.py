@@ -64,8 +64,8 @@ _TABLE_PATH = (
 def data_files(con: duckdb.DuckDBPyConnection, data_path: str, snapshot: int | None = None) -> list[DataFile]:
     """Every data file of every table of the attached store at ``snapshot`` (default: the newest), with its delete file,
     read from the catalog's tables in one query (what ``ducklake_list_files`` lists table by table, slower:
-    docs/performance.md#catalog-file-list; a test checks they agree). ``data_path``: the store's, as attached (a moved
-    store folder's catalog records its old one)."""
+    docs/dev/performance.md#catalog-file-list; a test checks they agree). ``data_path``: the store's, as attached (a
+    moved store folder's catalog records its old one)."""
     meta = f"__ducklake_metadata_{LAKE}"
     if snapshot is None:
         found = con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()

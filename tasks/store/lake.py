@@ -3,7 +3,7 @@
 A store is a DuckLake: a SQL catalog (which files make up which table at which snapshot) plus plain Parquet data
 files. Three places, one interface (``parse_store``):
 
-Design notes: docs/architecture.md#tasks-lake.
+Design notes: docs/dev/architecture/store.md#tasks-lake.
 """
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def _s3_secret(location: StoreLocation) -> str:
 
 
 # Extension files DuckDB has verified (signature checked), with the file's identity at the time: (device, inode, size,
-# mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/performance.md#extension-signature), on every
+# mtime_ns, ctime_ns). Checking an extension's signature is slow (docs/dev/performance.md#extension-signature), on every
 # new DuckDB instance and in every process; a file verified once and unchanged since (same device, inode, size and
 # times: any write or replacement changes ctime or the inode, and no unprivileged process can set ctime back) is
 # loaded again without the check. The identities are kept in this process and in this user's record of them

@@ -8,7 +8,7 @@ with the requests and telemetry files of the same name, in batches of runs per t
 Nothing is deleted: files that cannot be read and requests/telemetry files without a runs file are listed and left
 where they are. Importing a store's own root in place moves the old folders to ``legacy-folder-store/`` after.
 
-Design notes: docs/architecture.md#tasks-migrate.
+Design notes: docs/dev/architecture/store.md#tasks-migrate.
 """
 
 from __future__ import annotations

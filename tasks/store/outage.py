@@ -4,7 +4,7 @@ A write that fails because PostgreSQL (the catalog) or the S3 server cannot be r
 start, with a jittered doubling backoff, until ``TCOBENCH_STORE_OUTAGE_S`` have passed; each attempt is one whole
 transaction, so a retried commit is never stored twice. Any other error is not retried here.
 
-Design notes: docs/architecture.md#tasks-outage.
+Design notes: docs/dev/architecture/store.md#tasks-outage.
 """
 
 from __future__ import annotations

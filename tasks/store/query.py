@@ -4,7 +4,7 @@
 price tables and every view of ``tcobench/sql``; bad data files are left out with a warning, and the connection
 is then locked to the store (``lake.sandbox``).
 
-Design notes: docs/architecture.md#tasks-query.
+Design notes: docs/dev/architecture/store.md#tasks-query.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def _base_views(
             # Read once into a table: runs whose rows were in damaged files are deleted from it (_leave_out), and
             # an uncompacted store's thousands of small runs files are opened once, not in every view over runs.
             # Otherwise a view: each query reads only the columns it needs (reading every column of a year's runs
-            # into a table is slow: docs/performance.md#runs-snapshot-read).
+            # into a table is slow: docs/dev/performance.md#runs-snapshot-read).
             con.execute(f"CREATE OR REPLACE TABLE _runs_snapshot AS {select}")
             select = "SELECT * FROM _runs_snapshot"
         elif damage and table in ("requests", "telemetry", "commits"):
@@ -198,7 +198,7 @@ def _cached_views(con: duckdb.DuckDBPyConnection, snapshot: int | None, usable: 
     defined: set[str] = set()
     for view in CACHED_VIEWS:
         parts = []
-        if exact:  # no filter needed, a faster owned runs query (docs/performance.md#owned-runs-exact)
+        if exact:  # no filter needed, a faster owned runs query (docs/dev/performance.md#owned-runs-exact)
             assert snapshot is not None
             parts.append(f"SELECT * FROM {_at(schema, view, snapshot)}")
         elif has_cache:
@@ -236,7 +236,7 @@ def register_prices(con: duckdb.DuckDBPyConnection, prices: PriceTable) -> None:
     The rows arrive as one JSON text per section, typed by the section's schema (``from_json``): not a registered
     Arrow table (DuckDB imports pyarrow.dataset to scan one) nor a parameter per value (DuckDB's Python client
     searches for pandas once per bound value), each of which cost a light command (`tcobench query`) much of its
-    start (docs/performance.md#small-store)."""
+    start (docs/dev/performance.md#small-store)."""
     for name, info in PriceTable.model_fields.items():
         rows: dict[str, BaseModel] = getattr(prices, name)
         row_model = get_args(info.annotation)[1]
@@ -360,7 +360,7 @@ def connect(
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
     ``needs``: define only these views and what they build on (a query's: ``views_named(sql)``). DuckDB binds
-    each view when it is created, nested views again inside every view over them (docs/performance.md#view-binding).
+    each view when it is created, nested views again inside every view over them (docs/dev/performance.md#view-binding).
     ``snapshot``: read the store as it was at that snapshot (time travel; `tcobench store snapshots` lists them).
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
     ``shape_tolerance``: how far a run's mean input or output length may be from the asked before view run_shape

@@ -5,7 +5,7 @@ does not stop them touching files: ``ducklake_delete_orphaned_files`` deletes ev
 not list (a writer's files before its commit among them), and ``ducklake_merge_adjacent_files`` writes merged files
 before its commit fails on the read-only catalog. So a reading connection is locked twice:
 
-Design notes: docs/architecture.md#tasks-readonly.
+Design notes: docs/dev/architecture/store.md#tasks-readonly.
 """
 
 from __future__ import annotations

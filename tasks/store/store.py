@@ -3,7 +3,7 @@
 Tables (columns derived from the pydantic records, ``schemas.arrow``; a field added to a record becomes a column
 on the next write, and rows written before read it as NULL):
 
-Design notes: docs/architecture.md#tasks-store.
+Design notes: docs/dev/architecture/store.md#tasks-store.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ _PARTIAL_FILE = re.compile(r'Could not write file "([^"]+)"')
 T = TypeVar("T")
 _REMEMBERED_RUNS = 64  # runs whose committed per-run view rows a Store keeps (Store.committed)
 # check_store's probe commit is skipped when this process committed to the store this recently (s): a nightly's
-# cells check the store one after another, and the probe was a real commit each time (docs/performance.md)
+# cells check the store one after another, and the probe was a real commit each time (docs/dev/performance.md)
 CHECK_FRESH_S = 60.0
 _process_lock = threading.RLock()  # one transaction at a time per process (one writer instance, one alias)
 
@@ -191,7 +191,7 @@ class Store:
 
     def _instance(self) -> duckdb.DuckDBPyConnection:
         """One instance per set of extensions and process (loading an extension checks its signature:
-        docs/performance.md#extension-signature)."""
+        docs/dev/performance.md#extension-signature)."""
         key = self.location.extensions + ((self.location.uri,) if self.location.remote_data else ())
         con = self._instances.get(key)
         if con is None:
@@ -275,7 +275,7 @@ class Store:
 
         Without it, concurrent writers race: each writes its data files, all but one then fail at COMMIT on the
         catalog's lock and redo the whole transaction; with 8 writers on 2 cores most of the work was thrown away
-        (docs/performance.md#writers-in-turn). A PostgreSQL catalog
+        (docs/dev/performance.md#writers-in-turn). A PostgreSQL catalog
         has no local file to lock: its writers rely on DuckLake's conflict checks and the retries below.
         """
         root = self.location.root

@@ -7,9 +7,9 @@ Checks:
   may belong to a commit in flight) -- what a writer killed mid-commit leaves;
 - every run's rows against its ``commits`` row (the counts its transaction wrote), runs without a commits row,
   and requests/telemetry/engine_metrics rows without a runs row;
-- a folder store of tcobench < 0.2 not yet migrated; a damaged catalog file (docs/architecture.md#tasks-verify).
+- a folder store of tcobench < 0.2 not yet migrated; a damaged catalog file (both in the design notes).
 
-Design notes: docs/architecture.md#tasks-verify.
+Design notes: docs/dev/architecture/store.md#tasks-verify.
 """
 
 from __future__ import annotations

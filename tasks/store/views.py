@@ -5,9 +5,10 @@ telemetry), and they are what every run-level view (tco, cost_basis, nightly_tre
 distributions and compare's bootstrap read. Recomputing them means a scan of every
 request and sample in the store, so ``tasks.store.store`` computes them once, when a run commits, with the very same
 SQL files run over that run's rows, and stores the rows next to the run. A reader uses the stored rows when they
-were computed by the SQL it ships (``view_key``: a hash of the view files up to the last cached one) and computes
-the rest (``compute_per_run``). A change to those SQL files therefore never serves stale numbers: it only makes
-readers compute until ``tcobench store compact`` has stored the rows of the new SQL.
+were computed by the SQL it ships (``view_key``: a hash of the view files' code, comment lines left out, up to the
+last cached one) and computes the rest (``compute_per_run``). A change to those SQL files' code therefore never
+serves stale numbers: it only makes readers compute until ``tcobench store compact`` has stored the rows of the new
+SQL; a change to their comments alone keeps the stored rows.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.errors import QueryError
+from tcobench.schemas.columns import LAYERS
 
 __all__ = [
     "CACHED_VIEWS",
@@ -38,7 +40,7 @@ CACHED_VIEWS = ("run_summary", "run_statistics", "energy", "frontier_requests")
 # dates' runs opens the files whose date statistics overlap them only (a month's file: a file per night would add
 # a year's worth of files that every connection lists and checks)
 CACHE_PARTITIONED = {"frontier_requests": "month"}
-_CACHE_FORMAT = "tcobench-view-cache-1"
+_CACHE_FORMAT = "tcobench-view-cache-2"  # 2: the key hashes the views' code without comment lines
 
 
 def sql_views() -> list[tuple[str, str]]:
@@ -50,8 +52,6 @@ def sql_views() -> list[tuple[str, str]]:
     return list(_shipped())
 
 
-# the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (docs/dev/sql.md)
-LAYERS = ("request", "run", "cost", "trend", "report", "macros")
 _READS = re.compile(r"^-- reads: (?P<views>[^;\n]*)(?:; tables: (?P<tables>[^\n]*))?$", re.M)
 
 
@@ -113,12 +113,16 @@ def _cached_prefix() -> list[tuple[str, str]]:
     return [(name, text) for name, text in views if name in wanted]
 
 
+_COMMENT_LINE = re.compile(r"^\s*--[^\n]*\n", re.M)
+
+
 @cache
 def view_key() -> str:
-    """Hash of the SQL the cached views are computed with (16 hex digits)."""
+    """Hash of the SQL the cached views are computed with (16 hex digits): their code, without the comment lines
+    (a header's prose can change without making every reader recompute until the next compaction)."""
     digest = hashlib.sha256(_CACHE_FORMAT.encode())
     for name, text in _cached_prefix():
-        digest.update(f"\0{name}\0{text}".encode())
+        digest.update(f"\0{name}\0{_COMMENT_LINE.sub('', text)}".encode())
     return digest.hexdigest()[:16]
 
 

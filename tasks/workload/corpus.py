@@ -4,7 +4,7 @@ Corpus: Ambrose Bierce, *The Devil's Dictionary* (1911; public domain, copyright
 ``dict-devil`` 1.0-13.1 (``devil.dict.dz``), hard line breaks joined into one line per paragraph
 (``data/CORPUS.md``). About 355 kB; 82,000 Gemma 3 tokens.
 
-Design notes: docs/architecture.md#tasks-workload-corpus.
+Design notes: docs/dev/architecture/workloads.md#tasks-workload-corpus.
 """
 
 from __future__ import annotations

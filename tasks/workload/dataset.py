@@ -2,7 +2,7 @@
 
 Layouts (``workload.dataset.format``; ``auto`` decides from the file):
 
-Design notes: docs/architecture.md#tasks-workload-dataset.
+Design notes: docs/dev/architecture/workloads.md#tasks-workload-dataset.
 """
 
 from __future__ import annotations

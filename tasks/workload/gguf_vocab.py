@@ -3,7 +3,7 @@
 A GGUF file carries its model's vocabulary (``tokenizer.ggml.*``): tokens, scores, token types and, for BPE
 vocabularies, merges. Two families are converted:
 
-Design notes: docs/architecture.md#tasks-workload-gguf-vocab.
+Design notes: docs/dev/architecture/workloads.md#tasks-workload-gguf-vocab.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ A synthetic prompt of L tokens (as the server counts it) is, in tokens:
 
     overhead (BOS, chat template: measured by a probe)  +  shared prefix (K)  +  unique tag (TAG_WORDS)  +  passage
 
-Design notes: docs/architecture.md#tasks-workload-plan.
+Design notes: docs/dev/architecture/workloads.md#tasks-workload-plan.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """`tcobench docs [PAGE]`: the documentation pages shipped in the package, printed as markdown (no checkout needed).
 
 tcobench/docs links the repository's docs/ (as tcobench/tasks links tasks/), shipped whole as package data. A page's
-name is its path under docs/ without ``.md`` (``fleet``, ``decisions/0003-fleet-on-prefect-workers``).
+name is its path under docs/ without ``.md`` (``fleet``, ``cli/run``,
+``dev/decisions/0003-fleet-on-prefect-workers``).
 """
 
 from __future__ import annotations
@@ -43,10 +44,13 @@ def doc_text(name: str) -> str:
     page = _pages(_root()).get(name.removesuffix(".md").removeprefix("docs/"))
     if page is None:
         top = [n for n in doc_names() if "/" not in n]
-        raise ConfigError(
-            f"no documentation page {name}; the pages: {', '.join(top)} (and decisions/..., bench-log/...)"
-        )
+        raise ConfigError(f"no documentation page {name}; the pages: {', '.join(top)} (and {_folders()})")
     return page.read_text("utf-8")
+
+
+def _folders() -> str:
+    """The folders of pages below the top ("cli/..., dev/...")."""
+    return ", ".join(f"{f}/..." for f in sorted({name.split("/")[0] for name in doc_names() if "/" in name}))
 
 
 def doc_title(name: str) -> str:
@@ -68,9 +72,8 @@ def _docs(
         width = max(len(name) for name in top)
         for name in top:
             out.print(f"{name:{width}}  {doc_title(name)}", highlight=False, markup=False, soft_wrap=True)
-        folders = sorted({name.split("/")[0] for name in doc_names() if "/" in name})
         out.print(
-            f"also {', '.join(f'{f}/...' for f in folders)}; `tcobench docs PAGE` prints one",
+            f"also {_folders()}; `tcobench docs PAGE` prints one",
             highlight=False,
             markup=False,
         )

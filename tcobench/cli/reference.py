@@ -1,9 +1,11 @@
-"""The CLI reference (docs/cli.md), generated from the CLI itself: every command's ``--help`` at 80 columns.
+"""The CLI reference (docs/cli/), generated from the CLI itself: every command's ``--help`` at 80 columns.
 
-    python -m tcobench.cli.reference            # rewrite docs/cli.md
-    python -m tcobench.cli.reference --check    # exit 1 when docs/cli.md is not current
+    python -m tcobench.cli.reference            # rewrite docs/cli/
+    python -m tcobench.cli.reference --check    # exit 1 when docs/cli/ is not current
 
-tests/unit/cli/test_reference.py checks that the committed file is current.
+One page a top-level command (``docs/cli/run.md``; a group's page holds its sub-commands), and ``docs/cli/index.md``
+with ``tcobench --help`` and a link to each page. tests/unit/cli/test_reference.py checks that the committed pages
+are current.
 """
 
 from __future__ import annotations
@@ -13,14 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WIDTH", "commands", "main", "reference"]
+__all__ = ["WIDTH", "commands", "main", "pages", "stale", "write"]
 
 WIDTH = 80
+FOLDER = Path(__file__).resolve().parents[2] / "docs" / "cli"
 _HEADER = """# CLI reference
 
 Generated from the CLI by `python -m tcobench.cli.reference` (do not edit: a test checks it is current). Every
-command's `--help`, as `tcobench COMMAND --help` prints it at 80 columns. Exit codes:
-[failures.md](failures.md#errors-and-exit-status).
+command's `--help`, as `tcobench COMMAND --help` prints it at 80 columns, one page a command. Exit codes:
+[failures.md](../failures.md#errors-and-exit-status).
 """
 
 
@@ -44,29 +47,55 @@ def commands() -> Iterator[tuple[list[str], Any, Any]]:
     yield from walk([], root, root_ctx)
 
 
-def reference() -> str:
-    """docs/cli.md's text."""
+def pages() -> dict[str, str]:
+    """Each page of docs/cli/ by file name: index.md (the root's help), then one page a top-level command."""
     from tcobench.cli._help import render_help
 
-    parts = [_HEADER]
+    sections: dict[str, list[str]] = {"index.md": [_HEADER]}
+    links = ["## Commands\n"]
     for path, command, ctx in commands():
         title = " ".join(["tcobench", *path])
-        parts.append(f"## {title}\n\n```text\n{render_help(command, ctx, WIDTH)}```\n")
-    return "\n".join(parts)
+        block = f"```text\n{render_help(command, ctx, WIDTH)}```\n"
+        if len(path) == 1:  # a command's page opens with its own help (its heading is the page's title)
+            sections[f"{path[0]}.md"] = [f"# {title}\n\nGenerated; see the [CLI reference](index.md).\n", block]
+            links.append(f"- [{title}]({path[0]}.md)")
+        else:  # the root's help, in the index; a sub-command's, below its group's on the group's page
+            sections[f"{path[0]}.md" if path else "index.md"].append(f"## {title}\n\n{block}")
+    sections["index.md"] += links
+    return {name: "\n".join(parts).rstrip("\n") + "\n" for name, parts in sections.items()}
+
+
+def write(folder: Path = FOLDER) -> list[Path]:
+    """Write the pages into folder, removing a page of a command that is gone; the paths written."""
+    wanted = pages()
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.md"):
+        if stale.name not in wanted:
+            stale.unlink()
+    written = []
+    for name, text in wanted.items():
+        (folder / name).write_text(text, "utf-8")
+        written.append(folder / name)
+    return written
+
+
+def stale(folder: Path = FOLDER) -> list[str]:
+    """The page names in folder that differ from the CLI's, are missing, or belong to no command."""
+    wanted = pages()
+    present = {p.name: p.read_text("utf-8") for p in folder.glob("*.md")} if folder.is_dir() else {}
+    return sorted(name for name in wanted.keys() | present.keys() if wanted.get(name) != present.get(name))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    target = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
-    text = reference()
     if "--check" in args:
-        current = target.read_text("utf-8") if target.exists() else ""
-        if current != text:
-            sys.stderr.write(f"{target} is not current: run python -m tcobench.cli.reference\n")
+        differ = stale()
+        if differ:
+            sys.stderr.write(f"{FOLDER}: {', '.join(differ)} not current: run python -m tcobench.cli.reference\n")
             return 1
         return 0
-    target.write_text(text, "utf-8")
-    sys.stdout.write(f"wrote {target}\n")
+    written = write()
+    sys.stdout.write(f"wrote {len(written)} pages to {FOLDER}\n")
     return 0
 
 

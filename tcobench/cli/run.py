@@ -229,8 +229,8 @@ def _run(**values: Any) -> None:
 
 def _exit_now(exc: Interrupted, server: int) -> None:
     """After a signal, once the kept runs are stored and summarised: the one line, then exit without Prefect's own exit
-    work (its in-process server takes seconds to stop: docs/performance.md#prefect-server-stop; its flow run has already
-    ended). Its server is told to stop now, and dies with this process in any case (a death signal)."""
+    work (its in-process server takes seconds to stop: docs/dev/performance.md#prefect-server-stop; its flow run has
+    already ended). Its server is told to stop now, and dies with this process in any case (a death signal)."""
     import signal
     import sys
 

@@ -123,7 +123,7 @@ def test_verify_names_the_file_and_repair_quarantines_it(damaged: tuple[Path, st
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A tmpfs of 24 MiB (room for an empty DuckDB catalog: docs/performance.md#test-empty-catalog) mounted for this
+    """A tmpfs of 24 MiB (room for an empty DuckDB catalog: docs/dev/performance.md#test-empty-catalog) mounted for this
     test: the full disk."""
     mount = tmp_path / "disk"
     mount.mkdir()

@@ -7,7 +7,7 @@ The reader loops each function that writes, expires, merges, rewrites or deletes
 ``ducklake_delete_orphaned_files`` deleted the files a writer had written but not yet committed. A `tcobench query` of
 it runs too (refused by name). Real processes: `tcobench nightly --no-prefect` against the zero-cost endpoint
 (bench/zero_endpoint.py), PostgreSQL and SeaweedFS from the ``pg_url`` / ``s3`` fixtures. Cost per store kind, most of
-it the nightly's start: docs/performance.md#test-query-race.
+it the nightly's start: docs/dev/performance.md#test-query-race.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ S3 server (SeaweedFS), both started by the ``pg_url`` / ``s3`` fixtures or `.ci/
 Sizes (CI: 2 cores, the whole suite under 30 min): 8 writers at once on each shared store, 12 runs each by default
 (96 concurrent commits; small runs, 20-24 requests, so the commits, not the rows, are what is tested). The issue's
 figure, 8 x 50 = 400 runs, is the same test with ``TCOBENCH_TEST_STORE_RUNS=50`` (its measured times are in
-docs/performance.md, "Store: concurrent writers"). 20 kills of a writer at random points of its commit loop on the
+docs/dev/performance.md, "Store: concurrent writers"). 20 kills of a writer at random points of its commit loop on the
 local store; 4 kills of a compaction at random points.
 """
 

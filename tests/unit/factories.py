@@ -425,7 +425,7 @@ def write_nights(
     ok request counts 60 prompt and 600 output tokens, so a run measures 600 / window output tok/s. A night is
     a date ("2023-11-14": batch "HOST-2023-11-14") or a date and a batch ("2023-11-14~b2": batch
     "HOST-2023-11-14~b2" on 2023-11-14): several nightly batches on one date. One commit for all of them (each
-    run in its own commit stores the same rows, slower: docs/performance.md#test-commit-per-run)."""
+    run in its own commit stores the same rows, slower: docs/dev/performance.md#test-commit-per-run)."""
     from tcobench.tasks.store.store import RunRows, write_runs
 
     written = []

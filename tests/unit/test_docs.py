@@ -1,5 +1,5 @@
 """The docs hold together: every relative link in README.md and docs/ points at a file that exists, and
-docs/performance.md opens with the table of current figures, each row naming its command, date and machine."""
+docs/dev/performance.md opens with the table of current figures, each row naming its command, date and machine."""
 
 from __future__ import annotations
 
@@ -24,8 +24,28 @@ def test_every_relative_link_resolves(page: Path) -> None:
     assert not broken, f"{page.relative_to(ROOT)} links to missing files: {broken}"
 
 
+def test_no_page_is_over_400_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in PAGES if (n := len(p.read_text("utf-8").splitlines())) > 400}
+    assert not long, f"split these pages (issue 42 item 6): {long}"
+
+
+def test_the_site_leads_from_install_to_a_claim_in_three_clicks() -> None:
+    """mkdocs.yml's nav opens Home, then Getting started (the install); Getting started links the claim's section.
+    `make test` builds the site with --strict (a broken link or anchor, or a page left out of the nav, fails)."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text("utf-8"))
+    assert config["strict"] is True and config["docs_dir"] == "docs"
+    assert config["theme"]["font"] is False, "no Google Fonts: the build works offline"
+    assert {config["validation"][k] for k in ("omitted_files", "absolute_links", "unrecognized_links")} == {"warn"}
+    assert config["nav"][:2] == [{"Home": "index.md"}, {"Getting started": "getting-started.md"}]
+    assert "getting-started.md" in _relative_links(ROOT / "docs" / "index.md")
+    assert "comparing.md#reproducing-a-published-claim" in _relative_links(ROOT / "docs" / "getting-started.md")
+    assert "## Reproducing a published claim" in (ROOT / "docs" / "comparing.md").read_text("utf-8")
+
+
 def test_performance_opens_with_the_current_figures() -> None:
-    lines = (ROOT / "docs" / "performance.md").read_text().splitlines()
+    lines = (ROOT / "docs" / "dev" / "performance.md").read_text().splitlines()
     first_table = next(i for i, line in enumerate(lines) if line.startswith("|"))
     assert not any(line.startswith("## ") for line in lines[:first_table]), "the table comes before any section"
     header = [cell.strip() for cell in lines[first_table].strip("|").split("|")]
@@ -43,9 +63,9 @@ def test_performance_opens_with_the_current_figures() -> None:
 
 
 def test_every_bench_log_sitting_is_linked_from_performance() -> None:
-    linked = set(_relative_links(ROOT / "docs" / "performance.md"))
-    for sitting in (ROOT / "docs" / "bench-log").glob("*.md"):
-        assert f"bench-log/{sitting.name}" in linked, f"{sitting.name} is not linked from docs/performance.md"
+    linked = set(_relative_links(ROOT / "docs" / "dev" / "performance.md"))
+    for sitting in (ROOT / "docs" / "dev" / "bench-log").glob("*.md"):
+        assert f"bench-log/{sitting.name}" in linked, f"{sitting.name} is not linked from docs/dev/performance.md"
 
 
 # --- Nothing said twice (issue 41 item 8) -----------------------------------------------------------------------
@@ -54,7 +74,7 @@ def test_every_bench_log_sitting_is_linked_from_performance() -> None:
 # and so are headings and table header rows.
 DOC_PAGES = sorted((ROOT / "docs").rglob("*.md"))
 # The provenance stamp every moved bench-log sitting opens with: the same words on purpose.
-STAMPS = {"Moved verbatim from docs/performance.md (2026-12-04); the current figures are in its first table."}
+STAMPS = {"Moved verbatim from docs/dev/performance.md (2026-12-04); the current figures are in its first table."}
 _FENCE = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.S | re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _MIN_WORDS = 8

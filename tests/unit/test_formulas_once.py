@@ -83,9 +83,6 @@ PERCENTILE_STEPS = {
 }
 
 
-CATALOGUE = "tcobench/schemas/metrics.py"  # the metric catalogue (tests/unit/test_metric_catalogue.py)
-
-
 def _sql_code(text: str) -> str:
     """SQL without -- comments."""
     return re.sub(r"--[^\n]*", "", text)
@@ -112,8 +109,6 @@ def _sources() -> dict[str, str]:
     for folder, _, names in (w for root in roots for w in os.walk(root, followlinks=True)):  # tasks/ ... are links
         for path in (Path(folder) / n for n in sorted(names)):
             key = str(path.relative_to(PACKAGE.parent))
-            if key == CATALOGUE:  # prose: each metric's formula in words, checked against the views elsewhere
-                continue
             if path.suffix == ".sql":
                 found[key] = _sql_code(path.read_text("utf-8"))
             elif path.suffix == ".py":

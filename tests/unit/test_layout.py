@@ -1,4 +1,4 @@
-"""The package layout of docs/decisions/0001-package-layout.md: the top-level folders are the package's sub-packages
+"""The package layout of docs/dev/decisions/0001-package-layout.md: the top-level folders are the package's sub-packages
 through committed relative links, so a checkout, an editable install and the wheel import the same modules."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Comments and docstrings keep a rule and its reason, never a measured figure ("0.08 s against 0.56 s", "96 commits
-took 559 s"): figures go stale silently, so they live in docs/ (docs/performance.md and docs/bench-log/) next to the
-command that measured them, under an anchor the comment names. Module docstrings stay short (the design prose is in
-docs/architecture.md). Checked over every .py file of the package (its linked folders included) and bench/."""
+took 559 s"): figures go stale silently, so they live in docs/ (docs/dev/performance.md and docs/dev/bench-log/) next to
+the command that measured them, under an anchor the comment names. Module docstrings stay short (the design prose is in
+docs/dev/architecture/index.md). Checked over every .py file of the package (its linked folders included) and bench/."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def figures(path: Path) -> list[str]:
 
 def test_no_measured_figure_in_comments_or_docstrings() -> None:
     found = [hit for path in _sources() for hit in figures(path)]
-    assert not found, "move these figures to docs/performance.md under an anchor the comment names:\n" + "\n".join(
+    assert not found, "move these figures to docs/dev/performance.md under an anchor the comment names:\n" + "\n".join(
         found
     )
 
@@ -105,7 +105,9 @@ def test_module_docstrings_are_short() -> None:
         relative = path.relative_to(ROOT).as_posix()
         if text and len(text.splitlines()) > MAX_MODULE_DOCSTRING_LINES and relative not in LONG_DOCSTRING_ALLOWED:
             long.append(f"{path}: {len(text.splitlines())} lines")
-    assert not long, "move the design prose to docs/architecture.md and leave a pointer:\n" + "\n".join(long)
+    assert not long, "move the design prose to a page of docs/dev/architecture/ and leave a pointer:\n" + "\n".join(
+        long
+    )
 
 
 def _anchors(page: Path) -> set[str]:
@@ -116,7 +118,7 @@ def _anchors(page: Path) -> set[str]:
 
 
 def test_every_anchor_a_comment_names_exists() -> None:
-    """A comment's "docs/performance.md#name" (or any docs page's) leads somewhere: the page has that anchor."""
+    """A comment's "docs/dev/performance.md#name" (or any docs page's) leads somewhere: the page has that anchor."""
     named = re.compile(r"docs/([\w/-]+\.md)#([\w-]+)")
     files = [*_sources(), *(p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve())]
     missing = []
@@ -145,7 +147,7 @@ def test_the_pattern_flags_figures_and_passes_rules() -> None:
         "a probe waits at most the request timeout, and 10 s: a server that hangs must not stall the run",
         "the worker's own heartbeat interval (Prefect's default 30 s)",
         "1 MiB: a streamed line (one SSE data line or NDJSON object) or network chunk",
-        "see docs/performance.md#client-overhead",
+        "see docs/dev/performance.md#client-overhead",
         "``shape_tolerance`` (default 5%) apart, relative to B's",
     ):
         assert not FIGURE.search(rule), rule

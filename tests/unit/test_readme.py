@@ -21,8 +21,8 @@ TOPICS = [
     "formulas.md",
     "comparing.md",
     "failures.md",
-    "cli.md",
-    "readme-map.md",
+    "cli/index.md",
+    "dev/readme-map.md",
 ]
 
 
@@ -40,14 +40,14 @@ def test_readme_has_the_two_commands_and_the_five_with_an_example_each() -> None
 
 
 def test_readme_links_every_topic_page_and_each_exists() -> None:
-    linked = set(re.findall(r"\]\(docs/([\w.-]+\.md)", README))
+    linked = set(re.findall(r"\]\(docs/([\w./-]+\.md)", README))
     assert set(TOPICS) <= linked, set(TOPICS) - linked
     missing = {name for name in linked if not (ROOT / "docs" / name).is_file()}
     assert missing <= PENDING, missing
 
 
 def test_the_readme_map_names_every_former_section() -> None:
-    """docs/readme-map.md: every section heading of the former README (commit 41f9d37) and where it went."""
+    """docs/dev/readme-map.md: every section heading of the former README (commit 41f9d37) and where it went."""
     former = [
         "Install (users)",
         "Set up on a fresh machine (development)",
@@ -77,6 +77,10 @@ def test_the_readme_map_names_every_former_section() -> None:
         "Benchmarks of tcobench itself",
         "Licences",
     ]
-    rows = [line for line in (ROOT / "docs" / "readme-map.md").read_text("utf-8").splitlines() if line.startswith("|")]
+    rows = [
+        line
+        for line in (ROOT / "docs" / "dev" / "readme-map.md").read_text("utf-8").splitlines()
+        if line.startswith("|")
+    ]
     for heading in former:
         assert any(row.startswith(f"| {heading}") for row in rows), heading

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("tcobench", "tasks", "flows", "schemas", "images")  # not tests/ nor bench/
 # images/wheelhouse.py is the install's bootstrap: `make install` runs it with the standard library alone, before
-# tcobench and pydantic-settings are installed (CMAKE_ARGS, TCOBENCH_WHEELS, the build's environment); no other
+# tcobench and its dependencies are installed (CMAKE_ARGS, TCOBENCH_WHEELS, the build's environment); no other
 # exception
 ALLOWED = {"tcobench/settings.py", "images/wheelhouse.py"}
 _NAMES = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}

@@ -3,7 +3,7 @@
 Cost efficiency is tokens per USD (view ``cost_basis``: output_tokens_per_usd or total_tokens_per_usd); the ratio
 is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A is R times as cost-efficient".
 
-Design notes: docs/architecture.md#tasks-compare.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ an SLO, with the bootstrap's CI, and the one to deploy (`tcobench best`).
 
 Each configuration is read off its own frontier (interactivity.py), as compare reads a side's; its TTFT p90 and TPOT
 p90 at the target are interpolated between its levels. The CI and each configuration's share of wins come from the
-same replicates as compare's. Design notes: docs/architecture.md#tasks-compare-best.
+same replicates as compare's. Design notes: docs/dev/architecture/analysis.md#tasks-compare-best.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ resamples the nights of a side, the runs within each night and the ok requests w
 weighs nights as ``night_weighted_mean`` does. The interval is the percentile interval of the replicates
 (tasks/analysis/quantile.py: the views' quantile rule).
 
-Design notes: docs/architecture.md#tasks-compare-bootstrap.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-bootstrap.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Literal
 
 import duckdb
 import numpy as np
-import pyarrow.compute as pc
 
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.store.rows import IDS, id_list
@@ -141,15 +140,16 @@ def _requests_of(
         f"SELECT * FROM run_requests($tokens, {IDS}, first_date := $first, last_date := $last)",
         {"tokens": tokens, "ids": id_list(ids), "first": first, "last": last},
     ).fetch_arrow_table()
-    # the rows grouped by run without a pass through Python per row; each run keeps its rows' scan order
-    codes = pc.dictionary_encode(table.column("run_id").combine_chunks())
-    code = codes.indices.to_numpy(zero_copy_only=False)
+    # the rows grouped by run (code: the run's place in ids) without a pass through Python per row; each run keeps
+    # its rows' scan order
+    code = table.column("code").to_numpy()
     order = np.argsort(code, kind="stable")
-    bounds = np.searchsorted(code[order], np.arange(len(codes.dictionary) + 1))
+    bounds = np.searchsorted(code[order], np.arange(len(ids) + 1))
     counted, secs = (table.column(name).to_numpy().astype(float)[order] for name in ("tokens", "e2e_s"))
     return {
         run_id: (counted[bounds[i] : bounds[i + 1]], secs[bounds[i] : bounds[i + 1]])
-        for i, run_id in enumerate(codes.dictionary.to_pylist())
+        for i, run_id in enumerate(ids)
+        if bounds[i + 1] > bounds[i]
     }
 
 

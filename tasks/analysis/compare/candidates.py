@@ -19,7 +19,6 @@ from urllib.parse import urlsplit
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis
@@ -213,19 +212,21 @@ def load_priced(
 ) -> dict[str, list[PricedRun]]:
     """Per basis (by its name), the runs (all, or ``ids``) ``load_runs`` reads on it that have a cost there, oldest
     first, with only their tokens per USD: in one query, of views runs and cost_basis alone (not view tco, slower for
-    every CandidateRun column: docs/performance.md#priced-runs; the
+    every CandidateRun column: docs/dev/performance.md#priced-runs; the
     same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
     ConfigError."""
     names = [str(b) for b in bases]
     sql = f"SELECT * FROM priced_runs($bases, ids := {IDS})"
     params: dict[str, object] = {"bases": names, "ids": id_list(ids) if ids is not None else None}
     table = arrow_of(con, sql, params)
-    found = {}
+    found: dict[str, list[PricedRun]] = {name: [] for name in names}
+    # each basis's rows in the query's order (split in Python: a filter per basis would import pyarrow.compute)
+    rows = typed_rows(table.drop_columns(["_basis"]), PricedRun)
+    for name, row in zip(table.column("_basis").to_pylist(), rows, strict=True):
+        found[name].append(row)
     for name, basis in zip(names, bases, strict=True):
-        rows = typed_rows(table.filter(pc.equal(table.column("_basis"), name)).drop_columns(["_basis"]), PricedRun)
-        if not rows:
+        if not found[name]:
             _check_basis(con, basis)
-        found[name] = rows
     return found
 
 
@@ -379,7 +380,7 @@ def samples_of(
         dates = (min(r["date"] for r in rows), max(r["date"] for r in rows))
         seen.update((s.run_id, s) for s in load_samples(con, todo, tokens, dates))
     # a new RunSample per run, not dataclasses.replace (slower, and a year's report makes many:
-    # docs/performance.md#run-sample-replace)
+    # docs/dev/performance.md#run-sample-replace)
     return [
         RunSample(run_id, night, v, s.tokens, s.e2e_s, s.moments) for run_id, night, v in runs for s in (seen[run_id],)
     ]

@@ -2,7 +2,7 @@
 
 Each rule has a stable name and gives ``{name, passed, value, required, where}``:
 
-Design notes: docs/architecture.md#tasks-compare-claim-grade.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-claim-grade.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Per concurrency level present in both selections, or at equal interactivity; set
 must match (or ``allow_different``), and so must the achieved shape within ``shape_tolerance``. Point figures are
 night-weighted means of view ``cost_basis``; the interval comes from bootstrap.py.
 
-Design notes: docs/architecture.md#tasks-compare-comparison.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-comparison.
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 
 
 # the views and macros compare's queries (and tasks/analysis/history.py's, for the flagged runs) read; connect
-# defines these and what they build on only (faster to connect than every view: docs/performance.md#view-binding).
+# defines these and what they build on only (faster to connect than every view: docs/dev/performance.md#view-binding).
 # A rented basis reads view tco too (macro candidate_runs); an owned one reads its columns from cost_basis (tco is
 # not computed there; the macro names it, so it is bound). The frontier's points come from view frontier_points,
 # not frontier (its pareto flag, unread)
@@ -384,7 +384,7 @@ def compare(
         try:
             # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
             # its selections allow, so computing every run's tco and cost_basis first cost more than it saved
-            # (docs/performance.md#compare-no-freeze)
+            # (docs/dev/performance.md#compare-no-freeze)
             with contextlib.closing(con.cursor()) as frontier_con:
                 return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
         finally:

@@ -5,11 +5,11 @@ output tok/s / GPUs (view frontier, from run_summary) in tok/s per GPU. A side's
 levels: each level's figures are night-weighted means over its runs (the mean over nights of each night's mean,
 the rule of macro night_weighted_mean that compare uses), so repeated nights do not make a zig-zag of lucky and
 unlucky runs. A level is a Pareto point when no other level of the side has both a higher interactivity and a
-higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise-cubic, docs/decisions/0005)
+higher throughput. The frontier is scipy's PchipInterpolator (monotone piecewise-cubic, docs/dev/decisions/0005)
 through the Pareto points sorted by interactivity, and never extrapolates: a target outside the measured range
 has no value (NaN). One Pareto point is not a frontier (``build`` gives None).
 
-Design notes: docs/architecture.md#tasks-compare-frontier.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-frontier.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import pyarrow.compute as pc
 
 from tcobench.schemas import CostBasis
 from tcobench.tasks.analysis.compare.bootstrap import NORMAL_FROM_REQUESTS, NightDraws
 from tcobench.tasks.analysis.incomplete_beta import betainc  # scipy.special's, without importing scipy
 from tcobench.tasks.analysis.pchip import pchip  # scipy.interpolate's PchipInterpolator, to the bit, without scipy
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
+from tcobench.tasks.store.arrays import filled_flags, list_parts
 from tcobench.tasks.store.rows import IDS, id_list
 
 __all__ = [
@@ -357,7 +357,7 @@ def replicate_levels(
     tok/s/GPU are independent normals: their weighted sum in a replicate is one normal whose variance is the sum of
     their weights squared times their variances, drawn last, one per replicate (the same distribution as a normal
     per run and replicate, at a 1,000th of the draws on a side of 1,000 nights:
-    docs/decisions/0008-summed-normal-parts.md)."""
+    docs/dev/decisions/0008-summed-normal-parts.md)."""
     by_level: dict[int, dict[str, list[RunPoint]]] = defaultdict(lambda: defaultdict(list))
     for p in sorted(points, key=lambda p: (p.concurrency, p.night, p.run_id)):
         by_level[p.concurrency][p.night].append(p)
@@ -461,13 +461,13 @@ def _requests_of(
         f"SELECT * FROM frontier_run_requests({IDS}, first_date := $first, last_date := $last)",
         {"ids": id_list(ids), "first": first, "last": last},
     ).fetch_arrow_table()
-    lists = [table.column(c).combine_chunks() for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
-    lengths = pc.list_value_length(lists[0]).fill_null(0).to_numpy(zero_copy_only=False)
+    parts = [list_parts(table.column(c)) for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
+    lengths = parts[0][1]
     runs = [ids[i] for i in table.column("idx").to_numpy()]
     # every run's requests at once: a steady run's those that decoded in its window, another run's all
     whole = np.repeat(np.array([run_id not in steady for run_id in runs], dtype=bool), lengths)
-    keep = whole | lists[3].flatten().fill_null(False).to_numpy(zero_copy_only=False)
-    tpot, tokens, secs = (np.asarray(x.flatten().to_numpy(zero_copy_only=False), dtype=float)[keep] for x in lists[:3])
+    keep = whole | filled_flags(parts[3][0])
+    tpot, tokens, secs = (np.asarray(x.to_numpy(zero_copy_only=False), dtype=float)[keep] for x, _ in parts[:3])
     ends = np.concatenate(([0], np.cumsum(keep)))[np.cumsum(lengths)]  # each run's last kept request, + 1
     found = {}
     for row, run_id in enumerate(runs):

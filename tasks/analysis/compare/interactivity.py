@@ -6,7 +6,7 @@ there. The ratio is A / B of tokens per USD; a target no configuration of a side
 bootstrap rebuilds every configuration's frontier and the envelope in each replicate (the winner's share is
 reported). The crossover: where the envelopes' ratio crosses 1.
 
-Design notes: docs/architecture.md#tasks-compare-interactivity.
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-interactivity.
 """
 
 from __future__ import annotations

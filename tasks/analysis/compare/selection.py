@@ -79,7 +79,7 @@ class SelectionTerm:
     mode: MatchMode
     values: tuple[str, ...]
     # holds() per value seen (by type and value: 4 and "4" are one text, 4 and 4.0 are not): a selection is
-    # matched against every stored run, whose columns repeat a few values (docs/performance.md#selection-memo)
+    # matched against every stored run, whose columns repeat a few values (docs/dev/performance.md#selection-memo)
     _seen: dict[tuple[type, object], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def holds_in(self, row: Mapping[str, object]) -> bool:

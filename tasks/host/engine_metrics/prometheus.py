@@ -7,7 +7,7 @@ are kept, so histograms, ``_created`` and metrics tcobench does not chart are sk
 Only the lines of the wanted families reach the parser: it is pure Python, and an engine's whole answer (vLLM's
 histograms are most of it) parsed at the scrape rate kept the scraping thread busy for most of a level, in the
 process that also sends the load, so scrapes landed late or not at all inside a short level
-(docs/performance.md#scrape-parse).
+(docs/dev/performance.md#scrape-parse).
 """
 
 from __future__ import annotations

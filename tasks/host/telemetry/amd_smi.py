@@ -6,7 +6,7 @@ driver, power cap), then one ``amd-smi metric -p -u -m -c -t -E --json`` per sam
 chosen). ``-E`` (energy) and ``-l`` (limits) exist only on Linux bare metal (amd-smi's parser registers them
 nowhere else), so each call falls back to the same flags without them once, at open.
 
-Design notes: docs/architecture.md#tasks-telemetry-amd-smi.
+Design notes: docs/dev/architecture/hosts-and-engines.md#tasks-telemetry-amd-smi.
 """
 
 from __future__ import annotations

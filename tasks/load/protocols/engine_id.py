@@ -3,7 +3,7 @@
 Evidence, strongest first: ``GET /props``, the model's ``owned_by``, the ``/metrics`` prefix, the ``Server``
 header; then the version from where that engine serves it. Otherwise ``openai-compatible``.
 
-Design notes: docs/architecture.md#tasks-protocols-engine-id.
+Design notes: docs/dev/architecture/load.md#tasks-protocols-engine-id.
 """
 
 from __future__ import annotations

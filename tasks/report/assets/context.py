@@ -173,7 +173,7 @@ def group_platforms(runs: Sequence[ReportRun]) -> list[Platform]:
 def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platform]) -> None:
     """Create PLATFORM_TABLE (run_id, platform label and its number) for the runs in the report: a temporary table,
     not the registered Arrow table (every join with it would scan the Arrow table through Python's interface, slower:
-    docs/performance.md#report-platform-table)."""
+    docs/dev/performance.md#report-platform-table)."""
     labels = [p.label for p in of_run.values()]
     number = {label: i for i, label in enumerate(dict.fromkeys(labels))}  # a small key for grouping (platform_id)
     ids = pa.array([number[x] for x in labels], pa.int32())

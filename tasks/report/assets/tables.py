@@ -341,7 +341,7 @@ _SHARED: list[RunColumn] = [
     ),
 ]
 # the run fields _SHARED's cells read: runs equal in these share every cell, so a group's cells are made once (escaping
-# one run at a time is slow: docs/performance.md#report-shared-cells; tests/unit/tasks/report/test_report.py checks
+# one run at a time is slow: docs/dev/performance.md#report-shared-cells; tests/unit/tasks/report/test_report.py checks
 # the list)
 _SHARED_FIELDS = (
     "host",
@@ -414,7 +414,7 @@ def _columns_table(
 def record_card_section(ctx: ReportContext) -> str:
     """The record card of each platform's latest batch (that of its last started run), one row per concurrency
     level, grouped by platform (the report's platform order) and sorted by concurrency within it. Only those runs'
-    cards are read (docs/performance.md#record-cards)."""
+    cards are read (docs/dev/performance.md#record-cards)."""
     latest = {ctx.of_run[r["run_id"]].label: r["batch_id"] for r in ctx.runs}  # runs oldest first: the last wins
     ids = [r["run_id"] for r in ctx.runs if latest[ctx.of_run[r["run_id"]].label] == r["batch_id"]]
     sql = f"SELECT * FROM record_cards({IDS})"

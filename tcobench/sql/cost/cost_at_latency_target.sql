@@ -3,13 +3,10 @@
 --
 -- Targets come from the price table's [latency_target.*] rows (ttft_p90_ms, tpot_p90_ms).
 -- A platform is (host, hardware_key, gpu_name, engine_name, model_name, workload, prompt_set_hash).
---   target, target_ttft_p90_ms, target_tpot_p90_ms   the target's name and limits (latency_target row)   ms
---   ttft_p90_ms, tpot_p90_ms   run_summary's (ok measured requests)                       ms, ms per output token
---   meets              ttft_p90_ms <= ttft target AND tpot_p90_ms <= tpot target
---   runs, runs_meeting runs of the platform with a cost / of them meeting the target         count
---   best_run_id        arg_max(run_id, output_tok_s) over runs meeting the target
---   output_tok_s, concurrency, ttft_p90_ms, tpot_p90_ms, usd_per_m_output_tokens   of that run
---                      (all NULL when no run meets the target)
+-- A run meets the target when ttft_p90_ms <= the TTFT target AND tpot_p90_ms <= the TPOT target; of the platform's
+-- runs with a cost, best_run_id is the one meeting it with the highest output_tok_s, and output_tok_s, concurrency,
+-- ttft_p90_ms, tpot_p90_ms and usd_per_m_output_tokens are that run's (all NULL when no run meets the target).
+-- Its columns, in order, with their formulas, units and data tests: cost_at_latency_target.yml beside this file.
 -- reads: run_summary, tco; tables: runs, latency_target
 CREATE OR REPLACE VIEW cost_at_latency_target AS
 WITH candidates AS (

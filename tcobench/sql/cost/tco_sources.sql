@@ -1,6 +1,5 @@
 -- tco_sources: one row per run and cost term, naming where each price assumption comes from.
--- Columns: run_id, term ('hardware' | 'site' | 'ops'), key (price-table key stored on the run),
---          source (text), as_of (DATE). A key missing from the current price table gives NULL source.
+-- Its columns (run_id, term, key, source, as_of), with their meaning: tco_sources.yml beside this file.
 -- No arithmetic here: this view only shows provenance next to the numbers in `tco`.
 -- reads: -; tables: runs, hardware, site, ops
 CREATE OR REPLACE VIEW tco_sources AS

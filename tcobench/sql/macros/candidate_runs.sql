@@ -17,7 +17,7 @@
 --   has_hardware_price, has_site_price, has_ops_price   tco.purchase_usd / pue / ops_hours_per_month IS NOT NULL
 -- On the owned basis view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per
 -- run), so the tco columns are read from it and tco is not computed (its branch is a constant false:
--- docs/performance.md#owned-base).
+-- docs/dev/performance.md#owned-base).
 -- reads: cost_basis, run_summary, tco; tables: runs
 CREATE OR REPLACE MACRO candidate_runs(
     on_basis, levels := NULL, workloads := NULL, first_date := NULL, last_date := NULL

@@ -2,7 +2,7 @@
 -- the ok and partial runs (interrupted and failed runs are not trends) of the view named view_name, by series, oldest
 -- first (ORDER BY host, model_name, workload, concurrency, series, night). view_name: 'nightly_trend', or 'trend_runs'
 -- for a caller that needs no cost (the same rows, usd_per_m_output_tokens NULL: view tco is not computed,
--- docs/performance.md#trend-without-costs). A connection made with `needs` must name that view.
+-- docs/dev/performance.md#trend-without-costs). A connection made with `needs` must name that view.
 --   every column of view nightly_trend (its header, and trend_runs', has their formulas and units);
 --   usd_per_m_output_tokens is NULL where the view has no such column (UNION ALL BY NAME with no row adds it)
 -- reads: -

@@ -2,7 +2,7 @@
 -- series in the LIST names (macro series_of_runs of ids), only from runs_before runs before the first run of the LIST
 -- ids to the last of them, per series: what testing those runs against their prior runs reads
 -- (tasks/analysis/history.py). The series filter is a constant list, which DuckDB applies before the window of view
--- trend_runs (docs/performance.md#trend-series-literals).
+-- trend_runs (docs/dev/performance.md#trend-series-literals).
 --   every column of macro history_points, in its order (ORDER BY host, model_name, workload, concurrency, series, night)
 -- reads: history_points
 CREATE OR REPLACE MACRO history_points_around(view_name, names, ids, runs_before) AS TABLE

@@ -1,6 +1,6 @@
 -- priced_runs(bases, ids := NULL): a table macro, not a view. Per basis of the LIST bases (texts, e.g. 'owned'), the
 -- runs macro candidate_runs reads on it that have a cost there (all, or those of the LIST ids), oldest first, with only
--- their tokens per USD: of views runs and cost_basis alone, not view tco (docs/performance.md#priced-runs);
+-- their tokens per USD: of views runs and cost_basis alone, not view tco (docs/dev/performance.md#priced-runs);
 -- tasks/analysis/compare/candidates.py's load_priced.
 --   _basis                                       cost_basis.basis
 --   run_id, batch_id, date, concurrency          (runs)

@@ -1,30 +1,9 @@
 -- record_card: one row per run with every field of the record card: what a reader needs to reproduce or question a
 -- cost-per-token figure (hardware, driver, engine, model, load, speed, latency, power, memory, adaptation, energy cost).
 --
--- run_id, batch_id, date, started, gpu_vendor, gpu_count, max_tokens   (runs; started: run_summary's)
--- hardware_key, image, image_digest, config_hash, tool_version, git_revision   (runs)
--- gpu_model              runs.gpu_name; on a host without an accelerator 'CPU: ' || host_cpu, or 'not detected'
---                        when the host facts are the load generator's (host_facts_source = 'client')
--- gpu_source             'detected' (a GPU sampler where the engine runs) or 'declared' (the inventory's)
--- declared_vendor, declared_gpu_model, declared_gpu_count, identity_warning, host_facts_source, engine_label (runs)
--- driver_version, cuda_version, rocm_version, host_os, host_kernel, host_cpu, host_cpu_count   (runs)
--- host_mem_gib           host_mem_bytes / 2^30                                                 GiB
--- engine, engine_version the serving framework and its version (e.g. Ollama's)
--- model_name, model_digest, synthetic_model, num_ctx (context length), prompt_set_hash, concurrency
--- mean_input_tokens      run_summary.prompt_tokens / ok                                       tokens per request
--- requests_ok            ok measured requests; at_least_20 = requests_ok >= 20 (the default run's count; the report
---                        flags runs with fewer, whose percentiles rest on few requests)
--- mean_tok_s, p50_tok_s  per-request decode rate: the engine's eval_count / eval_duration where it reports
---                        it (Ollama), else the client's (run_summary's server_ / req_decode_tok_s_*);
---                        tok_s_source says which                                               tokens/s
--- p50_latency_ms         run_summary.e2e_p50_ms                                                ms
--- single_request_ms      e2e_p50_ms of the concurrency-1 run of the same batch (NULL if none)  ms
--- mean_power_w           energy.mean_w (NULL without telemetry)                                 W
--- peak_vram_gib          energy.peak_vram_bytes / 2^30 (model + KV cache)                       GiB
--- adaptation_days        hardware.adaptation_days                                              engineer days
--- electricity_usd_per_output_token  efficiency.electricity_usd_per_m_output_tokens / 1e6        USD/token
--- electricity_usd_per_m_output_tokens  efficiency.electricity_usd_per_m_output_tokens            USD per 1M tokens
--- energy_basis           efficiency.energy_basis ('measured' or an estimate)
+-- Its columns, in order, each with its formula, unit and data tests, are declared once in record_card.yml beside
+-- this file (docs/dev/columns.md); those it carries from runs, run_summary, energy, efficiency and the price table
+-- say which view declares them (same_as).
 -- reads: efficiency, energy, run_summary; tables: runs, hardware
 CREATE OR REPLACE VIEW record_card AS
 WITH card AS (

@@ -4,64 +4,10 @@
 -- (linear interpolation between the two nearest order statistics; docs/formulas.md says why). Latency, rate
 -- and token figures are over ok requests only (request_metrics.ok); per-request figures are request_metrics'.
 --
--- Identity (copied from runs): run_id, batch_id, host, date, engine_name, engine_version,
---   model_name, workload, load_mode, concurrency, status
--- concurrency_reached   the most requests in flight at once (runs.concurrency_reached; below concurrency when
---                       the plan could not reach it, tasks/load/limits.py; NULL in rows stored before it)  count
--- started               TIMESTAMP (UTC, microseconds) = make_timestamp(runs.started_ns // 1000)
--- n                     measured requests                                 count
--- errors                measured requests that are not ok                 count
--- ok                    ok measured requests                              count
--- ttft_p50_ms/p90/p99   quantile_cont(ttft_ns, q) / 1e6                   ms
--- itl_p50_ms/p90/p99    quantile_cont over every gap of every ok request, unnest(itl_ns), / 1e6   ms
--- e2e_p50_ms/p90/p99    quantile_cont(e2e_ns, q) / 1e6                    ms
--- tpot_mean_ms          avg(tpot_ns) / 1e6                                ms per output token
--- tpot_p50_ms/p90/p99   quantile_cont(tpot_ns, q) / 1e6                   ms per output token
--- req_decode_tok_s_mean, req_decode_tok_s_p50
---                       avg / quantile_cont(0.5) of decode_tok_s          tokens/s per request (client clock)
--- server_decode_tok_s_mean, server_decode_tok_s_p50
---                       avg / quantile_cont(0.5) of server_decode_tok_s   tokens/s (engine clock; NULL if unreported)
--- prompt_tokens         sum(prompt_tokens)                                tokens (NULL if never counted)
--- output_tokens         sum(output_tokens)                                tokens (NULL if never counted)
--- measure_s             (measure_end_ns - measure_start_ns) / 1e9         s
--- output_tok_s          output_tokens / measure_s                         tokens/s, aggregate over the run
--- total_tok_s           (prompt_tokens + output_tokens) / measure_s       tokens/s, aggregate over the run
---                       (NULL when measure_s is 0 or NULL)
--- Achieved shape next to the requested one (ok requests; requested: every measured request):
--- input_tokens_spec, output_tokens_spec   the requested lengths, copied from runs (NULL: not shaped)
--- isl_mean, isl_p50, isl_p99              avg / quantile_cont of prompt_tokens (as the server counted)   tokens
--- osl_mean, osl_p50, osl_p99              avg / quantile_cont of output_tokens                           tokens
--- requested_isl_mean, requested_osl_mean  avg of requested_input_tokens / requested_output_tokens       tokens
--- in_flight_at_stop     measured requests in flight when a timed run ended (finished, counted once)   count
--- stop_rule             what ended the measurement (runs.stop_rule)
--- client_saturated      the client itself was a limit (runs.client_saturated, tasks/load/selfcheck.py); NULL: not
---                       checked (runs stored before the self-check)
--- client_check_note     why it was flagged (runs.client_check_note)
--- token_count_source    the distinct sources of the ok requests' token counts, comma-separated
---                       (usage, server_counters, tokenizer, none)
--- cached_tokens         sum(cached_tokens): prompt tokens the engine served from its cache     tokens (NULL: unreported)
--- cached_share          cached_tokens / prompt_tokens                                            fraction
--- Steady state (copied from view steady_window: the stretch at full load, its formulas there):
--- steady_start_ns, steady_end_ns   the steady window                                             ns
--- steady_share, short_steady       its share of the measured window; short_steady: share < 0.5    fraction, BOOLEAN
--- steady_output_tok_s              output tokens inside the window / its length                   tokens/s
--- steady_tpot_p50_ms, steady_tpot_p90_ms   TPOT percentiles of the requests decoding in it        ms per token
--- steady_interactivity             1000 / steady_tpot_p50_ms                                      tokens/s/user
--- steady_interactivity_p90         1000 / steady_tpot_p90_ms                                      tokens/s/user
--- Frontier coordinates (issue 30; view frontier reads them):
--- gpus_counted          the GPUs the serving configuration used: runs.gpus_given when > 0 (handed to the engine:
---                       its device list, TP x PP x DP or the matrix's declared gpus; runs.gpus_given_source says
---                       which), 1 when it is 0 (the engine ran on the CPU: one device); where it is NULL (unknown,
---                       or a row stored before configurations) runs.gpu_count when > 0 (detected, else the
---                       inventory's), else runs.declared_gpu_count when > 0, else 1 (a CPU host)     GPUs
--- gpus_counted_source   'gpus_given' | 'gpu_count' | 'declared_gpu_count' | 'cpu': which of those gave gpus_counted
--- config_id             runs.config_id (the serving configuration's id, schemas/serving.py); for a row stored
---                       before configurations: 'legacy-' || the first 8 hex digits of md5(engine_name | engine_version
---                       | model_name | gpus_counted): its engine, version, model and GPUs as its configuration
--- interactivity         1000 / tpot_p50_ms: decode speed a median user sees                     tok/s per user
--- interactivity_p90     1000 / tpot_p90_ms: the same for the slowest tenth of requests          tok/s per user
--- output_tok_s_per_gpu  output_tok_s / gpus_counted                                             tokens/s per GPU
--- steady_output_tok_s_per_gpu   steady_output_tok_s / gpus_counted                              tokens/s per GPU
+-- Its columns, in order, each with its formula, unit, direction and data tests, are declared once in
+-- run_summary.yml beside this file (docs/dev/columns.md; docs/formulas.md tabulates them). The steady-state columns
+-- (steady_*) are view steady_window's, copied (its formulas there); gpus_counted, config_id, interactivity and the
+-- per-GPU throughputs are the frontier's coordinates (view frontier reads them; issue 30).
 -- reads: request_metrics, steady_window; tables: runs
 CREATE OR REPLACE VIEW run_summary AS
 WITH request_stats AS (

@@ -2,7 +2,7 @@
 -- night_weighted_mean (the same rule: each night's mean over its runs, then the mean over nights) over a table
 -- of groups instead of one list per group: a hash aggregate over every row, where the list macros compare every
 -- row of a group with every night of it (a year of nightly runs in 12,000 groups: 0.23 s here against 6.2 s by
--- the list macros, docs/performance.md). The report's night-weighted figures and compare's side figures read it;
+-- the list macros, docs/dev/performance.md). The report's night-weighted figures and compare's side figures read it;
 -- tests/unit/tasks/report/test_report.py checks that both forms give the same figures.
 --
 -- source    the name of a table or view with columns key (the group: any type, e.g. a struct of platform and

@@ -2,7 +2,7 @@
 -- groups whose values are lists of equal meaning position by position (a run's latency quantiles at fixed
 -- probabilities): the same rule (each night's mean over its runs, then the mean over nights), position by
 -- position, computed on the lists instead of one row per element (a year's runs' 101-quantile lists: 3.7 M
--- elements, 0.32 s here against 1.07 s by night_weighted over the unnested rows, docs/performance.md). The
+-- elements, 0.32 s here against 1.07 s by night_weighted over the unnested rows, docs/dev/performance.md). The
 -- report's latency distributions read it; tests/unit/tasks/store/test_cost_views.py checks it against night_weighted.
 --
 -- source    the name of a table or view with columns key (the group), value (DOUBLE[]) and night

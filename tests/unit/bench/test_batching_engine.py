@@ -49,7 +49,7 @@ def test_targets_outside_the_simulated_range_are_refused() -> None:
 
 def test_the_interval_covers_the_closed_form_in_most_noisy_repetitions() -> None:
     """A small calibration that can fail: 20 repetitions at 95%; fewer than 16 covered fails (for a calibrated interval
-    the chance of that is under 0.3%: binomial(20, 0.95)). Its duration: docs/performance.md#test-calibration."""
+    the chance of that is under 0.3%: binomial(20, 0.95)). Its duration: docs/dev/performance.md#test-calibration."""
     rng = np.random.default_rng(11)
     target = 60.0
     truth = A.tokens_per_usd_at(target) / B.tokens_per_usd_at(target)

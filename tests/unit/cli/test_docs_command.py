@@ -18,8 +18,10 @@ def test_a_page_is_printed_as_it_is_in_docs() -> None:
     done = runner.invoke(app, ["docs", "fleet"])
     assert done.exit_code == 0, done.output
     assert done.stdout == (ROOT / "docs" / "fleet.md").read_text("utf-8")
-    nested = runner.invoke(app, ["docs", "decisions/0003-fleet-on-prefect-workers"])
-    assert nested.stdout == (ROOT / "docs" / "decisions" / "0003-fleet-on-prefect-workers.md").read_text("utf-8")
+    nested = runner.invoke(app, ["docs", "dev/decisions/0003-fleet-on-prefect-workers"])
+    assert nested.stdout == (ROOT / "docs" / "dev" / "decisions" / "0003-fleet-on-prefect-workers.md").read_text(
+        "utf-8"
+    )
     assert runner.invoke(app, ["docs", "fleet.md"]).stdout == done.stdout  # as a link names it
 
 
@@ -33,7 +35,7 @@ def test_the_list_names_each_top_page_with_its_title() -> None:
     assert done.exit_code == 0, done.output
     lines = done.stdout.splitlines()
     assert any(line.split() == ["fleet", "Run", "a", "fleet"] for line in lines), done.stdout
-    assert "decisions/..." in lines[-1] and "tcobench docs PAGE" in lines[-1]
+    assert "dev/..." in lines[-1] and "cli/..." in lines[-1] and "tcobench docs PAGE" in lines[-1]
 
 
 def test_an_unknown_page_is_one_usage_line_naming_the_pages() -> None:

@@ -3,7 +3,7 @@
 Each command runs in a fresh interpreter (as the user's shell starts it), then the modules it imported are checked:
 no Prefect, scipy, docker SDK or HTTP client for any of them, none of the report's modules for query and compare, and
 for --help not even pydantic, DuckDB or Arrow (the root's help lists the commands from ``main.COMMANDS`` without
-importing their modules). The figures these imports cost: docs/performance.md#small-store.
+importing their modules). The figures these imports cost: docs/dev/performance.md#small-store.
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ def test_a_runs_requests_resampled_by_drawing_and_by_the_normal_approximation_ag
     """From NORMAL_FROM_REQUESTS ok requests a run's request-level resampling is its normal approximation
     (bootstrap.py); against drawing the requests (200,000 replicates each) at the threshold and above, the mean,
     sd and the 2.5% / 97.5% quantiles agree: mean within 0.2%, sd within 3%, each quantile within a tenth of an sd
-    (drawing is slightly skewed, the ratio estimator's bias: docs/performance.md#test-normal-approximation)."""
+    (drawing is slightly skewed, the ratio estimator's bias: docs/dev/performance.md#test-normal-approximation)."""
     rng = np.random.default_rng(7)
     for n in (NORMAL_FROM_REQUESTS, 272, 1000):
         tokens = rng.integers(1, 65, n).astype(float)  # uneven lengths: a real spread of the ratio

@@ -1,12 +1,12 @@
 """frontier's bootstrap replicates: the same numbers, to the bit, for a fixed seed.
 
-The figures below were printed with the random stream as docs/decisions/0007-frontier-replicate-draws.md lays it
+The figures below were printed with the random stream as docs/dev/decisions/0007-frontier-replicate-draws.md lays it
 out (a large run's order statistic drawn by inversion from one uniform, level by level), with the large runs'
-normal parts of throughput summed into one normal per level and replicate (docs/decisions/0008-summed-normal-parts.md),
-from the fleet built here: ``compare_frontiers(_fleet(1), _fleet(2, slower=1.15), ...)`` as in each test. The points
-(levels, ratios) are those tcobench 87f023d printed; only the intervals, the crossover's interval, the share covered
-and the bands moved with each change of stream. A change of the random stream's use or of the arithmetic's order
-changes them: that is a change of results, not a speed-up.
+normal parts of throughput summed into one normal per level and replicate
+(docs/dev/decisions/0008-summed-normal-parts.md), from the fleet built here: ``compare_frontiers(_fleet(1), _fleet(2,
+slower=1.15), ...)`` as in each test. The points (levels, ratios) are those tcobench 87f023d printed; only the
+intervals, the crossover's interval, the share covered and the bands moved with each change of stream. A change of the
+random stream's use or of the arithmetic's order changes them: that is a change of results, not a speed-up.
 """
 
 from __future__ import annotations

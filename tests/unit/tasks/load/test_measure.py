@@ -205,7 +205,7 @@ def test_tokenizer_counts_what_the_server_does_not() -> None:
 
 def test_a_measure_result_prints_short_whatever_its_rows() -> None:
     """asyncio.run formats the finished task's result when it restores the SIGINT handler: a result's repr
-    must not print every request row (docs/performance.md#result-repr)."""
+    must not print every request row (docs/dev/performance.md#result-repr)."""
     from tcobench.tasks.load.record import MeasureResult
 
     result = MeasureResult(warmup=[], measured=[object()] * 100_000, measure_start_ns=1, measure_end_ns=2)  # type: ignore[list-item]

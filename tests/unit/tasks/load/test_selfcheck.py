@@ -106,7 +106,7 @@ def _run(url: str, concurrency: int, requests: int, tokens: int, **extra: object
 def test_a_client_driven_past_its_capacity_is_flagged_saturated(endpoint: Endpoint) -> None:
     """2,000 streams at once, a token every 1 ms each (2M chunks/s asked of one Python process): far past what one event
     loop can read, on any machine. Timed (1.5 s), so the phase is long enough for the lag to be judged however fast the
-    machine: a count of 2,000 requests can end under the 0.5 s rule (docs/performance.md#test-saturation-count)."""
+    machine: a count of 2,000 requests can end under the 0.5 s rule (docs/dev/performance.md#test-saturation-count)."""
     url = endpoint("--ttft-ms", "0", "--itl-ms", "1")
     result = _run(url, 2000, 2000, 8, duration_s=1.5)
     assert result.client[0].wall_ns >= MIN_LAG_SAMPLES * LAG_INTERVAL_NS

@@ -78,3 +78,14 @@ def test_independent_views_keep_the_layer_order_then_the_name() -> None:
         "w": (2, "-- reads: -"),
     }
     assert views._ordered(files) == ["z", "y", "x", "w"]
+
+
+def test_the_cache_key_follows_the_code_not_the_comments(monkeypatch: pytest.MonkeyPatch) -> None:
+    def key(text: str) -> str:
+        monkeypatch.setattr(views, "_cached_prefix", lambda: [("run_summary", text)])
+        return views.view_key.__wrapped__()
+
+    code = "-- run_summary: one row per run\n-- reads: -\nCREATE VIEW run_summary AS\nSELECT 1 AS n -- one\n"
+    assert key(code) == key(code.replace("one row per run", "a row for each run"))
+    assert key(code) != key(code.replace("SELECT 1", "SELECT 2"))
+    assert key(code) != key(code.replace("-- one", "-- two"))  # a comment after code is the line's: kept

@@ -1,0 +1,375 @@
+"""columns: every view's columns, declared once, in a YAML file beside its SQL (dbt's ``models/*.yml``).
+
+``tcobench/sql/<layer>/<view>.yml`` lists the columns of ``<view>.sql`` in the view's order. Each column has its
+name and DuckDB type, and either its declaration (description: its formula or meaning in one line, unit, whether
+higher or lower is better, the label and symbol the CLI's and the report's tables print) or ``same_as: <view>``: the
+column is that view's, declared there. ``tests`` are its data tests (``not_null``, ``unique``,
+``accepted_range: {min, max}``), checked on a small store by tests/unit/schemas/test_columns.py, which also checks that
+every view's columns are its declaration's. ``not_null`` also makes the column's Python type non-optional.
+
+A view with ``row: <ClassName>`` is read typed: its full declarations are the metric catalogue (``metrics()``).
+``python -m tcobench.schemas.columns`` writes the TypedDicts (tasks/store/view_rows.py) and the catalogue's tables
+(docs/formulas.md); tests check both are current. docs/dev/columns.md shows how to add a column.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "BEGIN",
+    "END",
+    "LAYERS",
+    "AcceptedRange",
+    "Column",
+    "DataTest",
+    "Metric",
+    "RangeTest",
+    "ViewColumns",
+    "catalogue_markdown",
+    "column_mismatches",
+    "data_test_sql",
+    "declaration",
+    "declarations",
+    "docs_with_catalogue",
+    "metric",
+    "metrics",
+    "parse_declaration",
+    "typed_rows_module",
+]
+
+# the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (no .yml:
+# each macro's header documents its columns; docs/dev/sql.md)
+LAYERS = ("request", "run", "cost", "trend", "report", "macros")
+
+DuckType = Literal[
+    "VARCHAR",
+    "BIGINT",
+    "INTEGER",
+    "HUGEINT",
+    "DOUBLE",
+    "BOOLEAN",
+    "DATE",
+    "TIMESTAMP",
+    "DOUBLE[]",
+    "BIGINT[]",
+    "BOOLEAN[]",
+]
+# DuckDB type -> the Python type its values arrive as through Arrow (typed rows: tasks/store/view_rows.py)
+PYTHON_TYPE: Mapping[str, str] = {
+    "VARCHAR": "str",
+    "BIGINT": "int",
+    "INTEGER": "int",
+    "HUGEINT": "int",
+    "DOUBLE": "float",
+    "BOOLEAN": "bool",
+    "DATE": "dt.date",
+    "TIMESTAMP": "dt.datetime",
+}
+Better = Literal["higher", "lower"]
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+
+
+class AcceptedRange(BaseModel):
+    """The bounds every non-NULL value lies within (inclusive)."""
+
+    model_config = _STRICT
+
+    min: float | None = Field(default=None, description="the least value allowed")
+    max: float | None = Field(default=None, description="the greatest value allowed")
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> AcceptedRange:
+        if self.min is None and self.max is None:
+            raise ValueError("accepted_range needs min, max or both")
+        return self
+
+
+class RangeTest(BaseModel):
+    """Data test: ``{accepted_range: {min: 0, max: 1}}``."""
+
+    model_config = _STRICT
+
+    accepted_range: AcceptedRange
+
+
+DataTest = Literal["not_null", "unique"] | RangeTest
+
+
+class Column(BaseModel):
+    """One column of a view, as its YAML file declares it."""
+
+    model_config = _STRICT
+
+    name: str = Field(pattern=r"^[a-z_][a-z0-9_]*$", description="the column's name in the view")
+    type: DuckType = Field(description="its DuckDB type, as DESCRIBE names it")
+    same_as: str | None = Field(default=None, description="the view whose declaration of this column it carries")
+    description: str | None = Field(default=None, description="its formula or meaning, in one line")
+    unit: str = Field(default="", description="its unit ('' for a name, an id, a flag or a label)")
+    better: Better | None = Field(default=None, description="whether higher or lower is better (None: neither)")
+    label: str | None = Field(default=None, description="how the CLI's and the report's tables name it")
+    symbol: str | None = Field(default=None, description="its unit as those tables print it, e.g. 'ms'")
+    tests: tuple[DataTest, ...] = Field(default=(), description="its data tests")
+
+    @model_validator(mode="after")
+    def _declared_once(self) -> Column:
+        own = {k for k in ("description", "label", "symbol", "better") if getattr(self, k) is not None}
+        if self.unit:
+            own.add("unit")
+        if self.same_as is not None and own:
+            raise ValueError(f"{self.name}: same_as {self.same_as!r} carries that view's declaration; drop {own}")
+        if self.same_as is None and not self.description:
+            raise ValueError(f"{self.name}: give a description (or same_as: the view that declares it)")
+        if self.description is not None and "\n" in self.description:
+            raise ValueError(f"{self.name}: the description is one line")
+        if self.better is not None and not self.unit:
+            raise ValueError(f"{self.name}: a better direction needs a unit")
+        return self
+
+    @property
+    def not_null(self) -> bool:
+        return "not_null" in self.tests
+
+    @property
+    def python_type(self) -> str:
+        """Its Python type in a typed row, e.g. 'float | None' (optional unless a not_null test says otherwise)."""
+        base = PYTHON_TYPE.get(self.type)
+        if base is None:
+            raise ValueError(f"{self.name}: no Python type for {self.type} in a typed row")
+        return base if self.not_null else f"{base} | None"
+
+
+class ViewColumns(BaseModel):
+    """A view's YAML file: its columns in the view's order, and the typed row Python reads it as."""
+
+    model_config = _STRICT
+
+    view: str = Field(description="the view's name (its .sql file's)")
+    row: str | None = Field(default=None, pattern=r"^[A-Z]\w*Row$", description="its TypedDict in view_rows.py")
+    columns: tuple[Column, ...] = Field(min_length=1, description="its columns, in the view's order")
+
+    @model_validator(mode="after")
+    def _unique(self) -> ViewColumns:
+        names = [c.name for c in self.columns]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"columns declared twice: {twice}")
+        return self
+
+    def column(self, name: str) -> Column:
+        """The column called ``name``; KeyError when the view has none."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"view {self.view!r} declares no column {name!r}")
+
+
+def parse_declaration(text: str, source: str) -> ViewColumns:
+    """A view's declaration from its YAML text; ValueError naming ``source`` when it is not one."""
+    import yaml  # here: importing it costs the CLI's start time, and only the checks and generator read YAML
+
+    try:
+        return ViewColumns.model_validate(yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except (yaml.YAMLError, ValueError) as exc:
+        raise ValueError(f"{source}: {exc}") from exc
+
+
+def _files() -> list[tuple[str, Traversable]]:
+    root = files("tcobench").joinpath("sql")
+    found = []
+    for layer in LAYERS:
+        for path in sorted(root.joinpath(layer).iterdir(), key=lambda p: p.name):
+            if path.name.endswith(".yml"):
+                found.append((f"tcobench/sql/{layer}/{path.name}", path))
+    return found
+
+
+@cache
+def _source_of() -> dict[str, str]:
+    """View -> its declaration's path in the source tree, e.g. 'tcobench/sql/run/run_summary.yml'."""
+    return {path.name.removesuffix(".yml"): source for source, path in _files()}
+
+
+@cache
+def declarations() -> Mapping[str, ViewColumns]:
+    """View -> its declaration, for every tcobench/sql/<layer>/<view>.yml (layer by layer, then by name); read once
+    per process. ValueError when a file is not a declaration, names another view, or a same_as names a view that
+    does not declare that column."""
+    out: dict[str, ViewColumns] = {}
+    for source, path in _files():
+        declared = parse_declaration(path.read_text("utf-8"), source)
+        if declared.view != path.name.removesuffix(".yml"):
+            raise ValueError(f"{source}: declares view {declared.view!r}, not the view of its file name")
+        out[declared.view] = declared
+    for declared in out.values():
+        for c in declared.columns:
+            if c.same_as is not None:
+                home = out.get(c.same_as)
+                if home is None or c.name not in {h.name for h in home.columns} or home.column(c.name).same_as:
+                    raise ValueError(f"{declared.view}.{c.name}: same_as {c.same_as!r}, which does not declare it")
+    return out
+
+
+def declaration(view: str, name: str) -> Column:
+    """The full declaration of ``view``'s column ``name`` (followed through same_as); KeyError when undeclared."""
+    column = declarations()[view].column(name)
+    return declarations()[column.same_as].column(name) if column.same_as else column
+
+
+def column_mismatches(view: str, actual: Sequence[tuple[str, str]]) -> list[str]:
+    """How the columns a view returns, (name, DuckDB type) in order, differ from its declaration ([]: they do not)."""
+    path = _source_of().get(view, f"tcobench/sql/<layer>/{view}.yml")
+    if view not in declarations():
+        return [f"view {view!r} has no declaration: write {path} (docs/dev/columns.md)"]
+    declared = [(c.name, c.type) for c in declarations()[view].columns]
+    if declared == list(actual):
+        return []
+    names, got = [n for n, _ in declared], [n for n, _ in actual]
+    out = [f"{view}: {n} is declared but not a column of the view" for n in names if n not in got]
+    out += [f"{view}: {n} is a column of the view but not declared in {path}" for n in got if n not in names]
+    types = dict(declared)
+    out += [f"{view}.{n}: declared {types[n]}, the view has {t}" for n, t in actual if n in types and types[n] != t]
+    if not out:
+        out.append(f"{view}: columns in another order than declared: the view has {got}")
+    return out
+
+
+def data_test_sql(view: str, column: str, test: DataTest) -> str:
+    """SQL counting the rows of ``view`` that fail one data test of its column (0: the test holds)."""
+    if test == "not_null":
+        return f"SELECT count(*) FROM {view} WHERE {column} IS NULL"
+    if test == "unique":
+        return f"SELECT count(*) FROM (SELECT {column} FROM {view} GROUP BY {column} HAVING count(*) > 1)"
+    assert isinstance(test, RangeTest)
+    bounds = test.accepted_range
+    failing = [f"{column} < {bounds.min!r}"] * (bounds.min is not None) + [f"{column} > {bounds.max!r}"] * (
+        bounds.max is not None
+    )
+    return f"SELECT count(*) FROM {view} WHERE {' OR '.join(failing)}"
+
+
+def typed_rows_module() -> str:
+    """The source of tasks/store/view_rows.py: a TypedDict per view declared with ``row:``."""
+    rows = [d for d in declarations().values() if d.row is not None]
+    names = sorted(["VIEW_ROWS", *(d.row for d in rows if d.row)])
+    out = [
+        '"""view_rows: the typed rows of the views Python reads (one TypedDict per view declared with ``row:``).',
+        "",
+        "Generated by ``python -m tcobench.schemas.columns`` from tcobench/sql/<layer>/<view>.yml: edit those, not",
+        'this file (tests/unit/schemas/test_columns.py checks that it is current)."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import datetime as dt",
+        "from collections.abc import Mapping",
+        "from typing import Any, TypedDict",
+        "",
+        "__all__ = [",
+        *(f'    "{n}",' for n in names),
+        "]",
+    ]
+    for d in rows:
+        out += ["", "", f"class {d.row}(TypedDict):"]
+        out.append(f'    """View {d.view}; its columns are declared in {_source_of()[d.view]}."""')
+        out.append("")
+        out += [f"    {c.name}: {c.python_type}" for c in d.columns]
+    out += ["", "", "VIEW_ROWS: Mapping[str, type[Any]] = {"]
+    out += [f'    "{d.view}": {d.row},' for d in rows]
+    out += ["}", ""]
+    return "\n".join(out)
+
+
+BEGIN = "<!-- catalogue: generated by `python -m tcobench.schemas.columns`; edit tcobench/sql/*/*.yml, not here -->"
+END = "<!-- end of catalogue -->"
+
+
+class Metric(BaseModel):
+    """A metric of the catalogue: a column of a typed view, as its declaring view declares it."""
+
+    model_config = _STRICT
+
+    name: str = Field(description="the column's name, the same in every view that carries it")
+    views: tuple[str, ...] = Field(min_length=1, description="the typed views whose rows carry it, declaring first")
+    unit: str = Field(description="its unit ('' for a name, an id, a flag or a label)")
+    better: Better | None = Field(description="whether higher or lower is better (None: neither)")
+    formula: str = Field(description="how it is computed, in one line")
+    label: str | None = Field(default=None, description="how the CLI's and the report's tables name it")
+    symbol: str | None = Field(default=None, description="its unit as those tables print it, e.g. 'ms'")
+
+
+@cache
+def metrics() -> tuple[Metric, ...]:
+    """Every metric, view by view (in declaration order), then in its view's column order."""
+    typed = [d for d in declarations().values() if d.row is not None]
+    out = []
+    for d in typed:
+        for c in (c for c in d.columns if c.same_as is None):
+            carried = [
+                t.view for t in typed if t is not d and c.name in {x.name for x in t.columns if x.same_as == d.view}
+            ]
+            out.append(
+                Metric(
+                    name=c.name,
+                    views=(d.view, *carried),
+                    unit=c.unit,
+                    better=c.better,
+                    formula=c.description or "",
+                    label=c.label,
+                    symbol=c.symbol,
+                )
+            )
+    return tuple(out)
+
+
+def metric(name: str) -> Metric:
+    """The catalogue's entry for a column; KeyError when it is not catalogued (or catalogued twice)."""
+    found = [m for m in metrics() if m.name == name]
+    if len(found) != 1:
+        raise KeyError(f"{name!r} is catalogued {len(found)} times")
+    return found[0]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|") or "-"
+
+
+def catalogue_markdown() -> str:
+    """The catalogue as docs/formulas.md's tables: one per declaring view, a row per metric."""
+    out: list[str] = []
+    for view in dict.fromkeys(m.views[0] for m in metrics()):
+        out += [f"### `{view}`", "", "| metric | unit | better | formula | also in |", "|---|---|---|---|---|"]
+        for m in (m for m in metrics() if m.views[0] == view):
+            also = ", ".join(f"`{v}`" for v in m.views[1:])
+            out.append(f"| `{m.name}` | {_cell(m.unit)} | {m.better or '-'} | {_cell(m.formula)} | {also or '-'} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def docs_with_catalogue(text: str) -> str:
+    """docs/formulas.md's text with the tables between BEGIN and END replaced by ``catalogue_markdown()``."""
+    if BEGIN not in text or END not in text:
+        raise ValueError(f"docs/formulas.md lacks the markers {BEGIN!r} ... {END!r}")
+    head, rest = text.split(BEGIN, 1)
+    return f"{head}{BEGIN}\n\n{catalogue_markdown()}{END}{rest.split(END, 1)[1]}"
+
+
+def _main() -> None:
+    """Write tasks/store/view_rows.py and docs/formulas.md's catalogue tables from the declarations (run from a
+    source checkout: the package's tasks/ and docs/ are the checkout's)."""
+    package = Path(str(files("tcobench")))
+    rows, docs = package / "tasks" / "store" / "view_rows.py", package / "docs" / "formulas.md"
+    rows.write_text(typed_rows_module(), "utf-8")
+    docs.write_text(docs_with_catalogue(docs.read_text("utf-8")), "utf-8")
+    sys.stdout.write(f"wrote {rows} and {docs}\n")
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,182 @@
+"""The views' column declarations (tcobench/sql/<layer>/<view>.yml, schemas/columns.py) against the views: every
+view's columns, in order and with their types, are its declaration's; every declared data test holds on a small
+store; the typed rows generated from them (tasks/store/view_rows.py) are current."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
+from tcobench.schemas.columns import (
+    DataTest,
+    RangeTest,
+    column_mismatches,
+    data_test_sql,
+    declaration,
+    declarations,
+    parse_declaration,
+    typed_rows_module,
+)
+from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.store import write_results
+from tcobench.tasks.store.views import sql_views
+from tests.unit.factories import T0_NS, make_prices, make_request, make_run, make_telemetry
+
+ROWS_FILE = Path(__file__).resolve().parents[3] / "tasks" / "store" / "view_rows.py"
+_MACRO = re.compile(r"^CREATE\s+(OR\s+REPLACE\s+)?(TEMP\s+)?MACRO\b", re.M | re.I)
+VIEWS = [name for name, text in sql_views() if not _MACRO.search(text)]
+TESTS: list[tuple[str, str, DataTest]] = [
+    (view, c.name, test) for view, declared in declarations().items() for c in declared.columns for test in c.tests
+]
+
+
+def _test_id(case: tuple[str, str, DataTest]) -> str:
+    view, column, test = case
+    return f"{view}.{column}:{test if isinstance(test, str) else 'accepted_range'}"
+
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Every view over an empty store (the typed stand-ins of tasks/store/query.py)."""
+    connection = connect(tmp_path_factory.mktemp("empty"), make_prices(rental={}, latency_target={}))
+    yield connection
+    connection.close()
+
+
+def _run_rows(
+    run_id: str, concurrency: int, failed: bool
+) -> tuple[RunRecord, list[RequestRecord], list[TelemetryRecord]]:
+    run = make_run(run_id=run_id, concurrency=concurrency, measured_requests=3)
+    requests = [
+        make_request(run_id=run_id, request_index=i, start_ns=T0_NS + (5 + i) * 10**9, prompt_tokens=10 + i)
+        for i in range(3)
+    ]
+    if failed:
+        requests.append(
+            make_request(
+                run_id=run_id, request_index=3, http_status=500, error="boom", ttft_ns=None, output_tokens=None
+            )
+        )
+    samples = [make_telemetry(run_id=run_id, ts_ns=T0_NS + i * 10**9, power_mw=300_000 + i) for i in range(0, 20)]
+    return run, requests, samples
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Every view over a small store: two runs of one batch (one with a failed request), priced on both bases."""
+    store = tmp_path_factory.mktemp("small")
+    for run_id, concurrency, failed in (("run0", 1, False), ("run1", 2, True)):
+        run, requests, samples = _run_rows(run_id, concurrency, failed)
+        write_results(store, run, requests, samples)
+    connection = connect(store, make_prices(rental={}, latency_target={}))
+    assert connection.execute("SELECT count(*) FROM run_summary").fetchone() == (2,)
+    yield connection
+    connection.close()
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_each_view_returns_its_declared_columns(empty: duckdb.DuckDBPyConnection, view: str) -> None:
+    description = empty.execute(f"SELECT * FROM {view} LIMIT 0").description or []
+    actual = [(name, str(kind)) for name, kind, *_ in description]
+    assert not column_mismatches(view, actual), "\n".join(column_mismatches(view, actual))
+
+
+def test_each_declaration_has_its_view() -> None:
+    assert sorted(declarations()) == sorted(VIEWS), "a .yml file beside no view of that name (or a view without one)"
+
+
+def test_the_column_check_names_what_differs() -> None:
+    declared = [(c.name, c.type) for c in declarations()["tco_sources"].columns]
+    assert column_mismatches("tco_sources", declared) == []
+    assert column_mismatches("no_such_view", declared) == [
+        "view 'no_such_view' has no declaration: write tcobench/sql/<layer>/no_such_view.yml (docs/dev/columns.md)"
+    ]
+    assert column_mismatches("tco_sources", [*declared, ("extra", "DOUBLE")]) == [
+        "tco_sources: extra is a column of the view but not declared in tcobench/sql/cost/tco_sources.yml"
+    ]
+    assert column_mismatches("tco_sources", declared[1:]) == [
+        "tco_sources: run_id is declared but not a column of the view"
+    ]
+    assert column_mismatches("tco_sources", [(declared[0][0], "BIGINT"), *declared[1:]]) == [
+        "tco_sources.run_id: declared VARCHAR, the view has BIGINT"
+    ]
+    assert column_mismatches("tco_sources", declared[::-1])[0].startswith("tco_sources: columns in another order")
+
+
+@pytest.mark.parametrize("case", TESTS, ids=[_test_id(c) for c in TESTS])
+def test_each_data_test_holds_on_a_small_store(
+    small: duckdb.DuckDBPyConnection, case: tuple[str, str, DataTest]
+) -> None:
+    view, column, test = case
+    failing = small.execute(data_test_sql(view, column, test)).fetchone()
+    assert failing == (0,), f"{view}.{column}: {failing[0] if failing else '?'} rows fail {test}"
+
+
+def test_the_data_tests_cover_every_typed_view() -> None:
+    typed = {view for view, d in declarations().items() if d.row is not None}
+    assert typed <= {view for view, _, test in TESTS if test == "not_null"}
+    assert {view for view, _, test in TESTS if test == "unique"} >= {"run_summary", "tco", "record_card"}
+    assert any(isinstance(test, RangeTest) for _, _, test in TESTS)
+
+
+def test_the_small_store_fills_every_typed_view(small: duckdb.DuckDBPyConnection) -> None:
+    for view in (v for v, d in declarations().items() if d.row is not None):
+        count = small.execute(f"SELECT count(*) FROM {view}").fetchone()
+        assert count is not None and count[0] > 0, f"{view}: no rows, so its data tests would hold vacuously"
+
+
+def test_a_data_test_can_fail(small: duckdb.DuckDBPyConnection) -> None:
+    small.execute(
+        "CREATE TEMP VIEW broken AS SELECT * FROM (VALUES ('a', 1.5), ('a', -1.0), (NULL, 0.5)) AS t(run_id, share)"
+    )
+    bounds = RangeTest.model_validate({"accepted_range": {"min": 0, "max": 1}})
+    assert small.execute(data_test_sql("broken", "run_id", "not_null")).fetchone() == (1,)
+    assert small.execute(data_test_sql("broken", "run_id", "unique")).fetchone() == (1,)
+    assert small.execute(data_test_sql("broken", "share", bounds)).fetchone() == (2,)
+    assert small.execute(data_test_sql("run_summary", "n", bounds)).fetchone() == (2,)  # n = 3 and 4 requests
+
+
+def test_the_typed_rows_are_generated_from_the_declarations() -> None:
+    assert ROWS_FILE.read_text("utf-8") == typed_rows_module(), (
+        "tasks/store/view_rows.py: regenerate with `python -m tcobench.schemas.columns`"
+    )
+    assert "    ttft_p90_ms: float | None\n" in typed_rows_module()
+    assert "    run_id: str\n" in typed_rows_module()
+
+
+def test_same_as_carries_the_declaring_views_column() -> None:
+    assert declarations()["tco"].column("run_id").same_as == "run_summary"
+    assert declaration("tco", "run_id") == declarations()["run_summary"].column("run_id")
+    assert declaration("run_summary", "ttft_p90_ms").unit == "ms"
+
+
+@pytest.mark.parametrize(
+    ("column", "error"),
+    [
+        ("{name: x, type: DOUBLE}", "give a description"),
+        ("{name: x, type: DOUBLE, same_as: tco, unit: ms}", "carries that view's declaration"),
+        ("{name: x, type: REAL, description: d}", "type"),
+        ("{name: x, type: DOUBLE, description: d, better: faster, unit: ms}", "better"),
+        ("{name: x, type: DOUBLE, description: d, better: lower}", "a better direction needs a unit"),
+        ("{name: x, type: DOUBLE, description: d, tests: [positive]}", "tests"),
+        ("{name: x, type: DOUBLE, description: d, tests: [{accepted_range: {}}]}", "min, max or both"),
+        ("{name: x, type: DOUBLE, description: d, colour: red}", "colour"),
+    ],
+)
+def test_a_bad_declaration_is_refused_naming_its_file(column: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error) as caught:
+        parse_declaration(f"view: v\ncolumns:\n  - {column}\n", "tcobench/sql/run/v.yml")
+    assert str(caught.value).startswith("tcobench/sql/run/v.yml: ")
+
+
+def test_a_column_declared_twice_is_refused() -> None:
+    text = (
+        "view: v\ncolumns:\n  - {name: x, type: BIGINT, description: d}\n  - {name: x, type: BIGINT, description: e}\n"
+    )
+    with pytest.raises(ValueError, match=r"declared twice: \['x'\]"):
+        parse_declaration(text, "v.yml")
