@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from tcobench import lazy
 
 if TYPE_CHECKING:
-    from tcobench.flows._orchestrator import prefect_enabled, start_api_server, use_settings
+    from tcobench.flows._orchestrator import in_process_settings, prefect_enabled, start_api_server, use_settings
     from tcobench.flows.benchmark import BenchmarkResult, benchmark
     from tcobench.flows.compact import compact
     from tcobench.flows.fleet import FleetNight, fleet_host
@@ -22,6 +22,7 @@ _HOMES = {
     "prefect_enabled": "_orchestrator",
     "start_api_server": "_orchestrator",
     "use_settings": "_orchestrator",
+    "in_process_settings": "_orchestrator",
     "BenchmarkResult": "benchmark",
     "benchmark": "benchmark",
     "compact": "compact",
@@ -41,6 +42,7 @@ __all__ = [
     "benchmark",
     "compact",
     "fleet_host",
+    "in_process_settings",
     "nightly",
     "prefect_enabled",
     "rebuild_images",

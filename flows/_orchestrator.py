@@ -12,6 +12,7 @@ flow run) reads this process's ``Settings()``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import subprocess
@@ -23,7 +24,16 @@ from tcobench.settings import Settings, current
 from tcobench.tasks.host.procs import spawn_options
 from tcobench.tasks.redact import redact, redact_text
 
-__all__ = ["flow", "inline", "prefect_enabled", "run_log", "start_api_server", "task", "use_settings"]
+__all__ = [
+    "flow",
+    "in_process_settings",
+    "inline",
+    "prefect_enabled",
+    "run_log",
+    "start_api_server",
+    "task",
+    "use_settings",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -156,3 +166,17 @@ def start_api_server() -> int | None:
             api_server.subprocess = real
     process = getattr(server, "server_process", None)
     return int(process.pid) if process is not None else None
+
+
+def in_process_settings(server: int | None) -> contextlib.AbstractContextManager[Any]:
+    """Prefect's settings for the flow runs of a command whose API server is its own in-process one (``server``, the
+    pid ``start_api_server`` returned; None: another server, or Prefect off, and nothing changes): no flow-run
+    heartbeats. A heartbeat tells a server that watches for crashed runs that the run lives; the in-process server
+    dies with tcobench, so nobody watches. Prefect's heartbeat thread sleeps in 1 s steps and is joined as each flow
+    run ends: up to a second of every run's end, and of the exit after a signal
+    (docs/run-behaviour.md#interrupts-ctrl-c-sigterm-sighup)."""
+    if server is None:
+        return contextlib.nullcontext()
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})

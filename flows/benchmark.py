@@ -11,6 +11,9 @@ Design notes: docs/dev/architecture/flows-and-fleet.md#flows-benchmark.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +40,12 @@ from tcobench.tasks.load.measure import measure
 from tcobench.tasks.load.pacing import OnRequest
 from tcobench.tasks.load.protocols import adapter_for
 from tcobench.tasks.load.record import RunContext
-from tcobench.tasks.load.shutdown import check_stop, deferred
+from tcobench.tasks.load.shutdown import check_stop, deferred, listening, stop_requested
 from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
 from tcobench.tasks.progress import RunWatcher
 from tcobench.tasks.report.artifacts import summarise_and_publish
 from tcobench.tasks.runs import describe_run, finish_run, new_id
-from tcobench.tasks.store.store import StoreRef, check_store, write_results
+from tcobench.tasks.store.store import StoreRef, WriterPreparation, check_store, write_results
 
 __all__ = ["BenchmarkResult", "benchmark"]
 
@@ -54,6 +57,22 @@ write_results_task = task(write_results, name="write_results")
 summarise_task = task(summarise_and_publish, name="summarise")  # and the summary artifact, from one connection
 open_dataset_task = task(open_workload_dataset, name="open_dataset")
 prepare_workload_task = task(prepare_workload, name="prepare_workload")
+
+
+def _in_background(fn: Callable[..., None], *args: object) -> Future[None]:
+    """``fn(*args)`` in a thread of its own, now; its outcome in the future returned."""
+    done: Future[None] = Future()
+
+    def run() -> None:
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, who raises it
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
+
+    threading.Thread(target=run, name="tcobench-engine-stop", daemon=True).start()
+    return done
 
 
 @dataclass(frozen=True)
@@ -89,11 +108,15 @@ def benchmark(
     dataset = open_dataset_task(config)  # a bad file stops here, before the engine starts
     # api_key: an endpoint's key as `tcobench run --api-key` gave it (masked in what Prefect keeps of the parameters)
     engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event, api_key)
+    engine_stop: Future[None] | None = None
+    writer = WriterPreparation(store)  # the first commit's set-up, in a thread: a signal's exit waits less for it
     try:
         plan = prepare_workload_task(config, engine, model_cache, dataset)
         target = target_of(config, engine.base_url, api_key)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
-        with deferred():  # a signal stops the run in progress gracefully; it is stored before check_stop ends it
+        # a signal stops the run in progress gracefully (stored before check_stop ends it); the store's writer
+        # prepares during its grace period
+        with deferred(), listening(writer.stopping):
             for concurrency in config.workload.concurrency:
                 run = describe_run(config, engine, api, host, batch_id, concurrency, plan=plan, cell=cell)
                 if watcher is not None:
@@ -106,10 +129,20 @@ def benchmark(
                     target, config.workload, ctx, concurrency, on_request, telemetry.set_phase, plan=plan
                 )
                 samples, scraped = stop_telemetry(telemetry), stop_engine_metrics(scrape)
-                died = engine_error(config, engine, any(r.error is not None for r in result.measured))
+                # after a signal nothing more is measured and the user waits for the exit: the engine stops now (its
+                # threads no longer compete with the write; no wait for a death behind failed requests, the run is
+                # interrupted either way), and the run is written without a task run's own work
+                stopping = stop_requested() is not None
+                failures = any(r.error is not None for r in result.measured)
+                died = engine_error(config, engine, failures and not stopping)
+                if stopping and engine_stop is None:
+                    engine_stop = _in_background(stop_engine, config, engine)
                 finished = finish_run(run, result, died, telemetry.facts | scrape.facts)
                 try:
-                    write_results_task(store, finished, result.warmup + result.measured, samples, scraped)
+                    if stopping:  # the last write of this process
+                        write_results(store, finished, result.warmup + result.measured, samples, scraped, exiting=True)
+                    else:
+                        write_results_task(store, finished, result.warmup + result.measured, samples, scraped)
                 except StoreError as exc:
                     stopped = exc
                     break
@@ -122,7 +155,13 @@ def benchmark(
                 if stop is not None:
                     break
     finally:
-        stop_engine_task(config, engine)
+        writer.close()
+        if engine_stop is not None:
+            engine_stop.result()
+        elif stop_requested() is not None:
+            stop_engine(config, engine)
+        else:
+            stop_engine_task(config, engine)
     run_ids = [r.run_id for r in runs]
     # the summary, and its Prefect artifact unless the store refused a write (nothing is published when Prefect is off)
     summary = summarise_task(store, prices, run_ids, publish=stopped is None) if summarise else None

@@ -13,11 +13,12 @@ worker logs its own.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcobench.errors import NightlyError
+from tcobench.errors import Interrupted, NightlyError
 from tcobench.flows._orchestrator import flow, inline, task
 from tcobench.flows.benchmark import benchmark
 from tcobench.flows.fleet import NIGHTLY_DEPLOYMENT, deploy_host_flow, module_deployment, run_fleet
@@ -90,8 +91,17 @@ def _in_process(
         )
         for host in plan.inventory.hosts
     ]
+    cells: list[CellResult] = []
     with deferred():  # a signal stops each host's run in progress gracefully; its Interrupted comes back here
-        return [cell for future in futures for cell in future.result()]
+        for future in futures:
+            try:
+                cells.extend(future.result())
+            except Interrupted:  # the night ends once every host's run in progress is stored, not at the first
+                for other in futures:
+                    with contextlib.suppress(Exception):  # a third signal (Stop) still stops at once
+                        other.result()
+                raise
+    return cells
 
 
 @flow(name="nightly")

@@ -31,6 +31,7 @@ __all__ = [
     "handling_signals",
     "raised_by_a_signal",
     "listen",
+    "listening",
     "on_signal",
     "reset",
     "stop_requested",
@@ -183,6 +184,17 @@ def listen(listener: Listener) -> Callable[[], None]:
         _State.listeners = tuple(x for x in _State.listeners if x is not listener)
 
     return unlisten
+
+
+@contextlib.contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """``listen`` for the ``with`` block. Inside ``deferred`` only: a listener makes a signal graceful (see
+    ``on_signal``)."""
+    unlisten = listen(listener)
+    try:
+        yield
+    finally:
+        unlisten()
 
 
 @contextlib.contextmanager

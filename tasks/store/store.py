@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import queue
 import random
 import re
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -50,7 +52,7 @@ from tcobench.tasks.store.lake import (
     sql_string,
 )
 from tcobench.tasks.store.outage import outage_limit_s, ride_out, unreachable
-from tcobench.tasks.store.views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, view_key
+from tcobench.tasks.store.views import CACHE_PARTITIONED, CACHED_VIEWS, compute_per_run, define_per_run, view_key
 
 __all__ = [
     "LEGACY_TABLES",
@@ -60,6 +62,7 @@ __all__ = [
     "RunRows",
     "Store",
     "StoreRef",
+    "WriterPreparation",
     "cache_schema",
     "check_exists",
     "check_store",
@@ -72,6 +75,7 @@ __all__ = [
     "replace_cached",
     "table_schema",
     "to_arrow",
+    "views_connection",
     "write_cache",
     "write_image_record",
     "write_results",
@@ -108,6 +112,7 @@ _REMEMBERED_RUNS = 64  # runs whose committed per-run view rows a Store keeps (S
 # cells check the store one after another, and the probe was a real commit each time (docs/dev/performance.md)
 CHECK_FRESH_S = 60.0
 _process_lock = threading.RLock()  # one transaction at a time per process (one writer instance, one alias)
+_instances_lock = threading.Lock()  # Store._instance: one DuckDB instance per set of extensions, made once
 
 
 def table_schema(table: str) -> pa.Schema:
@@ -158,6 +163,8 @@ class Store:
         self._committed: dict[str, dict[str, pa.Table]] = {}  # run id -> its cached views' rows, as committed here
         self._committed_lock = threading.Lock()
         self.last_commit_s: float | None = None  # time.monotonic() when this process last committed here
+        # connections of ``views_connection`` made ahead (WriterPreparation), each for one commit's cached views
+        self.prepared_views: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
 
     def remember(self, run_ids: Sequence[str], rows: Mapping[str, pa.Table] | None) -> None:
         """Keep the cached views' rows that this process just committed for these runs (the last few runs only);
@@ -193,9 +200,10 @@ class Store:
         """One instance per set of extensions and process (loading an extension checks its signature:
         docs/dev/performance.md#extension-signature)."""
         key = self.location.extensions + ((self.location.uri,) if self.location.remote_data else ())
-        con = self._instances.get(key)
-        if con is None:
-            con = self._instances[key] = new_instance(self.location)
+        with _instances_lock:  # a WriterPreparation may be making it in its thread
+            con = self._instances.get(key)
+            if con is None:
+                con = self._instances[key] = new_instance(self.location)
         return con
 
     @contextlib.contextmanager
@@ -227,12 +235,15 @@ class Store:
                 except OSError as exc:
                     raise StoreError(f"cannot create store folder {folder}: {exc.strerror or exc}") from exc
 
-    def commit(self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str) -> int:
+    def commit(
+        self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str, checksums: bool = True
+    ) -> int:
         """Run ``body`` in one transaction (retried while locked or in conflict); the snapshot it committed.
 
         With no body, only attach and bring the tables up to date (a check that the store is usable).
+        ``checksums``: record the new files' checksums now (False: the next commit does, as after a failed record).
         """
-        snapshot = self._retried(lambda: self._commit_once(body, what), what)
+        snapshot = self._retried(lambda: self._commit_once(body, what, checksums), what)
         self.last_commit_s = time.monotonic()
         return snapshot
 
@@ -312,7 +323,9 @@ class Store:
             _ensure_tables(con)
             self._tables_ready = True
 
-    def _commit_once(self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str) -> int:
+    def _commit_once(
+        self, body: Callable[[duckdb.DuckDBPyConnection], None] | None, what: str, checksums: bool = True
+    ) -> int:
         with self._attached() as con:
             self._ready(con, again=body is None)
             if body is None:
@@ -321,8 +334,9 @@ class Store:
             con.execute(f"CALL {LAKE}.set_commit_message('tcobench', {sql_string(what)})")
             body(con)
             con.execute("COMMIT")
-            with contextlib.suppress(duckdb.Error, OSError):  # a file left unrecorded is recorded by the next commit
-                record_new(con, self.location)
+            if checksums:
+                with contextlib.suppress(duckdb.Error, OSError):  # a file left unrecorded: the next commit records it
+                    record_new(con, self.location)
             row = con.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()
             return int(row[0]) if row else 0
 
@@ -448,20 +462,38 @@ def _delete_runs(con: duckdb.DuckDBPyConnection, ids: pa.Table) -> None:
         con.unregister("_tcob_ids")
 
 
-def per_run_views(tables: Mapping[str, pa.Table]) -> dict[str, pa.Table] | None:
-    """The cached views' rows of the runs in ``tables`` (runs, requests, telemetry rows of those runs only),
-    computed by the shipped SQL (None when those views cannot be computed this way)."""
+def views_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory connection for ``per_run_views``: the cached views defined in schema ``one`` over base views of
+    registered tables, empty until it registers a commit's rows."""
     con = duckdb.connect(":memory:")
     try:
         con.execute("CREATE SCHEMA one")
-        for name, data in {**tables, "images": table_schema("images").empty_table()}.items():
-            con.register(f"_{name}", data)
+        for name in ("runs", "requests", "telemetry", "images"):
+            con.register(f"_{name}", table_schema(name).empty_table())
             con.execute(f"CREATE VIEW one.{name} AS SELECT * FROM _{name}")
-        return compute_per_run(con, "one")
+        define_per_run(con, "one")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def per_run_views(
+    tables: Mapping[str, pa.Table], con: duckdb.DuckDBPyConnection | None = None
+) -> dict[str, pa.Table] | None:
+    """The cached views' rows of the runs in ``tables`` (runs, requests, telemetry rows of those runs only),
+    computed by the shipped SQL (None when those views cannot be computed this way); on ``con``, a
+    ``views_connection`` made ahead, when given (closed after)."""
+    try:
+        con = con or views_connection()
+        for name, data in tables.items():
+            con.register(f"_{name}", data)
+        return compute_per_run(con, "one", defined=True)
     except (QueryError, duckdb.Error):
         return None  # a view that cannot be cached this way is computed by readers instead
     finally:
-        con.close()
+        if con is not None:
+            con.close()
 
 
 def write_cache(con: duckdb.DuckDBPyConnection, rows: dict[str, pa.Table], ids: pa.Table) -> None:
@@ -556,9 +588,12 @@ def _add_columns(con: duckdb.DuckDBPyConnection, data: Mapping[str, pa.Table]) -
             con.execute(f'ALTER TABLE {LAKE}.{table} ADD COLUMN IF NOT EXISTS "{name}" {kind}')
 
 
-def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str = "run") -> int:
+def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str = "run", exiting: bool = False) -> int:
     """Commit the rows of whole runs (``runs`` plus their ``requests`` and ``telemetry``) in one transaction,
-    replacing any rows of the same run ids, with their commits rows and cached views; the snapshot id."""
+    replacing any rows of the same run ids, with their commits rows and cached views; the snapshot id.
+
+    ``exiting``: this process ends after this commit (a signal stopped it): the new files' checksums are left to the
+    next commit."""
     target = open_store(store)
     data = {
         t: conform(t, tables.get(t, table_schema(t).empty_table()))
@@ -569,21 +604,28 @@ def commit_tables(store: StoreRef, tables: Mapping[str, pa.Table], writer: str =
     _check_dates(data)
     data["commits"] = _commit_rows(data, writer)
     _check_room(target.location, sum(t.nbytes for t in data.values()))
-    cached = per_run_views({t: data[t] for t in ("runs", "requests", "telemetry")})
     ids = data["runs"].select(["run_id"])
+    try:
+        prepared: duckdb.DuckDBPyConnection | None = target.prepared_views.get_nowait()
+    except queue.Empty:
+        prepared = None
+    with ThreadPoolExecutor(1, thread_name_prefix="tcobench-views") as pool:  # computed while the rows are inserted
+        computing = pool.submit(per_run_views, {t: data[t] for t in ("runs", "requests", "telemetry")}, prepared)
 
-    def body(con: duckdb.DuckDBPyConnection) -> None:
-        data["commits"] = _commit_rows(data, writer)  # prepared by the attempt that commits (an outage retries)
-        _delete_runs(con, ids)
-        _add_columns(con, data)
-        for table, rows in data.items():
-            _insert(con, f"{LAKE}.{table}", rows)
-        if cached is not None:
-            write_cache(con, cached, ids)
+        def body(con: duckdb.DuckDBPyConnection) -> None:
+            data["commits"] = _commit_rows(data, writer)  # prepared by the attempt that commits (an outage retries)
+            _delete_runs(con, ids)
+            _add_columns(con, data)
+            for table, rows in data.items():
+                _insert(con, f"{LAKE}.{table}", rows)
+            cached = computing.result()
+            if cached is not None:
+                write_cache(con, cached, ids)
 
-    first = data["runs"].column("run_id")[0].as_py()
-    what = f"run {first}" if data["runs"].num_rows == 1 else f"{data['runs'].num_rows} runs ({writer})"
-    snapshot = target.commit(body, what)
+        first = data["runs"].column("run_id")[0].as_py()
+        what = f"run {first}" if data["runs"].num_rows == 1 else f"{data['runs'].num_rows} runs ({writer})"
+        snapshot = target.commit(body, what, checksums=not exiting)
+        cached = computing.result()
     target.remember(ids.column("run_id").to_pylist(), cached if data["runs"].num_rows <= _REMEMBERED_RUNS else None)
     return snapshot
 
@@ -602,15 +644,57 @@ def _check_dates(data: Mapping[str, pa.Table]) -> None:
                 )
 
 
-def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run") -> int:
-    """Commit several runs' rows in one transaction (replacing any rows of the same run ids); the snapshot id."""
+def write_runs(store: StoreRef, batch: Sequence[RunRows], writer: str = "run", exiting: bool = False) -> int:
+    """Commit several runs' rows in one transaction (replacing any rows of the same run ids); the snapshot id.
+    ``exiting``: as for ``commit_tables``."""
     tables = {
         "runs": to_arrow("runs", [b.run for b in batch]),
         "requests": to_arrow("requests", [r for b in batch for r in b.requests]),
         "telemetry": to_arrow("telemetry", [t for b in batch for t in b.telemetry]),
         "engine_metrics": to_arrow("engine_metrics", [m for b in batch for m in b.engine_metrics]),
     }
-    return commit_tables(store, tables, writer)
+    return commit_tables(store, tables, writer, exiting)
+
+
+class WriterPreparation:
+    """What this process's next commit to a store would do first, done ahead in a thread of its own (nothing is
+    written until ``stopping``): import the Arrow modules a commit uses (``pyarrow.acero`` for ``_check_dates``'
+    group_by, ``pyarrow.compute`` for ``Store.remember``) and make the store's DuckDB instance (its extensions
+    loaded); once ``stopping`` is called, create the store and its tables if this process has not (a new store), and
+    make the connection its cached views are computed on (``views_connection``, left in ``Store.prepared_views``).
+
+    The benchmark flow makes one once its engine is launched and calls ``stopping`` on a signal (a ``shutdown``
+    listener), when a run will be written: that work is done during the grace period, while the requests in flight
+    finish, instead of after it, when the user waits for the exit. On a loaded machine every CPU-second of that exit
+    stretches (docs/dev/performance.md#signals-under-load)."""
+
+    def __init__(self, store: StoreRef) -> None:
+        self.target = open_store(store)
+        # what to do next, from a listener: SimpleQueue.put takes no lock that the interrupted thread may hold (it is
+        # reentrant), as a signal handler must not (docs/dev/architecture/load.md#tasks-shutdown)
+        self._next: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        threading.Thread(target=self._prepare, name="tcobench-store-prepare", daemon=True).start()
+
+    def _prepare(self) -> None:
+        import pyarrow.acero  # noqa: F401 - imported for the commit
+        import pyarrow.compute  # noqa: F401
+
+        with contextlib.suppress(Exception):  # the commit meets it again and reports it
+            self.target._instance()  # noqa: SLF001 - the instance the commit will use
+        if not self._next.get():
+            return
+        with contextlib.suppress(Exception):  # the commit meets it again and reports it
+            if not self.target._tables_ready:  # noqa: SLF001
+                self.target.commit(None, "tables")
+            self.target.prepared_views.put(views_connection())
+
+    def stopping(self, *_: object) -> None:
+        """Make the store's tables and the views connection now, in the thread (a ``shutdown`` listener)."""
+        self._next.put(True)
+
+    def close(self) -> None:
+        """Nothing more to prepare: the thread ends (once what it does is done)."""
+        self._next.put(False)
 
 
 def write_results(
@@ -619,9 +703,11 @@ def write_results(
     requests: Sequence[RequestRecord],
     telemetry: Sequence[TelemetryRecord] = (),
     engine_metrics: Sequence[EngineMetricRecord] = (),
+    exiting: bool = False,
 ) -> int:
-    """Commit one run's rows atomically; re-writing a run id replaces its rows. Returns the snapshot id."""
-    return write_runs(store, [RunRows(run, requests, telemetry, engine_metrics)])
+    """Commit one run's rows atomically; re-writing a run id replaces its rows. Returns the snapshot id.
+    ``exiting``: as for ``commit_tables``."""
+    return write_runs(store, [RunRows(run, requests, telemetry, engine_metrics)], exiting=exiting)
 
 
 def write_image_record(store: StoreRef, record: ImageRecord) -> int:

@@ -29,6 +29,7 @@ __all__ = [
     "CACHE_PARTITIONED",
     "LAYERS",
     "compute_per_run",
+    "define_per_run",
     "define_views",
     "sql_reads",
     "sql_views",
@@ -135,16 +136,23 @@ def define_views(con: duckdb.DuckDBPyConnection, views: list[tuple[str, str]]) -
             raise QueryError(f"view {name!r} (tcobench/sql) is broken: {' '.join(str(exc).split())}") from exc
 
 
-def compute_per_run(con: duckdb.DuckDBPyConnection, schema: str) -> dict[str, pa.Table]:
+def compute_per_run(con: duckdb.DuckDBPyConnection, schema: str, defined: bool = False) -> dict[str, pa.Table]:
     """The cached views' rows over the base views ``runs``, ``requests``, ``telemetry`` of ``schema``.
 
     The view files are run inside ``schema`` (its base views shadow those of ``main``), so they see only the rows
-    given there; the cached views' rows are returned as Arrow tables (one per CACHED_VIEWS name).
+    given there; the cached views' rows are returned as Arrow tables (one per CACHED_VIEWS name). ``defined``: the
+    views are there already (``define_per_run``).
     """
+    if not defined:
+        define_per_run(con, schema)
+    return {name: con.sql(f"SELECT * FROM {schema}.{name}").to_arrow_table() for name in CACHED_VIEWS}
+
+
+def define_per_run(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    """Define the cached views, and what they build on, in ``schema`` (over its base views)."""
     previous = con.execute("SELECT current_schema()").fetchone()
     con.execute(f"SET schema = '{schema}'")
     try:
         define_views(con, _cached_prefix())
-        return {name: con.sql(f"SELECT * FROM {schema}.{name}").to_arrow_table() for name in CACHED_VIEWS}
     finally:
         con.execute(f"SET schema = '{previous[0] if previous else 'main'}'")

@@ -7,23 +7,29 @@
   ``Interrupted`` line;
 - leftovers of crashed earlier runs are reclaimed, by proof (``tasks.host.procs``), and reported on stderr;
 - the processes this command starts are guarded: they die with it, whatever kills it.
+
+``exit_interrupted`` ends such a command once a signal's stop is complete (what finished stored, the summary and the
+one line printed): the process exits at once, without the interpreter's exit work.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Iterator
+from typing import NoReturn
 
 from rich.markup import escape
 
-from tcobench.cli._common import err
+from tcobench.cli._common import err, print_error
+from tcobench.errors import Interrupted
 from tcobench.settings import Settings
 from tcobench.tasks.host import procs
 from tcobench.tasks.load import shutdown
 
-__all__ = ["measuring"]
+__all__ = ["exit_interrupted", "measuring"]
 
 
 def _notice(text: str) -> None:
@@ -49,3 +55,21 @@ def measuring(settings: Settings) -> Iterator[procs.Guard]:
             raise stop.error() from None
         finally:
             guard.close()
+
+
+def exit_interrupted(exc: Interrupted, server: int | None) -> NoReturn:
+    """After a signal, once the kept runs are stored (and summarised) and the children are stopped (``measuring``
+    has ended): the one line, then exit at once. The interpreter's exit work (modules, DuckDB's and Arrow's memory,
+    thread joins; seconds on a loaded machine) and Prefect's (its in-process server takes seconds to stop:
+    docs/dev/performance.md#prefect-server-stop; its flow run has already ended) would only delay the exit the user
+    asked for (docs/run-behaviour.md#interrupts-ctrl-c-sigterm-sighup). ``server``: the pid of Prefect's in-process
+    API server, told to stop now (it dies with this process in any case: a death signal). Not for a command that
+    talks to a Prefect server of its own (PREFECT_API_URL): Prefect's exit work sends that server its last logs."""
+    print_error(exc.kind, escape(str(exc)))
+    if server is not None:
+        with contextlib.suppress(OSError):
+            os.kill(server, signal.SIGTERM)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(int(exc.exit_code))

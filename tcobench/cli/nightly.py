@@ -19,8 +19,8 @@ from tcobench.cli._common import (
     store_parameter,
 )
 from tcobench.cli._progress import night_display
-from tcobench.cli._signals import measuring
-from tcobench.errors import NightlyError
+from tcobench.cli._signals import exit_interrupted, measuring
+from tcobench.errors import Interrupted, NightlyError
 
 if TYPE_CHECKING:
     from tcobench.tasks.inventory import NightlyPlan
@@ -138,25 +138,32 @@ def register(app: typer.Typer) -> None:
         from tcobench.flows import use_settings
 
         use_settings(settings)  # before importing a flow: Prefect on or off for this process
-        from tcobench.flows import nightly, start_api_server
+        from tcobench.flows import in_process_settings, nightly, start_api_server
         from tcobench.tasks.store.store import check_store
 
         check_store(settings.store)  # before any engine starts
-        with measuring(settings) as children:
-            server = start_api_server()
-            if server is not None:
-                children.add("prefect-server", server, borrowed=True)
-            with night_display(err, progress_every) as sink:  # in fleet mode each worker logs its own progress
-                # a local store as an absolute path: in fleet mode it is a parameter for every host's run
-                result = nightly(
-                    str(inventory),
-                    [str(m) for m in matrix],
-                    store_parameter(store),
-                    str(prices) if prices else None,
-                    partial_threshold=partial_threshold,
-                    progress=sink if plan.inventory.fleet is None else None,
-                    profile=settings.profile,
-                )
+        server: int | None = None
+        try:
+            with measuring(settings) as children:
+                server = start_api_server()
+                if server is not None:
+                    children.add("prefect-server", server, borrowed=True)
+                # in fleet mode each worker logs its own progress
+                with night_display(err, progress_every) as sink, in_process_settings(server):
+                    # a local store as an absolute path: in fleet mode it is a parameter for every host's run
+                    result = nightly(
+                        str(inventory),
+                        [str(m) for m in matrix],
+                        store_parameter(store),
+                        str(prices) if prices else None,
+                        partial_threshold=partial_threshold,
+                        progress=sink if plan.inventory.fleet is None else None,
+                        profile=settings.profile,
+                    )
+        except Interrupted as exc:  # every host's run in progress is stored (flows.nightly), its engine stopped
+            if server is not None or not settings.prefect:
+                exit_interrupted(exc, server)
+            raise  # Prefect's exit work sends the fleet's (or the user's own) Prefect server its last logs
         out.print(result.markdown, highlight=False, markup=False, soft_wrap=True)
         if result.not_ok:
             code = result.not_ok[0].exit_code

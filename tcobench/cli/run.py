@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import os
 from collections.abc import Mapping
@@ -27,7 +26,7 @@ from tcobench.cli._common import (
 from tcobench.cli._flags import declared, in_panel, overrides, parameter, with_parameters
 from tcobench.cli._run_display import RunDisplay
 from tcobench.cli._runs_table import print_assumptions, print_runs
-from tcobench.cli._signals import measuring
+from tcobench.cli._signals import exit_interrupted, measuring
 from tcobench.cli._workload_table import print_workload
 from tcobench.cli.images import container_overrides, engine_event_printer
 from tcobench.errors import Interrupted, StoreError
@@ -222,26 +221,9 @@ def _run(**values: Any) -> None:
         with measuring(settings) as children:
             _run_flow(config, prices, settings, values["partial_threshold"], children, options)
     except Interrupted as exc:
-        if options.prefect_server is not None:
-            _exit_now(exc, options.prefect_server)
-        raise
-
-
-def _exit_now(exc: Interrupted, server: int) -> None:
-    """After a signal, once the kept runs are stored and summarised: the one line, then exit without Prefect's own exit
-    work (its in-process server takes seconds to stop: docs/dev/performance.md#prefect-server-stop; its flow run has
-    already ended). Its server is told to stop now, and dies with this process in any case (a death signal)."""
-    import signal
-    import sys
-
-    from tcobench.cli._common import print_error
-
-    print_error(exc.kind, escape(str(exc)))
-    with contextlib.suppress(OSError):
-        os.kill(server, signal.SIGTERM)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(int(exc.exit_code))
+        if options.prefect_server is not None or not settings.prefect:
+            exit_interrupted(exc, options.prefect_server)
+        raise  # Prefect's exit work sends the user's own Prefect server its last logs
 
 
 @dataclass
@@ -290,7 +272,7 @@ def _run_flow(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     prefect_defaults()  # before importing tcobench.flows: it imports (and configures) Prefect when enabled
-    from tcobench.flows import prefect_enabled, start_api_server, use_settings
+    from tcobench.flows import in_process_settings, prefect_enabled, start_api_server, use_settings
 
     use_settings(settings)  # before importing a flow: Prefect on or off for this process (--no-prefect)
 
@@ -314,7 +296,7 @@ def _run_flow(
     display = RunDisplay(err, config.workload, embedded, options.yes)
     batch_id = new_id()
     try:
-        with display:
+        with display, in_process_settings(options.prefect_server):
             result = benchmark(
                 config,
                 prices,

@@ -26,7 +26,9 @@ from tcobench.tasks.host.procs import ProcessId
 
 __all__ = [
     "SIGNAL_EXIT",
+    "Hog",
     "Run",
+    "cpu_hog",
     "descendants",
     "error_lines",
     "fault_env",
@@ -124,6 +126,40 @@ def start(tmp_path: Path, *args: str, env: dict[str, str], own_group: bool = Fal
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@dataclass
+class Hog:
+    """Spinning Python processes (``cpu_hog``), at the default priority, each in a session of its own (a signal to a
+    test's process group misses them)."""
+
+    processes: list[subprocess.Popen[bytes]]
+
+    def add(self, count: int) -> None:
+        for _ in range(count):
+            self.processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", "while True: pass"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+
+
+@contextmanager
+def cpu_hog(count: int) -> Iterator[Hog]:
+    """``count`` spinning processes for the ``with`` block (``Hog.add`` starts more); all killed at its end, whatever
+    happens."""
+    hog = Hog([])
+    try:
+        hog.add(count)
+        yield hog
+    finally:
+        for process in hog.processes:
+            process.kill()
+        for process in hog.processes:
+            process.wait()
 
 
 def descendants(pid: int) -> list[ProcessId]:

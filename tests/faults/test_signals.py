@@ -8,6 +8,7 @@ and start time, never by name (tests/faults/harness.py)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -22,6 +23,8 @@ from tcobench.tasks.host.procs import ProcessId
 from tests.faults.fakes import MODEL, fake_server
 from tests.faults.harness import (
     SIGNAL_EXIT,
+    Run,
+    cpu_hog,
     descendants,
     fault_env,
     model_cache,
@@ -36,6 +39,7 @@ from tests.faults.harness import (
 __all__ = ["model_cache"]  # the session fixture, imported for the engine tests
 
 EXIT_BOUND_S = 15.0  # a signal to a run of the embedded engine: stopped, stored and summarised within this
+LOAD_PER_CORE = 5  # the loaded machine of the promise: load average 5 per core (10 on 2 cores)
 ENDPOINT_ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect")
 KEPT = re.compile(
     r"^Interrupted: (SIG\w+): kept 1 run\(s\) of batch \w{8} in .+: run \w{8} \(concurrency (\d+)\) "
@@ -167,6 +171,116 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     assert len(rows) == 1 and rows[0]["status"] == "interrupted" and rows[0]["engine_name"] == "llama.cpp"
     assert rows[0]["error"].startswith(f"interrupted by {name}: kept {found.group(4)} of 200 measured requests")
     assert int(found.group(4)) >= 1  # requests finished before the signal were stored
+    assert still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+def _signal_under_load(run: Run, port: int, how: str) -> tuple[int, float, str]:
+    """Once a measured request is served, load the machine to LOAD_PER_CORE per core with a hog, and once the
+    1-minute load average has reached it, with the run still measuring, send the signal (``how``: "SIGTERM" to
+    tcobench, "Ctrl-C": SIGINT to its process group). (exit status, seconds from the signal to the exit, the hog's
+    size and /proc/loadavg at the signal.)
+
+    The hog is what the load lacks (the engine measuring and any other work on the machine count: on a quiet 2-core
+    machine, 10 processes), plus one per core, so that the average, which approaches its level from below, gets
+    there within a few minutes; one per core more every 2 minutes should the rest of the machine's work fall."""
+    # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
+    wait_for(lambda: _tokens_served(port) > 32, 900, "a measured request to be served", interval_s=0.5)
+    cores = os.cpu_count() or 1
+    target = LOAD_PER_CORE * cores
+    with cpu_hog(max(cores, math.ceil(target - os.getloadavg()[0]) + cores)) as hog:
+        started = grown = time.monotonic()
+        while os.getloadavg()[0] < target:
+            assert time.monotonic() - started < 600, f"the load average did not reach {target}"
+            if time.monotonic() - grown > 120:
+                hog.add(cores)
+                grown = time.monotonic()
+            time.sleep(1)
+        assert run.proc.poll() is None, "the run ended before the load built up"
+        load = f"hog of {len(hog.processes)}, /proc/loadavg {Path('/proc/loadavg').read_text().strip()}"
+        signalled = time.monotonic()
+        run.signal(signal.SIGTERM) if how == "SIGTERM" else run.signal_group(signal.SIGINT)
+        try:
+            code = run.proc.wait(timeout=120)
+        finally:
+            exit_s = time.monotonic() - signalled
+    return code, exit_s, load
+
+
+@pytest.mark.engine
+@pytest.mark.prefect
+@pytest.mark.hog
+@pytest.mark.parametrize("how", ["Ctrl-C"])  # SIGTERM under load: the night's test (CI time: one hog test each)
+def test_a_signal_under_load_ends_the_run_within_the_bound(tmp_path: Path, model_cache: Path, how: str) -> None:
+    """The promise of docs/run-behaviour.md#interrupts-ctrl-c-sigterm-sighup on a loaded machine (issue 43: it took
+    28 s and 37 s at load average 11 on 2 cores): at a load average of LOAD_PER_CORE per core, made by a CPU hog
+    that this test starts at the default priority, SIGTERM or a Ctrl-C ends the run within EXIT_BOUND_S, the run it
+    interrupted stored and the kept summary printed. EXIT_BOUND_S is the documented promise, not the timing of a quiet
+    machine: asserting it under the hog is the acceptance. The hog starts once measuring has (the engine's start is
+    not what is promised, and on 2 cores under the hog it takes minutes)."""
+    env = fault_env(tmp_path, model_cache)
+    args = ("run", "--yes", "--requests", "200", "--warmup", "1", "--max-tokens", "32", "--concurrency", "1")
+    with start(tmp_path, *args, env=env, own_group=True) as run:
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        processes = descendants(run.pid)
+        code, exit_s, load = _signal_under_load(run, port, how)
+        _, out, err = run.finish()
+    name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
+    print(f"{how}: exit {exit_s:.1f} s after the signal; at the signal: {load}")
+    assert code == SIGNAL_EXIT[getattr(signal, name)], err[-3000:]
+    assert exit_s <= EXIT_BOUND_S, f"exit took {exit_s:.1f} s after {name} ({load}): {err[-3000:]}"
+    assert "Measured runs (warm-up excluded)" in out and "where each field came from" in out, out[-3000:]
+    found = KEPT.match(one_error_line(err))
+    assert found is not None and found.group(1) == name and found.group(2) == "1", one_error_line(err)
+    assert int(found.group(4)) >= 1  # the requests finished before the signal were stored
+    rows = store_rows(tmp_path / "store", "SELECT status, n FROM run_summary")
+    assert rows == [{"status": "interrupted", "n": int(found.group(4))}]
+    assert still_running(processes) == [] and _pid_files(tmp_path) == []
+
+
+NIGHT_INVENTORY = '[[hosts]]\nname = "cpu-1"\nvendor = "cpu"\nhardware = "cpu-generic-2c"\n'
+NIGHT_MATRIX = """[[engines]]
+name = "llama"
+embedded = true
+[[models]]
+name = "gemma-3-270m-q4_k_m"
+[[workloads]]
+name = "w"
+requests = 200
+warmup_requests = 1
+max_tokens = 32
+concurrency = [1]
+"""
+
+
+@pytest.mark.engine
+@pytest.mark.prefect
+@pytest.mark.hog
+@pytest.mark.parametrize(("how", "prefect"), [("SIGTERM", False)], ids=["SIGTERM-no-prefect"])  # Ctrl-C: the run's
+def test_a_signal_under_load_ends_the_night_within_the_bound(
+    tmp_path: Path, model_cache: Path, how: str, prefect: bool
+) -> None:
+    """As for a run, for `tcobench nightly` (its cell runs in a host thread; the night ends once every host's run in
+    progress is stored), SIGTERM with Prefect off and a Ctrl-C with Prefect on: under the hog, the signal ends the
+    night within EXIT_BOUND_S, the cell's run stored as interrupted, and nothing it started outlives it."""
+    (tmp_path / "inventory.toml").write_text(NIGHT_INVENTORY)
+    (tmp_path / "matrix.toml").write_text(NIGHT_MATRIX)
+    args = ["nightly", "-i", str(tmp_path / "inventory.toml"), "-m", str(tmp_path / "matrix.toml")]
+    args += [] if prefect else ["--no-prefect"]
+    with start(tmp_path, *args, env=fault_env(tmp_path, model_cache), own_group=True) as run:
+        port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
+        processes = descendants(run.pid)
+        code, exit_s, load = _signal_under_load(run, port, how)
+        _, _, err = run.finish()
+    name = "SIGTERM" if how == "SIGTERM" else "SIGINT"
+    mode = "Prefect on" if prefect else "Prefect off"
+    print(f"nightly {how} ({mode}): exit {exit_s:.1f} s after the signal; at the signal: {load}")
+    assert code == SIGNAL_EXIT[getattr(signal, name)], err[-3000:]
+    assert exit_s <= EXIT_BOUND_S, f"exit took {exit_s:.1f} s after {name} ({load}): {err[-3000:]}"
+    assert one_error_line(err) == f"Interrupted: {name}: the run in progress is stored as interrupted"
+    rows = store_rows(tmp_path / "store", "SELECT status, cell, error FROM runs")
+    assert len(rows) == 1 and rows[0]["status"] == "interrupted", rows
+    assert rows[0]["cell"] == "cpu-1/llama/gemma-3-270m-q4_k_m/w", rows
+    assert rows[0]["error"].startswith(f"interrupted by {name}: kept "), rows
     assert still_running(processes) == [] and _pid_files(tmp_path) == []
 
 

@@ -66,7 +66,7 @@ def test_a_run_rewritten_without_cached_rows_is_read_from_the_store_again(
 ) -> None:
     store_module.write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a")])
     assert store_module.open_store(tmp_path).committed("run_summary", ["a"]) is not None
-    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)  # views not computable at commit
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables, con=None: None)  # views not computable at commit
     store_module.write_results(tmp_path, make_run(run_id="a"), [make_request(run_id="a"), make_request(run_id="a")])
     assert store_module.open_store(tmp_path).committed("run_summary", ["a"]) is None
     monkeypatch.setattr(summarise_module, "connect", _no_connection)

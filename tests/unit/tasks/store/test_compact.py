@@ -62,7 +62,8 @@ def test_files_merge_per_night_and_every_row_stays(tmp_path: Path) -> None:
 
 
 def test_runs_without_cached_views_get_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)  # e.g. written by an older tcobench
+    # e.g. written by an older tcobench
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables, con=None: None)
     _write(tmp_path, 1)
     monkeypatch.undo()
     schema = store_module.cache_schema()

@@ -326,7 +326,7 @@ def test_cached_views_are_read_unfiltered_only_when_they_cover_exactly_the_runs(
     finally:
         con.close()
     monkeypatch.undo()
-    monkeypatch.setattr(store_module, "per_run_views", lambda tables: None)
+    monkeypatch.setattr(store_module, "per_run_views", lambda tables, con=None: None)
     write_results(tmp_path, make_run(run_id="c"), [make_request(run_id="c", request_index=i) for i in range(3)])
     monkeypatch.undo()
     con = connect(tmp_path, make_prices())

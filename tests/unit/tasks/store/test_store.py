@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ from pydantic import Field
 
 from tcobench.errors import StoreError
 from tcobench.schemas import RunRecord, TelemetryRecord
+from tcobench.tasks.store import checksums, health
 from tcobench.tasks.store import store as store_module
-from tcobench.tasks.store.store import check_store, write_image_record, write_results
+from tcobench.tasks.store.store import cache_schema, check_store, open_store, write_image_record, write_results
+from tcobench.tasks.store.views import CACHED_VIEWS
 from tests.store_helpers import data_files, lake_rows, on_disk, write_folder_run
 from tests.unit.factories import T0_NS, make_request, make_run
 
@@ -250,9 +253,9 @@ def test_check_store_skips_its_probe_commit_right_after_a_commit_of_this_process
     commits: list[str] = []
     real = store_module.Store.commit
 
-    def counted(self: Any, body: Any, what: str) -> int:
+    def counted(self: Any, body: Any, what: str, checksums: bool = True) -> int:
         commits.append(what)
-        return real(self, body, what)
+        return real(self, body, what, checksums)
 
     monkeypatch.setattr(store_module.Store, "commit", counted)
     check_store(tmp_path / "s")
@@ -268,3 +271,38 @@ def test_check_store_skips_its_probe_commit_right_after_a_commit_of_this_process
     monkeypatch.setattr(store_module, "CHECK_FRESH_S", 3600.0)
     with pytest.raises(StoreError, match="below the floor"):
         check_store(tmp_path / "s")  # the other checks are made every time
+
+
+def test_the_last_write_after_a_signal_uses_the_prepared_writer_and_leaves_its_checksums(tmp_path: Path) -> None:
+    """After a signal the benchmark flow calls ``WriterPreparation.stopping`` and writes its run with ``exiting``:
+    the store and its tables are made ahead, the cached views' rows (computed on the prepared connection) are those
+    a plain commit stores and are kept for the progress line, and the new files' checksums are recorded by the next
+    commit."""
+    stopped, plain = tmp_path / "stopped", tmp_path / "plain"
+    writer = store_module.WriterPreparation(stopped)
+    writer.stopping()
+    writer.close()
+    prepared = open_store(stopped).prepared_views
+    deadline = time.monotonic() + 120
+    while prepared.empty() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not prepared.empty() and open_store(stopped).location.exists()
+    for store, exiting in ((stopped, True), (plain, False)):
+        run = make_run(run_id="run0")
+        write_results(store, run, [make_request(request_index=i) for i in range(3)], [_telemetry()], exiting=exiting)
+    assert prepared.empty(), "the commit used the prepared connection"
+    for view in CACHED_VIEWS:
+        rows = [sorted(lake_rows(s, f"SELECT * FROM lake.{cache_schema()}.{view}")) for s in (stopped, plain)]
+        assert rows[0] == rows[1] and rows[0], view
+    assert open_store(stopped).committed("run_summary", ["run0"]) == open_store(plain).committed(
+        "run_summary", ["run0"]
+    )
+
+    def known(store: Path) -> dict[str, str]:
+        return open_store(store).run(checksums.recorded, "check")
+
+    assert known(stopped) == {} and known(plain)
+    write_results(stopped, make_run(run_id="run1"), [make_request(run_id="run1")])
+    root = open_store(stopped).location.data_path
+    files = open_store(stopped).run(lambda con: [f.path.removeprefix(root) for f in health.data_files(con, root)], "ls")
+    assert files and set(files) <= set(known(stopped)), "the next commit records the files the last one left"
