@@ -46,7 +46,9 @@ __all__ = [
     "typed_rows_module",
 ]
 
-LAYERS = ("request", "run", "cost", "trend", "report")  # the folders of tcobench/sql, lowest first
+# the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (no .yml:
+# each macro's header documents its columns; docs/dev/sql.md)
+LAYERS = ("request", "run", "cost", "trend", "report", "macros")
 
 DuckType = Literal[
     "VARCHAR",

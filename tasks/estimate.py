@@ -117,11 +117,7 @@ def night_estimate(con: duckdb.DuckDBPyConnection | None, cells: Sequence[tuple[
     labels = sorted({label for _, label in cells})
     found: dict[str, float] = {}
     if con is not None and labels:
-        rows = con.execute(
-            "SELECT cell, arg_max(seconds, started_ns) FROM cell_durations WHERE ok_runs > 0 "
-            "AND cell IN (SELECT unnest($cells)) GROUP BY cell",
-            {"cells": labels},
-        ).fetchall()
+        rows = con.execute("SELECT * FROM last_cell_durations($cells)", {"cells": labels}).fetchall()
         found = {str(cell): float(seconds) for cell, seconds in rows if seconds is not None}
     per_host: dict[str, float] = defaultdict(float)
     for host, label in cells:

@@ -27,18 +27,16 @@ import numpy as np
 import pyarrow as pa
 
 from tcobench.errors import ConfigError
-from tcobench.schemas import PriceTable, RunStatus
+from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
 from tcobench.tasks.store.arrays import split_lists
-from tcobench.tasks.store.lake import sql_string
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.rows import (
     IDS,
     NightlyTrendRow,
     arrow_of,
     collection_paused,
-    dates_between,
     fetch_rows,
     id_list,
 )
@@ -46,6 +44,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "CACHED_WINDOW",
+    "HISTORY_MACROS",
     "HISTORY_VIEWS",
     "METRICS",
     "Better",
@@ -174,16 +173,15 @@ def _samples(
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
     requests, too many to pass through Python one row at a time."""
-    within, params = dates_between(dates)
-    keep = (f" AND run_id IN (SELECT unnest({IDS}))" if runs is not None else "") + within
-    params.update({"ids": id_list(runs)} if runs is not None else {})
-    table = arrow_of(
-        con,
-        "SELECT run_id, list(decode_tok_s) FILTER (WHERE decode_tok_s IS NOT NULL) AS rate, "
-        f"list(ttft_ns / 1e6) FILTER (WHERE ttft_ns IS NOT NULL) AS ttft FROM request_metrics WHERE ok{keep} "
-        "GROUP BY run_id",
-        params,
-    )
+    if runs is None:
+        table = arrow_of(con, "SELECT * FROM history_samples()")
+    else:
+        first, last = dates if dates is not None else (None, None)
+        table = arrow_of(
+            con,
+            f"SELECT * FROM history_samples(ids := {IDS}, first_date := $first, last_date := $last)",
+            {"ids": id_list(runs), "first": first, "last": last},
+        )
     ids = table.column("run_id").to_pylist()
     pairs: tuple[tuple[Metric, str], ...] = (("decode_tok_s", "rate"), ("ttft_ms", "ttft"))
     columns = {metric: split_lists(table.column(name)) for metric, name in pairs}
@@ -310,11 +308,9 @@ def _stored_tests(con: duckdb.DuckDBPyConnection, ids: list[str]) -> _Stored:
     ``_stored_change_tests`` when the store has the table)."""
     if not ids:
         return _Stored({}, {})
-    names = ", ".join((*_COUNTS, *_FIGURES))
     try:
         table = con.execute(
-            f"SELECT run_id, metric, basis, {names} FROM _stored_change_tests WHERE run_id IN (SELECT unnest({IDS}))",
-            {"ids": id_list(ids)},
+            f"SELECT * FROM stored_change_tests('_stored_change_tests', {IDS})", {"ids": id_list(ids)}
         ).fetch_arrow_table()
     except duckdb.CatalogException:  # no view of them: the store has none (or they were dropped)
         return _Stored({}, {})
@@ -338,10 +334,7 @@ def _test_all(
     if window == CACHED_WINDOW and wanted:
         committed = {
             str(k): int(v)
-            for k, v in con.execute(
-                f"SELECT run_id, max(committed_ns) FROM commits WHERE run_id IN (SELECT unnest({IDS})) GROUP BY run_id",
-                {"ids": id_list(wanted)},
-            ).fetchall()
+            for k, v in con.execute(f"SELECT * FROM run_commits({IDS})", {"ids": id_list(wanted)}).fetchall()
         }
     targets = {
         key: [i for i, r in enumerate(rows) if keep is None or r["run_id"] in keep] for key, rows in by_series.items()
@@ -451,36 +444,35 @@ def _trend(
     """View nightly_trend's ok and partial runs by series, oldest first; with ``runs``, only those runs' series,
     from ``window`` runs before the first of them to the last of them. Without ``costs``, view trend_runs' (the
     same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
-    order = "ORDER BY host, model_name, workload, concurrency, series, night"
-    ok = ", ".join(f"'{s.value}'" for s in (RunStatus.ok, RunStatus.partial))  # interrupted/failed runs are not trends
-    source = "nightly_trend" if costs else "(SELECT *, NULL::DOUBLE AS usd_per_m_output_tokens FROM trend_runs)"
-    sql = f"SELECT * FROM {source} WHERE status IN ({ok})"
-    if runs is not None:  # the runs' series, from ``window`` runs before the first of them to the last of them
-        named = con.execute(
-            f"SELECT DISTINCT trend_series(host, model_name, workload, concurrency) FROM runs "
-            f"WHERE run_id IN (SELECT unnest({IDS}))",
-            {"ids": id_list(runs)},
-        ).fetchall()
+    source = "nightly_trend" if costs else "trend_runs"  # the view macro history_points reads
+    params: dict[str, object] = {"source": source}
+    if runs is None:
+        sql = "SELECT * FROM history_points($source)"
+    else:  # the runs' series, from ``window`` runs before the first of them to the last of them
+        ids = id_list(runs)
+        named = con.execute(f"SELECT * FROM series_of_runs({IDS})", {"ids": ids}).fetchall()
         if not named:
             return {}
-        # the series as literals: DuckDB filters a window's partition before the window on a constant list only
-        # (faster than the list as a parameter or a semi-join: docs/dev/performance.md#trend-series-literals)
-        sql += f" AND series IN ({', '.join(sql_string(str(name)) for (name,) in named)})"
-        sql = (
-            f"WITH t AS (SELECT *, row_number() OVER (PARTITION BY series ORDER BY night) AS _at FROM ({sql})), "
-            f"k AS (SELECT series, min(_at) - {window} AS first, max(_at) AS last FROM t "
-            f"WHERE run_id IN (SELECT unnest({IDS})) GROUP BY series) SELECT t.* EXCLUDE (_at) FROM t "
-            "JOIN k USING (series) WHERE t._at BETWEEN k.first AND k.last"
-        )
+        sql = f"SELECT * FROM history_points_around($source, $names, {IDS}, $window)"
+        params.update(names=[str(name) for (name,) in named], ids=ids, window=window)
     by_series: dict[str, list[NightlyTrendRow]] = defaultdict(list)
-    for row in fetch_rows(con, f"{sql} {order}", NightlyTrendRow, {"ids": id_list(runs)} if runs is not None else None):
+    for row in fetch_rows(con, sql, NightlyTrendRow, params):
         by_series[row["series"]].append(row)
     return by_series
 
 
 # The views detect_changes reads: a connection for it defines these and what they build on, not every view
 # (docs/dev/performance.md#view-binding).
-HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics"})
+# HISTORY_MACROS: the macros it calls (tcobench/sql/macros), which read the views it is given
+HISTORY_MACROS = (
+    "history_samples",
+    "history_points",
+    "history_points_around",
+    "series_of_runs",
+    "run_commits",
+    "stored_change_tests",
+)
+HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics", *HISTORY_MACROS})
 
 
 def detect_changes(

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from tcobench.schemas import PriceTable
 from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.rows import IDS, arrow_of, id_list
 from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["run_shapes", "shapes_of"]
@@ -24,7 +25,7 @@ def run_shapes(
 ) -> pa.Table:
     """View run_shape for ``run_ids`` (runs that asked for no length have no row), at ``snapshot`` if given, judged
     with ``shape_tolerance`` (default: ``Settings.shape_tolerance``)."""
-    con = connect(store, prices, needs=("run_shape",), snapshot=snapshot, shape_tolerance=shape_tolerance)
+    con = connect(store, prices, needs=("run_shapes",), snapshot=snapshot, shape_tolerance=shape_tolerance)
     try:
         return shapes_of(con, run_ids)
     finally:
@@ -33,5 +34,4 @@ def run_shapes(
 
 def shapes_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> pa.Table:
     """``run_shapes`` on a connection that defines view run_shape."""
-    ids = ", ".join("'" + run_id.replace("'", "''") + "'" for run_id in run_ids) or "NULL"
-    return con.sql(f"SELECT * FROM run_shape WHERE run_id IN ({ids})").to_arrow_table()
+    return arrow_of(con, f"SELECT * FROM run_shapes({IDS})", {"ids": id_list(run_ids)})

@@ -18,9 +18,9 @@ def sweep_verdict(store: StoreRef, prices: PriceTable, workload: WorkloadConfig,
     """
     if workload.sweep is None or not run_ids or len(run_ids) >= len(workload.concurrency):
         return None
-    con = connect(store, prices, needs={"sweep"})
+    con = connect(store, prices, needs={"sweep_stop"})
     try:
-        row = con.execute("SELECT reason FROM sweep WHERE run_id = ? AND stops_sweep", [run_ids[-1]]).fetchone()
+        row = con.execute("SELECT * FROM sweep_stop(?)", [run_ids[-1]]).fetchone()
     finally:
         con.close()
     return str(row[0]) if row else None

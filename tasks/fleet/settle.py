@@ -24,16 +24,12 @@ from tcobench.tasks.store.store import StoreRef, write_results
 
 __all__ = ["batch_rows", "settle"]
 
-_ROWS = (
-    "SELECT r.run_id, r.cell, r.host, r.concurrency, r.status, r.error, r.started_ns, coalesce(s.n, 0) AS n, "
-    "coalesce(s.errors, 0) AS errors FROM runs AS r LEFT JOIN run_summary AS s ON s.run_id = r.run_id "
-    "WHERE r.batch_id = $batch"
-)  # n, errors: measured requests and those not ok (view run_summary)
+_ROWS = "SELECT * FROM batch_run_rows($batch)"  # macro batch_run_rows (tcobench/sql/macros)
 
 
 def batch_rows(store: StoreRef, prices: PriceTable, batch_id: str) -> list[dict[str, Any]]:
     """Every run row of the batch, oldest first, with its measured and failed request counts."""
-    con = connect(store, prices, needs=("run_summary",))
+    con = connect(store, prices, needs=("batch_run_rows",))
     try:
         rows: list[dict[str, Any]] = arrow_of(con, _ROWS, {"batch": batch_id}).to_pylist()
     finally:

@@ -19,9 +19,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["NIGHT_COST_SQL", "NightPlatformCostRow", "night_cost_markdown"]
 
-NIGHT_COST_SQL = (
-    "SELECT * FROM night_platform_cost WHERE batch_id = $batch ORDER BY model_name, workload, platform_rank, gpu"
-)
+NIGHT_COST_SQL = "SELECT * FROM night_cost($batch)"  # macro night_cost (tcobench/sql/macros)
 
 
 class NightPlatformCostRow(TypedDict):
@@ -52,7 +50,7 @@ def _cell(text: object) -> str:
 
 def night_cost_markdown(store: StoreRef, prices: PriceTable, batch_id: str) -> str:
     """The night's cost per 1M output tokens per platform, and the cheapest platform per model and workload."""
-    con = connect(store, prices, needs=("night_platform_cost",))
+    con = connect(store, prices, needs=("night_cost",))
     try:
         rows = fetch_rows(con, NIGHT_COST_SQL, NightPlatformCostRow, {"batch": batch_id})
     finally:

@@ -23,11 +23,11 @@ from typing import Any
 import duckdb
 
 from tcobench.errors import ConfigError, QueryError, StoreError
-from tcobench.schemas import CompareOptions, PriceTable, RunStatus
+from tcobench.schemas import CompareOptions, PriceTable
 from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
-from tcobench.tasks.analysis.history import Series, detect_changes
+from tcobench.tasks.analysis.history import HISTORY_MACROS, Series, detect_changes
 from tcobench.tasks.analysis.summarise import BY_EQUALITY, rows_of_runs
 from tcobench.tasks.report.assets import (
     Platform,
@@ -84,13 +84,7 @@ _NAV = (
 )
 
 
-_FROM_SUMMARY = ("ok", "errors")  # ReportRun's columns of view run_summary; the rest are view runs'
-REPORT_RUNS_SQL = (
-    f"SELECT {', '.join(('s.' if c in _FROM_SUMMARY else 'r.') + c for c in ReportRun.__annotations__)} "
-    "FROM runs AS r JOIN run_summary AS s USING (run_id) "
-    f"WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') AND s.output_tok_s IS NOT NULL "
-    "ORDER BY r.started_ns, r.run_id"  # interrupted and failed runs are out of every figure
-)
+REPORT_RUNS_SQL = "SELECT * FROM report_runs()"  # macro report_runs (tcobench/sql/macros)
 
 
 def _context(
@@ -138,9 +132,7 @@ def _shape_warning(ctx: ReportContext) -> str:
     shown = {r["run_id"]: r for r in ctx.runs}
     found = [
         (run_id, note)
-        for run_id, note in ctx.con.execute(
-            "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch ORDER BY run_id"
-        ).fetchall()
+        for run_id, note in ctx.con.execute("SELECT * FROM shape_mismatches()").fetchall()
         if run_id in shown
     ]
     if not found:
@@ -269,7 +261,8 @@ class _SummaryCard(RecordCardRow):
     power_basis: str
 
 
-MARKDOWN_VIEWS = ("record_card", "tco", "nightly_trend", "request_metrics")  # what summary_markdown reads
+# what summary_markdown reads (detect_changes: history's macros)
+MARKDOWN_VIEWS = ("record_card", "tco", "nightly_trend", "trend_runs", "request_metrics", *HISTORY_MACROS)
 _CARDS_SQL = "SELECT c.*, t.usd_per_m_output_tokens, t.power_basis FROM record_card AS c JOIN tco AS t USING (run_id)"
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from tcobench.tasks.analysis.history import change_test_rows
+from tcobench.tasks.analysis.history import HISTORY_MACROS, change_test_rows
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.health import data_files
 from tcobench.tasks.store.lake import LAKE
@@ -123,7 +123,7 @@ def _refresh_caches(target: Store, progress: Callable[[str], None]) -> tuple[int
 
 def _store_tests(target: Store, progress: Callable[[str], None]) -> int:
     """Compute and store the change tests that are missing or stale (one transaction); the runs tested."""
-    con = connect(target.location, load_prices(None), needs=("trend_runs", "request_metrics"))
+    con = connect(target.location, load_prices(None), needs=("trend_runs", "request_metrics", *HISTORY_MACROS))
     try:
         rows = change_test_rows(con)  # the tests do not depend on prices: the shipped table serves
     finally:

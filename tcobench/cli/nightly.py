@@ -49,7 +49,7 @@ def _print_plan(plan: NightlyPlan, store: str | None, prices: Path | None) -> No
     if any("[" in e for e in engines):
         err.print(f"  serving configurations: {', '.join(engines)}", highlight=False, markup=False)
     try:
-        con = connect(store or Settings().store, load_prices(prices), needs=("cell_durations",))
+        con = connect(store or Settings().store, load_prices(prices), needs=("last_cell_durations",))
     except TcobenchError:
         con = None  # a new store, or none readable: no history to estimate from
     try:

@@ -245,12 +245,11 @@ def _kept(settings: Settings, prices: Any, batch_id: str, sources: dict[str, str
 
     try:
         store = settings.store
-        con = connect(store, prices, needs=(*SUMMARY_VIEWS, "run_shape"), shape_tolerance=settings.shape_tolerance)
+        con = connect(
+            store, prices, needs=(*SUMMARY_VIEWS, "run_shapes", "batch_runs"), shape_tolerance=settings.shape_tolerance
+        )
         try:
-            rows = con.execute(
-                "SELECT run_id, concurrency, status, n, ok FROM run_summary WHERE batch_id = $b ORDER BY started",
-                {"b": batch_id},
-            ).fetchall()
+            rows = con.execute("SELECT * FROM batch_runs($b)", {"b": batch_id}).fetchall()
             ids = [r[0] for r in rows]
             if ids:
                 summary = summary_of(con, ids)

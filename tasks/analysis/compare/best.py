@@ -22,7 +22,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import BestOptions, PriceTable
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
-from tcobench.tasks.analysis.compare.candidates import load_runs, priced
+from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_runs, priced
 from tcobench.tasks.analysis.compare.frontier import Frontier, RunPoint, night_mean
 from tcobench.tasks.analysis.compare.interactivity import (
     ConfigCurve,
@@ -39,8 +39,21 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["BEST_VIEWS", "BestResult", "Candidate", "PlatformBest", "best", "best_document", "best_on"]
 
-# the views best reads: compare's for its runs and frontier points
-BEST_VIEWS = ("cost_basis", "run_summary", "frontier_points", "frontier_requests", "in_steady", "tco")
+# the views and macros best reads: compare's for its runs and frontier points
+BEST_VIEWS = (
+    "cost_basis",
+    "run_summary",
+    "frontier_points",
+    "frontier_requests",
+    "frontier_run_points",
+    "frontier_run_requests",
+    "run_moments",
+    "run_requests",
+    "in_steady",
+    "tco",
+    "slo_figures",
+    *CANDIDATE_MACROS,
+)
 
 
 @dataclass(frozen=True)
@@ -94,11 +107,7 @@ def _slo_figures(
 ) -> dict[str, tuple[float | None, float | None]]:
     """Per run: (TTFT p90 ms of the run, TPOT p90 ms of its frontier point: 1000 / interactivity_p90)."""
     ids = [p.run_id for p in points]
-    rows = con.execute(
-        "SELECT f.run_id, s.ttft_p90_ms, f.interactivity_p90 FROM frontier_points AS f "
-        f"JOIN run_summary AS s ON s.run_id = f.run_id WHERE f.basis = $basis AND f.run_id IN (SELECT unnest({IDS}))",
-        {"basis": basis, "ids": id_list(ids)},
-    ).fetchall()
+    rows = con.execute(f"SELECT * FROM slo_figures($basis, {IDS})", {"basis": basis, "ids": id_list(ids)}).fetchall()
     return {str(r): (t, 1000.0 / x if x else None) for r, t, x in rows}
 
 

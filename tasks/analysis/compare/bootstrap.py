@@ -23,7 +23,7 @@ import duckdb
 import numpy as np
 
 from tcobench.tasks.analysis.quantile import quantile
-from tcobench.tasks.store.rows import IDS, dates_between, id_list
+from tcobench.tasks.store.rows import IDS, id_list
 
 __all__ = [
     "NORMAL_FROM_REQUESTS",
@@ -106,9 +106,6 @@ class RunSample:
         return self.moments if self.moments is not None else Moments.of(self.tokens, self.e2e_s)
 
 
-_SUMS = ("n", "t", "tt", "e", "ee", "te")
-
-
 def load_samples(
     con: duckdb.DuckDBPyConnection,
     runs: Sequence[tuple[str, str, float]],
@@ -119,12 +116,10 @@ def load_samples(
     with fewer than NORMAL_FROM_REQUESTS ok requests (drawn one by one) its requests from view request_metrics.
     ``dates``: the runs' first and last date (requests carry their run's date: the store skips other dates' files)."""
     ids = [run_id for run_id, _, _ in runs]
-    columns = ", ".join(f"{tokens}_{c}" for c in _SUMS)
     found = {
         row[0]: Moments(int(row[1] or 0), *(float(v or 0.0) for v in row[2:]))
         for row in con.execute(
-            f"SELECT run_id, {columns} FROM run_statistics WHERE run_id IN (SELECT unnest({IDS}))",
-            {"ids": id_list(ids)},
+            f"SELECT * FROM run_moments($tokens, {IDS})", {"tokens": tokens, "ids": id_list(ids)}
         ).fetchall()
     }
     none = Moments(0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no ok request with tokens counted
@@ -140,14 +135,11 @@ def _requests_of(
     con: duckdb.DuckDBPyConnection, ids: list[str], tokens: TokenCount, dates: tuple[str, str] | None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per run: its ok requests' tokens counted and end-to-end latencies (s), in scan order (view request_metrics)."""
-    within, params = dates_between(dates)
-    query = (
-        f"SELECT list_position({IDS}, run_id) - 1 AS code, {tokens}_tokens AS tokens, e2e_ns / 1e9 AS e2e_s "
-        f"FROM request_metrics "
-        f"WHERE ok AND {tokens}_tokens IS NOT NULL AND e2e_ns > 0 AND run_id IN (SELECT unnest({IDS})){within}"
-    )
-    params["ids"] = id_list(ids)
-    table = con.execute(query, params).fetch_arrow_table()
+    first, last = dates if dates is not None else (None, None)
+    table = con.execute(
+        f"SELECT * FROM run_requests($tokens, {IDS}, first_date := $first, last_date := $last)",
+        {"tokens": tokens, "ids": id_list(ids), "first": first, "last": last},
+    ).fetch_arrow_table()
     # the rows grouped by run (code: the run's place in ids) without a pass through Python per row; each run keeps
     # its rows' scan order
     code = table.column("code").to_numpy()

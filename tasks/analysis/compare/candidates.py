@@ -21,12 +21,13 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import CostBasis, RunStatus
+from tcobench.schemas import CostBasis
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import RunSample, TokenCount, load_samples
 from tcobench.tasks.store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 
 __all__ = [
+    "CANDIDATE_MACROS",
     "COMPARABLE",
     "SHAPE_COLUMNS",
     "CandidateRun",
@@ -146,80 +147,16 @@ def _placement_of_url(url: str) -> str:
     return "loopback" if loopback else "network"
 
 
-# CandidateRun's keys that do not come from view runs, and how they are read
-_COST_COLUMNS = {
-    "output_tokens_per_usd": "c.output_tokens_per_usd",
-    "total_tokens_per_usd": "c.total_tokens_per_usd",
-    "has_cost_basis": "c.run_id IS NOT NULL",
-    "basis_output_tok_s": "c.output_tok_s",
-    **{
-        c: f"c.{c}"
-        for c in (
-            "total_tok_s",
-            "total_usd_month",
-            "capital_usd_month",
-            "power_usd_month",
-            "ops_usd_month",
-            "adaptation_usd_month",
-        )
-    },
-    "output_tok_s": "{tco}.output_tok_s",
-    "has_hardware_price": "{tco}.purchase_usd IS NOT NULL",
-    "has_site_price": "{tco}.pue IS NOT NULL",
-    "has_ops_price": "{tco}.ops_hours_per_month IS NOT NULL",
-    "energy_valid": "{tco}.energy_valid",
-    "isl_mean": "s.isl_mean",
-    "osl_mean": "s.osl_mean",
-    "config_id": "s.config_id",
-    "gpus_counted": "s.gpus_counted",
-}
-_ON_BASIS = "LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis"
-
-
-def _select(tco: str) -> str:
-    """CandidateRun's columns, view tco's read from alias ``tco``."""
-    return ", ".join(
-        f"{_COST_COLUMNS[c].format(tco=tco)} AS {c}" if c in _COST_COLUMNS else f"r.{c}"
-        for c in CandidateRun.__annotations__
-    )
-
-
-_WHERE = f"WHERE r.status IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}')  -- not failed, not interrupted"
-_RUNS_BASE = f"""
-SELECT {_select("t")}
-FROM runs AS r
-JOIN tco AS t ON t.run_id = r.run_id
-JOIN run_summary AS s ON s.run_id = r.run_id
-{_ON_BASIS}
-{_WHERE}
-"""
-# On the owned basis, view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per run),
-# so the tco columns are read from it: tco_scenarios is computed once, not twice
-# (docs/dev/performance.md#owned-base)
-_OWNED_BASE = f"""
-SELECT {_select("c")}
-FROM runs AS r
-JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis
-JOIN run_summary AS s ON s.run_id = r.run_id
-{_WHERE}
-"""
-_RUNS_ORDER = "ORDER BY r.started_ns, r.run_id"
-_RUNS_SQL = _RUNS_BASE + _RUNS_ORDER
-# the runs _WHERE leaves out, with their status and the columns a selection can match: CandidateRun's of views runs
-# and run_summary (a run that failed before its first request has no run_summary row: NULL there)
-_LEFT_OUT_COLUMNS = ", ".join(
-    f"r.{c}" if c not in _COST_COLUMNS else f"{_COST_COLUMNS[c]} AS {c}"
-    for c in CandidateRun.__annotations__
-    if c not in _COST_COLUMNS or _COST_COLUMNS[c].startswith("s.")
-)
-_LEFT_OUT_SQL = (
-    f"SELECT r.status, {_LEFT_OUT_COLUMNS} FROM runs AS r LEFT JOIN run_summary AS s ON s.run_id = r.run_id "
-    f"WHERE r.status NOT IN ('{RunStatus.ok.value}', '{RunStatus.partial.value}') {_RUNS_ORDER}"
+# the macros (tcobench/sql/macros) this module calls: a connection for it names them in its needs
+CANDIDATE_MACROS = ("candidate_runs", "left_out_runs", "priced_runs", "priced_bases", "any_slo", "side_goodput")
+_RUNS_SQL = (
+    "SELECT * FROM candidate_runs($basis, levels := $levels, "
+    f"workloads := {listed('workloads')}, first_date := $first, last_date := $last)"
 )
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
-    bases = [b for (b,) in con.execute("SELECT DISTINCT basis FROM cost_basis ORDER BY 1").fetchall()]
+    bases = [b for (b,) in con.execute("SELECT * FROM priced_bases()").fetchall()]
     if str(basis) not in bases and bases:
         priced = ", ".join(CostBasis.parse(b).option for b in bases)  # the values --basis takes
         raise ConfigError(f"cost basis {basis.option!r} has no priced run (priced: {priced})")
@@ -238,19 +175,14 @@ def load_runs(
     case, as selections compare them). A basis no run of
     the store is priced on is a ConfigError (checked over the whole store when none of these runs is priced on
     it)."""
-    params: dict[str, object] = {"basis": str(basis)}
-    bounds = []
-    if levels is not None:
-        bounds.append(f"AND r.concurrency IN ({', '.join(str(int(c)) for c in sorted(levels)) or 'NULL'})")
-    if workloads is not None:
-        bounds.append(f"AND lower(r.workload) IN (SELECT unnest({listed('workloads')}))")
-        params["workloads"] = id_list(sorted(workloads))
-    for name, op, value in (("first", ">=", dates[0]), ("last", "<=", dates[1])):
-        if value is not None:
-            bounds.append(f"AND CAST(r.date AS VARCHAR) {op} ${name}")
-            params[name] = value
-    base = _OWNED_BASE if basis.owned else _RUNS_BASE
-    rows = fetch_rows(con, base + "".join(f"{b}\n" for b in bounds) + _RUNS_ORDER, CandidateRun, params)
+    params = {
+        "basis": str(basis),
+        "levels": sorted(int(c) for c in levels) if levels is not None else None,
+        "workloads": id_list(sorted(workloads)) if workloads is not None else None,
+        "first": dates[0],
+        "last": dates[1],
+    }
+    rows = fetch_rows(con, _RUNS_SQL, CandidateRun, params)
     if not any(r["has_cost_basis"] for r in rows):
         _check_basis(con, basis)
     return rows
@@ -259,7 +191,7 @@ def load_runs(
 def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     """The stored runs ``load_runs`` leaves out (failed, interrupted), with their ``status``: what a selection that
     matches no candidate says it left out (selection.pick)."""
-    rows: list[dict[str, object]] = con.execute(_LEFT_OUT_SQL).fetch_arrow_table().to_pylist()
+    rows: list[dict[str, object]] = con.execute("SELECT * FROM left_out_runs()").fetch_arrow_table().to_pylist()
     return rows
 
 
@@ -284,15 +216,8 @@ def load_priced(
     same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
     ConfigError."""
     names = [str(b) for b in bases]
-    keep = f"AND r.run_id IN (SELECT unnest({IDS}))" if ids is not None else ""
-    columns = ", ".join(f"r.{k}" for k in ("run_id", "batch_id", "date", "concurrency"))
-    # _WHERE ends in a comment: what follows it starts on a new line
-    sql = (
-        f"SELECT c.basis AS _basis, {columns}, c.output_tokens_per_usd, c.total_tokens_per_usd FROM runs AS r "
-        f"JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis IN (SELECT unnest($bases)) {_WHERE}\n"
-        f"AND c.output_tokens_per_usd IS NOT NULL {keep}\n{_RUNS_ORDER}"
-    )
-    params: dict[str, object] = {"bases": names, **({"ids": id_list(ids)} if ids is not None else {})}
+    sql = f"SELECT * FROM priced_runs($bases, ids := {IDS})"
+    params: dict[str, object] = {"bases": names, "ids": id_list(ids) if ids is not None else None}
     table = arrow_of(con, sql, params)
     found: dict[str, list[PricedRun]] = {name: [] for name in names}
     # each basis's rows in the query's order (split in Python: a filter per basis would import pyarrow.compute)
@@ -394,19 +319,9 @@ def shape_differences(a_rows: Sequence[CandidateRun], b_rows: Sequence[Candidate
     return found
 
 
-_GOODPUT_SQL = f"""
-SELECT night_weighted_mean(list((good_fraction, date))) AS good_fraction,
-       night_weighted_mean(list((good_output_tokens_per_usd, date))) AS good_tokens_per_usd
-FROM goodput
-WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})) AND has_slo
-"""
-
-
 def any_slo(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> bool:
     """Whether any of these runs has an SLO target (view slo_targets)."""
-    found = con.execute(
-        f"SELECT bool_or(has_slo) FROM slo_targets WHERE run_id IN (SELECT unnest({IDS}))", {"ids": id_list(run_ids)}
-    ).fetchone()
+    found = con.execute(f"SELECT * FROM any_slo({IDS})", {"ids": id_list(run_ids)}).fetchone()
     return bool(found and found[0])
 
 
@@ -415,7 +330,9 @@ def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: Co
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
     if not any_slo(con, run_ids):  # no run has a target: nothing to judge (view goodput reads every request)
         return math.nan, math.nan
-    row = con.execute(_GOODPUT_SQL, {"basis": str(basis), "ids": id_list(run_ids)}).fetchone()
+    row = con.execute(
+        f"SELECT * FROM side_goodput($basis, {IDS})", {"basis": str(basis), "ids": id_list(run_ids)}
+    ).fetchone()
     fraction, per_usd = row if row is not None else (None, None)
     return (math.nan if fraction is None else float(fraction), math.nan if not per_usd else usd_per_m(float(per_usd)))
 

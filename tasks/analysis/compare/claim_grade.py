@@ -16,9 +16,10 @@ import duckdb
 
 from tcobench.errors import ConfigError
 from tcobench.tasks.analysis.compare.candidates import CandidateRun, shape_differences
-from tcobench.tasks.store.rows import IDS, dates_between, fetch_rows, id_list, listed
+from tcobench.tasks.store.rows import IDS, fetch_rows, id_list, listed
 
 __all__ = [
+    "CLAIM_MACROS",
     "RULES",
     "ClaimGrade",
     "ClaimThresholds",
@@ -28,6 +29,9 @@ __all__ = [
     "claim_thresholds",
     "prefix_parity",
 ]
+
+# the macros (tcobench/sql/macros) this module calls: a connection for it names them in its needs
+CLAIM_MACROS = ("claim_run_facts", "prefix_parity", "accuracy_answers")
 
 RULES = ("duration", "samples", "steady_share", "power", "setup", "shape", "parity", "accuracy")
 _UNPINNED = ("", "unknown")  # engine versions that pin nothing
@@ -136,17 +140,10 @@ class _RunFacts(TypedDict):
     steady_share: float | None
 
 
-_FACTS_SQL = f"""
-SELECT r.run_id, r.concurrency, r.engine_kind, r.engine_version, r.model_digest, r.image_digest,
-       r.telemetry_source, s.ok, (s.steady_end_ns - s.steady_start_ns) / 1e9 AS steady_s, s.steady_share
-FROM runs AS r
-JOIN run_summary AS s ON s.run_id = r.run_id
-WHERE r.run_id IN (SELECT unnest({IDS}))
-"""
-
-
 def _facts(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun]) -> dict[str, _RunFacts]:
-    found = fetch_rows(con, _FACTS_SQL, _RunFacts, {"ids": id_list(r["run_id"] for r in rows)})
+    found = fetch_rows(
+        con, f"SELECT * FROM claim_run_facts({IDS})", _RunFacts, {"ids": id_list(r["run_id"] for r in rows)}
+    )
     return {f["run_id"]: f for f in found}
 
 
@@ -224,32 +221,17 @@ def _shape(rows: dict[str, list[CandidateRun]], differences: Sequence[str], tole
     return RuleResult("shape", not found, text or "same", required, text, f"differs: {text}" if found else "")
 
 
-_IDS_B = listed("b_ids")
-_PARITY_SQL = f"""
-WITH answers AS (
-    SELECT run_id IN (SELECT unnest({IDS})) AS is_a, coalesce(prompt_sha256, CAST(prompt_index AS VARCHAR)) AS prompt,
-           seed, min(output_prefix) AS prefix
-    FROM request_metrics
-    WHERE ok AND output_prefix IS NOT NULL
-      AND (run_id IN (SELECT unnest({IDS})) OR run_id IN (SELECT unnest({_IDS_B})))
-      {{dates}}
-    GROUP BY ALL
-)
-SELECT count(*) AS pairs, count(*) FILTER (WHERE a.prefix = b.prefix) AS same
-FROM answers AS a
-JOIN answers AS b ON a.is_a AND NOT b.is_a AND a.prompt = b.prompt AND a.seed = b.seed
-"""
-
-
 def prefix_parity(
     con: duckdb.DuckDBPyConnection, a_ids: Sequence[str], b_ids: Sequence[str], dates: tuple[str, str] | None = None
 ) -> tuple[int, int]:
     """(prompts both sides answered at temperature 0 with the same seed, how many of them with identical first 64
     output characters); a prompt is its sha256 (its index where none was stored). ``dates``: the runs' first and last
     date (requests carry their run's date: the store skips other dates' files)."""
-    ids, others = id_list(a_ids), id_list(b_ids)
-    within, params = dates_between(dates)
-    row = con.execute(_PARITY_SQL.format(dates=within), {**params, "ids": ids, "b_ids": others}).fetchone()
+    first, last = dates if dates is not None else (None, None)
+    row = con.execute(
+        f"SELECT * FROM prefix_parity({IDS}, {listed('b_ids')}, first_date := $first, last_date := $last)",
+        {"ids": id_list(a_ids), "b_ids": id_list(b_ids), "first": first, "last": last},
+    ).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
@@ -266,19 +248,12 @@ def _parity(con: duckdb.DuckDBPyConnection, rows: dict[str, list[CandidateRun]],
     return RuleResult("parity", passed, share, required, f"{pairs} prompts", "" if passed else say)
 
 
-_ACCURACY_SQL = f"""
-SELECT run_id, workload, prompt_index, output_prefix
-FROM request_metrics JOIN runs USING (run_id)
-WHERE measured AND run_id IN (SELECT unnest({IDS}))
-"""
-
-
 def accuracy_scores(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> float | None:
     """The exact-match score over these runs' accuracy requests (workloads named by tasks/workload/accuracy.py), or None
     when none of them is an accuracy run."""
     from tcobench.tasks.workload.accuracy import score_answers
 
-    rows = con.execute(_ACCURACY_SQL, {"ids": id_list(run_ids)}).fetchall()
+    rows = con.execute(f"SELECT * FROM accuracy_answers({IDS})", {"ids": id_list(run_ids)}).fetchall()
     return score_answers([(str(w), int(i), p) for _, w, i, p in rows])
 
 

@@ -18,7 +18,6 @@ from typing import get_args
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CompareOptions, CostBasis, PriceTable
@@ -34,6 +33,7 @@ from tcobench.tasks.analysis.compare.bootstrap import (
     verdict,
 )
 from tcobench.tasks.analysis.compare.candidates import (
+    CANDIDATE_MACROS,
     CandidateRun,
     CostTermName,
     SideFigures,
@@ -47,14 +47,14 @@ from tcobench.tasks.analysis.compare.candidates import (
     samples_of,
     shape_differences,
 )
-from tcobench.tasks.analysis.compare.claim_grade import ClaimGrade, claim_grade, claim_thresholds
+from tcobench.tasks.analysis.compare.claim_grade import CLAIM_MACROS, ClaimGrade, claim_grade, claim_thresholds
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, check_quantile
 from tcobench.tasks.analysis.compare.selection import Selection, parse_selection, pick
 from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
 from tcobench.tasks.analysis.compare.sides import config_key, config_labels, frontier_comparison
-from tcobench.tasks.analysis.history import detect_changes
+from tcobench.tasks.analysis.history import HISTORY_MACROS, detect_changes
 from tcobench.tasks.store.query import connect, describe_snapshot
-from tcobench.tasks.store.rows import collection_paused
+from tcobench.tasks.store.rows import IDS, collection_paused, id_list
 from tcobench.tasks.store.store import StoreRef
 from tcobench.tasks.workload.accuracy import parse_accuracy_name
 
@@ -331,8 +331,9 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 
 # the views and macros compare's queries (and tasks/analysis/history.py's, for the flagged runs) read; connect
 # defines these and what they build on only (faster to connect than every view: docs/dev/performance.md#view-binding).
-# A rented basis reads view tco too (candidates._RUNS_BASE); an owned one reads its columns from cost_basis (tco's
-# binding cost, same). The frontier's points come from view frontier_points, not frontier (its pareto flag, unread)
+# A rented basis reads view tco too (macro candidate_runs); an owned one reads its columns from cost_basis (tco is
+# not computed there; the macro names it, so it is bound). The frontier's points come from view frontier_points,
+# not frontier (its pareto flag, unread)
 COMPARE_VIEWS = (
     "cost_basis",
     "goodput",
@@ -347,7 +348,17 @@ COMPARE_VIEWS = (
     "trend_series",
     "frontier_points",
     "frontier_requests",
+    "frontier_run_points",
+    "frontier_run_requests",
+    "run_moments",
+    "run_requests",
+    "shape_mismatches",
+    "run_setups",
+    "slo_figures",  # best's (tasks/analysis/compare/best.py): it reads only views compare reads
     "in_steady",
+    *HISTORY_MACROS,
+    *CANDIDATE_MACROS,
+    *CLAIM_MACROS,
 )
 
 
@@ -484,14 +495,7 @@ def _shape_notes(con: duckdb.DuckDBPyConnection, sides: dict[str, list[Candidate
     side_of = {r["run_id"]: side for side, rows in sides.items() for r in rows}
     if not side_of:
         return []
-    con.register("_tcob_shape_ids", pa.table({"run_id": list(side_of)}))
-    try:
-        found = con.execute(
-            "SELECT run_id, shape_note FROM run_shape WHERE shape_mismatch AND run_id IN "
-            "(SELECT run_id FROM _tcob_shape_ids) ORDER BY run_id"
-        ).fetchall()
-    finally:
-        con.unregister("_tcob_shape_ids")
+    found = con.execute(f"SELECT * FROM shape_mismatches(ids := {IDS})", {"ids": id_list(side_of)}).fetchall()
     grouped: dict[tuple[str, str], list[str]] = {}
     for run_id, note in found:
         grouped.setdefault((side_of[run_id], str(note)), []).append(run_id[:8])

@@ -28,7 +28,7 @@ from tcobench.tasks.analysis.incomplete_beta import betainc  # scipy.special's, 
 from tcobench.tasks.analysis.pchip import pchip  # scipy.interpolate's PchipInterpolator, to the bit, without scipy
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
 from tcobench.tasks.store.arrays import filled_flags, list_parts
-from tcobench.tasks.store.rows import IDS, dates_between, id_list
+from tcobench.tasks.store.rows import IDS, id_list
 
 __all__ = [
     "Frontier",
@@ -415,12 +415,10 @@ def load_points(
     cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
     whose dates miss them is not read). A run without a price on the basis or without a throughput is left out."""
     ids = [run_id for run_id, _, _ in runs]
-    within, params = dates_between(dates)
+    first, last = dates if dates is not None else (None, None)
     rows = con.execute(
-        "SELECT run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, "
-        "hardware_key || ' ' || config_id AS config "
-        f"FROM frontier_points WHERE basis = $basis AND run_id IN (SELECT unnest({IDS})){within}",
-        {**params, "basis": str(basis), "ids": id_list(ids)},
+        f"SELECT * FROM frontier_run_points($basis, {IDS}, first_date := $first, last_date := $last)",
+        {"basis": str(basis), "ids": id_list(ids), "first": first, "last": last},
     ).fetchall()
     figures = {row[0]: row[1:] for row in rows if row[2] is not None and row[3]}
     requests = _requests_of(con, ids, dates, {run_id for run_id, f in figures.items() if f[3]})
@@ -458,12 +456,10 @@ def _requests_of(
     comes back with its run's position in ``ids``, not the run's id."""
     if not ids:
         return {}
-    within, params = dates_between(dates)
+    first, last = dates if dates is not None else (None, None)
     table = con.execute(
-        "SELECT w.idx, f.tpot_ms, f.tokens, f.e2e_s, f.in_steady FROM frontier_requests AS f "
-        f"JOIN (SELECT unnest({IDS}) AS run_id, unnest(range($count)) AS idx) AS w ON w.run_id = f.run_id "
-        f"WHERE true{within}",
-        {**params, "ids": id_list(ids), "count": len(ids)},
+        f"SELECT * FROM frontier_run_requests({IDS}, first_date := $first, last_date := $last)",
+        {"ids": id_list(ids), "first": first, "last": last},
     ).fetch_arrow_table()
     parts = [list_parts(table.column(c)) for c in ("tpot_ms", "tokens", "e2e_s", "in_steady")]
     lengths = parts[0][1]

@@ -37,11 +37,8 @@ SETUP_COLUMNS = {
     "GPU power limit (mW)": "gpu_power_limit_mw",
     "GPU": "gpu_name",
 }
-# each distinct combination once: a side's values are sets, and a side's runs repeat a few combinations
-_SQL = (
-    f"SELECT DISTINCT engine_settings, {', '.join(SETUP_COLUMNS.values())} FROM runs WHERE run_id IN "
-    f"(SELECT unnest({IDS}))"
-)
+# each distinct combination once (macro run_setups: engine_settings and SETUP_COLUMNS' columns)
+_SQL = f"SELECT * FROM run_setups({IDS})"
 
 
 @dataclass(frozen=True)

@@ -311,8 +311,7 @@ def _platform_key(r: CostAtLatencyTargetRow) -> PlatformKey:
 def _target_rows(ctx: ReportContext) -> list[list[str]]:
     found = query_rows(
         ctx.con,
-        f"SELECT * FROM cost_at_latency_target WHERE best_run_id IN (SELECT unnest({IDS})) OR best_run_id IS NULL "
-        "ORDER BY target, usd_per_m_output_tokens NULLS LAST",
+        f"SELECT * FROM latency_target_rows({IDS})",
         CostAtLatencyTargetRow,
         ctx.ids,
     )

@@ -417,7 +417,7 @@ def record_card_section(ctx: ReportContext) -> str:
     cards are read (docs/dev/performance.md#record-cards)."""
     latest = {ctx.of_run[r["run_id"]].label: r["batch_id"] for r in ctx.runs}  # runs oldest first: the last wins
     ids = [r["run_id"] for r in ctx.runs if latest[ctx.of_run[r["run_id"]].label] == r["batch_id"]]
-    sql = f"SELECT * FROM record_card WHERE run_id IN (SELECT unnest({IDS})) ORDER BY started, run_id"
+    sql = f"SELECT * FROM record_cards({IDS})"
     order = {p.label: i for i, p in enumerate(ctx.platforms)}
     cards = query_rows(ctx.con, sql, RecordCardRow, ids)  # grouped by platform, then by concurrency
     cards.sort(key=lambda c: (order[ctx.of_run[c["run_id"]].label], c["concurrency"]))
@@ -435,11 +435,7 @@ def record_card_section(ctx: ReportContext) -> str:
 
 def _identity_warnings(ctx: ReportContext) -> str:
     """One line per host whose declared and detected hardware disagree (any of the report's runs: view runs)."""
-    sql = (
-        f"SELECT DISTINCT host, identity_warning FROM runs WHERE identity_warning IS NOT NULL "
-        f"AND run_id IN (SELECT unnest({IDS})) ORDER BY ALL"
-    )
-    seen = ctx.con.execute(sql, {"ids": id_list(ctx.ids)}).fetchall()
+    seen = ctx.con.execute(f"SELECT * FROM identity_warnings({IDS})", {"ids": id_list(ctx.ids)}).fetchall()
     return "".join(f'<p class="warning">Host {escape(host)}: {escape(str(warning))}</p>' for host, warning in seen)
 
 
@@ -572,9 +568,7 @@ def provenance_section(ctx: ReportContext) -> str:
     """Every run's provenance, and where every price it was costed with comes from."""
     sources = query_rows(
         ctx.con,
-        f"SELECT DISTINCT term, key, source, as_of FROM tco_sources WHERE run_id IN (SELECT unnest({IDS})) "
-        "UNION ALL SELECT 'rental', key, source, as_of FROM rental "
-        "WHERE list_contains($hw, hardware) ORDER BY term, key",
+        f"SELECT * FROM price_sources({IDS}, $hw)",
         _Source,
         ctx.ids,
         hw=sorted({r["hardware_key"] for r in ctx.runs}),

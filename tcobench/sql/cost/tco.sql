@@ -15,7 +15,8 @@ SELECT
     hardware_key, site_key, ops_key, utilisation, hours_per_month,
     gpu_vendor, gpu_name, gpu_count, accelerators, units, gpus_used,
     purchase_usd, server_share_usd, lifetime_months, load_watts, idle_watts,
-    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w, power_basis,
+    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w,
+    power_basis,
     pue, kwh_usd, ops_hours_per_month, hourly_usd, adaptation_days, daily_usd,
     -- measured rates
     output_tok_s, total_tok_s,

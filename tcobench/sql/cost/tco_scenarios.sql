@@ -78,8 +78,10 @@ scenarios (scenario, parameter, u, k_factor, l) AS (
         ('utilisation 1.0', 'utilisation', 1.0, NULL, NULL),
         ('kwh_usd x 0.5', 'kwh_usd', NULL, 0.5, NULL), ('kwh_usd x 1', 'kwh_usd', NULL, 1.0, NULL),
         ('kwh_usd x 2', 'kwh_usd', NULL, 2.0, NULL), ('kwh_usd x 3', 'kwh_usd', NULL, 3.0, NULL),
-        ('lifetime_months 24', 'lifetime_months', NULL, NULL, 24), ('lifetime_months 36', 'lifetime_months', NULL, NULL, 36),
-        ('lifetime_months 48', 'lifetime_months', NULL, NULL, 48), ('lifetime_months 60', 'lifetime_months', NULL, NULL, 60),
+        ('lifetime_months 24', 'lifetime_months', NULL, NULL, 24),
+        ('lifetime_months 36', 'lifetime_months', NULL, NULL, 36),
+        ('lifetime_months 48', 'lifetime_months', NULL, NULL, 48),
+        ('lifetime_months 60', 'lifetime_months', NULL, NULL, 60),
         ('lifetime_months 72', 'lifetime_months', NULL, NULL, 72)
 ),
 priced AS (
@@ -214,7 +216,8 @@ SELECT
     hardware_key, site_key, ops_key, utilisation, hours_per_month,
     gpu_vendor, gpu_name, gpu_count, accelerators, units, gpus_used,
     purchase_usd, server_share_usd, lifetime_months, load_watts, idle_watts,
-    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w, power_basis,
+    energy_valid, measured_w, measured_idle_w, measured_j_per_output_token, load_w_used, idle_w_used, power_w,
+    power_basis,
     pue, kwh_usd, ops_hours_per_month, hourly_usd, adaptation_days, daily_usd,
     rental_key, tier, usd_per_gpu_hour, gpus_rented, rental_source, rental_as_of,
     -- measured rates

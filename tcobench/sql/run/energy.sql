@@ -30,23 +30,31 @@
 --   steady_j_per_token  steady_mean_w / run_summary.steady_output_tok_s                                  J/token
 -- reads: run_summary, steady_window, window_close, window_open; tables: runs, telemetry
 CREATE OR REPLACE VIEW energy AS
-WITH win AS (
-    SELECT run_id, measure_start_ns AS t0, measure_end_ns AS t1
+-- both windows' samples come from one pair of CTEs: kind 'measure' (the measurement window) and 'steady' (the steady
+-- state), each bracketed per device by window_open / window_close and differenced per device by lag()
+WITH windows AS (
+    SELECT 'measure' AS kind, run_id, measure_start_ns AS t0, measure_end_ns AS t1
     FROM runs
     WHERE measure_start_ns IS NOT NULL AND measure_end_ns IS NOT NULL
+    UNION ALL
+    SELECT 'steady' AS kind, run_id, steady_start_ns AS t0, steady_end_ns AS t1
+    FROM steady_window
+    WHERE steady_s IS NOT NULL
 ),
 bounds AS (
     SELECT
+        w.kind,
         w.run_id,
         t.device_index,
         window_open(t.ts_ns, w.t0) AS lo,
         window_close(t.ts_ns, w.t1) AS hi
-    FROM win AS w
+    FROM windows AS w
     JOIN telemetry AS t ON t.run_id = w.run_id
-    GROUP BY w.run_id, t.device_index, w.t0, w.t1
+    GROUP BY w.kind, w.run_id, t.device_index, w.t0, w.t1
 ),
 samples AS (
     SELECT
+        b.kind,
         t.run_id,
         t.device_index,
         t.ts_ns,
@@ -56,7 +64,7 @@ samples AS (
         lag(t.power_mw) OVER dev AS prev_mw
     FROM telemetry AS t
     JOIN bounds AS b ON b.run_id = t.run_id AND b.device_index = t.device_index AND t.ts_ns BETWEEN b.lo AND b.hi
-    WINDOW dev AS (PARTITION BY t.run_id, t.device_index ORDER BY t.ts_ns)
+    WINDOW dev AS (PARTITION BY b.kind, t.run_id, t.device_index ORDER BY t.ts_ns)
 ),
 per_device AS (
     SELECT
@@ -70,6 +78,7 @@ per_device AS (
         count(energy_mj) AS n_energy,
         (arg_max(energy_mj, ts_ns) - arg_min(energy_mj, ts_ns)) / 1e3 AS counter_j
     FROM samples
+    WHERE kind = 'measure'
     GROUP BY run_id, device_index
 ),
 per_run AS (
@@ -105,32 +114,7 @@ chosen AS (
             AS energy_source,
         (w.t1 - w.t0) / 1e9 AS window_s
     FROM per_run AS p
-    JOIN win AS w USING (run_id)
-),
-steady_bounds AS (
-    SELECT
-        w.run_id,
-        t.device_index,
-        window_open(t.ts_ns, w.steady_start_ns) AS lo,
-        window_close(t.ts_ns, w.steady_end_ns) AS hi
-    FROM steady_window AS w
-    JOIN telemetry AS t ON t.run_id = w.run_id
-    WHERE w.steady_s IS NOT NULL
-    GROUP BY w.run_id, t.device_index, w.steady_start_ns, w.steady_end_ns
-),
-steady_samples AS (
-    SELECT
-        t.run_id,
-        t.device_index,
-        t.ts_ns,
-        t.power_mw,
-        t.energy_mj,
-        lag(t.ts_ns) OVER dev AS prev_ns,
-        lag(t.power_mw) OVER dev AS prev_mw
-    FROM telemetry AS t
-    JOIN steady_bounds AS b
-        ON b.run_id = t.run_id AND b.device_index = t.device_index AND t.ts_ns BETWEEN b.lo AND b.hi
-    WINDOW dev AS (PARTITION BY t.run_id, t.device_index ORDER BY t.ts_ns)
+    JOIN windows AS w ON w.run_id = p.run_id AND w.kind = 'measure'
 ),
 steady_device AS (
     SELECT
@@ -139,7 +123,8 @@ steady_device AS (
         CASE WHEN count(energy_mj) = count(*) THEN (arg_max(energy_mj, ts_ns) - arg_min(energy_mj, ts_ns)) / 1e3
             WHEN count(power_mw) = count(*) THEN sum((power_mw + prev_mw) / 2.0 * (ts_ns - prev_ns)) / 1e12
         END / nullif((max(ts_ns) - min(ts_ns)) / 1e9, 0) AS mean_w
-    FROM steady_samples
+    FROM samples
+    WHERE kind = 'steady'
     GROUP BY run_id, device_index
 ),
 steady_power AS (

@@ -6,4 +6,5 @@
 --   decode_ns     the time from its first to its last token (request_metrics.decode_ns)                         ns
 --   in_steady     first_ns + decode_ns / 2 BETWEEN lo_ns AND hi_ns                                             BOOLEAN
 -- reads: -
-CREATE OR REPLACE MACRO in_steady(first_ns, decode_ns, lo_ns, hi_ns) AS first_ns + decode_ns / 2 BETWEEN lo_ns AND hi_ns;
+CREATE OR REPLACE MACRO in_steady(first_ns, decode_ns, lo_ns, hi_ns) AS
+    first_ns + decode_ns / 2 BETWEEN lo_ns AND hi_ns;

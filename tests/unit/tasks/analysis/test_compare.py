@@ -20,7 +20,6 @@ from tcobench.tasks.analysis.compare import (
     Verdict,
     bootstrap_bases,
     bootstrap_efficiency,
-    candidates,
     compare,
     compare_on,
     night_draws,
@@ -533,12 +532,29 @@ def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: P
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
     own = connect(tmp_path, make_prices(rental={}))
     try:
-        joined = candidates._RUNS_BASE + candidates._RUNS_ORDER
-        assert "tco" not in views_named(candidates._OWNED_BASE)
+        # the tco columns as view tco has them, beside macro candidate_runs' rows (on owned: from cost_basis)
+        joined = (
+            "SELECT c.* REPLACE (t.output_tok_s AS output_tok_s, t.purchase_usd IS NOT NULL AS has_hardware_price, "
+            "t.pue IS NOT NULL AS has_site_price, t.ops_hours_per_month IS NOT NULL AS has_ops_price, "
+            "t.energy_valid AS energy_valid) FROM candidate_runs($basis) AS c JOIN tco AS t USING (run_id) "
+            "ORDER BY c.run_id"
+        )
+        # on owned, macro candidate_runs scans what cost_basis and run_summary scan, no more (view tco not computed)
+        alone = (
+            "SELECT * FROM runs AS r JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = $basis "
+            "JOIN run_summary AS s ON s.run_id = r.run_id"
+        )
+        scans = {}
         for basis in (OWNED, CostBasis(RentalTier.on_demand)):
             rows = load_runs(own, basis)
-            assert rows == fetch_rows(own, joined, CandidateRun, {"basis": str(basis)})
+            assert sorted(rows, key=lambda r: r["run_id"]) == fetch_rows(
+                own, joined, CandidateRun, {"basis": str(basis)}
+            )
             assert [r["run_id"] for r in rows] == ["a1", "a2", "b1"]
+            for name, sql in (("macro", "SELECT * FROM candidate_runs($basis)"), ("alone", alone)):
+                plan = own.execute(f"EXPLAIN {sql}", {"basis": str(basis)}).fetchall()
+                scans[name, str(basis)] = str(plan).count("SCAN")
+        assert scans["macro", str(OWNED)] == scans["alone", str(OWNED)], scans
         owned = {r["run_id"]: r for r in load_runs(own, OWNED)}
         assert [owned[k]["has_hardware_price"] for k in ("a1", "a2", "b1")] == [True, False, True]
         assert [owned[k]["has_site_price"] for k in ("a1", "a2", "b1")] == [True, True, False]
@@ -749,7 +765,7 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     import tcobench.tasks.analysis.compare as package
     from tcobench.tasks.analysis import history
     from tcobench.tasks.analysis.compare.comparison import compare_views
-    from tcobench.tasks.store.query import _needed, sql_views, views_named
+    from tcobench.tasks.store.query import _needed, sql_views
 
     folder = Path(package.__file__).parent
     strings = []  # the SQL lives in string literals; docstrings (prose) are left out

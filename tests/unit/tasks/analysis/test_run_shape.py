@@ -86,7 +86,7 @@ def test_compare_and_the_report_name_each_sides_mismatch_with_its_cause(tmp_path
     _run(tmp_path, "tok-a1", (921, 16), (651, 16))
     _run(tmp_path, "tok-a2", (921, 16), (651, 16))
     _run(tmp_path, "fine-b", (900, 64), (900, 64))
-    con = connect(tmp_path, PRICES, needs={"run_shape"})
+    con = connect(tmp_path, PRICES, needs={"shape_mismatches"})
     try:
         sides = {
             "A": [cast(CandidateRun, {"run_id": "tok-a1"}), cast(CandidateRun, {"run_id": "tok-a2"})],

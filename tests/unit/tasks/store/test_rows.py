@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import duckdb
 import pytest
 
-from tcobench.tasks.analysis.compare.candidates import _RUNS_SQL, CandidateRun
+from tcobench.tasks.analysis.compare.candidates import CandidateRun
 from tcobench.tasks.report.assets import ReportRun
 from tcobench.tasks.report.report import REPORT_RUNS_SQL
 from tcobench.tasks.store.query import connect, freeze_views
@@ -64,7 +64,9 @@ def test_view_rows_match_their_views(con: duckdb.DuckDBPyConnection, view: str) 
     _check(con, f"SELECT * FROM {view}", VIEW_ROWS[view])
 
 
-@pytest.mark.parametrize(("sql", "row"), [(_RUNS_SQL, CandidateRun), (REPORT_RUNS_SQL, ReportRun)])
+@pytest.mark.parametrize(
+    ("sql", "row"), [("SELECT * FROM candidate_runs($basis)", CandidateRun), (REPORT_RUNS_SQL, ReportRun)]
+)
 def test_query_rows_match_their_queries(con: duckdb.DuckDBPyConnection, sql: str, row: type[object]) -> None:
     _check(con, sql, row)
 

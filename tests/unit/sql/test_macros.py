@@ -1,0 +1,185 @@
+"""Given / expect tests of the table macros Python calls (tcobench/sql/macros), over small in-memory tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tcobench.schemas import RunStatus
+from tests.unit.factories import make_run
+from tests.unit.sql.given_expect import expect_rows, given, run
+
+
+def _trend_row(run_id: str, series: str, night: int, status: str = "ok", usd: float | None = 1.0) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "series": series,
+        "night": night,
+        "status": status,
+        "host": series,
+        "model_name": "m",
+        "workload": "w",
+        "concurrency": 1,
+        "usd_per_m_output_tokens": usd,
+    }
+
+
+TREND = [
+    *(_trend_row(f"s1-{n}", "s1", n) for n in range(1, 7)),
+    _trend_row("s1-x", "s1", 7, status="failed"),  # not a trend: not counted among the positions either
+    *(_trend_row(f"s2-{n}", "s2", n) for n in range(1, 4)),
+]
+
+
+@pytest.mark.parametrize(
+    ("ids", "before", "expected"),
+    [
+        (["s1-5"], 2, ["s1-3", "s1-4", "s1-5"]),
+        (["s1-4", "s1-6"], 1, ["s1-3", "s1-4", "s1-5", "s1-6"]),
+        (["s1-1"], 5, ["s1-1"]),
+        (["s2-3", "s1-2"], 1, ["s1-1", "s1-2", "s2-2", "s2-3"]),
+    ],
+)
+def test_history_points_around_reads_from_runs_before_the_first_to_the_last(
+    ids: list[str], before: int, expected: list[str]
+) -> None:
+    names = sorted({i.split("-")[0] for i in ids})
+    rows = run(
+        "history_points_around",
+        {"nightly_trend": TREND},
+        "SELECT run_id FROM history_points_around('nightly_trend', $names, $ids, $before)",
+        {"names": names, "ids": ids, "before": before},
+    )
+    assert [r["run_id"] for r in rows] == expected
+
+
+def test_history_points_without_costs_adds_a_null_cost() -> None:
+    uncosted = [{k: v for k, v in row.items() if k != "usd_per_m_output_tokens"} for row in TREND]
+    rows = run("history_points", {"trend_runs": uncosted}, "SELECT * FROM history_points('trend_runs')")
+    assert [r["run_id"] for r in rows] == [*(f"s1-{n}" for n in range(1, 7)), "s2-1", "s2-2", "s2-3"]
+    assert {r["usd_per_m_output_tokens"] for r in rows} == {None}
+    costed = run("history_points", {"nightly_trend": TREND}, "SELECT * FROM history_points('nightly_trend')")
+    assert {r["usd_per_m_output_tokens"] for r in costed} == {1.0}
+
+
+def _answer(run_id: str, prompt: str, prefix: str | None, ok: bool = True, seed: int = 1) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "prompt_sha256": prompt,
+        "prompt_index": 0,
+        "seed": seed,
+        "output_prefix": prefix,
+        "ok": ok,
+        "date": "2026-01-01",
+    }
+
+
+def test_prefix_parity_pairs_the_prompts_both_sides_answered_with_the_same_seed() -> None:
+    answers = [
+        _answer("a1", "p1", "same"),
+        _answer("b1", "p1", "same"),
+        _answer("a1", "p2", "mine"),
+        _answer("b1", "p2", "theirs"),
+        _answer("a1", "p3", "only A"),
+        _answer("a1", "p4", "x", seed=1),
+        _answer("b1", "p4", "x", seed=2),  # another seed: no pair
+        _answer("a1", "p5", "x"),
+        _answer("b1", "p5", "x", ok=False),  # a failed answer: no pair
+    ]
+    sql = "SELECT * FROM prefix_parity(['a1'], ['b1'])"
+    expect_rows(run("prefix_parity", {"request_metrics": answers}, sql), [{"pairs": 2, "same": 1}])
+    dated = "SELECT * FROM prefix_parity(['a1'], ['b1'], first_date := '2026-02-01', last_date := '2026-02-28')"
+    expect_rows(run("prefix_parity", {"request_metrics": answers}, dated), [{"pairs": 0, "same": 0}])
+
+
+def _cost(run_id: str, basis: str, per_usd: float) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "basis": basis,
+        "output_tokens_per_usd": per_usd,
+        "total_tokens_per_usd": 2 * per_usd,
+        "output_tok_s": 10.0,
+        "total_tok_s": 20.0,
+        "total_usd_month": 1.0,
+        "capital_usd_month": 0.5,
+        "power_usd_month": 0.25,
+        "ops_usd_month": 0.25,
+        "adaptation_usd_month": 0.0,
+        "purchase_usd": 100.0,
+        "pue": 1.2,
+        "ops_hours_per_month": 1.0,
+        "energy_valid": True,
+    }
+
+
+def _candidates() -> dict[str, Any]:
+    """Runs r1 (c=1, chat, 2026-01-01), r2 (c=4, Code, 2026-01-02), r3 failed; r1 priced on owned and on-demand,
+    r2 on owned only; view tco's row of r2 has no hardware price."""
+    runs = given(
+        "runs",
+        make_run(run_id="r1", concurrency=1, workload="chat", date="2026-01-01", started_ns=1),
+        make_run(run_id="r2", concurrency=4, workload="Code", date="2026-01-02", started_ns=2),
+        make_run(run_id="r3", status=RunStatus.failed, error="boom", started_ns=3),
+    )
+    summary = [
+        {"run_id": r, "isl_mean": 10.0, "osl_mean": 20.0, "config_id": "cfg", "gpus_counted": 1} for r in ("r1", "r2")
+    ]
+    tco = [
+        {
+            "run_id": "r1",
+            "output_tok_s": 11.0,
+            "purchase_usd": 1.0,
+            "pue": 1.0,
+            "ops_hours_per_month": 1.0,
+            "energy_valid": False,
+        },
+        {
+            "run_id": "r2",
+            "output_tok_s": 12.0,
+            "purchase_usd": None,
+            "pue": 1.0,
+            "ops_hours_per_month": 1.0,
+            "energy_valid": True,
+        },
+    ]
+    costs = [_cost("r1", "owned", 5.0), _cost("r2", "owned", 6.0), _cost("r1", "rented: on-demand", 3.0)]
+    return {"runs": runs, "run_summary": summary, "tco": tco, "cost_basis": costs}
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("candidate_runs('owned')", [("r1", 5.0, 10.0, True), ("r2", 6.0, 10.0, True)]),
+        ("candidate_runs('rented: on-demand')", [("r1", 3.0, 11.0, True), ("r2", None, 12.0, False)]),
+        ("candidate_runs('owned', levels := [4])", [("r2", 6.0, 10.0, True)]),
+        ("candidate_runs('owned', levels := [])", []),
+        ("candidate_runs('owned', workloads := ['code'])", [("r2", 6.0, 10.0, True)]),
+        ("candidate_runs('owned', first_date := '2026-01-02')", [("r2", 6.0, 10.0, True)]),
+        ("candidate_runs('owned', last_date := '2026-01-01')", [("r1", 5.0, 10.0, True)]),
+    ],
+)
+def test_candidate_runs_reads_the_tco_columns_from_the_basis_row_on_owned(
+    call: str, expected: list[tuple[str, float | None, float, bool]]
+) -> None:
+    """(run, output tokens per USD, output_tok_s, has_hardware_price): on owned from view cost_basis' row, on a rented
+    basis from view tco; failed runs never."""
+    rows = run("candidate_runs", _candidates(), f"SELECT * FROM {call}")
+    got = [(r["run_id"], r["output_tokens_per_usd"], r["output_tok_s"], r["has_hardware_price"]) for r in rows]
+    assert got == expected
+
+
+def test_left_out_runs_are_the_failed_and_interrupted() -> None:
+    rows = run("left_out_runs", _candidates(), "SELECT * FROM left_out_runs()")
+    expect_rows(rows, [{"status": "failed", "run_id": "r3", "isl_mean": None}])
+
+
+def test_run_setups_has_engine_settings_and_every_setup_column() -> None:
+    """Macro run_setups' columns are setup_table's: engine_settings and SETUP_COLUMNS' columns, in that order; each
+    distinct setup once."""
+    from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS
+
+    runs = given("runs", make_run(run_id="x1"), make_run(run_id="x2"), make_run(run_id="y", engine_version="b9"))
+    rows = run("run_setups", {"runs": runs}, "SELECT * FROM run_setups(['x1', 'x2', 'y'])")
+    assert list(rows[0]) == ["engine_settings", *SETUP_COLUMNS.values()]
+    assert sorted(r["engine_version"] for r in rows) == ["b1234", "b9"]
