@@ -18,7 +18,7 @@ from typing import Literal, TypedDict
 from urllib.parse import urlsplit
 
 import duckdb
-import pyarrow as pa
+import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis
@@ -269,14 +269,24 @@ def night_weighted(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun])
     cost_basis is not computed again."""
     names = list(SideFigures.__dataclass_fields__)
     kept = [r for r in rows if r["has_cost_basis"]]
-    long = pa.table(
-        {
-            "key": pa.array([n for n in names for _ in kept], pa.string()),
-            "value": pa.array([r[_SIDE_KEYS.get(n, n)] for n in names for r in kept], pa.float64()),  # type: ignore[literal-required]
-            "night": pa.array([r["batch_id"] for _ in names for r in kept], pa.string()),
-        }
-    )
-    con.register("_tcob_side", long)
+    # (key, value, night) rows; those the macro leaves out (a NULL value or night) are left out here, since numpy
+    # has no NULL. Registered as numpy arrays: DuckDB scans an Arrow table through pyarrow.dataset, whose import
+    # (with pyarrow.compute) is a fixed cost of a small store's compare (docs/dev/performance.md#small-store)
+    long = [
+        (n, value, r["batch_id"])
+        for n in names
+        for r in kept
+        if (value := r[_SIDE_KEYS.get(n, n)]) is not None and r["batch_id"] is not None  # type: ignore[literal-required]
+    ]
+    keys = np.array([k for k, _, _ in long], dtype=object)
+    values = np.array([v for _, v, _ in long], dtype=np.float64)
+    nights = np.array([n for _, _, n in long], dtype=object)
+    side: object = {"key": keys, "value": values, "night": nights}
+    if np.isnan(values).any():  # DuckDB reads a numpy NaN as NULL, an Arrow NaN as NaN (as the rows have it)
+        import pyarrow as pa
+
+        side = pa.table({"key": pa.array(keys.tolist(), pa.string()), "value": values, "night": nights.tolist()})
+    con.register("_tcob_side", side)
     try:
         means = dict(con.execute("SELECT key, mean FROM night_weighted('_tcob_side')").fetchall())
     finally:
