@@ -27,7 +27,7 @@ from tcobench.errors import StoreError
 from tcobench.schemas import PriceTable
 from tcobench.tasks.store.lake import sql_string
 from tcobench.tasks.store.store import LEGACY_TABLES, StoreRef, commit_tables, conform, open_store, to_arrow
-from tcobench.tasks.store.views import sql_views
+from tcobench.tasks.store.views import sql_reads, sql_views
 
 __all__ = ["LEGACY_FOLDER", "MigrateResult", "compare_views", "folder_connection", "migrate_folder"]
 
@@ -190,8 +190,12 @@ def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb
         # read once: a view over read_parquet re-reads every file at each reference, and the views nest
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source}{where}")
     register_prices(con, prices)
-    for _name, text in sql_views():
-        con.execute(text)
+    present = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    for name, text in sql_views():
+        # what reads a table a folder store never had (macro run_commits: the lake's commits) is not defined; a view
+        # left out would fail compare_views by name
+        if sql_reads(name, text)[1] <= present:
+            con.execute(text)
     return con
 
 
