@@ -146,6 +146,13 @@ class Hog:
                 )
             )
 
+    def remove(self, count: int) -> None:
+        """Stop the last ``count`` processes."""
+        for _ in range(min(count, len(self.processes))):
+            process = self.processes.pop()
+            process.kill()
+            process.wait()
+
 
 @contextmanager
 def cpu_hog(count: int) -> Iterator[Hog]:

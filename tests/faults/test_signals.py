@@ -8,7 +8,6 @@ and start time, never by name (tests/faults/harness.py)."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import signal
@@ -174,27 +173,35 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     assert still_running(processes) == [] and _pid_files(tmp_path) == []
 
 
-def _signal_under_load(run: Run, port: int, how: str) -> tuple[int, float, str]:
-    """Once a measured request is served, load the machine to LOAD_PER_CORE per core with a hog, and once the
-    1-minute load average has reached it, with the run still measuring, send the signal (``how``: "SIGTERM" to
-    tcobench, "Ctrl-C": SIGINT to its process group). (exit status, seconds from the signal to the exit, the hog's
-    size and /proc/loadavg at the signal.)
+def _runnable() -> int:
+    """Processes runnable now (/proc/loadavg's fourth field), this one not counted."""
+    return int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1
 
-    The hog is what the load lacks (the engine measuring and any other work on the machine count: on a quiet 2-core
-    machine, 10 processes), plus one per core, so that the average, which approaches its level from below, gets
-    there within a few minutes; one per core more every 2 minutes should the rest of the machine's work fall."""
+
+def _signal_under_load(run: Run, port: int, how: str) -> tuple[int, float, str]:
+    """Once a measured request is served, load the machine to LOAD_PER_CORE per core, and with the run still
+    measuring send the signal (``how``: "SIGTERM" to tcobench, "Ctrl-C": SIGINT to its process group). (exit status,
+    seconds from the signal to the exit, the hog's size and /proc/loadavg at the signal.)
+
+    The load of the promise is both the 1-minute average and the processes runnable at the signal: a hog of twice
+    the target brings the average there within about a minute (it approaches its level from below), then the hog
+    shrinks to what the run and the rest of the machine leave to the target, and the signal follows once the runnable
+    count has settled (an average still climbing towards twice the target would be a heavier load than promised)."""
     # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
     wait_for(lambda: _tokens_served(port) > 32, 900, "a measured request to be served", interval_s=0.5)
     cores = os.cpu_count() or 1
     target = LOAD_PER_CORE * cores
-    with cpu_hog(max(cores, math.ceil(target - os.getloadavg()[0]) + cores)) as hog:
-        started = grown = time.monotonic()
+    with cpu_hog(2 * target) as hog:
+        started = time.monotonic()
         while os.getloadavg()[0] < target:
             assert time.monotonic() - started < 600, f"the load average did not reach {target}"
-            if time.monotonic() - grown > 120:
-                hog.add(cores)
-                grown = time.monotonic()
             time.sleep(1)
+        others = []
+        for _ in range(5):  # what runs beside the hog: the run, its engine, the rest of the machine
+            others.append(_runnable() - len(hog.processes))
+            time.sleep(0.2)
+        hog.remove(len(hog.processes) - max(0, target - sorted(others)[2]))
+        time.sleep(3)
         assert run.proc.poll() is None, "the run ended before the load built up"
         load = f"hog of {len(hog.processes)}, /proc/loadavg {Path('/proc/loadavg').read_text().strip()}"
         signalled = time.monotonic()
