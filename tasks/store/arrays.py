@@ -33,9 +33,9 @@ def list_parts(column: pa.ChunkedArray | pa.Array) -> tuple[pa.Array, np.ndarray
     lists = _as_lists(column)
     offsets = np.asarray(lists.offsets, dtype=np.int64)  # into lists.values, the array's own offset counted
     lengths = np.diff(offsets) * validity(lists)
-    kept = [(int(o), int(n)) for o, n in zip(offsets[:-1], lengths, strict=True) if n]
     if int(lengths.sum()) == int(offsets[-1] - offsets[0]):  # no NULL list holds values: one slice
         return lists.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])), lengths
+    kept = [(int(o), int(n)) for o, n in zip(offsets[:-1], lengths, strict=True) if n]
     return pa.concat_arrays([lists.values.slice(o, n) for o, n in kept] or [lists.values.slice(0, 0)]), lengths
 
 
