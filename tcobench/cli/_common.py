@@ -93,6 +93,8 @@ def show_warnings() -> None:
         handler = _WarningLine(logging.WARNING)
         logger.addHandler(handler)
         logger.propagate = False
+        if logger.level == logging.NOTSET:  # ours print whatever the root's level (prefect_defaults raises it)
+            logger.setLevel(logging.WARNING)
 
 
 def guard(fn: F) -> F:
@@ -144,6 +146,11 @@ def prefect_defaults() -> None:
         {
             # Our errors reach the CLI as exceptions and print as one line; Prefect would log each with a traceback.
             "PREFECT_LOGGING_LEVEL": "CRITICAL",
+            # Prefect's queue services (EventsWorker, APILogWorker) log on loggers named after their class, outside
+            # the `prefect` tree, so they answer to the root logger's level (WARNING in Prefect's logging.yml): a
+            # service still draining when the command fails printed "Still processing items" as a second line.
+            # Our own warnings are not affected: the `tcobench` logger has its own handler (show_warnings).
+            "PREFECT_LOGGING_ROOT_LEVEL": "CRITICAL",
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
             "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # no network here; avoids an error line
