@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         ClientPlacement,
         ContainerEngine,
         EngineKind,
+        FailureClass,
         GpuSource,
         GpuVendor,
         HostFactsSource,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     )
     from tcobench.schemas.container import DOCKER_HOST_SCHEMES, ContainerConfig, GpuConfig, OllamaSettings
     from tcobench.schemas.engine_metrics import EngineMetricRecord, EngineMetricsKind, EngineQuantity
+    from tcobench.schemas.failures import TELEMETRY_FIELDS, FailureRule, FailureRules
     from tcobench.schemas.flags import Flag, flags_of
     from tcobench.schemas.images import IMAGE_LABEL_PREFIX, ImageCatalog, ImageRecord, ImageSpec
     from tcobench.schemas.inventory import CONTROL_QUEUE, FleetSettings, HostSpec, Inventory, Matrix, MatrixEngine
@@ -80,6 +82,7 @@ _HOMES = {
     "ClientPlacement": "base",
     "ContainerEngine": "base",
     "EngineKind": "base",
+    "FailureClass": "base",
     "GpuSource": "base",
     "GpuVendor": "base",
     "HostFactsSource": "base",
@@ -109,6 +112,9 @@ _HOMES = {
     "EngineMetricRecord": "engine_metrics",
     "EngineMetricsKind": "engine_metrics",
     "EngineQuantity": "engine_metrics",
+    "FailureRule": "failures",
+    "FailureRules": "failures",
+    "TELEMETRY_FIELDS": "failures",
     "Flag": "flags",
     "flags_of": "flags",
     "IMAGE_LABEL_PREFIX": "images",
@@ -165,6 +171,10 @@ __all__ = [
     "CompareOptions",
     "Flag",
     "flags_of",
+    "FailureClass",
+    "FailureRule",
+    "FailureRules",
+    "TELEMETRY_FIELDS",
     "CONTAINER_PROTOCOLS",
     "VLLM_PYTHON_ENV",
     "VllmSettings",

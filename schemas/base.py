@@ -12,6 +12,7 @@ __all__ = [
     "ClientPlacement",
     "ContainerEngine",
     "EngineKind",
+    "FailureClass",
     "GpuSource",
     "GpuVendor",
     "HostFactsSource",
@@ -136,6 +137,17 @@ class RunStatus(StrEnum):
     partial = "partial"  # the run finished but some requests failed
     failed = "failed"  # the run could not be completed
     interrupted = "interrupted"  # stopped early (a signal, or its deadline): its finished requests are kept
+
+
+class FailureClass(StrEnum):
+    """Why a run that is not ok failed (rules: tcobench/data/failure_classes.toml); only platform counts against
+    the platform."""
+
+    platform = "platform"  # the accelerator, its driver or runtime, the host itself
+    engine = "engine"  # the engine refused the model or its arguments
+    harness = "harness"  # tcobench's own fault
+    infrastructure = "infrastructure"  # network, Docker daemon, orchestrator, store
+    unknown = "unknown"  # no rule decided
 
 
 class SamplerKind(StrEnum):

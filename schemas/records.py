@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tcobench.schemas.base import GpuVendor, Phase, RunStatus, StrictModel
+from tcobench.schemas.base import FailureClass, GpuVendor, Phase, RunStatus, StrictModel
 
 __all__ = ["DATE_PATTERN", "HOST_PATTERN", "ClientProcessCheck", "RequestRecord", "RunRecord", "TelemetryRecord"]
 
@@ -34,6 +34,15 @@ class RunRecord(StrictModel):
         "deadline: only the requests that finished are stored)."
     )
     error: str | None = Field(description="Why the run failed, is partial or was interrupted; null when ok.")
+    failure_class: FailureClass | None = Field(
+        default=None,
+        description="Why a run that is not ok failed, as the rules of tcobench/data/failure_classes.toml decide when "
+        "the run is recorded: platform, engine, harness, infrastructure or unknown; null when ok and in rows stored "
+        "before failure classes.",
+    )
+    failure_rule: str | None = Field(
+        default=None, description="The rule of that file that decided failure_class; null when none did (unknown)."
+    )
     cell: str | None = Field(
         default=None, description="Nightly cell label host/engine/model/workload; null outside a nightly."
     )

@@ -16,6 +16,7 @@ from typing import Any
 from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
 from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
+from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.engine.base import RunningEngine
 from tcobench.tasks.engine.serving import serving_columns
 from tcobench.tasks.host.identity import declared_columns, host_identity, reconcile
@@ -242,7 +243,8 @@ def finish_run(
     run: RunRecord, result: MeasureResult, error: str | None = None, facts: Mapping[str, Any] | None = None
 ) -> RunRecord:
     """The run row after measuring: window, status, error and device/telemetry provenance filled in, the detected
-    hardware reconciled with the declared (``tasks.host.identity.reconcile``).
+    hardware reconciled with the declared (``tasks.host.identity.reconcile``), and a run that is not ok given its
+    failure class (``tasks.analysis.classify_failure``).
 
     A run stopped early (a signal, its deadline) is ``interrupted``; an engine that died makes it ``failed``.
     """
@@ -266,7 +268,7 @@ def finish_run(
             **dict(facts or {}),
         }
     )
-    return reconcile(finished)
+    return classify_failure(reconcile(finished))
 
 
 def failed_run_record(
@@ -279,13 +281,14 @@ def failed_run_record(
 ) -> RunRecord:
     """A runs row for a run that never ran (engine never came up, daemon down, host offline...).
 
-    Default concurrency: the cell's highest level (one row stands for the whole cell).
+    Default concurrency: the cell's highest level (one row stands for the whole cell). The row gets its failure
+    class from ``error`` (``tasks.analysis.classify_failure``).
     """
     engine = RunningEngine(base_url="", info=EngineInfo("unknown", "unknown", None))
     api = config.engine.kind.value
     level = concurrency if concurrency is not None else max(config.workload.concurrency)
     run = describe_run(config, engine, api, host, batch_id, level, cell=cell)
-    return reconcile(run.model_copy(update={"status": RunStatus.failed, "error": error}))
+    return classify_failure(reconcile(run.model_copy(update={"status": RunStatus.failed, "error": error})))
 
 
 _SEVERITY = (ExitCode.ok, ExitCode.partial, ExitCode.failed)  # least to most severe

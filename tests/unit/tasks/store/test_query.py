@@ -10,6 +10,8 @@ import duckdb
 import pytest
 
 from tcobench.errors import QueryError, StoreError
+from tcobench.schemas import RunStatus
+from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store.query import connect, describe_snapshot, read_only_query, sql_views, views_named
@@ -250,6 +252,27 @@ def test_views_work_on_runs_written_before_a_column_existed(tmp_path: Path, view
         rows = con.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
         assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
         con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both
+    finally:
+        con.close()
+
+
+def test_a_store_from_before_failure_classes_reads_them_as_null(tmp_path: Path) -> None:
+    """Runs stored before `failure_class` and `failure_rule` existed read NULL there; the next write adds the columns
+    (tasks/store/store.py `_ensure_tables`) and its runs keep their class."""
+    write_results(tmp_path, make_run(run_id="old0", status=RunStatus.failed, error="boom"), [])
+    _drop_columns(tmp_path, "runs", ["failure_class", "failure_rule"])  # as an older tcobench created the table
+    con = connect(tmp_path, make_prices())
+    try:
+        assert con.sql("SELECT run_id, failure_class, failure_rule FROM runs").fetchall() == [("old0", None, None)]
+    finally:
+        con.close()
+    store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
+    new = make_run(run_id="new0", status=RunStatus.failed, error="llama-server was killed by SIGSEGV; log x")
+    write_results(tmp_path, classify_failure(new), [])
+    con = connect(tmp_path, make_prices())
+    try:
+        rows = con.sql("SELECT run_id, failure_class, failure_rule FROM runs ORDER BY run_id").fetchall()
+        assert rows == [("new0", "platform", "engine-crashed"), ("old0", None, None)]
     finally:
         con.close()
 
