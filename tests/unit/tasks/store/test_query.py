@@ -264,6 +264,7 @@ def test_a_store_from_before_failure_classes_reads_them_as_null(tmp_path: Path) 
     con = connect(tmp_path, make_prices())
     try:
         assert con.sql("SELECT run_id, failure_class, failure_rule FROM runs").fetchall() == [("old0", None, None)]
+        con.sql("SELECT * FROM availability").fetchall()  # the view that reads the class binds without it
     finally:
         con.close()
     store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
