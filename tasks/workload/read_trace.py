@@ -1,0 +1,184 @@
+"""read_trace: a trace file streamed line by line into ``TraceRequest``s on the replay's clock.
+
+The file is never loaded whole: in file order only the previous timestamp is kept; with ``sort`` a first pass keeps
+an index of 24 bytes per request (timestamp, byte offset, line) and a second pass reads the rows in timestamp order.
+Every problem is one ``ConfigError`` naming the file and the line: an unknown format, a missing column, a bad value
+(a negative length), timestamps that go backwards (unless ``sort``), more requests than ``max_requests``.
+
+Offsets: a request's recorded offset is its timestamp minus the first request's; with a window [START, END) seconds
+only the requests with START <= offset < END are read, and ``at_ns`` = (offset - START) x time scale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import TraceConfig, TraceFormat, TraceRequest
+from tcobench.tasks.workload.traces import LAYOUTS, Parsed, TraceLayout
+from tcobench.tasks.workload.traces.base import problem
+
+__all__ = ["Trace", "file_sha256", "open_trace"]
+
+_NS_PER_S = 1_000_000_000
+_HASH_BLOCK = 1 << 20
+
+
+def _bad(path: Path, line: int, what: str) -> ConfigError:
+    return ConfigError(f"trace {path}: line {line}: {what}")
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of the file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_HASH_BLOCK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _first_line(path: Path) -> tuple[int, bytes]:
+    """(1-based line number, bytes) of the first non-blank line; ConfigError when there is none."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                return number, raw
+    raise ConfigError(f"trace {path}: no requests (the file is empty)")
+
+
+def _formats() -> str:
+    return "; ".join(f"{f.value} ({LAYOUTS[f].describe})" for f in TraceFormat)
+
+
+def _detect(path: Path, line: int, first: bytes) -> TraceLayout:
+    for fmt in TraceFormat:
+        if LAYOUTS[fmt].detect(first):
+            return LAYOUTS[fmt]
+    shown = first.decode("utf-8", "replace").strip()[:60]
+    raise _bad(path, line, f"unknown format (the line starts {shown!r}); formats: {_formats()}; or give --trace-format")
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A trace file whose format is known and whose first line was read: ``requests()`` streams it."""
+
+    config: TraceConfig
+    layout: TraceLayout
+    context: Any
+    header_line: int  # the CSV header's line (0: none)
+
+    @property
+    def format(self) -> TraceFormat:
+        return self.layout.format
+
+    @property
+    def path(self) -> Path:
+        return self.config.path
+
+    def _parse(self, raw: bytes, line: int) -> Parsed:
+        try:
+            return self.layout.parse(raw, self.context)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _bad(self.path, line, problem(exc) if isinstance(exc, ValueError) else f"not UTF-8 ({exc})") from exc
+
+    def _lines(self, handle: BinaryIO) -> Iterator[tuple[int, int, bytes]]:
+        """(line, byte offset, bytes) of every request line in file order."""
+        at = 0
+        for line, raw in enumerate(handle, start=1):
+            if raw.strip() and line != self.header_line:
+                yield line, at, raw
+            at += len(raw)
+
+    def _in_file_order(self) -> Iterator[tuple[int, Parsed]]:
+        last: tuple[int, int] | None = None  # (timestamp ns, line)
+        with self.path.open("rb") as handle:
+            for line, _, raw in self._lines(handle):
+                row = self._parse(raw, line)
+                if last is not None and row.timestamp_ns < last[0]:
+                    raise _bad(
+                        self.path,
+                        line,
+                        f"timestamp {_ms(row.timestamp_ns)} ms is earlier than line {last[1]}'s "
+                        f"{_ms(last[0])} ms: timestamps go backwards (give --sort to read them in time order)",
+                    )
+                last = (row.timestamp_ns, line)
+                yield line, row
+
+    def _in_time_order(self) -> Iterator[tuple[int, Parsed]]:
+        stamps: array[int] = array("q")
+        offsets: array[int] = array("q")
+        lines: array[int] = array("q")
+        with self.path.open("rb") as handle:
+            for line, at, raw in self._lines(handle):
+                stamps.append(self._parse(raw, line).timestamp_ns)
+                offsets.append(at)
+                lines.append(line)
+            order = sorted(range(len(stamps)), key=stamps.__getitem__)  # stable: equal times keep file order
+            for i in order:
+                handle.seek(offsets[i])
+                yield lines[i], self._parse(handle.readline(), lines[i])
+
+    def requests(self) -> Iterator[TraceRequest]:
+        """The requests of the window, in time order, each on the replay's clock; ConfigError at the first bad line
+        (the lines after the window's end are not read)."""
+        cfg = self.config
+        start, end = cfg.window_s if cfg.window_s is not None else (0.0, None)
+        start_ns = round(start * _NS_PER_S)
+        end_ns = round(end * _NS_PER_S) if end is not None else None
+        first: int | None = None
+        count = 0
+        for line, row in self._in_time_order() if cfg.sort else self._in_file_order():
+            first = row.timestamp_ns if first is None else first
+            offset = row.timestamp_ns - first
+            if offset < start_ns:
+                continue
+            if end_ns is not None and offset >= end_ns:
+                return
+            count += 1
+            if cfg.max_requests is not None and count > cfg.max_requests:
+                raise _bad(self.path, line, self._too_many(cfg.max_requests))
+            yield TraceRequest.model_construct(
+                line=line,
+                at_ns=round((offset - start_ns) * cfg.time_scale),
+                input_tokens=row.input_tokens,
+                output_tokens=row.output_tokens,
+                hash_ids=row.hash_ids,
+                prompt=row.prompt,
+                messages=row.messages,
+            )
+
+    def _too_many(self, limit: int) -> str:
+        if self.config.window_s is None:
+            return (
+                f"the trace has more than --max-requests {limit} requests; give --trace-window START,END (seconds) "
+                "to take a slice of it, or a larger --max-requests"
+            )
+        start, end = self.config.window_s
+        return f"the window {start:g},{end:g} holds more than --max-requests {limit} requests; give a shorter window"
+
+
+def _ms(ns: int) -> str:
+    return f"{ns / 1e6:g}"
+
+
+def open_trace(config: TraceConfig) -> Trace:
+    """The trace file's format (``config.format``, else detected from its first non-blank line) and header; nothing
+    else is read until ``requests()``. ConfigError naming the file and the line."""
+    path = config.path
+    if not path.is_file():
+        raise ConfigError(f"trace {path}: no such file")
+    try:
+        line, first = _first_line(path)
+    except OSError as exc:
+        raise ConfigError(f"trace {path}: {exc}") from exc
+    layout = LAYOUTS[config.format] if config.format is not None else _detect(path, line, first)
+    try:
+        context = layout.context(first)
+    except ValueError as exc:
+        raise _bad(path, line, f"{problem(exc)} ({layout.format.value} format: {layout.describe})") from exc
+    return Trace(config, layout, context, line if layout.header else 0)

@@ -1,0 +1,73 @@
+"""What a trace format module gives the reader: detection from the first line, the header's context, one parsed row.
+
+A format module raises ``ValueError`` (or pydantic's ``ValidationError``) naming the field; the reader adds the file
+and the line. Pydantic's first error becomes the message: a missing field is a missing column.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import ValidationError
+
+from tcobench.schemas import TraceFormat, TraceMessage
+from tcobench.tasks._registry import Registry
+
+__all__ = ["LAYOUTS", "Parsed", "TraceLayout", "problem"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """One row of a trace, in any format: its arrival on the trace's own clock (ns) and what it asks for."""
+
+    timestamp_ns: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    hash_ids: tuple[int, ...] = ()
+    prompt: str | None = None
+    messages: tuple[TraceMessage, ...] | None = None
+
+
+class TraceLayout:
+    """A trace format. ``header``: the first line names the columns (CSV) rather than being a request."""
+
+    format: ClassVar[TraceFormat]
+    header: ClassVar[bool] = False
+    describe: ClassVar[str]  # how a user recognises the format: its columns
+
+    def detect(self, first: bytes) -> bool:
+        """Whether the file's first non-blank line is of this format."""
+        raise NotImplementedError
+
+    def context(self, first: bytes) -> Any:
+        """What parsing the rows needs from the first line (a CSV header's column positions); ValueError naming a
+        missing column."""
+        return None
+
+    def parse(self, raw: bytes, context: Any) -> Parsed:
+        """One line; ValueError or ValidationError naming the field."""
+        raise NotImplementedError
+
+
+LAYOUTS: Registry[TraceFormat, TraceLayout] = Registry("trace format")
+
+
+def problem(exc: ValueError) -> str:
+    """The first thing wrong with a row, in one phrase: ``missing column output_length``, ``input_length -5: ...``."""
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    error = exc.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "missing":
+        return f"missing column {where}"
+    message = error["msg"].removeprefix("Value error, ")
+    if not where:
+        return message
+    given = error.get("input")
+    if isinstance(given, str):
+        shown = given if len(given) <= 40 else given[:40] + "..."
+    else:
+        shown = json.dumps(given) if isinstance(given, int | float | bool) or given is None else "..."
+    return f"{where} = {shown}: {message}"
