@@ -1,19 +1,9 @@
-"""trace_prompt: the token-exact synthetic prompt of a trace request that records lengths (Mooncake, Azure), with
-the prefix blocks its ``hash_ids`` name shared exactly between the requests that name them.
+"""TracePrompts: the token-exact synthetic prompt of a trace request that records lengths (Mooncake, Azure), with
+the prefix blocks its ``hash_ids`` name shared exactly between the requests that name them: blocks of
+MOONCAKE_BLOCK_TOKENS tokens, each a unique tag spelling its hash id (or the request's own number) and a corpus
+passage chosen from the workload seed and that id.
 
-A prompt of L tokens (as the server counts it) is ``overhead`` (BOS, chat template: measured by the probe, as for
-``--input-tokens``) and then blocks of MOONCAKE_BLOCK_TOKENS tokens, the last one shorter. Block j of a request is:
-
-- the block of ``hash_ids[j]`` when the request names one: a unique tag spelling the hash id, then a corpus passage
-  chosen from (seed, hash id) alone, so every request that names the id has the same tokens there;
-- else the request's own: the tag spelling (TAG_SPACE / 2 + request index), then a passage chosen from (seed,
-  request index, j). A request without hash ids (Azure) shares no prefix with another.
-
-A tag's TAG_WORDS one-token words start every block, so blocks of different ids differ in their first tokens and
-no two requests share more prefix than their hash ids say. Cutting is the synthetic prompts' (``WorkloadPlan``):
-passages start at a word and end before a space or a line break, so the blocks' texts joined count as the sum of
-their tokens. A last block shorter than MOONCAKE_BLOCK_TOKENS gets a passage of its own length (the same hash id
-at full length elsewhere shares only its tag there).
+Design notes: docs/dev/architecture/workloads.md#tasks-workload-trace-prompts.
 """
 
 from __future__ import annotations
