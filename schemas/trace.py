@@ -95,6 +95,36 @@ class TraceRequest(StrictModel):
     prompt: str | None = Field(default=None, description="The prompt text (tcobench format).")
     messages: tuple[TraceMessage, ...] | None = Field(default=None, description="Chat messages (tcobench format).")
 
+    @classmethod
+    def checked(
+        cls,
+        line: int,
+        at_ns: int,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        hash_ids: tuple[int, ...],
+        prompt: str | None,
+        messages: tuple[TraceMessage, ...] | None,
+    ) -> TraceRequest:
+        """A request of values a format's row model has validated already, not validated again: what
+        ``model_construct`` does without its loop over the fields, the reader's largest cost per trace line
+        (docs/dev/performance.md, trace parsing). tests/unit/schemas/test_trace.py checks it equals a validated one."""
+        request = cls.__new__(cls)
+        values = {
+            "line": line,
+            "at_ns": at_ns,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "hash_ids": hash_ids,
+            "prompt": prompt,
+            "messages": messages,
+        }
+        object.__setattr__(request, "__dict__", values)
+        object.__setattr__(request, "__pydantic_fields_set__", set(values))
+        object.__setattr__(request, "__pydantic_extra__", None)
+        object.__setattr__(request, "__pydantic_private__", None)
+        return request
+
 
 class _TraceRow(BaseModel):
     """A line of a published format: extra fields are left alone (a later release may add some)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,6 +27,7 @@ __all__ = ["Trace", "file_sha256", "open_trace"]
 
 _NS_PER_S = 1_000_000_000
 _HASH_BLOCK = 1 << 20
+_CHUNK = 2048  # lines parsed in one call
 
 
 def _bad(path: Path, line: int, what: str) -> ConfigError:
@@ -94,19 +95,39 @@ class Trace:
                 yield line, at, raw
             at += len(raw)
 
+    def _chunk(self, chunk: list[tuple[int, int, bytes]]) -> Iterable[tuple[int, int, Parsed]]:
+        """The chunk's rows parsed in one call; when one is bad, one by one as they are asked for, so the error
+        names the first bad line and a bad line after the window's end is never an error."""
+        try:
+            parsed = self.layout.parse_many([raw for _, _, raw in chunk], self.context)
+        except (ValueError, UnicodeDecodeError):
+            parsed = []
+        if len(parsed) != len(chunk):  # a bad row (or lines that only parse together)
+            return ((line, at, self._parse(raw, line)) for line, at, raw in chunk)
+        return ((line, at, row) for (line, at, _), row in zip(chunk, parsed, strict=True))
+
+    def _rows(self, handle: BinaryIO) -> Iterator[tuple[int, int, Parsed]]:
+        """(line, byte offset, parsed row) of every request line in file order, parsed _CHUNK lines at a time."""
+        chunk: list[tuple[int, int, bytes]] = []
+        for item in self._lines(handle):
+            chunk.append(item)
+            if len(chunk) == _CHUNK:
+                yield from self._chunk(chunk)
+                chunk = []
+        yield from self._chunk(chunk)
+
     def _in_file_order(self) -> Iterator[tuple[int, Parsed]]:
-        last: tuple[int, int] | None = None  # (timestamp ns, line)
+        last, last_line = -(2**63), 0
         with self.path.open("rb") as handle:
-            for line, _, raw in self._lines(handle):
-                row = self._parse(raw, line)
-                if last is not None and row.timestamp_ns < last[0]:
+            for line, _, row in self._rows(handle):
+                if row.timestamp_ns < last:
                     raise _bad(
                         self.path,
                         line,
-                        f"timestamp {_ms(row.timestamp_ns)} ms is earlier than line {last[1]}'s "
-                        f"{_ms(last[0])} ms: timestamps go backwards (give --sort to read them in time order)",
+                        f"timestamp {_ms(row.timestamp_ns)} ms is earlier than line {last_line}'s "
+                        f"{_ms(last)} ms: timestamps go backwards (give --sort to read them in time order)",
                     )
-                last = (row.timestamp_ns, line)
+                last, last_line = row.timestamp_ns, line
                 yield line, row
 
     def _in_time_order(self) -> Iterator[tuple[int, Parsed]]:
@@ -114,8 +135,8 @@ class Trace:
         offsets: array[int] = array("q")
         lines: array[int] = array("q")
         with self.path.open("rb") as handle:
-            for line, at, raw in self._lines(handle):
-                stamps.append(self._parse(raw, line).timestamp_ns)
+            for line, at, row in self._rows(handle):
+                stamps.append(row.timestamp_ns)
                 offsets.append(at)
                 lines.append(line)
             order = sorted(range(len(stamps)), key=stamps.__getitem__)  # stable: equal times keep file order
@@ -125,13 +146,13 @@ class Trace:
 
     def requests(self) -> Iterator[TraceRequest]:
         """The requests of the window, in time order, each on the replay's clock; ConfigError at the first bad line
-        (the lines after the window's end are not read)."""
+        (a bad line after the window's end is not one)."""
         cfg = self.config
         start, end = cfg.window_s if cfg.window_s is not None else (0.0, None)
         start_ns = round(start * _NS_PER_S)
         end_ns = round(end * _NS_PER_S) if end is not None else None
         first: int | None = None
-        count = 0
+        count, limit, scale = 0, cfg.max_requests, cfg.time_scale
         for line, row in self._in_time_order() if cfg.sort else self._in_file_order():
             first = row.timestamp_ns if first is None else first
             offset = row.timestamp_ns - first
@@ -140,16 +161,16 @@ class Trace:
             if end_ns is not None and offset >= end_ns:
                 return
             count += 1
-            if cfg.max_requests is not None and count > cfg.max_requests:
-                raise _bad(self.path, line, self._too_many(cfg.max_requests))
-            yield TraceRequest.model_construct(
-                line=line,
-                at_ns=round((offset - start_ns) * cfg.time_scale),
-                input_tokens=row.input_tokens,
-                output_tokens=row.output_tokens,
-                hash_ids=row.hash_ids,
-                prompt=row.prompt,
-                messages=row.messages,
+            if limit is not None and count > limit:
+                raise _bad(self.path, line, self._too_many(limit))
+            yield TraceRequest.checked(
+                line,
+                offset - start_ns if scale == 1 else round((offset - start_ns) * scale),
+                row.input_tokens,
+                row.output_tokens,
+                row.hash_ids,
+                row.prompt,
+                row.messages,
             )
 
     def _too_many(self, limit: int) -> str:

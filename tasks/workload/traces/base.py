@@ -7,6 +7,7 @@ and the line. Pydantic's first error becomes the message: a missing field is a m
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -49,6 +50,11 @@ class TraceLayout:
     def parse(self, raw: bytes, context: Any) -> Parsed:
         """One line; ValueError or ValidationError naming the field."""
         raise NotImplementedError
+
+    def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
+        """Many lines at once (a JSON format validates them in one call, in pydantic's compiled code); ValueError or
+        ValidationError when any is bad (the reader then parses them one by one to name the first)."""
+        return [self.parse(raw, context) for raw in raws]
 
 
 LAYOUTS: Registry[TraceFormat, TraceLayout] = Registry("trace format")

@@ -3,12 +3,17 @@ the ``--dataset`` JSONL with arrival times."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from tcobench.schemas import TcobenchTraceRow, TraceFormat
 from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout
 
 __all__ = ["TcobenchJsonl"]
+
+_ROWS = TypeAdapter(list[TcobenchTraceRow])
 
 
 @LAYOUTS.register(
@@ -21,5 +26,11 @@ class TcobenchJsonl(TraceLayout):
         return first.lstrip().startswith(b"{") and (b'"prompt"' in first or b'"messages"' in first)
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
-        row = TcobenchTraceRow.model_validate_json(raw)
-        return Parsed(round(row.timestamp * 1e6), None, row.output_tokens, (), row.prompt, row.messages)
+        return _parsed(TcobenchTraceRow.model_validate_json(raw))
+
+    def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
+        return [_parsed(row) for row in _ROWS.validate_json(b"[" + b",".join(raws) + b"]")]
+
+
+def _parsed(row: TcobenchTraceRow) -> Parsed:
+    return Parsed(round(row.timestamp * 1e6), None, row.output_tokens, (), row.prompt, row.messages)

@@ -4,12 +4,17 @@ input tokens; equal ids, equal blocks)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from tcobench.schemas import MooncakeRow, TraceFormat
 from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout
 
 __all__ = ["Mooncake"]
+
+_ROWS = TypeAdapter(list[MooncakeRow])
 
 
 @LAYOUTS.register(
@@ -22,5 +27,11 @@ class Mooncake(TraceLayout):
         return first.lstrip().startswith(b"{") and b'"input_length"' in first
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
-        row = MooncakeRow.model_validate_json(raw)
-        return Parsed(round(row.timestamp * 1e6), row.input_length, row.output_length, row.hash_ids)
+        return _parsed(MooncakeRow.model_validate_json(raw))
+
+    def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
+        return [_parsed(row) for row in _ROWS.validate_json(b"[" + b",".join(raws) + b"]")]
+
+
+def _parsed(row: MooncakeRow) -> Parsed:
+    return Parsed(round(row.timestamp * 1e6), row.input_length, row.output_length, row.hash_ids)

@@ -227,3 +227,15 @@ def test_a_file_that_is_not_there_or_empty_is_named(tmp_path: Path) -> None:
     assert "no such file" in refused(tmp_path / "gone.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
     assert "no requests" in refused(tmp_path / "empty.jsonl")
+
+
+def test_lines_parsed_together_still_name_the_bad_one(tmp_path: Path) -> None:
+    rows = generate(TraceFormat.mooncake, 3000)  # more than one parse call's worth of lines
+    lines = [json.dumps(row) for row in rows]
+    lines[2499] = lines[2499] + "," + lines[2499]  # two objects on one line: a valid JSON array only when joined
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert ": line 2500: " in refused(path)
+    lines[2499] = json.dumps({**rows[2499], "output_length": "many"})
+    path.write_text("\n".join(lines) + "\n")
+    assert ": line 2500: output_length = many: " in refused(path)
