@@ -87,58 +87,63 @@ class Trace:
         except (ValueError, UnicodeDecodeError) as exc:
             raise _bad(self.path, line, problem(exc) if isinstance(exc, ValueError) else f"not UTF-8 ({exc})") from exc
 
-    def _lines(self, handle: BinaryIO) -> Iterator[tuple[int, int, bytes]]:
-        """(line, byte offset, bytes) of every request line in file order."""
+    def _chunk(self, lines: list[int], offsets: list[int], raws: list[bytes]) -> Iterable[tuple[int, int, Parsed]]:
+        """(line, byte offset, parsed row) of a chunk of lines parsed in one call; when one is bad, parsed one by one
+        as they are asked for, so the error names the first bad line and a bad line after the window's end is never
+        an error."""
+        try:
+            parsed = self.layout.parse_many(raws, self.context)
+        except (ValueError, UnicodeDecodeError):
+            parsed = []
+        if len(parsed) != len(raws):  # a bad row (or lines that only parse together)
+            return ((line, at, self._parse(raw, line)) for line, at, raw in zip(lines, offsets, raws, strict=True))
+        return zip(lines, offsets, parsed, strict=True)
+
+    def _chunks(self, handle: BinaryIO) -> Iterator[Iterable[tuple[int, int, Parsed]]]:
+        """The request lines in file order, _CHUNK lines parsed at a time."""
+        lines: list[int] = []
+        offsets: list[int] = []
+        raws: list[bytes] = []
         at = 0
         for line, raw in enumerate(handle, start=1):
             if raw.strip() and line != self.header_line:
-                yield line, at, raw
+                lines.append(line)
+                offsets.append(at)
+                raws.append(raw)
+                if len(raws) == _CHUNK:
+                    yield self._chunk(lines, offsets, raws)
+                    lines, offsets, raws = [], [], []
             at += len(raw)
-
-    def _chunk(self, chunk: list[tuple[int, int, bytes]]) -> Iterable[tuple[int, int, Parsed]]:
-        """The chunk's rows parsed in one call; when one is bad, one by one as they are asked for, so the error
-        names the first bad line and a bad line after the window's end is never an error."""
-        try:
-            parsed = self.layout.parse_many([raw for _, _, raw in chunk], self.context)
-        except (ValueError, UnicodeDecodeError):
-            parsed = []
-        if len(parsed) != len(chunk):  # a bad row (or lines that only parse together)
-            return ((line, at, self._parse(raw, line)) for line, at, raw in chunk)
-        return ((line, at, row) for (line, at, _), row in zip(chunk, parsed, strict=True))
-
-    def _rows(self, handle: BinaryIO) -> Iterator[tuple[int, int, Parsed]]:
-        """(line, byte offset, parsed row) of every request line in file order, parsed _CHUNK lines at a time."""
-        chunk: list[tuple[int, int, bytes]] = []
-        for item in self._lines(handle):
-            chunk.append(item)
-            if len(chunk) == _CHUNK:
-                yield from self._chunk(chunk)
-                chunk = []
-        yield from self._chunk(chunk)
+        yield self._chunk(lines, offsets, raws)
 
     def _in_file_order(self) -> Iterator[tuple[int, Parsed]]:
         last, last_line = -(2**63), 0
         with self.path.open("rb") as handle:
-            for line, _, row in self._rows(handle):
-                if row.timestamp_ns < last:
-                    raise _bad(
-                        self.path,
-                        line,
-                        f"timestamp {_ms(row.timestamp_ns)} ms is earlier than line {last_line}'s "
-                        f"{_ms(last)} ms: timestamps go backwards (give --sort to read them in time order)",
-                    )
-                last, last_line = row.timestamp_ns, line
-                yield line, row
+            for chunk in self._chunks(handle):
+                for line, _, row in chunk:
+                    if row[0] < last:
+                        raise self._backwards(line, row[0], last_line, last)
+                    last, last_line = row[0], line
+                    yield line, row
+
+    def _backwards(self, line: int, stamp: int, last_line: int, last: int) -> ConfigError:
+        return _bad(
+            self.path,
+            line,
+            f"timestamp {_ms(stamp)} ms is earlier than line {last_line}'s {_ms(last)} ms: timestamps go backwards "
+            "(give --sort to read them in time order)",
+        )
 
     def _in_time_order(self) -> Iterator[tuple[int, Parsed]]:
         stamps: array[int] = array("q")
         offsets: array[int] = array("q")
         lines: array[int] = array("q")
         with self.path.open("rb") as handle:
-            for line, at, row in self._rows(handle):
-                stamps.append(row.timestamp_ns)
-                offsets.append(at)
-                lines.append(line)
+            for chunk in self._chunks(handle):
+                for line, at, row in chunk:
+                    stamps.append(row[0])
+                    offsets.append(at)
+                    lines.append(line)
             order = sorted(range(len(stamps)), key=stamps.__getitem__)  # stable: equal times keep file order
             for i in order:
                 handle.seek(offsets[i])
@@ -153,9 +158,11 @@ class Trace:
         end_ns = round(end * _NS_PER_S) if end is not None else None
         first: int | None = None
         count, limit, scale = 0, cfg.max_requests, cfg.time_scale
-        for line, row in self._in_time_order() if cfg.sort else self._in_file_order():
-            first = row.timestamp_ns if first is None else first
-            offset = row.timestamp_ns - first
+        for line, (stamp, input_tokens, output_tokens, hash_ids, prompt, messages) in (
+            self._in_time_order() if cfg.sort else self._in_file_order()
+        ):
+            first = stamp if first is None else first
+            offset = stamp - first
             if offset < start_ns:
                 continue
             if end_ns is not None and offset >= end_ns:
@@ -166,11 +173,11 @@ class Trace:
             yield TraceRequest.checked(
                 line,
                 offset - start_ns if scale == 1 else round((offset - start_ns) * scale),
-                row.input_tokens,
-                row.output_tokens,
-                row.hash_ids,
-                row.prompt,
-                row.messages,
+                input_tokens,
+                output_tokens,
+                hash_ids,
+                prompt,
+                messages,
             )
 
     def _too_many(self, limit: int) -> str:

@@ -55,4 +55,4 @@ class Azure(TraceLayout):
         if len(cells) <= max(context):
             raise ValueError(f"{len(cells)} cells; the header names {max(context) + 1} or more")
         row = AzureRow.model_validate(dict(zip(_COLUMNS, (cells[i].strip() for i in context), strict=True)))
-        return Parsed(timestamp_ns(row.TIMESTAMP), row.ContextTokens, row.GeneratedTokens)
+        return timestamp_ns(row.TIMESTAMP), row.ContextTokens, row.GeneratedTokens, (), None, None

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import ValidationError
 
@@ -19,16 +18,9 @@ from tcobench.tasks._registry import Registry
 __all__ = ["LAYOUTS", "Parsed", "TraceLayout", "problem"]
 
 
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """One row of a trace, in any format: its arrival on the trace's own clock (ns) and what it asks for."""
-
-    timestamp_ns: int
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    hash_ids: tuple[int, ...] = ()
-    prompt: str | None = None
-    messages: tuple[TraceMessage, ...] | None = None
+# One row of a trace in any format, a plain tuple (a reader builds one per line): its arrival on the trace's own clock
+# (ns), input tokens, output tokens (None: not recorded), hash ids, prompt and messages (None: synthetic).
+Parsed: TypeAlias = tuple[int, int | None, int | None, tuple[int, ...], str | None, tuple[TraceMessage, ...] | None]
 
 
 class TraceLayout:

@@ -26,11 +26,11 @@ class TcobenchJsonl(TraceLayout):
         return first.lstrip().startswith(b"{") and (b'"prompt"' in first or b'"messages"' in first)
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
-        return _parsed(TcobenchTraceRow.model_validate_json(raw))
+        return _parsed([TcobenchTraceRow.model_validate_json(raw)])[0]
 
     def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
-        return [_parsed(row) for row in _ROWS.validate_json(b"[" + b",".join(raws) + b"]")]
+        return _parsed(_ROWS.validate_json(b"[" + b",".join(raws) + b"]"))
 
 
-def _parsed(row: TcobenchTraceRow) -> Parsed:
-    return Parsed(round(row.timestamp * 1e6), None, row.output_tokens, (), row.prompt, row.messages)
+def _parsed(rows: list[TcobenchTraceRow]) -> list[Parsed]:
+    return [(round(row.timestamp * 1e6), None, row.output_tokens, (), row.prompt, row.messages) for row in rows]

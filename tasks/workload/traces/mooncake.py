@@ -27,11 +27,11 @@ class Mooncake(TraceLayout):
         return first.lstrip().startswith(b"{") and b'"input_length"' in first
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
-        return _parsed(MooncakeRow.model_validate_json(raw))
+        return _parsed([MooncakeRow.model_validate_json(raw)])[0]
 
     def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
-        return [_parsed(row) for row in _ROWS.validate_json(b"[" + b",".join(raws) + b"]")]
+        return _parsed(_ROWS.validate_json(b"[" + b",".join(raws) + b"]"))
 
 
-def _parsed(row: MooncakeRow) -> Parsed:
-    return Parsed(round(row.timestamp * 1e6), row.input_length, row.output_length, row.hash_ids)
+def _parsed(rows: list[MooncakeRow]) -> list[Parsed]:
+    return [(round(row.timestamp * 1e6), row.input_length, row.output_length, row.hash_ids, None, None) for row in rows]
