@@ -19,7 +19,7 @@ __all__ = ["register"]
 _FORMATS = ("mooncake", "azure", "tcobench")
 
 
-def parse_window(text: str | None) -> tuple[float, float] | None:
+def _window(text: str | None) -> tuple[float, float] | None:
     """``START,END`` (seconds of the recorded trace) as numbers; a usage error naming the value otherwise."""
     if text is None:
         return None
@@ -104,7 +104,7 @@ def _stats(
         path=path,
         format=TraceFormat(trace_format) if trace_format is not None else None,
         sort=sort,
-        window_s=parse_window(trace_window),
+        window_s=_window(trace_window),
         time_scale=time_scale,
     )
 
