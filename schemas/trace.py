@@ -29,6 +29,7 @@ __all__ = [
 # request of input_length 6955 has 14 hash ids, ceil(6955 / 512)); ai-dynamo/dynamo benchmarks/data_generator/
 # README.md ("the block_size (the page size of the KV cache) is assumed to be 512", --block-size default 512).
 MOONCAKE_BLOCK_TOKENS = 512
+_set = object.__setattr__  # TraceRequest.checked sets a frozen model's slots as model_construct does
 
 
 class TraceFormat(StrEnum):
@@ -119,10 +120,10 @@ class TraceRequest(StrictModel):
             "prompt": prompt,
             "messages": messages,
         }
-        object.__setattr__(request, "__dict__", values)
-        object.__setattr__(request, "__pydantic_fields_set__", set(values))
-        object.__setattr__(request, "__pydantic_extra__", None)
-        object.__setattr__(request, "__pydantic_private__", None)
+        _set(request, "__dict__", values)
+        _set(request, "__pydantic_fields_set__", set(values))
+        _set(request, "__pydantic_extra__", None)
+        _set(request, "__pydantic_private__", None)
         return request
 
 

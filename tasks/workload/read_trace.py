@@ -116,25 +116,11 @@ class Trace:
             at += len(raw)
         yield self._chunk(lines, offsets, raws)
 
-    def _in_file_order(self) -> Iterator[tuple[int, Parsed]]:
-        last, last_line = -(2**63), 0
+    def _in_file_order(self) -> Iterator[Iterable[tuple[int, int, Parsed]]]:
         with self.path.open("rb") as handle:
-            for chunk in self._chunks(handle):
-                for line, _, row in chunk:
-                    if row[0] < last:
-                        raise self._backwards(line, row[0], last_line, last)
-                    last, last_line = row[0], line
-                    yield line, row
+            yield from self._chunks(handle)
 
-    def _backwards(self, line: int, stamp: int, last_line: int, last: int) -> ConfigError:
-        return _bad(
-            self.path,
-            line,
-            f"timestamp {_ms(stamp)} ms is earlier than line {last_line}'s {_ms(last)} ms: timestamps go backwards "
-            "(give --sort to read them in time order)",
-        )
-
-    def _in_time_order(self) -> Iterator[tuple[int, Parsed]]:
+    def _in_time_order(self) -> Iterator[Iterable[tuple[int, int, Parsed]]]:
         stamps: array[int] = array("q")
         offsets: array[int] = array("q")
         lines: array[int] = array("q")
@@ -145,9 +131,20 @@ class Trace:
                     offsets.append(at)
                     lines.append(line)
             order = sorted(range(len(stamps)), key=stamps.__getitem__)  # stable: equal times keep file order
-            for i in order:
-                handle.seek(offsets[i])
-                yield lines[i], self._parse(handle.readline(), lines[i])
+            yield ((lines[i], offsets[i], self._parse(self._line_at(handle, offsets[i]), lines[i])) for i in order)
+
+    @staticmethod
+    def _line_at(handle: BinaryIO, offset: int) -> bytes:
+        handle.seek(offset)
+        return handle.readline()
+
+    def _backwards(self, line: int, stamp: int, last_line: int, last: int) -> ConfigError:
+        return _bad(
+            self.path,
+            line,
+            f"timestamp {_ms(stamp)} ms is earlier than line {last_line}'s {_ms(last)} ms: timestamps go backwards "
+            "(give --sort to read them in time order)",
+        )
 
     def requests(self) -> Iterator[TraceRequest]:
         """The requests of the window, in time order, each on the replay's clock; ConfigError at the first bad line
@@ -157,28 +154,32 @@ class Trace:
         start_ns = round(start * _NS_PER_S)
         end_ns = round(end * _NS_PER_S) if end is not None else None
         first: int | None = None
+        last, last_line = -(2**63), 0
         count, limit, scale = 0, cfg.max_requests, cfg.time_scale
-        for line, (stamp, input_tokens, output_tokens, hash_ids, prompt, messages) in (
-            self._in_time_order() if cfg.sort else self._in_file_order()
-        ):
-            first = stamp if first is None else first
-            offset = stamp - first
-            if offset < start_ns:
-                continue
-            if end_ns is not None and offset >= end_ns:
-                return
-            count += 1
-            if limit is not None and count > limit:
-                raise _bad(self.path, line, self._too_many(limit))
-            yield TraceRequest.checked(
-                line,
-                offset - start_ns if scale == 1 else round((offset - start_ns) * scale),
-                input_tokens,
-                output_tokens,
-                hash_ids,
-                prompt,
-                messages,
-            )
+        for chunk in self._in_time_order() if cfg.sort else self._in_file_order():
+            for line, _, (stamp, input_tokens, output_tokens, hash_ids, prompt, messages) in chunk:
+                if stamp < last:  # never in time order
+                    raise self._backwards(line, stamp, last_line, last)
+                last, last_line = stamp, line
+                if first is None:
+                    first = stamp
+                offset = stamp - first - start_ns
+                if offset < 0:
+                    continue
+                if end_ns is not None and offset >= end_ns - start_ns:
+                    return
+                count += 1
+                if limit is not None and count > limit:
+                    raise _bad(self.path, line, self._too_many(limit))
+                yield TraceRequest.checked(
+                    line,
+                    offset if scale == 1 else round(offset * scale),
+                    input_tokens,
+                    output_tokens,
+                    hash_ids,
+                    prompt,
+                    messages,
+                )
 
     def _too_many(self, limit: int) -> str:
         if self.config.window_s is None:
