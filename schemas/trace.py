@@ -109,7 +109,8 @@ class TraceRequest(StrictModel):
     ) -> TraceRequest:
         """A request of values a format's row model has validated already, not validated again: what
         ``model_construct`` does without its loop over the fields, the reader's largest cost per trace line
-        (docs/dev/performance.md, trace parsing). tests/unit/schemas/test_trace.py checks it equals a validated one."""
+        (docs/dev/bench-log/2026-12-07-trace-parse.md). tests/unit/schemas/test_trace.py checks it equals a
+        validated one."""
         request = cls.__new__(cls)
         values = {
             "line": line,
