@@ -30,7 +30,7 @@ def timestamp_ns(text: str) -> int:
 
 
 def _cells(raw: bytes) -> list[str]:
-    return next(csv.reader([raw.decode("utf-8")]), [])
+    return next(csv.reader([raw.decode("utf-8-sig")]), [])  # -sig: a header saved with a byte order mark
 
 
 @LAYOUTS.register(

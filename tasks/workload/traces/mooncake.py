@@ -15,6 +15,7 @@ from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout
 __all__ = ["Mooncake"]
 
 _ROWS = TypeAdapter(list[MooncakeRow])
+_KEYS = ("input_length", "output_length", "hash_ids")  # any one: a line that lacks another is a missing column
 
 
 @LAYOUTS.register(
@@ -24,7 +25,7 @@ _ROWS = TypeAdapter(list[MooncakeRow])
 )
 class Mooncake(TraceLayout):
     def detect(self, first: bytes) -> bool:
-        return first.lstrip().startswith(b"{") and b'"input_length"' in first
+        return first.lstrip().startswith(b"{") and any(f'"{name}"'.encode() in first for name in _KEYS)
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
         return _parsed([MooncakeRow.model_validate_json(raw)])[0]

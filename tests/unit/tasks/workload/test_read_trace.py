@@ -134,6 +134,12 @@ def test_azure_columns_are_found_by_name_among_others(tmp_path: Path) -> None:
     assert (request.input_tokens, request.output_tokens, request.at_ns) == (99, 7, 0)
 
 
+def test_a_byte_order_mark_and_crlf_line_ends_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"\xef\xbb\xbfTIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46.68,374,44\r\n")
+    assert [(r.input_tokens, r.output_tokens) for r in read(path)] == [(374, 44)]
+
+
 def test_tcobench_rows_carry_prompt_or_messages(tmp_path: Path) -> None:
     rows = generate(TraceFormat.tcobench, 3)
     rows[1] = {"timestamp": rows[1]["timestamp"], "messages": [{"role": "user", "content": "hi"}]}
@@ -177,7 +183,11 @@ def test_an_unknown_format_names_line_one_and_the_formats(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     ("fmt", "drop", "line"),
-    [(TraceFormat.azure, "GeneratedTokens", 1), (TraceFormat.mooncake, "output_length", 3)],
+    [
+        (TraceFormat.azure, "GeneratedTokens", 1),
+        (TraceFormat.mooncake, "output_length", 3),
+        (TraceFormat.mooncake, "input_length", 1),
+    ],
 )
 def test_a_missing_column_is_named(tmp_path: Path, fmt: TraceFormat, drop: str, line: int) -> None:
     rows = generate(fmt, 5)
@@ -185,7 +195,7 @@ def test_a_missing_column_is_named(tmp_path: Path, fmt: TraceFormat, drop: str, 
         rows = [{k: v for k, v in row.items() if k != drop} for row in rows]
     else:
         del rows[line - 1][drop]
-    message = refused(write(tmp_path / "x", fmt, rows), format=fmt)
+    message = refused(write(tmp_path / "x", fmt, rows))  # detected, even from a first line that lacks a column
     assert f": line {line}: missing column {drop}" in message
 
 
