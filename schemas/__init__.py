@@ -63,6 +63,17 @@ if TYPE_CHECKING:
     from tcobench.schemas.records import ClientProcessCheck, RequestRecord, RunRecord, TelemetryRecord
     from tcobench.schemas.serving import CONFIG_ID_LENGTH, DeclaredServing, GpusSource, ServingConfig, config_label
     from tcobench.schemas.store import CommitRecord
+    from tcobench.schemas.trace import (
+        MOONCAKE_BLOCK_TOKENS,
+        AzureRow,
+        MooncakeRow,
+        TcobenchTraceRow,
+        TraceConfig,
+        TraceFormat,
+        TraceMessage,
+        TraceRequest,
+        TraceStatsRecord,
+    )
     from tcobench.schemas.vllm import VLLM_PYTHON_ENV, VllmSettings
     from tcobench.schemas.workload import (
         DatasetConfig,
@@ -148,6 +159,15 @@ _HOMES = {
     "ServingConfig": "serving",
     "config_label": "serving",
     "CommitRecord": "store",
+    "MOONCAKE_BLOCK_TOKENS": "trace",
+    "AzureRow": "trace",
+    "MooncakeRow": "trace",
+    "TcobenchTraceRow": "trace",
+    "TraceConfig": "trace",
+    "TraceFormat": "trace",
+    "TraceMessage": "trace",
+    "TraceRequest": "trace",
+    "TraceStatsRecord": "trace",
     "VLLM_PYTHON_ENV": "vllm",
     "VllmSettings": "vllm",
     "DatasetConfig": "workload",
@@ -162,6 +182,15 @@ _HOMES = {
 }
 
 __all__ = [
+    "MOONCAKE_BLOCK_TOKENS",
+    "AzureRow",
+    "MooncakeRow",
+    "TcobenchTraceRow",
+    "TraceConfig",
+    "TraceFormat",
+    "TraceMessage",
+    "TraceRequest",
+    "TraceStatsRecord",
     "CONFIG_ID_LENGTH",
     "DeclaredServing",
     "GpusSource",

@@ -37,6 +37,7 @@ from tcobench.schemas import (
     RequestRecord,
     RunRecord,
     TelemetryRecord,
+    TraceStatsRecord,
     arrow_schema,
 )
 from tcobench.settings import current
@@ -80,6 +81,7 @@ __all__ = [
     "write_image_record",
     "write_results",
     "write_runs",
+    "write_trace_stats",
 ]
 
 TABLES: dict[str, type[BaseModel]] = {
@@ -90,6 +92,8 @@ TABLES: dict[str, type[BaseModel]] = {
     "engine_metrics": EngineMetricRecord,
     "images": ImageRecord,
     "commits": CommitRecord,
+    # traffic profiles of trace files (`tcobench trace stats`), keyed by stats_id: no run's rows
+    "trace_stats": TraceStatsRecord,
 }
 RUN_TABLES = ("runs", "requests", "telemetry", "engine_metrics", "commits")  # keyed by run_id: a run's rows in each
 PARTITIONED = {"requests": "date", "telemetry": "date", "engine_metrics": "date"}
@@ -723,6 +727,21 @@ def write_image_record(store: StoreRef, record: ImageRecord) -> int:
         return target.commit(body, f"image {record.event_id}")
     except StoreError as exc:
         raise StoreError(f"cannot write image row {record.event_id} ({record.reference}): {exc}") from exc
+
+
+def write_trace_stats(store: StoreRef, record: TraceStatsRecord) -> int:
+    """Commit one ``trace_stats`` row (a trace's traffic profile); the same stats id replaces its row."""
+    target = open_store(store)
+    rows = to_arrow("trace_stats", [record])
+
+    def body(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(f"DELETE FROM {LAKE}.trace_stats WHERE stats_id = ?", [record.stats_id])
+        _insert(con, f"{LAKE}.trace_stats", rows)
+
+    try:
+        return target.commit(body, f"trace stats {record.stats_id}")
+    except StoreError as exc:
+        raise StoreError(f"cannot write the trace profile of {record.path}: {exc}") from exc
 
 
 def _free_bytes(location: StoreLocation) -> int | None:

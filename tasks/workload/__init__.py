@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from tcobench.tasks.workload.dataset import Dataset, DatasetRecord, open_dataset
     from tcobench.tasks.workload.gguf_vocab import gguf_tokenizer, read_gguf_metadata
     from tcobench.tasks.workload.lengths import draw_length, rng_for
-    from tcobench.tasks.workload.plan import TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan
+    from tcobench.tasks.workload.plan import TAG_SPACE, TAG_WORDS, RequestInput, RequestSpec, WorkloadPlan, tag_words
     from tcobench.tasks.workload.presets import apply_preset, preset_workload, presets
+    from tcobench.tasks.workload.profile_trace import TRACE_COLUMNS, profile_trace, trace_batches
+    from tcobench.tasks.workload.read_trace import Trace, file_sha256, open_trace
     from tcobench.tasks.workload.tokenizer import (
         Encoded,
         EngineTokenizer,
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
         lead_of_token_string,
         local_tokenizer,
     )
+    from tcobench.tasks.workload.trace_prompts import TracePrompts
 
 _HOMES = {
     "CorpusTokens": "corpus",
@@ -42,7 +45,16 @@ _HOMES = {
     "rng_for": "lengths",
     "RequestInput": "plan",
     "RequestSpec": "plan",
+    "TAG_SPACE": "plan",
     "TAG_WORDS": "plan",
+    "tag_words": "plan",
+    "TRACE_COLUMNS": "profile_trace",
+    "profile_trace": "profile_trace",
+    "trace_batches": "profile_trace",
+    "Trace": "read_trace",
+    "file_sha256": "read_trace",
+    "open_trace": "read_trace",
+    "TracePrompts": "trace_prompts",
     "WorkloadPlan": "plan",
     "apply_preset": "presets",
     "preset_workload": "presets",
@@ -58,7 +70,9 @@ _HOMES = {
 
 __all__ = [
     "TAG_BASE",
+    "TAG_SPACE",
     "TAG_WORDS",
+    "TRACE_COLUMNS",
     "CorpusTokens",
     "Dataset",
     "DatasetRecord",
@@ -68,20 +82,27 @@ __all__ = [
     "PromptTokenizer",
     "RequestInput",
     "RequestSpec",
+    "Trace",
+    "TracePrompts",
     "WorkloadPlan",
     "apply_preset",
     "corpus_text",
     "draw_length",
     "engine_tokenizer",
+    "file_sha256",
     "gguf_tokenizer",
     "lead_of_token_string",
     "local_tokenizer",
     "open_dataset",
+    "open_trace",
     "preset_workload",
     "presets",
+    "profile_trace",
     "read_gguf_metadata",
     "rng_for",
+    "tag_words",
     "tokenize_corpus",
+    "trace_batches",
 ]
 
 

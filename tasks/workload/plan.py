@@ -27,14 +27,25 @@ from tcobench.tasks.workload.dataset import Dataset, DatasetRecord
 from tcobench.tasks.workload.lengths import draw_length, rng_for
 from tcobench.tasks.workload.tokenizer import PromptTokenizer
 
-__all__ = ["TAG_WORDS", "RequestInput", "RequestSpec", "WorkloadPlan"]
+__all__ = ["TAG_SPACE", "TAG_WORDS", "RequestInput", "RequestSpec", "WorkloadPlan", "tag_words"]
 
 _DIGITS = 6  # TAG_BASE**6 = 68.7e9 distinct tags: (run key * 2 + phase) * TAG_BASE**4 + index
 TAG_WORDS = 1 + _DIGITS  # the lead word, then the digits
 _INDEX_SPACE = TAG_BASE**4
-_TAG_SPACE = TAG_BASE**_DIGITS
+TAG_SPACE = TAG_BASE**_DIGITS  # distinct tags
 _TAG_MIX = 0x9E3779B1  # odd: multiplying by it modulo 2**36 is a bijection (distinct numbers stay distinct)
 _WARMUP_SEED_OFFSET = 1_000_000  # warm-up request i is sent with seed + 1,000,000 + i (as before presets)
+
+
+def tag_words(corpus: CorpusTokens, number: int) -> list[str]:
+    """The TAG_WORDS one-token words that spell ``number`` (0 <= number < TAG_SPACE; one tag per number): the lead
+    word, then the digits in base TAG_BASE of the number mixed (varied words, still a bijection)."""
+    number = number * _TAG_MIX % TAG_SPACE
+    words = [corpus.lead]
+    for _ in range(_DIGITS):
+        number, digit = divmod(number, TAG_BASE)
+        words.append(corpus.tag_words[digit])
+    return words
 
 
 @dataclass(frozen=True)
@@ -146,13 +157,7 @@ class WorkloadPlan:
         assert self.corpus is not None
         if index >= _INDEX_SPACE:
             raise ConfigError(f"request index {index} exceeds the {_INDEX_SPACE} distinct prompts a run can tag")
-        number = (self.run_key * 2 + (phase is Phase.warmup)) * _INDEX_SPACE + index
-        number = number * _TAG_MIX % _TAG_SPACE  # varied words, still one tag per number
-        words = [self.corpus.lead]
-        for _ in range(_DIGITS):
-            number, digit = divmod(number, TAG_BASE)
-            words.append(self.corpus.tag_words[digit])
-        return words
+        return tag_words(self.corpus, (self.run_key * 2 + (phase is Phase.warmup)) * _INDEX_SPACE + index)
 
     def passage_tokens(self, total: int) -> int:
         """Tokens of corpus passage in a synthetic prompt of ``total`` tokens (this turn's own share)."""

@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "presets",
         "List the workload presets: lengths, concurrency sweep, duration, SLO and the public shape each follows.",
     ),
+    "trace": ("trace", "Recorded traffic: `trace stats FILE` profiles a trace file."),
     "summary": (
         "results",
         "One row per run: when, where, what, status, TTFT p50, output tok/s and cost per 1M output tokens.",

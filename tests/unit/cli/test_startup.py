@@ -88,6 +88,15 @@ def test_history_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Pa
     assert _heavy(modules, (*NEVER, "tcobench.tasks.report", "tcobench.cli.run", "pyarrow.compute")) == []
 
 
+def test_trace_stats_imports_no_tokenizer_no_engine_and_no_report(tmp_path: Path) -> None:
+    trace = tmp_path / "m.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [0]}\n')
+    modules = _imports(["trace", "stats", str(trace), "--format", "json"], tmp_path / "store")
+    assert "tcobench.tasks.workload.profile_trace" in modules
+    heavy = (*NEVER, "tcobench.tasks.report", "tcobench.cli.run", "tokenizers", "tcobench.tasks.workload.plan")
+    assert _heavy(modules, heavy) == []
+
+
 def test_the_roots_list_of_commands_is_each_commands_own_help() -> None:
     """main.COMMANDS (what --help lists without importing the commands) against the commands themselves."""
     import typer

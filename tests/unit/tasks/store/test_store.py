@@ -12,11 +12,19 @@ import pytest
 from pydantic import Field
 
 from tcobench.errors import StoreError
-from tcobench.schemas import RunRecord, TelemetryRecord
+from tcobench.schemas import RunRecord, TelemetryRecord, TraceConfig
 from tcobench.tasks.store import checksums, health
 from tcobench.tasks.store import store as store_module
-from tcobench.tasks.store.store import cache_schema, check_store, open_store, write_image_record, write_results
+from tcobench.tasks.store.store import (
+    cache_schema,
+    check_store,
+    open_store,
+    write_image_record,
+    write_results,
+    write_trace_stats,
+)
 from tcobench.tasks.store.views import CACHED_VIEWS
+from tcobench.tasks.workload import profile_trace
 from tests.store_helpers import data_files, lake_rows, on_disk, write_folder_run
 from tests.unit.factories import T0_NS, make_request, make_run
 
@@ -306,3 +314,14 @@ def test_the_last_write_after_a_signal_uses_the_prepared_writer_and_leaves_its_c
     root = open_store(stopped).location.data_path
     files = open_store(stopped).run(lambda con: [f.path.removeprefix(root) for f in health.data_files(con, root)], "ls")
     assert files and set(files) <= set(known(stopped)), "the next commit records the files the last one left"
+
+
+def test_trace_stats_rows_replace_by_stats_id(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 5, "output_length": 1}\n')
+    record = profile_trace(TraceConfig(path=trace))
+    write_trace_stats(tmp_path / "store", record)
+    write_trace_stats(tmp_path / "store", record.model_copy(update={"requests": 2}))
+    assert lake_rows(tmp_path / "store", "SELECT requests, format, sha256 FROM lake.trace_stats") == [
+        (2, "mooncake", record.sha256)
+    ]
