@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
@@ -13,7 +13,18 @@ from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.rows import IDS, arrow_of, id_list
 from tcobench.tasks.store.store import StoreRef, open_store
 
-__all__ = ["SUMMARY_VIEWS", "Summary", "run_summaries", "rows_of_runs", "summarise", "summary_of"]
+__all__ = [
+    "BY_EQUALITY",
+    "SUMMARY_MACROS",
+    "SUMMARY_NEEDS",
+    "SUMMARY_VIEWS",
+    "Summary",
+    "rows_by_equality",
+    "rows_of_runs",
+    "run_summaries",
+    "summarise",
+    "summary_of",
+]
 
 
 @dataclass(frozen=True)
@@ -25,45 +36,61 @@ class Summary:
 
 
 SUMMARY_VIEWS = ("run_summary", "tco", "tco_sources", "goodput")  # Summary's fields, in order
-_ORDER = {"tco_sources": "ORDER BY run_id, term", "goodput": "ORDER BY run_id"}
-_WHERE = {"goodput": "basis = 'owned'"}
-# Up to this many runs are read one ``run_id = $id`` branch each (UNION ALL): DuckDB pushes an equality on run_id
-# down through a view's joins and aggregates to the scan of that run's rows, but not a list or IN filter, with
-# which view goodput judged every request of the store (slower by far on a year of history:
+# the table macros (tcobench/sql/macros) this module calls: a connection for it names them in its needs
+SUMMARY_MACROS = ("rows_of_runs", "owned_goodput")
+SUMMARY_NEEDS = (*SUMMARY_VIEWS, *SUMMARY_MACROS)  # what a connection for summary_of defines
+# each Summary field: its rows (a table macro call: $one, one run's id, or $ids, a list of them, or neither: every
+# run) and the columns they are sorted by
+_VIEW_ROWS = f"SELECT * FROM rows_of_runs($view, one_run := $one, ids := {IDS})"
+_GOODPUT_ROWS = f"SELECT * FROM owned_goodput(one_run := $one, ids := {IDS})"
+_OLDEST_FIRST = ("started", "concurrency")
+_SORT = {"tco_sources": ("run_id", "term"), "goodput": ("run_id",)}
+# Up to this many runs are read one call each with ``one_run := $one``: DuckDB pushes an equality on run_id down
+# through a view's joins and aggregates to the scan of that run's rows, but not a list or IN filter, with which view
+# goodput judged every request of the store (slower by far on a year of history:
 # docs/dev/performance.md#per-cell-by-equality). More runs than this: one pass over the store.
 BY_EQUALITY = 32
 
 
-def rows_of_runs(
-    con: duckdb.DuckDBPyConnection, select: str, run_ids: Sequence[str] | None, order: str, where: Sequence[str] = ()
+def rows_by_equality(
+    con: duckdb.DuckDBPyConnection, sql: str, run_ids: Sequence[str], params: Mapping[str, object] | None = None
 ) -> pa.Table:
-    """The rows of ``select`` (``SELECT ... FROM ...``, no WHERE; ``run_id`` names one column) of the given runs
-    (all when None), ``order`` applied (an ``ORDER BY`` over its output columns): up to ``BY_EQUALITY`` runs one
-    ``run_id = $id`` branch each, more in one pass with a semi-join on the list of ids."""
-    conditions = list(where)
+    """The rows of ``sql`` (a table macro call binding ``$one`` and ``$ids``, as summary_cards or rows_of_runs) of
+    each of the given runs, one call each with ``$one`` bound to its id (a repeated id is read once), in the order of
+    the ids. No run: the call for the empty id, which no run has (no row, and nothing read: the equality is pushed
+    down), for the columns."""
+    ids = list(dict.fromkeys(run_ids)) or [""]
+    parts = [arrow_of(con, sql, {**(params or {}), "one": run_id, "ids": None}) for run_id in ids]
+    return pa.concat_tables(parts)
+
+
+def rows_of_runs(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    run_ids: Sequence[str] | None,
+    order: Sequence[str],
+    params: Mapping[str, object] | None = None,
+) -> pa.Table:
+    """The rows of ``sql`` (a table macro call binding ``$one`` and ``$ids``, as rows_of_runs or owned_goodput) of
+    the given runs (all when None), sorted by the ``order`` columns (ascending, NULL last): up to ``BY_EQUALITY`` runs
+    one call each (rows_by_equality), more in one call with the list of ids."""
     if run_ids is None or len(run_ids) > BY_EQUALITY:
-        if run_ids is not None:
-            conditions.append(f"run_id IN (SELECT unnest({IDS}))")
-        clause = f"WHERE {' AND '.join(conditions)}" if conditions else ""
-        params = {"ids": id_list(run_ids)} if run_ids is not None else None
-        return arrow_of(con, f"SELECT * FROM ({select} {clause}) {order}", params)
-    ids = list(dict.fromkeys(run_ids))
-    if not ids:
-        return con.sql(f"SELECT * FROM ({select} WHERE false) {order}").to_arrow_table()
-    branches = " UNION ALL ".join(
-        f"{select} WHERE {' AND '.join([*conditions, f'run_id = $id{i}'])}" for i in range(len(ids))
-    )
-    each = {f"id{i}": run_id for i, run_id in enumerate(ids)}
-    return arrow_of(con, f"SELECT * FROM ({branches}) {order}", each)
+        ids = id_list(run_ids) if run_ids is not None else None
+        found = arrow_of(con, sql, {**(params or {}), "one": None, "ids": ids})
+    else:
+        found = rows_by_equality(con, sql, run_ids, params)
+    return found.sort_by([(column, "ascending") for column in order])
 
 
 def _rows(con: duckdb.DuckDBPyConnection, view: str, run_ids: Sequence[str] | None) -> pa.Table:
-    order = _ORDER.get(view, "ORDER BY started, concurrency")
-    return rows_of_runs(con, f"SELECT * FROM {view}", run_ids, order, [_WHERE[view]] if view in _WHERE else [])
+    order = _SORT.get(view, _OLDEST_FIRST)
+    if view == "goodput":
+        return rows_of_runs(con, _GOODPUT_ROWS, run_ids, order)
+    return rows_of_runs(con, _VIEW_ROWS, run_ids, order, {"view": view})
 
 
 def summary_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> Summary:
-    """``summarise`` on a connection that defines ``SUMMARY_VIEWS``."""
+    """``summarise`` on a connection that defines ``SUMMARY_NEEDS``."""
     return Summary(*(_rows(con, view, run_ids) for view in SUMMARY_VIEWS))
 
 
@@ -71,7 +98,7 @@ def summarise(
     store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None, snapshot: int | None = None
 ) -> Summary:
     """Rows of run_summary, tco, tco_sources and goodput for the given runs (all runs when None)."""
-    con = connect(store, prices, needs=SUMMARY_VIEWS, snapshot=snapshot)
+    con = connect(store, prices, needs=SUMMARY_NEEDS, snapshot=snapshot)
     try:
         return summary_of(con, run_ids)
     finally:
@@ -88,7 +115,7 @@ def run_summaries(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]) -
     committed = open_store(store).committed("run_summary", ids) if ids else None
     if committed is not None:
         return committed.sort_by([("started", "ascending"), ("concurrency", "ascending")])
-    con = connect(store, prices, needs=("run_summary",))
+    con = connect(store, prices, needs=("run_summary", "rows_of_runs"))
     try:
         return _rows(con, "run_summary", run_ids)
     finally:

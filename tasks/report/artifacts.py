@@ -68,10 +68,10 @@ def summarise_and_publish(store: StoreRef, prices: PriceTable, run_ids: Sequence
     """``summarise`` of these runs and, when ``publish`` and inside a flow run, the Markdown artifact of
     ``report.summary_markdown`` for them, both from one connection (one attach of the store and one binding of the
     views a cell's end reads, not two)."""
-    from tcobench.tasks.analysis.summarise import SUMMARY_VIEWS, summary_of
+    from tcobench.tasks.analysis.summarise import SUMMARY_NEEDS, summary_of
     from tcobench.tasks.store.query import connect
 
-    views: tuple[str, ...] = SUMMARY_VIEWS
+    views: tuple[str, ...] = SUMMARY_NEEDS
     render: Callable[[duckdb.DuckDBPyConnection, Sequence[str]], str] | None = None
     if publish and in_prefect_flow_run():  # outside a flow run nothing is published: the markdown is not built
         from tcobench.tasks.report.report import MARKDOWN_VIEWS, markdown_of

@@ -28,7 +28,7 @@ from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
 from tcobench.tasks.analysis.history import HISTORY_MACROS, Series, detect_changes
-from tcobench.tasks.analysis.summarise import BY_EQUALITY, rows_of_runs
+from tcobench.tasks.analysis.summarise import rows_by_equality
 from tcobench.tasks.report.assets import (
     Platform,
     ReportContext,
@@ -52,7 +52,7 @@ from tcobench.tasks.report.assets import (
     trend_section,
 )
 from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views
-from tcobench.tasks.store.rows import RecordCardRow, collection_paused, fetch_rows, typed_rows
+from tcobench.tasks.store.rows import IDS, RecordCardRow, collection_paused, fetch_rows, typed_rows
 from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
@@ -262,8 +262,16 @@ class _SummaryCard(RecordCardRow):
 
 
 # what summary_markdown reads (detect_changes: history's macros)
-MARKDOWN_VIEWS = ("record_card", "tco", "nightly_trend", "trend_runs", "request_metrics", *HISTORY_MACROS)
-_CARDS_SQL = "SELECT c.*, t.usd_per_m_output_tokens, t.power_basis FROM record_card AS c JOIN tco AS t USING (run_id)"
+MARKDOWN_VIEWS = (
+    "record_card",
+    "tco",
+    "summary_cards",
+    "nightly_trend",
+    "trend_runs",
+    "request_metrics",
+    *HISTORY_MACROS,
+)
+_CARDS_SQL = f"SELECT * FROM summary_cards(one_run := $one, ids := {IDS})"  # macro summary_cards (tcobench/sql/macros)
 
 
 def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str] | None = None) -> str:
@@ -279,10 +287,9 @@ def summary_markdown(store: StoreRef, prices: PriceTable, run_ids: Sequence[str]
 def markdown_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = None) -> str:
     """``summary_markdown`` on a connection that defines ``MARKDOWN_VIEWS``."""
     ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
-    # one run_id = $id branch per run (rows_of_runs): DuckDB does not push a list filter down through the views;
-    # a night's runs (more than BY_EQUALITY) in groups of that many, not one pass over the whole store
-    groups = [rows_of_runs(con, _CARDS_SQL, ids[i : i + BY_EQUALITY], "") for i in range(0, len(ids), BY_EQUALITY)]
-    cards = sorted((c for group in groups for c in typed_rows(group, _SummaryCard)), key=_started)
+    # one call per run (rows_by_equality): DuckDB does not push a list filter down through the views; a night's
+    # runs too, not one pass over the whole store
+    cards = sorted(typed_rows(rows_by_equality(con, _CARDS_SQL, ids), _SummaryCard), key=_started)
     flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
     lines = [
         "# tcobench summary",

@@ -240,13 +240,13 @@ def _kept(settings: Settings, prices: Any, batch_id: str, sources: dict[str, str
 
     from tcobench.errors import TcobenchError
     from tcobench.tasks.analysis.shape import shapes_of
-    from tcobench.tasks.analysis.summarise import SUMMARY_VIEWS, summary_of
+    from tcobench.tasks.analysis.summarise import SUMMARY_NEEDS, summary_of
     from tcobench.tasks.store.query import connect
 
     try:
         store = settings.store
         con = connect(
-            store, prices, needs=(*SUMMARY_VIEWS, "run_shapes", "batch_runs"), shape_tolerance=settings.shape_tolerance
+            store, prices, needs=(*SUMMARY_NEEDS, "run_shapes", "batch_runs"), shape_tolerance=settings.shape_tolerance
         )
         try:
             rows = con.execute("SELECT * FROM batch_runs($b)", {"b": batch_id}).fetchall()

@@ -23,7 +23,7 @@ from tcobench.schemas import BestOptions, PriceTable
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
 from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_runs, priced
-from tcobench.tasks.analysis.compare.frontier import Frontier, RunPoint, night_mean
+from tcobench.tasks.analysis.compare.frontier import FRONTIER_MACROS, Frontier, RunPoint, night_mean
 from tcobench.tasks.analysis.compare.interactivity import (
     ConfigCurve,
     check_quantile,
@@ -43,15 +43,9 @@ __all__ = ["BEST_VIEWS", "BestResult", "Candidate", "PlatformBest", "best", "bes
 BEST_VIEWS = (
     "cost_basis",
     "run_summary",
-    "frontier_points",
-    "frontier_requests",
-    "frontier_run_points",
-    "frontier_run_requests",
-    "run_moments",
-    "run_requests",
-    "in_steady",
     "tco",
     "slo_figures",
+    *FRONTIER_MACROS,
     *CANDIDATE_MACROS,
 )
 

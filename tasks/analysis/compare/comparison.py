@@ -48,6 +48,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     shape_differences,
 )
 from tcobench.tasks.analysis.compare.claim_grade import CLAIM_MACROS, ClaimGrade, claim_grade, claim_thresholds
+from tcobench.tasks.analysis.compare.frontier import FRONTIER_MACROS
 from tcobench.tasks.analysis.compare.interactivity import FrontierComparison, check_quantile
 from tcobench.tasks.analysis.compare.selection import Selection, parse_selection, pick
 from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
@@ -346,16 +347,10 @@ COMPARE_VIEWS = (
     "slo_targets",
     "trend_runs",
     "trend_series",
-    "frontier_points",
-    "frontier_requests",
-    "frontier_run_points",
-    "frontier_run_requests",
-    "run_moments",
-    "run_requests",
     "shape_mismatches",
     "run_setups",
     "slo_figures",  # best's (tasks/analysis/compare/best.py): it reads only views compare reads
-    "in_steady",
+    *FRONTIER_MACROS,
     *HISTORY_MACROS,
     *CANDIDATE_MACROS,
     *CLAIM_MACROS,

@@ -31,6 +31,7 @@ from tcobench.tasks.store.arrays import filled_flags, list_parts
 from tcobench.tasks.store.rows import IDS, id_list
 
 __all__ = [
+    "FRONTIER_MACROS",
     "Frontier",
     "Level",
     "RunPoint",
@@ -42,6 +43,18 @@ __all__ = [
     "pchip_batch",
     "replicate_levels",
 ]
+
+# the views and macros a side's frontier and its replicates read (load_points, _requests_of and the bootstrap's
+# run_moments and run_requests): compare's and best's
+FRONTIER_MACROS = (
+    "frontier_points",
+    "frontier_requests",
+    "frontier_run_points",
+    "frontier_run_requests",
+    "run_moments",
+    "run_requests",
+    "in_steady",
+)
 
 _DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
 _BATCH_RUNS = 256  # runs whose replicates are computed at once (their draws, a few MB, stay small)

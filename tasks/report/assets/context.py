@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.tasks.report.assets.svg import PALETTE
-from tcobench.tasks.store.rows import Row, RunRow, fetch_rows, id_list
+from tcobench.tasks.store.rows import Row, RunRow, arrow_of, fetch_rows, id_list
 
 __all__ = [
     "DASHES",
@@ -95,12 +95,12 @@ class ReportRun(RunRow):
 
 
 class _NightWeightedBy(TypedDict, total=False):
-    """The keys a night_weighted_rows query adds with ``by`` or ``extra``."""
+    """The keys a night_weighted_rows query adds with ``by``, ``every`` or ``lists``."""
 
     basis: str  # view cost_basis
     value: float  # view sensitivity
     i: int  # the latency distributions: 1-based index into the probabilities
-    measured: bool  # the energy figure: every run measured
+    every: bool  # the energy figure: every run measured
 
 
 class NightWeightedRow(_NightWeightedBy):
@@ -184,70 +184,58 @@ def register_platforms(con: duckdb.DuckDBPyConnection, of_run: dict[str, Platfor
         con.unregister("_tcob_platforms")
 
 
-_NIGHT_INPUT = "_night_weighted_input"  # the view night_weighted_rows hands to the night_weighted(_lists) macro
+_NIGHT_INPUT = "_night_weighted_input"  # the view night_weighted_rows hands to the macros it calls
+_NIGHT_WEIGHTED = "SELECT * FROM platform_night_weighted($source, $platforms)"
+_NIGHT_WEIGHTED_LISTS = "SELECT * FROM platform_night_weighted_lists($source, $platforms)"
 
 
 def night_weighted_rows(
-    ctx: ReportContext, source: str, value: str, by: Sequence[str] = (), extra: str = "", unnest: str | None = None
+    ctx: ReportContext,
+    source: str | duckdb.DuckDBPyRelation,
+    value: str,
+    by: str | None = None,
+    every: duckdb.Expression | None = None,
+    lists: bool = False,
 ) -> list[NightWeightedRow]:
-    """Per report platform, concurrency and ``by`` column(s) of ``source`` (a view, or a parenthesised SELECT
-    with a run_id column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of
-    ``value`` (SQL table macro night_weighted: the mean over nights of each night's mean over its runs, the rule
-    of macro night_weighted_mean), the ``lowest`` and ``highest`` night's mean, and the number of ``nights`` and
-    ``runs``. ``extra``: more aggregates over the same rows (", bool_and(v.x) AS y"). ``unnest``: ``value`` is a
-    list column whose positions are figures of their own (a run's quantiles): each position is night-weighted on
-    its own (SQL table macro night_weighted_lists, the same rule position by position; ``nights`` and ``runs``
-    then count lists), one row per position with its 1-based position in the column of this name."""
-    keys = ["p.platform_id", "r.concurrency", *(f"v.{column}" for column in by if column != unnest)]
-    names = ["platform_id", "concurrency", *(column for column in by if column != unnest)]
-    rows = (
-        f"FROM {source} AS v JOIN runs AS r USING (run_id) JOIN {PLATFORM_TABLE} AS p USING (run_id) "
-        f"WHERE v.{value} IS NOT NULL"
-    )
-    packed = ", ".join(f"{name} := {key}" for name, key in zip(names, keys, strict=True))
-    kind = "DOUBLE" if unnest is None else "DOUBLE[]"
-    ctx.con.execute(
-        f"CREATE OR REPLACE TEMP VIEW {_NIGHT_INPUT} AS SELECT struct_pack({packed}) AS key, "
-        f"v.{value}::{kind} AS value, r.batch_id AS night {rows}"
-    )
-    unpacked = ", ".join(f"w.key.{name} AS {name}" for name in names[1:])
-    figures = "w.mean, w.lowest, w.highest"
-    macro = "night_weighted"
-    if unnest is not None:  # the lists' positions, one row each
-        figures = (
-            f"generate_subscripts(w.mean, 1) AS {unnest}, unnest(w.mean) AS mean, unnest(w.lowest) AS lowest, "
-            "unnest(w.highest) AS highest"
-        )
-        macro = "night_weighted_lists"
-        names.append(unnest)
+    """Per report platform, concurrency and ``by`` column of ``source`` (a view's name, or a relation with a run_id
+    column), over the report's runs with a ``value``: ``mean``, the night-weighted mean of ``value`` (SQL table
+    macro platform_night_weighted: table macro night_weighted, the mean over nights of each night's mean over its
+    runs, the rule of macro night_weighted_mean), the ``lowest`` and ``highest`` night's mean, and the number of
+    ``nights`` and ``runs``. ``every``: a condition on ``source``'s columns; each row then says whether ``every``
+    row of its group meets it. ``lists``: ``value`` is a list column whose positions are figures of their own (a
+    run's quantiles): each position is night-weighted on its own (table macro platform_night_weighted_lists, the
+    same rule position by position; ``nights`` and ``runs`` then count lists), one row per position with its
+    1-based position ``i``. Python picks the columns (DuckDB's relational API); the SQL is the macros'."""
+    relation = ctx.con.view(source) if isinstance(source, str) else source
+    nothing = duckdb.ConstantExpression(None)
+    relation.select(
+        duckdb.ColumnExpression("run_id"),
+        duckdb.ColumnExpression(value).alias("value"),
+        (duckdb.ColumnExpression(by) if by is not None else nothing).alias("facet"),
+        (every if every is not None else nothing).alias("every"),
+    ).create_view(_NIGHT_INPUT)
     try:
-        found = fetch_rows(
+        found = arrow_of(
             ctx.con,
-            f"SELECT p.platform, {unpacked}, {figures}, w.nights, w.runs "
-            f"FROM {macro}('{_NIGHT_INPUT}') AS w JOIN (SELECT DISTINCT platform_id, platform "
-            f"FROM {PLATFORM_TABLE}) AS p ON p.platform_id = w.key.platform_id "
-            f"ORDER BY p.platform, {', '.join(names[1:])}",
-            NightWeightedRow,
-        )
+            _NIGHT_WEIGHTED_LISTS if lists else _NIGHT_WEIGHTED,
+            {"source": _NIGHT_INPUT, "platforms": PLATFORM_TABLE},
+        ).to_pylist()
     finally:
         ctx.con.execute(f"DROP VIEW IF EXISTS {_NIGHT_INPUT}")
-    if not extra:
-        return found
-    more = ctx.con.execute(f"SELECT p.platform, {', '.join(keys[1:])}{extra} {rows} GROUP BY ALL")
-    columns = [d[0] for d in more.description][len(keys) :]
-    added = {tuple(r[: len(keys)]): dict(zip(columns, r[len(keys) :], strict=True)) for r in more.fetchall()}
-    order = ["platform", *names[1:]]
-    return [
-        cast(NightWeightedRow, {**row, **added[tuple(row[n] for n in order)]})  # type: ignore[literal-required]
-        for row in found
-    ]
+    for row in found:
+        facet, all_of = row.pop("facet"), row.pop("every", None)
+        if by is not None:
+            row[by] = facet
+        if every is not None:
+            row["every"] = all_of
+    return cast(list[NightWeightedRow], found)
 
 
 def platform_costs(ctx: ReportContext) -> list[NightWeightedRow]:
     """Night-weighted output tokens per USD per platform, concurrency and basis (night_weighted_rows of view
     cost_basis), read on first use and kept in ``ctx``."""
     if not ctx.costs:
-        ctx.costs.extend(night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by=("basis",)))
+        ctx.costs.extend(night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", by="basis"))
     return list(ctx.costs)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from html import escape
 
+import duckdb
 import numpy as np
 
 from tcobench.schemas import CostBasis
@@ -84,7 +85,7 @@ def distribution_figure(ctx: ReportContext, metric: str) -> str:
         caption, axis = "Inter-token latency (ITL), distribution", "gap between tokens (ms), log scale"
     # per run: its quantile at every probability of _PROBS (view run_statistics), one value each (i: 1-based)
     curves: dict[tuple[str, int], list[tuple[int, float]]] = defaultdict(list)
-    for row in night_weighted_rows(ctx, "run_statistics", column, unnest="i"):
+    for row in night_weighted_rows(ctx, "run_statistics", column, lists=True):
         curves[(row["platform"], row["concurrency"])].append((row["i"], row["mean"]))
     levels = sorted({c for _, c in curves})
     lines, items = [], []
@@ -250,12 +251,13 @@ def pareto_figure(ctx: ReportContext) -> str:
 
 
 def energy_figure(ctx: ReportContext) -> str:
-    measured_sql = ", bool_and(v.energy_basis = 'measured') AS measured"
-    rows = night_weighted_rows(ctx, "efficiency", "j_per_output_token", extra=measured_sql)
+    # every: each run of the bar measured its energy
+    is_measured = duckdb.ColumnExpression("energy_basis") == duckdb.ConstantExpression("measured")
+    rows = night_weighted_rows(ctx, "efficiency", "j_per_output_token", every=is_measured)
     bars = []
     for p in ctx.platforms:
         for row in (r for r in rows if r["platform"] == p.label):
-            j, level, measured = row["mean"], row["concurrency"], row["measured"]
+            j, level, measured = row["mean"], row["concurrency"], row["every"]
             per_kwh = tokens_per_kwh(j) if j else 0.0
             bars.append(
                 Bar(
@@ -335,8 +337,10 @@ def _target_rows(ctx: ReportContext) -> list[list[str]]:
 
 def _sensitivity_lines(ctx: ReportContext) -> list[Line]:
     """Per platform, at its cheapest concurrency: cost per 1M output tokens against utilisation."""
-    source = "(SELECT * FROM sensitivity WHERE parameter = 'utilisation')"
-    found = night_weighted_rows(ctx, source, "output_tokens_per_usd", by=("value",))
+    utilisation = duckdb.ColumnExpression("parameter") == duckdb.ConstantExpression("utilisation")
+    found = night_weighted_rows(
+        ctx, ctx.con.view("sensitivity").filter(utilisation), "output_tokens_per_usd", by="value"
+    )
     cheapest = cheapest_levels([r for r in _cost_points(ctx) if r["basis"] == "owned"])
     lines = []
     for p in ctx.platforms:

@@ -1,24 +1,20 @@
 -- candidate_runs(on_basis, levels := NULL, workloads := NULL, first_date := NULL, last_date := NULL): a table macro, not
 -- a view. Every run a comparison may take (tasks/analysis/compare/candidates.py's load_runs, its CandidateRun):
--- status ok or partial (not failed, not interrupted), with what selections match (view runs), its achieved shape
--- (view run_summary) and its cost on the basis on_basis (text, e.g. 'owned'; view cost_basis, NULL where the run has no price
--- there); oldest first (ORDER BY started_ns, run_id).
+-- status ok or partial (not failed, not interrupted), with what selections match and its achieved shape (macro
+-- selectable_runs, less status, started_ns and summarised; a run needs its run_summary row) and its cost on the basis
+-- on_basis (text, e.g. 'owned'; view cost_basis' columns, NULL where the run has no price there; view tco's,
+-- named in the SELECT below); oldest first (ORDER BY started_ns, run_id).
 --   levels      LIST of concurrency levels (NULL: any)
 --   workloads   LIST of lower-case workload names (NULL: any); compared with lower(runs.workload)
 --   first_date, last_date   text bounds on CAST(runs.date AS VARCHAR) (NULL: unbounded)
--- Columns:
---   run_id ... client_placement, client_saturated, serving_config, tensor_parallel, max_num_seqs      (runs)
---   isl_mean, osl_mean, config_id, gpus_counted                                                   (run_summary)
---   output_tokens_per_usd, total_tokens_per_usd, total_tok_s, total_usd_month, capital_usd_month,
---   power_usd_month, ops_usd_month, adaptation_usd_month                                           (cost_basis)
+-- Columns of its own:
 --   has_cost_basis       cost_basis has the run's row on the basis                                    BOOLEAN
 --   basis_output_tok_s   cost_basis.output_tok_s                                                      tokens/s
---   output_tok_s, energy_valid                                                                        (tco)
 --   has_hardware_price, has_site_price, has_ops_price   tco.purchase_usd / pue / ops_hours_per_month IS NOT NULL
 -- On the owned basis view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per
 -- run), so the tco columns are read from it and tco is not computed (its branch is a constant false:
 -- docs/dev/performance.md#owned-base).
--- reads: cost_basis, run_summary, tco; tables: runs
+-- reads: cost_basis, selectable_runs, tco
 CREATE OR REPLACE MACRO candidate_runs(
     on_basis, levels := NULL, workloads := NULL, first_date := NULL, last_date := NULL
 ) AS TABLE
@@ -28,13 +24,7 @@ WITH t AS (
     WHERE on_basis != 'owned'
 )
 SELECT
-    r.run_id, r.batch_id, r.date, r.host, r.gpu_vendor, r.gpu_name, r.driver_version, r.hardware_key, r.site_key,
-    r.ops_key, r.engine_name, r.engine_label, r.gpu_source, r.engine_version, r.engine_settings, r.model_name,
-    r.model_digest, r.synthetic_model, r.workload, r.prompt_set_hash, r.max_tokens, r.ignore_eos, r.temperature,
-    r.extra_body, r.load_mode, r.rate_rps, r.num_ctx, r.concurrency, r.output_tokens_spec, r.engine_url,
-    r.client_placement,
-    s.isl_mean,
-    s.osl_mean,
+    r.* EXCLUDE (status, started_ns, summarised),
     c.output_tokens_per_usd,
     c.total_tokens_per_usd,
     c.run_id IS NOT NULL AS has_cost_basis,
@@ -49,19 +39,13 @@ SELECT
     if(on_basis = 'owned', c.purchase_usd, t.purchase_usd) IS NOT NULL AS has_hardware_price,
     if(on_basis = 'owned', c.pue, t.pue) IS NOT NULL AS has_site_price,
     if(on_basis = 'owned', c.ops_hours_per_month, t.ops_hours_per_month) IS NOT NULL AS has_ops_price,
-    if(on_basis = 'owned', c.energy_valid, t.energy_valid) AS energy_valid,
-    r.client_saturated,
-    s.config_id,
-    r.serving_config,
-    r.tensor_parallel,
-    r.max_num_seqs,
-    s.gpus_counted
-FROM runs AS r
-JOIN run_summary AS s ON s.run_id = r.run_id
+    if(on_basis = 'owned', c.energy_valid, t.energy_valid) AS energy_valid
+FROM selectable_runs() AS r
 LEFT JOIN cost_basis AS c ON c.run_id = r.run_id AND c.basis = on_basis
 LEFT JOIN t ON t.run_id = r.run_id
 WHERE
     r.status IN ('ok', 'partial')
+    AND r.summarised
     AND if(on_basis = 'owned', c.run_id, t.run_id) IS NOT NULL
     AND (levels IS NULL OR list_contains(levels, r.concurrency))
     AND (workloads IS NULL OR lower(r.workload) IN (SELECT unnest(workloads)))

@@ -1,9 +1,9 @@
 -- night_weighted(source): a table macro, not a view. The night-weighting of macros night_means and
 -- night_weighted_mean (the same rule: each night's mean over its runs, then the mean over nights) over a table
 -- of groups instead of one list per group: a hash aggregate over every row, where the list macros compare every
--- row of a group with every night of it (a year of nightly runs in 12,000 groups: 0.23 s here against 6.2 s by
--- the list macros, docs/dev/performance.md). The report's night-weighted figures and compare's side figures read it;
--- tests/unit/tasks/report/test_report.py checks that both forms give the same figures.
+-- row of a group with every night of it (faster by far on a year of groups:
+-- docs/dev/bench-log/2026-12-02-history-fourth-cut.md). The report's night-weighted figures and compare's side
+-- figures read it; tests/unit/tasks/report/test_report.py checks that both forms give the same figures.
 --
 -- source    the name of a table or view with columns key (the group: any type, e.g. a struct of platform and
 --           concurrency), value (DOUBLE) and night (runs.batch_id); rows with a NULL value or night are left out

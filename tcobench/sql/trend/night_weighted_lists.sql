@@ -1,9 +1,9 @@
 -- night_weighted_lists(source): a table macro, not a view. Table macro night_weighted element by element, for
 -- groups whose values are lists of equal meaning position by position (a run's latency quantiles at fixed
 -- probabilities): the same rule (each night's mean over its runs, then the mean over nights), position by
--- position, computed on the lists instead of one row per element (a year's runs' 101-quantile lists: 3.7 M
--- elements, 0.32 s here against 1.07 s by night_weighted over the unnested rows, docs/dev/performance.md). The
--- report's latency distributions read it; tests/unit/tasks/store/test_cost_views.py checks it against night_weighted.
+-- position, computed on the lists instead of one row per element (faster than night_weighted over the unnested
+-- rows: docs/dev/bench-log/2026-12-03-history-sixth-cut.md). The report's latency distributions read it;
+-- tests/unit/tasks/store/test_cost_views.py checks it against night_weighted.
 --
 -- source    the name of a table or view with columns key (the group), value (DOUBLE[]) and night
 --           (runs.batch_id); rows with a NULL list or night are left out, NULL elements are left out of their

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from tcobench.schemas import RunStatus
@@ -183,3 +184,29 @@ def test_run_setups_has_engine_settings_and_every_setup_column() -> None:
     rows = run("run_setups", {"runs": runs}, "SELECT * FROM run_setups(['x1', 'x2', 'y'])")
     assert list(rows[0]) == ["engine_settings", *SETUP_COLUMNS.values()]
     assert sorted(r["engine_version"] for r in rows) == ["b1234", "b9"]
+
+
+def test_selectable_runs_are_every_run_with_its_summary_or_nulls() -> None:
+    """Every status; a run without a run_summary row (r3, and r4 though ok) has NULL there and is not summarised:
+    candidate_runs leaves r4 out, and left_out_runs too (it is neither failed nor interrupted)."""
+    given_tables = _candidates()
+    given_tables["runs"] = pa.concat_tables(
+        [given_tables["runs"], given("runs", make_run(run_id="r4", concurrency=1, started_ns=4))]
+    )
+    rows = run("selectable_runs", given_tables, "SELECT * FROM selectable_runs() ORDER BY started_ns")
+    expect_rows(
+        rows,
+        [
+            {"run_id": "r1", "status": "ok", "summarised": True, "isl_mean": 10.0, "config_id": "cfg"},
+            {"run_id": "r2", "status": "ok", "summarised": True, "isl_mean": 10.0, "config_id": "cfg"},
+            {"run_id": "r3", "status": "failed", "summarised": False, "isl_mean": None, "config_id": None},
+            {"run_id": "r4", "status": "ok", "summarised": False, "isl_mean": None, "config_id": None},
+        ],
+    )
+    candidates = run("candidate_runs", given_tables, "SELECT run_id FROM candidate_runs('owned')")
+    assert [r["run_id"] for r in candidates] == ["r1", "r2"]
+    left_out = run("left_out_runs", given_tables, "SELECT * FROM left_out_runs()")
+    assert [r["run_id"] for r in left_out] == ["r3"]
+    columns = run("candidate_runs", _candidates(), "SELECT * FROM candidate_runs('owned')")[0]
+    assert {"status", "started_ns", "summarised"}.isdisjoint(columns) and "gpus_counted" in columns
+    assert list(left_out[0])[:2] == ["status", "run_id"] and "summarised" not in left_out[0]

@@ -1,6 +1,6 @@
 """summarise on a real store: some runs' rows are exactly those runs' rows of the whole store's, in the same order,
-whether they are read one equality branch per run (DuckDB pushes ``run_id = $id`` down to the scans) or in one
-pass with a list filter (more runs than ``BY_EQUALITY``)."""
+whether they are read one macro call per run (``one_run := $one``: DuckDB pushes ``run_id = one_run`` down to the
+scans) or in one pass with a list filter (more runs than ``BY_EQUALITY``)."""
 
 from __future__ import annotations
 

@@ -91,11 +91,10 @@ def test_summarise_and_publish_reads_the_summary_and_the_artifact_from_one_conne
     assert calls == []  # a batch the store stopped: summarised, not published
 
 
-def test_a_nights_runs_are_one_summary_artifact_read_in_groups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_nights_runs_are_one_summary_artifact_a_card_each(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from tcobench.tasks.analysis import summarise
-    from tcobench.tasks.report import report
 
-    runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than one group of BY_EQUALITY
+    runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than BY_EQUALITY, read one by one
     ids = [r.run_id for r in reversed(runs)]
     assert len(ids) > summarise.BY_EQUALITY
     prices = load_prices(None)
@@ -104,7 +103,10 @@ def test_a_nights_runs_are_one_summary_artifact_read_in_groups(monkeypatch: pyte
     (call,) = calls
     assert call["key"] == "tcobench-summary" and call["description"] == "tcobench runs of nightly n1"
     assert f"{len(ids)} run(s)." in call["markdown"]
-    monkeypatch.setattr(report, "BY_EQUALITY", len(ids))  # the same runs in one group: the same summary, same order
+    lines = call["markdown"].splitlines()
+    first = lines.index("|---" * 14 + "|") + 1  # the cards' table: one line per run
+    cards = lines[first : lines.index("", first)]
+    assert len(cards) == len(ids) and all(line.count("|") == 15 for line in cards)
     assert summary_markdown(tmp_path, prices, ids) == call["markdown"]
     calls.clear()
     assert artifacts.publish_run_cards(tmp_path, prices, []) is None and calls == []

@@ -170,11 +170,7 @@ def test_summary_markdown(fleet: Path) -> None:
     assert "- gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26: decode_tok_s" in text
 
 
-def test_summary_markdown_of_some_runs_reads_them_by_equality_or_in_one_pass_alike(
-    fleet: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tcobench.tasks.analysis import summarise as summarise_module
-
+def test_summary_markdown_of_some_runs_is_their_lines_of_the_whole_stores(fleet: Path) -> None:
     prices = load_prices(None)
     whole = summary_markdown(fleet, prices).splitlines()
     con = connect(fleet, prices)
@@ -183,9 +179,7 @@ def test_summary_markdown_of_some_runs_reads_them_by_equality_or_in_one_pass_ali
     finally:
         con.close()
     ids = [rows[0][0], rows[7][0], rows[3][0]]
-    some = summary_markdown(fleet, prices, ids)  # one run_id = $id branch per run (BY_EQUALITY = 32)
-    monkeypatch.setattr(summarise_module, "BY_EQUALITY", 0)  # one pass with a list filter
-    assert summary_markdown(fleet, prices, ids) == some
+    some = summary_markdown(fleet, prices, ids)  # one call of macro summary_cards per run (one_run := $one)
     table = [line for line in some.splitlines()[4:] if line.startswith("| ")]
     assert len(table) == 3 and set(table) <= set(whole) and "\n3 run(s)." in some
 
@@ -226,7 +220,7 @@ def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
         freeze_views(con)
         ctx = report._context(con, None, 5.0, 200, 0)
         rows = {r["platform"]: r for r in night_weighted_rows(ctx, "run_summary", "output_tok_s")}
-        cost = {r["platform"]: r for r in night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", ("basis",))}
+        cost = {r["platform"]: r for r in night_weighted_rows(ctx, "cost_basis", "output_tokens_per_usd", "basis")}
         throughput = throughput_figure(ctx)
     finally:
         con.close()
@@ -346,18 +340,20 @@ def test_trend_draws_each_nightly_batch_at_its_own_position(tmp_path: Path) -> N
 
 def test_a_quantile_curve_is_each_quantiles_night_weighted_mean(fleet: Path) -> None:
     """The latency distributions night-weight each position of the runs' quantile lists (night_weighted_rows with
-    ``unnest``: macro night_weighted_lists): the same figures as macro night_weighted over the lists unnested,
+    ``lists``: macro night_weighted_lists): the same figures as macro night_weighted over the lists unnested,
     one row per run and position."""
     con = connect(fleet, load_prices(None))
     try:
         freeze_views(con)
         ctx = report._context(con, None, 5.0, 200, 0)
-        lists = night_weighted_rows(ctx, "run_statistics", "ttft_ms_q", unnest="i")
+        lists = night_weighted_rows(ctx, "run_statistics", "ttft_ms_q", lists=True)
         unnested = night_weighted_rows(
             ctx,
-            "(SELECT run_id, generate_subscripts(ttft_ms_q, 1) AS i, unnest(ttft_ms_q) AS q FROM run_statistics)",
+            con.sql(
+                "SELECT run_id, generate_subscripts(ttft_ms_q, 1) AS i, unnest(ttft_ms_q) AS q FROM run_statistics"
+            ),
             "q",
-            by=("i",),
+            by="i",
         )
     finally:
         con.close()
