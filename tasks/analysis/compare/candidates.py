@@ -23,10 +23,12 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import RunSample, TokenCount, load_samples
+from tcobench.tasks.store.query import define_needed
 from tcobench.tasks.store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 
 __all__ = [
     "CANDIDATE_MACROS",
+    "CANDIDATE_MACROS_WHEN_CALLED",
     "COMPARABLE",
     "SHAPE_COLUMNS",
     "CandidateRun",
@@ -147,16 +149,11 @@ def _placement_of_url(url: str) -> str:
     return "loopback" if loopback else "network"
 
 
-# the macros (tcobench/sql/macros) this module calls: a connection for it names them in its needs
-CANDIDATE_MACROS = (
-    "candidate_runs",
-    "left_out_runs",
-    "priced_runs",
-    "priced_bases",
-    "any_slo",
-    "side_goodput",
-    "side_figures",
-)
+# the macros (tcobench/sql/macros) this module calls on every path: a connection for it names them in its needs
+CANDIDATE_MACROS = ("candidate_runs", "any_slo", "side_figures")
+# those it calls only on some paths (no priced run, a side that matches none, runs with an SLO, the report's priced
+# runs): defined when called (query.define_needed), not on every connection
+CANDIDATE_MACROS_WHEN_CALLED = ("left_out_runs", "priced_runs", "priced_bases", "side_goodput")
 _RUNS_SQL = (
     "SELECT * FROM candidate_runs($basis, levels := $levels, "
     f"workloads := {listed('workloads')}, first_date := $first, last_date := $last)"
@@ -164,6 +161,7 @@ _RUNS_SQL = (
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
+    define_needed(con, ["priced_bases"])
     bases = [b for (b,) in con.execute("SELECT * FROM priced_bases()").fetchall()]
     if str(basis) not in bases and bases:
         priced = ", ".join(CostBasis.parse(b).option for b in bases)  # the values --basis takes
@@ -199,6 +197,7 @@ def load_runs(
 def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     """The stored runs ``load_runs`` leaves out (failed, interrupted), with their ``status``: what a selection that
     matches no candidate says it left out (selection.pick)."""
+    define_needed(con, ["left_out_runs"])
     rows: list[dict[str, object]] = con.execute("SELECT * FROM left_out_runs()").fetch_arrow_table().to_pylist()
     return rows
 
@@ -223,6 +222,7 @@ def load_priced(
     every CandidateRun column: docs/dev/performance.md#priced-runs; the
     same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
     ConfigError."""
+    define_needed(con, ["priced_runs"])
     names = [str(b) for b in bases]
     sql = f"SELECT * FROM priced_runs($bases, ids := {IDS})"
     params: dict[str, object] = {"bases": names, "ids": id_list(ids) if ids is not None else None}
@@ -354,6 +354,7 @@ def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: Co
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
     if not any_slo(con, run_ids):  # no run has a target: nothing to judge (view goodput reads every request)
         return math.nan, math.nan
+    define_needed(con, ["side_goodput"])
     row = con.execute(
         f"SELECT * FROM side_goodput($basis, {IDS})", {"basis": str(basis), "ids": id_list(run_ids)}
     ).fetchone()

@@ -355,10 +355,10 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 # defines these and what they build on only (faster to connect than every view: docs/dev/performance.md#view-binding).
 # A rented basis reads view tco too (macro candidate_runs); an owned one reads its columns from cost_basis (tco is
 # not computed there; the macro names it, so it is bound). The frontier's points come from view frontier_points,
-# not frontier (its pareto flag, unread)
+# not frontier (its pareto flag, unread). View goodput is read by macro side_goodput alone, defined when called
+# (candidates.CANDIDATE_MACROS_WHEN_CALLED)
 COMPARE_VIEWS = (
     "cost_basis",
-    "goodput",
     "night_weighted",
     "night_weighted_mean",
     "request_metrics",
@@ -370,7 +370,6 @@ COMPARE_VIEWS = (
     "trend_series",
     "shape_mismatches",
     "run_setups",
-    "slo_figures",  # best's (tasks/analysis/compare/best.py): it reads only views compare reads
     *FRONTIER_MACROS,
     *HISTORY_MACROS,
     *CANDIDATE_MACROS,
