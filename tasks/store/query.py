@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import get_args
@@ -53,6 +54,7 @@ __all__ = [
     "FROZEN_VIEWS",
     "READ_ONLY_STATEMENTS",
     "connect",
+    "define_needed",
     "describe_snapshot",
     "freeze_views",
     "read_only_query",
@@ -376,11 +378,11 @@ def connect(
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)
-        for name, text in views:
-            if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
-                con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
-            else:
-                define_views(con, [(name, text)])
+        _define(con, views, cached)
+        con.execute(
+            "CREATE TABLE _cached_names AS SELECT unnest(string_split($names, chr(31))) AS name",
+            {"names": id_list(sorted(cached))},
+        )
         snap = con.execute("SELECT snapshot_id FROM store_snapshot").fetchone()
         sandbox(con, location, store_paths(con, location, snap[0] if snap else None))
     except QueryError:
@@ -390,6 +392,42 @@ def connect(
         con.close()
         raise QueryError(f"cannot prepare the views: {one_line(exc)}") from exc
     return con
+
+
+_DEFINING = threading.Lock()  # define_needed's
+
+
+def _define(con: duckdb.DuckDBPyConnection, views: list[tuple[str, str]], cached: set[str]) -> None:
+    """Define ``views`` (shipped views and macros, in creation order), the cached ones over their stored rows, and
+    note each in table ``_defined_views`` (``define_needed`` reads it)."""
+    for name, text in views:
+        if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
+        else:
+            define_views(con, [(name, text)])
+    con.execute("CREATE TABLE IF NOT EXISTS _defined_views (name VARCHAR)")
+    if views:
+        con.execute(
+            "INSERT INTO _defined_views SELECT unnest(string_split($names, chr(31)))",
+            {"names": id_list(name for name, _ in views)},
+        )
+
+
+def define_needed(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
+    """Define the shipped views and macros ``names``, and what they build on, that a connection made by ``connect``
+    lacks: a query made only on some paths (a side that matches no run, runs with an SLO) defines its macro when it
+    is made, not every connection (DuckDB binds a table macro when it is created, as it binds a view:
+    docs/dev/performance.md#small-store). A connection not made by ``connect`` is left as it is. One thread at a
+    time: two cursors of a connection (compare's frontier thread) creating one macro at once conflict in DuckDB."""
+    with _DEFINING:
+        try:
+            have = {str(n) for (n,) in con.execute("SELECT name FROM _defined_views").fetchall()}
+            cached = {str(n) for (n,) in con.execute("SELECT name FROM _cached_names").fetchall()}
+        except duckdb.CatalogException:
+            return
+        missing = set(names) - have
+        if missing:
+            _define(con, [(n, t) for n, t in _needed(sql_views(), missing, have | cached) if n not in have], cached)
 
 
 def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:

@@ -18,16 +18,17 @@ from typing import Literal, TypedDict
 from urllib.parse import urlsplit
 
 import duckdb
-import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import RunSample, TokenCount, load_samples
+from tcobench.tasks.store.query import define_needed
 from tcobench.tasks.store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 
 __all__ = [
     "CANDIDATE_MACROS",
+    "CANDIDATE_MACROS_WHEN_CALLED",
     "COMPARABLE",
     "SHAPE_COLUMNS",
     "CandidateRun",
@@ -41,6 +42,7 @@ __all__ = [
     "load_priced",
     "load_runs",
     "night_weighted",
+    "night_weighted_sides",
     "priced",
     "samples_of",
     "shape_differences",
@@ -147,8 +149,11 @@ def _placement_of_url(url: str) -> str:
     return "loopback" if loopback else "network"
 
 
-# the macros (tcobench/sql/macros) this module calls: a connection for it names them in its needs
-CANDIDATE_MACROS = ("candidate_runs", "left_out_runs", "priced_runs", "priced_bases", "any_slo", "side_goodput")
+# the macros (tcobench/sql/macros) this module calls on every path: a connection for it names them in its needs
+CANDIDATE_MACROS = ("candidate_runs", "any_slo", "side_figures")
+# those it calls only on some paths (no priced run, a side that matches none, runs with an SLO, the report's priced
+# runs): defined when called (query.define_needed), not on every connection
+CANDIDATE_MACROS_WHEN_CALLED = ("left_out_runs", "priced_runs", "priced_bases", "side_goodput")
 _RUNS_SQL = (
     "SELECT * FROM candidate_runs($basis, levels := $levels, "
     f"workloads := {listed('workloads')}, first_date := $first, last_date := $last)"
@@ -156,6 +161,7 @@ _RUNS_SQL = (
 
 
 def _check_basis(con: duckdb.DuckDBPyConnection, basis: CostBasis) -> None:
+    define_needed(con, ["priced_bases"])
     bases = [b for (b,) in con.execute("SELECT * FROM priced_bases()").fetchall()]
     if str(basis) not in bases and bases:
         priced = ", ".join(CostBasis.parse(b).option for b in bases)  # the values --basis takes
@@ -191,6 +197,7 @@ def load_runs(
 def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     """The stored runs ``load_runs`` leaves out (failed, interrupted), with their ``status``: what a selection that
     matches no candidate says it left out (selection.pick)."""
+    define_needed(con, ["left_out_runs"])
     rows: list[dict[str, object]] = con.execute("SELECT * FROM left_out_runs()").fetch_arrow_table().to_pylist()
     return rows
 
@@ -215,6 +222,7 @@ def load_priced(
     every CandidateRun column: docs/dev/performance.md#priced-runs; the
     same runs and figures as load_runs: tests/unit/tasks/analysis/test_compare.py). A basis no run is priced on is a
     ConfigError."""
+    define_needed(con, ["priced_runs"])
     names = [str(b) for b in bases]
     sql = f"SELECT * FROM priced_runs($bases, ids := {IDS})"
     params: dict[str, object] = {"bases": names, "ids": id_list(ids) if ids is not None else None}
@@ -263,35 +271,41 @@ _SIDE_KEYS = {"output_tok_s": "basis_output_tok_s"}  # SideFigures field -> Cand
 
 
 def night_weighted(con: duckdb.DuckDBPyConnection, rows: Sequence[CandidateRun]) -> SideFigures:
-    """The night-weighted mean of each SideFigures column of view cost_basis over these runs (their cost_basis
-    rows, as ``load_runs`` read them; SQL table macro night_weighted, the rule of macro night_weighted_mean as in
-    view platform_cost); a column with no value is NaN. The macro runs over the rows already read: view
-    cost_basis is not computed again."""
-    names = list(SideFigures.__dataclass_fields__)
-    kept = [r for r in rows if r["has_cost_basis"]]
-    # (key, value, night) rows; those the macro leaves out (a NULL value or night) are left out here, since numpy
-    # has no NULL. Registered as numpy arrays: DuckDB scans an Arrow table through pyarrow.dataset, whose import
-    # (with pyarrow.compute) is a fixed cost of a small store's compare (docs/dev/performance.md#small-store)
-    long = [
-        (n, value, r["batch_id"])
-        for n in names
-        for r in kept
-        if (value := r[_SIDE_KEYS.get(n, n)]) is not None and r["batch_id"] is not None  # type: ignore[literal-required]
-    ]
-    keys = np.array([k for k, _, _ in long], dtype=object)
-    values = np.array([v for _, v, _ in long], dtype=np.float64)
-    nights = np.array([n for _, _, n in long], dtype=object)
-    side: object = {"key": keys, "value": values, "night": nights}
-    if np.isnan(values).any():  # DuckDB reads a numpy NaN as NULL, an Arrow NaN as NaN (as the rows have it)
-        import pyarrow as pa
+    """The night-weighted mean of each SideFigures column of view cost_basis over these runs (``night_weighted_sides``
+    of one side)."""
+    return night_weighted_sides(con, [rows])[0]
 
-        side = pa.table({"key": pa.array(keys.tolist(), pa.string()), "value": values, "night": nights.tolist()})
-    con.register("_tcob_side", side)
-    try:
-        means = dict(con.execute("SELECT key, mean FROM night_weighted('_tcob_side')").fetchall())
-    finally:
-        con.unregister("_tcob_side")
-    return SideFigures(*(math.nan if means.get(n) is None else float(means[n]) for n in names))
+
+def night_weighted_sides(con: duckdb.DuckDBPyConnection, sides: Sequence[Sequence[CandidateRun]]) -> list[SideFigures]:
+    """Per side (a list of runs), the night-weighted mean of each SideFigures column of view cost_basis over its runs
+    (their cost_basis rows, as ``load_runs`` read them; SQL table macro night_weighted, the rule of macro
+    night_weighted_mean as in view platform_cost); a column with no value is NaN. Every side in one query (macro
+    side_figures), over the rows already read: view cost_basis is not computed again."""
+    names = list(SideFigures.__dataclass_fields__)
+    # (key, value, night) rows, key "side column"; those the macro leaves out (a NULL value or night) are left out
+    # here. Bound as three texts, not a registered table: DuckDB scans a numpy table through numpy.ma and an Arrow
+    # one through pyarrow.dataset, imports that are a fixed cost of a small store's compare
+    # (docs/dev/performance.md#small-store)
+    long = [
+        (f"{i} {n}", repr(float(value)), r["batch_id"])
+        for i, rows in enumerate(sides)
+        for n in names
+        for r in rows
+        if r["has_cost_basis"]
+        and (value := r[_SIDE_KEYS.get(n, n)]) is not None  # type: ignore[literal-required]
+        and r["batch_id"] is not None
+    ]
+    means: dict[str, object] = {}
+    if long:
+        keys, figures, nights = (id_list(column) for column in zip(*long, strict=True))
+        found = con.execute(
+            "SELECT * FROM side_figures($keys, $figures, $nights)", {"keys": keys, "figures": figures, "nights": nights}
+        )
+        means = dict(found.fetchall())
+    return [
+        SideFigures(*(math.nan if (m := means.get(f"{i} {n}")) is None else float(m) for n in names))  # type: ignore[arg-type]
+        for i in range(len(sides))
+    ]
 
 
 def _short(value: object) -> str:
@@ -340,6 +354,7 @@ def goodput_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str], basis: Co
     ``basis`` (view goodput; macro night_weighted_mean); NaN where no run has an SLO or no token was good."""
     if not any_slo(con, run_ids):  # no run has a target: nothing to judge (view goodput reads every request)
         return math.nan, math.nan
+    define_needed(con, ["side_goodput"])
     row = con.execute(
         f"SELECT * FROM side_goodput($basis, {IDS})", {"basis": str(basis), "ids": id_list(run_ids)}
     ).fetchone()

@@ -42,7 +42,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     goodput_of,
     left_out_runs,
     load_runs,
-    night_weighted,
+    night_weighted_sides,
     priced,
     samples_of,
     shape_differences,
@@ -229,6 +229,23 @@ def _describe(rows: Sequence[CandidateRun]) -> str:
 
 
 _LevelSide = tuple[SideFigures, np.ndarray, tuple[float, float]]
+_SideKey = tuple[str, tuple[str, ...]]  # a side ("A" or "B") and its runs at one level (one configuration)
+
+
+def _side_key(side: str, rows: Sequence[CandidateRun]) -> _SideKey:
+    return side, tuple(r["run_id"] for r in rows)
+
+
+def _side_figures(
+    con: duckdb.DuckDBPyConnection, pairs: Sequence[tuple[int, list[CandidateRun], list[CandidateRun], object]]
+) -> dict[_SideKey, SideFigures]:
+    """The night-weighted figures of every side of every pair (``_pairs``), in one query
+    (candidates.night_weighted_sides)."""
+    sides: dict[_SideKey, list[CandidateRun]] = {}
+    for _, a_level, b_level, _ in pairs:
+        sides.setdefault(_side_key("A", a_level), a_level)
+        sides.setdefault(_side_key("B", b_level), b_level)
+    return dict(zip(sides, night_weighted_sides(con, list(sides.values())), strict=True))
 
 
 def _level_side(
@@ -240,16 +257,18 @@ def _level_side(
     draws: NightDraws,
     known: dict[str, RunSample],
     judged: bool,
-    memo: dict[tuple[str, tuple[str, ...]], _LevelSide],
+    memo: dict[_SideKey, _LevelSide],
+    figures: Mapping[_SideKey, SideFigures],
 ) -> _LevelSide:
-    """One side's runs at one level (one configuration): night-weighted figures, bootstrap replicates of its tokens
-    per USD, goodput (fraction, USD per 1M; NaN when nothing is judged). Computed on first use, in the order the
-    pairs ask (so a side with one configuration draws exactly as before), then taken from ``memo``."""
-    key = (side, tuple(r["run_id"] for r in rows))
+    """One side's runs at one level (one configuration): night-weighted figures (``figures``: every side's, read at
+    once by ``_side_figures``), bootstrap replicates of its tokens per USD, goodput (fraction, USD per 1M; NaN when
+    nothing is judged). Computed on first use, in the order the pairs ask (so a side with one configuration draws
+    exactly as before), then taken from ``memo``."""
+    key = _side_key(side, rows)
     found = memo.get(key)
     if found is None:
         counted = token_count(opts.tokens)
-        weighted = night_weighted(con, rows)
+        weighted = figures[key]
         reps = bootstrap_efficiency(samples_of(con, rows, counted, known), opts.resamples, rng, draws)
         good = goodput_of(con, [r["run_id"] for r in rows], opts.basis) if judged else (math.nan, math.nan)
         found = memo[key] = (weighted, reps, good)
@@ -266,14 +285,16 @@ def _stratum(
     draws: tuple[NightDraws, NightDraws],
     known: dict[str, RunSample],
     judged: bool,
-    memo: dict[tuple[str, tuple[str, ...]], _LevelSide],
+    memo: dict[_SideKey, _LevelSide],
+    figures: Mapping[_SideKey, SideFigures],
 ) -> tuple[Stratum, np.ndarray]:
     """A level's comparison. ``known``: the runs' samples (candidates.samples_of), loaded for every level at once;
     ``judged``: whether any compared run has an SLO (else no level's goodput is read); ``memo``: each side's figures
-    of a configuration at a level, computed once however many pairs it is in (a side with several configurations)."""
+    of a configuration at a level, computed once however many pairs it is in (a side with several configurations);
+    ``figures``: every side's night-weighted figures (``_side_figures``)."""
     counted = token_count(opts.tokens)
-    a, a_reps, a_good = _level_side(con, "A", a_rows, opts, rng, draws[0], known, judged, memo)
-    b, b_reps, b_good = _level_side(con, "B", b_rows, opts, rng, draws[1], known, judged, memo)
+    a, a_reps, a_good = _level_side(con, "A", a_rows, opts, rng, draws[0], known, judged, memo, figures)
+    b, b_reps, b_good = _level_side(con, "B", b_rows, opts, rng, draws[1], known, judged, memo, figures)
     a_eff, b_eff = a.tokens_per_usd(counted), b.tokens_per_usd(counted)
     reps = a_reps / b_reps
     lo, hi = percentile_interval(reps, opts.confidence)
@@ -334,10 +355,10 @@ def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareO
 # defines these and what they build on only (faster to connect than every view: docs/dev/performance.md#view-binding).
 # A rented basis reads view tco too (macro candidate_runs); an owned one reads its columns from cost_basis (tco is
 # not computed there; the macro names it, so it is bound). The frontier's points come from view frontier_points,
-# not frontier (its pareto flag, unread)
+# not frontier (its pareto flag, unread). View goodput is read by macro side_goodput alone, defined when called
+# (candidates.CANDIDATE_MACROS_WHEN_CALLED)
 COMPARE_VIEWS = (
     "cost_basis",
-    "goodput",
     "night_weighted",
     "night_weighted_mean",
     "request_metrics",
@@ -349,7 +370,6 @@ COMPARE_VIEWS = (
     "trend_series",
     "shape_mismatches",
     "run_setups",
-    "slo_figures",  # best's (tasks/analysis/compare/best.py): it reads only views compare reads
     *FRONTIER_MACROS,
     *HISTORY_MACROS,
     *CANDIDATE_MACROS,
@@ -630,9 +650,11 @@ def _at_levels(
     samples_of(con, [*a_rows, *b_rows], token_count(opts.tokens), known)  # every level's requests in one query
     judged = any_slo(con, [r["run_id"] for r in (*a_rows, *b_rows)])
     strata, reps = [], []
-    memo: dict[tuple[str, tuple[str, ...]], _LevelSide] = {}
-    for level, a_level, b_level, names in _pairs(levels, a_rows, b_rows, notes):
-        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged, memo)
+    memo: dict[_SideKey, _LevelSide] = {}
+    pairs = _pairs(levels, a_rows, b_rows, notes)
+    figures = _side_figures(con, pairs)
+    for level, a_level, b_level, names in pairs:
+        stratum, rep = _stratum(con, level, a_level, b_level, opts, rng, draws, known, judged, memo, figures)
         stratum = replace(
             stratum,
             a_config_id=config_key(a_level[0]),

@@ -329,7 +329,9 @@ def curves_at(curves: Curves, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     not reach (or the replicate has no frontier)."""
     cx, cy, ck, size = curves
     y, k = np.full((len(size), len(xs)), np.nan), np.full((len(size), len(xs)), np.nan)
-    for points in np.unique(size[size >= 2]):  # the curves of one size at once (frontier.pchip_batch)
+    # the curves of one size at once (frontier.pchip_batch), by size; not np.unique, which imports numpy.ma (a
+    # fixed cost of a small store's compare: docs/dev/performance.md#small-store)
+    for points in sorted(set(size[size >= 2].tolist())):
         members = np.flatnonzero(size == points)
         # only the xs some of these curves reach: elsewhere every one of them is NaN (pchip_batch reads each x on
         # its own, so the values are the same)

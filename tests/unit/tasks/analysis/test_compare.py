@@ -33,7 +33,14 @@ from tcobench.tasks.analysis.compare.bootstrap import (
     _run_replicates,
     load_samples,
 )
-from tcobench.tasks.analysis.compare.candidates import CandidateRun, load_priced, load_runs
+from tcobench.tasks.analysis.compare.candidates import (
+    CandidateRun,
+    SideFigures,
+    load_priced,
+    load_runs,
+    night_weighted,
+    night_weighted_sides,
+)
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect, freeze_views, views_named
@@ -377,6 +384,51 @@ def test_view_run_statistics_holds_each_runs_quantiles_and_sums(con: duckdb.Duck
     assert sample.sums().n == stats[run_id]["output_n"]
     if sample.sums().n < NORMAL_FROM_REQUESTS:  # drawn one by one: its requests are loaded, and agree with its sums
         assert astuple(Moments.of(sample.tokens, sample.e2e_s)) == pytest.approx(astuple(sample.sums()), rel=1e-12)
+
+
+def _night_weighted_by_hand(rows: list[CandidateRun], column: str) -> float:
+    """The mean over nights of each night's mean over its runs, in Python (NaN when no run has a value)."""
+    key = "basis_output_tok_s" if column == "output_tok_s" else column
+    nights: dict[str, list[float]] = {}
+    for r in rows:
+        value = r[key]  # type: ignore[literal-required]
+        if r["has_cost_basis"] and value is not None:
+            nights.setdefault(r["batch_id"], []).append(float(value))
+    means = [sum(v) / len(v) for v in nights.values()]
+    return sum(means) / len(means) if means else float("nan")
+
+
+def test_every_sides_figures_in_one_query_are_each_sides_night_weighted_means(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """night_weighted_sides (macro side_figures, one query for all sides) gives each side the night-weighted means of
+    its runs alone: by hand, and by night_weighted over that side only; a side without a priced run is NaN."""
+    rows = load_runs(con, OWNED)
+    sides: dict[tuple[object, int], list[CandidateRun]] = {}
+    for r in rows:
+        sides.setdefault((r["gpu_vendor"], r["concurrency"]), []).append(r)
+    assert len(sides) >= 4 and len({r["batch_id"] for r in rows}) >= 3  # several sides, several nights
+    unpriced = [{**r, "has_cost_basis": False} for r in rows[:3]]
+    groups = [*sides.values(), unpriced, []]
+    found = night_weighted_sides(con, groups)  # type: ignore[arg-type]
+    assert len(found) == len(groups)
+    for side, figures in zip(sides.values(), found, strict=False):
+        alone = night_weighted(con, side)
+        for column in SideFigures.__dataclass_fields__:
+            got = getattr(figures, column)
+            assert got == pytest.approx(_night_weighted_by_hand(side, column), rel=1e-12, nan_ok=True), column
+            assert got == pytest.approx(getattr(alone, column), rel=1e-12, nan_ok=True), column
+    assert all(np.isnan(astuple(found[-2]))) and all(np.isnan(astuple(found[-1])))
+    assert night_weighted_sides(con, []) == []
+
+
+def test_a_nan_figure_makes_its_sides_mean_nan_and_no_other(con: duckdb.DuckDBPyConnection) -> None:
+    """A NaN value is read as NaN (as the rows have it), not left out as a NULL would be."""
+    rows = [r for r in load_runs(con, OWNED) if r["has_cost_basis"]][:4]
+    spoilt = [{**rows[0], "total_usd_month": float("nan")}, *rows[1:]]
+    figures = night_weighted_sides(con, [spoilt, rows])  # type: ignore[list-item]
+    assert np.isnan(figures[0].total_usd_month) and not np.isnan(figures[1].total_usd_month)
+    assert figures[0].output_tokens_per_usd == figures[1].output_tokens_per_usd
 
 
 def test_verdict_bounds() -> None:
@@ -764,12 +816,16 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     goodput's night_weighted_mean did for runs with service levels)."""
     import tcobench.tasks.analysis.compare as package
     from tcobench.tasks.analysis import history
+    from tcobench.tasks.analysis.compare.best import BEST_VIEWS
+    from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS_WHEN_CALLED
     from tcobench.tasks.analysis.compare.comparison import compare_views
     from tcobench.tasks.store.query import _needed, sql_views
 
     folder = Path(package.__file__).parent
     strings = []  # the SQL lives in string literals; docstrings (prose) are left out
-    for path in [*sorted(folder.glob("*.py")), Path(history.__file__)]:
+    # best.py's queries run on best's own connection (BEST_VIEWS), not compare's
+    assert "slo_figures" in BEST_VIEWS
+    for path in [*sorted(p for p in folder.glob("*.py") if p.name != "best.py"), Path(history.__file__)]:
         tree = ast.parse(path.read_text("utf-8"))
         scopes = [n for n in ast.walk(tree) if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)]
         docs = {id(n.body[0].value) for n in scopes if n.body and isinstance(n.body[0], ast.Expr)}
@@ -783,9 +839,12 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     # "frontier" is a word of compare's messages ("has no frontier"); its queries read view frontier_points
     named = views_named(" ".join(strings)) - {"runs", "nightly_trend", "frontier"}
     defined = {name for name, _ in _needed(sql_views(), set(compare_views(CostBasis(RentalTier.on_demand))), set())}
-    assert {"goodput", "night_weighted_mean", "trend_series", "trend_runs", "tco"} <= named
+    assert {"side_goodput", "night_weighted_mean", "trend_series", "trend_runs", "tco"} <= named
+    assert "goodput" not in defined  # read by macro side_goodput only, defined with it when goodput is asked for
     assert "nightly_trend" not in defined  # not connected: compare reads no cost from it
     assert "frontier" not in defined and "frontier_points" in named  # the pareto flag is not read
-    assert named <= defined, f"named in compare's SQL but not connected: {sorted(named - defined)}"
+    when_called = set(CANDIDATE_MACROS_WHEN_CALLED)  # defined by the function that calls it (define_needed)
+    assert when_called <= named and not when_called & defined
+    assert named <= defined | when_called, f"named in compare's SQL but not connected: {sorted(named - defined)}"
     # an owned comparison reads tco's columns from cost_basis (test_an_owned_comparison_reads_view_tcos_columns_...)
     assert set(compare_views(OWNED)) == set(compare_views(CostBasis(RentalTier.on_demand))) - {"tco"}

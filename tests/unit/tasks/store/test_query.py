@@ -14,7 +14,14 @@ from tcobench.schemas import RunStatus
 from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
-from tcobench.tasks.store.query import connect, describe_snapshot, read_only_query, sql_views, views_named
+from tcobench.tasks.store.query import (
+    connect,
+    define_needed,
+    describe_snapshot,
+    read_only_query,
+    sql_views,
+    views_named,
+)
 from tcobench.tasks.store.store import write_results
 from tests.store_helpers import data_files
 from tests.unit.factories import make_prices, make_request, make_run
@@ -318,6 +325,42 @@ def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_pat
                 some.close()
     finally:
         full.close()
+
+
+def test_a_macro_needed_later_is_defined_then_with_what_it_builds_on(tmp_path: Path) -> None:
+    """define_needed on a connection made for some views: the macro asked for and the views it reads that the
+    connection lacks, over the stored per-run rows (the same rows as a connection with every view); nothing when
+    all is defined; a connection not made by connect is left as it is."""
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    prices = make_prices()
+    sql = "SELECT * FROM side_goodput('owned', ['x'])"
+
+    def views(con: duckdb.DuckDBPyConnection) -> set[str]:
+        return {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+
+    full, some = connect(store, prices), connect(store, prices, needs=("cost_basis",))
+    try:
+        assert "goodput" not in views(some)
+        with pytest.raises(duckdb.CatalogException):
+            some.execute(sql)
+        define_needed(some, ["side_goodput"])
+        assert {"goodput", "slo_targets", "request_metrics"} <= views(some)
+        assert some.execute(sql).fetchall() == full.execute(sql).fetchall()
+        assert (
+            some.execute("SELECT * FROM goodput ORDER BY ALL").fetchall()
+            == full.execute("SELECT * FROM goodput ORDER BY ALL").fetchall()
+        )
+        before = views(some)
+        define_needed(some, ["side_goodput", "goodput", "cost_basis"])  # all there: nothing defined again
+        assert views(some) == before
+    finally:
+        full.close()
+        some.close()
+    bare = duckdb.connect()
+    define_needed(bare, ["side_goodput"])  # not made by connect: nothing done, no error
+    assert not views(bare)
+    bare.close()
 
 
 def _cached_sql(con: duckdb.DuckDBPyConnection) -> str:
