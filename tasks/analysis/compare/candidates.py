@@ -82,6 +82,13 @@ class CandidateRun(RunRow):
     # achieved shape (view run_summary): mean prompt / output tokens as the server counted them
     isl_mean: float | None
     osl_mean: float | None
+    client_saturated: bool | None  # the load generator was a limit in this run (tasks/load/selfcheck.py)
+    # the serving configuration (schemas/serving.py; config_id and gpus_counted from view run_summary)
+    config_id: str
+    serving_config: str | None
+    tensor_parallel: int | None
+    max_num_seqs: int | None
+    gpus_counted: int
     # cost on the basis asked for (view cost_basis; NULL where the run has no price there)
     output_tokens_per_usd: float | None
     total_tokens_per_usd: float | None
@@ -99,13 +106,6 @@ class CandidateRun(RunRow):
     has_site_price: bool
     has_ops_price: bool
     energy_valid: bool
-    client_saturated: bool | None  # the load generator was a limit in this run (tasks/load/selfcheck.py)
-    # the serving configuration (schemas/serving.py; config_id and gpus_counted from view run_summary)
-    config_id: str
-    serving_config: str | None
-    tensor_parallel: int | None
-    max_num_seqs: int | None
-    gpus_counted: int
 
 
 # label -> how to read it from a run row; runs compared must agree on every one of these: the model, the workload's
