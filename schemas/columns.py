@@ -1,15 +1,14 @@
 """columns: every view's columns, declared once, in a YAML file beside its SQL (dbt's ``models/*.yml``).
 
-``tcobench/sql/<layer>/<view>.yml`` lists the columns of ``<view>.sql`` in the view's order. Each column has its
-name and DuckDB type, and either its declaration (description: its formula or meaning in one line, unit, whether
-higher or lower is better, the label and symbol the CLI's and the report's tables print) or ``same_as: <view>``: the
-column is that view's, declared there. ``tests`` are its data tests (``not_null``, ``unique``,
-``accepted_range: {min, max}``), checked on a small store by tests/unit/schemas/test_columns.py, which also checks that
-every view's columns are its declaration's. ``not_null`` also makes the column's Python type non-optional.
+``tcobench/sql/<layer>/<view>.yml`` lists the columns of ``<view>.sql`` in the view's order: each one's name and
+DuckDB type, and either its declaration (description, unit, better direction, label, symbol) or ``same_as: <view>``;
+its data tests (``not_null``, ``unique``, ``accepted_range``), and the view's ``key``, are checked on a small store
+by tests/unit/schemas/test_columns.py. ``not_null`` also makes the column's Python type non-optional.
 
 A view with ``row: <ClassName>`` is read typed: its full declarations are the metric catalogue (``metrics()``).
-``python -m tcobench.schemas.columns`` writes the TypedDicts (tasks/store/view_rows.py) and the catalogue's tables
-(docs/formulas.md); tests check both are current. docs/dev/columns.md shows how to add a column.
+``python -m tcobench.schemas.columns`` writes the TypedDicts (tasks/store/view_rows.py) and a docs page per view
+(docs/reference/columns/, listed in mkdocs.yml's nav); tests check they are current. docs/dev/columns.md shows how to
+add a column.
 """
 
 from __future__ import annotations
@@ -25,25 +24,30 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
-    "BEGIN",
-    "END",
     "LAYERS",
+    "NAV_BEGIN",
+    "NAV_END",
+    "PAGES",
     "AcceptedRange",
     "Column",
     "DataTest",
     "Metric",
     "RangeTest",
     "ViewColumns",
-    "catalogue_markdown",
+    "column_pages",
     "column_mismatches",
     "data_test_sql",
+    "key_test_sql",
     "declaration",
     "declarations",
-    "docs_with_catalogue",
+    "index_page",
     "metric",
     "metrics",
+    "mkdocs_with_pages",
     "parse_declaration",
+    "rule",
     "typed_rows_module",
+    "view_page",
 ]
 
 # the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (no .yml:
@@ -154,6 +158,9 @@ class ViewColumns(BaseModel):
 
     view: str = Field(description="the view's name (its .sql file's)")
     row: str | None = Field(default=None, pattern=r"^[A-Z]\w*Row$", description="its TypedDict in view_rows.py")
+    key: tuple[str, ...] = Field(
+        default=(), description="the columns that name a row: no two rows share their values (a data test)"
+    )
     columns: tuple[Column, ...] = Field(min_length=1, description="its columns, in the view's order")
 
     @model_validator(mode="after")
@@ -162,6 +169,9 @@ class ViewColumns(BaseModel):
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"columns declared twice: {twice}")
+        unknown = [k for k in self.key if k not in names]
+        if unknown:
+            raise ValueError(f"key names undeclared columns: {unknown}")
         return self
 
     def column(self, name: str) -> Column:
@@ -242,18 +252,57 @@ def column_mismatches(view: str, actual: Sequence[tuple[str, str]]) -> list[str]
     return out
 
 
+def rule(test: DataTest) -> str:
+    """A data test as a failure message names it: 'not_null', 'unique', 'accepted_range [0, 1]'."""
+    if isinstance(test, str):
+        return test
+    low, high = test.accepted_range.min, test.accepted_range.max
+    if low is None or high is None:
+        return f"accepted_range >= {low:g}" if high is None else f"accepted_range <= {high:g}"
+    return f"accepted_range [{low:g}, {high:g}]"
+
+
+def _row_of(view: str) -> str:
+    """SQL naming a row of ``view`` by its key (else its first column), e.g. ``{'run_id': run1, 'basis': owned}``."""
+    declared = declarations().get(view)
+    names = (declared.key or (declared.columns[0].name,)) if declared else ()
+    return f"CAST(struct_pack({', '.join(f'{n} := {n}' for n in names)}) AS VARCHAR)" if names else f"'a row of {view}'"
+
+
 def data_test_sql(view: str, column: str, test: DataTest) -> str:
-    """SQL counting the rows of ``view`` that fail one data test of its column (0: the test holds)."""
+    """SQL giving, when a data test of ``view``'s ``column`` fails, one row: (the rows or values that fail, one of
+    them as text: the value out of range, the value repeated, or for a NULL the key of its row); no row when it
+    holds."""
     if test == "not_null":
-        return f"SELECT count(*) FROM {view} WHERE {column} IS NULL"
+        return (
+            f"SELECT count(*) OVER (), 'NULL at ' || {_row_of(view)} FROM {view} WHERE {column} IS NULL "
+            f"ORDER BY 2 LIMIT 1"
+        )
     if test == "unique":
-        return f"SELECT count(*) FROM (SELECT {column} FROM {view} GROUP BY {column} HAVING count(*) > 1)"
+        return (
+            f"SELECT count(*) OVER (), coalesce(CAST({column} AS VARCHAR), 'NULL') || ' (' || n || ' rows)' FROM "
+            f"(SELECT {column}, count(*) AS n FROM {view} GROUP BY {column} HAVING count(*) > 1) ORDER BY 2 LIMIT 1"
+        )
     assert isinstance(test, RangeTest)
     bounds = test.accepted_range
     failing = [f"{column} < {bounds.min!r}"] * (bounds.min is not None) + [f"{column} > {bounds.max!r}"] * (
         bounds.max is not None
     )
-    return f"SELECT count(*) FROM {view} WHERE {' OR '.join(failing)}"
+    return (
+        f"SELECT count(*) OVER (), CAST({column} AS VARCHAR) || ' at ' || {_row_of(view)} FROM {view} "
+        f"WHERE {' OR '.join(failing)} ORDER BY {column} LIMIT 1"
+    )
+
+
+def key_test_sql(view: str, key: Sequence[str]) -> str:
+    """SQL giving, when two rows of ``view`` share the values of ``key``, one row: (the key values shared, one of them
+    as text); no row when no two rows share them."""
+    names = ", ".join(key)
+    packed = f"CAST(struct_pack({', '.join(f'{n} := {n}' for n in key)}) AS VARCHAR)"
+    return (
+        f"SELECT count(*) OVER (), {packed} || ' (' || n || ' rows)' FROM "
+        f"(SELECT {names}, count(*) AS n FROM {view} GROUP BY {names} HAVING count(*) > 1) ORDER BY 2 LIMIT 1"
+    )
 
 
 def typed_rows_module() -> str:
@@ -285,10 +334,6 @@ def typed_rows_module() -> str:
     out += [f'    "{d.view}": {d.row},' for d in rows]
     out += ["}", ""]
     return "\n".join(out)
-
-
-BEGIN = "<!-- catalogue: generated by `python -m tcobench.schemas.columns`; edit tcobench/sql/*/*.yml, not here -->"
-END = "<!-- end of catalogue -->"
 
 
 class Metric(BaseModel):
@@ -337,38 +382,124 @@ def metric(name: str) -> Metric:
     return found[0]
 
 
+PAGES = "docs/reference/columns"
+NAV_BEGIN = "# view pages: generated by `python -m tcobench.schemas.columns` from tcobench/sql/*/*.yml"
+NAV_END = "# end of view pages"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|") or "-"
 
 
-def catalogue_markdown() -> str:
-    """The catalogue as docs/formulas.md's tables: one per declaring view, a row per metric."""
-    out: list[str] = []
-    for view in dict.fromkeys(m.views[0] for m in metrics()):
-        out += [f"### `{view}`", "", "| metric | unit | better | formula | also in |", "|---|---|---|---|---|"]
-        for m in (m for m in metrics() if m.views[0] == view):
-            also = ", ".join(f"`{v}`" for v in m.views[1:])
-            out.append(f"| `{m.name}` | {_cell(m.unit)} | {m.better or '-'} | {_cell(m.formula)} | {also or '-'} |")
-        out.append("")
+def _tests_cell(column: Column) -> str:
+    return ", ".join(rule(test) for test in column.tests) or "-"
+
+
+def _intro(view: str) -> str:
+    """The first paragraph of the view's header comment, without its name: what a row of it is."""
+    source = _source_of()[view].removesuffix(".yml") + ".sql"
+    text = files("tcobench").joinpath(source.removeprefix("tcobench/")).read_text("utf-8")
+    lines = []
+    for line in text.splitlines():
+        words = line.removeprefix("--").strip()
+        if not line.startswith("--") or not words or words.startswith(("Its columns", "reads:")):
+            break
+        lines.append(words)
+    intro = " ".join(lines).removeprefix(f"{view}:").strip()
+    return intro[:1].upper() + intro[1:]
+
+
+def view_page(view: str) -> str:
+    """docs/reference/columns/<view>.md: a view's columns as its declaration gives them, one table row each."""
+    declared = declarations()[view]
+    source = _source_of()[view]
+    carried = {
+        (d.view, c.name) for d in declarations().values() for c in d.columns if c.same_as == view and d.view != view
+    }
+    out = [f"# `{view}`", "", _intro(view), ""]
+    out.append(
+        f"Its columns are declared once, in `{source}` (beside `{source.removesuffix('.yml')}.sql`); "
+        f"`python -m tcobench.schemas.columns` writes this page from it."
+    )
+    if declared.key:
+        out += ["", f"No two rows of `{view}` share their {', '.join(f'`{k}`' for k in declared.key)} (its key)."]
+    if declared.row:
+        out += ["", f"Python reads `{view}` typed, as `{declared.row}` (tasks/store/view_rows.py)."]
+    out += [
+        "",
+        "| column | type | unit | better | formula or meaning | data tests | also in |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in declared.columns:
+        name = f"`{view}.{c.name}`"
+        if c.same_as is not None:
+            out.append(f"| {name} | {c.type} | | | as in [`{c.same_as}`]({c.same_as}.md) | {_tests_cell(c)} | |")
+            continue
+        also = ", ".join(f"[`{v}`]({v}.md)" for v, n in sorted(carried) if n == c.name) or "-"
+        cells = [name, c.type, _cell(c.unit), c.better or "-", _cell(c.description or ""), _tests_cell(c), also]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
     return "\n".join(out)
 
 
-def docs_with_catalogue(text: str) -> str:
-    """docs/formulas.md's text with the tables between BEGIN and END replaced by ``catalogue_markdown()``."""
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"docs/formulas.md lacks the markers {BEGIN!r} ... {END!r}")
-    head, rest = text.split(BEGIN, 1)
-    return f"{head}{BEGIN}\n\n{catalogue_markdown()}{END}{rest.split(END, 1)[1]}"
+def index_page() -> str:
+    """docs/reference/columns/index.md: every view, layer by layer, linked to its page."""
+    out = [
+        "# View columns",
+        "",
+        "Every column of every SQL view, as the view's declaration beside its SQL gives it (`tcobench/sql/<layer>/"
+        "<view>.yml`): its type, unit, direction, formula or meaning, and data tests. A column carried unchanged from "
+        "another view links to the view that declares it. `python -m tcobench.schemas.columns` writes these pages; "
+        "[dev/columns.md](../../dev/columns.md) says how to add a column, and [formulas.md](../../formulas.md) how "
+        "the formulas hang together.",
+    ]
+    for layer in LAYERS:
+        views = [v for v, source in _source_of().items() if source.startswith(f"tcobench/sql/{layer}/")]
+        if views:
+            out += ["", f"## {layer}", ""]
+            out += [f"- [`{v}`]({v}.md)" for v in views]
+    out.append("")
+    return "\n".join(out)
+
+
+def column_pages() -> dict[str, str]:
+    """The generated pages, by their path under docs/reference/columns/: index.md and one page per view."""
+    return {"index.md": index_page(), **{f"{view}.md": view_page(view) for view in declarations()}}
+
+
+def mkdocs_with_pages(text: str) -> str:
+    """mkdocs.yml's text with the nav lines between NAV_BEGIN and NAV_END listing the generated pages."""
+    if NAV_BEGIN not in text or NAV_END not in text:
+        raise ValueError(f"mkdocs.yml lacks the markers {NAV_BEGIN!r} ... {NAV_END!r}")
+    head, rest = text.split(NAV_BEGIN, 1)
+    indent = head[head.rindex("\n") + 1 :]
+    lines = [f"- {PAGES.removeprefix('docs/')}/{page}" for page in column_pages()]
+    return (
+        f"{head}{NAV_BEGIN}\n"
+        + "".join(f"{indent}{line}\n" for line in lines)
+        + f"{indent}{NAV_END}{rest.split(NAV_END, 1)[1]}"
+    )
 
 
 def _main() -> None:
-    """Write tasks/store/view_rows.py and docs/formulas.md's catalogue tables from the declarations (run from a
-    source checkout: the package's tasks/ and docs/ are the checkout's)."""
+    """Write tasks/store/view_rows.py, the pages of docs/reference/columns/ (removing a page of a view that is gone)
+    and their lines of mkdocs.yml's nav, from the declarations (run from a source checkout: the package's tasks/,
+    docs/ and mkdocs.yml are the checkout's)."""
     package = Path(str(files("tcobench")))
-    rows, docs = package / "tasks" / "store" / "view_rows.py", package / "docs" / "formulas.md"
+    rows, pages, nav = (
+        package / "tasks" / "store" / "view_rows.py",
+        package.parent / PAGES,
+        package.parent / "mkdocs.yml",
+    )
     rows.write_text(typed_rows_module(), "utf-8")
-    docs.write_text(docs_with_catalogue(docs.read_text("utf-8")), "utf-8")
-    sys.stdout.write(f"wrote {rows} and {docs}\n")
+    pages.mkdir(parents=True, exist_ok=True)
+    wanted = column_pages()
+    for stale in (p for p in pages.glob("*.md") if p.name not in wanted):
+        stale.unlink()
+    for name, text in wanted.items():
+        (pages / name).write_text(text, "utf-8")
+    nav.write_text(mkdocs_with_pages(nav.read_text("utf-8")), "utf-8")
+    sys.stdout.write(f"wrote {rows}, {len(wanted)} pages in {pages} and {nav}'s nav\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """The metric catalogue (schemas/columns.py: the typed views' column declarations) against what names its
-metrics outside them: docs/formulas.md's tables, and the CLI's and the report's table headers (checked, never
-rewritten: the printed text stays as it is). tests/unit/schemas/test_columns.py checks the views and the typed rows."""
+metrics outside them: the generated docs pages (docs/reference/columns/, one per view, and their lines of mkdocs.yml's
+nav), and the CLI's and the report's table headers (checked, never rewritten: the printed text stays as it is).
+tests/unit/schemas/test_columns.py checks the views and the typed rows."""
 
 from __future__ import annotations
 
@@ -10,10 +11,21 @@ from pathlib import Path
 import pytest
 
 from tcobench.cli._runs_table import _METRICS as CLI_ROWS
-from tcobench.schemas.columns import BEGIN, END, Metric, catalogue_markdown, docs_with_catalogue, metric, metrics
+from tcobench.schemas.columns import (
+    NAV_END,
+    PAGES,
+    Metric,
+    column_pages,
+    declarations,
+    metric,
+    metrics,
+    mkdocs_with_pages,
+)
 from tcobench.tasks.report.assets.figures import _TARGET_HEADERS
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "formulas.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / PAGES
+REGENERATE = "regenerate with `python -m tcobench.schemas.columns`"
 
 # CLI row label -> the catalogued column it shows (tcobench run / summary, cli/_runs_table.py)
 CLI_COLUMNS = {
@@ -54,23 +66,36 @@ def test_one_entry_per_metric() -> None:
         metric("no_such_column")
 
 
-def test_the_docs_tables_are_the_catalogue() -> None:
-    text = DOCS.read_text("utf-8")
-    assert BEGIN in text and END in text, f"docs/formulas.md lacks the markers {BEGIN!r} ... {END!r}"
-    assert docs_with_catalogue(text) == text, "docs/formulas.md: regenerate with `python -m tcobench.schemas.columns`"
-    stale = text.replace("| `ttft_p90_ms` | ms | lower |", "| `ttft_p90_ms` | s | lower |")
-    assert stale != text and docs_with_catalogue(stale) == text
+def test_the_docs_pages_are_generated_from_the_declarations() -> None:
+    pages = column_pages()
+    assert sorted(pages) == sorted(["index.md", *(f"{view}.md" for view in declarations())])
+    on_disk = sorted(p.name for p in DOCS.glob("*.md"))
+    assert on_disk == sorted(pages), f"{PAGES}: pages of no view, or missing: {REGENERATE}"
+    for name, text in pages.items():
+        assert (DOCS / name).read_text("utf-8") == text, f"{PAGES}/{name}: {REGENERATE}"
+    nav = (ROOT / "mkdocs.yml").read_text("utf-8")
+    assert mkdocs_with_pages(nav) == nav, f"mkdocs.yml's nav lists other view pages: {REGENERATE}"
+    stale = nav.replace("          - reference/columns/tco.md\n", "")
+    assert stale != nav and mkdocs_with_pages(stale) == nav
     with pytest.raises(ValueError, match="lacks the markers"):
-        docs_with_catalogue(text.replace(END, ""))
+        mkdocs_with_pages(nav.replace(NAV_END, ""))
 
 
-def test_each_docs_row_carries_name_unit_and_formula() -> None:
-    rows = [line for line in catalogue_markdown().splitlines() if line.startswith("| `")]
-    assert len(rows) == len(metrics())
-    for m, row in zip(metrics(), rows, strict=True):
+def test_each_metric_has_its_row_on_its_views_page() -> None:
+    for m in metrics():
+        page = column_pages()[f"{m.views[0]}.md"]
+        row = next(line for line in page.splitlines() if line.startswith(f"| `{m.views[0]}.{m.name}` |"))
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
-        assert cells[0] == f"`{m.name}`" and cells[1] == (m.unit.replace("|", "\\|") or "-")
-        assert cells[3] == m.formula.replace("|", "\\|")
+        assert cells[2] == (m.unit.replace("|", "\\|") or "-") and cells[3] == (m.better or "-"), row
+        assert cells[4] == m.formula.replace("|", "\\|"), row
+        for carrier in m.views[1:]:
+            assert f"[`{carrier}`]({carrier}.md)" in cells[6], row
+
+
+def test_a_page_says_where_a_carried_column_is_declared() -> None:
+    page = column_pages()["tco.md"]
+    assert "| `tco.run_id` | VARCHAR | | | as in [`run_summary`](run_summary.md) | not_null, unique | |" in page
+    assert "`tcobench/sql/cost/tco.yml`" in page
 
 
 def _shows(header: str, m: Metric) -> bool:

@@ -3,10 +3,11 @@
 --
 -- Targets come from the price table's [latency_target.*] rows (ttft_p90_ms, tpot_p90_ms).
 -- A platform is (host, hardware_key, gpu_name, engine_name, model_name, workload, prompt_set_hash).
--- A run meets the target when ttft_p90_ms <= the TTFT target AND tpot_p90_ms <= the TPOT target; of the platform's
--- runs with a cost, best_run_id is the one meeting it with the highest output_tok_s, and output_tok_s, concurrency,
--- ttft_p90_ms, tpot_p90_ms and usd_per_m_output_tokens are that run's (all NULL when no run meets the target).
--- Its columns, in order, with their formulas, units and data tests: cost_at_latency_target.yml beside this file.
+-- A run meets the target when ttft_p90_ms <= the TTFT target AND tpot_p90_ms <= the TPOT target; of the
+-- platform's runs with a cost, the best run is the one meeting it with the highest output_tok_s, and the run's figures
+-- are that run's (all NULL when no run meets the target).
+-- Its columns, in order, with their formulas, units and data tests: cost_at_latency_target.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: run_summary, tco; tables: runs, latency_target
 CREATE OR REPLACE VIEW cost_at_latency_target AS
 WITH candidates AS (

@@ -1,15 +1,9 @@
 -- efficiency: one row per run: energy per token, tokens per kWh, electricity cost per token and tokens per
--- dollar (owned basis). Reads view tco only.
---
--- energy_basis           'measured' when tco.energy_valid, else 'estimate: price-table load watts'
--- j_per_output_token     measured: tco.measured_j_per_output_token (energy of the window / output tokens);
---                        estimate: tco.load_w_used / output_tok_s (W / tokens/s)              J/token (device/IT)
--- output_tokens_per_kwh  3.6e6 / j_per_output_token                                          tokens/kWh (IT)
--- electricity_usd_per_m_output_tokens
---                        j_per_output_token * pue / 3.6e6 * kwh_usd * 1e6                     USD per 1M tokens
---                        (electricity at load with the facility overhead, per 1M output tokens; tco's monthly
---                         power term also pays for idle hours)
--- output_tokens_per_usd, total_tokens_per_usd   tco's (tokens per month / total USD per month) tokens/USD
+-- dollar (owned basis). Reads view tco only. The energy per token is measured where tco's energy is valid, else
+-- estimated from the price table's load watts; the electricity cost is at load with the facility overhead (tco's
+-- monthly power term also pays for idle hours).
+-- Its columns, in order, with their formulas, units and data tests: efficiency.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: tco
 CREATE OR REPLACE VIEW efficiency AS
 WITH joules AS (

@@ -1,33 +1,15 @@
 -- frontier: every ok or partial run as a point of its platform's throughput-interactivity frontier, priced
 -- on every cost basis (one row per run and basis of view cost_basis), flagged pareto. Reads view frontier_points.
 --
--- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload); each of its serving configurations (config_id) has a curve of its own. The frontier's inputs are read in view frontier_points and nowhere else
--- (tasks/analysis/compare/frontier.py loads its points from that view). A run's point is its steady state where it has
--- one (view steady_window: a steady throughput and a steady TPOT), else the whole measured window; column steady
--- says which.
--- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,
--- gpu_vendor, gpu_name, gpu_source      identity (runs)
--- basis                  cost basis (cost_basis.basis)
--- config_id              the run's serving configuration (run_summary.config_id)
--- gpus_counted, gpus_counted_source     GPUs the throughput is divided by (run_summary)        GPUs
--- steady                 the run has a steady state: steady_interactivity and steady_output_tok_s    BOOLEAN
--- steady_start_ns, steady_end_ns   its steady window (NULL without one)                           ns
--- interactivity          steady: run_summary.steady_interactivity, else run_summary.interactivity
---                        (= 1000 / median TPOT, ms, of the steady requests or of every ok request)  tok/s per user
--- interactivity_p90      the same at the p90 TPOT (steady_interactivity_p90, interactivity_p90)   tok/s per user
--- output_tok_s_per_gpu   steady: run_summary.steady_output_tok_s_per_gpu, else its output_tok_s_per_gpu
---                                                                                               tokens/s per GPU
--- usd_per_gpu_s          the run's cost rate per GPU: run_summary.output_tok_s_per_gpu / output_tokens_per_usd
---                        (the whole run's throughput over the tokens a USD buys at it)           USD per GPU-second
--- usd_per_m_output_tokens, usd_per_m_total_tokens     cost_basis' (USD per 1M tokens)
--- output_tokens_per_usd                               cost_basis' (tokens/USD)
--- pareto                 TRUE where no other run of the same platform and serving configuration (config_id) has
---                        both a higher interactivity and a higher output_tok_s_per_gpu (on the median-TPOT
---                        interactivity): a point of its configuration's curve; NULL without both
--- envelope               TRUE where no other run of the same platform, of any configuration, has both: a point
---                        of the platform's envelope (its best configuration there); NULL without both
--- Its points and prices are view frontier_points' (one row per run and basis), the flag added here.
+-- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version, model_name
+-- and workload); each of its serving configurations (config_id) has a curve of its own. The frontier's inputs are
+-- read in view frontier_points and nowhere else (tasks/analysis/compare/frontier.py loads its points from that
+-- view). A run's point is its steady state where it has one (view steady_window: a steady throughput and a steady
+-- TPOT), else the whole measured window; column steady says which.
+-- Its points and prices are view frontier_points' (one row per run and basis), the flags (pareto: a point of its
+-- configuration's curve; envelope: a point of the platform's envelope) added here.
+-- Its columns, in order, with their formulas, units and data tests: frontier.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: frontier_points
 CREATE OR REPLACE VIEW frontier AS
 WITH measured AS (  -- every ok or partial run's point once, priced or not (frontier_points has one row per basis)

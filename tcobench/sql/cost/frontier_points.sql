@@ -1,30 +1,17 @@
 -- frontier_points: every ok or partial run as a point of its platform's throughput-interactivity frontier, priced
 -- on every cost basis (one row per run and basis of view cost_basis). Reads views runs, run_summary, cost_basis.
 --
--- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version,
--- model_name, workload); each of its serving configurations (config_id) has a curve of its own. The frontier's inputs are read here and nowhere else (tasks/analysis/compare/frontier.py loads
--- its points from this view). A run's point is its steady state where it has one (view steady_window: a steady
--- throughput and a steady TPOT), else the whole measured window; column steady says which.
--- run_id, batch_id, host, date, concurrency, hardware_key, engine_name, engine_version, model_name, workload,
--- gpu_vendor, gpu_name, gpu_source      identity (runs)
--- basis                  cost basis (cost_basis.basis)
--- config_id              the run's serving configuration (run_summary.config_id): the frontier is drawn per
---                        configuration, runs of one configuration on several hosts or nights are its replicates
--- gpus_counted, gpus_counted_source     GPUs the throughput is divided by (run_summary)        GPUs
--- steady                 the run has a steady state: steady_interactivity and steady_output_tok_s    BOOLEAN
--- steady_start_ns, steady_end_ns   its steady window (NULL without one)                           ns
--- interactivity          steady: run_summary.steady_interactivity, else run_summary.interactivity
---                        (= 1000 / median TPOT, ms, of the steady requests or of every ok request)  tok/s per user
--- interactivity_p90      the same at the p90 TPOT (steady_interactivity_p90, interactivity_p90)   tok/s per user
--- output_tok_s_per_gpu   steady: run_summary.steady_output_tok_s_per_gpu, else its output_tok_s_per_gpu
---                                                                                               tokens/s per GPU
--- usd_per_gpu_s          the run's cost rate per GPU: run_summary.output_tok_s_per_gpu / output_tokens_per_usd
---                        (the whole run's throughput over the tokens a USD buys at it)           USD per GPU-second
--- usd_per_m_output_tokens, usd_per_m_total_tokens     cost_basis' (USD per 1M tokens)
--- output_tokens_per_usd                               cost_basis' (tokens/USD)
+-- A platform is hardware x engine x model x workload shape: (hardware_key, engine_name, engine_version, model_name
+-- and workload); each of its serving configurations (config_id) has a curve of its own, and the runs of one
+-- configuration on several hosts or nights are its replicates. The frontier's inputs are read here and nowhere else
+-- (tasks/analysis/compare/frontier.py loads its points from this view). A run's point is its steady state where it
+-- has one (view steady_window: a steady throughput and a steady TPOT), else the whole measured window; column steady
+-- says which.
 -- The view frontier is this one with the pareto flag; compare reads this one (the flag needs every run of the
 -- store's platforms, and compare does not use it). A run without a price on any basis is one row, basis NULL
 -- (the LEFT JOIN): frontier's pareto counts it, as every ok or partial run, and leaves the row out.
+-- Its columns, in order, with their formulas, units and data tests: frontier_points.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: cost_basis, run_summary; tables: runs
 CREATE OR REPLACE VIEW frontier_points AS
 WITH measured AS (

@@ -4,7 +4,7 @@
 --
 -- Inputs:
 --   slo_targets: slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1),
---                has_slo (view slo_targets, run/slo_targets.sql)
+--                and whether the run has any target (view slo_targets, run/slo_targets.sql)
 --   request_metrics: measured requests (measured): ok, ttft_ns, tpot_ns, itl_ns, output_tokens (ns, tokens)
 --   run_summary: n, output_tokens, measure_s
 --   cost_basis: basis, output_tokens_per_usd (tokens/USD), usd_per_m_output_tokens (USD per 1M output tokens)
@@ -15,19 +15,10 @@
 --                                          token, has no decode gap and meets the TPOT target)
 --   at least slo_quantile of the request's own gaps itl_ns are <= slo_itl_ms * 1e6, i.e. its slo_quantile-th
 --   gap (lower empirical quantile) is within the target                       (a request with no gap meets it)
--- Computed:
---   good                      measured requests that are good                                    count
---   good_fraction             good / n  (failed requests count against it; NULL when n = 0)       fraction
---   has_slo                   the run has at least one target (view slo_targets)                  bool
---   slo_met                   good_fraction >= slo_quantile  (NULL when the run has no target)    bool
---   good_output_tokens        sum(output_tokens) over good requests                               tokens
---   goodput_tok_s             good_output_tokens / measure_s                                      tokens/s
---   good_token_fraction       good_output_tokens / run_summary.output_tokens                      fraction
---   good_output_tokens_per_usd  output_tokens_per_usd * good_token_fraction                        tokens/USD
---   usd_per_m_good_tokens     usd_per_m_output_tokens / good_token_fraction
---                             = total_usd_month / (goodput_tok_s * 3600 * hours_per_month * utilisation) * 1e6:
---                             the month's cost spread over the tokens delivered within the SLO   USD per 1M tokens
---                             (NULL when no token was good or the run has no price on that basis)
+-- Failed requests count against the run; the price counts only the tokens delivered within the SLO.
+--
+-- Its columns, in order, with their formulas, units and data tests: goodput.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: cost_basis, request_metrics, run_summary, slo_targets
 CREATE OR REPLACE VIEW goodput AS
 WITH targets AS (

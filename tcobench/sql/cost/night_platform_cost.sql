@@ -4,19 +4,10 @@
 --
 -- A night is a nightly batch (runs.batch_id); a platform is a price-table hardware key and its accelerator (gpu:
 -- runs.gpu_name, or 'CPU (n cores)' from runs.host_cpu_count on a host without one). Rows of view cost_basis with
--- basis = 'owned' and a price, of runs with status ok or partial (never failed or interrupted runs).
---   levels                 concurrency levels the platform ran that night with a price                     count
---   runs                   its runs                                                                         count
---   output_tokens_per_usd  at each (engine, serving configuration, concurrency), the night's mean over its runs
---                          (macro night_weighted_mean over the one night) of cost_basis.output_tokens_per_usd;
---                          here the most of those (configurations are never averaged together)        tokens/USD
---   concurrency, engine_name, config_id, serving_config   the level, engine and configuration
---                          (run_summary.config_id, runs.serving_config) that gave it (the lower concurrency on a tie)
---   platform_rank          1 = the most output tokens per USD among the night's platforms of this model and
---                          workload (the cheapest per output token); ties in hardware key, then gpu order
---   next_gpu, next_hardware_key, next_output_tokens_per_usd   the platform ranked next (NULL for the last)
---   advantage_over_next    output_tokens_per_usd / the next platform's: how many times as cost-efficient it is
---                          (= the next one's cost per 1M output tokens / this one's)                       ratio
+-- basis = 'owned' and a price, of runs with status ok or partial (never failed or interrupted runs). Configurations
+-- are never averaged together: a platform's figure is its best (engine, serving configuration, concurrency).
+-- Its columns, in order, with their formulas, units and data tests: night_platform_cost.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: cost_basis, night_weighted_mean, run_summary; tables: runs
 CREATE OR REPLACE VIEW night_platform_cost AS
 WITH per_level AS (

@@ -3,18 +3,12 @@
 -- interrupted runs, whose figures cover only part of the planned requests).
 --
 -- Group: gpu_vendor, gpu_name, host, hardware_key, engine_name, engine_version, model_name, model_digest,
---        workload, prompt_set_hash, max_tokens, num_ctx, load_mode, concurrency, basis (view cost_basis).
+--        the workload, prompt_set_hash, max_tokens, num_ctx, load_mode, concurrency and basis (view cost_basis).
 -- Every mean here is night-weighted (macro night_weighted_mean: the mean over nights, a night being a
 -- nightly batch (runs.batch_id), of each night's mean over its runs), so every night weighs the same,
--- whatever its number of runs:
---   runs, nights, dates    count of runs, of batches (runs.batch_id), of UTC dates (runs.date)
---   output_tok_s           night_weighted_mean(cost_basis.output_tok_s)                           tokens/s
---   output_tokens_per_usd  night_weighted_mean(cost_basis.output_tokens_per_usd)                  tokens/USD
---   total_usd_month        night_weighted_mean(cost_basis.total_usd_month)                        USD/month
---   usd_per_m_output_tokens  1e6 / output_tokens_per_usd                                         USD per 1M tokens
---   capital_, power_, ops_, adaptation_usd_per_m_output_tokens
---                          usd_per_m_output_tokens * night_weighted_mean(term USD/month) / total_usd_month
---                          (the four add up to usd_per_m_output_tokens)                          USD per 1M tokens
+-- whatever its number of runs. The four cost terms per 1M output tokens add up to usd_per_m_output_tokens.
+-- Its columns, in order, with their formulas, units and data tests: platform_cost.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: cost_basis, night_weighted_mean; tables: runs
 CREATE OR REPLACE VIEW platform_cost AS
 WITH per_run AS (

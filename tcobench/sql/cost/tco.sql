@@ -2,10 +2,11 @@
 -- cost basis) under the run's own assumptions, and the price of a million tokens at the rate the run
 -- measured. Every assumption is a column.
 --
--- The rows of view tco_scenarios with basis = 'owned' and scenario = 'baseline'; every formula, input and
--- unit is in its header (tcobench/sql/cost/tco_scenarios.sql). This view renames one column:
---   hardware_usd_month    tco_scenarios.capital_usd_month on the owned basis:
---                         (purchase_usd + server_share_usd) * units / lifetime_months                  USD/month
+-- The rows of view tco_scenarios with basis = 'owned' and scenario = 'baseline'; every formula, input and unit is
+-- declared there (tco_scenarios.yml, tco.yml). This view renames one column: tco_scenarios.capital_usd_month is its
+-- hardware_usd_month.
+-- Its columns, in order, with their formulas, units and data tests: tco.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: tco_scenarios
 CREATE OR REPLACE VIEW tco AS
 SELECT

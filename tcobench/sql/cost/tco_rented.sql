@@ -1,13 +1,9 @@
 -- tco_rented: one row per (run, GPU-hour rate of the run's platform): the cost of the same tokens when the
 -- accelerators are paid per GPU-hour (a cloud rental, or a published all-in owned rate) instead of owned.
--- The rows of view cost_basis whose basis is 'rented: <tier>', with the rate's own columns; a run whose
--- platform has no [rental] row has no row here. Formulas: tcobench/sql/cost/tco_scenarios.sql.
---
---   rental_key, tier, usd_per_gpu_hour (USD per GPU-hour), source, as_of      price table [rental.<key>]
---   gpus_rented         GPUs paid per hour: the run's gpu_count, else the row's accelerators, else 1   GPUs
---   rent_usd_month      cost_basis.capital_usd_month: usd_per_gpu_hour * gpus_rented * 730 h          USD/month
---   ops_usd_month, adaptation_usd_month, total_usd_month (rent + ops + adaptation)                   USD/month
---   usd_per_m_output_tokens, usd_per_m_total_tokens                                                 USD per 1M tokens
+-- The rows of view cost_basis whose basis is 'rented: <tier>', with the rate's own columns (price table
+-- [rental.<key>]); a run whose platform has no [rental] row has no row here. Formulas: tco_scenarios.yml.
+-- Its columns, in order, with their formulas, units and data tests: tco_rented.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: cost_basis
 CREATE OR REPLACE VIEW tco_rented AS
 SELECT

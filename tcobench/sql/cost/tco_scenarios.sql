@@ -15,52 +15,14 @@
 --   'kwh_usd x <f>'        site kwh_usd x f, f in {0.5, 1, 2, 3}               (USD/kWh)
 --   'lifetime_months <L>'  L in {24, 36, 48, 60, 72}                           (months)
 --
--- Identity (copied from run_summary and runs): run_id, batch_id, host, date, started, engine_name,
---   engine_version, model_name, workload, load_mode, concurrency, status, gpu_vendor, gpu_name
--- Inputs:
---   runs:      hardware_key, site_key, ops_key, utilisation (fraction of the month serving, 0..1),
---              gpu_count (accelerators detected where the engine runs, else declared; NULL or 0 on a CPU
---              host), gpus_given (GPUs handed to the serving configuration; NULL where unknown, 0 on the CPU)
---   hardware:  purchase_usd, server_share_usd (USD), lifetime_months (months), load_watts,
---              idle_watts (W), adaptation_days (engineer days), accelerators (per row)
---   site:      pue (facility W / IT W), kwh_usd (USD/kWh)
---   ops:       ops_hours_per_month (= hours_per_host_month, h), hourly_usd (USD/h), daily_usd (USD/day)
---   rental:    rental_key, tier, usd_per_gpu_hour (USD per GPU-hour), rental_source, rental_as_of
---   run_summary: output_tok_s, total_tok_s (tokens/s, aggregate over the measured window)
---   energy:    mean_w (measured W over the measurement window, all sampled devices), idle_w (W), valid,
---              j_per_output_token (J/token; passed through as measured_j_per_output_token);
---              passed through as energy_valid, measured_w, measured_idle_w (valid, mean_w, idle_w)
---   hours_per_month       730 = 8760 h / 12                                                            h
+-- Inputs: the run's identity (run_summary, runs) and keys (runs); its price rows (hardware, site, ops, rental);
+-- its aggregate throughputs (run_summary) and measured power (energy, used only where energy.valid). The GPUs
+-- priced are those handed to the serving configuration (runs.gpus_given, NULL where unknown, 0 on the CPU) when
+-- more than 0, else runs.gpu_count (accelerators detected where the engine runs, else declared). USD are kept as
+-- DOUBLE (round only for display); utilisation, kwh_usd and lifetime_months are the scenario's values.
 --
--- Computed (USD kept as DOUBLE; round only for display). utilisation, kwh_usd and lifetime_months are the
--- scenario's values:
---   gpus_priced           the GPUs the configuration used: gpus_given when > 0, else gpu_count           GPUs
---   units                 hardware rows the run used: gpus_priced / accelerators when both > 0, else 1   rows
---   gpus_used             gpus_priced when > 0, else the row's accelerators                            GPUs
---   gpus_rented           rented: gpus_used when > 0, else 1; owned: NULL                              GPUs
---   load_w_used, idle_w_used
---                         measured when energy.valid: load = energy.mean_w, idle = energy.idle_w
---                         (or idle_watts * units when no idle phase was sampled);
---                         else the estimate load_watts * units, idle_watts * units                     W
---   power_w               utilisation * load_w_used + (1 - utilisation) * idle_w_used                  W
---   power_basis           'estimate: price-table load/idle watts' [' x <units> units']
---                         [' (telemetry not used: <energy.invalid_reason>)'], or
---                         'measured: <source> mean W over the measurement window (<n> device(s);
---                          excludes unsampled parts of the host); idle: measured|price table'
---   capital_usd_month     owned:  (purchase_usd + server_share_usd) * units / lifetime_months          USD/month
---                         rented: usd_per_gpu_hour * gpus_rented * hours_per_month
---   energy_kwh_month      owned: power_w * pue * hours_per_month / 1000; rented: NULL                  kWh/month
---   power_usd_month       owned: energy_kwh_month * kwh_usd; rented: 0                                 USD/month
---   ops_usd_month         ops_hours_per_month * hourly_usd            (per host, not per GPU)          USD/month
---   adaptation_usd_month  adaptation_days * daily_usd / lifetime_months  (one-off, per platform)       USD/month
---   total_usd_month       capital + power + ops + adaptation                                           USD/month
---   output_tokens_month   output_tok_s * 3600 * hours_per_month * utilisation                          tokens/month
---   total_tokens_month    total_tok_s * 3600 * hours_per_month * utilisation                           tokens/month
---   usd_per_m_output_tokens  total_usd_month / output_tokens_month * 1e6                               USD per 1M tokens
---   usd_per_m_total_tokens   total_usd_month / total_tokens_month * 1e6                                USD per 1M tokens
---   output_tokens_per_usd    output_tokens_month / total_usd_month                                     tokens/USD
---   total_tokens_per_usd     total_tokens_month / total_usd_month                                      tokens/USD
---                         (NULL when a token rate or a cost is 0 or NULL)
+-- Its columns, in order, with their formulas, units and data tests: tco_scenarios.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: energy, run_summary; tables: runs, hardware, site, ops, rental
 CREATE OR REPLACE VIEW tco_scenarios AS
 WITH bases AS (

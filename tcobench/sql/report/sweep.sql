@@ -3,13 +3,11 @@
 --
 -- Inputs:  runs.sweep_margin (fraction), runs.sweep_stop_on_slo (bool); run_summary.output_tok_s (tokens/s);
 --          goodput.slo_met (bool, the same on every cost basis: read on 'owned')
--- Computed:
---   best_before_tok_s   max(output_tok_s) over the sweep's lower concurrency levels (NULL at the first)  tokens/s
---   gain                output_tok_s / best_before_tok_s - 1                                        fraction
---   throughput_flat     gain < sweep_margin                                                         bool
---   slo_broken          sweep_stop_on_slo AND slo_met = false                                       bool
---   stops_sweep         throughput_flat OR slo_broken: no higher level is run after this one      bool
---   reason              why it stops, in words (NULL when it does not)
+-- A level stops the sweep when its throughput gain over the best lower level is below the margin, or when the
+-- sweep stops on its SLO and the level broke it: no higher level is run after it.
+--
+-- Its columns, in order, with their formulas, units and data tests: sweep.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: goodput, run_summary; tables: runs
 CREATE OR REPLACE VIEW sweep AS
 WITH levels AS (

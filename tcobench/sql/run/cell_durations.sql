@@ -1,12 +1,8 @@
 -- cell_durations: one row per nightly cell and night: how long the cell took, from its first run's start to its
 -- last run's end (engine start-up, warm-up and every concurrency level included). `tcobench nightly` estimates a
 -- night from each cell's last night here (tasks/estimate.py, night_estimate).
--- cell           runs.cell: host/engine/model/workload (an engine's sweep configuration in brackets)
--- batch_id       the night (nightly batch)
--- started_ns     min(runs.started_ns) of the cell's runs that night                                        ns
--- seconds        (max(runs.finished_ns) - min(runs.started_ns)) / 1e9                                      s
--- runs           the cell's runs that night                                                                count
--- ok_runs        those with status ok                                                                      count
+-- Its columns, in order, with their formulas, units and data tests: cell_durations.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: -; tables: runs
 CREATE OR REPLACE VIEW cell_durations AS
 SELECT

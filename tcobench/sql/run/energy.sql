@@ -2,32 +2,16 @@
 -- joules per output token, peak device memory, and whether the figures can be trusted.
 --
 -- Samples used: per device, from the last sample at or before measure_start_ns to the first sample at or
--- after measure_end_ns (so the samples bracket the window; macros window_open / window_close), span_s = last - first
--- sample time.
---   counter_j      sum over devices of (energy_mj at last sample - energy_mj at first sample) / 1e3     J
---                  (hardware energy counter: NVML total energy, amdsmi accumulator, RAPL)
---   integrated_j   sum over devices of trapezoid sum((p_i + p_{i-1}) / 2 * (t_i - t_{i-1}))            J
---                  (power_mw x ns = 1e-12 J)
---   energy_j       counter_j where every sample has a counter reading, else integrated_j               J
---   energy_source  'counter' | 'integrated'
---   mean_w         energy_j / span_s                                                                   W
---   window_j       mean_w * measurement window (measure_end_ns - measure_start_ns) / 1e9                 J
---   idle_w         sum over devices of mean power_mw / 1e3 over samples marked phase = 'idle'            W
---   j_per_output_token  window_j / run_summary.output_tokens (output tokens of the ok measured requests) J/token
---   peak_vram_bytes     max over sample instants of the sum over devices of mem_used_bytes             bytes
---   max_gap_ms     largest gap between consecutive samples of one device in the span                    ms
---   valid          at least 2 samples per device, an energy figure, and
---                  integrated: max_gap_ms <= 500 (five periods at the 10 Hz default): the trapezoid rule needs
---                              dense samples;
---                  counter:    span_s <= 1.1 * window_s: the counter's delta is exact however far apart the
---                              samples are, but mean_w spreads it over the bracketing span, which may reach
---                              at most 10% beyond the window (slow samplers such as the amd-smi command);
---                  invalid_reason says which rule failed
--- Steady state (view steady_window), from the samples bracketing [steady_start_ns, steady_end_ns] per device
--- (window_open / window_close again):
---   steady_mean_w       sum over devices of (counter delta where every sample has one, else the trapezoid
---                       integral) / that device's bracketing span                                          W
---   steady_j_per_token  steady_mean_w / run_summary.steady_output_tok_s                                  J/token
+-- after measure_end_ns (so the samples bracket the window; macros window_open / window_close). The energy is the
+-- hardware counter's delta where every sample has a counter reading (NVML total energy, amdsmi accumulator, RAPL),
+-- else the trapezoid integral of the power samples. The figures are trusted only when the samples allow it: the
+-- trapezoid rule needs dense samples; the counter's delta is exact however far apart the samples are, but the mean
+-- power spreads it over the bracketing span, which may reach only a little beyond the window.
+-- Steady state (view steady_window): the same, from the samples bracketing [steady_start_ns, steady_end_ns] per
+-- device (window_open / window_close again).
+--
+-- Its columns, in order, with their formulas, units and data tests: energy.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: run_summary, steady_window, window_close, window_open; tables: runs, telemetry
 CREATE OR REPLACE VIEW energy AS
 -- both windows' samples come from one pair of CTEs: kind 'measure' (the measurement window) and 'steady' (the steady

@@ -1,15 +1,13 @@
 -- engine_load: one row per run with engine metrics: queue depth, running requests and KV-cache use inside the
 -- engine during the measurement window, and preemptions over it (view engine_samples, one row per scrape).
 --
--- Gauges use the scrapes taken inside the window, measure_start_ns <= ts_ns <= measure_end_ns:
---   samples              scrapes inside the window                                                    count
---   running_mean/_max    mean / max of requests_running                                               requests
---   waiting_mean/_max    mean / max of requests_waiting (the engine's queue)                          requests
---   kv_used_mean/_max    mean / max of kv_cache_used_ratio                                            fraction 0..1
---   vram_share_min       min of model_vram_share (Ollama: < 1 means part of the model ran on the CPU) fraction 0..1
--- The counter uses the scrapes bracketing the window (the last at or before measure_start_ns, else the first; the
--- first at or after measure_end_ns, else the last: macros window_open / window_close), like view energy:
---   preemptions          preemptions_total at the closing scrape - at the opening scrape              requests
+-- Gauges (the means, maxima and the least VRAM share) use the scrapes taken inside the window,
+-- measure_start_ns <= ts_ns <= measure_end_ns. The preemption counter uses the scrapes bracketing the window (the
+-- last at or before measure_start_ns, else the first; the first at or after measure_end_ns, else the last: macros
+-- window_open / window_close), like view energy.
+--
+-- Its columns, in order, with their formulas, units and data tests: engine_load.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: engine_samples, window_close, window_open; tables: runs
 CREATE OR REPLACE VIEW engine_load AS
 WITH win AS (

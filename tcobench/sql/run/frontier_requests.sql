@@ -4,15 +4,10 @@
 -- like run_summary, in a table partitioned by month: a comparison at equal interactivity reads a row per run of
 -- its months' files (their date statistics leave the others out), not every request of its dates.
 --
--- A request is listed when ok (view request_metrics), with tpot_ns > 0, output_tokens counted and e2e_ns > 0:
--- run_id, date   the run (date: its requests' date, as stored, YYYY-MM-DD)
--- month          left(date, 7): YYYY-MM, the cached table's partition
--- tpot_ms        DOUBLE[]: tpot_ns / 1e6                                                          ms per token
--- tokens         DOUBLE[]: output_tokens                                                          tokens
--- e2e_s          DOUBLE[]: e2e_ns / 1e9                                                           s
--- in_steady      BOOLEAN[]: whether it decoded in the run's steady window (macro in_steady over run_summary's
---                steady_start_ns, steady_end_ns; NULL without a window). View frontier_points says whether a
---                run's point is its steady state (column steady); the frontier then draws from these requests only.
+-- A request is listed when ok (view request_metrics), with tpot_ns > 0, output_tokens counted and e2e_ns > 0; each
+-- list holds one element per listed request.
+-- Its columns, in order, with their formulas, units and data tests: frontier_requests.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: in_steady, request_metrics, run_summary
 CREATE OR REPLACE VIEW frontier_requests AS
 SELECT

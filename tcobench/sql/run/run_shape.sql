@@ -2,20 +2,11 @@
 -- the server counted (view run_summary), and whether they differ by more than the shape tolerance.
 --
 -- Inputs (run_summary): requested_isl_mean, isl_mean, requested_osl_mean, osl_mean (tokens), token_count_source;
---   (runs): ignore_eos
--- shape_tolerance      getvariable('shape_tolerance') (the connection sets it from TCOBENCH_SHAPE_TOLERANCE, the
---                      commands' --shape-tolerance), else 0.10                                         fraction
--- isl_error            isl_mean / requested_isl_mean - 1   (NULL: not asked or not counted)          fraction
--- osl_error            osl_mean / requested_osl_mean - 1                                             fraction
--- shape_mismatch       abs(isl_error) > shape_tolerance OR the output is off:                               bool
---                      abs(osl_error) > shape_tolerance where the run asked for exactly that many tokens
---                      (runs.ignore_eos), else osl_error > shape_tolerance (max_tokens is then a cap:
---                      stopping at end-of-sequence before it is what was asked for, not a mismatch)
---                      (NULL when neither side can be compared)
--- shape_note           for a mismatch, the two figures of each side that differs and its likely cause:
---                      input: the tokenizer that built the prompts does not match the server's (or the chat
---                      template differs); output, fewer: the engine stopped at end-of-sequence (ignore_eos not
---                      honoured) or at its context; output, more: the engine does not honour max_tokens
+--   (runs): ignore_eos. Where the run asked for exactly that many output tokens (ignore_eos), an output off either
+--   way is a mismatch; else max_tokens is a cap, and stopping at end-of-sequence before it is what was asked for.
+--
+-- Its columns, in order, with their formulas, units and data tests: run_shape.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: run_summary; tables: runs
 CREATE OR REPLACE VIEW run_shape AS
 WITH figures AS (

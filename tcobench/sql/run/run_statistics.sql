@@ -4,17 +4,12 @@
 -- like run_summary.
 --
 -- Distributions, at the 101 probabilities p = (i - 1) / 100 for i = 1..101 (0, 0.01, ..., 1), quantile_cont
--- (tcobench's quantile rule, as run_summary's percentiles):
--- ttft_ms_q             DOUBLE[101]: quantile_cont(ttft_ns, p) / 1e6 over ok requests     ms (NULL: no TTFT)
--- itl_ms_q              DOUBLE[101]: quantile_cont(gap, p) / 1e6 over every gap of every ok request,
---                       unnest(itl_ns)                                                    ms (NULL: no gap)
--- Bootstrap sums (tasks/analysis/compare/bootstrap.py) over the ok requests with tokens counted and e2e_ns > 0, with
--- t = output_tokens (output_*) or total_tokens (total_*), tokens, and e = e2e_ns / 1e9, s:
--- output_n, total_n     count                                                             requests
--- output_t, output_tt   sum(t), sum(t * t)                                                tokens, tokens^2
--- output_e, output_ee   sum(e), sum(e * e)                                                s, s^2
--- output_te             sum(t * e)                                                        tokens s
--- total_t, total_tt, total_e, total_ee, total_te   the same with t = total_tokens
+-- (tcobench's quantile rule, as run_summary's percentiles). Bootstrap sums (tasks/analysis/compare/bootstrap.py)
+-- over the ok requests with tokens counted and e2e_ns > 0, with t = output_tokens (output_*) or total_tokens
+-- (total_*), tokens, and e = e2e_ns / 1e9, s.
+--
+-- Its columns, in order, with their formulas, units and data tests: run_statistics.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: request_metrics
 CREATE OR REPLACE VIEW run_statistics AS
 WITH ok AS (

@@ -2,12 +2,11 @@
 --
 -- Inputs:
 --   runs: slo_ttft_ms, slo_tpot_ms, slo_itl_ms (ms; NULL = no target), slo_quantile (fraction, 0..1; NULL = 0.9)
--- Computed:
---   slo_quantile   coalesce(slo_quantile, 0.9): the share of requests that must be good      fraction
---   has_slo        at least one of the three targets is set                                    bool
 --
 -- A view of its own so that a question about some runs' goodput can first ask, from the runs alone, whether any
 -- of them has a target (tasks/analysis/compare/candidates.py: goodput_of); view goodput judges every measured request.
+-- Its columns, in order, with their formulas, units and data tests: slo_targets.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: -; tables: runs
 CREATE OR REPLACE VIEW slo_targets AS
 SELECT

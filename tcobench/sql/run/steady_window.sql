@@ -2,36 +2,15 @@
 -- full (the steady state), and the run's figures over that stretch. Reads runs and request_metrics (measured
 -- requests; the token and latency figures count ok requests only). Times are ns since the Unix epoch.
 --
--- Per measured request: first_ns = start_ns + ttft_ns (first content token), end_ns = start_ns + e2e_ns.
--- Closed loop (runs.rate_rps IS NULL), c = runs.concurrency:
---   steady_start_ns     the c-th smallest first_ns: all c streams are in flight and have sent a token   ns
---                       (NULL when fewer than c requests got a first token: the batch was never full)
---   steady_end_ns       the smallest end_ns after the last measured send (max start_ns): the first      ns
---                       stream that finished without being replaced, as nothing was left to send
--- Open loop (runs.rate_rps set, --rate):
---   steady_start_ns     min(start_ns) + quantile_cont(e2e_ns, 0.5) of ok requests: the first arrival    ns
---                       plus the median end-to-end latency (the in-flight count has built up)
---   steady_end_ns       max(start_ns): the last arrival                                                 ns
--- steady_s              (steady_end_ns - steady_start_ns) / 1e9, NULL when not positive                 s
--- steady_share          overlap of [steady_start_ns, steady_end_ns] with [measure_start_ns,             fraction
---                       measure_end_ns] / (measure_end_ns - measure_start_ns); 0 when the window is empty
--- short_steady          steady_share < 0.5: most of the level ran below full load                        BOOLEAN
--- steady_output_tokens  the tokens received inside the window, counted by their receive times, over ok   tokens
---                       requests: the first token when first_ns lies in the window, plus, of a streamed
---                       request (chunks > 1), decode_tokens / (chunks - 1) for each later chunk received
---                       inside it (chunk k at first_ns + itl_ns[1] + ... + itl_ns[k]; the tokens after the
---                       first shared evenly by the chunks after the first). Only the requests that straddle an
---                       edge of the window are walked chunk by chunk; one wholly inside counts every token, one
---                       outside none. A request with one chunk (or no gaps stored): its decode_tokens spread
---                       evenly over [first_ns, first_ns + decode_ns]. (An even spread of every request put too
---                       many tokens inside: the requests still running at the window's end speed up as the
---                       batch empties, after it.)
--- steady_output_tok_s   steady_output_tokens / steady_s                                                 tokens/s
--- steady_requests       ok requests whose decode midpoint lies in the window (macro in_steady)         count
--- steady_tpot_p50_ms, steady_tpot_p90_ms
---                       quantile_cont(tpot_ns, q) / 1e6 over those steady_requests                      ms per token
--- steady_interactivity  1000 / steady_tpot_p50_ms: one user's decode speed in the steady state         tokens/s/user
--- steady_interactivity_p90   1000 / steady_tpot_p90_ms: the same for the slowest tenth                  tokens/s/user
+-- Per measured request: first_ns = start_ns + ttft_ns (first content token), end_ns = start_ns + e2e_ns. The window
+-- opens once the load is full and closes when it starts to drain: closed loop (runs.rate_rps IS NULL), once all
+-- c = runs.concurrency streams are in flight, until the first stream that finished without being replaced; open
+-- loop (runs.rate_rps set, --rate), once the in-flight count has built up, until the last arrival. Its tokens are
+-- counted by their receive times (an even spread of every request put too many tokens inside: the requests still
+-- running at the window's end speed up as the batch empties, after it).
+--
+-- Its columns, in order, with their formulas, units and data tests: steady_window.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: in_steady, request_metrics; tables: runs
 CREATE OR REPLACE VIEW steady_window AS
 WITH req AS (

@@ -14,9 +14,11 @@
 --
 -- Downtime comes from the cell schedule: a cell night's scheduled time is the median duration (first run start to
 -- last run end) of that cell's ok nights, or its own duration when it never had one; downtime is the scheduled time
--- of the cell nights that failed with class 'platform'. availability = 1 - downtime / scheduled time.
--- night_availability = 1 - platform failure nights / nights scheduled, with its 95 % Wilson score interval (the
--- nights taken as independent trials; z = 1.959963984540054).
+-- of the cell nights that failed with class 'platform'. availability = 1 - downtime / scheduled time, and
+-- the availability by nights = 1 - platform failure nights / nights scheduled, with its 95 % Wilson score interval
+-- (the nights taken as independent trials; z = 1.959963984540054).
+-- Its columns, in order, with their formulas, units and data tests: availability.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: -; tables: runs
 CREATE OR REPLACE VIEW availability AS
 WITH cell_nights AS (

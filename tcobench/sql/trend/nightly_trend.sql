@@ -2,9 +2,10 @@
 -- the change against the previous run and the spread of the runs before it, and the run's cost. The statistical
 -- test on per-request samples (Mann-Whitney U + effect size) is tasks/analysis/history.py; this view is the series.
 --
--- Every column but one is view trend_runs' (its header has their formulas and units), in the same order:
--- usd_per_m_output_tokens   view tco's, the run's cost per 1M output tokens (NULL: unpriced)   USD per 1M
---                           (placed after ttft_p50_ms, before night)
+-- Every column but one is view trend_runs', in the same order; the run's cost per 1M output tokens (view
+-- tco's usd_per_m_output_tokens, NULL when unpriced) comes after ttft_p50_ms, before night.
+-- Its columns, in order, with their formulas, units and data tests: nightly_trend.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: tco, trend_runs
 CREATE OR REPLACE VIEW nightly_trend AS
 SELECT

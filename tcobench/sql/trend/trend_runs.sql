@@ -5,16 +5,10 @@
 -- tasks/analysis/history.py reads when it needs no cost (a comparison's flagged runs: tco is not computed for the
 -- series' year of runs).
 --
--- series                 trend_series(host, model_name, workload, concurrency) (macro): 'host | model | workload | c=N'
--- night                  1-based position of the run in its series, by started
--- output_tok_s, req_decode_tok_s_p50 (tokens/s), ttft_p50_ms (ms)
--- prev_req_decode_tok_s_p50   the previous run's value                                          tokens/s
--- decode_change_pct      (req_decode_tok_s_p50 / prev - 1) * 100                                %
--- prior_mean_decode_tok_s_p50, prior_sd_decode_tok_s_p50
---                        mean / sample sd of req_decode_tok_s_p50 over up to 7 previous runs   tokens/s
--- run_id, batch_id, date, started, status, gpu_name, hardware_key, output_tokens_spec, tokenizer   (runs)
--- engine_version, driver_version, image_digest, model_digest, prompt_set_hash, extra_body
---                        what could explain a change
+-- A series is named by macro trend_series; the spread is over up to 7 previous runs. The run's versions, digests
+-- and hashes are carried as what could explain a change.
+-- Its columns, in order, with their formulas, units and data tests: trend_runs.yml beside this file
+-- (docs/dev/columns.md).
 -- reads: run_summary, trend_series; tables: runs
 CREATE OR REPLACE VIEW trend_runs AS
 WITH series AS (

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
+from tcobench.schemas import EngineMetricRecord, EngineQuantity, RequestRecord, RunRecord, TelemetryRecord
 from tcobench.schemas.columns import (
     DataTest,
     RangeTest,
@@ -19,7 +19,9 @@ from tcobench.schemas.columns import (
     data_test_sql,
     declaration,
     declarations,
+    key_test_sql,
     parse_declaration,
+    rule,
     typed_rows_module,
 )
 from tcobench.tasks.store.query import connect
@@ -35,6 +37,9 @@ TESTS: list[tuple[str, str, DataTest]] = [
 ]
 
 
+KEYS = [(view, declared.key) for view, declared in declarations().items() if declared.key]
+
+
 def _test_id(case: tuple[str, str, DataTest]) -> str:
     view, column, test = case
     return f"{view}.{column}:{test if isinstance(test, str) else 'accepted_range'}"
@@ -48,12 +53,55 @@ def empty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyC
     connection.close()
 
 
+def _engine_rows(run_id: str) -> list[EngineMetricRecord]:
+    """A scrape a second from 4 s to 16 s (make_run's window: 5 s .. 15 s), as llama.cpp's /metrics gives."""
+    out = []
+    for s in range(4, 17):
+        for quantity, value in (
+            (EngineQuantity.requests_running, s % 3),
+            (EngineQuantity.requests_waiting, s % 2),
+            (EngineQuantity.kv_cache_used_ratio, s / 20),
+            (EngineQuantity.preemptions_total, s // 5),
+        ):
+            out.append(
+                EngineMetricRecord(
+                    run_id=run_id,
+                    date="2023-11-14",
+                    host="testhost",
+                    ts_ns=T0_NS + s * 10**9,
+                    source="test /metrics",
+                    metric=f"engine:{quantity.value}",
+                    labels=None,
+                    quantity=quantity,
+                    value=value,
+                )
+            )
+    return out
+
+
 def _run_rows(
     run_id: str, concurrency: int, failed: bool
 ) -> tuple[RunRecord, list[RequestRecord], list[TelemetryRecord]]:
-    run = make_run(run_id=run_id, concurrency=concurrency, measured_requests=3)
+    """A run of a self-stopping sweep in a nightly cell, with a TTFT target and shaped requests (so that every view
+    has rows)."""
+    run = make_run(
+        run_id=run_id,
+        concurrency=concurrency,
+        measured_requests=3,
+        cell="testhost/llama.cpp/test-model/test-workload",
+        sweep_margin=0.1,
+        sweep_stop_on_slo=True,
+        slo_ttft_ms=1000.0,
+    )
     requests = [
-        make_request(run_id=run_id, request_index=i, start_ns=T0_NS + (5 + i) * 10**9, prompt_tokens=10 + i)
+        make_request(
+            run_id=run_id,
+            request_index=i,
+            start_ns=T0_NS + (5 + i) * 10**9,
+            prompt_tokens=10 + i,
+            requested_input_tokens=10,
+            requested_output_tokens=64,
+        )
         for i in range(3)
     ]
     if failed:
@@ -68,13 +116,28 @@ def _run_rows(
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Every view over a small store: two runs of one batch (one with a failed request), priced on both bases."""
+    """Every view over a small store: two runs of one batch and sweep (one with a failed request), priced on both
+    bases, with telemetry and engine metrics."""
     store = tmp_path_factory.mktemp("small")
     for run_id, concurrency, failed in (("run0", 1, False), ("run1", 2, True)):
         run, requests, samples = _run_rows(run_id, concurrency, failed)
-        write_results(store, run, requests, samples)
+        write_results(store, run, requests, samples, _engine_rows(run_id))
     connection = connect(store, make_prices(rental={}, latency_target={}))
     assert connection.execute("SELECT count(*) FROM run_summary").fetchone() == (2,)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def rows(small: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Every view's rows on the small store, computed once each, as tables of the view's name in memory: the data
+    tests then read a few rows each instead of recomputing a view (frontier's pareto, the TCO scenarios) per test."""
+    connection = duckdb.connect()
+    for view in declarations():
+        table = small.sql(f"SELECT * FROM {view}").to_arrow_table()
+        connection.register("computed", table)
+        connection.execute(f"CREATE TABLE {view} AS SELECT * FROM computed")
+        connection.unregister("computed")
     yield connection
     connection.close()
 
@@ -84,6 +147,51 @@ def test_each_view_returns_its_declared_columns(empty: duckdb.DuckDBPyConnection
     description = empty.execute(f"SELECT * FROM {view} LIMIT 0").description or []
     actual = [(name, str(kind)) for name, kind, *_ in description]
     assert not column_mismatches(view, actual), "\n".join(column_mismatches(view, actual))
+
+
+# The table macros the sqlpy branch rewrites (issue 42 item 2): cleaned by the sqlpy branch. Their headers may still
+# list their columns; should one of them gain a declaration before that branch lands, its header is not checked.
+# The merge drops this exception.
+SQLPY = frozenset({"candidate_runs", "left_out_runs", "night_weighted", "night_weighted_lists"})
+SQL_TEXT = dict(sql_views())
+# a header line that defines a column: its first word is the column's name (alone, in a list, or before its
+# formula), as in `-- ttft_p90_ms   quantile_cont(...)   ms` or `-- run_id, date   the run`
+_FIRST_WORD = re.compile(r"^--\s*([a-z_][a-z0-9_]*)(?=[\s,:/]|$)")
+
+
+def header_column_lines(sql: str, columns: set[str]) -> list[str]:
+    """The lines of a view's header comment (its leading `--` lines, after the first) that define one of its
+    declared ``columns`` again: a line whose first word is the column's name. The declaration beside the view
+    (tcobench/sql/<layer>/<view>.yml) is the one place for a column; the header keeps prose, rules and reasons."""
+    header = []
+    for line in sql.splitlines():
+        if not line.startswith("--"):
+            break
+        header.append(line)
+    return [line for line in header[1:] if (m := _FIRST_WORD.match(line)) is not None and m.group(1) in columns]
+
+
+@pytest.mark.parametrize("view", sorted(set(declarations()) - SQLPY))
+def test_no_header_comment_lists_a_declared_column(view: str) -> None:
+    columns = {c.name for c in declarations()[view].columns}
+    listed = header_column_lines(SQL_TEXT[view], columns)
+    assert not listed, (
+        f"{view}: its header comment defines declared columns again; say it in the .yml beside it, or reword: {listed}"
+    )
+    assert f"{view}.yml" in SQL_TEXT[view].split("\nCREATE", 1)[0], f"{view}: the header names its declaration"
+
+
+def test_the_header_rule_finds_a_reintroduced_column_line() -> None:
+    text = SQL_TEXT["energy"]
+    first, rest = text.split("\n", 1)
+    again = f"{first}\n--   mean_w         energy_j / span_s                                W\n{rest}"
+    listed = "-- run_id, devices   the run and its devices"
+    assert header_column_lines(again, {"mean_w", "run_id"}) == [
+        "--   mean_w         energy_j / span_s                                W"
+    ]
+    assert header_column_lines(f"{first}\n{listed}\n{rest}", {"run_id"}) == [listed]
+    assert header_column_lines(f"{first}\n-- The mean_w of a run\n{rest}", {"mean_w"}) == []
+    assert header_column_lines(f"{text}\n-- mean_w after the header\n", {"mean_w"}) == []
 
 
 def test_each_declaration_has_its_view() -> None:
@@ -110,11 +218,19 @@ def test_the_column_check_names_what_differs() -> None:
 
 @pytest.mark.parametrize("case", TESTS, ids=[_test_id(c) for c in TESTS])
 def test_each_data_test_holds_on_a_small_store(
-    small: duckdb.DuckDBPyConnection, case: tuple[str, str, DataTest]
+    rows: duckdb.DuckDBPyConnection, case: tuple[str, str, DataTest]
 ) -> None:
     view, column, test = case
-    failing = small.execute(data_test_sql(view, column, test)).fetchone()
-    assert failing == (0,), f"{view}.{column}: {failing[0] if failing else '?'} rows fail {test}"
+    failing = rows.execute(data_test_sql(view, column, test)).fetchone()
+    assert failing is None, f"{view}.{column}: {failing[0]} rows fail {rule(test)}, e.g. {failing[1]}"
+
+
+@pytest.mark.parametrize(("view", "key"), KEYS, ids=[view for view, _ in KEYS])
+def test_each_key_names_one_row_on_a_small_store(
+    rows: duckdb.DuckDBPyConnection, view: str, key: tuple[str, ...]
+) -> None:
+    shared = rows.execute(key_test_sql(view, key)).fetchone()
+    assert shared is None, f"{view}: {shared[0]} values of key {key} name several rows, e.g. {shared[1]}"
 
 
 def test_the_data_tests_cover_every_typed_view() -> None:
@@ -124,21 +240,32 @@ def test_the_data_tests_cover_every_typed_view() -> None:
     assert any(isinstance(test, RangeTest) for _, _, test in TESTS)
 
 
-def test_the_small_store_fills_every_typed_view(small: duckdb.DuckDBPyConnection) -> None:
-    for view in (v for v, d in declarations().items() if d.row is not None):
-        count = small.execute(f"SELECT count(*) FROM {view}").fetchone()
+def test_every_view_declares_what_names_a_row() -> None:
+    for view, declared in declarations().items():
+        unique = [c.name for c in declared.columns if "unique" in c.tests]
+        assert declared.key or unique, f"{view}: declare the columns that name a row (key:, or a unique column)"
+        assert any(c.not_null for c in declared.columns), f"{view}: no not_null test"
+
+
+def test_the_small_store_fills_every_view(rows: duckdb.DuckDBPyConnection) -> None:
+    for view in declarations():
+        count = rows.execute(f"SELECT count(*) FROM {view}").fetchone()
         assert count is not None and count[0] > 0, f"{view}: no rows, so its data tests would hold vacuously"
 
 
-def test_a_data_test_can_fail(small: duckdb.DuckDBPyConnection) -> None:
+def test_a_data_test_can_fail_naming_an_offending_value(small: duckdb.DuckDBPyConnection) -> None:
     small.execute(
         "CREATE TEMP VIEW broken AS SELECT * FROM (VALUES ('a', 1.5), ('a', -1.0), (NULL, 0.5)) AS t(run_id, share)"
     )
     bounds = RangeTest.model_validate({"accepted_range": {"min": 0, "max": 1}})
-    assert small.execute(data_test_sql("broken", "run_id", "not_null")).fetchone() == (1,)
-    assert small.execute(data_test_sql("broken", "run_id", "unique")).fetchone() == (1,)
-    assert small.execute(data_test_sql("broken", "share", bounds)).fetchone() == (2,)
-    assert small.execute(data_test_sql("run_summary", "n", bounds)).fetchone() == (2,)  # n = 3 and 4 requests
+    assert rule(bounds) == "accepted_range [0, 1]"
+    assert small.execute(data_test_sql("broken", "run_id", "not_null")).fetchone() == (1, "NULL at a row of broken")
+    assert small.execute(data_test_sql("broken", "run_id", "unique")).fetchone() == (1, "a (2 rows)")
+    assert small.execute(data_test_sql("broken", "share", bounds)).fetchone() == (2, "-1.0 at a row of broken")
+    assert small.execute(key_test_sql("broken", ("run_id",))).fetchone() == (1, "{'run_id': a} (2 rows)")
+    failing = small.execute(data_test_sql("run_summary", "n", bounds)).fetchone()  # n = 3 and 4 requests
+    assert failing is not None and failing[0] == 2 and failing[1].startswith("3 at {'run_id': run"), failing
+    assert small.execute(data_test_sql("run_summary", "n", "not_null")).fetchone() is None
 
 
 def test_the_typed_rows_are_generated_from_the_declarations() -> None:
