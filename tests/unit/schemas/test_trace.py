@@ -25,7 +25,7 @@ def test_a_checked_request_is_the_validated_one(values: tuple[object, ...]) -> N
     assert checked == validated and checked.model_dump() == validated.model_dump()
     assert checked.model_fields_set == validated.model_fields_set
     with pytest.raises(ValidationError):
-        checked.line = 4  # frozen, as a validated one
+        checked.line = 4  # type: ignore[misc]  # frozen, as a validated one: mypy knows it too
 
 
 def test_rows_refuse_negative_lengths_and_want_prompt_or_messages() -> None:
