@@ -714,34 +714,46 @@ def write_results(
     return write_runs(store, [RunRows(run, requests, telemetry, engine_metrics)], exiting=exiting)
 
 
-def write_image_record(store: StoreRef, record: ImageRecord) -> int:
-    """Commit one ``images`` row (a build, unchanged check or push); the same event id replaces its row."""
+def _replace_row(
+    store: StoreRef, table: str, key: str, record: ImageRecord | TraceStatsRecord, what: str, failure: str
+) -> int:
+    """Commit one row of ``table`` (one of its pydantic records); the row with the same ``key`` value is replaced.
+    ``what`` names the commit; a failure is a StoreError starting with ``failure``."""
     target = open_store(store)
-    rows = to_arrow("images", [record])
+    rows = to_arrow(table, [record])
 
     def body(con: duckdb.DuckDBPyConnection) -> None:
-        con.execute(f"DELETE FROM {LAKE}.images WHERE event_id = ?", [record.event_id])
-        _insert(con, f"{LAKE}.images", rows)
+        con.execute(f"DELETE FROM {LAKE}.{table} WHERE {key} = ?", [getattr(record, key)])
+        _insert(con, f"{LAKE}.{table}", rows)
 
     try:
-        return target.commit(body, f"image {record.event_id}")
+        return target.commit(body, what)
     except StoreError as exc:
-        raise StoreError(f"cannot write image row {record.event_id} ({record.reference}): {exc}") from exc
+        raise StoreError(f"{failure}: {exc}") from exc
+
+
+def write_image_record(store: StoreRef, record: ImageRecord) -> int:
+    """Commit one ``images`` row (a build, unchanged check or push); the same event id replaces its row."""
+    return _replace_row(
+        store,
+        "images",
+        "event_id",
+        record,
+        f"image {record.event_id}",
+        f"cannot write image row {record.event_id} ({record.reference})",
+    )
 
 
 def write_trace_stats(store: StoreRef, record: TraceStatsRecord) -> int:
     """Commit one ``trace_stats`` row (a trace's traffic profile); the same stats id replaces its row."""
-    target = open_store(store)
-    rows = to_arrow("trace_stats", [record])
-
-    def body(con: duckdb.DuckDBPyConnection) -> None:
-        con.execute(f"DELETE FROM {LAKE}.trace_stats WHERE stats_id = ?", [record.stats_id])
-        _insert(con, f"{LAKE}.trace_stats", rows)
-
-    try:
-        return target.commit(body, f"trace stats {record.stats_id}")
-    except StoreError as exc:
-        raise StoreError(f"cannot write the trace profile of {record.path}: {exc}") from exc
+    return _replace_row(
+        store,
+        "trace_stats",
+        "stats_id",
+        record,
+        f"trace stats {record.stats_id}",
+        f"cannot write the trace profile of {record.path}",
+    )
 
 
 def _free_bytes(location: StoreLocation) -> int | None:
