@@ -77,9 +77,9 @@ def _stats(units: BrUnits, row: Row, name: str, unit: str = "", percentiles: str
     )
 
 
-def _rate(units: BrUnits, value: object) -> BrStatistics | None:
+def _rate(units: BrUnits, value: float | None) -> BrStatistics | None:
     """A rate over the run: the schema's statistics with that one value as the mean."""
-    return None if value is None else BrStatistics(units=units, mean=float(str(value)))
+    return None if value is None else BrStatistics(units=units, mean=float(value))
 
 
 def _results(row: Row) -> BrResults:
