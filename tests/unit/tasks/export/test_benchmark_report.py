@@ -142,3 +142,16 @@ def test_a_cpu_run_and_a_run_without_requests(odd_store: Path, tmp_path: Path) -
 def test_selection_picks_runs(fleet: Path, tmp_path: Path) -> None:
     docs = _export(fleet, tmp_path / "out", "vendor=amd,concurrency=4")
     assert docs and all("-c4" in run_id and "amd" in run_id for run_id in docs)
+
+
+def test_the_validation_catches_a_document_off_the_schema(fleet_docs: dict[str, dict[str, Any]]) -> None:
+    doc = next(iter(fleet_docs.values()))
+    without_results = {k: v for k, v in doc.items() if k != "results"}
+    unknown_field = {**doc, "run": {**doc["run"], "host": "gpu-nv-1"}}
+    wrong_units = json.loads(json.dumps(doc))
+    wrong_units["results"]["request_performance"]["aggregate"]["latency"]["time_to_first_token"]["units"] = "tokens/s"
+    for bad in (without_results, unknown_field):
+        with pytest.raises(jsonschema.ValidationError):
+            _VALIDATOR.validate(bad)
+    with pytest.raises(ValueError, match="Invalid units"):  # upstream's own unit rules, beyond the JSON Schema
+        BenchmarkReportV02.model_validate(wrong_units)
