@@ -73,6 +73,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "analytics",
         "Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance.",
     ),
+    "export": (
+        "export",
+        "Write the selected runs in another tool's format: llm-d's benchmark_report v0.2, or the flat tables as "
+        "Parquet or CSV (raw units, every stored column), into a new folder; nothing is written when any part fails.",
+    ),
     "doctor": (
         "images",
         "Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk.",

@@ -1,0 +1,1 @@
+"""Third-party code the tests carry, each folder with its source, commit and licence."""
