@@ -18,16 +18,17 @@
 --   tcobench_ttft_seconds{quantile 0.5, 0.9}            run_summary.ttft_p50_ms, ttft_p90_ms / 1e3   s
 --   tcobench_tpot_seconds{quantile 0.5, 0.9}            run_summary.tpot_p50_ms, tpot_p90_ms / 1e3   s
 --   tcobench_energy_per_output_token_joules             energy.j_per_output_token (energy.valid)  J/token
---   tcobench_cost_per_million_output_tokens_usd{basis}  frontier.usd_per_m_output_tokens           USD/1M tokens
+--   tcobench_cost_per_million_output_tokens_usd{basis}  frontier_points.usd_per_m_output_tokens    USD/1M tokens
 --   tcobench_run_start_timestamp_seconds                run_summary.started, Unix time            s
 --   tcobench_trend_nights                               nightly_trend.night: runs in its series   count
 --   tcobench_trend_decode_tokens_per_second             nightly_trend.req_decode_tok_s_p50        tokens/s
 --   tcobench_trend_prior_mean_decode_tokens_per_second  nightly_trend.prior_mean_decode_tok_s_p50 tokens/s
 --   tcobench_trend_decode_change_ratio                  nightly_trend.decode_change_pct / 100     fraction
 -- Per configuration's last night and interactivity target (labels as above less concurrency, plus target):
---   tcobench_output_tokens_per_second_per_gpu_at_interactivity   max(frontier.output_tok_s_per_gpu) over the
---       night's frontier points with interactivity >= target (a measured point that reaches it; no interpolation)
---   tcobench_cost_per_million_output_tokens_at_interactivity_usd{basis}   min(frontier.usd_per_m_output_tokens)
+--   tcobench_output_tokens_per_second_per_gpu_at_interactivity   max(frontier_points.output_tok_s_per_gpu) over
+--       the night's frontier points with interactivity >= target (a measured point that reaches it; no
+--       interpolation)
+--   tcobench_cost_per_million_output_tokens_at_interactivity_usd{basis}   min(frontier_points.usd_per_m_output_tokens)
 --       over the same points, per cost basis
 -- Availability over the whole history (view availability; labels scope, platform, host):
 --   tcobench_availability_ratio, tcobench_night_availability_ratio    availability.availability, night_availability
@@ -35,7 +36,7 @@
 --   tcobench_nights_scheduled_total: host rows only (a platform's is the sum over its hosts)
 -- Per host's last night (labels platform, host): tcobench_last_night_runs{status} (runs by runs.status: a failed
 -- cell is a run with status failed) and tcobench_last_night_start_timestamp_seconds (its first run's start).
--- reads: run_summary, frontier, energy, nightly_trend, availability; tables: runs
+-- reads: run_summary, frontier_points, energy, nightly_trend, availability; tables: runs
 CREATE OR REPLACE MACRO metric_rows(targets) AS TABLE
 WITH summary AS (
     SELECT s.*, r.hardware_key
@@ -112,10 +113,10 @@ per_run AS (
     SELECT
         s.run_id, s.hardware_key, s.host, s.config_id, s.engine_name, s.model_name, s.workload,
         s.concurrency::VARCHAR, 'tcobench_cost_per_million_output_tokens_usd', 'gauge',
-        'Cost per 1M output tokens of the run on the cost basis (frontier.usd_per_m_output_tokens).',
+        'Cost per 1M output tokens of the run on the cost basis (frontier_points.usd_per_m_output_tokens).',
         p.basis, NULL, p.usd_per_m_output_tokens
     FROM last_runs AS s
-    JOIN frontier AS p ON p.run_id = s.run_id
+    JOIN frontier_points AS p ON p.run_id = s.run_id
 ),
 
 at_target AS (
@@ -123,7 +124,7 @@ at_target AS (
         s.hardware_key, s.host, s.config_id, s.engine_name, s.model_name, s.workload, p.basis,
         t.target, p.output_tok_s_per_gpu, p.usd_per_m_output_tokens
     FROM night_runs AS s
-    JOIN frontier AS p ON p.run_id = s.run_id
+    JOIN frontier_points AS p ON p.run_id = s.run_id
     JOIN (SELECT unnest(targets)::DOUBLE AS target) AS t ON p.interactivity >= t.target
 ),
 
@@ -132,7 +133,7 @@ targets_reached AS (
         hardware_key, host, config_id, engine_name, model_name, workload, NULL AS basis, target,
         'tcobench_output_tokens_per_second_per_gpu_at_interactivity' AS metric,
         'The most output tokens per second per GPU of the configuration''s last night among its measured frontier '
-        || 'points that reach the interactivity target, tok/s per user (frontier).' AS help,
+        || 'points that reach the interactivity target, tok/s per user (frontier_points).' AS help,
         max(output_tok_s_per_gpu) AS value
     FROM at_target
     GROUP BY hardware_key, host, config_id, engine_name, model_name, workload, target
@@ -141,7 +142,7 @@ targets_reached AS (
         hardware_key, host, config_id, engine_name, model_name, workload, basis, target,
         'tcobench_cost_per_million_output_tokens_at_interactivity_usd',
         'The least cost per 1M output tokens on the basis of the configuration''s last night among its measured '
-        || 'frontier points that reach the interactivity target, tok/s per user (frontier).',
+        || 'frontier points that reach the interactivity target, tok/s per user (frontier_points).',
         min(usd_per_m_output_tokens)
     FROM at_target
     GROUP BY hardware_key, host, config_id, engine_name, model_name, workload, basis, target

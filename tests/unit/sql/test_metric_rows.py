@@ -62,7 +62,7 @@ def _tables(runs: list[tuple[str, str, str | None, int, int, float | None]]) -> 
                 "decode_change_pct": None,
             }
         ],
-        "frontier": [
+        "frontier_points": [
             {
                 "run_id": r,
                 "basis": "owned",
