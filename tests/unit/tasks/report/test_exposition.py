@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tcobench.errors import StoreError
+from tcobench.errors import ConfigError, StoreError
 from tcobench.schemas import FailureClass, RunStatus
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report.exposition import metric_rows, render_metrics, serve_metrics, write_textfile
@@ -231,3 +232,12 @@ def test_the_grafana_dashboard_reads_only_metrics_the_exporter_produces(scraped:
     used = {name for q in _queries(dashboard) for name in re.findall(r"\btcobench_[a-z0-9_]+", q)}
     assert len(used) >= 12
     assert used <= produced, f"not produced: {sorted(used - produced)}"
+
+
+def test_a_port_that_cannot_be_bound_is_one_config_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"^--port {port}: cannot listen on 127\.0\.0\.1:{port}: "):
+            serve_metrics("127.0.0.1", port, list)
