@@ -143,6 +143,11 @@ class Settings(BaseModel):
         description="Base URL under which report_dir is served (TCOBENCH_REPORT_URL); the Prefect artifact and the "
         "webhook then link the report there instead of by file:// path.",
     )
+    metrics_textfile: Path | None = Field(
+        default=None,
+        description="Where a nightly writes the store's Prometheus metrics after the night, atomically, as `tcobench "
+        "metrics --textfile` does (TCOBENCH_METRICS_TEXTFILE): a .prom file of node_exporter's textfile directory.",
+    )
     profile: str | None = Field(
         default=None,
         description="Run profile for every nightly workload without its own profile (TCOBENCH_PROFILE; `tcobench "

@@ -1,5 +1,5 @@
-"""announce_night: after a nightly, write its report, give its cost per platform (``night_cost``), list its flagged
-changes, link the report from the Prefect artifact, and post the night's summary and flags to the configured webhook.
+"""announce_night: after a nightly, write its report and metrics textfile (``_metrics``), give its cost per platform,
+list its flagged changes, link the report from the Prefect artifact, and post the night's summary to the webhook.
 
 - Report: ``tasks.report.report.write_report`` over the whole store to ``Settings.report_dir/nightly-<batch id>.html``
   (default: the ``reports/`` folder of a store in a local folder); linked as ``Settings.report_url/<file>`` when
@@ -26,6 +26,7 @@ from tcobench.settings import Settings
 from tcobench.tasks.analysis.history import history
 from tcobench.tasks.fleet.nightly import CellResult
 from tcobench.tasks.report.artifacts import publish_link
+from tcobench.tasks.report.exposition import write_metrics
 from tcobench.tasks.report.night_cost import night_cost_markdown
 from tcobench.tasks.report.report import write_report
 from tcobench.tasks.store.store import StoreRef, open_store
@@ -108,6 +109,17 @@ def post_webhook(
     return f"delivered (HTTP {status})" if 200 <= status < 300 else f"not delivered: HTTP {status}"
 
 
+def _metrics(store: StoreRef, prices: PriceTable, settings: Settings) -> str:
+    """A markdown line about the Prometheus textfile (Settings.metrics_textfile); '' when none is asked for."""
+    if settings.metrics_textfile is None:
+        return ""
+    try:
+        write_metrics(store, prices, settings.metrics_textfile)
+    except TcobenchError as exc:
+        return f"\nMetrics not written: {exc}"
+    return f"\nMetrics: {settings.metrics_textfile}"
+
+
 def _report(store: StoreRef, prices: PriceTable, batch_id: str, settings: Settings) -> tuple[str | None, str]:
     """(link to the night's report, a markdown line about it)."""
     root = open_store(store).location.root
@@ -141,6 +153,7 @@ def announce_night(
         cost_text = night_cost_markdown(store, prices, batch_id)
     except TcobenchError as exc:
         cost_text = f"Cost summary failed: {exc}\n"
+    report_line += _metrics(store, prices, settings)
     text = f"{markdown.rstrip()}\n\n{cost_text}\n{report_line}\n\n{flag_text}"
     if settings.webhook_url is None:
         return text

@@ -78,6 +78,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write the selected runs in another tool's format: llm-d's benchmark_report v0.2, or the flat tables as "
         "Parquet or CSV (raw units, every stored column), into a new folder; nothing is written when any part fails.",
     ),
+    "metrics": (
+        "metrics",
+        "Expose the store's key figures as Prometheus metrics: printed, written to --textfile, or served on --port.",
+    ),
     "doctor": (
         "images",
         "Preflight checks of a Docker host: daemon, NVIDIA runtime and driver, /dev/kfd, /dev/dri, groups, disk.",

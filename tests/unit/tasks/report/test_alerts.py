@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tcobench.schemas import RunStatus
 from tcobench.tasks.fleet.nightly import CellResult
@@ -116,3 +117,20 @@ def test_announce_keeps_the_night_when_the_webhook_fails(
         monkeypatch.setenv("TCOBENCH_WEBHOOK_URL", hook.url)
         text = announce_night(store, load_prices(None), "batch-11", cells, "# n\n")
     assert text.endswith("Webhook: not delivered: HTTP 503.\n") and SECRET not in text
+
+
+def test_the_night_writes_the_metrics_textfile_when_asked(
+    fleet: tuple[Path, list[CellResult]], links: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    store, cells = fleet
+    monkeypatch.delenv("TCOBENCH_WEBHOOK_URL", raising=False)
+    monkeypatch.setenv("TCOBENCH_REPORT_DIR", str(tmp_path / "published"))
+    path = tmp_path / "textfile" / "tcobench.prom"
+    monkeypatch.setenv("TCOBENCH_METRICS_TEXTFILE", str(path))
+    text = announce_night(store, load_prices(None), "batch-12", cells, "# n\n")
+    assert f"Metrics not written: --textfile {path}: cannot write the metrics file" in text  # no such folder
+    path.parent.mkdir()
+    text = announce_night(store, load_prices(None), "batch-13", cells, "# n\n")
+    assert f"Metrics: {path}" in text
+    families = {f.name for f in text_string_to_metric_families(path.read_text("utf-8"))}
+    assert {"tcobench_cost_per_million_output_tokens_usd", "tcobench_trend_decode_change_ratio"} <= families
