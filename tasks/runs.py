@@ -15,7 +15,7 @@ from typing import Any
 
 from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
-from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
+from tcobench.schemas import BenchmarkConfig, LoadMode, Protocol, RequestRecord, RunRecord, RunStatus
 from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.engine.base import RunningEngine
 from tcobench.tasks.engine.serving import serving_columns
@@ -137,7 +137,7 @@ def describe_run(
         concurrency=concurrency,
         rate_rps=w.rate,
         warmup_requests=w.warmup_requests,
-        measured_requests=w.requests,
+        measured_requests=plan.measured_requests if plan is not None else w.requests,
         max_tokens=w.max_tokens,
         num_ctx=w.num_ctx,
         temperature=w.temperature,
@@ -264,11 +264,18 @@ def finish_run(
             "status": status,
             "error": why,
             **_output_length(run, result.measured),
-            **run_fields(result.client),
+            **run_fields(result.client, _send_lags(run, result.measured)),
             **dict(facts or {}),
         }
     )
     return classify_failure(reconcile(finished))
+
+
+def _send_lags(run: RunRecord, measured: Sequence[RequestRecord]) -> list[int]:
+    """A replay's send lags (sent - scheduled, ns), which the run's client check bounds; none for other modes."""
+    if run.load_mode != LoadMode.replay.value:
+        return []
+    return [r.send_lateness_ns for r in measured if r.send_lateness_ns is not None]
 
 
 def failed_run_record(

@@ -211,7 +211,7 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
         if not start or stop.is_set:
             put(("phase", job.proc, Phase.measure, 0, False))
             return
-        count = None if workload.duration_s is not None else workload.requests
+        count = None if workload.duration_s is not None else plan.measured_requests
         gate = Gate(count, workload.duration_s, workload.min_requests, shared.started, shared.first)
         measured = PhaseRun(Phase.measure, plan, gate, send, put)
         probe = ProcessProbe()

@@ -119,7 +119,7 @@ async def _measure(
             if not stop.is_set:
                 mark(Phase.measure)
                 probe.start()  # first: its gc.collect must not delay the first request past the gate's start
-                gate = Gate(None if timed else workload.requests, workload.duration_s, workload.min_requests)
+                gate = Gate(None if timed else plan.measured_requests, workload.duration_s, workload.min_requests)
                 measured = PhaseRun(Phase.measure, plan, gate, send, on_request)
                 seed = plan.seed_of(Phase.measure, 0)
                 try:
