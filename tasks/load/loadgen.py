@@ -73,11 +73,12 @@ def auto_procs(concurrency: int, rate: float | None, cores: int | None = None) -
     return max(1, min(need, cores - 1, concurrency))
 
 
-def client_procs(workload: WorkloadConfig, concurrency: int) -> int:
-    """The client processes for a run: ``workload.client_procs``, else enough for the load (auto_procs)."""
+def client_procs(workload: WorkloadConfig, concurrency: int, rate: float | None = None) -> int:
+    """The client processes for a run: ``workload.client_procs``, else enough for the load (auto_procs) at ``rate``
+    (the plan's arrival rate: a replay's mean), else ``workload.rate``."""
     if workload.client_procs is not None:
         return min(workload.client_procs, concurrency)
-    return auto_procs(concurrency, workload.rate)
+    return auto_procs(concurrency, rate if rate is not None else workload.rate)
 
 
 def concurrency_slices(concurrency: int, procs: int) -> list[int]:

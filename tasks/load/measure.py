@@ -161,7 +161,7 @@ def measure(
     """
     check_load(workload.model_copy(update={"concurrency": (concurrency,)}), warn=False)  # descriptors, ports
     plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
-    procs = client_procs(workload, concurrency)
+    procs = client_procs(workload, concurrency, plan.arrival_rate)
     if procs > 1 and transport is None:
         return measure_procs(target, plan, ctx, concurrency, procs, on_request, on_phase)
     return asyncio.run(_measure(target, plan, ctx, concurrency, on_request, on_phase, transport))

@@ -122,6 +122,11 @@ class WorkloadPlan:
         return len(self.replay.requests) if self.replay is not None else self.workload.requests
 
     @property
+    def arrival_rate(self) -> float | None:
+        """Mean arrivals per second of an open loop: a replay's (its requests over its length), else workload.rate."""
+        return self.replay.mean_rate if self.replay is not None else self.workload.rate
+
+    @property
     def offsets_ns(self) -> list[int]:
         """When each measured request is due, ns after the measured phase's start: a replay's recorded offsets."""
         if self.replay is None:

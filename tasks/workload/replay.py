@@ -44,6 +44,12 @@ class Replay:
         """Each request's send time, ns after the replay's start."""
         return [r.at_ns for r in self.requests]
 
+    @property
+    def mean_rate(self) -> float | None:
+        """Requests per second over the replay (requests / the last offset); None when they all share one instant."""
+        last = self.requests[-1].at_ns
+        return len(self.requests) / (last / 1e9) if last > 0 else None
+
     def with_prompts(self, prompts: TracePrompts) -> Replay:
         return replace(self, prompts=prompts)
 
