@@ -206,8 +206,12 @@ class RunRecord(StrictModel):
     output_tokens_spec: str | None = Field(
         default=None, description="Requested output length per request, e.g. 128 or uniform:64-256; null: max_tokens."
     )
-    dataset_path: str | None = Field(default=None, description="Dataset file the requests came from.")
-    dataset_records: int | None = Field(default=None, description="Records in that dataset file.")
+    dataset_path: str | None = Field(
+        default=None, description="Dataset file the requests came from, or the replayed trace (prompt_source trace)."
+    )
+    dataset_records: int | None = Field(
+        default=None, description="Records in that dataset file, or the replayed trace's requests (its window)."
+    )
     shared_prefix_tokens: int | None = Field(
         default=None, description="Tokens of the system prompt every request shares (0: none)."
     )

@@ -173,6 +173,22 @@ def _profile(config: BenchmarkConfig, concurrency: int) -> dict[str, Any]:
     return {"profile": w.profile, "claim_grade": not short, "claim_note": "; ".join(short) or None}
 
 
+def _source_path(config: BenchmarkConfig) -> str | None:
+    """The file the requests came from: the dataset, or the replayed trace."""
+    w = config.workload
+    source = w.dataset.path if w.dataset is not None else (w.trace.path if w.trace is not None else None)
+    return str(source) if source is not None else None
+
+
+def _source_records(plan: WorkloadPlan | None) -> int | None:
+    """Records of that file the run draws on: the dataset's, or the replayed trace's requests (its window)."""
+    if plan is None:
+        return None
+    if plan.dataset is not None:
+        return plan.dataset.records
+    return len(plan.replay.requests) if plan.replay is not None else None
+
+
 def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]:
     """The workload-shape columns of a run row."""
     w = config.workload
@@ -181,8 +197,8 @@ def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]
         "prompt_source": w.prompt_source,
         "input_tokens_spec": w.input_tokens.describe() if w.input_tokens is not None else None,
         "output_tokens_spec": w.output_tokens.describe() if w.output_tokens is not None else None,
-        "dataset_path": str(w.dataset.path) if w.dataset is not None else None,
-        "dataset_records": plan.dataset.records if plan is not None and plan.dataset is not None else None,
+        "dataset_path": _source_path(config),
+        "dataset_records": _source_records(plan),
         "shared_prefix_tokens": w.shared_prefix_tokens,
         "turns": w.turns,
         "tokenizer": plan.tokenizer.name if plan is not None and plan.tokenizer is not None else None,

@@ -87,8 +87,17 @@ def test_a_mooncake_trace_is_replayed_at_its_times_with_shared_prefixes(
     first = got[0]["scheduled_ns"]
     assert [r["scheduled_ns"] - first for r in got] == [(t - TRACE[0][0]) * 1_000_000 for t, *_ in TRACE]
     assert all(r["sent_ns"] - r["scheduled_ns"] == r["send_lateness_ns"] for r in got)
-    (run,) = query("select load_mode, prompt_source, measured_requests, stop_rule from runs", env)
-    assert run == {"load_mode": "replay", "prompt_source": "trace", "measured_requests": 4, "stop_rule": "requests"}
+    (run,) = query(
+        "select load_mode, prompt_source, measured_requests, stop_rule, dataset_path, dataset_records from runs", env
+    )
+    assert run == {
+        "load_mode": "replay",
+        "prompt_source": "trace",
+        "measured_requests": 4,
+        "stop_rule": "requests",
+        "dataset_path": str(trace),
+        "dataset_records": 4,
+    }
     sent = [b["prompt"] for b in stub.bodies if b.get("max_tokens") in (4, 8)]
     assert len(sent) == 4
     a, b, c, d = (stub.config.tokenizer.encode(text, add_special_tokens=False).ids for text in sent)
