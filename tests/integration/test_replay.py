@@ -3,7 +3,7 @@
 
 A Mooncake trace's requests go out at their recorded offsets with prompts of exactly their input length (the
 server's own count) and their output lengths; requests that name the same hash_ids blocks share those blocks'
-tokens as a prefix. A bad trace stops the run with one line naming the file and the line before anything is sent
+tokens as a prefix; goodput is computed as for any run, and the steady fields are null with the reason. A bad trace stops the run with one line naming the file and the line before anything is sent
 (not even the tokenizer probe) and before anything is stored.
 """
 
@@ -75,7 +75,7 @@ def test_a_mooncake_trace_is_replayed_at_its_times_with_shared_prefixes(
     rows = [{"timestamp": t, "input_length": i, "output_length": o, "hash_ids": list(h)} for t, i, o, h in TRACE]
     trace = mooncake(tmp_path / "mooncake.jsonl", rows)
     base = ("run", "--no-prefect", "--endpoint", stub.url, "--model", "stub-model", "--trace", str(trace))
-    done = tcobench(*base, "--warmup", "0", "--concurrency", "4", env=env)
+    done = tcobench(*base, "--warmup", "0", "--concurrency", "4", "--slo-ttft-ms", "0.001", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     got = query(
         "select request_index, prompt_tokens, output_tokens, requested_input_tokens, scheduled_ns, sent_ns, "
@@ -98,6 +98,11 @@ def test_a_mooncake_trace_is_replayed_at_its_times_with_shared_prefixes(
         "dataset_path": str(trace),
         "dataset_records": 4,
     }
+    (goodput,) = query("select n, good, slo_met from goodput", env)  # no request answers in a microsecond
+    assert goodput == {"n": 4, "good": 0, "slo_met": False}
+    (steady,) = query("select steady_share, steady_output_tok_s, steady_note from run_summary", env)
+    assert steady["steady_share"] is None and steady["steady_output_tok_s"] is None
+    assert steady["steady_note"].startswith("replay: a replayed trace has no steady window")
     sent = [b["prompt"] for b in stub.bodies if b.get("max_tokens") in (4, 8)]
     assert len(sent) == 4
     a, b, c, d = (stub.config.tokenizer.encode(text, add_special_tokens=False).ids for text in sent)
