@@ -3,8 +3,9 @@
 
 A Mooncake trace's requests go out at their recorded offsets with prompts of exactly their input length (the
 server's own count) and their output lengths; requests that name the same hash_ids blocks share those blocks'
-tokens as a prefix; goodput is computed as for any run, and the steady fields are null with the reason. A bad trace stops the run with one line naming the file and the line before anything is sent
-(not even the tokenizer probe) and before anything is stored.
+tokens as a prefix; goodput is computed as for any run, and the steady fields are null with the reason. A bad
+trace stops the run with one line naming the file and the line before anything is sent (not even the tokenizer
+probe) and before anything is stored.
 """
 
 from __future__ import annotations
