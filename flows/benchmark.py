@@ -41,7 +41,7 @@ from tcobench.tasks.load.pacing import OnRequest
 from tcobench.tasks.load.protocols import adapter_for
 from tcobench.tasks.load.record import RunContext
 from tcobench.tasks.load.shutdown import check_stop, deferred, listening, stop_requested
-from tcobench.tasks.prepare import open_workload_dataset, prepare_workload
+from tcobench.tasks.prepare import open_workload_dataset, open_workload_trace, prepare_workload
 from tcobench.tasks.progress import RunWatcher
 from tcobench.tasks.report.artifacts import summarise_and_publish
 from tcobench.tasks.runs import describe_run, finish_run, new_id
@@ -56,6 +56,7 @@ check_store_task = task(check_store, name="check_store")
 write_results_task = task(write_results, name="write_results")
 summarise_task = task(summarise_and_publish, name="summarise")  # and the summary artifact, from one connection
 open_dataset_task = task(open_workload_dataset, name="open_dataset")
+open_trace_task = task(open_workload_trace, name="open_trace")
 prepare_workload_task = task(prepare_workload, name="prepare_workload")
 
 
@@ -106,12 +107,13 @@ def benchmark(
     store = check_store_task(store)  # writable, not a file, free space above the floor: before the engine starts
     stopped: StoreError | None = None
     dataset = open_dataset_task(config)  # a bad file stops here, before the engine starts
+    replay = open_trace_task(config)  # so does a bad trace line
     # api_key: an endpoint's key as `tcobench run --api-key` gave it (masked in what Prefect keeps of the parameters)
     engine = launch_engine_task(config, store.location.log_dir, model_cache, batch_id, on_event, api_key)
     engine_stop: Future[None] | None = None
     writer = WriterPreparation(store)  # the first commit's set-up, in a thread: a signal's exit waits less for it
     try:
-        plan = prepare_workload_task(config, engine, model_cache, dataset)
+        plan = prepare_workload_task(config, engine, model_cache, dataset, replay)
         target = target_of(config, engine.base_url, api_key)
         api = adapter_for(config.engine.protocol).path(config.engine.chat)
         # a signal stops the run in progress gracefully (stored before check_stop ends it); the store's writer

@@ -125,6 +125,7 @@ class LoadMode(StrEnum):
 
     closed = "closed"  # fixed concurrency: a new request starts when one finishes
     poisson = "poisson"  # open loop: arrivals drawn from a Poisson process at a fixed rate
+    replay = "replay"  # open loop: each request of a trace at its recorded offset (workload.trace)
 
 
 class Phase(StrEnum):

@@ -24,6 +24,7 @@ from tcobench.schemas.flags import Flag
 from tcobench.schemas.models import SHAPES
 from tcobench.schemas.prices import PRICES_FLAG
 from tcobench.schemas.serving import DeclaredServing
+from tcobench.schemas.trace import TraceConfig
 from tcobench.schemas.urls import check_api_base, check_url
 from tcobench.schemas.vllm import VllmSettings
 from tcobench.schemas.workload import DatasetConfig, LengthDist, SloConfig, SweepConfig
@@ -295,6 +296,12 @@ class WorkloadConfig(StrictModel):
         "by default when output_tokens is given.",
     )
     dataset: DatasetConfig | None = Field(default=None, description="Requests from a file of your own traffic.")
+    trace: TraceConfig | None = Field(
+        default=None,
+        description="Replay a recorded trace: each request at its recorded offset from the first one (time "
+        "scaled), with its lengths (token-exact synthetic prompts, shared hash_ids blocks as shared prefix tokens) "
+        "or its own prompt; sets mode replay (docs/workloads.md#replay).",
+    )
     shared_prefix_tokens: Annotated[
         int, Flag("A system prompt of N tokens shared by every synthetic request [0].", name="shared_prefix")
     ] = Field(
@@ -338,7 +345,10 @@ class WorkloadConfig(StrictModel):
         default=None, description="Stop the concurrency levels early when throughput stops rising or the SLO breaks."
     )
     slo: SloConfig = Field(default_factory=SloConfig, description="Latency targets for goodput.")
-    mode: LoadMode = Field(default=LoadMode.closed, description="closed (fixed concurrency) or poisson.")
+    mode: LoadMode = Field(
+        default=LoadMode.closed,
+        description="closed (fixed concurrency), poisson (rate) or replay (trace; set by workload.trace).",
+    )
     client_procs: Annotated[
         PositiveInt | None,
         Flag(
@@ -416,12 +426,24 @@ class WorkloadConfig(StrictModel):
 
     @model_validator(mode="after")
     def _eos_follows_output_tokens(self) -> WorkloadConfig:
-        if self.output_tokens is not None and "ignore_eos" not in self.model_fields_set:
+        if (self.output_tokens is not None or self.trace is not None) and "ignore_eos" not in self.model_fields_set:
             return self.model_copy(update={"ignore_eos": True})
         return self
 
     @model_validator(mode="after")
+    def _mode_follows_trace(self) -> WorkloadConfig:
+        if self.trace is not None and "mode" not in self.model_fields_set:
+            return self.model_copy(update={"mode": LoadMode.replay})
+        return self
+
+    @model_validator(mode="after")
     def _rate_matches_mode(self) -> WorkloadConfig:
+        if (self.mode is LoadMode.replay) != (self.trace is not None):
+            raise ValueError("workload.mode 'replay' and workload.trace (--trace) go together: give both or neither")
+        if self.mode is LoadMode.replay and self.rate is not None:
+            raise ValueError(
+                "workload.rate is only valid with workload.mode 'poisson' (a replay keeps the trace's times)"
+            )
         if self.mode is LoadMode.poisson and self.rate is None:
             raise ValueError("workload.rate is required when workload.mode is 'poisson'")
         if self.mode is LoadMode.closed and self.rate is not None:
@@ -430,6 +452,15 @@ class WorkloadConfig(StrictModel):
 
     @model_validator(mode="after")
     def _shape_fits(self) -> WorkloadConfig:
+        if self.trace is not None:
+            given = [name for name in ("dataset", "input_tokens", "output_tokens", "duration_s") if getattr(self, name)]
+            if self.turns > 1:
+                given.append("turns")
+            if given:
+                raise ValueError(
+                    f"workload.trace: the trace gives the requests, their lengths and the run's length; "
+                    f"{', '.join(given)} cannot be given with it"
+                )
         if self.dataset is not None and self.input_tokens is not None:
             raise ValueError("give input_tokens (synthetic prompts) or dataset (your own traffic), not both")
         if self.shared_prefix_tokens and self.dataset is not None:
@@ -463,7 +494,9 @@ class WorkloadConfig(StrictModel):
 
     @property
     def prompt_source(self) -> str:
-        """dataset, synthetic or prompts."""
+        """trace, dataset, synthetic or prompts."""
+        if self.trace is not None:
+            return "trace"
         if self.dataset is not None:
             return "dataset"
         return "synthetic" if self.input_tokens is not None else "prompts"

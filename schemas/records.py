@@ -163,7 +163,7 @@ class RunRecord(StrictModel):
     )
     # Workload
     workload: str = Field(description="Workload label.")
-    load_mode: str = Field(description="closed or poisson.")
+    load_mode: str = Field(description="closed, poisson or replay.")
     concurrency: int = Field(description="Concurrent requests (closed loop) or in-flight cap (poisson), as configured.")
     concurrency_reached: int | None = Field(
         default=None,
@@ -197,7 +197,8 @@ class RunRecord(StrictModel):
         default=None, description="Why a claim-profile run's settings fall short (duration, requests, warm-up)."
     )
     prompt_source: str | None = Field(
-        default=None, description="Where prompts came from: prompts (the list), synthetic (corpus) or dataset."
+        default=None,
+        description="Where prompts came from: prompts (the list), synthetic (corpus), dataset or trace (a replay).",
     )
     input_tokens_spec: str | None = Field(
         default=None, description="Requested input length per request (synthetic): e.g. 512 or normal:1024,128,1-1536."
@@ -205,8 +206,12 @@ class RunRecord(StrictModel):
     output_tokens_spec: str | None = Field(
         default=None, description="Requested output length per request, e.g. 128 or uniform:64-256; null: max_tokens."
     )
-    dataset_path: str | None = Field(default=None, description="Dataset file the requests came from.")
-    dataset_records: int | None = Field(default=None, description="Records in that dataset file.")
+    dataset_path: str | None = Field(
+        default=None, description="Dataset file the requests came from, or the replayed trace (prompt_source trace)."
+    )
+    dataset_records: int | None = Field(
+        default=None, description="Records in that dataset file, or the replayed trace's requests (its window)."
+    )
     shared_prefix_tokens: int | None = Field(
         default=None, description="Tokens of the system prompt every request shares (0: none)."
     )
@@ -343,8 +348,20 @@ class RequestRecord(StrictModel):
     http_status: int | None = Field(description="HTTP status of the response; null if none arrived.")
     send_lateness_ns: int | None = Field(
         default=None,
-        description="Open loop (poisson): first send minus the request's scheduled arrival time, ns (waiting for a "
-        "free slot under the in-flight cap included); null in a closed loop and for later turns of a conversation.",
+        description="Open loop (poisson, replay): first send minus the request's scheduled arrival time, ns (waiting "
+        "for a free slot under the in-flight cap included); null in a closed loop and for later turns of a "
+        "conversation.",
+    )
+    scheduled_ns: int | None = Field(
+        default=None,
+        description="Open loop (poisson, replay): when the request was due, ns since the Unix epoch (UTC; a replay: "
+        "the run's start plus the trace's recorded offset times the time scale); null in a closed loop, for later "
+        "turns of a conversation and in older rows.",
+    )
+    sent_ns: int | None = Field(
+        default=None,
+        description="Open loop (poisson, replay): when its first attempt was sent, ns since the Unix epoch (UTC); "
+        "sent_ns - scheduled_ns is the send lag (send_lateness_ns); null where scheduled_ns is.",
     )
     client_proc: int | None = Field(default=None, description="Client worker process (0-based) that sent it.")
     retries: int = Field(

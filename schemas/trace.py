@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tcobench.schemas.base import StrictModel
+from tcobench.schemas.flags import Flag
 
 __all__ = [
     "MOONCAKE_BLOCK_TOKENS",
@@ -41,25 +43,71 @@ class TraceFormat(StrEnum):
 
 
 class TraceConfig(StrictModel):
-    """Which requests of a trace file are read, and on what clock."""
+    """Which requests of a trace file are read, and on what clock (``tcobench trace stats``; ``tcobench run --trace``
+    replays them, workload.trace)."""
 
-    path: Path = Field(description="The trace file.")
-    format: TraceFormat | None = Field(default=None, description="Its format; None: detected from the first line.")
-    sort: bool = Field(
+    path: Annotated[
+        Path, Flag("Replay a trace file (Mooncake, Azure or tcobench JSONL) at its timestamps.", name="trace")
+    ] = Field(description="The trace file.")
+    format: Annotated[
+        TraceFormat | None,
+        Flag(r"mooncake, azure or tcobench \[detected from the first line].", name="trace_format", cli_type=str | None),
+    ] = Field(default=None, description="Its format; None: detected from the first line.")
+    sort: Annotated[
+        bool,
+        Flag(
+            "Replay the trace in timestamp order (else a timestamp going backwards is an error).",
+            decls=("--sort/--no-sort",),
+            show_default=False,
+        ),
+    ] = Field(
         default=False,
         description="Read the requests in timestamp order (an index of 16 bytes per request); without it a "
         "timestamp earlier than the one before is an error.",
     )
-    window_s: tuple[float, float] | None = Field(
+    window_s: Annotated[
+        tuple[float, float] | None,
+        Flag(
+            "START,END: replay only the requests this many seconds after the first one.",
+            name="trace_window",
+            cli_type=str | None,
+        ),
+    ] = Field(
         default=None,
-        description="[START, END) in seconds of the recorded trace from its first request: only these are read.",
+        description="[START, END) in seconds of the recorded trace from its first request: only these are read. "
+        "TOML: [START, END]; command line: START,END.",
     )
-    time_scale: float = Field(
+    time_scale: Annotated[float, Flag("Multiply every recorded offset (0.5: replay twice as fast) [1].")] = Field(
         default=1.0, gt=0, description="Multiplies every recorded offset: 0.5 replays twice as fast."
     )
-    max_requests: int | None = Field(
-        default=None, gt=0, description="More requests than this (after the window) is an error; None: no limit."
-    )
+    max_requests: Annotated[
+        int | None, Flag("A trace (or window) with more requests than this is refused [no limit].")
+    ] = Field(default=None, gt=0, description="More requests than this (after the window) is an error; None: no limit.")
+
+    @field_validator("window_s", mode="before")
+    @classmethod
+    def _window_text(cls, value: Any) -> Any:
+        """The command line's ``START,END`` (and a TOML list) as a pair of numbers."""
+        if isinstance(value, list):
+            return tuple(value)
+        if not isinstance(value, str):
+            return value
+        parts = value.split(",")
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            return (float(parts[0]), float(parts[1]))
+        except ValueError:
+            raise ValueError(f"trace window {value!r}: give START,END in seconds, e.g. 0,3600") from None
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format_text(cls, value: Any) -> Any:
+        """The format as text (TOML, the command line): strict mode wants the enum."""
+        formats = {f.value: f for f in TraceFormat}
+        if isinstance(value, str) and value in formats:
+            return formats[value]
+        return value
 
     @model_validator(mode="after")
     def _window_in_order(self) -> TraceConfig:

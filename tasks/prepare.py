@@ -1,7 +1,7 @@
 """open_workload_dataset / prepare_workload: everything a workload needs from the files and the engine, checked
 before the first request is sent, so bad input stops the batch with one line and nothing stored.
 
-1. ``open_workload_dataset`` (before the engine starts): stream the dataset file once, validating every record.
+1. ``open_workload_dataset``, ``open_workload_trace`` (before the engine starts): read the file once, checking it all.
 2. ``prepare_workload`` (engine up): resolve the tokenizer (``workload.tokenizer``), cut the corpus into the
    model's tokens (synthetic prompts), measure the prompt overhead, and check the longest request fits the
    engine's context.
@@ -27,14 +27,16 @@ from tcobench.tasks.workload import (
     TAG_WORDS,
     Dataset,
     PromptTokenizer,
+    TracePrompts,
     WorkloadPlan,
     engine_tokenizer,
     local_tokenizer,
     open_dataset,
     tokenize_corpus,
 )
+from tcobench.tasks.workload.replay import Replay, read_replay
 
-__all__ = ["engine_context", "open_workload_dataset", "prepare_workload", "resolve_tokenizer"]
+__all__ = ["engine_context", "open_workload_dataset", "open_workload_trace", "prepare_workload", "resolve_tokenizer"]
 
 _PROBE_PASSAGE = 32  # passage tokens of the probe prompt
 
@@ -43,6 +45,12 @@ def open_workload_dataset(config: BenchmarkConfig) -> Dataset | None:
     """The workload's dataset, validated in one streamed pass; None when the workload has none."""
     w = config.workload
     return open_dataset(w.dataset, w.turns, w.num_ctx) if w.dataset is not None else None
+
+
+def open_workload_trace(config: BenchmarkConfig) -> Replay | None:
+    """The requests of the workload's trace (its window), read and checked in one pass; None without a trace."""
+    trace = config.workload.trace
+    return read_replay(trace) if trace is not None else None
 
 
 def _local_model_file(config: BenchmarkConfig, engine: RunningEngine) -> Path | None:
@@ -129,14 +137,58 @@ def _check_room(plan: WorkloadPlan) -> None:
         )
 
 
+def _check_trace_fits(config: BenchmarkConfig, engine: RunningEngine, plan: WorkloadPlan, replay: Replay) -> None:
+    """Every replayed request leaves room for its tag after the server's overhead, and fits the engine's context."""
+    context, source = engine_context(config, engine)
+    for request in replay.requests:
+        if request.input_tokens is None:
+            continue
+        if request.input_tokens - plan.overhead < TAG_WORDS:
+            raise ConfigError(
+                f"trace {replay.config.path}: line {request.line}: input length {request.input_tokens} leaves "
+                f"{request.input_tokens - plan.overhead} tokens after the {plan.overhead} the server adds, fewer "
+                f"than the {TAG_WORDS} of a prompt's tag"
+            )
+        output = request.output_tokens or config.workload.max_tokens
+        if context is not None and request.input_tokens + output > context:
+            raise ConfigError(
+                f"trace {replay.config.path}: line {request.line}: input {request.input_tokens} + output {output} "
+                f"tokens exceed the engine's context of {context} tokens per sequence ({source})"
+            )
+
+
+def _prepare_replay(config: BenchmarkConfig, engine: RunningEngine, plan: WorkloadPlan, replay: Replay) -> WorkloadPlan:
+    """The plan with the replay's requests; a trace that records lengths gets token-exact prompts (tokenizer, corpus
+    and the server's prompt overhead, as synthetic prompts)."""
+    if not replay.synthetic:
+        return replace(plan, replay=replay)
+    if plan.tokenizer is None:
+        raise ConfigError(
+            f"trace {replay.config.path}: its requests record lengths, and building prompts of those lengths needs "
+            f"the model's tokenizer: the engine at {engine.base_url} offers no POST /tokenize and no local model file "
+            "is known; set workload.tokenizer (--tokenizer) to the model's tokenizer.json or .gguf"
+        )
+    plan = _probe_overhead(config, engine, replace(plan, corpus=tokenize_corpus(plan.tokenizer)))
+    assert plan.corpus is not None
+    replay = replay.with_prompts(TracePrompts(plan.corpus, plan.overhead, config.workload.seed))
+    _check_trace_fits(config, engine, plan, replay)
+    return replace(plan, replay=replay)
+
+
 def prepare_workload(
-    config: BenchmarkConfig, engine: RunningEngine, cache_dir: Path, dataset: Dataset | None = None
+    config: BenchmarkConfig,
+    engine: RunningEngine,
+    cache_dir: Path,
+    dataset: Dataset | None = None,
+    replay: Replay | None = None,
 ) -> WorkloadPlan:
     """The run's WorkloadPlan for this engine; ConfigError (nothing sent but one probe) when it cannot be built."""
     w = config.workload
     _check_context(config, engine)
     tokenizer = resolve_tokenizer(config, engine, cache_dir)
     plan = WorkloadPlan(w, tokenizer=tokenizer, dataset=dataset)
+    if replay is not None:
+        return _prepare_replay(config, engine, plan, replay)
     if w.input_tokens is None:
         return plan
     if tokenizer is None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from tcobench import __version__
 from tcobench.errors import ExitCode, RunError
-from tcobench.schemas import BenchmarkConfig, Protocol, RequestRecord, RunRecord, RunStatus
+from tcobench.schemas import BenchmarkConfig, LoadMode, Protocol, RequestRecord, RunRecord, RunStatus
 from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.engine.base import RunningEngine
 from tcobench.tasks.engine.serving import serving_columns
@@ -137,7 +137,7 @@ def describe_run(
         concurrency=concurrency,
         rate_rps=w.rate,
         warmup_requests=w.warmup_requests,
-        measured_requests=w.requests,
+        measured_requests=plan.measured_requests if plan is not None else w.requests,
         max_tokens=w.max_tokens,
         num_ctx=w.num_ctx,
         temperature=w.temperature,
@@ -173,6 +173,22 @@ def _profile(config: BenchmarkConfig, concurrency: int) -> dict[str, Any]:
     return {"profile": w.profile, "claim_grade": not short, "claim_note": "; ".join(short) or None}
 
 
+def _source_path(config: BenchmarkConfig) -> str | None:
+    """The file the requests came from: the dataset, or the replayed trace."""
+    w = config.workload
+    source = w.dataset.path if w.dataset is not None else (w.trace.path if w.trace is not None else None)
+    return str(source) if source is not None else None
+
+
+def _source_records(plan: WorkloadPlan | None) -> int | None:
+    """Records of that file the run draws on: the dataset's, or the replayed trace's requests (its window)."""
+    if plan is None:
+        return None
+    if plan.dataset is not None:
+        return plan.dataset.records
+    return len(plan.replay.requests) if plan.replay is not None else None
+
+
 def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]:
     """The workload-shape columns of a run row."""
     w = config.workload
@@ -181,8 +197,8 @@ def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]
         "prompt_source": w.prompt_source,
         "input_tokens_spec": w.input_tokens.describe() if w.input_tokens is not None else None,
         "output_tokens_spec": w.output_tokens.describe() if w.output_tokens is not None else None,
-        "dataset_path": str(w.dataset.path) if w.dataset is not None else None,
-        "dataset_records": plan.dataset.records if plan is not None and plan.dataset is not None else None,
+        "dataset_path": _source_path(config),
+        "dataset_records": _source_records(plan),
         "shared_prefix_tokens": w.shared_prefix_tokens,
         "turns": w.turns,
         "tokenizer": plan.tokenizer.name if plan is not None and plan.tokenizer is not None else None,
@@ -264,11 +280,18 @@ def finish_run(
             "status": status,
             "error": why,
             **_output_length(run, result.measured),
-            **run_fields(result.client),
+            **run_fields(result.client, _send_lags(run, result.measured)),
             **dict(facts or {}),
         }
     )
     return classify_failure(reconcile(finished))
+
+
+def _send_lags(run: RunRecord, measured: Sequence[RequestRecord]) -> list[int]:
+    """A replay's send lags (sent - scheduled, ns), which the run's client check bounds; none for other modes."""
+    if run.load_mode != LoadMode.replay.value:
+        return []
+    return [r.send_lateness_ns for r in measured if r.send_lateness_ns is not None]
 
 
 def failed_run_record(

@@ -73,11 +73,12 @@ def auto_procs(concurrency: int, rate: float | None, cores: int | None = None) -
     return max(1, min(need, cores - 1, concurrency))
 
 
-def client_procs(workload: WorkloadConfig, concurrency: int) -> int:
-    """The client processes for a run: ``workload.client_procs``, else enough for the load (auto_procs)."""
+def client_procs(workload: WorkloadConfig, concurrency: int, rate: float | None = None) -> int:
+    """The client processes for a run: ``workload.client_procs``, else enough for the load (auto_procs) at ``rate``
+    (the plan's arrival rate: a replay's mean), else ``workload.rate``."""
     if workload.client_procs is not None:
         return min(workload.client_procs, concurrency)
-    return auto_procs(concurrency, workload.rate)
+    return auto_procs(concurrency, rate if rate is not None else workload.rate)
 
 
 def concurrency_slices(concurrency: int, procs: int) -> list[int]:
@@ -211,7 +212,7 @@ async def _worker_main(job: _Job, shared: _Shared) -> None:
         if not start or stop.is_set:
             put(("phase", job.proc, Phase.measure, 0, False))
             return
-        count = None if workload.duration_s is not None else workload.requests
+        count = None if workload.duration_s is not None else plan.measured_requests
         gate = Gate(count, workload.duration_s, workload.min_requests, shared.started, shared.first)
         measured = PhaseRun(Phase.measure, plan, gate, send, put)
         probe = ProcessProbe()

@@ -119,7 +119,7 @@ async def _measure(
             if not stop.is_set:
                 mark(Phase.measure)
                 probe.start()  # first: its gc.collect must not delay the first request past the gate's start
-                gate = Gate(None if timed else workload.requests, workload.duration_s, workload.min_requests)
+                gate = Gate(None if timed else plan.measured_requests, workload.duration_s, workload.min_requests)
                 measured = PhaseRun(Phase.measure, plan, gate, send, on_request)
                 seed = plan.seed_of(Phase.measure, 0)
                 try:
@@ -161,7 +161,7 @@ def measure(
     """
     check_load(workload.model_copy(update={"concurrency": (concurrency,)}), warn=False)  # descriptors, ports
     plan = (plan or WorkloadPlan(workload)).for_run(concurrency)
-    procs = client_procs(workload, concurrency)
+    procs = client_procs(workload, concurrency, plan.arrival_rate)
     if procs > 1 and transport is None:
         return measure_procs(target, plan, ctx, concurrency, procs, on_request, on_phase)
     return asyncio.run(_measure(target, plan, ctx, concurrency, on_request, on_phase, transport))

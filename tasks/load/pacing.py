@@ -1,5 +1,6 @@
-"""pacing: when requests go out: the run's clock, the closed loop and Poisson arrivals, the gate that holds
-the streams in flight, the phases (warm-up, measured) and the stop on a signal or deadline."""
+"""pacing: when requests go out: the run's clock, the pacings (closed loop, Poisson arrivals, a trace's replay:
+``PACINGS``, one per ``LoadMode``), the gate that holds the streams in flight, the phases (warm-up, measured) and
+the stop on a signal or deadline."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcobench.schemas import LoadMode, Phase, RequestRecord
+from tcobench.tasks._registry import Registry
 from tcobench.tasks.load import shutdown
 from tcobench.tasks.load.stream import Sent
 from tcobench.tasks.workload.plan import RequestSpec, WorkloadPlan
@@ -27,6 +29,8 @@ __all__ = [
     "Instant",
     "OnPhase",
     "OnRequest",
+    "PACINGS",
+    "Pacing",
     "PhaseRun",
     "Send",
     "Slice",
@@ -313,11 +317,12 @@ def arrivals(rate: float, seed: int, start_ns: int) -> Iterator[int]:
         yield start_ns + round(due * 1e9)
 
 
-async def _poisson(
+async def _open_loop(
     units: int | None, cap: int, schedule: Iterator[tuple[int, int]], fire: Fire, gate: Gate, stop: Stop
 ) -> None:
     """Send unit i at its due time from ``schedule`` ((unit, due) pairs: all of them, or one process's share of
-    the one global schedule), with at most ``cap`` in flight."""
+    the one global schedule), with at most ``cap`` in flight (a unit waiting for a slot is sent late: its lateness
+    says so)."""
     slots = asyncio.Semaphore(cap)
     tasks = []
     alarm = _Alarm(asyncio.get_running_loop())
@@ -397,7 +402,8 @@ class PhaseRun:
 @dataclass(frozen=True)
 class Slice:
     """One client process's share of a phase: ``concurrency`` of the slots, units from ``counter`` (closed loop),
-    and every ``procs``-th arrival of the global Poisson schedule from ``proc`` on, which starts at ``start_ns``."""
+    and every ``procs``-th arrival of the global open-loop schedule (Poisson, replay) from ``proc`` on, which
+    starts at ``start_ns``."""
 
     concurrency: int
     counter: Counter
@@ -406,15 +412,59 @@ class Slice:
     start_ns: int | None = None
 
 
+class Pacing:
+    """When a phase's units go out: one variant per ``LoadMode``, registered in ``PACINGS``."""
+
+    def load(self, phase: PhaseRun, rate: float | None, seed: int, stop: Stop, part: Slice) -> Awaitable[None]:
+        """The coroutine that sends ``part``'s share of ``phase``."""
+        raise NotImplementedError
+
+
+PACINGS: Registry[LoadMode, Pacing] = Registry("pacing")
+
+
+def _start(part: Slice) -> int:
+    return time.perf_counter_ns() if part.start_ns is None else part.start_ns
+
+
+def _share(schedule: Iterator[tuple[int, int]], part: Slice) -> Iterator[tuple[int, int]]:
+    """Process ``part.proc``'s share of the one global schedule: arrivals proc, proc + procs, ..."""
+    return itertools.islice(schedule, part.proc, None, part.procs)
+
+
+@PACINGS.register(LoadMode.closed)
+class _Closed(Pacing):
+    """A new unit starts when one of ``concurrency`` workers is free."""
+
+    def load(self, phase: PhaseRun, rate: float | None, seed: int, stop: Stop, part: Slice) -> Awaitable[None]:
+        return _closed_loop(phase.units, part.concurrency, phase.fire, stop, part.counter)
+
+
+@PACINGS.register(LoadMode.poisson)
+class _Poisson(Pacing):
+    """Arrivals at exponentially distributed gaps of mean 1/rate (seeded), at most ``concurrency`` in flight."""
+
+    def load(self, phase: PhaseRun, rate: float | None, seed: int, stop: Stop, part: Slice) -> Awaitable[None]:
+        if rate is None:  # the workload schema refuses it; a phase without a rate is a closed loop
+            return PACINGS[LoadMode.closed].load(phase, rate, seed, stop, part)
+        schedule = _share(enumerate(arrivals(rate, seed, _start(part))), part)
+        return _open_loop(phase.units, part.concurrency, schedule, phase.fire, phase.gate, stop)
+
+
+@PACINGS.register(LoadMode.replay)
+class _Replay(Pacing):
+    """Measured request i at the replayed trace's offset i (recorded offset x time scale) after the phase's start, at
+    most ``concurrency`` in flight."""
+
+    def load(self, phase: PhaseRun, rate: float | None, seed: int, stop: Stop, part: Slice) -> Awaitable[None]:
+        start = _start(part)
+        schedule = _share(((i, start + at) for i, at in enumerate(phase.plan.offsets_ns)), part)
+        return _open_loop(phase.units, part.concurrency, schedule, phase.fire, phase.gate, stop)
+
+
 async def run_phase(
     phase: PhaseRun, mode: LoadMode, rate: float | None, seed: int, stop: Stop, part: Slice
 ) -> PhaseRun:
-    if mode is LoadMode.poisson and rate is not None:
-        start = time.perf_counter_ns() if part.start_ns is None else part.start_ns
-        schedule = itertools.islice(enumerate(arrivals(rate, seed, start)), part.proc, None, part.procs)
-        load = _poisson(phase.units, part.concurrency, schedule, phase.fire, phase.gate, stop)
-    else:
-        load = _closed_loop(phase.units, part.concurrency, phase.fire, stop, part.counter)
-    await stop.bounded(load)
+    await stop.bounded(PACINGS[mode].load(phase, rate, seed, stop, part))
     phase.records.sort(key=lambda r: r.request_index)
     return phase

@@ -70,8 +70,9 @@ def _record(
     stream: Stream,
     retries: int,
     deadline: int | None,
-    lateness: int | None = None,
+    sent: tuple[int, int] | None = None,
 ) -> RequestRecord:
+    """The row of one request; ``sent``: (due, first send) on the perf counter, for an open loop's request."""
     c = stream.counters
     finalize_counters(c)
     times = stream.content_ns
@@ -109,7 +110,9 @@ def _record(
         counter_note=c.note,
         http_status=stream.status,
         retries=retries,
-        send_lateness_ns=lateness,
+        send_lateness_ns=sent[1] - sent[0] if sent is not None else None,
+        scheduled_ns=clock.wall(sent[0]) if sent is not None else None,
+        sent_ns=clock.wall(sent[1]) if sent is not None else None,
         client_proc=ctx.client_proc,
         error=stream.error,
     )
@@ -194,8 +197,8 @@ def make_send(target: Target, plan: WorkloadPlan, ctx: RunContext, clock: Clock,
         first, t0, t_end, stream, retries = await send_request(clients, adapter, target, workload, given)
         await turnstile.turn()
         await _count_missing(plan, given, stream)
-        late = first - due if due is not None else None
-        record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline, late)
+        sent = (due, first) if due is not None else None
+        record = _record(spec, given, ctx, clock, t0, t_end, stream, retries, gate.deadline, sent)
         answer = "".join(stream.text)
         if workload.temperature == 0 and stream.error is None:  # deterministic decoding: the answer is comparable
             record = record.model_copy(update=answer_fingerprint(answer))

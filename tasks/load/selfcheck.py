@@ -25,10 +25,12 @@ __all__ = [
     "LAG_P99_LIMIT_NS",
     "LAG_RESERVOIR",
     "MIN_LAG_SAMPLES",
+    "SEND_LAG_P99_LIMIT_NS",
     "LoopLag",
     "RunQueueWait",
     "ProcessProbe",
     "run_fields",
+    "send_lag_verdict",
     "verdict",
 ]
 
@@ -37,6 +39,9 @@ LAG_P99_LIMIT_NS = 5_000_000  # 5 ms: well above the 0-1 ms floor of epoll's rou
 CPU_LIMIT = 0.95  # of one core: the loop had no idle time left
 MIN_LAG_SAMPLES = 50  # fewer: the p99 is one sample (one pause), too few to call the loop saturated
 LAG_RESERVOIR = 100_000  # samples kept (uniform reservoir past that: over 16 minutes at 10 ms)
+# A replay whose sends are later than this at p99 did not keep the trace's times: the bound and its measurement are
+# in docs/workloads.md#replay (the lag of a client that keeps time is a fraction of it, even on a loaded machine).
+SEND_LAG_P99_LIMIT_NS = 50_000_000
 
 
 class RunQueueWait:
@@ -157,11 +162,26 @@ def verdict(checks: Sequence[ClientProcessCheck]) -> tuple[bool, str | None]:
     return bool(why), ("client saturated: " + "; ".join(why)) if why else None
 
 
-def run_fields(checks: Sequence[ClientProcessCheck]) -> dict[str, Any]:
-    """The run row's client_* columns from the per-process checks (all null when nothing was measured)."""
+def send_lag_verdict(lags_ns: Sequence[int]) -> str | None:
+    """Why a replay lagged (p99 of its send lags, sent - scheduled, over SEND_LAG_P99_LIMIT_NS), or None."""
+    p99 = quantile(lags_ns, 0.99)
+    if p99 is None or p99 <= SEND_LAG_P99_LIMIT_NS:
+        return None
+    return (
+        f"replay send lag p99 {p99 / 1e6:.1f} ms > {SEND_LAG_P99_LIMIT_NS / 1e6:g} ms (a busy client, or requests "
+        "waiting for a slot under the concurrency cap)"
+    )
+
+
+def run_fields(checks: Sequence[ClientProcessCheck], send_lags_ns: Sequence[int] = ()) -> dict[str, Any]:
+    """The run row's client_* columns from the per-process checks (all null when nothing was measured); a replay's
+    send lags (``send_lags_ns``) over their bound flag the client too (client_saturated, client_check_note)."""
     if not checks:
         return {}
     saturated, why = verdict(checks)
+    lagging = send_lag_verdict(send_lags_ns)
+    if lagging is not None:
+        saturated, why = True, "; ".join(w for w in (why, "client lagging: " + lagging) if w)
     return {
         "client_procs": len(checks),
         "client_wall_ns": [c.wall_ns for c in checks],

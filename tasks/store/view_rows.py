@@ -81,6 +81,7 @@ class RunSummaryRow(TypedDict):
     steady_tpot_p90_ms: float | None
     steady_interactivity: float | None
     steady_interactivity_p90: float | None
+    steady_note: str | None
     output_tok_s: float | None
     total_tok_s: float | None
     tpot_p50_ms: float | None

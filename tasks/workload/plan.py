@@ -18,7 +18,7 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, WorkloadConfig
@@ -26,6 +26,9 @@ from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens
 from tcobench.tasks.workload.dataset import Dataset, DatasetRecord
 from tcobench.tasks.workload.lengths import draw_length, rng_for
 from tcobench.tasks.workload.tokenizer import PromptTokenizer
+
+if TYPE_CHECKING:
+    from tcobench.tasks.workload.replay import Replay
 
 __all__ = ["TAG_SPACE", "TAG_WORDS", "RequestInput", "RequestSpec", "WorkloadPlan", "tag_words"]
 
@@ -107,9 +110,28 @@ class WorkloadPlan:
     overhead_source: str | None = None
     run_key: int = 0  # the concurrency level: prompts differ between the runs of a sweep
     notes: list[str] = field(default_factory=list)
+    replay: Replay | None = None  # a replayed trace: its requests are the measured ones
 
     def for_run(self, run_key: int) -> WorkloadPlan:
-        return replace(self, run_key=run_key)
+        replay = self.replay.for_run(run_key) if self.replay is not None else None
+        return replace(self, run_key=run_key, replay=replay)
+
+    @property
+    def measured_requests(self) -> int:
+        """Measured requests of a run without a duration: the replayed trace's, else workload.requests."""
+        return len(self.replay.requests) if self.replay is not None else self.workload.requests
+
+    @property
+    def arrival_rate(self) -> float | None:
+        """Mean arrivals per second of an open loop: a replay's (its requests over its length), else workload.rate."""
+        return self.replay.mean_rate if self.replay is not None else self.workload.rate
+
+    @property
+    def offsets_ns(self) -> list[int]:
+        """When each measured request is due, ns after the measured phase's start: a replay's recorded offsets."""
+        if self.replay is None:
+            raise ConfigError("workload.mode 'replay' needs workload.trace (--trace)")
+        return self.replay.offsets_ns
 
     @property
     def blocking(self) -> bool:
@@ -136,6 +158,8 @@ class WorkloadPlan:
         w = self.workload
         seed = self.seed_of(phase, index)
         conversation, turn = divmod(index, w.turns) if w.turns > 1 else (None, None)
+        if self.replay is not None and phase is Phase.measure:
+            return self.replay.spec(index, seed, w.max_tokens)
         if self.dataset is not None:
             return self._dataset_spec(phase, index, seed, conversation, turn)
         if self.corpus is not None and w.input_tokens is not None:
@@ -288,6 +312,9 @@ class WorkloadPlan:
         """What identifies this workload's prompts across hosts and engines (run rows store its sha256): the prompt
         list; or the corpus, input shape, prefix, turns and seed; or the dataset file's sha256, order and seed."""
         w = self.workload
+        if self.replay is not None:
+            trace = self.replay.config
+            return {"trace_sha256": self.replay.sha256, "window": trace.window_s, "seed": w.seed}
         if self.dataset is not None:
             order = w.dataset.order.value if w.dataset is not None else None
             return {"dataset_sha256": self.dataset.sha256, "order": order, "seed": w.seed}

@@ -79,7 +79,8 @@ def _spelling(name: str) -> str:
 
 def _workload_flag_names() -> dict[str, str]:
     """Each workload field a flag sets, as the command line spells it (messages and the summary's "from" column): a
-    table's flags by their common stem (``slo``: ``--slo-*``), and ``mode`` by ``--rate``, which sets it."""
+    table's flags by their common stem (``slo``: ``--slo-*``), or by the first one where they share none (``trace``:
+    ``--trace``), and ``mode`` by ``--rate``, which sets it."""
     spelled: dict[str, list[str]] = {}
     for name, (path, _, _) in RUN_FLAGS.items():
         if path[0] == "workload":
@@ -87,7 +88,10 @@ def _workload_flag_names() -> dict[str, str]:
     names = {}
     for field, flags in spelled.items():
         stem = os.path.commonprefix(flags)
-        names[field] = stem if len(flags) == 1 or stem in flags else stem + "*"
+        if len(flags) == 1 or stem in flags:
+            names[field] = stem
+        else:
+            names[field] = stem + "*" if stem != "--" else flags[0]
     return names | {"mode": names["rate"]}
 
 

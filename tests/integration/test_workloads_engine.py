@@ -96,3 +96,30 @@ def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     longest = max(r["e2e_ns"] for r in rows)
     assert run["measure_end_ns"] - run["measure_start_ns"] <= 8e9 + longest + 0.5e9
     assert sum(r["in_flight_at_stop"] for r in rows) <= 2  # at most one per slot crossed the end
+
+
+def test_a_replayed_traces_shared_blocks_are_cached_by_the_embedded_engine(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two Mooncake requests a second apart that name the same first two hash_ids blocks: llama-server serves the
+    second one's shared prefix (two 512-token blocks and the BOS) from its prompt cache, which its cache_n reports
+    (requests.cached_tokens); the first one shares at most its tag's lead word with the probe before it. Two short
+    requests: the embedded engine is slow under load."""
+    trace = tmp_path / "mooncake.jsonl"
+    rows = [
+        {"timestamp": 0, "input_length": 1100, "output_length": 2, "hash_ids": [1, 2, 3]},
+        {"timestamp": 1000, "input_length": 1200, "output_length": 2, "hash_ids": [1, 2, 4]},
+    ]
+    trace.write_text("".join(json.dumps(row) + "\n" for row in rows), "utf-8")
+    done = tcobench(
+        "run", "--no-prefect", "--trace", str(trace), "--warmup", "0", "--concurrency", "1", env=cli_env, timeout=1800
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = query(
+        "select prompt_tokens, cached_tokens, error from requests where phase = 'measure' order by request_index",
+        cli_env,
+    )
+    assert [(r["prompt_tokens"], r["error"]) for r in got] == [(1100, None), (1200, None)]
+    first, second = (r["cached_tokens"] for r in got)
+    assert first is not None and first < 64, got
+    assert second is not None and 2 * 512 <= second < 1200, got

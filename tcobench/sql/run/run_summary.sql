@@ -125,6 +125,7 @@ joined AS (
         w.steady_tpot_p90_ms,
         w.steady_interactivity,
         w.steady_interactivity_p90,
+        w.steady_note,
         CASE WHEN r.gpus_given > 0 THEN r.gpus_given WHEN r.gpus_given = 0 THEN 1 WHEN r.gpu_count > 0
             THEN r.gpu_count WHEN r.declared_gpu_count > 0 THEN r.declared_gpu_count ELSE 1 END AS gpus_counted,
         CASE WHEN r.gpus_given > 0 THEN 'gpus_given' WHEN r.gpus_given = 0 THEN 'cpu' WHEN r.gpu_count > 0

@@ -5,7 +5,9 @@
 -- Per measured request: first_ns = start_ns + ttft_ns (first content token), end_ns = start_ns + e2e_ns. The window
 -- opens once the load is full and closes when it starts to drain: closed loop (runs.rate_rps IS NULL), once all
 -- c = runs.concurrency streams are in flight, until the first stream that finished without being replaced; open
--- loop (runs.rate_rps set, --rate), once the in-flight count has built up, until the last arrival. Its tokens are
+-- loop (runs.rate_rps set, --rate), once the in-flight count has built up, until the last arrival; a replayed trace
+-- (runs.load_mode 'replay') has none: its load follows the trace, so its steady fields are null and steady_note says
+-- why (docs/claim-grade.md). Its tokens are
 -- counted by their receive times (an even spread of every request put too many tokens inside: the requests still
 -- running at the window's end speed up as the batch empties, after it).
 --
@@ -57,9 +59,15 @@ bounds AS (
         r.run_id,
         r.measure_start_ns,
         r.measure_end_ns,
-        CASE WHEN r.rate_rps IS NULL THEN o.full_ns ELSE CAST(l.first_send_ns + l.e2e_p50_ns AS BIGINT) END
-            AS steady_start_ns,
-        CASE WHEN r.rate_rps IS NULL THEN c.unreplaced_ns ELSE l.last_ns END AS steady_end_ns
+        r.load_mode = 'replay' AS replay,
+        CASE
+            WHEN r.load_mode = 'replay' THEN NULL
+            WHEN r.rate_rps IS NULL THEN o.full_ns
+            ELSE CAST(l.first_send_ns + l.e2e_p50_ns AS BIGINT)
+        END AS steady_start_ns,
+        CASE
+            WHEN r.load_mode = 'replay' THEN NULL WHEN r.rate_rps IS NULL THEN c.unreplaced_ns ELSE l.last_ns
+        END AS steady_end_ns
     FROM runs AS r
     JOIN last_send AS l ON l.run_id = r.run_id
     LEFT JOIN opens AS o ON o.run_id = r.run_id
@@ -69,9 +77,11 @@ windowed AS (
     SELECT
         *,
         CASE WHEN steady_end_ns > steady_start_ns THEN (steady_end_ns - steady_start_ns) / 1e9 END AS steady_s,
-        CASE WHEN steady_end_ns > steady_start_ns
-            THEN coalesce(greatest(0, least(steady_end_ns, measure_end_ns)
-                - greatest(steady_start_ns, measure_start_ns)) / nullif(measure_end_ns - measure_start_ns, 0), 0)
+        CASE
+            WHEN replay THEN NULL
+            WHEN steady_end_ns > steady_start_ns
+                THEN coalesce(greatest(0, least(steady_end_ns, measure_end_ns)
+                    - greatest(steady_start_ns, measure_start_ns)) / nullif(measure_end_ns - measure_start_ns, 0), 0)
             ELSE 0
         END AS steady_share
     FROM bounds
@@ -134,7 +144,9 @@ SELECT
     s.steady_tpot_p50_ms,
     s.steady_tpot_p90_ms,
     1000 / nullif(s.steady_tpot_p50_ms, 0) AS steady_interactivity,
-    1000 / nullif(s.steady_tpot_p90_ms, 0) AS steady_interactivity_p90
+    1000 / nullif(s.steady_tpot_p90_ms, 0) AS steady_interactivity_p90,
+    CASE WHEN w.replay THEN 'replay: a replayed trace has no steady window (its load follows the trace)' END
+        AS steady_note
 FROM windowed AS w
 LEFT JOIN steady_requests AS s ON s.run_id = w.run_id
 LEFT JOIN straddling AS t ON t.run_id = w.run_id;

@@ -31,6 +31,7 @@ _FLAG_NAMES = {
     "run_deadline_s": "--deadline",
     "extra_body": "--extra-body",
     "dataset": "--dataset",
+    "trace": "--trace",
     "shared_prefix_tokens": "--shared-prefix",
     "turns": "--turns",
     "duration_s": "--duration",

@@ -56,6 +56,11 @@ def test_file_then_overrides(tmp_path: Path) -> None:
         ("[workload.extra_body]\nstream = false\n", "workload.extra_body: stream: set by tcobench"),
         ("[workload.extra_body]\noptions = 3\n", '"options" must be an object'),
         ("[workload.extra_body.options]\nnum_ctx = 8\n", "options.num_ctx: set by tcobench"),
+        ('[workload]\nmode = "replay"\n', "workload.mode 'replay' and workload.trace (--trace) go together"),
+        ('[workload.trace]\npath = "t.jsonl"\nwindow_s = [5, 1]\n', "trace window 5,1: needs 0 <= START < END"),
+        ('[workload]\nrate = 3.0\n[workload.trace]\npath = "t.jsonl"\n', "a replay keeps the trace's times"),
+        ('[workload]\ninput_tokens = 512\n[workload.trace]\npath = "t.jsonl"\n', "input_tokens cannot be given"),
+        ('[workload]\nduration_s = 60\n[workload.trace]\npath = "t.jsonl"\n', "duration_s cannot be given"),
     ],
 )
 def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
@@ -66,6 +71,17 @@ def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str,
     message = str(info.value)
     assert message.startswith(str(path)) and needle in message and "\n" not in message
     assert "hunter2" not in message and "sk-live" not in message
+
+
+def test_a_trace_sets_the_replay_mode_and_reads_the_command_lines_window() -> None:
+    """--trace sets mode replay (and ignore_eos: the trace's output lengths are asked for exactly); --trace-window
+    START,END is the window in seconds."""
+    given = {"workload": {"trace": {"path": "t.jsonl", "window_s": "60,120.5", "time_scale": 0.5}}}
+    w = load_config(None, given).workload
+    assert w.mode is LoadMode.replay and w.ignore_eos and w.prompt_source == "trace"
+    assert w.trace is not None and w.trace.window_s == (60.0, 120.5) and w.trace.time_scale == 0.5
+    with pytest.raises(ConfigError, match="trace window '60': give START,END in seconds"):
+        load_config(None, {"workload": {"trace": {"path": "t.jsonl", "window_s": "60"}}})
 
 
 def test_every_problem_is_listed_with_its_value() -> None:
