@@ -78,7 +78,7 @@ class ParsedRun(StrictModel):
     tokenizer: str | None = Field(default=None, description="Tokenizer the tool counted with.")
     per_request: list[ParsedRequest] = Field(default_factory=list, description="The requests, where the file has them.")
     aggregates: dict[str, float | None] = Field(
-        default_factory=dict, description="The file's own summary figures, by its names (kept in engine_settings)."
+        default_factory=dict, description="The file's own summary figures, by its names (runs.source_summary)."
     )
 
 

@@ -307,6 +307,11 @@ class RunRecord(StrictModel):
     source_file: str | None = Field(
         default=None, description="Path of the imported file as given; null in measured runs."
     )
+    source_summary: str | None = Field(
+        default=None,
+        description="JSON of the imported file's own summary figures (by its names) and of what the file lacks "
+        "(notes); null in measured runs.",
+    )
 
 
 class RequestRecord(StrictModel):

@@ -91,7 +91,7 @@ def _run_record(
     status, error = _status(run)
     first = min((r.start_ns for r in run.per_request), default=run.started_ns)
     last = max((r.start_ns + (r.e2e_ns or 0) for r in run.per_request), default=run.finished_ns)
-    settings = {"imported_aggregates": run.aggregates, "imported_notes": parsed.notes}
+    summary = {"figures": run.aggregates, "notes": parsed.notes}
     return RunRecord(
         run_id=run_id,
         batch_id=batch_id,
@@ -119,7 +119,7 @@ def _run_record(
         api=run.api,
         model_name=model,
         model_digest=None,
-        engine_settings=json.dumps(settings, sort_keys=True),
+        engine_settings="{}",
         config_id=serving.config_id,
         serving_config=serving.canonical(),
         **_hardware(labels),
@@ -149,6 +149,7 @@ def _run_record(
         source=source_label(parsed, labels),
         source_sha256=sha,
         source_file=str(path),
+        source_summary=json.dumps(summary, sort_keys=True),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def test_the_run_says_where_it_came_from_and_leaves_unknown_figures_null(tmp_pat
         None,
         "ok",
     )
+    summary = json.loads(str(_one(store, "SELECT source_summary FROM runs")[0]))
+    assert summary["figures"]["request_count"] == 12.0 and summary["notes"] == []
     n, ttft_p50 = _one(store, "SELECT n, ttft_p50_ms FROM run_summary")
     assert n == 12 and isinstance(ttft_p50, float) and ttft_p50 > 0
     priced = _one(store, "SELECT usd_per_m_output_tokens FROM tco")
