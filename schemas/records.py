@@ -51,8 +51,8 @@ class RunRecord(StrictModel):
     host_kernel: str = Field(description="Kernel release (uname -r).")
     host_arch: str = Field(description="Machine architecture (uname -m).")
     host_cpu: str = Field(description="CPU model name.")
-    host_cpu_count: int = Field(description="Logical CPUs visible to tcobench.")
-    host_mem_bytes: int = Field(description="Total memory of the host, bytes.")
+    host_cpu_count: int | None = Field(description="Logical CPUs visible to tcobench; null in imported runs.")
+    host_mem_bytes: int | None = Field(description="Total memory of the host, bytes; null in imported runs.")
     python_version: str = Field(description="Python running tcobench.")
     host_facts_source: str | None = Field(
         default=None,
@@ -174,10 +174,16 @@ class RunRecord(StrictModel):
     rate_rps: float | None = Field(description="Poisson mean arrival rate, requests/s; null for closed loop.")
     warmup_requests: int = Field(description="Warm-up requests sent before measuring.")
     measured_requests: int = Field(description="Measured requests sent.")
-    max_tokens: int = Field(description="Output tokens requested per request.")
-    num_ctx: int = Field(description="Context length per sequence.")
-    temperature: float = Field(description="Sampling temperature.")
-    seed: int = Field(description="Base seed; request i used seed + i.")
+    max_tokens: int | None = Field(
+        description="Output tokens requested per request; null where an imported file does not say."
+    )
+    num_ctx: int | None = Field(description="Context length per sequence; null where an imported file does not say.")
+    temperature: float | None = Field(
+        description="Sampling temperature; null where an imported file does not say (the server's default)."
+    )
+    seed: int | None = Field(
+        description="Base seed; request i used seed + i (imported: the tool's sampling seed; null where unsaid)."
+    )
     ignore_eos: bool = Field(description="Whether exactly max_tokens were requested.")
     extra_body: str | None = Field(
         default=None, description="JSON of the engine-specific fields added to every request body; null when none."
@@ -294,6 +300,23 @@ class RunRecord(StrictModel):
     # Tool provenance
     tool_version: str = Field(description="tcobench version.")
     git_revision: str | None = Field(description="git commit of tcobench's source, when known.")
+    source: str | None = Field(
+        default=None,
+        description="Where the run's figures come from: null, measured by tcobench, or 'imported:<tool> <version>' "
+        "(`tcobench import`: vllm-bench or aiperf; 'unknown' where neither the file nor --tool-version "
+        "says the version).",
+    )
+    source_sha256: str | None = Field(
+        default=None, description="sha256 of the imported file's bytes; null in measured runs."
+    )
+    source_file: str | None = Field(
+        default=None, description="Path of the imported file as given; null in measured runs."
+    )
+    source_summary: str | None = Field(
+        default=None,
+        description="JSON of the imported file's own summary figures (by its names) and of what the file lacks "
+        "(notes); null in measured runs.",
+    )
 
 
 class RequestRecord(StrictModel):
@@ -307,7 +330,7 @@ class RequestRecord(StrictModel):
     prompt_index: int = Field(
         description="Index into the workload's prompt list, dataset record (0-based line), or synthetic corpus window."
     )
-    seed: int = Field(description="Seed sent with the request.")
+    seed: int | None = Field(description="Seed sent with the request; null in imported requests (not recorded).")
     conversation: int | None = Field(default=None, description="Conversation index (multi-turn workloads).")
     turn: int | None = Field(default=None, description="0-based turn within the conversation (multi-turn workloads).")
     prompt_sha256: str | None = Field(default=None, description="sha256 of the prompt (text or messages JSON) sent.")
@@ -333,7 +356,7 @@ class RequestRecord(StrictModel):
     cached_tokens: int | None = Field(description="Prompt tokens served from the engine's cache, if reported.")
     token_count_source: str = Field(
         description="usage, server_counters, tokenizer (the server counted nothing: counted by the run's tokenizer), "
-        "or none."
+        "imported (the count of the tool whose file was imported) or none."
     )
     finish_reason: str | None = Field(description="finish_reason (OpenAI) or done_reason (Ollama).")
     server_load_ns: int | None = Field(description="Engine-reported model load time, ns (Ollama).")

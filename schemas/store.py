@@ -27,5 +27,7 @@ class CommitRecord(StrictModel):
         "this count was kept: verify then does not check them).",
     )
     committed_ns: int = Field(description="When the commit was prepared, ns since the Unix epoch (UTC).")
-    writer: str = Field(description="Who wrote it: 'run' (tcobench writing a measured run) or 'migrate'.")
+    writer: str = Field(
+        description="Who wrote it: 'run' (tcobench writing a measured run), 'import' (`tcobench import`) or 'migrate'."
+    )
     tool_version: str = Field(description="tcobench version that wrote the commit.")

@@ -46,6 +46,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List the workload presets: lengths, concurrency sweep, duration, SLO and the public shape each follows.",
     ),
     "trace": ("trace", "Recorded traffic: `trace stats FILE` profiles a trace file."),
+    "import": (
+        "import_files",
+        "Import another benchmark's result file as runs in the store: `vllm bench serve --save-result "
+        "--save-detailed` JSON (vllm-bench) or aiperf's profile_export_aiperf.json (with profile_export.jsonl beside "
+        "it); the runs are priced and compared like measured ones, and say source = imported:<tool> <version>.",
+    ),
     "summary": (
         "results",
         "One row per run: when, where, what, status, TTFT p50, output tok/s and cost per 1M output tokens.",

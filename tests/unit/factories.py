@@ -271,6 +271,7 @@ _MS = 1_000_000
 
 def _fleet_requests(run: RunRecord, rng: np.random.Generator, host: FleetHost, slow: float) -> list[RequestRecord]:
     """Closed-loop requests: each stream issues its next request when the previous one finishes."""
+    assert run.max_tokens is not None  # the fleet's runs are made with it
     c, out_tokens = run.concurrency, run.max_tokens
     night = rng.lognormal(0.0, 0.02)  # night-to-night drift, shared by the run's requests
     rate = host.decode_tok_s / (1 + 0.08 * (c - 1)) * night * slow

@@ -68,13 +68,13 @@ class CandidateRun(RunRow):
     synthetic_model: bool
     workload: str
     prompt_set_hash: str
-    max_tokens: int
+    max_tokens: int | None
     ignore_eos: bool
-    temperature: float
+    temperature: float | None
     extra_body: str | None
     load_mode: str
     rate_rps: float | None
-    num_ctx: int
+    num_ctx: int | None
     concurrency: int
     output_tokens_spec: str | None
     engine_url: str | None
@@ -88,6 +88,7 @@ class CandidateRun(RunRow):
     serving_config: str | None
     tensor_parallel: int | None
     max_num_seqs: int | None
+    source: str | None  # null: measured by tcobench; imported:<tool> <version> (`tcobench import`)
     gpus_counted: int
     # cost on the basis asked for (view cost_basis; NULL where the run has no price there)
     output_tokens_per_usd: float | None

@@ -135,6 +135,7 @@ class _RunFacts(TypedDict):
     model_digest: str | None
     image_digest: str | None
     telemetry_source: str | None
+    source: str | None
     ok: int
     steady_s: float | None
     steady_share: float | None
@@ -208,6 +209,8 @@ def _setup(rows: dict[str, list[CandidateRun]], facts: dict[str, _RunFacts]) -> 
                 gaps.add("image digest missing")
             if r["client_saturated"]:
                 gaps.add("client saturated")
+            if f["source"]:
+                gaps.add(f"imported ({f['source']}): not measured by tcobench")
         if gaps:
             missing.append(f"{side}: {', '.join(sorted(gaps))}")
     text = "; ".join(missing)

@@ -466,7 +466,21 @@ def _sides(
             "(measured device watts leave out the rest of the host; the estimate is all-in)"
         )
     notes += _saturation_notes(a_rows, b_rows)
+    notes += _source_notes(a_rows, b_rows)
     return a_rows, b_rows, diffs, notes
+
+
+def _source_notes(a_rows: Sequence[CandidateRun], b_rows: Sequence[CandidateRun]) -> list[str]:
+    """One note when the compared runs mix imported (`tcobench import`) and measured ones: where each comes from."""
+    sources = {side: {r["source"] or "measured" for r in rows} for side, rows in (("A", a_rows), ("B", b_rows))}
+    every = set().union(*sources.values())
+    if "measured" not in every or len(every) == 1:
+        return []
+    said = "; ".join(f"{side} {' + '.join(sorted(found))}" for side, found in sources.items())
+    return [
+        f"mixes imported and measured runs ({said}): imported figures are the other tool's own timings, with no "
+        "telemetry and nothing tcobench checked about the setup (see the claim-grade stamp)"
+    ]
 
 
 def _saturation_notes(a_rows: list[CandidateRun], b_rows: list[CandidateRun]) -> list[str]:

@@ -5,6 +5,7 @@
 -- run_summary row (it failed before its first request) has NULL there. Beside them:
 --   status, started_ns   view runs' (what the two macros filter and order by)
 --   summarised           run_summary has the run's row                                                  BOOLEAN
+-- and runs.source (null: measured by tcobench; imported:<tool> <version>: `tcobench import`).
 -- reads: run_summary; tables: runs
 CREATE OR REPLACE MACRO selectable_runs() AS TABLE
 SELECT
@@ -23,6 +24,7 @@ SELECT
     r.serving_config,
     r.tensor_parallel,
     r.max_num_seqs,
+    r.source,
     s.gpus_counted
 FROM runs AS r
 LEFT JOIN run_summary AS s ON s.run_id = r.run_id;

@@ -35,7 +35,7 @@ def test_every_field_has_a_description(model: type[BaseModel]) -> None:
         (RunRecord, "measure_start_ns", pa.int64(), True),
         (RunRecord, "status", pa.string(), False),
         (RunRecord, "error", pa.string(), True),
-        (RunRecord, "temperature", pa.float64(), False),
+        (RunRecord, "temperature", pa.float64(), True),
         (RunRecord, "rate_rps", pa.float64(), True),
         (RunRecord, "ignore_eos", pa.bool_(), False),
         (RunRecord, "utilisation", pa.float64(), False),

@@ -40,7 +40,7 @@ def test_describe_run_records_provenance() -> None:
     assert run.prompt_set_hash == hashlib.sha256(legacy.encode("utf-8")).hexdigest()
     assert run.prompt_source == "prompts" and run.input_tokens_spec is None and run.turns == 1
     assert run.config_hash == config_hash(config) and len(run.config_hash) == 64
-    assert run.host_cpu_count >= 1 and run.host_kernel and run.tool_version
+    assert run.host_cpu_count is not None and run.host_cpu_count >= 1 and run.host_kernel and run.tool_version
     assert run.engine_settings == '{"parallel": 2}' and run.engine_url == "http://127.0.0.1:1"
 
 

@@ -1,0 +1,95 @@
+"""`tcobench import FILE --format vllm-bench|aiperf`: another benchmark's result file as runs in the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from tcobench.cli._common import PricesOpt, StoreOpt, err, guard, out, settings_for
+from tcobench.schemas.base import GpuVendor
+from tcobench.schemas.imports import ImportFormat
+
+__all__ = ["register"]
+
+
+def _import(
+    path: Annotated[Path, typer.Argument(help="The result file.", show_default=False)],
+    fmt: Annotated[ImportFormat, typer.Option("--format", help="vllm-bench or aiperf.", show_default=False)],
+    host: Annotated[str | None, typer.Option("--host", help="Name of the host the file was measured on.")] = None,
+    hardware: Annotated[
+        str | None, typer.Option("--hardware", help="Price-table hardware key of that host (tcobench prices).")
+    ] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=0, help="GPUs the engine was given (0: CPU).")] = None,
+    vendor: Annotated[GpuVendor | None, typer.Option("--vendor", help="cpu, nvidia or amd.")] = None,
+    gpu_model: Annotated[str | None, typer.Option("--gpu-model", help="Accelerator model, e.g. H100.")] = None,
+    engine: Annotated[str | None, typer.Option("--engine", help="Engine product, e.g. vllm, sglang.")] = None,
+    engine_version: Annotated[str | None, typer.Option("--engine-version", help="Engine version.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name, where the file has none.")] = None,
+    tool_version: Annotated[
+        str | None,
+        typer.Option("--tool-version", help="Version of the tool that wrote the file, where the file has none."),
+    ] = None,
+    site: Annotated[str, typer.Option("--site", help="Price-table site key (electricity, PUE).")] = "default",
+    ops: Annotated[str, typer.Option("--ops", help="Price-table ops key (labour).")] = "default",
+    utilisation: Annotated[
+        float, typer.Option("--utilisation", min=0.0, max=1.0, help="Assumed utilisation, 0-1.")
+    ] = 0.5,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Import a file already imported again, over its earlier runs.")
+    ] = False,
+    prices: PricesOpt = None,
+    store: StoreOpt = None,
+) -> None:
+    """Import another benchmark's result file as runs in the store: `vllm bench serve --save-result
+    --save-detailed` JSON (vllm-bench) or aiperf's profile_export_aiperf.json (with profile_export.jsonl beside
+    it); the runs are priced and compared like measured ones, and say source = imported:<tool> <version>.
+
+    --host, --hardware, --gpus and --vendor are required (no file says them). The whole file is one transaction;
+    importing the same file twice (same sha256) is refused unless --replace.
+    """
+    from pydantic import ValidationError
+
+    from tcobench.schemas.imports import ImportLabels
+    from tcobench.tasks.imports import import_file
+
+    given = dict(  # noqa: C408 - the option names, as ImportLabels names them
+        host=host,
+        hardware=hardware,
+        gpus=gpus,
+        vendor=vendor,
+        gpu_model=gpu_model,
+        engine=engine,
+        engine_version=engine_version,
+        model=model,
+        tool_version=tool_version,
+        site=site,
+        ops=ops,
+        utilisation=utilisation,
+    )
+    try:
+        labels = ImportLabels.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = str(first["loc"][0]).replace("_", "-")
+        raise typer.BadParameter(f"{first['input']!r}: {first['msg']}", param_hint=f"--{name}") from None
+    settings = settings_for(store)
+    done = import_file(settings.store, path, fmt, labels, replace, prices)
+    for run in done.runs:
+        out.print(
+            f"imported run {run.run_id[:8]} ({escape(run.source or '')}): {run.status.value}, "
+            f"{run.measured_requests} requests ({done.requests[run.run_id]} request rows), concurrency "
+            f"{run.concurrency}, model {escape(run.model_name)}, host {escape(run.host)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    for note in done.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    again = f"; replaced {done.replaced} earlier run(s)" if done.replaced else ""
+    err.print(f"[dim]stored in {escape(str(settings.store))} (snapshot {done.snapshot}){again}[/]", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(guard(_import))
