@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,6 +38,11 @@ def write_trace(path: Path, requests: int, seed: int = 0) -> Path:
         for t, i, o in zip(at.tolist(), inputs.tolist(), outputs.tolist(), strict=True):
             handle.write(json.dumps({"timestamp": t, "input_length": i, "output_length": o, "hash_ids": []}) + "\n")
     return path
+
+
+def _cpu_children() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def middle_target(store: str) -> float | None:
@@ -65,18 +71,21 @@ def main() -> None:
         trace = write_trace(Path(tmp) / "day.jsonl", args.requests)
         argv = [sys.executable, "-m", "tcobench", "plan", "--trace", str(trace), "--a", QUARTER_SWEEP[0]]
         argv += ["--b", QUARTER_SWEEP[1], "--interactivity", f"{target:.3f}", "--store", args.store]
-        walls = []
+        walls, cpus = [], []
+        print(f"load average before {load_average()}")
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            cpu0, t0 = _cpu_children(), time.perf_counter()
             done = subprocess.run([*argv, "--format", "json"], env=env, capture_output=True, text=True, check=False)
             walls.append(time.perf_counter() - t0)
+            cpus.append(_cpu_children() - cpu0)
             if done.returncode != 0:
                 raise SystemExit(f"plan failed ({done.returncode}): {done.stderr[-2000:]}")
         doc = json.loads(done.stdout)
     gpus = [p["gpus"]["value"] if p["gpus"] else None for p in doc["platforms"]]
-    print(f"{machine()}; load average {load_average()}")
+    print(f"{machine()}; load average after {load_average()}")
     print(f"plan at {target:.1f} tok/s/user, {args.requests:,} requests: GPUs A, B = {gpus}")
     print(f"  wall best {min(walls):.3f} s   median {statistics.median(walls):.3f} s   (n={len(walls)})")
+    print(f"  CPU  best {min(cpus):.3f} s   median {statistics.median(cpus):.3f} s")
 
 
 if __name__ == "__main__":
