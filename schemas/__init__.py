@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         StrictModel,
         TelemetryPhase,
     )
-    from tcobench.schemas.compare import BestOptions, CompareOptions
+    from tcobench.schemas.compare import BestOptions, CompareOptions, PlanOptions, PlanRate
     from tcobench.schemas.config import (
         BUNDLED_MODEL_NAME,
         CONTAINER_PROTOCOLS,
@@ -106,6 +106,8 @@ _HOMES = {
     "TelemetryPhase": "base",
     "BestOptions": "compare",
     "CompareOptions": "compare",
+    "PlanOptions": "compare",
+    "PlanRate": "compare",
     "BUNDLED_MODEL_NAME": "config",
     "BenchmarkConfig": "config",
     "CONTAINER_PROTOCOLS": "config",
@@ -198,6 +200,8 @@ __all__ = [
     "config_label",
     "BestOptions",
     "CompareOptions",
+    "PlanOptions",
+    "PlanRate",
     "Flag",
     "flags_of",
     "FailureClass",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 from pydantic import Field
@@ -10,7 +11,7 @@ from tcobench.schemas.base import StrictModel
 from tcobench.schemas.flags import Flag
 from tcobench.schemas.prices import OWNED, CostBasis, RentalTier
 
-__all__ = ["BestOptions", "CompareOptions"]
+__all__ = ["BestOptions", "CompareOptions", "PlanOptions", "PlanRate"]
 
 
 class CompareOptions(StrictModel):
@@ -101,3 +102,19 @@ class BestOptions(StrictModel):
     seed: int = CompareOptions.model_fields["seed"].default
     confidence: float = CompareOptions.model_fields["confidence"].default
     interactivity_quantile: float = CompareOptions.model_fields["interactivity_quantile"].default
+
+
+class PlanRate(StrEnum):
+    """Which of the trace's per-minute output token rates the fleet is sized for (`tcobench plan --at`)."""
+
+    peak = "peak"  # the busiest minute
+    p95 = "p95"  # the 95th percentile over the minutes
+    mean = "mean"  # the mean over the minutes
+
+
+class PlanOptions(BestOptions):
+    """How `tcobench plan` sizes each platform's fleet for a trace (tasks/analysis/compare/plan.py): the
+    configuration to deploy is best's (the cheapest per token at the interactivity on ``basis`` that meets the SLO),
+    sized for the trace's per-minute output token rate at ``at`` and priced on every cost basis."""
+
+    at: PlanRate = Field(default=PlanRate.p95, description="The per-minute output token rate the fleet serves.")

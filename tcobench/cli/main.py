@@ -71,6 +71,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "that meet the SLO (--slo-ttft-ms, --slo-tpot-ms: p90 at that interactivity), with the CI; says which to "
         "deploy.",
     ),
+    "plan": (
+        "plan",
+        "How many GPUs (and whole hosts) of each platform serve a recorded trace's per-minute output token rate (p95, "
+        "--at peak|mean) at one interactivity within the SLO, the headroom at its busiest minute, and what each fleet "
+        "costs per month on every cost basis, with the frontier bootstrap's CI; the ratio of the monthly costs is the "
+        "verdict for this traffic.",
+    ),
     "history": (
         "analytics",
         "Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise.",

@@ -53,6 +53,12 @@ def _print(record: TraceStatsRecord) -> None:
     rows = [
         ["requests per minute", _num(r.request_rate_mean), _num(r.request_rate_p95), _num(r.request_rate_peak, 0)],
         ["tokens per minute", _num(r.token_rate_mean, 0), _num(r.token_rate_p95, 0), _num(r.token_rate_peak, 0)],
+        [
+            "output tokens per minute",
+            _num(r.output_rate_mean, 0),
+            _num(r.output_rate_p95, 0),
+            _num(r.output_rate_peak, 0),
+        ],
     ]
     print_table(
         "Rates (per minute of the replay clock)", [Col("rate", "left"), Col("mean"), Col("p95"), Col("peak")], rows

@@ -66,6 +66,8 @@ class Candidate:
     slo_note: str | None  # which target it misses
     won: float | None  # share of the replicates reaching the target in which it is the cheapest that meets the SLO
     reason: str | None = None  # why it has no figure at the target
+    replicates: tuple[float, ...] = ()  # tok/s per GPU at the target in each bootstrap replicate (NaN: not reached)
+    runs: tuple[str, ...] = ()  # the run ids of its frontier's points
 
     @property
     def eligible(self) -> bool:
@@ -147,6 +149,7 @@ class _Side:
     name: str
     found: list[tuple[ConfigCurve, Frontier | None, list[RunPoint]]]
     eff: np.ndarray  # configurations x replicates: tokens per USD-second at the target (NaN: not reached)
+    tok: np.ndarray  # configurations x replicates: output tok/s per GPU at the target (NaN: not reached)
 
 
 def _platform(side: _Side, options: BestOptions, con: duckdb.DuckDBPyConnection) -> tuple[PlatformBest, np.ndarray]:
@@ -166,7 +169,21 @@ def _platform(side: _Side, options: BestOptions, con: duckdb.DuckDBPyConnection)
         finite = reps[np.isfinite(reps)]
         lo, hi = percentile_interval(finite, options.confidence) if len(finite) else (None, None)
         rows.append(
-            Candidate(curve.key, curve.label, float(1e6 * k / y), float(y), lo, hi, ttft, tpot, meets, note, None)
+            Candidate(
+                curve.key,
+                curve.label,
+                float(1e6 * k / y),
+                float(y),
+                lo,
+                hi,
+                ttft,
+                tpot,
+                meets,
+                note,
+                None,
+                replicates=tuple(side.tok[i].tolist()),
+                runs=tuple(p.run_id for p in points),
+            )
         )
     eligible = np.array([c.eligible for c in rows], dtype=bool)
     eff = np.where(eligible[:, None], side.eff, np.nan) if len(rows) else np.empty((0, options.resamples))
@@ -195,6 +212,8 @@ def _with_won(c: Candidate, won: float | None) -> Candidate:
         c.slo_note,
         won,
         c.reason,
+        c.replicates,
+        c.runs,
     )
 
 
@@ -216,13 +235,15 @@ def best_on(con: duckdb.DuckDBPyConnection, a: str, b: str | None, options: Best
     for (label, sel, rows), points in zip(chosen, point_sets, strict=True):
         _, found = config_curves(side_name(rows), points, options.interactivity_quantile, config_labels(rows))
         curves = replicate_curves([pts for _, _, pts in found], options.interactivity_quantile, options.resamples, rng)
-        effs = []
+        effs, toks = [], []
         for c in curves:
             y, k = curves_at(c, target)
             with np.errstate(invalid="ignore", divide="ignore"):
                 effs.append((y / k)[:, 0])
+            toks.append(y[:, 0])
         eff = np.stack(effs) if effs else np.empty((0, options.resamples))
-        sides.append(_Side(label, sel.text, side_name(rows), list(found), eff))
+        tok = np.stack(toks) if toks else np.empty((0, options.resamples))
+        sides.append(_Side(label, sel.text, side_name(rows), list(found), eff, tok))
     made = [_platform(s, options, con) for s in sides]
     ratio = None
     if len(made) == 2 and all(p.deploy is not None for p, _ in made):

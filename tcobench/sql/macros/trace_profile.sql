@@ -16,6 +16,8 @@
 --   request_rate_peak    max(requests in the minute), requests per minute
 --   token_rate_mean, _p95, _peak   the same of sum(input_tokens + output_tokens) in the minute, tokens per minute;
 --                        NULL when no request records both lengths
+--   output_rate_mean, _p95, _peak  the same of sum(output_tokens) in the minute, output tokens per minute (what
+--                        `tcobench plan` sizes a fleet for); NULL when no request records its output length
 --   input_p50, _p90, _p99, input_max    quantile_cont(input_tokens, q), max(input_tokens), tokens
 --   output_p50, _p90, _p99, output_max  the same of output_tokens
 --   prefix_shared_share  sum of the tokens of the blocks whose hash id an earlier block had (in read order) /
@@ -40,7 +42,8 @@ CREATE OR REPLACE MACRO trace_profile(source, minute_ns, block_tokens) AS TABLE
         SELECT
             minute,
             count(*) AS n,
-            sum(tokens) AS tokens
+            sum(tokens) AS tokens,
+            sum(output_tokens) AS output_tokens
         FROM arrivals
         GROUP BY minute
     ),
@@ -53,7 +56,8 @@ CREATE OR REPLACE MACRO trace_profile(source, minute_ns, block_tokens) AS TABLE
     per_minute AS (
         SELECT
             coalesce(c.n, 0) AS n,
-            coalesce(c.tokens, 0) AS tokens
+            coalesce(c.tokens, 0) AS tokens,
+            coalesce(c.output_tokens, 0) AS output_tokens
         FROM every_minute AS m
         LEFT JOIN counted AS c ON m.minute = c.minute
     ),
@@ -66,7 +70,10 @@ CREATE OR REPLACE MACRO trace_profile(source, minute_ns, block_tokens) AS TABLE
             max(n) AS request_rate_peak,
             avg(tokens) AS token_rate_mean,
             quantile_cont(tokens, 0.95) AS token_rate_p95,
-            max(tokens) AS token_rate_peak
+            max(tokens) AS token_rate_peak,
+            avg(output_tokens) AS output_rate_mean,
+            quantile_cont(output_tokens, 0.95) AS output_rate_p95,
+            max(output_tokens) AS output_rate_peak
         FROM per_minute
     ),
 
@@ -75,6 +82,7 @@ CREATE OR REPLACE MACRO trace_profile(source, minute_ns, block_tokens) AS TABLE
             count(*) AS requests,
             max(at_ns) - min(at_ns) AS duration_ns,
             count(tokens) > 0 AS has_tokens,
+            count(output_tokens) > 0 AS has_output,
             sum(input_tokens) AS input_sum,
             quantile_cont(input_tokens, 0.5) AS input_p50,
             quantile_cont(input_tokens, 0.9) AS input_p90,
@@ -120,6 +128,9 @@ CREATE OR REPLACE MACRO trace_profile(source, minute_ns, block_tokens) AS TABLE
         CASE WHEN l.has_tokens THEN r.token_rate_mean END AS token_rate_mean,
         CASE WHEN l.has_tokens THEN r.token_rate_p95 END AS token_rate_p95,
         CASE WHEN l.has_tokens THEN r.token_rate_peak END AS token_rate_peak,
+        CASE WHEN l.has_output THEN r.output_rate_mean END AS output_rate_mean,
+        CASE WHEN l.has_output THEN r.output_rate_p95 END AS output_rate_p95,
+        CASE WHEN l.has_output THEN r.output_rate_peak END AS output_rate_peak,
         l.input_p50,
         l.input_p90,
         l.input_p99,

@@ -210,3 +210,55 @@ def test_selectable_runs_are_every_run_with_its_summary_or_nulls() -> None:
     columns = run("candidate_runs", _candidates(), "SELECT * FROM candidate_runs('owned')")[0]
     assert {"status", "started_ns", "summarised"}.isdisjoint(columns) and "gpus_counted" in columns
     assert list(left_out[0])[:2] == ["status", "run_id"] and "summarised" not in left_out[0]
+
+
+def _plan_rows(gpu_count: int | None, per_gpu: list[float]) -> list[dict[str, Any]]:
+    """capacity_plan over one 2-GPU configuration's two runs, priced owned (1,000 and 1,200 USD/month: 1,100 on
+    average) and on one rented tier (1,500), for 9,000 output tok/s with a busiest minute of 10,000."""
+    return run(
+        "capacity_plan",
+        {
+            "run_summary": [{"run_id": r, "gpus_counted": 2} for r in ("r1", "r2")],
+            "tco": [{"run_id": r, "gpu_count": gpu_count, "accelerators": 4} for r in ("r1", "r2")],
+            "cost_basis": [
+                {"run_id": "r1", "basis": "owned", "total_usd_month": 1000.0},
+                {"run_id": "r2", "basis": "owned", "total_usd_month": 1200.0},
+                {"run_id": "r1", "basis": "rented: x", "total_usd_month": 1500.0},
+                {"run_id": "r2", "basis": "rented: x", "total_usd_month": None},  # no price: left out of the mean
+            ],
+        },
+        "SELECT basis, draw, replicas, gpus, hosts, headroom_at_peak, replica_usd_month, usd_month "
+        "FROM capacity_plan(['r1', 'r2'], $per_gpu, 9000.0, 10000.0)",
+        {"per_gpu": per_gpu},
+    )
+
+
+def test_capacity_plan_sizes_whole_instances_and_hosts_and_prices_each_basis() -> None:
+    # 9,000 / (1,000 x 2) = 4.5: 5 instances, 10 GPUs, ceil(10 / 8) = 2 hosts, 10 x 1,000 / 10,000 - 1 = 0 headroom;
+    # draw 1 at 1,500 tok/s per GPU: 3 instances, 6 GPUs, 1 host, -10%; draw 2 (NaN: not reached) has no fleet
+    rows = _plan_rows(8, [1000.0, 1500.0, float("nan")])
+    owned = [(1100.0, 5500.0), (1100.0, 3300.0), (1100.0, None)]
+    rented = [(1500.0, 7500.0), (1500.0, 4500.0), (1500.0, None)]
+    fleet = [(5, 10, 2, 0.0), (3, 6, 1, -0.1), (None, None, None, None)]
+    expect_rows(
+        rows,
+        [
+            {
+                "basis": basis,
+                "draw": d,
+                "replicas": r,
+                "gpus": g,
+                "hosts": h,
+                "headroom_at_peak": hr,
+                "replica_usd_month": one,
+                "usd_month": usd,
+            }
+            for basis, costs in (("owned", owned), ("rented: x", rented))
+            for d, ((r, g, h, hr), (one, usd)) in enumerate(zip(fleet, costs, strict=True))
+        ],
+    )
+
+
+def test_capacity_plan_takes_the_price_tables_gpus_per_host_when_none_were_detected() -> None:
+    rows = _plan_rows(None, [1000.0])  # gpu_count unknown: [hardware] accelerators, 4 GPUs a host
+    assert [(r["gpus"], r["hosts"]) for r in rows if r["basis"] == "owned"] == [(10, 3)]

@@ -36,6 +36,9 @@ def test_rates_lengths_and_prefix_sharing_by_hand(tmp_path: Path) -> None:
     # tokens per minute 610 + 1020, 542, 0, 140
     assert (got["token_rate_mean"], got["token_rate_peak"]) == (578.0, 1630)
     assert got["token_rate_p95"] == pytest.approx(542 + 0.85 * (1630 - 542))
+    # output tokens per minute 10 + 20, 30, 0, 40 (what `tcobench plan` sizes a fleet for)
+    assert (got["output_rate_mean"], got["output_rate_peak"]) == (25.0, 40)
+    assert got["output_rate_p95"] == pytest.approx(30 + 0.85 * (40 - 30))
     assert (got["input_p50"], got["input_max"], got["output_p50"], got["output_max"]) == (556.0, 1000, 25.0, 40)
     assert got["output_p90"] == pytest.approx(37.0)
     # block 1 is seen again by lines 2 and 3 (512 tokens each) of 600 + 1000 + 512 + 100 input tokens
@@ -63,6 +66,7 @@ def test_formats_without_blocks_or_lengths_say_so(tmp_path: Path) -> None:
     texts.write_text('{"timestamp": 0, "prompt": "a"}\n{"timestamp": 1000, "prompt": "b", "output_tokens": 9}\n')
     got = profile(texts)
     assert (got["input_p50"], got["token_rate_mean"], got["output_max"]) == (None, None, 9)
+    assert got["output_rate_peak"] == 9  # the output rate needs only the output lengths
 
 
 def test_an_empty_window_and_a_bad_line_are_errors(tmp_path: Path) -> None:

@@ -1,0 +1,290 @@
+"""plan: a capacity plan for a recorded trace (`tcobench plan`): how many GPUs (and whole hosts) of each platform
+serve the trace's per-minute output token rate at one interactivity, the headroom at its busiest minute, and what
+the fleet costs per month on every cost basis, each figure with the frontier bootstrap's CI.
+
+Each platform deploys best's configuration (best.py: the cheapest per token at the target on the chosen basis among
+those that meet the SLO), read off its own frontier, never extrapolated. The trace's rates come from table macro
+trace_profile (profile_trace), the fleet and its cost from table macro capacity_plan over the TCO's views; the
+replicates are the same as best's. The verdict: A's monthly cost over B's on the chosen basis. Design notes:
+docs/dev/architecture/analysis.md#tasks-compare-plan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from tcobench.errors import ConfigError, QueryError
+from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
+from tcobench.tasks.analysis.compare.best import BEST_VIEWS, PlatformBest, best_on
+from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
+from tcobench.tasks.store.query import connect, describe_snapshot
+from tcobench.tasks.store.rows import IDS, id_list, listed
+from tcobench.tasks.store.store import StoreRef
+from tcobench.tasks.workload.profile_trace import profile_trace
+
+__all__ = ["PLAN_VIEWS", "BasisCost", "Figure", "PlanResult", "PlatformPlan", "plan", "plan_document", "plan_on"]
+
+PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan")
+_PLAN_SQL = f"SELECT * FROM capacity_plan({IDS}, CAST({listed('per_gpu')} AS DOUBLE[]), $need, $peak)"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of the plan: the frontier's value and the bootstrap's percentile interval (None: no replicate)."""
+
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
+class BasisCost:
+    """The fleet's monthly cost on one cost basis."""
+
+    basis: str
+    replica_usd_month: float  # one instance's hardware per month (view cost_basis.total_usd_month, averaged)
+    usd_month: Figure
+
+
+@dataclass(frozen=True)
+class PlatformPlan:
+    """One platform's fleet for the trace; ``reason`` set (and no fleet) when no configuration can be deployed."""
+
+    side: str
+    selection: str
+    name: str
+    config: str | None  # the deployed configuration's label
+    config_id: str | None
+    tok_s_per_gpu: Figure | None
+    replica_gpus: int | None
+    host_gpus: int | None
+    replicas: Figure | None
+    gpus: Figure | None
+    hosts: Figure | None
+    headroom_at_peak: Figure | None
+    costs: tuple[BasisCost, ...] = ()
+    reason: str | None = None
+
+    def cost(self, basis: str) -> BasisCost | None:
+        return next((c for c in self.costs if c.basis == basis), None)
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    options: PlanOptions
+    profile: TraceStatsRecord
+    need_tok_s: float  # the output tok/s the fleet is sized for (the per-minute rate at options.at, / 60)
+    peak_tok_s: float
+    platforms: tuple[PlatformPlan, ...]
+    ratio: Figure | None  # A's monthly cost over B's on options.basis
+    snapshot: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def _rates(profile: TraceStatsRecord, options: PlanOptions) -> tuple[float, float]:
+    """(output tok/s to serve, output tok/s of the busiest minute); a ConfigError when the trace records no output
+    length."""
+    per_minute = getattr(profile, f"output_rate_{options.at}")
+    if per_minute is None or profile.output_rate_peak is None or not profile.output_rate_peak > 0:
+        raise ConfigError(
+            f"trace {profile.path}: no output lengths recorded (format {profile.format}); a plan needs them "
+            "(mooncake output_length, azure GeneratedTokens, tcobench output_tokens)"
+        )
+    return per_minute / 60.0, profile.output_rate_peak / 60.0
+
+
+def _figure(values: dict[int, float | None], confidence: float) -> Figure | None:
+    """Draw 0's value with the percentile interval of the other draws (None: draw 0 has none)."""
+    value = values.get(0)
+    if value is None or not math.isfinite(value):
+        return None
+    reps = np.array([v for d, v in values.items() if d > 0 and v is not None], dtype=float)
+    reps = reps[np.isfinite(reps)]
+    lo, hi = percentile_interval(reps, confidence) if len(reps) else (None, None)
+    return Figure(float(value), lo, hi)
+
+
+def _platform(
+    con: duckdb.DuckDBPyConnection, found: PlatformBest, need: float, peak: float, o: PlanOptions
+) -> tuple[PlatformPlan, dict[str, dict[int, float]]]:
+    """The side's fleet and, per basis, each draw's monthly cost (for the ratio)."""
+    deploy = found.deploy
+    if deploy is None or deploy.tok_s_per_gpu is None:
+        why = (
+            f"no configuration meets the SLO at {o.interactivity:g} tok/s/user"
+            if any(c.usd_per_m is not None for c in found.candidates)
+            else "outside its frontier ("
+            + ", ".join(f"{c.label}: {c.reason}" for c in found.candidates)
+            + "); tcobench does not extrapolate"
+        )
+        empty = PlatformPlan(
+            found.side, found.selection, found.name, None, None, None, None, None, None, None, None, None, reason=why
+        )
+        return empty, {}
+    rows = con.execute(
+        _PLAN_SQL,
+        {
+            "ids": id_list(deploy.runs),
+            "per_gpu": id_list(repr(v) for v in (deploy.tok_s_per_gpu, *deploy.replicates)),  # 'nan' is NaN
+            "need": need,
+            "peak": peak,
+        },
+    ).fetchall()
+    names = ("tok_s_per_gpu", "replicas", "gpus", "hosts", "headroom_at_peak")
+    by_basis: dict[str, dict[str, dict[int, float | None]]] = defaultdict(lambda: defaultdict(dict))
+    shape: dict[str, Any] = {}
+    prices: dict[str, float] = {}
+    for basis, draw, per_gpu, replica_gpus, host_gpus, replicas, gpus, hosts, _, headroom, replica, usd in rows:
+        for name, value in zip(names, (per_gpu, replicas, gpus, hosts, headroom), strict=True):
+            by_basis[basis][name][draw] = value
+        by_basis[basis]["usd_month"][draw] = usd
+        shape = {"replica_gpus": replica_gpus, "host_gpus": host_gpus}
+        prices[basis] = replica
+    if not rows:
+        raise QueryError(f"{found.side}: the runs of {deploy.label} have no price on any basis")
+    first = by_basis[next(iter(by_basis))]
+    fig = {name: _figure(first[name], o.confidence) for name in names}
+    costs = tuple(
+        BasisCost(basis, prices[basis], cost)
+        for basis in sorted(by_basis, key=lambda b: (b != str(o.basis), b))
+        if (cost := _figure(by_basis[basis]["usd_month"], o.confidence)) is not None
+    )
+    made = PlatformPlan(
+        found.side,
+        found.selection,
+        found.name,
+        deploy.label,
+        deploy.key,
+        fig["tok_s_per_gpu"],
+        shape.get("replica_gpus"),
+        shape.get("host_gpus"),
+        fig["replicas"],
+        fig["gpus"],
+        fig["hosts"],
+        fig["headroom_at_peak"],
+        costs,
+    )
+    return made, {b: {d: v for d, v in by_basis[b]["usd_month"].items() if v is not None} for b in by_basis}
+
+
+def _ratio(a: dict[int, float], b: dict[int, float], confidence: float) -> Figure | None:
+    """A's monthly cost over B's: draw 0's, with the interval of the draws both have."""
+    if not a.get(0) or not b.get(0):
+        return None
+    reps = np.array([a[d] / b[d] for d in a if d > 0 and d in b and b[d] > 0], dtype=float)
+    lo, hi = percentile_interval(reps, confidence) if len(reps) else (None, None)
+    return Figure(a[0] / b[0], lo, hi)
+
+
+def plan_on(
+    con: duckdb.DuckDBPyConnection, profile: TraceStatsRecord, a: str, b: str | None, options: PlanOptions
+) -> PlanResult:
+    """``plan`` over an open connection and a trace's profile."""
+    need, peak = _rates(profile, options)
+    found = best_on(con, a, b, options)
+    if not any(c.usd_per_m is not None for p in found.platforms for c in p.candidates):
+        ranges = "; ".join(
+            f"{p.side}: " + ", ".join(f"{c.label} {c.reason}" for c in p.candidates) for p in found.platforms
+        )
+        raise QueryError(
+            f"--interactivity {options.interactivity:g} tok/s/user is outside every configuration's frontier "
+            f"({ranges}); tcobench does not extrapolate, so it cannot plan this traffic there"
+        )
+    made = [_platform(con, p, need, peak, options) for p in found.platforms]
+    ratio = None
+    basis = str(options.basis)
+    if len(made) == 2 and basis in made[0][1] and basis in made[1][1]:
+        ratio = _ratio(made[0][1][basis], made[1][1][basis], options.confidence)
+    return PlanResult(options, profile, need, peak, tuple(p for p, _ in made), ratio, notes=found.notes)
+
+
+def plan(
+    store: StoreRef,
+    prices: PriceTable,
+    trace: TraceConfig,
+    a: str,
+    b: str | None,
+    options: PlanOptions,
+    snapshot: int | None = None,
+) -> PlanResult:
+    """The capacity plan of the trace on each selection (module docstring): a ConfigError at the trace's first bad
+    line (before the store is read) or on bad input, a QueryError when the target is outside every frontier."""
+    if not (math.isfinite(options.interactivity) and options.interactivity > 0):
+        raise ConfigError(f"--interactivity {options.interactivity}: must be a positive number of tok/s per user")
+    profile = profile_trace(trace)
+    con = connect(store, prices, snapshot=snapshot, needs=PLAN_VIEWS)
+    with contextlib.closing(con):
+        found = plan_on(con, profile, a, b, options)
+        return PlanResult(
+            found.options,
+            found.profile,
+            found.need_tok_s,
+            found.peak_tok_s,
+            found.platforms,
+            found.ratio,
+            describe_snapshot(con),
+            found.notes,
+        )
+
+
+def _fig(f: Figure | None) -> dict[str, float | None] | None:
+    return None if f is None else {"value": f.value, "ci_low": f.ci_low, "ci_high": f.ci_high}
+
+
+def plan_document(result: PlanResult) -> dict[str, Any]:
+    """The plan as one JSON-ready document (`tcobench plan --format json`)."""
+    o = result.options
+    return {
+        "snapshot": result.snapshot,
+        "trace": {
+            "path": result.profile.path,
+            "sha256": result.profile.sha256,
+            "format": result.profile.format,
+            "requests": result.profile.requests,
+            "minutes": result.profile.minutes,
+            "output_rate_mean": result.profile.output_rate_mean,
+            "output_rate_p95": result.profile.output_rate_p95,
+            "output_rate_peak": result.profile.output_rate_peak,
+        },
+        "at": str(o.at),
+        "need_tok_s": result.need_tok_s,
+        "peak_tok_s": result.peak_tok_s,
+        "interactivity": o.interactivity,
+        "slo_ttft_ms": o.slo_ttft_ms,
+        "slo_tpot_ms": o.slo_tpot_ms,
+        "basis": str(o.basis),
+        "confidence": o.confidence,
+        "resamples": o.resamples,
+        "seed": o.seed,
+        "platforms": [
+            {
+                "side": p.side,
+                "selection": p.selection,
+                "name": p.name,
+                "config": p.config,
+                "config_id": p.config_id,
+                "reason": p.reason,
+                "tok_s_per_gpu": _fig(p.tok_s_per_gpu),
+                "replica_gpus": p.replica_gpus,
+                "host_gpus": p.host_gpus,
+                "replicas": _fig(p.replicas),
+                "gpus": _fig(p.gpus),
+                "hosts": _fig(p.hosts),
+                "headroom_at_peak": _fig(p.headroom_at_peak),
+                "costs": [
+                    {"basis": c.basis, "replica_usd_month": c.replica_usd_month, "usd_month": _fig(c.usd_month)}
+                    for c in p.costs
+                ],
+            }
+            for p in result.platforms
+        ],
+        "ratio": _fig(result.ratio),
+        "notes": list(result.notes),
+    }

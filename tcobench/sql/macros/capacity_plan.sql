@@ -1,0 +1,87 @@
+-- capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s): a table macro, not a view. The fleet one serving
+-- configuration needs for a trace's output token rate, and what it costs per month on every cost basis its runs are
+-- priced on (`tcobench plan`: tasks/analysis/compare/plan.py binds the parameters).
+--
+-- ids         LIST of the configuration's run ids (tasks/store/rows.py's id_list, split by the caller)
+-- per_gpu     LIST of DOUBLE: the configuration's output tok/s per GPU at the interactivity target, read off its
+--             frontier; element 1 is the frontier's own figure (draw 0), the others the bootstrap's replicates
+--             (draw 1, 2, ...); NaN: that replicate's rebuilt frontier does not reach the target
+-- need_tok_s  DOUBLE: the output tokens per second to serve (the trace's per-minute output rate at --at, / 60)
+-- peak_tok_s  DOUBLE: the trace's busiest minute's output tokens per second
+-- result: one row per (cost basis, draw)
+--   basis              cost_basis.basis
+--   draw               0: the frontier's figure; 1, 2, ...: the bootstrap's replicates
+--   tok_s_per_gpu      the element of per_gpu, output tok/s per GPU
+--   replica_gpus       max(run_summary.gpus_counted) of the runs: the GPUs one instance of the configuration
+--                      serves on (its throughput per GPU is divided by these), GPUs
+--   host_gpus          greatest(replica_gpus, max(tco.gpu_count), else max(tco.accelerators)): GPUs per host,
+--                      as the inventory detected or declared them, GPUs
+--   replicas           ceil(need_tok_s / (tok_s_per_gpu * replica_gpus)): instances to run; NULL when
+--                      tok_s_per_gpu is NaN or not above 0
+--   gpus               replicas * replica_gpus, GPUs
+--   hosts              ceil(gpus / host_gpus): whole hosts
+--   capacity_tok_s     gpus * tok_s_per_gpu: the output tok/s the fleet sustains at the target
+--   headroom_at_peak   capacity_tok_s / peak_tok_s - 1: above 0, the fleet serves the busiest minute at the target;
+--                      below 0, that minute's share it cannot (a ratio)
+--   replica_usd_month  avg(cost_basis.total_usd_month) of the runs on the basis: the monthly cost of the hardware
+--                      one instance uses, on the TCO's own formula and assumptions (view tco_scenarios), USD/month
+--   usd_month          replicas * replica_usd_month, USD/month
+-- reads: cost_basis, run_summary, tco
+CREATE OR REPLACE MACRO capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s) AS TABLE
+    WITH chosen AS (
+        SELECT unnest(ids) AS run_id
+    ),
+
+    shape AS (
+        SELECT
+            max(s.gpus_counted) AS replica_gpus,
+            greatest(max(s.gpus_counted), coalesce(nullif(max(t.gpu_count), 0), max(t.accelerators)))
+                AS host_gpus
+        FROM run_summary AS s
+        INNER JOIN tco AS t ON s.run_id = t.run_id
+        WHERE s.run_id IN (SELECT c.run_id FROM chosen AS c)
+    ),
+
+    prices AS (
+        SELECT
+            basis,
+            avg(total_usd_month) AS replica_usd_month
+        FROM cost_basis
+        WHERE run_id IN (SELECT c.run_id FROM chosen AS c) AND total_usd_month IS NOT NULL
+        GROUP BY basis
+    ),
+
+    draws AS (
+        SELECT
+            generate_subscripts(per_gpu, 1) - 1 AS draw,
+            unnest(per_gpu) AS tok_s_per_gpu
+    ),
+
+    sized AS (
+        SELECT
+            d.draw,
+            d.tok_s_per_gpu,
+            s.replica_gpus,
+            s.host_gpus,
+            CASE
+                WHEN isfinite(d.tok_s_per_gpu) AND d.tok_s_per_gpu > 0
+                    THEN CAST(ceil(need_tok_s / (d.tok_s_per_gpu * s.replica_gpus)) AS BIGINT)
+            END AS replicas
+        FROM draws AS d, shape AS s
+    )
+
+    SELECT
+        p.basis,
+        z.draw,
+        z.tok_s_per_gpu,
+        z.replica_gpus,
+        z.host_gpus,
+        z.replicas,
+        z.replicas * z.replica_gpus AS gpus,
+        CAST(ceil(z.replicas * z.replica_gpus / z.host_gpus) AS BIGINT) AS hosts,
+        z.replicas * z.replica_gpus * z.tok_s_per_gpu AS capacity_tok_s,
+        z.replicas * z.replica_gpus * z.tok_s_per_gpu / peak_tok_s - 1 AS headroom_at_peak,
+        p.replica_usd_month,
+        z.replicas * p.replica_usd_month AS usd_month
+    FROM sized AS z, prices AS p
+    ORDER BY p.basis, z.draw;
