@@ -17,7 +17,7 @@ from tcobench.cli._progress import log_line
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from tcobench.schemas import RequestRecord, RunRecord, WorkloadConfig
+    from tcobench.schemas import RequestRecord, RunRecord, TraceRequest, WorkloadConfig
 
 __all__ = ["RunDisplay", "TOO_LONG_HINT"]
 
@@ -126,7 +126,7 @@ class RunDisplay:
         if speed is None:
             self._line("estimate: none (no warm-up request succeeded)")
             return
-        seconds = plan_seconds(self.w, speed)
+        seconds = plan_seconds(self.w, speed, self._trace())
         self._estimate_s = seconds
         levels = f"{self._levels} level(s)" + (", fewer if the sweep stops itself" if self.w.sweep else "")
         self._line(
@@ -139,6 +139,19 @@ class RunDisplay:
                     f"{LONG_RUN_S // 60} min; nothing was measured): {TOO_LONG_HINT}"
                 )
             )
+
+    def _trace(self) -> tuple[TraceRequest, ...]:
+        """The replayed trace's requests (its window; read again: the flow read and checked it before the engine
+        started); none without a trace, or when it cannot be read now."""
+        from tcobench.errors import ConfigError
+        from tcobench.tasks.workload.read_trace import open_trace
+
+        if self.w.trace is None:
+            return ()
+        try:
+            return tuple(open_trace(self.w.trace).requests())
+        except ConfigError:
+            return ()
 
     # lines and the bar
     def _warmup_summary(self) -> str:
