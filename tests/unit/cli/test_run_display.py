@@ -84,6 +84,7 @@ def test_a_replays_estimate_is_its_span_times_the_time_scale(tmp_path: Path) -> 
         display, text = _display(yes=True, trace={"path": trace, "time_scale": 0.5}, warmup_requests=1, concurrency=[1])
         display.start_level(1)
         display.on_request(warm)
+        assert "measure: 0/2 requests" in _lines(text)[-1]  # the trace's requests, not workload.requests
         (line,) = [line[9:] for line in _lines(text) if "estimate:" in line]
         assert line.startswith("estimate: up to about 1h00m for 1 level(s)"), line
     finally:
