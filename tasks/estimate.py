@@ -8,6 +8,7 @@ engine gains little from parallel slots; a GPU gains more, so there the figure i
 - a counted level: (warm-up + measured requests) x that time;
 - a timed level: warm-up x that time + max(duration, min_requests x that time) + the requests in flight at the end
   (concurrency, at most the plan's reach) x that time;
+- a replay: warm-up + max(last offset + in flight at the end, its requests) (docs/run-behaviour.md);
 - the whole run: the sum over every level (a sweep that stops itself ends sooner).
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tcobench.schemas import LengthDist, LengthKind, RequestRecord, WorkloadConfig
+from tcobench.schemas import LengthDist, LengthKind, RequestRecord, TraceRequest, WorkloadConfig
 from tcobench.tasks.engine.sizing import reachable_concurrency
 
 if TYPE_CHECKING:
@@ -71,22 +72,30 @@ def mean_length(dist: LengthDist) -> float:
     return float(dist.mean or 1)
 
 
-def _request_s(workload: WorkloadConfig, speed: Speed) -> float:
+def _request_s(workload: WorkloadConfig, speed: Speed, trace: Sequence[TraceRequest] = ()) -> float:
     if speed.prefill_tok_s is None or speed.decode_tok_s is None:
         return speed.request_s
     prompt = mean_length(workload.input_tokens) if workload.input_tokens is not None else speed.prompt_tokens or 0
     output = mean_length(workload.output_tokens) if workload.output_tokens is not None else workload.max_tokens
+    inputs = [r.input_tokens for r in trace if r.input_tokens is not None]
+    outputs = [r.output_tokens for r in trace if r.output_tokens is not None]
+    prompt = sum(inputs) / len(inputs) if inputs else prompt
+    output = sum(outputs) / len(outputs) if outputs else output
     return prompt / speed.prefill_tok_s + output / speed.decode_tok_s
 
 
-def plan_seconds(workload: WorkloadConfig, speed: Speed) -> float:
-    """Seconds the whole plan takes at ``speed`` (module doc): an upper bound where parallel requests gain."""
-    each = _request_s(workload, speed) * workload.turns
+def plan_seconds(workload: WorkloadConfig, speed: Speed, trace: Sequence[TraceRequest] = ()) -> float:
+    """Seconds the whole plan takes at ``speed`` (module doc): an upper bound where parallel requests gain.
+    ``trace``: the replayed requests (``workload.trace``, its window, on the replay's clock)."""
+    each = _request_s(workload, speed, trace) * workload.turns
     reach = reachable_concurrency(workload)
     total = 0.0
     for level in workload.concurrency:
         warm = workload.warmup_requests * each
-        if workload.duration_s is None:
+        if trace:
+            tail = min(level, len(trace)) * each
+            total += warm + max(trace[-1].at_ns / 1e9 + tail, len(trace) * each)
+        elif workload.duration_s is None:
             total += warm + workload.requests * each
         else:
             tail = min(level, reach) * each

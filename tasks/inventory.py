@@ -31,6 +31,7 @@ from tcobench.tasks.load.placement import placement_of_url
 from tcobench.tasks.prices import check_keys
 from tcobench.tasks.workload.presets import apply_preset
 from tcobench.tasks.workload.profiles import apply_profile
+from tcobench.tasks.workload.replay import check_replay
 
 __all__ = ["Cell", "NightlyPlan", "load_plan"]
 
@@ -256,6 +257,19 @@ def _check_fleet_cells(inventory_path: Path, inventory: Inventory, cells: list[C
             )
 
 
+def _check_traces(matrices: list[tuple[Path, Matrix]]) -> None:
+    """Each workload's trace read and checked as its cells will read it (the file, the window, every line), so a
+    bad trace stops the night before any engine starts, not when its cell comes."""
+    for path, matrix in matrices:
+        for workload in matrix.workloads:
+            if workload.trace is None:
+                continue
+            try:
+                check_replay(workload.trace)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: workload {workload.name}: {exc}") from exc
+
+
 def load_plan(
     inventory_path: Path, matrix_paths: list[Path], prices: PriceTable, profile: str | None = None
 ) -> NightlyPlan:
@@ -265,6 +279,7 @@ def load_plan(
         raise ConfigError("give at least one matrix file")
     inventory = _load(inventory_path, Inventory)
     matrices = [(p, _load(p, Matrix, profile)) for p in matrix_paths]
+    _check_traces(matrices)
     _check_engine_hosts(inventory, matrices)
     _check_host_prices(inventory_path, inventory, prices)
     cells = _cells(inventory_path, inventory, matrices, prices)

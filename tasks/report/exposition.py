@@ -5,27 +5,35 @@ Every sample is a row of the macro metric_rows (tcobench/sql/macros/metric_rows.
 the view column it reads and its unit); this module only groups the rows into metric families and writes them in
 the text exposition format (version 0.0.4) with ``prometheus_client``. Every column of a row other than metric,
 type, help and value is a label, left out where NULL. The endpoint reads the store again at each scrape, so it
-serves the store as it is then.
+serves the store as it is then; a scrape that cannot read it is answered 500 with one line, and logged as one
+warning line (no traceback).
 """
 
 from __future__ import annotations
 
+import logging
+import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
-from wsgiref.simple_server import WSGIServer
+from typing import TYPE_CHECKING, Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+import duckdb
+from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
+from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-from tcobench.errors import ConfigError, StoreError
+from tcobench.errors import ConfigError, StoreError, TcobenchError
 from tcobench.schemas import PriceTable
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.rows import arrow_of
 from tcobench.tasks.store.store import StoreRef
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -44,6 +52,8 @@ DEFAULT_TARGETS = (20.0, 50.0, 100.0)  # interactivity targets, tok/s per user (
 _NOT_LABELS = frozenset({"metric", "type", "help", "value"})
 
 MetricRows = Callable[[], Sequence[dict[str, Any]]]
+
+_log = logging.getLogger(__name__)
 
 
 def metric_rows(
@@ -114,11 +124,43 @@ def write_metrics(store: StoreRef, prices: PriceTable, path: Path, targets: Sequ
     return write_textfile(path, render_metrics(lambda: metric_rows(store, prices, targets)))
 
 
+class _QuietHandler(WSGIRequestHandler):
+    """No access-log line per scrape on stderr."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the name of the overridden parameter
+        pass
+
+
+def _answering_failures(app: WSGIApplication) -> WSGIApplication:
+    """``app``, with a scrape that cannot read the store answered 500 and one line (body and warning)."""
+
+    def wrapped(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            return app(environ, start_response)
+        except (TcobenchError, duckdb.Error, OSError) as exc:
+            line = f"cannot read the store: {' '.join(str(exc).split())}"
+            _log.warning("metrics scrape: %s", line)
+            start_response("500 Internal Server Error", [("Content-Type", "text/plain; charset=utf-8")])
+            return [f"{line}\n".encode()]
+
+    return wrapped
+
+
 def serve_metrics(address: str, port: int, read: MetricRows) -> tuple[WSGIServer, threading.Thread]:
     """Answer GET /metrics (any path) on ``address``:``port`` from a daemon thread: (the server, its thread); port 0
-    takes a free port (``server.server_port``). ConfigError when the address cannot be bound."""
+    takes a free port (``server.server_port``). ConfigError when the address cannot be bound. A scrape that cannot
+    read the store: HTTP 500 with one line, and one warning line (logger ``tcobench.tasks.report.exposition``)."""
+
+    class Server(ThreadingWSGIServer):
+        """prometheus_client's threading server, with the address's family (IPv4 or IPv6)."""
+
     try:
-        server, thread = start_http_server(port, addr=address, registry=_registry(read))
+        Server.address_family = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM)[0][0]
+        server = make_server(
+            address, port, _answering_failures(make_wsgi_app(_registry(read))), Server, handler_class=_QuietHandler
+        )
     except OSError as exc:
         raise ConfigError(f"--port {port}: cannot listen on {address}:{port}: {exc}") from exc
+    thread = threading.Thread(target=server.serve_forever, name="tcobench-metrics", daemon=True)
+    thread.start()
     return server, thread

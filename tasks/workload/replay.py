@@ -19,7 +19,7 @@ from tcobench.tasks.workload.plan import RequestSpec
 from tcobench.tasks.workload.read_trace import file_sha256, open_trace
 from tcobench.tasks.workload.trace_prompts import TracePrompts
 
-__all__ = ["Replay", "read_replay"]
+__all__ = ["Replay", "check_replay", "read_replay"]
 
 _RUN_SEED_STRIDE = 1_000_003  # prompts of one concurrency level differ from the next one's (no cache across runs)
 
@@ -74,6 +74,11 @@ class Replay:
         return RequestSpec(Phase.measure, index, seed, index, output, request.input_tokens, user=text)
 
 
+def _empty(config: TraceConfig) -> ConfigError:
+    where = f"the window {config.window_s[0]:g},{config.window_s[1]:g}" if config.window_s else "the file"
+    return ConfigError(f"trace {config.path}: {where} holds no requests to replay")
+
+
 def read_replay(config: TraceConfig) -> Replay:
     """Every request of the trace's window, read and checked in one pass (ConfigError naming the file and line: a
     bad line, timestamps going backwards without sort, a negative length, more than max_requests); an empty window
@@ -81,6 +86,14 @@ def read_replay(config: TraceConfig) -> Replay:
     trace = open_trace(config)
     requests = tuple(trace.requests())
     if not requests:
-        where = f"the window {config.window_s[0]:g},{config.window_s[1]:g}" if config.window_s else "the file"
-        raise ConfigError(f"trace {config.path}: {where} holds no requests to replay")
+        raise _empty(config)
     return Replay(config, requests, file_sha256(config.path))
+
+
+def check_replay(config: TraceConfig) -> int:
+    """The checks of ``read_replay`` without keeping the requests (a matrix's traces, before the night): the number
+    of requests of the window, or the same ConfigError."""
+    count = sum(1 for _ in open_trace(config).requests())
+    if not count:
+        raise _empty(config)
+    return count

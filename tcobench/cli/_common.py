@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
-from tcobench.errors import TcobenchError
+from tcobench.errors import ExitCode, TcobenchError
 from tcobench.schemas.prices import PRICES_FLAG
 
 if TYPE_CHECKING:
@@ -98,7 +98,9 @@ def show_warnings() -> None:
 
 
 def guard(fn: F) -> F:
-    """Our own errors become one line on stderr and the error's exit status; anything else is a bug."""
+    """Our own errors become one line on stderr and the error's exit status; Ctrl-C (a KeyboardInterrupt out of the
+    command) the one ``Interrupted`` line and exit 130; anything else is a bug. Caught here, not only in main: typer
+    turns a KeyboardInterrupt out of a command into a silent exit 130 before main could see it."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -109,6 +111,9 @@ def guard(fn: F) -> F:
 
             print_error(exc.kind, escape(str(exc)))
             raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            print_error("Interrupted", "stopped by Ctrl-C")
+            raise typer.Exit(int(ExitCode.interrupted)) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -17,7 +17,7 @@ from tcobench.cli._progress import log_line
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from tcobench.schemas import RequestRecord, RunRecord, WorkloadConfig
+    from tcobench.schemas import RequestRecord, RunRecord, TraceRequest, WorkloadConfig
 
 __all__ = ["RunDisplay", "TOO_LONG_HINT"]
 
@@ -45,6 +45,7 @@ class RunDisplay:
         self._phase_started = self._started = time.monotonic()
         self._last_line = float("-inf")
         self._estimate_s: float | None = None
+        self._replayed: tuple[TraceRequest, ...] | None = None  # a replay's requests, read at the first need
         self._warm_done_line = ""
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -126,7 +127,7 @@ class RunDisplay:
         if speed is None:
             self._line("estimate: none (no warm-up request succeeded)")
             return
-        seconds = plan_seconds(self.w, speed)
+        seconds = plan_seconds(self.w, speed, self._trace())
         self._estimate_s = seconds
         levels = f"{self._levels} level(s)" + (", fewer if the sweep stops itself" if self.w.sweep else "")
         self._line(
@@ -139,6 +140,25 @@ class RunDisplay:
                     f"{LONG_RUN_S // 60} min; nothing was measured): {TOO_LONG_HINT}"
                 )
             )
+
+    def _trace(self) -> tuple[TraceRequest, ...]:
+        """The replayed trace's requests (its window; read again, once: the flow read and checked it before the
+        engine started); none without a trace, or when it cannot be read now."""
+        from tcobench.errors import ConfigError
+        from tcobench.tasks.workload.read_trace import open_trace
+
+        if self.w.trace is None:
+            return ()
+        if self._replayed is None:
+            try:
+                self._replayed = tuple(open_trace(self.w.trace).requests())
+            except ConfigError:
+                self._replayed = ()
+        return self._replayed
+
+    def _measured(self) -> int:
+        """Measured requests of a counted level: the replayed trace's (its window), else workload.requests."""
+        return len(self._trace()) or self.w.requests
 
     # lines and the bar
     def _warmup_summary(self) -> str:
@@ -166,7 +186,7 @@ class RunDisplay:
                 left_here = self.w.duration_s
             per_level = elapsed / max(1, self._level_no)
             return left_here + per_level * (self._levels - self._level_no)
-        per = self.w.warmup_requests + self.w.requests
+        per = self.w.warmup_requests + self._measured()
         whole = per * self._levels
         done = per * (self._level_no - 1) + (self._done if self._phase == "measure" else 0)
         if self._phase == "measure":
@@ -186,7 +206,7 @@ class RunDisplay:
             spent = min(self.w.duration_s, time.monotonic() - self._phase_started)
             done = f"{spent:.0f}/{self.w.duration_s:g} s, {self._done} requests"
         else:
-            done = f"{self._done}/{self.w.requests} requests"
+            done = f"{self._done}/{self._measured()} requests"
         return f"{head}: {done}, {self._errors} errors, ETA {duration_text(self._eta_s())}"
 
     def _show(self, force: bool = False) -> None:
@@ -220,5 +240,5 @@ class RunDisplay:
                     int(min(self.w.duration_s, time.monotonic() - self._phase_started)),
                 )
             else:
-                total, done = self.w.requests, self._done
+                total, done = self._measured(), self._done
         self.progress.update(self._bar, description=escape(text), total=total, completed=done)

@@ -1,10 +1,17 @@
 """`tcobench metrics` (issue 46 item 4): the exposition printed, or written to --textfile; --textfile with --port, a
-bad --interactivity or a missing store is one line and a non-zero exit, and no file is written."""
+bad --interactivity or a missing store is one line and a non-zero exit, and no file is written; --port serves until
+Ctrl-C, which ends it with the one Interrupted line."""
 
 from __future__ import annotations
 
+import re
+import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
@@ -53,3 +60,35 @@ def test_a_missing_store_is_one_line(tmp_path: Path) -> None:
     done = runner.invoke(app, ["metrics", "--store", str(tmp_path / "nowhere")])
     assert done.exit_code == 1
     assert done.stderr.startswith("StoreError: ") and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_ctrl_c_stops_the_endpoint_with_the_interrupted_line_after_a_failed_scrape_warned(
+    store: Path, tmp_path: Path
+) -> None:
+    """A real `tcobench metrics --port 0` in a session of its own: a scrape of a damaged store is one warning line on
+    its stderr (no traceback), then SIGINT, as a terminal's Ctrl-C sends it, ends it with the one Interrupted line."""
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    command = [sys.executable, "-m", "tcobench", "metrics", "--store", str(copy), "--port", "0"]
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", first)
+        assert found, first
+        url = f"http://127.0.0.1:{found.group(1)}/metrics"
+        assert httpx.get(url, timeout=60).status_code == 200
+        (copy / "catalog.ducklake").write_bytes(b"not a catalog")
+        assert httpx.get(url, timeout=60).status_code == 500
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stderr.read()
+        code = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 130
+    lines = rest.splitlines()
+    assert len(lines) == 2, rest
+    assert lines[0].startswith(f"warning: metrics scrape: cannot read the store: store {copy}: its catalog ")
+    assert lines[1] == "Interrupted: stopped by Ctrl-C"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 from rich.console import Console
 
@@ -67,5 +68,24 @@ def test_a_run_estimated_over_30_minutes_stops_unless_yes() -> None:
         display.start_level(1)
         display.on_request(slow)
         assert shutdown._State.abort is None and "estimate: up to about" in text.getvalue()
+    finally:
+        shutdown.reset()
+
+
+def test_a_replays_estimate_is_its_span_times_the_time_scale(tmp_path: Path) -> None:
+    # two requests 2 h apart in the trace, replayed twice as fast: 1 h, plus under a minute of requests
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "prompt": "a"}\n{"timestamp": 7200000, "prompt": "b"}\n', "utf-8")
+    warm = make_request(
+        phase=Phase.warmup, prompt_tokens=10, output_tokens=2, ttft_ns=10**8, decode_ns=10**8, e2e_ns=10**9
+    )
+    shutdown.reset()
+    try:
+        display, text = _display(yes=True, trace={"path": trace, "time_scale": 0.5}, warmup_requests=1, concurrency=[1])
+        display.start_level(1)
+        display.on_request(warm)
+        assert "measure: 0/2 requests" in _lines(text)[-1]  # the trace's requests, not workload.requests
+        (line,) = [line[9:] for line in _lines(text) if "estimate:" in line]
+        assert line.startswith("estimate: up to about 1h00m for 1 level(s)"), line
     finally:
         shutdown.reset()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tcobench.schemas import Phase
+from tcobench.schemas import Phase, TraceConfig
 from tcobench.tasks.config import load_config
-from tcobench.tasks.estimate import mean_length, plan_seconds, warmup_speed
+from tcobench.tasks.estimate import Speed, mean_length, plan_seconds, warmup_speed
+from tcobench.tasks.workload.read_trace import open_trace
 from tests.unit.factories import make_request
 
 
@@ -35,3 +39,23 @@ def test_speed_and_plan_by_hand() -> None:
 
 def test_no_ok_warm_up_request_gives_no_speed() -> None:
     assert warmup_speed([make_request(phase=Phase.warmup, error="HTTP 500", e2e_ns=1)]) is None
+
+
+def test_a_replay_lasts_its_windowed_span_times_the_time_scale(tmp_path: Path) -> None:
+    # Mooncake lines every 10 s, 100 prompt + 10 output tokens; the window 10,40 keeps offsets 10, 20, 30 s
+    lines = [{"timestamp": i * 10_000, "input_length": 100, "output_length": 10, "hash_ids": [i]} for i in range(8)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    speed = Speed(prefill_tok_s=100.0, decode_tok_s=10.0, request_s=9.0, prompt_tokens=50.0)
+    each = 100 / 100 + 10 / 10  # the trace's lengths, not the workload's
+    cfg = {"path": path, "window_s": [10, 40], "time_scale": 0.5}
+    w = load_config(None, {"workload": {"trace": cfg, "concurrency": [1, 2], "warmup_requests": 1}}).workload
+    requests = tuple(open_trace(TraceConfig.model_validate(cfg)).requests())
+    assert [r.at_ns for r in requests] == [0, 5_000_000_000, 10_000_000_000]
+    # per level: warm-up + last offset (20 s x 0.5) + in flight at the end (the level) x each
+    assert plan_seconds(w, speed, requests) == pytest.approx((each + 10 + 1 * each) + (each + 10 + 2 * each))
+    # an engine slower than the trace: its requests one after another
+    slow = Speed(prefill_tok_s=10.0, decode_tok_s=1.0, request_s=9.0, prompt_tokens=50.0)
+    assert plan_seconds(w, slow, requests) == pytest.approx(2 * (20 + 3 * 20))
+    # without the trace the same workload would count workload.requests, not the replay's span
+    assert plan_seconds(w, speed) != pytest.approx(plan_seconds(w, speed, requests))

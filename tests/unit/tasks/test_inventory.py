@@ -209,3 +209,41 @@ def test_the_fleet_example_expands_like_the_in_process_one() -> None:
     assert [c.label for c in fleet.cells] == [c.label for c in local.cells]
     for cell in fleet.cells:  # the local Docker socket of the host that runs the cell
         assert cell.config.engine.container is not None and cell.config.engine.container.docker_host is None
+
+
+TRACE_MATRIX = (
+    '[[engines]]\nname = "llama"\nimage = "llama-cpp-cpu"\n[[models]]\nname = "gemma-3-270m-q4_k_m"\n'
+    '[[workloads]]\nname = "replay"\ntrace = {{ path = "{path}"{extra} }}\n'
+)
+GOOD_LINES = '{"timestamp": 0, "prompt": "a"}\n{"timestamp": 500, "prompt": "b"}\n'
+
+
+@pytest.mark.parametrize(
+    ("lines", "extra", "needle"),
+    [
+        (None, "", "no such file"),
+        ('{"timestamp": 0, "prompt": "a"}\n{"timestamp": "x", "prompt": "b"}\n', "", "t.jsonl: line 2: "),
+        ('{"timestamp": 500, "prompt": "a"}\n{"timestamp": 0, "prompt": "b"}\n', "", "line 2: timestamp 0 ms is"),
+        (GOOD_LINES, ", window_s = [5, 9]", "the window 5,9 holds no requests to replay"),
+        (GOOD_LINES, ", max_requests = 1", "line 2: the trace has more than --max-requests 1 requests"),
+    ],
+)
+def test_a_matrix_trace_is_checked_before_the_night(tmp_path: Path, lines: str | None, extra: str, needle: str) -> None:
+    trace = tmp_path / "t.jsonl"
+    if lines is not None:
+        trace.write_text(lines, "utf-8")
+    inv = write(tmp_path, "inventory.toml", HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"))
+    mat = write(tmp_path, "matrix.toml", TRACE_MATRIX.format(path=trace, extra=extra))
+    with pytest.raises(ConfigError) as info:
+        load_plan(inv, [mat], load_prices(None))
+    message = str(info.value)
+    assert message.startswith(f"{mat}: workload replay: trace {trace}: ") and "\n" not in message
+    assert needle in message
+
+
+def test_a_good_matrix_trace_passes(tmp_path: Path) -> None:
+    trace = write(tmp_path, "t.jsonl", GOOD_LINES)
+    inv = write(tmp_path, "inventory.toml", HOST.format(name="a", vendor="cpu", hw="cpu-generic-2c"))
+    mat = write(tmp_path, "matrix.toml", TRACE_MATRIX.format(path=trace, extra=", time_scale = 0.5"))
+    (cell,) = load_plan(inv, [mat], load_prices(None)).cells
+    assert cell.config.workload.trace is not None and cell.config.workload.trace.time_scale == 0.5

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import re
+import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,3 +243,38 @@ def test_a_port_that_cannot_be_bound_is_one_config_error() -> None:
         port = taken.getsockname()[1]
         with pytest.raises(ConfigError, match=rf"^--port {port}: cannot listen on 127\.0\.0\.1:{port}: "):
             serve_metrics("127.0.0.1", port, list)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_a_scrape_that_cannot_read_the_store_is_a_500_of_one_line_and_one_warning(
+    store: Path, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    prices = load_prices(None)
+    lines = _Lines()
+    logger = logging.getLogger("tcobench.tasks.report.exposition")
+    logger.addHandler(lines)
+    server, thread = serve_metrics("127.0.0.1", 0, lambda: metric_rows(copy, prices, TARGETS))
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/metrics"
+        assert httpx.get(url, timeout=60).status_code == 200
+        (copy / "catalog.ducklake").write_bytes(b"not a catalog")
+        answer = httpx.get(url, timeout=60)
+    finally:
+        logger.removeHandler(lines)
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert answer.status_code == 500
+    assert answer.text.startswith(f"cannot read the store: store {copy}: its catalog ") and answer.text.count("\n") == 1
+    assert lines.lines == [f"metrics scrape: {answer.text.strip()}"]
+    assert "Traceback" not in capfd.readouterr().err  # wsgiref's handler printed none
