@@ -72,7 +72,10 @@ def _read(folder: Path, table: str) -> pa.Table:
     expected = table_schema(table).names
     missing = [c for c in expected if c not in rows.column_names]
     if missing:
-        raise ConfigError(f"{path}: column {missing[0]} missing ({len(missing)} missing; valid: {table} as exported)")
+        raise ConfigError(
+            f"{path}: column {missing[0]} missing ({len(missing)} of {len(expected)} missing; valid: every column "
+            f"of the store's {table} table, as `tcobench export --format parquet` writes them)"
+        )
     unknown = [c for c in rows.column_names if c not in expected]
     if unknown:
         raise ConfigError(f"{path}: column {unknown[0]} is not a column of {table} (valid: {', '.join(expected)})")
