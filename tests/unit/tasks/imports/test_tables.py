@@ -131,3 +131,32 @@ def test_a_request_of_no_exported_run_is_refused(exported: Path, tmp_path: Path)
 def test_a_file_that_is_not_a_folder_is_refused(exported: Path, tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a folder"):
         import_tables(tmp_path / "store", exported / "runs.parquet")
+
+
+def test_engine_metrics_come_back_too(tmp_path: Path) -> None:
+    """The fleet store has no engine-metric rows; a run with some, exported and imported, keeps each one."""
+    from tcobench.schemas import EngineMetricRecord, EngineQuantity
+    from tcobench.tasks.store.store import write_results
+    from tests.unit.factories import T0_NS, make_request, make_run
+
+    run = make_run()
+    samples = [
+        EngineMetricRecord(
+            run_id=run.run_id,
+            date=run.date,
+            host=run.host,
+            ts_ns=T0_NS + k,
+            source="vllm",
+            metric="vllm:num_requests_running",
+            labels='{"model": "zero"}' if k else None,
+            quantity=EngineQuantity.requests_running,
+            value=float(k),
+        )
+        for k in range(3)
+    ]
+    write_results(tmp_path / "first", run, [make_request()], [], samples)
+    export_runs(tmp_path / "first", load_prices(None), ExportFormat.parquet, tmp_path / "out", None)
+    done = import_tables(tmp_path / "second", tmp_path / "out")
+    assert done.rows == {"runs": 1, "requests": 1, "telemetry": 0, "engine_metrics": 3}
+    for view in ("engine_metrics", "runs", "requests"):
+        assert _rows(tmp_path / "second", view) == _rows(tmp_path / "first", view)
