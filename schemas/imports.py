@@ -21,6 +21,8 @@ class ImportFormat(StrEnum):
 
     vllm_bench = "vllm-bench"
     aiperf = "aiperf"
+    # a `tcobench export --format parquet` folder: runs measured by tcobench, taken back whole (tasks/imports/tables.py)
+    parquet = "parquet"
 
 
 class ImportLabels(StrictModel):

@@ -1,7 +1,9 @@
-"""`tcobench import FILE --format vllm-bench|aiperf`: another benchmark's result file as runs in the store."""
+"""`tcobench import FILE --format vllm-bench|aiperf|parquet`: another benchmark's result file, or a `tcobench export
+--format parquet` folder, as runs in the store."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -16,8 +18,8 @@ __all__ = ["register"]
 
 
 def _import(
-    path: Annotated[Path, typer.Argument(help="The result file.", show_default=False)],
-    fmt: Annotated[ImportFormat, typer.Option("--format", help="vllm-bench or aiperf.", show_default=False)],
+    path: Annotated[Path, typer.Argument(help="The result file (parquet: the export folder).", show_default=False)],
+    fmt: Annotated[ImportFormat, typer.Option("--format", help="vllm-bench, aiperf or parquet.", show_default=False)],
     host: Annotated[str | None, typer.Option("--host", help="Name of the host the file was measured on.")] = None,
     hardware: Annotated[
         str | None, typer.Option("--hardware", help="Price-table hardware key of that host (tcobench prices).")
@@ -38,7 +40,10 @@ def _import(
         float, typer.Option("--utilisation", min=0.0, max=1.0, help="Assumed utilisation, 0-1.")
     ] = 0.5,
     replace: Annotated[
-        bool, typer.Option("--replace", help="Import a file already imported again, over its earlier runs.")
+        bool,
+        typer.Option(
+            "--replace", help="Import a file already imported (parquet: runs already stored) again, over those runs."
+        ),
     ] = False,
     prices: PricesOpt = None,
     store: StoreOpt = None,
@@ -49,6 +54,9 @@ def _import(
 
     --host, --hardware, --gpus and --vendor are required (no file says them). The whole file is one transaction;
     importing the same file twice (same sha256) is refused unless --replace.
+
+    --format parquet takes back a `tcobench export --format parquet` folder: its runs keep their run ids, source and
+    every value (no label option applies); runs already in the store are refused unless --replace.
     """
     from pydantic import ValidationError
 
@@ -69,6 +77,9 @@ def _import(
         ops=ops,
         utilisation=utilisation,
     )
+    if fmt is ImportFormat.parquet:
+        _import_tables(path, given, replace, store)
+        return
     try:
         labels = ImportLabels.model_validate(given)
     except ValidationError as exc:
@@ -89,6 +100,34 @@ def _import(
         err.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
     again = f"; replaced {done.replaced} earlier run(s)" if done.replaced else ""
     err.print(f"[dim]stored in {escape(str(settings.store))} (snapshot {done.snapshot}){again}[/]", highlight=False)
+
+
+def _import_tables(folder: Path, given: Mapping[str, object], replace: bool, store: str | None) -> None:
+    """--format parquet: the export folder's runs as they were; a label option is refused (the runs carry theirs)."""
+    from tcobench.tasks.imports.tables import import_tables
+
+    defaults = {"site": "default", "ops": "default", "utilisation": 0.5}
+    extra = [k for k, v in given.items() if v is not None and v != defaults.get(k)]
+    if extra:
+        name = extra[0].replace("_", "-")
+        raise typer.BadParameter(
+            f"{given[extra[0]]!r}: a parquet export's runs carry their own labels; drop it", param_hint=f"--{name}"
+        )
+    settings = settings_for(store)
+    done = import_tables(settings.store, folder, replace)
+    for run in done.runs:
+        out.print(
+            f"imported run {escape(run.run_id)} ({escape(run.source or 'measured')}): {run.status.value}, "
+            f"concurrency {run.concurrency}, model {escape(run.model_name)}, host {escape(run.host)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    rows = ", ".join(f"{n} {t}" for t, n in done.rows.items())
+    again = f"; replaced {len(done.replaced)} stored run(s)" if done.replaced else ""
+    err.print(
+        f"[dim]{rows} rows stored in {escape(str(settings.store))} (snapshot {done.snapshot}){again}[/]",
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

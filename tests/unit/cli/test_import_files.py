@@ -44,3 +44,36 @@ def test_an_unknown_format_and_a_bad_host_name_are_usage_errors(tmp_path: Path) 
     bad_host = [*LABELS[2:], "--host", "a/b"]
     done = runner.invoke(app, ["import", str(FILE), "--format", "vllm-bench", *bad_host, "--store", str(tmp_path)])
     assert done.exit_code == 2 and "--host" in done.stderr and "'a/b'" in done.stderr
+
+
+def test_a_parquet_export_is_taken_back_with_its_run_ids_and_refused_twice(fleet: Path, tmp_path: Path) -> None:
+    folder, store = tmp_path / "out", tmp_path / "store"
+    exported = runner.invoke(
+        app,
+        [
+            "export",
+            "--format",
+            "parquet",
+            "--out",
+            str(folder),
+            "--select",
+            "run=gpu-nv-1-n0-c4",
+            "--store",
+            str(fleet),
+        ],
+    )
+    assert exported.exit_code == 0, exported.stderr
+    done = runner.invoke(app, ["import", str(folder), "--format", "parquet", "--store", str(store)])
+    assert done.exit_code == 0, done.stderr
+    assert "imported run gpu-nv-1-n0-c4 (measured): ok, concurrency 4" in done.stdout
+    assert lake_rows(store, "SELECT run_id, source FROM lake.runs") == [("gpu-nv-1-n0-c4", None)]
+    again = runner.invoke(app, ["import", str(folder), "--format", "parquet", "--store", str(store)])
+    assert again.exit_code == 1
+    assert again.stderr.strip() == (
+        f"ConfigError: {folder}: 1 run(s) already in the store: gpu-nv-1-n0-c4; pass --replace to write the "
+        "export's rows over them"
+    )
+    labelled = runner.invoke(
+        app, ["import", str(folder), "--format", "parquet", "--host", "far", "--store", str(store)]
+    )
+    assert labelled.exit_code == 2 and "a parquet export's runs carry their own labels" in labelled.stderr
