@@ -14,7 +14,7 @@ __all__ = ["register"]
 
 _SELECTION_HELP = (
     "Export only these runs (default: every stored run, whatever its status): key=value terms joined by ',' (all "
-    "must hold), alternatives with '|'; the keys of compare's --a and report's --select (host, vendor, engine, model, "
+    "must hold), alternatives with '|'; the keys of compare's --a (host, vendor, engine, model, "
     "workload, concurrency, date, since, until, run, batch, config...)."
 )
 

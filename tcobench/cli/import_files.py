@@ -50,7 +50,8 @@ def _import(
 ) -> None:
     """Import another benchmark's result file as runs in the store: `vllm bench serve --save-result
     --save-detailed` JSON (vllm-bench) or aiperf's profile_export_aiperf.json (with profile_export.jsonl beside
-    it); the runs are priced and compared like measured ones, and say source = imported:<tool> <version>.
+    it), priced and compared like measured ones (source = imported:vllm-bench 0.32.0, ...); or a `tcobench export
+    --format parquet` folder back (parquet).
 
     --host, --hardware, --gpus and --vendor are required (no file says them). The whole file is one transaction;
     importing the same file twice (same sha256) is refused unless --replace.
