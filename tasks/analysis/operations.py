@@ -105,23 +105,29 @@ def _flags_in(change: EnvironmentChangeRow, flagged: Sequence[_Flagged]) -> tupl
     )
 
 
-def changes_of(con: duckdb.DuckDBPyConnection, series: Sequence[Series]) -> list[EnvironmentChange]:
-    """View environment_changes' rows (by host, oldest first), each with the flagged changes of ``series`` (from
-    detect_changes) among its host's runs from the change to the view's window_end."""
-    rows = fetch_rows(con, "SELECT * FROM environment_changes", EnvironmentChangeRow)
+def _with_flags(rows: Sequence[EnvironmentChangeRow], series: Sequence[Series]) -> list[EnvironmentChange]:
     flagged = [(s.key, s.host, p.started, c) for s in series for p in s.points for c in p.changes if c.flagged]
     return [EnvironmentChange(row, _flags_in(row, flagged)) for row in rows]
 
 
+_CHANGES_SQL = "SELECT * FROM environment_changes"
+
+
+def changes_of(con: duckdb.DuckDBPyConnection, series: Sequence[Series]) -> list[EnvironmentChange]:
+    """View environment_changes' rows (by host, oldest first), each with the flagged changes of ``series`` (from
+    detect_changes) among its host's runs from the change to the view's window_end."""
+    return _with_flags(fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow), series)
+
+
 def environment_changes(store: StoreRef, prices: PriceTable, snapshot: int | None = None) -> list[EnvironmentChange]:
-    """changes_of over the store, with the changes `tcobench history` flags by its default rules (no cost read)."""
+    """changes_of over the store, with the changes `tcobench history` flags by its default rules (no cost read);
+    the changes are tested only when there is one."""
     with collection_paused():
         con = connect(store, prices, snapshot=snapshot, needs={"environment_changes", *HISTORY_VIEWS})
         try:
             freeze_views(con)
-            if con.execute("SELECT count(*) FROM environment_changes").fetchone() == (0,):
-                return []
-            return changes_of(con, detect_changes(con, costs=False, flagged_only=True))
+            rows = fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)
+            return _with_flags(rows, detect_changes(con, costs=False, flagged_only=True)) if rows else []
         finally:
             con.close()
 
