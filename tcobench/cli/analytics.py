@@ -569,13 +569,17 @@ def _operations(
         window = f"nights since {since}" if since else "every night"
         rows = operations.availability(store, prices, since, snapshot=snapshot)
         if not rows:
-            out.print(f"no nightly cells in {store} ({window})", highlight=False)
+            out.print(f"no nightly cells in {store} ({window})", highlight=False, soft_wrap=True)
         else:
             print_availability(rows, window)
     if changes:
         found = operations.environment_changes(store, prices, snapshot=snapshot)
         if not found:
-            out.print(f"no change of driver, runtime, kernel, engine version or image in {store}", highlight=False)
+            out.print(
+                f"no change of driver, runtime, kernel, engine version or image in {store}",
+                highlight=False,
+                soft_wrap=True,
+            )
         else:
             print_changes(found)
 
