@@ -1,9 +1,11 @@
 """History at scale: one year of synthetic nightly runs, imported into the store, then the history queries timed.
 
 ``generate`` writes the folder layout of tcobench < 0.2 (what `tcobench store migrate` imports) with the store's
-schemas: by default 20 hosts x 365 nights x 5 runs (workloads short/long x concurrency). A run at concurrency c is
-a closed loop of c streams, so its throughput grows with c while each stream slows, and each side of compare has a
-frontier to compare at equal interactivity. ``lake`` imports it; ``time`` times the history queries.
+schemas: by default 20 hosts x 365 nights x 5 runs (workloads short/long x concurrency), each a nightly cell, with
+environment changes (driver, kernel, ROCm) and failed nights of every class (``_environment``). A run at concurrency
+c is a closed loop of c streams, so its throughput grows with c while each stream slows, and each side of compare has
+a frontier to compare at equal interactivity. ``lake`` imports it; ``time`` times the history queries
+(``--operations-only``: `history --availability` and `--changes` only).
 
 Design notes: docs/dev/architecture/bench-and-build.md#bench-history-scale.
 """
@@ -56,10 +58,12 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, con
     serving = _serving(host, configs, version)
     vendor = "amd" if hw.startswith("amd") else "nvidia"
     batch = uuid.uuid4().hex[:12]
+    env, failure = _environment(host, day, vendor)
     rows = []
     for k, (workload, conc) in enumerate(RUNS):
         start = night_start_ns + k * 600 * 10**9
         end = start + _slots(n_requests, conc) * SLOT_NS  # the measured window: the run's slots (_requests)
+        failed = failure is not None and (failure == "platform" or k == 0)  # a platform failure: the whole night
         rows.append(
             {
                 "run_id": uuid.uuid4().hex,
@@ -68,10 +72,12 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, con
                 "finished_ns": end + 40 * 10**9,
                 "measure_start_ns": start,
                 "measure_end_ns": end,
-                "status": "ok",
-                "error": None,
+                "status": "failed" if failed else "ok",
+                "error": f"simulated {failure} failure" if failed else None,
+                "failure_class": failure if failed else None,
+                "cell": f"{_host(host)}/ollama/llama3.2:3b/{workload}-c{conc}",
                 "host_os": "Linux",
-                "host_kernel": "6.8.0",
+                "host_kernel": env["kernel"],
                 "host_arch": "x86_64",
                 "host_cpu": "AMD EPYC 9654",
                 "host_cpu_count": 192,
@@ -94,9 +100,9 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, con
                 "gpu_name": hw,
                 "gpu_count": 1,
                 "gpu_uuids": f'["GPU-{host}"]',
-                "driver_version": "580.1",
+                "driver_version": env["driver"],
                 "cuda_version": "13.0" if vendor == "nvidia" else None,
-                "rocm_version": "7.2" if vendor == "amd" else None,
+                "rocm_version": env["rocm"] if vendor == "amd" else None,
                 "gpu_power_limit_mw": 700_000,
                 "gpu_max_sm_clock_mhz": 1980,
                 "telemetry_source": None,
@@ -124,6 +130,28 @@ def _run_rows(host: int, day: dt.date, night_start_ns: int, n_requests: int, con
             }
         )
     return rows
+
+
+_CLASSES = ("engine", "harness", "infrastructure", "unknown")  # the other classes, in turn
+
+
+def _environment(host: int, day: dt.date, vendor: str) -> tuple[dict[str, str], str | None]:
+    """The host's driver, ROCm and kernel on ``day``, and the failure class of its night (None: ok). Each host
+    updates its driver on day 100 + host and its kernel on day 200 + host (AMD hosts: ROCm 7.2 -> 7.3 on day
+    250 + host); every fourth host's driver update breaks it for 2 nights (class platform); one night in 30 a
+    run fails with one of the other classes, in turn."""
+    d = (day - FIRST_DAY).days
+    driver_day, kernel_day, rocm_day = 100 + host, 200 + host, 250 + host
+    env = {
+        "driver": "580.1" if d < driver_day else "580.2",
+        "kernel": "6.8.0" if d < kernel_day else "6.11.0",
+        "rocm": "7.2" if d < rocm_day else "7.3",
+    }
+    if host % 4 == 0 and driver_day <= d < driver_day + 2:
+        return env, "platform"
+    if (d + host) % 30 == 0:
+        return env, _CLASSES[(d + host) // 30 % len(_CLASSES)]
+    return env, None
 
 
 def _config_index(host: int, configs: int) -> int:
@@ -261,6 +289,48 @@ QUARTER = (
 QUARTER_SWEEP = (f"workload=short,vendor=nvidia,{_QUARTER}", f"workload=short,vendor=amd,{_QUARTER}")
 
 
+def _host_tables(host: int, days: int, per_run: int, tokens: int) -> dict[str, pa.Table]:
+    """A host's year as the store's runs and requests tables (date and host columns included)."""
+    rng = np.random.default_rng(host)
+    runs: list[dict[str, Any]] = []
+    reqs = []
+    for d in range(days):
+        day = FIRST_DAY + dt.timedelta(days=d)
+        night = int(dt.datetime(day.year, day.month, day.day, 1, tzinfo=dt.UTC).timestamp()) * 10**9
+        speed = 60.0 + 10 * (host % 5) + (5.0 if day.month >= 6 else 0.0)
+        for r in _run_rows(host, day, night, per_run, 0):
+            runs.append({**r, "date": day.isoformat(), "host": _host(host)})
+            q = _requests(
+                rng,
+                r["run_id"],
+                r["started_ns"],
+                per_run,
+                tokens,
+                speed / (1 + 0.1 * r["concurrency"]),
+                r["concurrency"],
+            )
+            reqs.append(
+                q.append_column("date", pa.array([day.isoformat()] * q.num_rows)).append_column(
+                    "host", pa.array([_host(host)] * q.num_rows)
+                )
+            )
+    return {"runs": pa.Table.from_pylist(runs), "requests": pa.concat_tables(reqs)}
+
+
+def direct(store: str, hosts: int, days: int, per_run: int, tokens: int) -> None:
+    """Write the generated history straight into a store (a commit per host, the store's own writer), then compact
+    it: no folder layout, no import (what `lake` measures)."""
+    from tcobench.tasks.store.compact import compact_store
+    from tcobench.tasks.store.store import commit_tables
+
+    t0 = time.monotonic()
+    for h in range(hosts):
+        commit_tables(store, _host_tables(h, days, per_run, tokens), writer="bench")
+        print(f"  host {h + 1}/{hosts} written ({time.monotonic() - t0:.0f} s, load {_load()})", flush=True)
+    compacted = compact_store(store, keep_days=0)
+    print(f"written in {time.monotonic() - t0:.0f} s; change tests stored for {compacted.tested_runs:,} runs")
+
+
 def to_lake(folder: Path, store: str, batch: int) -> None:
     """Import a generated folder store (per-run layout) with `store migrate`'s code, then `store compact`'s."""
     from tcobench.tasks.store.compact import compact_store
@@ -314,6 +384,7 @@ def _middle_target(store: str, prices: Any) -> float | None:
 
 def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[float]]:
     """Time the issue's history queries over a store: each a fresh connection, ``repeat`` times."""
+    from tcobench.tasks.analysis import operations
     from tcobench.tasks.analysis.compare import CompareOptions, compare
     from tcobench.tasks.prices import load_prices
     from tcobench.tasks.report.report import write_report
@@ -335,6 +406,8 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
                     con.close()
 
             _note(results, name, _timed(one))
+        _note(results, "history_availability", _timed(lambda: operations.availability(store, prices)))
+        _note(results, "history_changes", _timed(lambda: operations.environment_changes(store, prices)))
         quarter = _timed(lambda: compare(store, prices, QUARTER[0], QUARTER[1], CompareOptions(resamples=2000)))
         _note(results, "compare_quarter", quarter)
         if targets:  # as `compare --interactivity T` (default resamples) over every level of a quarter
@@ -347,6 +420,23 @@ def time_store(store: str, repeat: int, report_repeat: int) -> dict[str, list[fl
                 "report_year",
                 _timed(lambda: write_report(store, prices, Path(tmp) / "report.html", resamples=1000)),
             )
+    for name, times in results.items():
+        print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")
+    print(f"  load after: {_load()}", flush=True)
+    return results
+
+
+def time_operations(store: str, repeat: int) -> dict[str, list[float]]:
+    """Time `history --availability` and `history --changes`' queries: each a fresh connection, ``repeat`` times."""
+    from tcobench.tasks.analysis import operations
+    from tcobench.tasks.prices import load_prices
+
+    prices = load_prices(None)
+    print(f"store {store}: load {_load()}", flush=True)
+    results: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        _note(results, "history_availability", _timed(lambda: operations.availability(store, prices)))
+        _note(results, "history_changes", _timed(lambda: operations.environment_changes(store, prices)))
     for name, times in results.items():
         print(f"  {name:22s} best {min(times):7.3f} s   median {statistics.median(times):7.3f} s   (n={len(times)})")
     print(f"  load after: {_load()}", flush=True)
@@ -374,10 +464,21 @@ def main() -> None:
     lk.add_argument("--folder", type=Path, default=Path("/tmp/tcob-hist/per-run"))
     lk.add_argument("--store", required=True, help="store URI (a new folder, sqlite://..., postgresql://...)")
     lk.add_argument("--batch", type=int, default=500, help="runs per transaction")
+    dr = sub.add_parser("direct", help="write the generated history straight into a store (no folder, no import)")
+    dr.add_argument("--store", required=True, help="store URI (a new folder)")
+    dr.add_argument("--hosts", type=int, default=HOSTS)
+    dr.add_argument("--days", type=int, default=DAYS)
+    dr.add_argument("--requests-per-run", type=int, default=REQUESTS_PER_RUN)
+    dr.add_argument("--tokens", type=int, default=16, help="output tokens per request (gaps = tokens - 1)")
     t = sub.add_parser("time")
     t.add_argument("--store", required=True, help="store URI")
     t.add_argument("--repeat", type=int, default=5)
     t.add_argument("--report-repeat", type=int, default=1)
+    t.add_argument(
+        "--operations-only",
+        action="store_true",
+        help="time only `history --availability` and `history --changes` (tasks/analysis/operations.py)",
+    )
     args = parser.parse_args()
     if args.cmd == "generate":
         generate(
@@ -390,8 +491,12 @@ def main() -> None:
             args.procs,
             args.configs,
         )
+    elif args.cmd == "direct":
+        direct(args.store, args.hosts, args.days, args.requests_per_run, args.tokens)
     elif args.cmd == "lake":
         to_lake(args.folder, args.store, args.batch)
+    elif args.operations_only:
+        time_operations(args.store, args.repeat)
     else:
         time_store(args.store, args.repeat, args.report_repeat)
     sys.stdout.flush()

@@ -28,6 +28,7 @@ from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
 from tcobench.tasks.analysis.history import HISTORY_MACROS, Series, detect_changes
+from tcobench.tasks.analysis.operations import availability_of, changes_of
 from tcobench.tasks.analysis.summarise import rows_by_equality
 from tcobench.tasks.report.assets import (
     Platform,
@@ -40,6 +41,7 @@ from tcobench.tasks.report.assets import (
     filter_bar,
     group_platforms,
     headline_section,
+    operations_section,
     page,
     pareto_figure,
     provenance_section,
@@ -77,6 +79,7 @@ _NAV = (
             ("cost", "Cost and energy"),
             ("targets", "Latency targets"),
             ("trend", "Nightly trend"),
+            ("operations", "Operations"),
             ("provenance", "Provenance"),
         )
     )
@@ -211,6 +214,7 @@ def build_report(
             "</div>",
             targets_section(ctx),
             trend_section(ctx, series),
+            operations_section(availability_of(con), changes_of(con, series)),
             provenance_section(ctx),
         ]
     except duckdb.Error as exc:

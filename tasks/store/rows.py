@@ -20,7 +20,10 @@ import pyarrow as pa
 
 from tcobench.tasks.store.view_rows import (
     VIEW_ROWS,
+    AvailabilityRow,
     CostAtLatencyTargetRow,
+    EnvironmentChangeRow,
+    MeasuredAdaptationRow,
     NightlyTrendRow,
     RecordCardRow,
     RunSummaryRow,
@@ -31,7 +34,10 @@ from tcobench.tasks.store.view_rows import (
 __all__ = [
     "IDS",
     "VIEW_ROWS",
+    "AvailabilityRow",
     "CostAtLatencyTargetRow",
+    "EnvironmentChangeRow",
+    "MeasuredAdaptationRow",
     "NightlyTrendRow",
     "RecordCardRow",
     "RunRow",

@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 __all__ = [
+    "AvailabilityRow",
     "CostAtLatencyTargetRow",
+    "EnvironmentChangeRow",
+    "MeasuredAdaptationRow",
     "NightlyTrendRow",
     "RecordCardRow",
     "RunSummaryRow",
@@ -191,6 +194,68 @@ class TcoSourcesRow(TypedDict):
     as_of: dt.date | None
 
 
+class AvailabilityRow(TypedDict):
+    """View availability; its columns are declared in tcobench/sql/trend/availability.yml."""
+
+    scope: str
+    host: str | None
+    platform: str
+    nights_scheduled: int
+    nights_served: int
+    cells: int
+    cells_failed_platform: int
+    cells_failed_engine: int
+    cells_failed_harness: int
+    cells_failed_infrastructure: int
+    cells_failed_unknown: int
+    platform_failure_nights: int
+    platform_failures: int
+    mtbpf_nights: float | None
+    recoveries: int
+    recovery_hours_mean: float | None
+    unrecovered: int
+    scheduled_host_hours: float | None
+    downtime_host_hours: float | None
+    availability: float | None
+    night_availability: float
+    night_availability_ci_low: float
+    night_availability_ci_high: float
+    first_night: dt.datetime | None
+    last_night: dt.datetime | None
+
+
+class EnvironmentChangeRow(TypedDict):
+    """View environment_changes; its columns are declared in tcobench/sql/trend/environment_changes.yml."""
+
+    host: str
+    platform: str
+    item: str
+    before: str
+    after: str
+    changed_at: dt.datetime
+    run_id: str
+    batch_id: str
+    nights_after: int
+    nights_seen: int
+    platform_failed_cells: int
+    failed_cells: int
+    window_end: dt.datetime | None
+
+
+class MeasuredAdaptationRow(TypedDict):
+    """View measured_adaptation; its columns are declared in tcobench/sql/trend/measured_adaptation.yml."""
+
+    scope: str
+    host: str | None
+    platform: str
+    hosts: int
+    hosts_adapted: int
+    failed_attempts: int
+    measured_days: float | None
+    first_attempt: dt.datetime
+    first_ok: dt.datetime | None
+
+
 class NightlyTrendRow(TypedDict):
     """View nightly_trend; its columns are declared in tcobench/sql/trend/nightly_trend.yml."""
 
@@ -287,6 +352,9 @@ VIEW_ROWS: Mapping[str, type[Any]] = {
     "cost_at_latency_target": CostAtLatencyTargetRow,
     "tco": TcoRow,
     "tco_sources": TcoSourcesRow,
+    "availability": AvailabilityRow,
+    "environment_changes": EnvironmentChangeRow,
+    "measured_adaptation": MeasuredAdaptationRow,
     "nightly_trend": NightlyTrendRow,
     "record_card": RecordCardRow,
 }

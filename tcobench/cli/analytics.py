@@ -5,6 +5,7 @@ A thin face: parse, call a task, print. Errors cross it as one line (``_common.g
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,7 +20,9 @@ from tcobench.cli._flags import declared, overrides, parameter, with_parameters
 from tcobench.schemas import CompareOptions, CostBasis
 
 if TYPE_CHECKING:
+    from tcobench.schemas import PriceTable
     from tcobench.tasks.analysis.compare import Comparison, Stratum
+    from tcobench.tasks.store.store import StoreRef
 
 __all__ = ["register"]
 
@@ -54,6 +57,13 @@ def _compare_own(
             "--fail-if-unsupported", help="With --claim: exit 5 (ClaimError) where the data do not support the claim."
         ),
     ] = False,
+    adaptation: Annotated[
+        str,
+        typer.Option(
+            help="Days in the adaptation term: assumed (the price table's adaptation_days) or measured (each "
+            "platform's mean time from a host's first nightly cell to its first ok run; view measured_adaptation)."
+        ),
+    ] = "assumed",
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
@@ -65,25 +75,32 @@ def _compare(**values: Any) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
     concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
     from tcobench.tasks.analysis.compare import compare, parse_targets
+    from tcobench.tasks.analysis.operations import adaptation_choice, measured_adaptation, with_measured_adaptation
     from tcobench.tasks.prices import load_prices
 
     fmt = values["fmt"]
+    used = adaptation_choice(values["adaptation"])
     if fmt not in ("table", "json", "csv"):
         raise typer.BadParameter(f"{fmt!r}: choose table, json or csv", param_hint="--format")
     if values["fail_if_unsupported"] and values["claim"] is None:
         raise typer.BadParameter("needs --claim N (the ratio to check)", param_hint="--fail-if-unsupported")
     targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
     options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]), interactivity=targets)
+    store, prices = read_settings(values["store"]).store, load_prices(values["prices_file"])
+    measured = measured_adaptation(store, prices, snapshot=values["snapshot"])
     result = compare(
-        read_settings(values["store"]).store,
-        load_prices(values["prices_file"]),
+        store,
+        prices if used == "assumed" else with_measured_adaptation(prices, measured),
         values["a"],
         values["b"],
         options,
         snapshot=values["snapshot"],
     )
     if fmt == "table":
+        from tcobench.cli._operations_table import print_adaptation
+
         _print_comparison(result)
+        print_adaptation(measured, {key: row.adaptation_days for key, row in prices.hardware.items()}, used)
     else:
         _print_document(result, fmt)
     if values["fail_if_unsupported"]:
@@ -432,6 +449,25 @@ def _history(
     fail_on_change: Annotated[
         bool, typer.Option("--fail-on-change", help="Exit 1 when a change is flagged (for CI and cron).")
     ] = False,
+    availability: Annotated[
+        bool,
+        typer.Option(
+            "--availability",
+            help="Instead of the trends: availability per platform and per host (view availability), over --since.",
+        ),
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option(help="With --availability: only the nights that started on this date (YYYY-MM-DD, UTC) or later."),
+    ] = None,
+    changes: Annotated[
+        bool,
+        typer.Option(
+            "--changes",
+            help="Instead of the trends: each change of a host's driver, runtime, kernel, engine version or image, "
+            "with the platform failures and flagged performance changes of the nights that followed.",
+        ),
+    ] = False,
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
@@ -439,12 +475,25 @@ def _history(
     """Trends per (host, model, workload, concurrency) over nightly runs; flags changes beyond run-to-run noise.
 
     One row per series (its latest run's figures and its flagged changes), then each flagged change; --series NAME
-    picking one series, or --detail, shows each run of a series.
+    picking one series, or --detail, shows each run of a series. --availability and --changes show the operations
+    history instead (docs/guide/history.md).
     """
     from tcobench.tasks.analysis.history import history
     from tcobench.tasks.prices import load_prices
 
     settings = read_settings(store)
+    if since is not None and not availability:
+        raise typer.BadParameter("needs --availability (the window of the availability figures)", param_hint="--since")
+    if availability or changes:
+        _operations(
+            settings.store,
+            load_prices(prices_file),
+            snapshot,
+            _since(since) if availability else None,
+            availability=availability,
+            changes=changes,
+        )
+        return
     found = history(
         settings.store,
         load_prices(prices_file),
@@ -492,6 +541,47 @@ def _history(
         raise ChangeError(
             f"{flags} flagged change(s) in {flagged_series} of {len(found)} series (--fail-on-change); first: {first}"
         )
+
+
+def _since(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: not a date, use YYYY-MM-DD", param_hint="--since") from None
+
+
+def _operations(
+    store: StoreRef,
+    prices: PriceTable,
+    snapshot: int | None,
+    since: dt.date | None,
+    *,
+    availability: bool,
+    changes: bool,
+) -> None:
+    """history --availability and --changes (tasks/analysis/operations.py)."""
+    from tcobench.cli._operations_table import print_availability, print_changes
+    from tcobench.tasks.analysis import operations
+
+    if availability:
+        window = f"nights since {since}" if since else "every night"
+        rows = operations.availability(store, prices, since, snapshot=snapshot)
+        if not rows:
+            out.print(f"no nightly cells in {store} ({window})", highlight=False, soft_wrap=True)
+        else:
+            print_availability(rows, window)
+    if changes:
+        found = operations.environment_changes(store, prices, snapshot=snapshot)
+        if not found:
+            out.print(
+                f"no change of driver, runtime, kernel, engine version or image in {store}",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            print_changes(found)
 
 
 def _report(

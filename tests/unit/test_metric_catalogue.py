@@ -58,7 +58,14 @@ def test_one_entry_per_metric() -> None:
     for m in metrics():
         assert m.formula and "\n" not in m.formula, m.name
         assert len(set(m.views)) == len(m.views), m.name
-    assert metric("run_id").views == ("run_summary", "tco", "tco_sources", "nightly_trend", "record_card")
+    assert metric("run_id").views == (
+        "run_summary",
+        "tco",
+        "tco_sources",
+        "environment_changes",
+        "nightly_trend",
+        "record_card",
+    )
     assert metric("ttft_p90_ms").views == ("run_summary", "cost_at_latency_target")
     with pytest.raises(ValueError, match="better"):
         Metric.model_validate({**metric("ttft_p90_ms").model_dump(), "better": "faster"})

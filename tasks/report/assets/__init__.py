@@ -20,6 +20,7 @@ from tcobench.tasks.report.assets.figures import (
     targets_section,
     throughput_figure,
 )
+from tcobench.tasks.report.assets.operations import operations_section
 from tcobench.tasks.report.assets.page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
 from tcobench.tasks.report.assets.svg import (
     PALETTE,
@@ -61,6 +62,7 @@ __all__ = [
     "headline_section",
     "legend",
     "line_chart",
+    "operations_section",
     "page",
     "pareto_figure",
     "group_platforms",

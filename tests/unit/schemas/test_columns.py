@@ -83,10 +83,11 @@ def _run_rows(
     run_id: str, concurrency: int, failed: bool
 ) -> tuple[RunRecord, list[RequestRecord], list[TelemetryRecord]]:
     """A run of a self-stopping sweep in a nightly cell, with a TTFT target and shaped requests (so that every view
-    has rows)."""
+    has rows; the second run's kernel differs, a change of view environment_changes)."""
     run = make_run(
         run_id=run_id,
         concurrency=concurrency,
+        host_kernel=f"6.{concurrency}.0",
         measured_requests=3,
         cell="testhost/llama.cpp/test-model/test-workload",
         sweep_margin=0.1,

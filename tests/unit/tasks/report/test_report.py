@@ -25,7 +25,9 @@ from tcobench.tasks.report.assets import (
 from tcobench.tasks.report.assets.context import night_weighted_rows
 from tcobench.tasks.report.report import build_report, summary_markdown, write_report
 from tcobench.tasks.store.query import connect, freeze_views
-from tests.unit.factories import make_prices, write_nights
+from tcobench.tasks.store.store import RunRows, write_runs
+from tests.unit.factories import make_prices, write_fleet, write_nights
+from tests.unit.operations_history import history
 
 RECORD_TEMPLATE = (
     "GPU model",
@@ -65,6 +67,7 @@ def test_sections_and_record_template(html: str) -> None:
         "Energy per output token",
         "Cost at latency targets",
         "Nightly trend",
+        "Operations",
         "Provenance",
     ):
         assert heading in html, heading
@@ -143,6 +146,23 @@ def test_self_contained(html: str) -> None:
     urls = set(re.findall(r"https?://[^\s\"'<]+", html))
     assert urls == {"http://www.w3.org/2000/svg"}  # the SVG namespace name, never fetched
     assert html.count("<script>") == 1 and 'data-report-ready="pending"' in html
+
+
+def test_operations_section_has_the_changes_and_the_availability(tmp_path: Path) -> None:
+    """The fleet (no nightly cells: no availability; its driver update flagged) and the simulated history of
+    tests/unit/operations_history.py (cells on two platforms, a ROCm update followed by platform failures)."""
+    write_fleet(tmp_path)
+    write_runs(tmp_path, [RunRows(r) for r in history()])
+    section = build_report(tmp_path, load_prices(None), resamples=100).split('<h2 id="operations">')[1]
+    section = unescape(section.split("<h2")[0])
+    assert "amd-01: ROCm 6.2 -> 6.3 on 2023-11-18; 3 platform failures in the next 2 nights" in section
+    assert "gpu-amd-1: driver 6.10.5 -> 6.10.5.1 on 2026-11-26; 0 platform failures in the next 1 night; " in section
+    assert "decode tok/s -11% (flagged)" in section
+    # availability per platform: amd-mi300x's 9 host nights (amd-01: 7, amd-02: 2), 4 of them with a platform failure
+    row = re.search(r"<tr[^>]*><td>amd-mi300x</td>(.*?)</tr>", section)
+    assert row is not None
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))
+    assert cells[0] == "9" and cells[4] == "1"  # nights, platform failures (one outage: nights 4-5 of amd-01)
 
 
 def test_select_and_errors(tmp_path: Path, fleet: Path) -> None:

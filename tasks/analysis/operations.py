@@ -1,0 +1,186 @@
+"""operations: what the nightly history says about running each platform, beside what it costs.
+
+- ``availability``: view availability's rows over every night, or over the nights since a date (macro
+  availability_since);
+- ``environment_changes``: view environment_changes' rows (each change of a host's driver, runtime, kernel, engine
+  version or image digest, with the failures of the nights that followed), each with the performance changes that
+  `tcobench history` flags among the host's runs in those nights (tasks/analysis/history.py, default rules);
+- ``measured_adaptation``: view measured_adaptation's rows (first attempted cell to first ok run, per host and per
+  platform), and ``with_measured_adaptation``: a price table whose hardware rows carry the measured days in place
+  of their ``adaptation_days`` assumption, so that the one TCO formula (sql/cost/tco_scenarios.sql) prices them.
+
+Formulas and units: the views' headers and .yml files (tcobench/sql/trend/); docs/cost-model.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import duckdb
+
+from tcobench.errors import ConfigError
+from tcobench.schemas import PriceTable
+from tcobench.tasks.analysis.history import HISTORY_VIEWS, Change, Series, detect_changes
+from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.rows import (
+    AvailabilityRow,
+    EnvironmentChangeRow,
+    MeasuredAdaptationRow,
+    collection_paused,
+    fetch_rows,
+)
+from tcobench.tasks.store.store import StoreRef
+
+__all__ = [
+    "ADAPTATIONS",
+    "Adaptation",
+    "EnvironmentChange",
+    "adaptation_choice",
+    "change_words",
+    "availability",
+    "availability_of",
+    "changes_of",
+    "environment_changes",
+    "measured_adaptation",
+    "with_measured_adaptation",
+]
+
+Adaptation = Literal["assumed", "measured"]  # where the adaptation term's days come from
+ADAPTATIONS: tuple[Adaptation, ...] = get_args(Adaptation)
+
+
+def adaptation_choice(value: str) -> Adaptation:
+    """``value`` as an Adaptation; anything else is a ConfigError listing the valid ones."""
+    for choice in ADAPTATIONS:
+        if value == choice:
+            return choice
+    raise ConfigError(f"--adaptation {value!r}: choose {' or '.join(ADAPTATIONS)}")
+
+
+@dataclass(frozen=True)
+class EnvironmentChange:
+    """A row of view environment_changes and the flagged performance changes that followed it."""
+
+    row: EnvironmentChangeRow
+    flags: tuple[tuple[str, Change], ...]  # (series key, flagged change) among the host's runs in the window
+
+
+_AVAILABILITY_SQL = "SELECT * FROM availability_since($since) ORDER BY scope DESC, platform, host NULLS FIRST"
+
+
+def availability_of(con: duckdb.DuckDBPyConnection, since: dt.date | None = None) -> list[AvailabilityRow]:
+    """View availability's rows, platforms first then hosts, by platform and host; with ``since``, over the nights
+    whose first run started on that day (UTC) or later (macro availability_since)."""
+    since_ns = None
+    if since is not None:
+        since_ns = int(dt.datetime.combine(since, dt.time(), dt.UTC).timestamp()) * 1_000_000_000
+    return fetch_rows(con, _AVAILABILITY_SQL, AvailabilityRow, {"since": since_ns})
+
+
+def availability(
+    store: StoreRef, prices: PriceTable, since: dt.date | None = None, snapshot: int | None = None
+) -> list[AvailabilityRow]:
+    """availability_of over the store."""
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs={"availability_since"})
+        try:
+            return availability_of(con, since)
+        finally:
+            con.close()
+
+
+_Flagged = tuple[str, str, dt.datetime, Change]  # (series key, host, run start, flagged change)
+
+
+def _flags_in(change: EnvironmentChangeRow, flagged: Sequence[_Flagged]) -> tuple[tuple[str, Change], ...]:
+    """The flagged changes of ``change``'s host's runs from changed_at to window_end (open when NULL)."""
+    end = change["window_end"]
+    return tuple(
+        (key, c)
+        for key, host, started, c in flagged
+        if host == change["host"] and change["changed_at"] <= started and (end is None or started < end)
+    )
+
+
+def _with_flags(rows: Sequence[EnvironmentChangeRow], series: Sequence[Series]) -> list[EnvironmentChange]:
+    flagged = [(s.key, s.host, p.started, c) for s in series for p in s.points for c in p.changes if c.flagged]
+    return [EnvironmentChange(row, _flags_in(row, flagged)) for row in rows]
+
+
+_CHANGES_SQL = "SELECT * FROM environment_changes"
+
+
+def changes_of(con: duckdb.DuckDBPyConnection, series: Sequence[Series]) -> list[EnvironmentChange]:
+    """View environment_changes' rows (by host, oldest first), each with the flagged changes of ``series`` (from
+    detect_changes) among its host's runs from the change to the view's window_end."""
+    return _with_flags(fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow), series)
+
+
+def environment_changes(store: StoreRef, prices: PriceTable, snapshot: int | None = None) -> list[EnvironmentChange]:
+    """changes_of over the store, with the changes `tcobench history` flags by its default rules (no cost read);
+    the changes are tested only when there is one."""
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs={"environment_changes", *HISTORY_VIEWS})
+        try:
+            freeze_views(con)
+            rows = fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)
+            return _with_flags(rows, detect_changes(con, costs=False, flagged_only=True)) if rows else []
+        finally:
+            con.close()
+
+
+def measured_adaptation(
+    store: StoreRef, prices: PriceTable, snapshot: int | None = None
+) -> list[MeasuredAdaptationRow]:
+    """View measured_adaptation's rows, platforms first then hosts, by platform and host."""
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs={"measured_adaptation"})
+        try:
+            return fetch_rows(
+                con,
+                "SELECT * FROM measured_adaptation ORDER BY scope DESC, platform, host NULLS FIRST",
+                MeasuredAdaptationRow,
+            )
+        finally:
+            con.close()
+
+
+def with_measured_adaptation(prices: PriceTable, measured: Sequence[MeasuredAdaptationRow]) -> PriceTable:
+    """``prices`` with each hardware row's adaptation_days replaced by its platform's measured mean (view
+    measured_adaptation, scope 'platform'); a row without a measured value keeps its assumption."""
+    days = {
+        r["platform"]: r["measured_days"]
+        for r in measured
+        if r["scope"] == "platform" and r["measured_days"] is not None
+    }
+    hardware = {
+        key: row.model_copy(update={"adaptation_days": days[key]}) if key in days else row
+        for key, row in prices.hardware.items()
+    }
+    return prices.model_copy(update={"hardware": hardware})
+
+
+_METRIC_WORDS = {"decode_tok_s": "decode tok/s", "ttft_ms": "TTFT"}
+
+
+def change_words(change: EnvironmentChange) -> str:
+    """One line: 'host: item before -> after on date; N platform failures in the next M nights; metric +x%
+    (flagged[, in k series])', the metric's largest flagged change by size, each metric once."""
+    r = change.row
+    nights = f"{r['nights_seen']} night" + ("s" if r["nights_seen"] != 1 else "")
+    failures = f"{r['platform_failed_cells']} platform failure" + ("s" if r["platform_failed_cells"] != 1 else "")
+    words = (
+        f"{r['host']}: {r['item']} {r['before']} -> {r['after']} on {r['changed_at']:%Y-%m-%d}; "
+        f"{failures} in the next {nights}"
+    )
+    by_metric: dict[str, list[Change]] = {}
+    for _, c in change.flags:
+        by_metric.setdefault(c.metric, []).append(c)
+    for metric, found in by_metric.items():
+        worst = max(found, key=lambda c: abs(c.change_pct))
+        series = f", in {len(found)} series" if len(found) > 1 else ""
+        words += f"; {_METRIC_WORDS.get(metric, metric)} {worst.change_pct:+.0f}% (flagged{series})"
+    return words
