@@ -117,6 +117,12 @@ class SitePrice(_Sourced):
     description: str = Field(min_length=1, description="Human-readable name of the site.")
     kwh_usd: float = Field(gt=0, description="Electricity price, USD per kWh.")
     pue: float = Field(ge=1.0, le=3.0, description="Power usage effectiveness (facility W / IT W).")
+    grid_gco2e_per_kwh: float | None = Field(
+        default=None,
+        ge=0,
+        description="Carbon intensity of the site's electricity, gCO2e per kWh (its source and date in the row's "
+        "source); none: no carbon figure (views tco, platform_cost: gco2e_per_m_output_tokens).",
+    )
 
 
 class OpsPrice(_Sourced):
@@ -126,6 +132,12 @@ class OpsPrice(_Sourced):
     hours_per_host_month: float = Field(ge=0, description="Ops hours per host per month (drivers, rebuilds...).")
     hourly_usd: float = Field(ge=0, description="Loaded hourly rate of an ops engineer, USD.")
     daily_usd: float = Field(ge=0, description="Loaded daily rate of an engineer for adaptation work, USD.")
+    downtime_usd_per_hour: float | None = Field(
+        default=None,
+        ge=0,
+        description="Business cost of an hour without the host, USD (its source and date in the row's source); "
+        "none: no downtime term (views tco, platform_cost: downtime_usd_month).",
+    )
 
 
 class RentalPrice(_Sourced):

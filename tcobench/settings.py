@@ -165,6 +165,12 @@ class Settings(BaseModel):
         description="How far a run's mean input or output length may be from the asked before view run_shape "
         "flags it, as a fraction in [0, 10) (TCOBENCH_SHAPE_TOLERANCE; `tcobench run --shape-tolerance`).",
     )
+    downtime_min_nights: int = Field(
+        default=14,
+        ge=1,
+        description="Host nights of a platform's nightly history below which the TCO's downtime term is left out "
+        "as 'not enough history' (TCOBENCH_DOWNTIME_MIN_NIGHTS; view tco_scenarios, docs/cost-model.md#downtime).",
+    )
     api_key: SecretStr | None = Field(
         default=None,
         description="API key sent as `Authorization: Bearer` to an endpoint whose config names no api_key_env "

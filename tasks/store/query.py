@@ -375,6 +375,8 @@ def connect(
     try:
         register_prices(con, prices)
         con.execute("SET VARIABLE shape_tolerance = $t", {"t": float(shape_tolerance)})  # view run_shape
+        # view tco_scenarios: the history a platform needs before its downtime term is priced
+        con.execute(f"SET VARIABLE downtime_min_nights = {int(current().downtime_min_nights)}")
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)

@@ -182,6 +182,18 @@ class TcoRow(TypedDict):
     usd_per_m_total_tokens: float | None
     output_tokens_per_usd: float | None
     total_tokens_per_usd: float | None
+    downtime_usd_per_hour: float | None
+    availability_nights: int | None
+    availability: float | None
+    platform_failures: int | None
+    recovery_hours_mean: float | None
+    downtime_min_nights: int
+    downtime_usd_month: float | None
+    downtime_basis: str
+    total_with_downtime_usd_month: float | None
+    usd_per_m_output_tokens_with_downtime: float | None
+    grid_gco2e_per_kwh: float | None
+    gco2e_per_m_output_tokens: float | None
 
 
 class TcoSourcesRow(TypedDict):

@@ -20,6 +20,8 @@ from tcobench.cli._flags import declared, overrides, parameter, with_parameters
 from tcobench.schemas import CompareOptions, CostBasis
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tcobench.schemas import PriceTable
     from tcobench.tasks.analysis.compare import Comparison, Stratum
     from tcobench.tasks.store.store import StoreRef
@@ -395,6 +397,7 @@ def _print_drivers(c: Comparison) -> None:
                 _signedusd(s.b_usd_per_m - s.a_usd_per_m),
             ]
         )
+        rows += _beside_rows(s)
     cols = [Col("concurrency"), Col("term", "left"), Col("A"), Col("B"), Col("B - A")]
     print_table(f"What drives the difference: cost terms per 1M {c.tokens} tokens", cols, rows)
     for s in c.strata:
@@ -406,6 +409,28 @@ def _print_drivers(c: Comparison) -> None:
             f"{usd(abs(d.b_minus_a))} more per 1M tokens)",
             highlight=False,
         )
+
+
+def _beside_rows(s: Stratum) -> list[list[str]]:
+    """The downtime term and the carbon per 1M output tokens, beside the total and never in it, where either side
+    has one (docs/cost-model.md#downtime, #carbon); '-' on a side without (too little history, no rate, energy not
+    measured)."""
+    import math
+
+    def show(value: float, shown: Callable[[float], str]) -> str:
+        return "-" if math.isnan(value) else shown(value)
+
+    rows = []
+    a, b = s.a_downtime_usd_per_m, s.b_downtime_usd_per_m
+    if not (math.isnan(a) and math.isnan(b)):
+        rows.append([_level(s), "downtime (beside)", show(a, usd), show(b, usd), show(b - a, _signedusd)])
+    a, b = s.a_gco2e_per_m_output_tokens, s.b_gco2e_per_m_output_tokens
+    if not (math.isnan(a) and math.isnan(b)):
+        grams = "{:,.1f} g".format
+        rows.append(
+            [_level(s), "gCO2e per 1M output", show(a, grams), show(b, grams), show(b - a, "{:+,.1f} g".format)]
+        )
+    return rows
 
 
 def _supported_words(supported: bool) -> str:

@@ -351,13 +351,15 @@ def write_fleet(
     regression: tuple[str, int, float] | None = ("gpu-amd-1", 4, 0.85),
     requests: int = 20,
     folder_layout: bool = False,
+    cells: bool = False,
 ) -> list[RunRecord]:
     """Write a two-host fleet (NVIDIA H200, AMD MI300X) measured over several nights; return the run rows.
 
     Same engine (Ollama 0.32.0, same settings), model digest and prompts everywhere. ``regression``
     (host, concurrency, factor) makes that series decode ``factor`` times as fast on the last night, after a
     driver update: the change `tcobench history` must flag. ``folder_layout``: write the hive-partitioned folder
-    store of tcobench < 0.2 instead (what `tcobench store migrate` imports).
+    store of tcobench < 0.2 instead (what `tcobench store migrate` imports). ``cells``: each run is a nightly cell
+    (``HOST/cC``), so view availability counts the nights.
     """
     from tcobench.tasks.store.store import RunRows, write_runs
 
@@ -403,6 +405,7 @@ def write_fleet(
                     hardware_key=host.hardware_key,
                     site_key="datacenter",
                     ops_key="default",
+                    cell=f"{host.host}/c{c}" if cells else None,
                 )
                 reqs = _fleet_requests(run, rng, host, slow)
                 end = max(r.start_ns + (r.e2e_ns or 0) for r in reqs if r.phase is Phase.measure)

@@ -101,6 +101,8 @@ class CandidateRun(RunRow):
     power_usd_month: float | None
     ops_usd_month: float | None
     adaptation_usd_month: float | None
+    downtime_usd_month: float | None  # NULL: not enough history, or no rate (cost_basis.downtime_basis)
+    gco2e_per_m_output_tokens: float | None  # NULL: energy not measured, or no grid intensity
     # why a run has no cost
     output_tok_s: float | None
     has_hardware_price: bool
@@ -252,6 +254,9 @@ class SideFigures:
     power_usd_month: float
     ops_usd_month: float
     adaptation_usd_month: float
+    # beside the cost, never in total_usd_month nor a term (docs/cost-model.md#downtime, #carbon); NaN: none
+    downtime_usd_month: float
+    gco2e_per_m_output_tokens: float
 
     def tokens_per_usd(self, tokens: TokenCount) -> float:
         return self.output_tokens_per_usd if tokens == "output" else self.total_tokens_per_usd

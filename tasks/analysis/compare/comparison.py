@@ -121,6 +121,11 @@ class Stratum:
     b_good_fraction: float = math.nan
     a_good_usd_per_m: float = math.nan  # cost per 1M tokens delivered within the SLO (NaN: none)
     b_good_usd_per_m: float = math.nan
+    # beside the terms, never in the total or the ratio (docs/cost-model.md#downtime, #carbon); NaN: none
+    a_downtime_usd_per_m: float = math.nan  # the downtime term per 1M tokens (NaN: not enough history, or no rate)
+    b_downtime_usd_per_m: float = math.nan
+    a_gco2e_per_m_output_tokens: float = math.nan  # carbon (NaN: energy not measured, or no grid intensity)
+    b_gco2e_per_m_output_tokens: float = math.nan
     # the serving configurations compared (sides.config_key), and their names where a side has several (None: one
     # configuration a side, the level says it all)
     a_config_id: str = ""
@@ -319,6 +324,10 @@ def _stratum(
         b_good_fraction=b_good[0],
         a_good_usd_per_m=a_good[1],
         b_good_usd_per_m=b_good[1],
+        a_downtime_usd_per_m=usd_per_m_term(a_eff, a.downtime_usd_month, a.total_usd_month),
+        b_downtime_usd_per_m=usd_per_m_term(b_eff, b.downtime_usd_month, b.total_usd_month),
+        a_gco2e_per_m_output_tokens=a.gco2e_per_m_output_tokens,
+        b_gco2e_per_m_output_tokens=b.gco2e_per_m_output_tokens,
     )
     return stratum, reps
 

@@ -178,6 +178,24 @@ def _goodput_html(c: Comparison) -> str:
     return "".join(f'<p class="goodput">{escape(line)}</p>' for line in lines)
 
 
+def _beside_terms(s: Stratum) -> list[list[str]]:
+    """The downtime term and the carbon per 1M output tokens, beside the cost terms and never in the total, where
+    either side has one (docs/cost-model.md#downtime, #carbon); '-' on a side without."""
+
+    def show(value: float, shown: Callable[[float], str]) -> str:
+        return "-" if math.isnan(value) else shown(value)
+
+    rows = []
+    a, b = s.a_downtime_usd_per_m, s.b_downtime_usd_per_m
+    if not (math.isnan(a) and math.isnan(b)):
+        rows.append(["downtime (beside the total)", show(a, usd), show(b, usd), show(b - a, usd)])
+    a, b = s.a_gco2e_per_m_output_tokens, s.b_gco2e_per_m_output_tokens
+    if not (math.isnan(a) and math.isnan(b)):
+        grams = "{:,.1f} gCO2e".format
+        rows.append(["carbon (not a cost)", show(a, grams), show(b, grams), show(b - a, "{:+,.1f} gCO2e".format)])
+    return rows
+
+
 def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
     """The headline sentence (at the highest concurrency), the table per level, and the cost terms."""
     level, pct, claim = c.strata[-1], f"{c.confidence:.0%}", c.claim or 0.0
@@ -216,6 +234,7 @@ def _comparison_html(c: Comparison, names: tuple[str, str]) -> str:
         f"claim {claim:g}x" if c.claim is not None else "claim (none stated)",
     ]
     terms = [[escape(t.term), usd(t.a_usd_per_m), usd(t.b_usd_per_m), usd(t.b_minus_a)] for t in level.terms]
+    terms += _beside_terms(level)
     note = (
         f"A: {c.a_desc}. B: {c.b_desc}. Ratio = output tokens per USD of A / of B (= cost per 1M tokens of B / of "
         f"A). Each side's tok/s, $/1M and cost terms: the mean over nights of each night's mean over its runs "

@@ -15,6 +15,7 @@ SELECT
     adaptation_usd_month, rental_key, tier, usd_per_gpu_hour, rental_source, rental_as_of, basis, basis_key,
     gpus_rented, power_usd_month, capital_usd_month, total_usd_month, usd_per_m_output_tokens,
     usd_per_m_total_tokens, output_tokens_per_usd, total_tokens_per_usd, purchase_usd, pue, ops_hours_per_month,
-    energy_valid
+    energy_valid, downtime_usd_month, downtime_basis, total_with_downtime_usd_month,
+    usd_per_m_output_tokens_with_downtime, gco2e_per_m_output_tokens
 FROM tco_scenarios
 WHERE scenario = 'baseline';

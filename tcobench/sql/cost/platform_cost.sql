@@ -6,7 +6,9 @@
 --        the workload, prompt_set_hash, max_tokens, num_ctx, load_mode, concurrency and basis (view cost_basis).
 -- Every mean here is night-weighted (macro night_weighted_mean: the mean over nights, a night being a
 -- nightly batch (runs.batch_id), of each night's mean over its runs), so every night weighs the same,
--- whatever its number of runs. The four cost terms per 1M output tokens add up to usd_per_m_output_tokens.
+-- whatever its number of runs. The four cost terms per 1M output tokens add up to usd_per_m_output_tokens; the
+-- downtime term is beside them, never inside (NULL where the platform lacks the history: view tco_scenarios), and
+-- so is the carbon per 1M output tokens (NULL where no run of the group measured its energy).
 -- Its columns, in order, with their formulas, units and data tests: platform_cost.yml beside this file
 -- (docs/dev/columns.md).
 -- reads: cost_basis, night_weighted_mean; tables: runs
@@ -17,7 +19,8 @@ WITH per_run AS (
         r.model_digest, r.workload, r.prompt_set_hash, r.max_tokens, r.num_ctx, r.load_mode, r.concurrency,
         c.basis, r.batch_id, r.date,
         c.output_tok_s, c.output_tokens_per_usd,
-        c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.adaptation_usd_month, c.total_usd_month
+        c.capital_usd_month, c.power_usd_month, c.ops_usd_month, c.adaptation_usd_month, c.total_usd_month,
+        c.downtime_usd_month, c.gco2e_per_m_output_tokens
     FROM cost_basis AS c
     JOIN runs AS r ON r.run_id = c.run_id
     WHERE r.status IN ('ok', 'partial') AND c.output_tokens_per_usd IS NOT NULL
@@ -35,15 +38,19 @@ grouped AS (
         night_weighted_mean(list((capital_usd_month, batch_id))) AS capital,
         night_weighted_mean(list((power_usd_month, batch_id))) AS power,
         night_weighted_mean(list((ops_usd_month, batch_id))) AS ops,
-        night_weighted_mean(list((adaptation_usd_month, batch_id))) AS adaptation
+        night_weighted_mean(list((adaptation_usd_month, batch_id))) AS adaptation,
+        night_weighted_mean(list((downtime_usd_month, batch_id))) AS downtime,
+        night_weighted_mean(list((gco2e_per_m_output_tokens, batch_id))) AS gco2e_per_m_output_tokens
     FROM per_run
     GROUP BY ALL
 )
 SELECT
-    * EXCLUDE (capital, power, ops, adaptation),
+    * EXCLUDE (capital, power, ops, adaptation, downtime, gco2e_per_m_output_tokens),
     1e6 / output_tokens_per_usd AS usd_per_m_output_tokens,
     1e6 / output_tokens_per_usd * capital / total_usd_month AS capital_usd_per_m_output_tokens,
     1e6 / output_tokens_per_usd * power / total_usd_month AS power_usd_per_m_output_tokens,
     1e6 / output_tokens_per_usd * ops / total_usd_month AS ops_usd_per_m_output_tokens,
-    1e6 / output_tokens_per_usd * adaptation / total_usd_month AS adaptation_usd_per_m_output_tokens
+    1e6 / output_tokens_per_usd * adaptation / total_usd_month AS adaptation_usd_per_m_output_tokens,
+    1e6 / output_tokens_per_usd * downtime / total_usd_month AS downtime_usd_per_m_output_tokens,
+    gco2e_per_m_output_tokens
 FROM grouped;

@@ -26,6 +26,10 @@ SELECT
     total_usd_month,
     -- tokens and prices
     output_tokens_month, total_tokens_month, usd_per_m_output_tokens, usd_per_m_total_tokens,
-    output_tokens_per_usd, total_tokens_per_usd
+    output_tokens_per_usd, total_tokens_per_usd,
+    -- downtime and carbon, beside the total (tco_scenarios.yml)
+    downtime_usd_per_hour, availability_nights, availability, platform_failures, recovery_hours_mean,
+    downtime_min_nights, downtime_usd_month, downtime_basis, total_with_downtime_usd_month,
+    usd_per_m_output_tokens_with_downtime, grid_gco2e_per_kwh, gco2e_per_m_output_tokens
 FROM tco_scenarios
 WHERE basis = 'owned' AND scenario = 'baseline';

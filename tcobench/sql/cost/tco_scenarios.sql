@@ -14,6 +14,18 @@
 --   'utilisation <u>'      u in {0.1, 0.25, 0.5, 0.75, 1.0}                    (fraction of the month serving)
 --   'kwh_usd x <f>'        site kwh_usd x f, f in {0.5, 1, 2, 3}               (USD/kWh)
 --   'lifetime_months <L>'  L in {24, 36, 48, 60, 72}                           (months)
+--   'downtime_usd_per_hour x <f>'  ops downtime_usd_per_hour x f, f in {0, 0.5, 1, 2, 4}   (USD/h; only the
+--                          downtime term and the totals with downtime change)
+--
+-- Downtime (docs/cost-model.md#downtime): the platform's row of view availability (scope 'platform', platform =
+-- runs.hardware_key) prices the hours without the host, beside the other terms and never inside the total: the
+-- monthly term is (1 - availability) * hours_per_month * downtime_usd_per_hour, plus the platform failures per
+-- month (platform_failures / nights_scheduled * hours_per_month / 24) * recovery_hours_mean * hourly_usd. It is
+-- NULL (not 0) when the platform has fewer host nights than getvariable('downtime_min_nights') (the connection sets
+-- it from TCOBENCH_DOWNTIME_MIN_NIGHTS; 14 when unset), or no downtime_usd_per_hour; a column says which. The total
+-- with downtime adds the term where there is one, else it is the total.
+-- Carbon per 1M output tokens: measured J per output token * 1e6 / 3.6e6 (kWh per 1M tokens) * pue * the site's
+-- grid intensity (gCO2e/kWh), only where the energy is measured (energy.valid), else NULL.
 --
 -- Inputs: the run's identity (run_summary, runs) and keys (runs); its price rows (hardware, site, ops, rental);
 -- its aggregate throughputs (run_summary) and measured power (energy, used only where energy.valid). The GPUs
@@ -23,7 +35,7 @@
 --
 -- Its columns, in order, with their formulas, units and data tests: tco_scenarios.yml beside this file
 -- (docs/dev/columns.md).
--- reads: energy, run_summary; tables: runs, hardware, site, ops, rental
+-- reads: availability, energy, run_summary; tables: runs, hardware, site, ops, rental
 CREATE OR REPLACE VIEW tco_scenarios AS
 WITH bases AS (
     SELECT
@@ -32,19 +44,26 @@ WITH bases AS (
     UNION ALL
     SELECT 'rented: ' || tier, key, tier, hardware, CAST(usd_per_gpu_hour AS DOUBLE), source, as_of FROM rental
 ),
-scenarios (scenario, parameter, u, k_factor, l) AS (
+scenarios (scenario, parameter, u, k_factor, l, d_factor) AS (
     VALUES
-        ('baseline', NULL, NULL, NULL, NULL),
-        ('utilisation 0.1', 'utilisation', 0.1, NULL, NULL), ('utilisation 0.25', 'utilisation', 0.25, NULL, NULL),
-        ('utilisation 0.5', 'utilisation', 0.5, NULL, NULL), ('utilisation 0.75', 'utilisation', 0.75, NULL, NULL),
-        ('utilisation 1.0', 'utilisation', 1.0, NULL, NULL),
-        ('kwh_usd x 0.5', 'kwh_usd', NULL, 0.5, NULL), ('kwh_usd x 1', 'kwh_usd', NULL, 1.0, NULL),
-        ('kwh_usd x 2', 'kwh_usd', NULL, 2.0, NULL), ('kwh_usd x 3', 'kwh_usd', NULL, 3.0, NULL),
-        ('lifetime_months 24', 'lifetime_months', NULL, NULL, 24),
-        ('lifetime_months 36', 'lifetime_months', NULL, NULL, 36),
-        ('lifetime_months 48', 'lifetime_months', NULL, NULL, 48),
-        ('lifetime_months 60', 'lifetime_months', NULL, NULL, 60),
-        ('lifetime_months 72', 'lifetime_months', NULL, NULL, 72)
+        ('baseline', NULL, NULL, NULL, NULL, NULL),
+        ('utilisation 0.1', 'utilisation', 0.1, NULL, NULL, NULL),
+        ('utilisation 0.25', 'utilisation', 0.25, NULL, NULL, NULL),
+        ('utilisation 0.5', 'utilisation', 0.5, NULL, NULL, NULL),
+        ('utilisation 0.75', 'utilisation', 0.75, NULL, NULL, NULL),
+        ('utilisation 1.0', 'utilisation', 1.0, NULL, NULL, NULL),
+        ('kwh_usd x 0.5', 'kwh_usd', NULL, 0.5, NULL, NULL), ('kwh_usd x 1', 'kwh_usd', NULL, 1.0, NULL, NULL),
+        ('kwh_usd x 2', 'kwh_usd', NULL, 2.0, NULL, NULL), ('kwh_usd x 3', 'kwh_usd', NULL, 3.0, NULL, NULL),
+        ('lifetime_months 24', 'lifetime_months', NULL, NULL, 24, NULL),
+        ('lifetime_months 36', 'lifetime_months', NULL, NULL, 36, NULL),
+        ('lifetime_months 48', 'lifetime_months', NULL, NULL, 48, NULL),
+        ('lifetime_months 60', 'lifetime_months', NULL, NULL, 60, NULL),
+        ('lifetime_months 72', 'lifetime_months', NULL, NULL, 72, NULL),
+        ('downtime_usd_per_hour x 0', 'downtime_usd_per_hour', NULL, NULL, NULL, 0.0),
+        ('downtime_usd_per_hour x 0.5', 'downtime_usd_per_hour', NULL, NULL, NULL, 0.5),
+        ('downtime_usd_per_hour x 1', 'downtime_usd_per_hour', NULL, NULL, NULL, 1.0),
+        ('downtime_usd_per_hour x 2', 'downtime_usd_per_hour', NULL, NULL, NULL, 2.0),
+        ('downtime_usd_per_hour x 4', 'downtime_usd_per_hour', NULL, NULL, NULL, 4.0)
 ),
 priced AS (
     SELECT
@@ -84,6 +103,13 @@ priced AS (
         CAST(o.hours_per_host_month AS DOUBLE) AS ops_hours_per_month,
         CAST(o.hourly_usd AS DOUBLE) AS hourly_usd,
         CAST(o.daily_usd AS DOUBLE) AS daily_usd,
+        CAST(o.downtime_usd_per_hour AS DOUBLE) AS downtime_usd_per_hour,
+        CAST(st.grid_gco2e_per_kwh AS DOUBLE) AS grid_gco2e_per_kwh,
+        a.nights_scheduled AS availability_nights,
+        a.availability,
+        a.platform_failures,
+        a.recovery_hours_mean,
+        coalesce(TRY_CAST(getvariable('downtime_min_nights') AS BIGINT), 14) AS downtime_min_nights,
         coalesce(e.valid, false) AS energy_valid,
         e.mean_w AS measured_w,
         e.idle_w AS measured_idle_w,
@@ -98,6 +124,7 @@ priced AS (
     LEFT JOIN site AS st ON st.key = r.site_key
     LEFT JOIN ops AS o ON o.key = r.ops_key
     LEFT JOIN energy AS e ON e.run_id = s.run_id
+    LEFT JOIN availability AS a ON a.scope = 'platform' AND a.platform = r.hardware_key
 ),
 watts AS (
     SELECT
@@ -120,7 +147,8 @@ assumed AS (
         w.* REPLACE (
             coalesce(g.u::DOUBLE, w.utilisation) AS utilisation,
             w.kwh_usd * coalesce(g.k_factor::DOUBLE, 1.0) AS kwh_usd,
-            coalesce(g.l::INTEGER, w.lifetime_months) AS lifetime_months
+            coalesce(g.l::INTEGER, w.lifetime_months) AS lifetime_months,
+            w.downtime_usd_per_hour * coalesce(g.d_factor::DOUBLE, 1.0) AS downtime_usd_per_hour
         ),
         b.basis,
         coalesce(b.rental_key, w.hardware_key) AS basis_key,
@@ -135,20 +163,39 @@ assumed AS (
         g.parameter
     FROM watts AS w
     JOIN bases AS b ON b.rental_key IS NULL OR b.rental_hardware = w.hardware_key
-    JOIN scenarios AS g ON g.parameter IS NULL OR b.rental_key IS NULL
+    JOIN scenarios AS g
+        ON (g.parameter IS NULL OR b.rental_key IS NULL)
+        -- downtime is varied only where the ops row prices it
+        AND (g.d_factor IS NULL OR w.downtime_usd_per_hour IS NOT NULL)
 ),
 monthly AS (
     SELECT
         *,
         CASE parameter WHEN 'utilisation' THEN utilisation WHEN 'kwh_usd' THEN kwh_usd
-            WHEN 'lifetime_months' THEN lifetime_months END::DOUBLE AS value,
+            WHEN 'lifetime_months' THEN lifetime_months WHEN 'downtime_usd_per_hour' THEN downtime_usd_per_hour
+        END::DOUBLE AS value,
         CASE WHEN rental_key IS NULL THEN (purchase_usd + server_share_usd) * units / lifetime_months
             ELSE usd_per_gpu_hour * gpus_rented * hours_per_month END AS capital_usd_month,
         utilisation * load_w_used + (1 - utilisation) * idle_w_used AS power_w,
         ops_hours_per_month * hourly_usd AS ops_usd_month,
         adaptation_days * daily_usd / lifetime_months AS adaptation_usd_month,
         output_tok_s * 3600 * hours_per_month * utilisation AS output_tokens_month,
-        total_tok_s * 3600 * hours_per_month * utilisation AS total_tokens_month
+        total_tok_s * 3600 * hours_per_month * utilisation AS total_tokens_month,
+        CASE WHEN availability_nights >= downtime_min_nights
+            THEN (1 - availability) * hours_per_month * downtime_usd_per_hour
+                + platform_failures / availability_nights * hours_per_month / 24
+                * coalesce(recovery_hours_mean, 0) * hourly_usd
+        END AS downtime_usd_month,
+        CASE
+            WHEN downtime_usd_per_hour IS NULL THEN 'no downtime_usd_per_hour in the ops row'
+            WHEN availability_nights IS NULL THEN 'not enough history: no nightly cells of the platform'
+            WHEN availability_nights < downtime_min_nights
+                THEN 'not enough history: ' || availability_nights || ' of ' || downtime_min_nights || ' host nights'
+            ELSE 'measured: availability ' || round(availability, 4) || ' over ' || availability_nights
+                || ' host nights, ' || platform_failures || ' platform failure(s)'
+        END AS downtime_basis,
+        CASE WHEN energy_valid THEN measured_j_per_output_token * 1e6 / 3.6e6 * pue * grid_gco2e_per_kwh END
+            AS gco2e_per_m_output_tokens
     FROM assumed
 ),
 energy_month AS (
@@ -168,6 +215,12 @@ totalled AS (
         *,
         capital_usd_month + power_usd_month + ops_usd_month + adaptation_usd_month AS total_usd_month
     FROM costed
+),
+with_downtime AS (
+    SELECT
+        *,
+        total_usd_month + coalesce(downtime_usd_month, 0) AS total_with_downtime_usd_month
+    FROM totalled
 )
 SELECT
     run_id, batch_id, host, date, started, engine_name, engine_version, model_name, workload,
@@ -192,5 +245,10 @@ SELECT
     total_usd_month / NULLIF(output_tokens_month, 0) * 1e6 AS usd_per_m_output_tokens,
     total_usd_month / NULLIF(total_tokens_month, 0) * 1e6 AS usd_per_m_total_tokens,
     output_tokens_month / NULLIF(total_usd_month, 0) AS output_tokens_per_usd,
-    total_tokens_month / NULLIF(total_usd_month, 0) AS total_tokens_per_usd
-FROM totalled;
+    total_tokens_month / NULLIF(total_usd_month, 0) AS total_tokens_per_usd,
+    -- downtime and carbon, beside the total
+    downtime_usd_per_hour, availability_nights, availability, platform_failures, recovery_hours_mean,
+    downtime_min_nights, downtime_usd_month, downtime_basis, total_with_downtime_usd_month,
+    total_with_downtime_usd_month / NULLIF(output_tokens_month, 0) * 1e6 AS usd_per_m_output_tokens_with_downtime,
+    grid_gco2e_per_kwh, gco2e_per_m_output_tokens
+FROM with_downtime;

@@ -10,6 +10,7 @@
 -- Columns of its own:
 --   has_cost_basis       cost_basis has the run's row on the basis                                    BOOLEAN
 --   basis_output_tok_s   cost_basis.output_tok_s                                                      tokens/s
+--   (cost_basis' downtime_usd_month and gco2e_per_m_output_tokens: beside the cost, never in it)
 --   has_hardware_price, has_site_price, has_ops_price   tco.purchase_usd / pue / ops_hours_per_month IS NOT NULL
 -- On the owned basis view cost_basis' owned row is view tco's row (both: tco_scenarios' owned baseline, one per
 -- run), so the tco columns are read from it and tco is not computed (its branch is a constant false:
@@ -35,6 +36,8 @@ SELECT
     c.power_usd_month,
     c.ops_usd_month,
     c.adaptation_usd_month,
+    c.downtime_usd_month,
+    c.gco2e_per_m_output_tokens,
     if(on_basis = 'owned', c.output_tok_s, t.output_tok_s) AS output_tok_s,
     if(on_basis = 'owned', c.purchase_usd, t.purchase_usd) IS NOT NULL AS has_hardware_price,
     if(on_basis = 'owned', c.pue, t.pue) IS NOT NULL AS has_site_price,

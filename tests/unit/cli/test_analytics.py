@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -39,6 +40,9 @@ def test_compare_prints_ratio_ci_drivers_and_verdict(fleet: Path) -> None:
     )
     assert "Cost efficiency, A / B (output tokens per USD, owned basis)" in text
     assert "all (geo. mean)" in text and "What drives the difference" in text and "adaptation" in text
+    # carbon beside the cost terms (the fleet measured its energy); no downtime row: no nightly history
+    assert re.search(r"gCO2e per 1M output[\s│|]+[\d,]+\.\d g[\s│|]+[\d,]+\.\d g[\s│|]+[+-][\d,]+\.\d g", text)
+    assert "downtime (beside)" not in text
     # the claim's frame without --interactivity: the concurrency levels (claim_frame.judge), each in words
     assert (
         "verdict: the claim 'A is 5x as cost-efficient as B' is not supported at 3 of its 3 concurrency levels" in text

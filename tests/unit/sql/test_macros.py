@@ -107,6 +107,8 @@ def _cost(run_id: str, basis: str, per_usd: float) -> dict[str, Any]:
         "power_usd_month": 0.25,
         "ops_usd_month": 0.25,
         "adaptation_usd_month": 0.0,
+        "downtime_usd_month": 0.125,
+        "gco2e_per_m_output_tokens": 300.0,
         "purchase_usd": 100.0,
         "pue": 1.2,
         "ops_hours_per_month": 1.0,

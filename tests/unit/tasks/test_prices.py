@@ -114,6 +114,31 @@ def test_negative_price_names_the_field_path(tmp_path: Path) -> None:
     assert message == f"{tmp_path / 'prices.toml'}: hardware.box.purchase_usd: -5 is not >= 0"
 
 
+@pytest.mark.parametrize(
+    ("section", "after", "field"),
+    [("ops.me", "daily_usd = 400.0", "downtime_usd_per_hour"), ("site.home", "pue = 1.0", "grid_gco2e_per_kwh")],
+)
+def test_a_negative_or_non_numeric_downtime_rate_or_grid_intensity_is_one_line(
+    tmp_path: Path, section: str, after: str, field: str
+) -> None:
+    path = tmp_path / "prices.toml"
+    message = _error(_write(tmp_path, VALID.replace(after, f"{after}\n{field} = -1.0")))
+    assert message == f"{path}: {section}.{field}: -1 is not >= 0"
+    message = _error(_write(tmp_path, VALID.replace(after, f"{after}\n{field} = 'a lot'")))
+    assert message.startswith(f"{path}: {section}.{field}: ") and "number" in message
+
+
+def test_downtime_rate_and_grid_intensity_are_optional_and_shipped_as_labelled_assumptions(tmp_path: Path) -> None:
+    custom = load_prices(_write(tmp_path, VALID))
+    assert custom.ops["me"].downtime_usd_per_hour is None and custom.site["home"].grid_gco2e_per_kwh is None
+    shipped = load_prices(None)
+    for row, field in [(shipped.ops["default"], "downtime_usd_per_hour")] + [
+        (site, "grid_gco2e_per_kwh") for site in shipped.site.values()
+    ]:
+        assert getattr(row, field) is not None and getattr(row, field) > 0
+        assert f"{field}: assumption (made " in row.source
+
+
 def test_zero_lifetime_names_the_field_path(tmp_path: Path) -> None:
     message = _error(_write(tmp_path, VALID.replace("lifetime_months = 36", "lifetime_months = 0")))
     assert message.endswith(": hardware.box.lifetime_months: 0 is not > 0")

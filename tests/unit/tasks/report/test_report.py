@@ -88,6 +88,11 @@ def test_headline_comparison_and_verdict(html: str) -> None:
     assert 'id="claim-verdict"' in html and 'class="verdict-above"' in html
     assert "not supported: the measured advantage 1.26x is smaller than the claimed 5x" in html
     assert re.search(r"A is <b>1\.\d\dx</b> as cost-efficient as B \(95% CI 1\.\d\d-1\.\d\d\)", html)
+    # the fleet measured its energy, and has no nightly history: carbon beside the cost terms, no downtime row
+    assert re.search(
+        r"<td>carbon \(not a cost\)</td><td[^>]*>[\d,]+\.\d gCO2e</td><td[^>]*>[\d,]+\.\d gCO2e</td>", html
+    )
+    assert "downtime (beside the total)" not in html
 
 
 NIGHTS = "the mean over nights of each night's mean over its runs"
