@@ -1,8 +1,7 @@
 """Every CLI module imports alone in a fresh interpreter (no import cycles), and none imports a sibling command
-module's registration or the app: command modules depend only on `_claim`, `_common`, `_damage`, `_fit`, `_flags`,
-`_help`, `_history_table`, `_operations_table`, `_progress`, `_run_display`, `_runs_table`, `_signals`, `_summary_table`, `_workload_table`
-and `images`' option helpers. `main` (the app) and `reference` (docs/cli/index.md, generated from the app) are the two
-that see every command."""
+module's registration or the app: command modules depend only on the shared helpers (`ALLOWED_SIBLINGS`: `_claim`,
+`_common`, `_fit`, `_operations_table`, ... and `images`' option helpers). `main` (the app) and `reference`
+(docs/cli/index.md, generated from the app) are the two that see every command."""
 
 from __future__ import annotations
 

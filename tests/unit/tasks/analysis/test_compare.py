@@ -822,9 +822,9 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     import tcobench.tasks.analysis.compare as package
     from tcobench.tasks.analysis import history
     from tcobench.tasks.analysis.compare.best import BEST_VIEWS
-    from tcobench.tasks.analysis.compare.plan import PLAN_VIEWS
     from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS_WHEN_CALLED
     from tcobench.tasks.analysis.compare.comparison import compare_views
+    from tcobench.tasks.analysis.compare.plan import PLAN_VIEWS
     from tcobench.tasks.store.query import _needed, sql_views
 
     folder = Path(package.__file__).parent
