@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openai_stub import StubConfig, StubServer, openai_stub
 
 from tcobench.schemas import BenchmarkConfig
 from tcobench.tasks.engine import RunningEngine, launch_engine, stop_engine
@@ -25,6 +26,27 @@ def prefect_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where the bundled model is assembled: shared by the session (assembly verifies its sha256)."""
     return Path(os.environ.get("TCOBENCH_MODEL_CACHE") or tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture
+def env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, str]:
+    """The environment of a `tcobench` subprocess: a store of its own, the shared model cache and Prefect home, and
+    nothing of the caller's TCOBENCH_/PREFECT_ settings."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
+    environ.update(
+        TCOBENCH_STORE=str(tmp_path / "store"),
+        TCOBENCH_MODEL_CACHE=str(model_cache),
+        PREFECT_HOME=str(prefect_home),
+        COLUMNS="200",
+    )
+    return environ
+
+
+@pytest.fixture
+def stub(stub_tokenizer: Any) -> Iterator[StubServer]:
+    """The OpenAI stub (openai_stub.py) with the module's ``stub_tokenizer``."""
+    with openai_stub(StubConfig(tokenizer=stub_tokenizer)) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

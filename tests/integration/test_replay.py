@@ -11,13 +11,12 @@ probe) and before anything is stored.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_helpers import one_line_error, tcobench
-from openai_stub import StubConfig, StubServer, openai_stub
+from openai_stub import StubServer
 
 from tests.small_tokenizer import train_tokenizer
 
@@ -37,26 +36,6 @@ def stub_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(train_tokenizer(tmp_path_factory.mktemp("stub-tokenizer"))))
-
-
-@pytest.fixture
-def env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, str]:
-    import os
-
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
-    environ.update(
-        TCOBENCH_STORE=str(tmp_path / "store"),
-        TCOBENCH_MODEL_CACHE=str(model_cache),
-        PREFECT_HOME=str(prefect_home),
-        COLUMNS="200",
-    )
-    return environ
-
-
-@pytest.fixture
-def stub(stub_tokenizer: Any) -> Iterator[StubServer]:
-    with openai_stub(StubConfig(tokenizer=stub_tokenizer)) as server:
-        yield server
 
 
 def mooncake(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -9,7 +9,6 @@ engine (llama.cpp + Gemma 3 270M) runs in test_workloads_engine.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,26 +32,6 @@ def stub_tokenizer(tokenizer_file: Path) -> Any:
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(tokenizer_file))
-
-
-@pytest.fixture
-def env(tmp_path: Path, prefect_home: Path, model_cache: Path) -> dict[str, str]:
-    import os
-
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("TCOBENCH_", "PREFECT_"))}
-    environ.update(
-        TCOBENCH_STORE=str(tmp_path / "store"),
-        TCOBENCH_MODEL_CACHE=str(model_cache),
-        PREFECT_HOME=str(prefect_home),
-        COLUMNS="200",
-    )
-    return environ
-
-
-@pytest.fixture
-def stub(stub_tokenizer: Any) -> Iterator[StubServer]:
-    with openai_stub(StubConfig(tokenizer=stub_tokenizer)) as server:
-        yield server
 
 
 def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
