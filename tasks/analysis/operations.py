@@ -38,6 +38,7 @@ __all__ = [
     "ADAPTATIONS",
     "Adaptation",
     "EnvironmentChange",
+    "Operations",
     "adaptation_choice",
     "change_words",
     "availability",
@@ -45,6 +46,7 @@ __all__ = [
     "changes_of",
     "environment_changes",
     "measured_adaptation",
+    "operations",
     "with_measured_adaptation",
 ]
 
@@ -132,6 +134,9 @@ def environment_changes(store: StoreRef, prices: PriceTable, snapshot: int | Non
             con.close()
 
 
+_ADAPTATION_SQL = "SELECT * FROM measured_adaptation ORDER BY scope DESC, platform, host NULLS FIRST"
+
+
 def measured_adaptation(
     store: StoreRef, prices: PriceTable, snapshot: int | None = None
 ) -> list[MeasuredAdaptationRow]:
@@ -139,10 +144,31 @@ def measured_adaptation(
     with collection_paused():
         con = connect(store, prices, snapshot=snapshot, needs={"measured_adaptation"})
         try:
-            return fetch_rows(
-                con,
-                "SELECT * FROM measured_adaptation ORDER BY scope DESC, platform, host NULLS FIRST",
-                MeasuredAdaptationRow,
+            return fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow)
+        finally:
+            con.close()
+
+
+@dataclass(frozen=True)
+class Operations:
+    """What `tcobench compare` shows beside the cost: measured adaptation, availability over every night, and the
+    environment changes (without history's performance flags: those are compare's own flagged runs)."""
+
+    adaptation: list[MeasuredAdaptationRow]
+    availability: list[AvailabilityRow]
+    changes: list[EnvironmentChange]
+
+
+def operations(store: StoreRef, prices: PriceTable, snapshot: int | None = None) -> Operations:
+    """The three views' rows over one connection."""
+    needs = {"measured_adaptation", "availability_since", "environment_changes"}
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs=needs)
+        try:
+            return Operations(
+                fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow),
+                availability_of(con),
+                [EnvironmentChange(row, ()) for row in fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)],
             )
         finally:
             con.close()

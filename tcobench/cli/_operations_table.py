@@ -11,10 +11,10 @@ from tcobench.cli._common import out
 from tcobench.cli._fit import Col, number, print_table
 
 if TYPE_CHECKING:
-    from tcobench.tasks.analysis.operations import EnvironmentChange
+    from tcobench.tasks.analysis.operations import EnvironmentChange, Operations
     from tcobench.tasks.store.rows import AvailabilityRow, MeasuredAdaptationRow
 
-__all__ = ["print_adaptation", "print_availability", "print_changes"]
+__all__ = ["print_adaptation", "print_availability", "print_changes", "print_side_operations"]
 
 _AVAILABILITY_COLS = [
     Col("platform", "left"),
@@ -111,3 +111,16 @@ def print_adaptation(rows: Sequence[MeasuredAdaptationRow], assumed: dict[str, f
         _ADAPTATION_COLS,
         table,
     )
+
+
+def print_side_operations(hosts: Sequence[str], ops: Operations) -> None:
+    """compare's operations lines: the availability of the compared hosts and of their platforms, and the changes of
+    those hosts' environment with the failures that followed; nothing where the runs are not nightly cells."""
+    seen = set(hosts)
+    platforms = {r["platform"] for r in ops.availability if r["host"] in seen}
+    rows = [r for r in ops.availability if r["platform"] in platforms and (r["host"] is None or r["host"] in seen)]
+    if rows:
+        print_availability(rows, "every night (the compared hosts and their platforms)")
+    changes = [c for c in ops.changes if c.row["host"] in seen]
+    if changes:
+        print_changes(changes)

@@ -77,7 +77,7 @@ def _compare(**values: Any) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
     concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
     from tcobench.tasks.analysis.compare import compare, parse_targets
-    from tcobench.tasks.analysis.operations import adaptation_choice, measured_adaptation, with_measured_adaptation
+    from tcobench.tasks.analysis.operations import adaptation_choice, operations, with_measured_adaptation
     from tcobench.tasks.prices import load_prices
 
     fmt = values["fmt"]
@@ -89,7 +89,8 @@ def _compare(**values: Any) -> None:
     targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
     options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]), interactivity=targets)
     store, prices = read_settings(values["store"]).store, load_prices(values["prices_file"])
-    measured = measured_adaptation(store, prices, snapshot=values["snapshot"])
+    ops = operations(store, prices, snapshot=values["snapshot"])
+    measured = ops.adaptation
     result = compare(
         store,
         prices if used == "assumed" else with_measured_adaptation(prices, measured),
@@ -99,10 +100,11 @@ def _compare(**values: Any) -> None:
         snapshot=values["snapshot"],
     )
     if fmt == "table":
-        from tcobench.cli._operations_table import print_adaptation
+        from tcobench.cli._operations_table import print_adaptation, print_side_operations
 
         _print_comparison(result)
         print_adaptation(measured, {key: row.adaptation_days for key, row in prices.hardware.items()}, used)
+        print_side_operations((*result.a_hosts, *result.b_hosts), ops)
     else:
         _print_document(result, fmt)
     if values["fail_if_unsupported"]:

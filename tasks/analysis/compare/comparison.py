@@ -192,6 +192,8 @@ class Comparison:
     claim_grade: ClaimGrade | None = None  # the claim-grade rules over the compared runs (claim_grade.py)
     setup: tuple[SetupDifference, ...] = ()  # every setting whose values differ between the sides (setup_table.py)
     frontier: FrontierComparison | None = None  # at equal interactivity (interactivity.py); None: not computed
+    a_hosts: tuple[str, ...] = ()  # the hosts of each side's compared runs (the CLI's operations lines read them)
+    b_hosts: tuple[str, ...] = ()
 
 
 def _terms(a: SideFigures, b: SideFigures, a_eff: float, b_eff: float) -> tuple[CostTerm, ...]:
@@ -218,6 +220,10 @@ def _gpu(run: CandidateRun) -> str | None:
         return None
     name = " ".join(str(v) for v in (run["gpu_vendor"], run["gpu_name"]) if v)
     return name + (" (declared)" if run["gpu_source"] == "declared" else "")
+
+
+def _hosts(rows: Sequence[CandidateRun]) -> tuple[str, ...]:
+    return tuple(sorted({r["host"] for r in rows}))
 
 
 def _describe(rows: Sequence[CandidateRun]) -> str:
@@ -639,6 +645,8 @@ def _joined(levels: _Levels, front: _Front, sel_a: Selection, sel_b: Selection, 
             _describe(front_a),
             _describe(front_b),
             frontier=frontier,
+            a_hosts=_hosts(front_a),
+            b_hosts=_hosts(front_b),
         )
     return replace(found, notes=(*notes, *front_notes, *later), frontier=frontier)
 
@@ -720,6 +728,8 @@ def _at_levels(
             },
         ),
         setup=setup_differences(con, [r["run_id"] for r in a_rows], [r["run_id"] for r in b_rows]),
+        a_hosts=_hosts(a_rows),
+        b_hosts=_hosts(b_rows),
     )
     return found, notes, later
 

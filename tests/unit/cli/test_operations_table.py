@@ -92,3 +92,25 @@ def test_unknown_adaptation_lists_the_valid_ones(ops_store: Path) -> None:
     done = runner.invoke(app, args)
     assert done.exit_code == 1
     assert done.stderr.strip() == "ConfigError: --adaptation 'guess': choose assumed or measured"
+
+
+def test_compare_shows_the_compared_hosts_changes_and_availability(ops_store: Path, tmp_path: Path) -> None:
+    args = ["compare", "--a", "vendor=nvidia", "--b", "vendor=amd", "--resamples", "100"]
+    done = runner.invoke(app, [*args, "--store", str(ops_store)], env=WIDE)
+    assert done.exit_code == 0, done.stderr
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    changes = lines[lines.index("2 environment change(s), each with what followed it:") + 1 :]
+    assert changes[:2] == [  # the compared hosts' changes only (not amd-01's or nv-01's), without history's flags
+        "gpu-amd-1: driver 6.10.5 -> 6.10.5.1 on 2026-11-26; 0 platform failures in the next 1 night",
+        "gpu-amd-1: driver 6.10.5.1 -> 6.10.5 on 2026-11-26; 0 platform failures in the next 1 night",
+    ]
+    assert "Availability per platform" not in done.stdout  # the compared runs are not nightly cells
+    cells = tmp_path / "cells"
+    write_fleet(cells, cells=True)
+    nightly = runner.invoke(app, [*args, "--store", str(cells)], env=WIDE)
+    assert nightly.exit_code == 0, nightly.stderr
+    assert "Availability per platform and per host, every night (the compared hosts and their platforms)" in (
+        nightly.stdout
+    )
+    rows = [line for line in nightly.stdout.splitlines() if "│ gpu-amd-1 " in line or "│ gpu-nv-1 " in line]
+    assert len(rows) == 2 and all("100.0%" in row for row in rows)
