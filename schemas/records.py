@@ -303,7 +303,7 @@ class RunRecord(StrictModel):
     source: str | None = Field(
         default=None,
         description="Where the run's figures come from: null, measured by tcobench, or 'imported:<tool> <version>' "
-        "(`tcobench import`: vllm-bench or aiperf; 'unknown' where neither the file nor --tool-version "
+        "(`tcobench import`: vllm-bench, aiperf or guidellm; 'unknown' where neither the file nor --tool-version "
         "says the version).",
     )
     source_sha256: str | None = Field(
