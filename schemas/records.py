@@ -163,7 +163,7 @@ class RunRecord(StrictModel):
     )
     # Workload
     workload: str = Field(description="Workload label.")
-    load_mode: str = Field(description="closed, poisson or replay.")
+    load_mode: str = Field(description="closed, poisson or replay (constant: an imported guidellm constant-rate run).")
     concurrency: int = Field(description="Concurrent requests (closed loop) or in-flight cap (poisson), as configured.")
     concurrency_reached: int | None = Field(
         default=None,

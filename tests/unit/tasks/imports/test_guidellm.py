@@ -94,6 +94,14 @@ def test_an_errored_request_keeps_its_error_and_no_ttft_or_output(tmp_path: Path
     assert failed.start_ns == round(moved["request_start_time"] * 1e9)
 
 
+def test_a_rate_strategy_is_an_open_loop_run_with_its_rate(tmp_path: Path) -> None:
+    report = _report()
+    report["benchmarks"][0]["config"]["strategy"] = {"type_": "poisson", "rate": 5.0, "max_concurrency": None}
+    report["benchmarks"][1]["config"]["strategy"] = {"type_": "constant", "rate": 2.5, "max_concurrency": 4}
+    runs = _parse(report, tmp_path).runs
+    assert [(r.load_mode, r.rate_rps, r.concurrency) for r in runs] == [("poisson", 5.0, 1), ("constant", 2.5, 4)]
+
+
 def test_a_report_that_stores_a_sample_of_its_requests_says_so(tmp_path: Path) -> None:
     report = _report()
     del report["benchmarks"][0]["requests"]["successful"][5:]
