@@ -21,6 +21,7 @@ class ImportFormat(StrEnum):
 
     vllm_bench = "vllm-bench"
     aiperf = "aiperf"
+    guidellm = "guidellm"
     # a `tcobench export --format parquet` folder: runs measured by tcobench, taken back whole (tasks/imports/tables.py)
     parquet = "parquet"
 
@@ -87,7 +88,7 @@ class ParsedRun(StrictModel):
 class ParsedFile(StrictModel):
     """A parsed result file: the tool, its version (None when the file does not say) and its runs."""
 
-    tool: str = Field(description="The tool that wrote the file: vllm-bench or aiperf.")
+    tool: str = Field(description="The tool that wrote the file: vllm-bench, aiperf or guidellm.")
     version: str | None = Field(description="The tool's version, where the file says it.")
     runs: list[ParsedRun] = Field(description="One entry per benchmark the file holds.")
     notes: list[str] = Field(default_factory=list, description="What the file lacks, in one line each.")

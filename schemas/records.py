@@ -163,7 +163,7 @@ class RunRecord(StrictModel):
     )
     # Workload
     workload: str = Field(description="Workload label.")
-    load_mode: str = Field(description="closed, poisson or replay.")
+    load_mode: str = Field(description="closed, poisson or replay (constant: an imported guidellm constant-rate run).")
     concurrency: int = Field(description="Concurrent requests (closed loop) or in-flight cap (poisson), as configured.")
     concurrency_reached: int | None = Field(
         default=None,
@@ -303,7 +303,7 @@ class RunRecord(StrictModel):
     source: str | None = Field(
         default=None,
         description="Where the run's figures come from: null, measured by tcobench, or 'imported:<tool> <version>' "
-        "(`tcobench import`: vllm-bench or aiperf; 'unknown' where neither the file nor --tool-version "
+        "(`tcobench import`: vllm-bench, aiperf or guidellm; 'unknown' where neither the file nor --tool-version "
         "says the version).",
     )
     source_sha256: str | None = Field(

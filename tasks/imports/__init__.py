@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcobench.tasks.imports import aiperf, vllm_bench  # noqa: F401  (importing registers the importers)
+from tcobench.tasks.imports import aiperf, guidellm, vllm_bench  # noqa: F401  (importing registers the importers)
 from tcobench.tasks.imports.base import Importer, importer_for
 from tcobench.tasks.imports.importing import ImportResult, import_file
 

@@ -1,5 +1,5 @@
-"""`tcobench import FILE --format vllm-bench|aiperf|parquet`: another benchmark's result file, or a `tcobench export
---format parquet` folder, as runs in the store."""
+"""`tcobench import FILE --format vllm-bench|aiperf|guidellm|parquet`: another benchmark's result file, or a
+`tcobench export --format parquet` folder, as runs in the store."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ __all__ = ["register"]
 
 def _import(
     path: Annotated[Path, typer.Argument(help="The result file (parquet: the export folder).", show_default=False)],
-    fmt: Annotated[ImportFormat, typer.Option("--format", help="vllm-bench, aiperf or parquet.", show_default=False)],
+    fmt: Annotated[
+        ImportFormat, typer.Option("--format", help="vllm-bench, aiperf, guidellm or parquet.", show_default=False)
+    ],
     host: Annotated[str | None, typer.Option("--host", help="Name of the host the file was measured on.")] = None,
     hardware: Annotated[
         str | None, typer.Option("--hardware", help="Price-table hardware key of that host (tcobench prices).")
@@ -49,9 +51,10 @@ def _import(
     store: StoreOpt = None,
 ) -> None:
     """Import another benchmark's result file as runs in the store: `vllm bench serve --save-result
-    --save-detailed` JSON (vllm-bench) or aiperf's profile_export_aiperf.json (with profile_export.jsonl beside
-    it), priced and compared like measured ones (source = imported:vllm-bench 0.32.0, ...); or a `tcobench export
-    --format parquet` folder back (parquet).
+    --save-detailed` JSON (vllm-bench), aiperf's profile_export_aiperf.json (with profile_export.jsonl beside
+    it) or a `guidellm run --output kind=json` report (guidellm; one run per benchmark), priced and compared
+    like measured ones (source = imported:vllm-bench 0.32.0, ...); or a `tcobench export --format parquet`
+    folder back (parquet).
 
     --host, --hardware, --gpus and --vendor are required (no file says them). The whole file is one transaction;
     importing the same file twice (same sha256) is refused unless --replace.

@@ -49,9 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": (
         "import_files",
         "Import another benchmark's result file as runs in the store: `vllm bench serve --save-result "
-        "--save-detailed` JSON (vllm-bench) or aiperf's profile_export_aiperf.json (with profile_export.jsonl beside "
-        "it), priced and compared like measured ones (source = imported:vllm-bench 0.32.0, ...); or a `tcobench "
-        "export --format parquet` folder back (parquet).",
+        "--save-detailed` JSON (vllm-bench), aiperf's profile_export_aiperf.json (with profile_export.jsonl beside "
+        "it) or a `guidellm run --output kind=json` report (guidellm; one run per benchmark), priced and compared "
+        "like measured ones (source = imported:vllm-bench 0.32.0, ...); or a `tcobench export --format parquet` "
+        "folder back (parquet).",
     ),
     "summary": (
         "results",
