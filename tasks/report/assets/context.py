@@ -90,6 +90,7 @@ class ReportRun(RunRow):
     errors: int
     tool_version: str
     git_revision: str | None
+    source: str | None  # imported:<tool> <version>; None: measured by tcobench
     client_saturated: bool | None
     client_check_note: str | None
 

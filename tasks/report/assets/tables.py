@@ -340,6 +340,12 @@ _HOST: list[CardColumn] = [
     ("prompt set", lambda c: _code(c["prompt_set_hash"])),
     ("concurrency", lambda c: str(c["concurrency"])),
 ]
+def _made_by(run: ReportRun) -> str:
+    """The tcobench version (and commit) that wrote the run, and for an imported run the file's tool and version."""
+    made = f"{run['tool_version']} {(run['git_revision'] or '')[:10]}"
+    return made if run["source"] is None else f"{made}; {run['source']}"
+
+
 # Provenance: one row per group of runs that share every one of these (an identical platform and setup) ...
 _SHARED: list[RunColumn] = [
     ("host", lambda r: escape(r["host"])),
@@ -353,7 +359,7 @@ _SHARED: list[RunColumn] = [
     ("prompt set", lambda r: _code(r["prompt_set_hash"])),
     ("context", lambda r: str(r["num_ctx"])),
     ("max tokens", lambda r: str(r["max_tokens"])),
-    ("tcobench", lambda r: escape(f"{r['tool_version']} {(r['git_revision'] or '')[:10]}")),
+    ("tcobench", lambda r: escape(_made_by(r))),
     (
         "prices: hardware / site / ops / utilisation",
         lambda r: escape(f"{r['hardware_key']} / {r['site_key']} / {r['ops_key']} / u={r['utilisation']:g}"),
@@ -380,6 +386,7 @@ _SHARED_FIELDS = (
     "max_tokens",
     "tool_version",
     "git_revision",
+    "source",
     "hardware_key",
     "site_key",
     "ops_key",

@@ -2,7 +2,7 @@
 -- ok and partial runs with a measured throughput (run_summary.output_tok_s not NULL; interrupted and failed runs are
 -- out of every figure), oldest first (ORDER BY started_ns, run_id), with view runs' provenance and view
 -- run_summary's request counts.
---   run_id ... concurrency, status, tool_version, git_revision, client_saturated, client_check_note     (runs)
+--   run_id ... concurrency, status, tool_version, git_revision, source, client_saturated, client_check_note (runs)
 --   ok, errors                                                                                   (run_summary)
 -- reads: run_summary; tables: runs
 CREATE OR REPLACE MACRO report_runs() AS TABLE
@@ -13,7 +13,7 @@ SELECT
     r.workload, r.prompt_set_hash, r.num_ctx, r.max_tokens, r.concurrency, r.status,
     s.ok,
     s.errors,
-    r.tool_version, r.git_revision, r.client_saturated, r.client_check_note
+    r.tool_version, r.git_revision, r.source, r.client_saturated, r.client_check_note
 FROM runs AS r
 JOIN run_summary AS s USING (run_id)
 WHERE r.status IN ('ok', 'partial') AND s.output_tok_s IS NOT NULL

@@ -235,6 +235,16 @@ def test_one_cpu_run_priced_and_unpriced(tmp_path: Path) -> None:
     assert unpriced.count('<svg class="chart"') == 4
 
 
+def test_provenance_names_an_imported_runs_source(tmp_path: Path) -> None:
+    from tcobench.tasks.store.store import write_results
+    from tests.unit.factories import make_prices, make_run
+    from tests.unit.tasks.store.test_tco import _requests
+
+    write_results(tmp_path, make_run(source="imported:vllm-bench 0.32.0"), _requests())
+    section = build_report(tmp_path, make_prices(), resamples=100).split('<h2 id="provenance">')[1]
+    assert "; imported:vllm-bench 0.32.0" in section
+
+
 def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
     # platform ha: night 1 runs of 60 and 120 output tok/s, night 2 one of 30: night means 90 and 30 -> 60 tok/s
     # (a run-weighted mean says 70); hb: 60 tok/s each night
