@@ -76,6 +76,11 @@ def _metrics(
         else:
             write_textfile(textfile, text)
         return
+    import signal
+
+    # Ctrl-C stops the server even when the shell that started it ignored SIGINT (a script's background job inherits
+    # SIG_IGN, and Python then installs no KeyboardInterrupt handler of its own)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     server, thread = serve_metrics(address, port, read)
     err.print(f"serving metrics on http://{address}:{server.server_port}/metrics (Ctrl-C stops)", highlight=False)
     try:

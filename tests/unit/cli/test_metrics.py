@@ -70,7 +70,14 @@ def test_ctrl_c_stops_the_endpoint_with_the_interrupted_line_after_a_failed_scra
     copy = tmp_path / "store"
     shutil.copytree(store, copy)
     command = [sys.executable, "-m", "tcobench", "metrics", "--store", str(copy), "--port", "0"]
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # started with SIGINT ignored, as a background job of a script inherits it: the command must stop on it all the same
+    proc = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the child has no thread yet
+    )
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -81,8 +88,8 @@ def test_ctrl_c_stops_the_endpoint_with_the_interrupted_line_after_a_failed_scra
         (copy / "catalog.ducklake").write_bytes(b"not a catalog")
         assert httpx.get(url, timeout=60).status_code == 500
         proc.send_signal(signal.SIGINT)
-        rest = proc.stderr.read()
-        code = proc.wait(timeout=60)
+        _, rest = proc.communicate(timeout=60)
+        code = proc.returncode
     finally:
         if proc.poll() is None:
             proc.kill()
