@@ -340,6 +340,8 @@ _HOST: list[CardColumn] = [
     ("prompt set", lambda c: _code(c["prompt_set_hash"])),
     ("concurrency", lambda c: str(c["concurrency"])),
 ]
+
+
 def _made_by(run: ReportRun) -> str:
     """The tcobench version (and commit) that wrote the run, and for an imported run the file's tool and version."""
     made = f"{run['tool_version']} {(run['git_revision'] or '')[:10]}"
