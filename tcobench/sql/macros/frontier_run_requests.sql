@@ -5,7 +5,7 @@
 -- month: a file whose dates miss them is not read), NULL: every date.
 --   idx                                   0-based position of the run in ids
 --   tpot_ms, tokens, e2e_s, in_steady     (frontier_requests: formulas there)
--- reads: frontier_requests, in_steady
+-- reads: frontier_requests
 CREATE OR REPLACE MACRO frontier_run_requests(ids, first_date := NULL, last_date := NULL) AS TABLE
 SELECT w.idx, f.tpot_ms, f.tokens, f.e2e_s, f.in_steady
 FROM frontier_requests AS f
