@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -37,6 +38,7 @@ __all__ = [
     "out",
     "prefect_defaults",
     "print_error",
+    "print_json",
     "read_settings",
     "settings_for",
     "show_warnings",
@@ -161,6 +163,11 @@ def prefect_defaults() -> None:
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # no network here; avoids an error line
         }
     )
+
+
+def print_json(document: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """``document`` on stdout as JSON, as every ``--format json`` prints it: indent 1, non-ASCII kept, last newline."""
+    sys.stdout.write(json.dumps(document, default=default, ensure_ascii=False, indent=1) + "\n")
 
 
 def json_object(text: str, option: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, read_settings, usd
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, out, print_json, read_settings, usd
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
@@ -118,13 +118,12 @@ with_parameters(_compare, [*_own[:2], *(parameter(n, d, CompareOptions) for n, d
 def _print_document(c: Comparison, fmt: str) -> None:
     """The comparison as one JSON document, or its rows as CSV (tasks/analysis/compare/document.py)."""
     import csv
-    import json
     import sys
 
     from tcobench.tasks.analysis.compare.document import CSV_COLUMNS, comparison_document, comparison_rows
 
     if fmt == "json":
-        sys.stdout.write(json.dumps(comparison_document(c), ensure_ascii=False, indent=1) + "\n")
+        print_json(comparison_document(c))
         return
     writer = csv.DictWriter(sys.stdout, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()

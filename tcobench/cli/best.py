@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for, usd
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, print_json, settings_for, usd
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
@@ -70,12 +70,9 @@ def _best(**values: Any) -> None:
         snapshot=values["snapshot"],
     )
     if values["fmt"] == "json":
-        import json
-        import sys
-
         from tcobench.tasks.analysis.compare.best import best_document
 
-        sys.stdout.write(json.dumps(best_document(found), ensure_ascii=False, indent=1) + "\n")
+        print_json(best_document(found))
         return
     _print(found)
 

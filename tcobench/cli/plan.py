@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, settings_for, usd
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, print_json, settings_for, usd
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
@@ -105,12 +105,9 @@ def _plan(**values: Any) -> None:
         snapshot=values["snapshot"],
     )
     if values["fmt"] == "json":
-        import json
-        import sys
-
         from tcobench.tasks.analysis.compare.plan import plan_document
 
-        sys.stdout.write(json.dumps(plan_document(found), ensure_ascii=False, indent=1) + "\n")
+        print_json(plan_document(found))
         return
     _print(found)
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import pyarrow as pa
 import typer
 
-from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, read_settings
+from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, guard, out, print_json, read_settings
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._runs_table import print_assumptions, print_runs
@@ -139,9 +139,7 @@ def print_result(result: pa.Table, output: str) -> None:
     CSV (LF line endings, full precision) or JSON (full precision)."""
     rows = result.to_pylist()
     if output == "json":
-        import json
-
-        sys.stdout.write(json.dumps(rows, default=str, ensure_ascii=False, indent=1) + "\n")
+        print_json(rows, default=str)
         return
     if output == "csv":
         import csv

@@ -37,7 +37,16 @@ from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import IDS, id_list
 from tcobench.tasks.store.store import StoreRef
 
-__all__ = ["BEST_VIEWS", "BestResult", "Candidate", "PlatformBest", "best", "best_document", "best_on"]
+__all__ = [
+    "BEST_VIEWS",
+    "BestResult",
+    "Candidate",
+    "PlatformBest",
+    "best",
+    "best_document",
+    "best_on",
+    "options_document",
+]
 
 # the views and macros best reads: compare's for its runs and frontier points
 BEST_VIEWS = (
@@ -282,11 +291,9 @@ def _num(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def best_document(result: BestResult) -> dict[str, Any]:
-    """The ranking as one JSON-ready document (`tcobench best --format json`)."""
-    o = result.options
+def options_document(o: BestOptions) -> dict[str, Any]:
+    """The target, SLO, basis and bootstrap settings of a `best` or `plan` document, in that order."""
     return {
-        "snapshot": result.snapshot,
         "interactivity": o.interactivity,
         "slo_ttft_ms": o.slo_ttft_ms,
         "slo_tpot_ms": o.slo_tpot_ms,
@@ -294,6 +301,15 @@ def best_document(result: BestResult) -> dict[str, Any]:
         "confidence": o.confidence,
         "resamples": o.resamples,
         "seed": o.seed,
+    }
+
+
+def best_document(result: BestResult) -> dict[str, Any]:
+    """The ranking as one JSON-ready document (`tcobench best --format json`)."""
+    o = result.options
+    return {
+        "snapshot": result.snapshot,
+        **options_document(o),
         "platforms": [
             {
                 "side": p.side,

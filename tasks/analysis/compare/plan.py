@@ -22,7 +22,7 @@ import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
-from tcobench.tasks.analysis.compare.best import BEST_VIEWS, PlatformBest, best_on
+from tcobench.tasks.analysis.compare.best import BEST_VIEWS, PlatformBest, best_on, options_document
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import IDS, id_list, listed
@@ -256,13 +256,7 @@ def plan_document(result: PlanResult) -> dict[str, Any]:
         "at": str(o.at),
         "need_tok_s": result.need_tok_s,
         "peak_tok_s": result.peak_tok_s,
-        "interactivity": o.interactivity,
-        "slo_ttft_ms": o.slo_ttft_ms,
-        "slo_tpot_ms": o.slo_tpot_ms,
-        "basis": str(o.basis),
-        "confidence": o.confidence,
-        "resamples": o.resamples,
-        "seed": o.seed,
+        **options_document(o),
         "platforms": [
             {
                 "side": p.side,
