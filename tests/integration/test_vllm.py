@@ -151,9 +151,16 @@ def test_engine_metrics_sampled_and_charted(vllm_run: VllmRun) -> None:
         vllm_run.env,
     )
     assert [r["concurrency"] for r in load] == [1, 4]
+    # A scrape is stamped when it is sent and the next is sent only after its answer, so a level whose window is
+    # shorter than one held answer (2 cores, vLLM's API server busy with the level) has no scrape inside it: its
+    # gauges are then NULL, never made up. Over the whole run some scrapes land inside a window.
     for r in load:
-        assert r["source"] == "vllm /metrics" and r["samples"] >= 1
-        assert 0 <= r["kv_used_max"] < 1 and 0 <= r["running_max"] <= r["concurrency"]
+        assert r["source"] == "vllm /metrics" and r["samples"] >= 0
+        if r["samples"]:
+            assert 0 <= r["kv_used_max"] < 1 and 0 <= r["running_max"] <= r["concurrency"]
+        else:
+            assert r["kv_used_max"] is None and r["running_max"] is None, r
+    assert sum(r["samples"] for r in load) >= 1, load
     # Each scrape is one /metrics answer, and a running request holds KV blocks in that same answer. Which scrapes
     # land inside a request is up to the machine: on 2 cores vLLM's CPU worker and its API server can hold the answer
     # (or the gauges' update) until a level ends, so a level may see no busy scrape. Over the whole run some do.
