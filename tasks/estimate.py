@@ -8,7 +8,9 @@ engine gains little from parallel slots; a GPU gains more, so there the figure i
 - a counted level: (warm-up + measured requests) x that time;
 - a timed level: warm-up x that time + max(duration, min_requests x that time) + the requests in flight at the end
   (concurrency, at most the plan's reach) x that time;
-- a replay: warm-up + max(last offset + in flight at the end, its requests) (docs/run-behaviour.md);
+- a replay: warm-up + max(last offset + in flight at the end, its requests) (docs/run-behaviour.md); and, as
+  the lower end said beside it, warm-up + last offset + one request: the replay's length when the engine keeps up
+  with the trace (``replay_floor_seconds``);
 - the whole run: the sum over every level (a sweep that stops itself ends sooner).
 """
 
@@ -25,7 +27,7 @@ from tcobench.tasks.engine.sizing import reachable_concurrency
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["LONG_RUN_S", "NightEstimate", "Speed", "mean_length", "night_estimate", "plan_seconds", "warmup_speed"]
+__all__ = ["LONG_RUN_S", "NightEstimate", "Speed", "mean_length", "night_estimate", "plan_seconds", "replay_floor_seconds", "warmup_speed"]
 
 LONG_RUN_S = 30 * 60  # longer than this on the embedded CPU engine: the user confirms (--yes) or shortens the run
 
@@ -101,6 +103,14 @@ def plan_seconds(workload: WorkloadConfig, speed: Speed, trace: Sequence[TraceRe
             tail = min(level, reach) * each
             total += warm + max(workload.duration_s, workload.min_requests * each) + tail
     return total
+
+
+def replay_floor_seconds(workload: WorkloadConfig, speed: Speed, trace: Sequence[TraceRequest]) -> float:
+    """Seconds a replay takes when the engine keeps up with the trace: per level, its warm-up, the trace's span
+    (the last request's offset, on the replay's clock) and one request. The least a replay can last."""
+    each = _request_s(workload, speed, trace) * workload.turns
+    span = trace[-1].at_ns / 1e9 if trace else 0.0
+    return len(workload.concurrency) * (workload.warmup_requests * each + span + each)
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ class RunDisplay:
     # the estimate
     def _estimate(self) -> None:
         from tcobench.errors import ConfigError
-        from tcobench.tasks.estimate import LONG_RUN_S, plan_seconds, warmup_speed
+        from tcobench.tasks.estimate import LONG_RUN_S, plan_seconds, replay_floor_seconds, warmup_speed
         from tcobench.tasks.load import shutdown
         from tcobench.tasks.progress import duration_text
 
@@ -127,12 +127,21 @@ class RunDisplay:
         if speed is None:
             self._line("estimate: none (no warm-up request succeeded)")
             return
-        seconds = plan_seconds(self.w, speed, self._trace())
+        trace = self._trace()
+        seconds = plan_seconds(self.w, speed, trace)
         self._estimate_s = seconds
         levels = f"{self._levels} level(s)" + (", fewer if the sweep stops itself" if self.w.sweep else "")
-        self._line(
-            f"estimate: up to about {duration_text(seconds)} for {levels} (engine speed in warm-up: {speed.text()})"
-        )
+        if trace:
+            floor = replay_floor_seconds(self.w, speed, trace)
+            self._line(
+                f"estimate: about {duration_text(floor)} if the engine keeps up with the trace, up to about "
+                f"{duration_text(seconds)} if it serves one request at a time, for {levels} (engine speed in "
+                f"warm-up: {speed.text()})"
+            )
+        else:
+            self._line(
+                f"estimate: up to about {duration_text(seconds)} for {levels} (engine speed in warm-up: {speed.text()})"
+            )
         if self.embedded and seconds > LONG_RUN_S and not self.yes:
             shutdown.abort(
                 ConfigError(

@@ -9,7 +9,7 @@ import pytest
 
 from tcobench.schemas import Phase, TraceConfig
 from tcobench.tasks.config import load_config
-from tcobench.tasks.estimate import Speed, mean_length, plan_seconds, warmup_speed
+from tcobench.tasks.estimate import Speed, mean_length, plan_seconds, replay_floor_seconds, warmup_speed
 from tcobench.tasks.workload.read_trace import open_trace
 from tests.unit.factories import make_request
 
@@ -57,5 +57,9 @@ def test_a_replay_lasts_its_windowed_span_times_the_time_scale(tmp_path: Path) -
     # an engine slower than the trace: its requests one after another
     slow = Speed(prefill_tok_s=10.0, decode_tok_s=1.0, request_s=9.0, prompt_tokens=50.0)
     assert plan_seconds(w, slow, requests) == pytest.approx(2 * (20 + 3 * 20))
+    # the lower end: per level, warm-up + the span + one request, whatever the engine's speed beyond one request
+    assert replay_floor_seconds(w, speed, requests) == pytest.approx(2 * (each + 10 + each))
+    assert replay_floor_seconds(w, slow, requests) == pytest.approx(2 * (20 + 10 + 20))
+    assert replay_floor_seconds(w, slow, requests) < plan_seconds(w, slow, requests)
     # without the trace the same workload would count workload.requests, not the replay's span
     assert plan_seconds(w, speed) != pytest.approx(plan_seconds(w, speed, requests))
