@@ -31,8 +31,19 @@ def _value(value: Any) -> str:
     return str(getattr(value, "value", value))
 
 
+# A replay's requests are the trace's (its window), and their lengths the trace's where it records them: these
+# fields then say so instead of showing a value the replay does not use (docs/run-behaviour.md, the estimate).
+_REPLAYED = {
+    "requests": "the trace's requests (its window)",
+    "input_tokens": "the trace's lengths; where it records none: {}",
+    "output_tokens": "the trace's lengths; where it records none: {}",
+}
+
+
 def workload_rows(workload: Any, sources: Mapping[str, str]) -> list[list[str]]:
-    """[field, value, from] for every field in ``sources`` (its order), the prompt list as a count."""
+    """[field, value, from] for every field in ``sources`` (its order), the prompt list as a count; a replay's
+    requests and lengths as the trace's."""
+    replay = getattr(workload, "trace", None) is not None
     rows = []
     for name, source in sources.items():
         head, _, sub = name.partition(".")
@@ -40,6 +51,8 @@ def workload_rows(workload: Any, sources: Mapping[str, str]) -> list[list[str]]:
         if sub:
             value = getattr(value, sub, None) if value is not None else None
         text = f"{len(value)} prompts" if name == "prompts" else _value(redact(value))  # extra_body may hold keys
+        if replay and name in _REPLAYED:
+            text, source = _REPLAYED[name].format(text), "trace"
         rows.append([name, text, source])
     return rows
 
@@ -50,4 +63,6 @@ def print_workload(workload: Any, sources: Mapping[str, str]) -> None:
         return
     rows = [[escape(cell) for cell in row] for row in workload_rows(workload, sources)]
     cols = [Col("field", "left"), Col("value", "left", wrap=True), Col("from", "left", wrap=True)]
-    print_table(f"Workload {workload.name}: where each field came from", cols, rows)
+    trace = getattr(workload, "trace", None)
+    what = f"{workload.name}, replaying {trace.path.name}" if trace is not None else workload.name
+    print_table(f"Workload {what}: where each field came from", cols, rows)
