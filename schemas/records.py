@@ -136,6 +136,11 @@ class RunRecord(StrictModel):
     driver_version: str | None = Field(default=None, description="GPU driver version.")
     cuda_version: str | None = Field(default=None, description="CUDA driver API version (NVIDIA).")
     rocm_version: str | None = Field(default=None, description="ROCm version (AMD).")
+    gpu_firmware: str | None = Field(
+        default=None,
+        description="Firmware (VBIOS) version of the first accelerator, where its sampler reads one (NVML, nvidia-smi, "
+        "amdsmi); null otherwise, and in rows stored before it was read.",
+    )
     gpu_source: str | None = Field(
         default=None,
         description="Where gpu_vendor/gpu_name/gpu_count come from: detected (a GPU sampler where the engine "

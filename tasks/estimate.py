@@ -1,17 +1,15 @@
 """How long a run will take, from its plan and the engine's speed in warm-up: said before measuring.
 
-The warm-up's requests give the engine's prefill rate (prompt tokens / time to first token) and decode rate
-(output tokens after the first / decode time), server-counted where the server counts. A request of the plan's mean
-lengths then takes ``mean input / prefill + mean output / decode``. Requests are taken one after another (the CPU
-engine gains little from parallel slots; a GPU gains more, so there the figure is an upper bound), so:
+The warm-up gives the engine's prefill rate (prompt tokens / TTFT) and decode rate (output tokens after the first /
+decode time), server-counted where the server counts. A request of the plan's mean lengths then takes ``mean input
+/ prefill + mean output / decode``. Requests are taken one after another (the CPU engine gains little from parallel
+slots; a GPU gains more, so there the figure is an upper bound), so:
 
 - a counted level: (warm-up + measured requests) x that time;
 - a timed level: warm-up x that time + max(duration, min_requests x that time) + the requests in flight at the end
   (concurrency, at most the plan's reach) x that time;
-- a replay: warm-up + max(last offset + in flight at the end, its requests) (docs/run-behaviour.md); and, as
-  the lower end said beside it, warm-up + last offset + one request: the replay's length when the engine keeps up
-  with the trace (``replay_floor_seconds``);
-- the whole run: the sum over every level (a sweep that stops itself ends sooner).
+- a replay: warm-up + max(last offset + in flight at the end, its requests), at least warm-up + last offset + one
+  request (``replay_floor_seconds``); the whole run: the sum over its levels (docs/run-behaviour.md).
 """
 
 from __future__ import annotations
@@ -27,7 +25,16 @@ from tcobench.tasks.engine.sizing import reachable_concurrency
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["LONG_RUN_S", "NightEstimate", "Speed", "mean_length", "night_estimate", "plan_seconds", "replay_floor_seconds", "warmup_speed"]
+__all__ = [
+    "LONG_RUN_S",
+    "NightEstimate",
+    "Speed",
+    "mean_length",
+    "night_estimate",
+    "plan_seconds",
+    "replay_floor_seconds",
+    "warmup_speed",
+]
 
 LONG_RUN_S = 30 * 60  # longer than this on the embedded CPU engine: the user confirms (--yes) or shortens the run
 

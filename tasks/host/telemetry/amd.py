@@ -88,6 +88,7 @@ class AmdSmiSampler(Sampler):
         first = self.handles[0]
         asic = self._try(lambda: self.smi.amdsmi_get_gpu_asic_info(first)) or {}
         driver = self._try(lambda: self.smi.amdsmi_get_gpu_driver_info(first)) or {}
+        vbios = self._try(lambda: self.smi.amdsmi_get_gpu_vbios_info(first)) or {}
         return {
             "gpu_vendor": GpuVendor.amd,
             "gpu_name": asic.get("market_name"),
@@ -95,6 +96,7 @@ class AmdSmiSampler(Sampler):
             "gpu_uuids": ",".join(u for u in self.uuids if u) or None,
             "driver_version": driver.get("driver_version"),
             "rocm_version": self._rocm_version(),
+            "gpu_firmware": vbios.get("version") or None,
         }
 
     def _rocm_version(self) -> str | None:

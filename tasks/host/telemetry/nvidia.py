@@ -101,6 +101,7 @@ class NvmlSampler(Sampler):
             "gpu_uuids": ",".join(u for u in self.uuids if u) or None,
             "driver_version": self._try(lambda: _text(n.nvmlSystemGetDriverVersion())),
             "cuda_version": f"{cuda // 1000}.{cuda % 1000 // 10}" if cuda else None,
+            "gpu_firmware": self._try(lambda: _text(n.nvmlDeviceGetVbiosVersion(first))),
             "gpu_power_limit_mw": self._try(lambda: int(n.nvmlDeviceGetEnforcedPowerLimit(first))),
             "gpu_max_sm_clock_mhz": self._try(lambda: int(n.nvmlDeviceGetMaxClockInfo(first, n.NVML_CLOCK_SM))),
             "telemetry_note": "power: NVML instantaneous field (NVML_FI_DEV_POWER_INSTANT)"

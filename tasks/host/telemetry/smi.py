@@ -18,7 +18,7 @@ from tcobench.tasks.host.telemetry.base import Reading, Runner, Sampler, Sampler
 __all__ = ["NvidiaSmiSampler", "local_runner"]
 
 _QUERY = "index,uuid,power.draw,utilization.gpu,memory.used,clocks.sm,temperature.gpu,power.limit"
-_DESCRIBE = "name,driver_version,power.limit,clocks.max.sm"
+_DESCRIBE = "name,driver_version,power.limit,clocks.max.sm,vbios_version"
 
 
 def local_runner(cmd: list[str], timeout_s: float = 2) -> str:
@@ -42,6 +42,11 @@ def _number(text: str) -> float | None:
 def _scaled(text: str, factor: float) -> int | None:
     value = _number(text)
     return round(value * factor) if value is not None else None
+
+
+def _text(cell: str | None) -> str | None:
+    """A text cell; None for an empty one or nvidia-smi's "[N/A]" and "[Not Supported]"."""
+    return cell if cell and not cell.startswith("[") else None
 
 
 def _rows(output: str) -> list[list[str]]:
@@ -97,7 +102,7 @@ class NvidiaSmiSampler(Sampler):
             rows = [r for r in _rows(self._query(f"index,uuid,{_DESCRIBE}")) if int(r[0]) in self.indices]
         except (OSError, ValueError):
             rows = []
-        first = rows[0] if rows else ["", "", None, None, "", ""]
+        first = rows[0] if rows else ["", "", None, None, "", "", ""]
         return {
             "gpu_vendor": GpuVendor.nvidia,
             "gpu_name": first[2],
@@ -105,6 +110,7 @@ class NvidiaSmiSampler(Sampler):
             "gpu_uuids": ",".join(r[1] for r in rows) or None,
             "driver_version": first[3],
             "cuda_version": self._cuda_version(),
+            "gpu_firmware": _text(first[6]) if len(first) > 6 else None,
             "gpu_power_limit_mw": _scaled(first[4], 1000) if first[4] else None,
             "gpu_max_sm_clock_mhz": _scaled(first[5], 1) if first[5] else None,
             "telemetry_note": f"power: nvidia-smi power.draw {self.where}; no energy counter (integrated)",

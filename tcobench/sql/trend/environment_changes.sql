@@ -2,8 +2,9 @@
 -- followed it. The environment of a run is read from its runs row: the GPU driver (driver_version), the runtime
 -- (cuda_version on NVIDIA, rocm_version on AMD), the kernel (host_kernel, only where the host facts were read on
 -- the engine's machine: host_facts_source not 'client'), the engine's version (engine_version, per engine_name: two
--- engines on one host are two timelines) and the image digest (image_digest, per image reference). Firmware is not
--- stored by the runs row, so it has no timeline. A value that was not read (NULL) neither starts nor ends one.
+-- engines on one host are two timelines), the image digest (image_digest, per image reference) and the first GPU's
+-- firmware (gpu_firmware: its VBIOS version, where the power sampler reads one). A value that was not read (NULL)
+-- neither starts nor ends a timeline.
 --
 -- A change is a run whose value differs from the previous run's of the same host and item (ordered by
 -- started_ns, then run_id); the first value of a host is its baseline, not a change. What followed it is counted
@@ -27,6 +28,7 @@ WITH facts AS (
             { 'item': 'driver', 'value': driver_version },
             { 'item': 'CUDA', 'value': cuda_version },
             { 'item': 'ROCm', 'value': rocm_version },
+            { 'item': 'firmware', 'value': gpu_firmware },
             { 'item': 'kernel', 'value': CASE WHEN host_facts_source IS DISTINCT FROM 'client' THEN host_kernel END },
             { 'item': engine_name || ' version', 'value': engine_version },
             { 'item': 'image ' || coalesce(image, '?'), 'value': image_digest }

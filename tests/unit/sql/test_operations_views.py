@@ -70,6 +70,18 @@ def test_a_change_near_the_last_night_has_fewer_nights_and_no_window_end() -> No
     expect_rows(rows, [{"item": "driver", "before": "1", "after": "2", "nights_seen": 1, "window_end": None}])
 
 
+def test_a_firmware_update_is_a_change_and_an_unread_firmware_neither_starts_nor_ends_one() -> None:
+    runs = [
+        make_run(run_id=f"r{n}", batch_id=f"n{n}", started_ns=T0_NS + n * DAY, gpu_firmware=v)
+        for n, v in enumerate(["96.00.74.00.01", None, "96.00.74.00.01", "96.00.89.00.01", "96.00.89.00.01"])
+    ]
+    rows = run("environment_changes", {"runs": given("runs", *runs)})
+    expect_rows(
+        rows,
+        [{"item": "firmware", "before": "96.00.74.00.01", "after": "96.00.89.00.01", "run_id": "r3", "nights_seen": 2}],
+    )
+
+
 def test_measured_adaptation_is_first_cell_to_first_ok_run_per_host_and_platform() -> None:
     rows = run(
         "measured_adaptation",

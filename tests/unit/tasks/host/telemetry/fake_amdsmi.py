@@ -14,6 +14,7 @@ at commit 0ceca28, October 2024):
 - ``amdsmi_get_gpu_vram_usage`` -> {"vram_total", "vram_used"} in MB of 2**20 bytes (amd_smi.cc divides bytes
   by 1024 * 1024; amd-smi prints them with unit "MB");
 - ``amdsmi_get_gpu_asic_info`` (market_name ...), ``amdsmi_get_gpu_driver_info`` (driver_version ...),
+  ``amdsmi_get_gpu_vbios_info`` -> {"name", "build_date", "part_number", "version"} (strings),
   ``amdsmi_get_gpu_device_uuid``; no ``amdsmi_get_rocm_version``: the interface of that date has none.
 
 ``CARDS`` holds what each GPU reports; a test edits it (and ``broken``) before opening a sampler.
@@ -116,6 +117,16 @@ def amdsmi_get_gpu_vram_usage(handle: int) -> dict[str, Any]:
 
 def amdsmi_get_gpu_asic_info(handle: int) -> dict[str, Any]:
     return {"market_name": _call("asic", handle)["market_name"], "vendor_id": 0x1002, "device_id": 0x74A1}
+
+
+def amdsmi_get_gpu_vbios_info(handle: int) -> dict[str, Any]:
+    _call("vbios", handle)
+    return {
+        "name": "MI300X",
+        "build_date": "2024/05/20 10:00",
+        "part_number": "113-M3000100-102",
+        "version": "022.040.003.042",
+    }
 
 
 def amdsmi_get_gpu_driver_info(handle: int) -> dict[str, Any]:

@@ -48,6 +48,11 @@ def nvmlSystemGetDriverVersion() -> str:
     return "580.159.04"  # noqa: N802,E704
 
 
+def nvmlDeviceGetVbiosVersion(h: int) -> str:
+    _check("vbios")
+    return "96.00.89.00.01"  # noqa: N802,E704
+
+
 def nvmlSystemGetCudaDriverVersion_v2() -> int:
     return 13000  # noqa: N802,E704
 

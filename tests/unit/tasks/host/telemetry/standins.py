@@ -32,8 +32,8 @@ case "$1" in
     echo "0, GPU-aaaa, 412.37, 97, 9216, 1980, 55, 700.00"
     echo "1, GPU-bbbb, [N/A], 0, 512, 345, 31, 700.00" ;;
   --query-gpu=index,uuid,name,*)
-    echo "0, GPU-aaaa, NVIDIA H200, 580.159.04, 700.00, 1980"
-    echo "1, GPU-bbbb, NVIDIA H200, 580.159.04, 700.00, 1980" ;;
+    echo "0, GPU-aaaa, NVIDIA H200, 580.159.04, 700.00, 1980, 96.00.89.00.01"
+    echo "1, GPU-bbbb, NVIDIA H200, 580.159.04, 700.00, 1980, [N/A]" ;;
   "")  # no arguments: the banner above the device table
     echo "+-----------------------------------------------------------------------------------------+"
     echo "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |"

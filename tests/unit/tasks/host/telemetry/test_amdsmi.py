@@ -53,9 +53,10 @@ def test_all_ones_is_unsupported_not_four_billion_watts(amdsmi: None) -> None:
 
 
 def test_unsupported_calls_are_none(amdsmi: None) -> None:
-    fake_amdsmi.broken.update({"energy", "vram"})  # e.g. a VM guest: no energy counter
+    fake_amdsmi.broken.update({"energy", "vram", "vbios"})  # e.g. a VM guest: no energy counter
     gpu0, _ = _sampler().read()
     assert gpu0.energy_mj is None and gpu0.mem_used_bytes is None and gpu0.power_mw == 712_000
+    assert _sampler().describe()["gpu_firmware"] is None
 
 
 def test_describe_without_amdsmi_get_rocm_version(
@@ -68,6 +69,7 @@ def test_describe_without_amdsmi_get_rocm_version(
     assert facts["gpu_vendor"] is GpuVendor.amd and facts["gpu_name"] == "AMD Instinct MI300X"
     assert facts["gpu_count"] == 2 and facts["driver_version"] == "6.10.5"
     assert facts["gpu_uuids"] == "5aff74a1-0000-1000-80c2-a3b1e2d4f6a1,5aff74a1-0000-1000-80c2-a3b1e2d4f6a2"
+    assert facts["gpu_firmware"] == "022.040.003.042"
     assert facts["rocm_version"] == "6.4.1"  # the package of 2024 has no amdsmi_get_rocm_version: the file
     monkeypatch.setattr(fake_amdsmi, "amdsmi_get_rocm_version", lambda: (True, "7.0.2"), raising=False)
     assert _sampler().describe()["rocm_version"] == "7.0.2"

@@ -44,7 +44,7 @@ def test_nvml_session_marks_phases_and_describes_devices(nvml: None) -> None:
     facts = session.facts
     assert facts["gpu_name"] == "NVIDIA H200" and facts["gpu_count"] == 2 and facts["cuda_version"] == "13.0"
     assert facts["gpu_uuids"] == "GPU-00000000,GPU-00000001" and facts["telemetry_source"] == "nvml"
-    assert facts["gpu_power_limit_mw"] == 700_000
+    assert facts["gpu_power_limit_mw"] == 700_000 and facts["gpu_firmware"] == "96.00.89.00.01"
     assert facts["telemetry_note"] == "power: NVML instantaneous field (NVML_FI_DEV_POWER_INSTANT)"
 
 
@@ -55,6 +55,8 @@ def test_unsupported_nvml_field_is_none_not_a_crash(nvml: None) -> None:
     (reading,) = sampler.read()
     assert reading.device_index == 1 and reading.energy_mj is None and reading.power_mw == 300_000
     assert sampler.describe()["telemetry_note"] == "power: NVML 1 s average (nvmlDeviceGetPowerUsage)"
+    fake_nvml.broken_fields.add("vbios")  # a VBIOS NVML cannot read is no firmware, not a crash
+    assert sampler.describe()["gpu_firmware"] is None
 
 
 def test_no_power_source_says_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

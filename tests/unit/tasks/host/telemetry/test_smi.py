@@ -40,6 +40,7 @@ def test_local_nvidia_smi(smi_path: Path) -> None:
     facts = sampler.describe()
     assert facts["gpu_name"] == "NVIDIA H200" and facts["gpu_uuids"] == "GPU-aaaa,GPU-bbbb"
     assert facts["cuda_version"] == "13.0" and facts["driver_version"] == "580.159.04"
+    assert facts["gpu_firmware"] == "96.00.89.00.01"  # the first GPU's VBIOS
     assert facts["telemetry_note"].startswith("power: nvidia-smi power.draw on this host")
 
 
