@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
+import io
+from collections.abc import Sequence
 from typing import Any
 
 from tcobench.schemas import AzureRow, TraceFormat
-from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout
+from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout, row_dicts
 
 __all__ = ["Azure", "timestamp_ns"]
 
 _COLUMNS = tuple(AzureRow.model_fields)  # TIMESTAMP, ContextTokens, GeneratedTokens
+_ROWS = row_dicts(AzureRow)  # a chunk's rows as dicts, no model per row (bench-log/2026-12-07-trace-parse-2.md)
 
 
 def timestamp_ns(text: str) -> int:
@@ -21,12 +25,18 @@ def timestamp_ns(text: str) -> int:
     the Unix epoch; ValueError naming the value."""
     head, _, fraction = text.strip().partition(".")
     try:
-        when = dt.datetime.fromisoformat(head).replace(tzinfo=dt.UTC)
+        seconds = _seconds(head)
         if fraction and not fraction.isdigit():
             raise ValueError
     except ValueError:
         raise ValueError(f'TIMESTAMP = "{text}": not a time of the form 2023-11-16 18:15:46.6805900') from None
-    return int(when.timestamp()) * 1_000_000_000 + int(fraction[:9].ljust(9, "0") or 0)
+    return seconds * 1_000_000_000 + int(fraction[:9].ljust(9, "0") or 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _seconds(head: str) -> int:
+    """``YYYY-MM-DD HH:MM:SS`` (UTC) in whole seconds since the Unix epoch: the rows of one second share it."""
+    return int(dt.datetime.fromisoformat(head).replace(tzinfo=dt.UTC).timestamp())
 
 
 def _cells(raw: bytes) -> list[str]:
@@ -54,5 +64,23 @@ class Azure(TraceLayout):
         cells = _cells(raw)
         if len(cells) <= max(context):
             raise ValueError(f"{len(cells)} cells; the header names {max(context) + 1} or more")
-        row = AzureRow.model_validate(dict(zip(_COLUMNS, (cells[i].strip() for i in context), strict=True)))
-        return timestamp_ns(row.TIMESTAMP), row.ContextTokens, row.GeneratedTokens, (), None, None
+        return _parsed([dict(AzureRow.model_validate(_named(cells, context)))])[0]
+
+    def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
+        """The chunk read by one CSV reader: a row cut short, or a quoted cell across lines (then the rows are not
+        the lines), is left to ``parse``'s messages."""
+        rows = list(csv.reader(io.StringIO(b"".join(raws).decode("utf-8"))))
+        last = max(context)
+        if len(rows) != len(raws) or any(len(cells) <= last for cells in rows):
+            raise ValueError("rows to parse one by one")
+        return _parsed(_ROWS.validate_python([_named(cells, context) for cells in rows]))
+
+
+def _named(cells: list[str], context: list[int]) -> dict[str, str]:
+    return dict(zip(_COLUMNS, (cells[i].strip() for i in context), strict=True))
+
+
+def _parsed(rows: list[dict[str, Any]]) -> list[Parsed]:
+    return [
+        (timestamp_ns(row["TIMESTAMP"]), row["ContextTokens"], row["GeneratedTokens"], (), None, None) for row in rows
+    ]
