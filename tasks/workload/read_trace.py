@@ -28,7 +28,7 @@ __all__ = ["Trace", "file_sha256", "open_trace"]
 
 _NS_PER_S = 1_000_000_000
 _HASH_BLOCK = 1 << 20
-_CHUNK_BYTES = 1 << 19  # lines read and parsed in one call: whole lines, about this many bytes of them
+_CHUNK_BYTES = 1 << 15  # lines read and parsed in one call: whole lines, about this many bytes of them
 
 
 def _bad(path: Path, line: int, what: str) -> ConfigError:

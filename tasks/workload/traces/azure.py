@@ -17,7 +17,8 @@ from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout, ro
 __all__ = ["Azure", "timestamp_ns"]
 
 _COLUMNS = tuple(AzureRow.model_fields)  # TIMESTAMP, ContextTokens, GeneratedTokens
-_ROWS = row_dicts(AzureRow)  # a chunk's rows as dicts, no model per row (bench-log/2026-12-07-trace-parse-2.md)
+# a chunk's rows as dicts, no model per row (docs/dev/bench-log/2026-12-07-trace-parse-2.md)
+_ROWS = row_dicts(AzureRow)
 
 
 def timestamp_ns(text: str) -> int:

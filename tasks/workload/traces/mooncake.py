@@ -12,7 +12,8 @@ from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout, ro
 
 __all__ = ["Mooncake"]
 
-_ROWS = row_dicts(MooncakeRow)  # a chunk's rows as dicts, no model per row (bench-log/2026-12-07-trace-parse-2.md)
+# a chunk's rows as dicts, no model per row (docs/dev/bench-log/2026-12-07-trace-parse-2.md)
+_ROWS = row_dicts(MooncakeRow)
 _KEYS = ("input_length", "output_length", "hash_ids")  # any one: a line that lacks another is a missing column
 
 
