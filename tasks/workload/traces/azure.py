@@ -34,7 +34,7 @@ def timestamp_ns(text: str) -> int:
     return seconds * 1_000_000_000 + int(fraction[:9].ljust(9, "0") or 0)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=64)  # rows come in time order: those of one second follow each other
 def _seconds(head: str) -> int:
     """``YYYY-MM-DD HH:MM:SS`` (UTC) in whole seconds since the Unix epoch: the rows of one second share it."""
     return int(dt.datetime.fromisoformat(head).replace(tzinfo=dt.UTC).timestamp())
