@@ -1,22 +1,15 @@
 """Trace parsing: a 1,000,000-request trace is read in <= 10 s with flat memory.
 
-For each trace size (``--requests``, default 1,000,000, and 10,000) and format (``--format``, default mooncake; may
-be given again: azure, tcobench), a generated trace is read by a fresh Python process the way a replay and
-`tcobench trace stats` read it (``open_trace(...).requests()``, every request built as a ``TraceRequest``). Mooncake
-lines draw lengths and hash ids like the published trace's (a few shared prefix blocks, then the request's own);
-Azure rows have the 2023 traces' 7-digit times; tcobench lines carry a prompt of a few dozen words. It reports the
-read's wall and CPU time, its RSS after imports and the peak RSS (``ru_maxrss``) after the read: the growth is what
-reading cost. Flat memory: the big trace's growth is about the small one's.
-
-``--tree`` (may be given twice: before, after) reads the same files with another checkout's code (its folder is put
-first on PYTHONPATH), one tree after the other for each file, so a change is measured side by side under the same
-load.
+For each trace size (``--requests``, default 1,000,000, and 10,000) and format (``--format``, repeatable; default
+mooncake), a generated trace is read by a fresh process as a replay reads it (``open_trace(...).requests()``). It
+reports the read's wall and CPU time, the RSS after imports and the peak RSS growth (``ru_maxrss``): flat memory is
+the big trace's growth about the small one's. ``--tree`` twice (before, after) reads each file with each checkout's
+code in turn (its folder first on PYTHONPATH): a change side by side under the same load.
 
     .venv/bin/python bench/trace_parse.py [--requests 1000000] [--format mooncake] [--tree BEFORE --tree .]
-        [--json OUT]
 
-Figures for docs/dev/performance.md need a quiet machine (the script records the load average); on a loaded one the
-CPU time is the figure comparable across sittings.
+Figures for docs/dev/performance.md need a quiet machine (the load average is printed); on a loaded one the CPU
+time is the figure comparable across sittings.
 """
 
 from __future__ import annotations
@@ -51,7 +44,7 @@ def _arrivals(rng: random.Random, requests: int) -> Any:
 
 
 def _mooncake(rng: random.Random, requests: int) -> Any:
-    """Inputs of 1 to 32 blocks, the first few shared."""
+    """Lengths and hash ids drawn like the published trace's: inputs of 1 to 32 blocks, the first few shared."""
     next_id = 1000
     for at in _arrivals(rng, requests):
         length = rng.randrange(64, 32 * BLOCK)
@@ -64,6 +57,7 @@ def _mooncake(rng: random.Random, requests: int) -> Any:
 
 
 def _azure(rng: random.Random, requests: int) -> Any:
+    """A header, then rows with the 2023 traces' 7-digit times."""
     start = dt.datetime(2023, 11, 16, 18, 15, 46)
     yield "TIMESTAMP,ContextTokens,GeneratedTokens\n"
     last, same = -1, 0
@@ -76,6 +70,7 @@ def _azure(rng: random.Random, requests: int) -> Any:
 
 
 def _tcobench(rng: random.Random, requests: int) -> Any:
+    """A prompt of a few dozen words and an output length per line."""
     for at in _arrivals(rng, requests):
         prompt = " ".join(rng.choices(_WORDS, k=rng.randrange(5, 60)))
         yield json.dumps({"timestamp": at, "prompt": prompt, "output_tokens": rng.randrange(1, 1024)}) + "\n"
