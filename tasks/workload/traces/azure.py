@@ -41,7 +41,10 @@ def _seconds(head: str) -> int:
 
 
 def _cells(raw: bytes) -> list[str]:
-    return next(csv.reader([raw.decode("utf-8-sig")]), [])  # -sig: a header saved with a byte order mark
+    try:
+        return next(csv.reader([raw.decode("utf-8-sig")]), [])  # -sig: a header saved with a byte order mark
+    except csv.Error as exc:  # a carriage return inside an unquoted cell, a cell over the csv module's limit
+        raise ValueError(f"not a CSV row: {str(exc).split(' - ')[0]}") from None
 
 
 @LAYOUTS.register(
@@ -52,7 +55,10 @@ def _cells(raw: bytes) -> list[str]:
 )
 class Azure(TraceLayout):
     def detect(self, first: bytes) -> bool:
-        return any(name in _cells(first) for name in _COLUMNS)
+        try:
+            return any(name in _cells(first) for name in _COLUMNS)
+        except ValueError:
+            return False
 
     def context(self, first: bytes) -> Any:
         names = [cell.strip() for cell in _cells(first)]
@@ -70,7 +76,10 @@ class Azure(TraceLayout):
     def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
         """The chunk read by one CSV reader: a row cut short, or a quoted cell across lines (then the rows are not
         the lines), is left to ``parse``'s messages."""
-        rows = list(csv.reader(io.StringIO(b"".join(raws).decode("utf-8"))))
+        try:
+            rows = list(csv.reader(io.StringIO(b"".join(raws).decode("utf-8"))))
+        except csv.Error as exc:
+            raise ValueError("rows to parse one by one") from exc
         last = max(context)
         if len(rows) != len(raws) or any(len(cells) <= last for cells in rows):
             raise ValueError("rows to parse one by one")

@@ -233,6 +233,14 @@ def test_a_line_that_is_not_a_row_is_named(tmp_path: Path) -> None:
     assert ": line 3: " in refused(path)
 
 
+def test_a_carriage_return_inside_a_csv_cell_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_bytes(
+        b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:47,3\r7,4\n"
+    )
+    assert ": line 3: not a CSV row: new-line character seen in unquoted field" in refused(path)
+
+
 def test_a_file_that_is_not_there_or_empty_is_named(tmp_path: Path) -> None:
     assert "no such file" in refused(tmp_path / "gone.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
