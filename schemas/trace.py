@@ -170,10 +170,13 @@ class TraceRequest(StrictModel):
             "messages": messages,
         }
         _set(request, "__dict__", values)
-        _set(request, "__pydantic_fields_set__", set(values))
+        _set(request, "__pydantic_fields_set__", set(_REQUEST_FIELDS))  # a copy of a frozenset: no hashing per key
         _set(request, "__pydantic_extra__", None)
         _set(request, "__pydantic_private__", None)
         return request
+
+
+_REQUEST_FIELDS = frozenset(TraceRequest.model_fields)  # every field is set by checked
 
 
 class _TraceRow(BaseModel):
@@ -207,10 +210,16 @@ class TcobenchTraceRow(_TraceRow):
     messages: tuple[TraceMessage, ...] | None = Field(default=None, min_length=1, description="Chat messages.")
     output_tokens: int | None = Field(default=None, ge=0, strict=True, description="Output length, tokens.")
 
+    @staticmethod
+    def one_of(prompt: str | None, messages: tuple[TraceMessage, ...] | None) -> None:
+        """A line has a prompt or messages, not both and not neither: ValueError otherwise (the trace reader applies
+        it to rows validated as dicts)."""
+        if (prompt is None) == (messages is None):
+            raise ValueError('needs "prompt" (string) or "messages" (list of {"role", "content"}), one of them')
+
     @model_validator(mode="after")
     def _prompt_or_messages(self) -> TcobenchTraceRow:
-        if (self.prompt is None) == (self.messages is None):
-            raise ValueError('needs "prompt" (string) or "messages" (list of {"role", "content"}), one of them')
+        self.one_of(self.prompt, self.messages)
         return self
 
 

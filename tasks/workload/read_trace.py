@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,7 +28,7 @@ __all__ = ["Trace", "file_sha256", "open_trace"]
 
 _NS_PER_S = 1_000_000_000
 _HASH_BLOCK = 1 << 20
-_CHUNK = 2048  # lines parsed in one call
+_CHUNK_BYTES = 1 << 15  # lines read and parsed in one call: whole lines, about this many bytes of them
 
 
 def _bad(path: Path, line: int, what: str) -> ConfigError:
@@ -87,7 +88,9 @@ class Trace:
         except (ValueError, UnicodeDecodeError) as exc:
             raise _bad(self.path, line, problem(exc) if isinstance(exc, ValueError) else f"not UTF-8 ({exc})") from exc
 
-    def _chunk(self, lines: list[int], offsets: list[int], raws: list[bytes]) -> Iterable[tuple[int, int, Parsed]]:
+    def _chunk(
+        self, lines: Sequence[int], offsets: Sequence[int], raws: Sequence[bytes]
+    ) -> Iterable[tuple[int, int, Parsed]]:
         """(line, byte offset, parsed row) of a chunk of lines parsed in one call; when one is bad, parsed one by one
         as they are asked for, so the error names the first bad line and a bad line after the window's end is never
         an error."""
@@ -100,21 +103,18 @@ class Trace:
         return zip(lines, offsets, parsed, strict=True)
 
     def _chunks(self, handle: BinaryIO) -> Iterator[Iterable[tuple[int, int, Parsed]]]:
-        """The request lines in file order, _CHUNK lines parsed at a time."""
-        lines: list[int] = []
-        offsets: list[int] = []
-        raws: list[bytes] = []
-        at = 0
-        for line, raw in enumerate(handle, start=1):
-            if raw.strip() and line != self.header_line:
-                lines.append(line)
-                offsets.append(at)
-                raws.append(raw)
-                if len(raws) == _CHUNK:
-                    yield self._chunk(lines, offsets, raws)
-                    lines, offsets, raws = [], [], []
-            at += len(raw)
-        yield self._chunk(lines, offsets, raws)
+        """The request lines in file order (blank lines and the header left out), about _CHUNK_BYTES of whole lines
+        parsed at a time."""
+        line, at = 1, 0
+        while raws := handle.readlines(_CHUNK_BYTES):
+            lines = range(line, line + len(raws))
+            offsets = list(accumulate(map(len, raws), initial=at))
+            line, at = lines.stop, offsets.pop()
+            if self.header_line in lines or not all(map(bytes.strip, raws)):
+                kept = [i for i, raw in enumerate(raws) if raw.strip() and lines[i] != self.header_line]
+                yield self._chunk([lines[i] for i in kept], [offsets[i] for i in kept], [raws[i] for i in kept])
+            else:
+                yield self._chunk(lines, offsets, raws)
 
     def _in_file_order(self) -> Iterator[Iterable[tuple[int, int, Parsed]]]:
         with self.path.open("rb") as handle:

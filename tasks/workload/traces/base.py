@@ -7,15 +7,16 @@ and the line. Pydantic's first error becomes the message: a missing field is a m
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any, ClassVar, TypeAlias
+from collections.abc import Collection, Sequence
+from typing import Annotated, Any, ClassVar, TypeAlias
 
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
 
 from tcobench.schemas import TraceFormat, TraceMessage
 from tcobench.tasks._registry import Registry
 
-__all__ = ["LAYOUTS", "Parsed", "TraceLayout", "problem"]
+__all__ = ["LAYOUTS", "Parsed", "TraceLayout", "problem", "row_dicts"]
 
 
 # One row of a trace in any format, a plain tuple (a reader builds one per line): its arrival on the trace's own clock
@@ -50,6 +51,28 @@ class TraceLayout:
 
 
 LAYOUTS: Registry[TraceFormat, TraceLayout] = Registry("trace format")
+
+
+def row_dicts(model: type[BaseModel], *, applied: Collection[str] = ()) -> TypeAdapter[list[dict[str, Any]]]:
+    """Validates a JSON array (or a list) of ``model``'s rows into plain dicts: the model's own fields (types, bounds,
+    strictness, defaults) and config (``extra``, ``strict``), without building a model instance per row (the reader's
+    cost per line: docs/dev/bench-log/2026-12-07-trace-parse-2.md). The model's validators are not run: ValueError
+    when it has one that is not named in ``applied`` (the caller applies those to each row itself)."""
+    decorators = model.__pydantic_decorators__
+    validators = [
+        *decorators.validators,
+        *decorators.field_validators,
+        *decorators.root_validators,
+        *decorators.model_validators,
+    ]
+    skipped = sorted(set(validators) - set(applied))
+    if skipped:
+        raise ValueError(f"{model.__name__} has validators ({', '.join(skipped)}): validate its rows as models")
+    typed_dict: Any = TypedDict  # built from the model's fields, so they are declared once, in schemas/
+    fields = {name: Annotated[info.annotation, info] for name, info in model.model_fields.items()}
+    row = with_config(model.model_config)(typed_dict(f"{model.__name__}Fields", fields))
+    rows: Any = list[row]  # type: ignore[valid-type]  # a type made at run time
+    return TypeAdapter(rows)
 
 
 def problem(exc: ValueError) -> str:

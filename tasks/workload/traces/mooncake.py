@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from tcobench.schemas import MooncakeRow, TraceFormat
-from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout
+from tcobench.tasks.workload.traces.base import LAYOUTS, Parsed, TraceLayout, row_dicts
 
 __all__ = ["Mooncake"]
 
-_ROWS = TypeAdapter(list[MooncakeRow])
+# a chunk's rows as dicts, no model per row (docs/dev/bench-log/2026-12-07-trace-parse-2.md)
+_ROWS = row_dicts(MooncakeRow)
 _KEYS = ("input_length", "output_length", "hash_ids")  # any one: a line that lacks another is a missing column
 
 
@@ -28,11 +27,14 @@ class Mooncake(TraceLayout):
         return first.lstrip().startswith(b"{") and any(f'"{name}"'.encode() in first for name in _KEYS)
 
     def parse(self, raw: bytes, context: Any) -> Parsed:
-        return _parsed([MooncakeRow.model_validate_json(raw)])[0]
+        return _parsed([dict(MooncakeRow.model_validate_json(raw))])[0]
 
     def parse_many(self, raws: Sequence[bytes], context: Any) -> list[Parsed]:
         return _parsed(_ROWS.validate_json(b"[" + b",".join(raws) + b"]"))
 
 
-def _parsed(rows: list[MooncakeRow]) -> list[Parsed]:
-    return [(round(row.timestamp * 1e6), row.input_length, row.output_length, row.hash_ids, None, None) for row in rows]
+def _parsed(rows: list[dict[str, Any]]) -> list[Parsed]:
+    return [
+        (round(row["timestamp"] * 1e6), row["input_length"], row["output_length"], row["hash_ids"], None, None)
+        for row in rows
+    ]

@@ -233,6 +233,14 @@ def test_a_line_that_is_not_a_row_is_named(tmp_path: Path) -> None:
     assert ": line 3: " in refused(path)
 
 
+def test_a_carriage_return_inside_a_csv_cell_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_bytes(
+        b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:47,3\r7,4\n"
+    )
+    assert ": line 3: not a CSV row: new-line character seen in unquoted field" in refused(path)
+
+
 def test_a_file_that_is_not_there_or_empty_is_named(tmp_path: Path) -> None:
     assert "no such file" in refused(tmp_path / "gone.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
@@ -249,3 +257,33 @@ def test_lines_parsed_together_still_name_the_bad_one(tmp_path: Path) -> None:
     lines[2499] = json.dumps({**rows[2499], "output_length": "many"})
     path.write_text("\n".join(lines) + "\n")
     assert ": line 2500: output_length = many: " in refused(path)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "column", "value", "said"),
+    [
+        (TraceFormat.mooncake, "input_length", "12", "input_length = 12: Input should be a valid integer"),
+        (TraceFormat.azure, "ContextTokens", "many", "ContextTokens = many: Input should be a valid integer"),
+        (TraceFormat.azure, "TIMESTAMP", "16/11/2023", 'TIMESTAMP = "16/11/2023": not a time of the form'),
+        (TraceFormat.azure, "GeneratedTokens", None, "2 cells; the header names 3 or more"),
+        (TraceFormat.tcobench, "prompt", None, 'needs "prompt" (string) or "messages"'),
+        (TraceFormat.tcobench, "messages", [{"role": "user", "content": "hi"}], 'needs "prompt" (string) or'),
+    ],
+)
+def test_a_bad_row_among_many_is_named_as_alone(
+    tmp_path: Path, fmt: TraceFormat, column: str, value: object, said: str
+) -> None:
+    rows = generate(fmt, 3000)  # the bad row in a chunk parsed in one call, after many good ones
+    if value is None:
+        del rows[2499][column]
+    else:
+        rows[2499][column] = value
+    path = write(tmp_path / "x", fmt, rows[:2499]) if fmt is TraceFormat.azure else tmp_path / "x"
+    if fmt is TraceFormat.azure:  # the CSV header is line 1; a row that lacks a cell is short
+        with path.open("a") as handle:
+            handle.writelines(",".join(str(v) for v in row.values()) + "\n" for row in rows[2499:])
+    else:
+        write(path, fmt, rows)
+    line = 2501 if fmt is TraceFormat.azure else 2500
+    assert f": line {line}: {said}" in refused(path)
+    assert len(read(path, window_s=(0.0, 600.0))) == 2400  # the window ends before it: not an error
