@@ -62,7 +62,7 @@ class TraceConfig(StrictModel):
         ),
     ] = Field(
         default=False,
-        description="Read the requests in timestamp order (an index of 16 bytes per request); without it a "
+        description="Read the requests in timestamp order (an index of 24 bytes per request); without it a "
         "timestamp earlier than the one before is an error.",
     )
     window_s: Annotated[
