@@ -31,7 +31,7 @@ from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
 from tcobench.tasks.store.arrays import split_lists
-from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.query import connect, define_needed, freeze_views
 from tcobench.tasks.store.rows import (
     IDS,
     NightlyTrendRow,
@@ -44,6 +44,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "CACHED_WINDOW",
+    "CHANGES_OF_RUNS_VIEWS",
     "HISTORY_MACROS",
     "HISTORY_VIEWS",
     "METRICS",
@@ -172,7 +173,9 @@ def _samples(
     files of other dates).
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
-    requests, too many to pass through Python one row at a time."""
+    requests, too many to pass through Python one row at a time. Macro history_samples (and view request_metrics
+    under it) is defined here when the connection lacks it: a caller whose tests are all stored never binds it."""
+    define_needed(con, {"history_samples"})
     if runs is None:
         table = arrow_of(con, "SELECT * FROM history_samples()")
     else:
@@ -473,6 +476,11 @@ HISTORY_MACROS = (
     "stored_change_tests",
 )
 HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics", *HISTORY_MACROS})
+# What detect_changes reads when given ``runs`` and ``costs=False`` (`tcobench history --changes`): view trend_runs,
+# not nightly_trend and the cost views under it; macro history_samples is defined only if some tests are not stored
+CHANGES_OF_RUNS_VIEWS = frozenset(
+    {"trend_runs", "series_of_runs", "history_points_around", "run_commits", "stored_change_tests"}
+)
 
 
 def detect_changes(
