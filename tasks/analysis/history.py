@@ -445,13 +445,13 @@ def _trend(
     con: duckdb.DuckDBPyConnection, window: int, runs: Sequence[str] | None, costs: bool = True
 ) -> dict[str, list[NightlyTrendRow]]:
     """View nightly_trend's ok and partial runs by series, oldest first; with ``runs``, only those runs' series,
-    from ``window`` runs before the first of them to the last of them. Without ``costs``, view trend_runs' (the
-    same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
+    only each of those runs and the ``window`` runs before it (macro history_points_around). Without ``costs``,
+    view trend_runs' (the same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
     source = "nightly_trend" if costs else "trend_runs"  # the view macro history_points reads
     params: dict[str, object] = {"source": source}
     if runs is None:
         sql = "SELECT * FROM history_points($source)"
-    else:  # the runs' series, from ``window`` runs before the first of them to the last of them
+    else:  # the runs' series, only each of the runs and the ``window`` runs before it
         ids = id_list(runs)
         named = con.execute(f"SELECT * FROM series_of_runs({IDS})", {"ids": ids}).fetchall()
         if not named:
@@ -499,7 +499,7 @@ def detect_changes(
     """Every series of view nightly_trend with its points and their tested changes (module docstring). With
     ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
     over the whole store (a run's summary or a comparison need not test the whole store's history): only the
-    rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
+    rows of those runs and of the ``window`` runs before each are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
     trend_runs is read instead, and tco is not computed (docs/dev/performance.md#trend-without-costs).
