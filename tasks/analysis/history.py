@@ -31,7 +31,7 @@ from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
 from tcobench.tasks.store.arrays import split_lists
-from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.query import connect, define_needed, freeze_views
 from tcobench.tasks.store.rows import (
     IDS,
     NightlyTrendRow,
@@ -44,6 +44,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "CACHED_WINDOW",
+    "CHANGES_OF_RUNS_VIEWS",
     "HISTORY_MACROS",
     "HISTORY_VIEWS",
     "METRICS",
@@ -172,7 +173,9 @@ def _samples(
     files of other dates).
 
     Gathered into one list per run and column by DuckDB and split with numpy: a year of history is ten million
-    requests, too many to pass through Python one row at a time."""
+    requests, too many to pass through Python one row at a time. Macro history_samples (and view request_metrics
+    under it) is defined here when the connection lacks it: a caller whose tests are all stored never binds it."""
+    define_needed(con, {"history_samples"})
     if runs is None:
         table = arrow_of(con, "SELECT * FROM history_samples()")
     else:
@@ -442,13 +445,13 @@ def _trend(
     con: duckdb.DuckDBPyConnection, window: int, runs: Sequence[str] | None, costs: bool = True
 ) -> dict[str, list[NightlyTrendRow]]:
     """View nightly_trend's ok and partial runs by series, oldest first; with ``runs``, only those runs' series,
-    from ``window`` runs before the first of them to the last of them. Without ``costs``, view trend_runs' (the
-    same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
+    only each of those runs and the ``window`` runs before it (macro history_points_around). Without ``costs``,
+    view trend_runs' (the same rows, usd_per_m_output_tokens NULL: view tco is not computed)."""
     source = "nightly_trend" if costs else "trend_runs"  # the view macro history_points reads
     params: dict[str, object] = {"source": source}
     if runs is None:
         sql = "SELECT * FROM history_points($source)"
-    else:  # the runs' series, from ``window`` runs before the first of them to the last of them
+    else:  # the runs' series, only each of the runs and the ``window`` runs before it
         ids = id_list(runs)
         named = con.execute(f"SELECT * FROM series_of_runs({IDS})", {"ids": ids}).fetchall()
         if not named:
@@ -473,6 +476,11 @@ HISTORY_MACROS = (
     "stored_change_tests",
 )
 HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics", *HISTORY_MACROS})
+# What detect_changes reads when given ``runs`` and ``costs=False`` (`tcobench history --changes`): view trend_runs,
+# not nightly_trend and the cost views under it; macro history_samples is defined only if some tests are not stored
+CHANGES_OF_RUNS_VIEWS = frozenset(
+    {"trend_runs", "series_of_runs", "history_points_around", "run_commits", "stored_change_tests"}
+)
 
 
 def detect_changes(
@@ -491,7 +499,7 @@ def detect_changes(
     """Every series of view nightly_trend with its points and their tested changes (module docstring). With
     ``runs``, only those runs' points, in the series they belong to, each tested against the same prior runs as
     over the whole store (a run's summary or a comparison need not test the whole store's history): only the
-    rows from ``window`` runs before the first of them to the last of them are read and tested. Stored tests
+    rows of those runs and of the ``window`` runs before each are read and tested. Stored tests
     are used where their basis still holds (module docstring). ``costs=False``: the points carry no cost
     (``usd_per_m_output_tokens`` and its prior median None), for a caller that needs only the changes; view
     trend_runs is read instead, and tco is not computed (docs/dev/performance.md#trend-without-costs).

@@ -23,7 +23,7 @@ import duckdb
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable
-from tcobench.tasks.analysis.history import HISTORY_VIEWS, Change, Series, detect_changes
+from tcobench.tasks.analysis.history import CHANGES_OF_RUNS_VIEWS, Change, Series, detect_changes
 from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.rows import (
     AvailabilityRow,
@@ -113,6 +113,7 @@ def _with_flags(rows: Sequence[EnvironmentChangeRow], series: Sequence[Series]) 
 
 
 _CHANGES_SQL = "SELECT * FROM environment_changes"
+_WINDOW_RUNS_SQL = "SELECT run_id FROM environment_change_runs()"
 
 
 def changes_of(con: duckdb.DuckDBPyConnection, series: Sequence[Series]) -> list[EnvironmentChange]:
@@ -122,14 +123,20 @@ def changes_of(con: duckdb.DuckDBPyConnection, series: Sequence[Series]) -> list
 
 
 def environment_changes(store: StoreRef, prices: PriceTable, snapshot: int | None = None) -> list[EnvironmentChange]:
-    """changes_of over the store, with the changes `tcobench history` flags by its default rules (no cost read);
-    the changes are tested only when there is one."""
+    """changes_of over the store, with the changes `tcobench history` flags by its default rules (no cost read):
+    only the runs inside the changes' windows are tested (macro environment_change_runs), each against the same
+    prior runs as over the whole store, so their flags are those of the whole store's; none when there is no
+    change."""
+    needs = {"environment_changes", "environment_change_runs", *CHANGES_OF_RUNS_VIEWS}
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs={"environment_changes", *HISTORY_VIEWS})
+        con = connect(store, prices, snapshot=snapshot, needs=needs)
         try:
-            freeze_views(con)
+            freeze_views(con, ("environment_changes",))  # read twice: its rows, and the runs of their windows
             rows = fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)
-            return _with_flags(rows, detect_changes(con, costs=False, flagged_only=True)) if rows else []
+            if not rows:
+                return []
+            runs = [str(run_id) for (run_id,) in con.execute(_WINDOW_RUNS_SQL).fetchall()]
+            return _with_flags(rows, detect_changes(con, costs=False, flagged_only=True, runs=runs))
         finally:
             con.close()
 

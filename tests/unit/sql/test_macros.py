@@ -40,9 +40,10 @@ TREND = [
         (["s1-4", "s1-6"], 1, ["s1-3", "s1-4", "s1-5", "s1-6"]),
         (["s1-1"], 5, ["s1-1"]),
         (["s2-3", "s1-2"], 1, ["s1-1", "s1-2", "s2-2", "s2-3"]),
+        (["s1-2", "s1-6"], 1, ["s1-1", "s1-2", "s1-5", "s1-6"]),  # runs far apart: not the runs between them
     ],
 )
-def test_history_points_around_reads_from_runs_before_the_first_to_the_last(
+def test_history_points_around_reads_each_run_and_the_runs_before_it(
     ids: list[str], before: int, expected: list[str]
 ) -> None:
     names = sorted({i.split("-")[0] for i in ids})

@@ -10,18 +10,20 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import RequestRecord
+from tcobench.tasks.analysis.history import detect_changes
 from tcobench.tasks.analysis.operations import (
     adaptation_choice,
     availability,
     change_words,
+    changes_of,
     environment_changes,
     measured_adaptation,
     with_measured_adaptation,
 )
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, freeze_views
 from tcobench.tasks.store.store import RunRows, write_runs
-from tests.unit.factories import make_request
+from tests.unit.factories import make_request, write_fleet
 from tests.unit.operations_history import history
 
 PRICES = load_prices()
@@ -70,6 +72,25 @@ def test_change_lines_equal_the_hand_written_ones(store: Path) -> None:
         "amd-01: ROCm 6.2 -> 6.3 on 2023-11-18; 3 platform failures in the next 2 nights",
         "nv-01: kernel 6.1.0 -> 6.8.0 on 2023-11-17; 0 platform failures in the next 2 nights",
         "nv-01: image vllm/vllm-openai sha256:aa -> sha256:bb on 2023-11-18; 0 platform failures in the next 2 nights",
+    ]
+
+
+def test_change_flags_are_those_of_the_whole_history(tmp_path: Path) -> None:
+    """Only the runs inside the changes' windows are tested (macro environment_change_runs): the flags are those
+    that detect_changes over every series of the store gives among them."""
+    write_fleet(tmp_path)  # gpu-amd-1 at concurrency 4 decodes 15% slower on the last night, after a driver update
+    found = environment_changes(tmp_path, PRICES)
+    con = connect(tmp_path, PRICES)
+    try:
+        freeze_views(con)
+        whole = changes_of(con, detect_changes(con, costs=False))
+    finally:
+        con.close()
+    assert found == whole
+    assert [change_words(c) for c in found] == [
+        "gpu-amd-1: driver 6.10.5 -> 6.10.5.1 on 2026-11-26; 0 platform failures in the next 1 night; "
+        "decode tok/s -11% (flagged)",
+        "gpu-amd-1: driver 6.10.5.1 -> 6.10.5 on 2026-11-26; 0 platform failures in the next 1 night",
     ]
 
 
