@@ -1,14 +1,14 @@
--- replay_capacity(ids, hashes, target, slo_ttft_ms, slo_tpot_ms, peak_tok_s): a table macro, not a view. The
+-- replay_capacity(ids, prompt_sets, target, slo_ttft_ms, slo_tpot_ms, peak_tok_s): a table macro, not a view. The
 -- capacity each serving configuration showed in replays of one trace (`tcobench plan`: tasks/analysis/compare/plan.py
 -- binds the parameters; docs/plan.md#plan-from-replayed-runs). One row per configuration with a replay.
 --
 -- ids          LIST of run ids: a platform's runs (its selection's)
--- hashes       LIST of runs.prompt_set_hash values that mean a replay of the whole trace file (one per seed)
+-- prompt_sets  LIST of runs.prompt_set_hash values that mean a replay of the whole trace file (one per seed)
 -- target       DOUBLE: the interactivity target, tok/s per user
 -- slo_ttft_ms  DOUBLE or NULL: TTFT p90 at most this, ms (NULL: no TTFT target)
 -- slo_tpot_ms  DOUBLE or NULL: TPOT p90 at most this, ms (NULL: no TPOT target)
 -- peak_tok_s   DOUBLE: the trace's busiest minute's output tokens per second, as recorded (time scale 1)
--- A replay is a run of ids with load_mode 'replay', one of the hashes and a time_scale. It met the target when it
+-- A replay is a run of ids with load_mode 'replay', one of the prompt_sets and a time_scale. It met the target when it
 -- is ok (no failed request), its client was not a limit (run_summary.client_saturated), its interactivity
 -- (run_summary.interactivity: 1000 / median TPOT, ms) is at least target and, as `tcobench best` judges an SLO, its
 -- TTFT p90 (run_summary.ttft_p90_ms) is at most slo_ttft_ms and its TPOT p90 (1000 / run_summary.interactivity_p90)
@@ -26,7 +26,7 @@
 --                   peak_tok_s / time_scale and one instance served it at the target, a measured capacity point,
 --                   output tok/s per GPU; NULL when time_scale is
 -- reads: run_summary; tables: runs
-CREATE OR REPLACE MACRO replay_capacity(ids, hashes, target, slo_ttft_ms, slo_tpot_ms, peak_tok_s) AS TABLE
+CREATE OR REPLACE MACRO replay_capacity(ids, prompt_sets, target, slo_ttft_ms, slo_tpot_ms, peak_tok_s) AS TABLE
     WITH replays AS (
         SELECT
             r.run_id,
@@ -43,7 +43,7 @@ CREATE OR REPLACE MACRO replay_capacity(ids, hashes, target, slo_ttft_ms, slo_tp
         WHERE
             r.run_id IN (SELECT unnest(ids))
             AND r.load_mode = 'replay'
-            AND r.prompt_set_hash IN (SELECT unnest(hashes))
+            AND list_contains(prompt_sets, r.prompt_set_hash)
             AND r.time_scale > 0
     ),
 
