@@ -224,7 +224,7 @@ def test_a_replay_that_missed_the_target_or_slo_falls_back_to_the_frontier(
     """At 150 tok/s/user no replay met the target (100 and 50 tok/s/user), and at 75 with a TTFT SLO of 50 ms none
     met the SLO (TTFT 100 ms): B is sized from its frontier, with its CI, and a note says why."""
     for options in ({"interactivity": 150.0}, {"interactivity": 75.0, "slo_ttft_ms": 50.0}):
-        found = _plan(replayed, trace, **options)
+        found = _plan(replayed, trace, B, **options)
         b = found.platforms[1]
         assert b.source == "frontier"
         if "slo_ttft_ms" in options:  # no configuration of B's frontier meets that SLO either: no fleet at all
@@ -232,6 +232,11 @@ def test_a_replay_that_missed_the_target_or_slo_falls_back_to_the_frontier(
         else:
             assert b.gpus is not None and b.gpus.ci_low is not None and b.reason is None
         assert any(n.startswith("B: 2 replayed run(s) of this trace, none met") for n in found.notes)
+    # at 75 the replay at time scale 2 met the target at its median TPOT, but --interactivity-quantile 0.9 asks for
+    # the slowest tenth's, which a replay is not judged at: the frontier again, and a note says so
+    slowest = _plan(replayed, trace, interactivity=75.0, interactivity_quantile=0.9)
+    assert [p.source for p in slowest.platforms] == ["frontier", "frontier"]
+    assert any("judged at their median TPOT" in n and "quantile 0.9" in n for n in slowest.notes)
 
 
 def test_replays_alone_plan_where_no_frontier_exists(tmp_path: Path) -> None:
