@@ -225,7 +225,7 @@ def build_report(
             energy_figure(ctx),
             "</div>",
             targets_section(ctx),
-            plan_section(ctx, profile),
+            *([plan_section(ctx, profile)] if profile is not None else []),  # without a trace, the page as before
             trend_section(ctx, series),
             operations_section(availability_of(con), changes_of(con, series)),
             provenance_section(ctx),
