@@ -5,12 +5,9 @@ the fleet costs per month on every cost basis, each figure with the frontier boo
 Each platform deploys best's configuration (best.py: the cheapest per token at the target on the chosen basis among
 those that meet the SLO), read off its own frontier, never extrapolated. The trace's rates come from table macro
 trace_profile (profile_trace), the fleet and its cost from table macro capacity_plan over the TCO's views; the
-replicates are the same as best's. The verdict: A's monthly cost over B's on the chosen basis. Design notes:
-docs/dev/architecture/analysis.md#tasks-compare-plan.
-
-Where a platform has replayed runs of the trace itself (`tcobench run --trace`, the whole file, any time scale), its
-fleet is sized from them instead (table macro replay_capacity: a replay that met the target at time scale s on one
-instance is a measured capacity point), and its ``source`` says so; without one that met it, from the frontier.
+replicates are the same as best's. The verdict: A's monthly cost over B's on the chosen basis. A platform with
+replays of the trace that met the target is sized from them instead (macro replay_capacity; ``source`` says so).
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-plan.
 """
 
 from __future__ import annotations
