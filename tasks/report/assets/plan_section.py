@@ -115,7 +115,8 @@ def plan_section(ctx: ReportContext, profile: TraceStatsRecord | None) -> str:
         f"<p>{escape(profile.path)}: {profile.requests:,} requests over {profile.minutes:,} min; sized for its "
         f"{escape(str(o.at))} per-minute output rate, {result.need_tok_s:,.1f} tok/s (busiest minute "
         f"{result.peak_tok_s:,.1f} tok/s), at {o.interactivity:g} tok/s/user on the headline pair, as "
-        f"<code>tcobench plan --trace {escape(profile.path)} --interactivity {o.interactivity:g} --a A --b B</code> "
+        f"<code>tcobench plan --trace {escape(profile.path)} --interactivity {o.interactivity:g} --a {escape(repr(a))} "
+        f"--b {escape(repr(b))}</code> "
         f"sizes it (docs/plan.md). Each figure with its {o.confidence:.0%} CI from the frontier's bootstrap, "
         "beneath it.</p>"
     )
