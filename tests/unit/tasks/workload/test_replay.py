@@ -12,8 +12,8 @@ import pytest
 from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, TraceConfig, WorkloadConfig
 from tcobench.tasks.load.loadgen import client_procs
-from tcobench.tasks.workload import WorkloadPlan
 from tcobench.tasks.runs import prompt_set_hash
+from tcobench.tasks.workload import WorkloadPlan
 from tcobench.tasks.workload.plan import replay_set_key, sha256_json
 from tcobench.tasks.workload.read_trace import file_sha256
 from tcobench.tasks.workload.replay import read_replay
