@@ -177,6 +177,11 @@ class RunRecord(StrictModel):
         "older rows.",
     )
     rate_rps: float | None = Field(description="Poisson mean arrival rate, requests/s; null for closed loop.")
+    time_scale: float | None = Field(
+        default=None,
+        description="A replayed trace's time scale: every recorded offset was multiplied by it (0.5: twice as fast, "
+        "the trace's rate doubled); null for closed and Poisson loads, and in replay rows stored before it.",
+    )
     warmup_requests: int = Field(description="Warm-up requests sent before measuring.")
     measured_requests: int = Field(description="Measured requests sent.")
     max_tokens: int | None = Field(

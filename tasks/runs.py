@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import subprocess
@@ -26,6 +25,7 @@ from tcobench.tasks.load.record import MeasureResult
 from tcobench.tasks.load.selfcheck import run_fields
 from tcobench.tasks.redact import redact
 from tcobench.tasks.workload import WorkloadPlan
+from tcobench.tasks.workload.plan import sha256_json
 from tcobench.tasks.workload.profiles import claim_shortfalls
 
 __all__ = [
@@ -52,17 +52,12 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def _sha256_json(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def prompt_set_hash(plan: WorkloadPlan) -> str:
-    return _sha256_json(plan.prompt_set_key())
+    return sha256_json(plan.prompt_set_key())
 
 
 def config_hash(config: BenchmarkConfig) -> str:
-    return _sha256_json(config.model_dump(mode="json"))
+    return sha256_json(config.model_dump(mode="json"))
 
 
 @cache
@@ -197,6 +192,7 @@ def _shape(config: BenchmarkConfig, plan: WorkloadPlan | None) -> dict[str, Any]
         "prompt_source": w.prompt_source,
         "input_tokens_spec": w.input_tokens.describe() if w.input_tokens is not None else None,
         "output_tokens_spec": w.output_tokens.describe() if w.output_tokens is not None else None,
+        "time_scale": w.trace.time_scale if w.mode is LoadMode.replay and w.trace is not None else None,
         "dataset_path": _source_path(config),
         "dataset_records": _source_records(plan),
         "shared_prefix_tokens": w.shared_prefix_tokens,

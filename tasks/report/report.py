@@ -4,7 +4,8 @@ Sections: the headline comparison (``--a``/``--b``, by default the cheapest pair
 vendors, with a bootstrap CI and the verdict on a claimed ratio), the record card per platform, throughput vs
 concurrency, TTFT and inter-token latency distributions, cost per 1M output tokens with CI per platform and cost
 basis, cost vs latency (Pareto), energy per token, cost at latency targets and sensitivity to utilisation, the
-nightly trend with flagged changes, and the provenance of every run and price, identical platforms grouped.
+capacity plan of a recorded trace (``--trace``: `tcobench plan`'s fleets for the headline pair), the nightly trend
+with flagged changes, and the provenance of every run and price, identical platforms grouped.
 Charts are inline SVG drawn here (tasks/report/assets); the page loads nothing from anywhere, and a small
 in-page filter (host / model / workload, plain JavaScript) hides the runs a reader is not looking at.
 
@@ -23,7 +24,7 @@ from typing import Any
 import duckdb
 
 from tcobench.errors import ConfigError, QueryError, StoreError
-from tcobench.schemas import CompareOptions, PriceTable
+from tcobench.schemas import CompareOptions, PriceTable, TraceConfig
 from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
@@ -44,6 +45,7 @@ from tcobench.tasks.report.assets import (
     operations_section,
     page,
     pareto_figure,
+    plan_section,
     provenance_section,
     record_card_section,
     register_platforms,
@@ -56,6 +58,7 @@ from tcobench.tasks.report.assets import (
 from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views
 from tcobench.tasks.store.rows import IDS, RecordCardRow, collection_paused, fetch_rows, typed_rows
 from tcobench.tasks.store.store import StoreRef
+from tcobench.tasks.workload.profile_trace import profile_trace
 
 __all__ = [
     "MARKDOWN_VIEWS",
@@ -67,24 +70,24 @@ __all__ = [
     "write_report",
 ]
 
-_NAV = (
-    '<nav class="toc">'
-    + " · ".join(
-        f'<a href="#{anchor}">{text}</a>'
-        for anchor, text in (
-            ("headline", "Headline"),
-            ("record-card", "Record card"),
-            ("performance", "Throughput and latency"),
-            ("engine", "Inside the engine"),
-            ("cost", "Cost and energy"),
-            ("targets", "Latency targets"),
-            ("trend", "Nightly trend"),
-            ("operations", "Operations"),
-            ("provenance", "Provenance"),
-        )
-    )
-    + "</nav>"
+_SECTIONS = (
+    ("headline", "Headline"),
+    ("record-card", "Record card"),
+    ("performance", "Throughput and latency"),
+    ("engine", "Inside the engine"),
+    ("cost", "Cost and energy"),
+    ("targets", "Latency targets"),
+    ("plan", "Capacity plan"),  # only with a trace (report --trace)
+    ("trend", "Nightly trend"),
+    ("operations", "Operations"),
+    ("provenance", "Provenance"),
 )
+
+
+def _nav(plan: bool) -> str:
+    """The table of contents; the capacity plan's entry only when the report has that section."""
+    shown = (f'<a href="#{anchor}">{text}</a>' for anchor, text in _SECTIONS if plan or anchor != "plan")
+    return '<nav class="toc">' + " · ".join(shown) + "</nav>"
 
 
 REPORT_RUNS_SQL = "SELECT * FROM report_runs()"  # macro report_runs (tcobench/sql/macros)
@@ -167,11 +170,13 @@ def build_report(
     seed: int = _COMPARE_DEFAULTS.seed,
     price_table: str = "the shipped price table",
     interactivity: float | None = None,
+    trace: TraceConfig | None = None,
 ) -> str:
     """The report's HTML (one string, self-contained). ``a`` and ``b``: the headline pair (selections, both or
     neither; default: the cheapest pair of different vendors). ``claim``: a ratio the headline is checked against
     (None: no claim is stated); ``interactivity``: the headline's target in tok/s per user (None: the middle of
-    the overlap of both sides' measured ranges)."""
+    the overlap of both sides' measured ranges); ``trace``: a recorded trace to plan the headline pair's fleets for
+    at ``interactivity`` (the "Capacity plan" section, `tcobench plan`'s figures; None: no such section)."""
     if (a is None) != (b is None):
         given, value, missing = ("--a", a, "--b") if b is None else ("--b", b, "--a")
         raise ConfigError(
@@ -180,6 +185,13 @@ def build_report(
     for text, label in ((a, "--a"), (b, "--b")):
         if text is not None:
             parse_selection(text, label)  # a bad selection fails before the store is opened
+    profile = None
+    if trace is not None:
+        if interactivity is None:
+            raise ConfigError(
+                f"--trace {trace.path}: give --interactivity too, the capacity plan's target in tok/s per user"
+            )
+        profile = profile_trace(trace)  # a bad trace line fails before the store is opened
     con = connect(store, prices, snapshot=snapshot)
     try:
         freeze_views(con)
@@ -187,7 +199,7 @@ def build_report(
         series = detect_changes(con)
         body = [
             "<h1>tcobench report: cost per token on your workload</h1>",
-            _NAV,
+            _nav(profile is not None),
             _filter(ctx, series),
             f'<p class="meta">{len(ctx.runs)} runs, {len(ctx.platforms)} platforms, nights '
             f"{escape(ctx.runs[0]['date'])} to {escape(ctx.runs[-1]['date'])}; {escape(describe_snapshot(con))}; "
@@ -213,6 +225,7 @@ def build_report(
             energy_figure(ctx),
             "</div>",
             targets_section(ctx),
+            *([plan_section(ctx, profile)] if profile is not None else []),  # without a trace, the page as before
             trend_section(ctx, series),
             operations_section(availability_of(con), changes_of(con, series)),
             provenance_section(ctx),

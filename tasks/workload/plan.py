@@ -30,7 +30,16 @@ from tcobench.tasks.workload.tokenizer import PromptTokenizer
 if TYPE_CHECKING:
     from tcobench.tasks.workload.replay import Replay
 
-__all__ = ["TAG_SPACE", "TAG_WORDS", "RequestInput", "RequestSpec", "WorkloadPlan", "tag_words"]
+__all__ = [
+    "TAG_SPACE",
+    "TAG_WORDS",
+    "RequestInput",
+    "RequestSpec",
+    "WorkloadPlan",
+    "replay_set_key",
+    "sha256_json",
+    "tag_words",
+]
 
 _DIGITS = 6  # TAG_BASE**6 = 68.7e9 distinct tags: (run key * 2 + phase) * TAG_BASE**4 + index
 TAG_WORDS = 1 + _DIGITS  # the lead word, then the digits
@@ -49,6 +58,20 @@ def tag_words(corpus: CorpusTokens, number: int) -> list[str]:
         number, digit = divmod(number, TAG_BASE)
         words.append(corpus.tag_words[digit])
     return words
+
+
+def sha256_json(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value`` (sorted keys, no spaces): what run rows store as
+    prompt_set_hash (of ``WorkloadPlan.prompt_set_key``) and config_hash."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def replay_set_key(trace_sha256: str, window_s: tuple[float, float] | None, seed: int) -> dict[str, Any]:
+    """The prompt set of a replayed trace: the trace file's sha256, its window (None: the whole file) and the
+    workload seed. Its ``sha256_json`` is the run row's prompt_set_hash, so `tcobench plan` finds the replays of
+    a trace from the file alone (tasks/analysis/compare/plan.py)."""
+    return {"trace_sha256": trace_sha256, "window": window_s, "seed": seed}
 
 
 @dataclass(frozen=True)
@@ -313,8 +336,7 @@ class WorkloadPlan:
         list; or the corpus, input shape, prefix, turns and seed; or the dataset file's sha256, order and seed."""
         w = self.workload
         if self.replay is not None:
-            trace = self.replay.config
-            return {"trace_sha256": self.replay.sha256, "window": trace.window_s, "seed": w.seed}
+            return replay_set_key(self.replay.sha256, self.replay.config.window_s, w.seed)
         if self.dataset is not None:
             order = w.dataset.order.value if w.dataset is not None else None
             return {"dataset_sha256": self.dataset.sha256, "order": order, "seed": w.seed}

@@ -17,7 +17,7 @@ from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, o
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
-from tcobench.schemas import CompareOptions, CostBasis
+from tcobench.schemas import CompareOptions, CostBasis, TraceConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -629,6 +629,14 @@ def _report(
         float | None,
         typer.Option(help="The headline's interactivity target, tok/s per user (default: the middle of the overlap)."),
     ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(
+            "--trace",
+            help="A recorded trace (docs/traces.md): add a capacity plan section, tcobench plan's fleets for the "
+            "headline pair at --interactivity (default: none).",
+        ),
+    ] = None,
     resamples: Annotated[
         int, typer.Option(help="Bootstrap resamples for the confidence intervals (compare's default).")
     ] = CompareOptions.model_fields["resamples"].default,
@@ -659,6 +667,7 @@ def _report(
         price_table=str(prices_file or SHIPPED_TABLE),
         snapshot=snapshot,
         interactivity=interactivity,
+        trace=None if trace is None else TraceConfig(path=trace),
     )
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
 

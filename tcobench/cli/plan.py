@@ -152,6 +152,8 @@ def _print_platform(p: PlatformPlan, result: PlanResult) -> None:
     for c in p.costs:
         rows.append([f"USD per month, {escape(c.basis)}", usd(c.usd_month.value), _ci(c.usd_month, usd)])
     title = f"{p.side} = {escape(p.selection)}: {escape(p.name)}; deploys {escape(p.config or '')}"
+    if p.time_scale is not None:  # sized from a replay of the trace, not the frontier (the JSON's "source")
+        title += f", sized from {escape(p.source)} (time scale {p.time_scale:g}; no CI)"
     print_table(title, [Col("figure", "left"), Col("value"), Col(f"{pct} CI")], rows)
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "make_telemetry",
     "write_fleet",
     "write_nights",
+    "write_replay",
 ]
 
 T0_NS = 1_700_000_000_000_000_000  # 2023-11-14T22:13:20Z
@@ -584,3 +585,84 @@ def write_configs(
                 written.append(run)
     write_runs(store, batch)
     return written
+
+
+def write_replay(
+    store: Path,
+    cfg: SimulatedConfig,
+    trace: Path,
+    time_scale: float,
+    tpot_ms: float,
+    run_id: str,
+    ttft_ms: float = 100.0,
+    requests: int = 20,
+    seed: int = 42,
+) -> RunRecord:
+    """A replay of the whole ``trace`` file (`tcobench run --trace`) on a simulated configuration, as a run row
+    records one: load_mode 'replay', the trace's prompt_set_hash (tasks/workload/plan.replay_set_key) and the time
+    scale; ``requests`` measured requests of 101 output tokens, each with this TTFT and TPOT (decode 100 tokens)."""
+    from tcobench.tasks.store.store import RunRows, write_runs
+    from tcobench.tasks.workload.plan import replay_set_key, sha256_json
+    from tcobench.tasks.workload.read_trace import file_sha256
+
+    serving = cfg.serving()
+    started = _FLEET_T0_NS + 3_600 * 10**9
+    date = dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat()
+    decode_ns = int(tpot_ms * 1e6 * 100)
+    reqs = [
+        make_request(
+            run_id=run_id,
+            date=date,
+            host=cfg.host,
+            request_index=i,
+            prompt_index=i,
+            start_ns=started + i * 10**8,
+            ttft_ns=int(ttft_ms * 1e6),
+            e2e_ns=int(ttft_ms * 1e6) + decode_ns,
+            decode_ns=decode_ns,
+            chunks=101,
+            itl_ns=[decode_ns // 100] * 100,
+            prompt_tokens=100,
+            output_tokens=101,
+        )
+        for i in range(requests)
+    ]
+    end = max(r.start_ns + r.e2e_ns for r in reqs if r.e2e_ns is not None)
+    run = make_run(
+        run_id=run_id,
+        batch_id=f"{cfg.host}-replay",
+        date=date,
+        host=cfg.host,
+        started_ns=started,
+        finished_ns=end + 10**9,
+        measure_start_ns=started,
+        measure_end_ns=end,
+        engine_kind="endpoint",
+        engine_name="vllm",
+        engine_version=cfg.engine_version,
+        model_name="sim-model",
+        gpu_vendor=cfg.vendor,
+        gpu_name=cfg.gpu_name,
+        gpu_count=cfg.host_gpus,
+        workload="replay",
+        load_mode="replay",
+        concurrency=requests,
+        measured_requests=requests,
+        max_tokens=101,
+        seed=seed,
+        ignore_eos=True,
+        prompt_set_hash=sha256_json(replay_set_key(file_sha256(trace), None, seed)),
+        prompt_source="trace",
+        dataset_path=str(trace),
+        time_scale=time_scale,
+        hardware_key=cfg.hardware_key,
+        site_key="datacenter",
+        ops_key="default",
+        config_id=serving.config_id,
+        serving_config=serving.canonical(),
+        tensor_parallel=cfg.tensor_parallel,
+        gpus_given=cfg.gpus,
+        gpus_given_source="declared",
+    )
+    write_runs(store, [RunRows(run, reqs)])
+    return run

@@ -5,8 +5,9 @@ the fleet costs per month on every cost basis, each figure with the frontier boo
 Each platform deploys best's configuration (best.py: the cheapest per token at the target on the chosen basis among
 those that meet the SLO), read off its own frontier, never extrapolated. The trace's rates come from table macro
 trace_profile (profile_trace), the fleet and its cost from table macro capacity_plan over the TCO's views; the
-replicates are the same as best's. The verdict: A's monthly cost over B's on the chosen basis. Design notes:
-docs/dev/architecture/analysis.md#tasks-compare-plan.
+replicates are the same as best's. The verdict: A's monthly cost over B's on the chosen basis. A platform with
+replays of the trace that met the target is sized from them instead (macro replay_capacity; ``source`` says so).
+Design notes: docs/dev/architecture/analysis.md#tasks-compare-plan.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,17 +24,44 @@ import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
-from tcobench.tasks.analysis.compare.best import BEST_VIEWS, PlatformBest, best_on, options_document
+from tcobench.tasks.analysis.compare.best import BEST_VIEWS, BestResult, PlatformBest, best_on, options_document
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
+from tcobench.tasks.analysis.compare.candidates import load_runs
+from tcobench.tasks.analysis.compare.selection import parse_selection
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import IDS, id_list, listed
 from tcobench.tasks.store.store import StoreRef
+from tcobench.tasks.workload.plan import replay_set_key, sha256_json
 from tcobench.tasks.workload.profile_trace import profile_trace
 
-__all__ = ["PLAN_VIEWS", "BasisCost", "Figure", "PlanResult", "PlatformPlan", "plan", "plan_document", "plan_on"]
+__all__ = [
+    "FROM_FRONTIER",
+    "FROM_REPLAYS",
+    "PLAN_VIEWS",
+    "REPLAY_NO_CI",
+    "BasisCost",
+    "Figure",
+    "PlanResult",
+    "PlatformPlan",
+    "plan",
+    "plan_document",
+    "plan_on",
+]
 
-PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan")
+PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan", "replay_sets", "replay_capacity")
 _PLAN_SQL = f"SELECT * FROM capacity_plan({IDS}, CAST({listed('per_gpu')} AS DOUBLE[]), $need, $peak)"
+_REPLAY_SETS_SQL = "SELECT * FROM replay_sets()"
+_REPLAY_SQL = (
+    f"SELECT * FROM replay_capacity({IDS}, {listed('hashes')}, $target, CAST($ttft AS DOUBLE), "
+    "CAST($tpot AS DOUBLE), $peak)"
+)
+_REPLAY_QUANTILE = 0.5  # replay_capacity judges a replay's interactivity at its median TPOT
+FROM_FRONTIER = "frontier"  # PlatformPlan.source: read off the configuration's frontier (with the bootstrap's CI)
+FROM_REPLAYS = "replayed runs"  # sized from replays of the trace itself (macro replay_capacity)
+REPLAY_NO_CI = (
+    "no CI: a replay is one measurement of the whole trace at one time scale, which met the target or did not; "
+    "tcobench draws no replicates of it"
+)
 
 
 @dataclass(frozen=True)
@@ -71,6 +100,9 @@ class PlatformPlan:
     headroom_at_peak: Figure | None
     costs: tuple[BasisCost, ...] = ()
     reason: str | None = None
+    source: str = FROM_FRONTIER  # FROM_FRONTIER or FROM_REPLAYS: where the throughput per GPU came from
+    time_scale: float | None = None  # FROM_REPLAYS: the time scale of the replay the capacity point is
+    ci_note: str | None = None  # why the figures have no interval (REPLAY_NO_CI)
 
     def cost(self, basis: str) -> BasisCost | None:
         return next((c for c in self.costs if c.basis == basis), None)
@@ -128,11 +160,30 @@ def _platform(
             found.side, found.selection, found.name, None, None, None, None, None, None, None, None, None, reason=why
         )
         return empty, {}
+    return _fleet(
+        con, found, (deploy.key, deploy.label), deploy.runs, (deploy.tok_s_per_gpu, *deploy.replicates), need, peak, o
+    )
+
+
+def _fleet(
+    con: duckdb.DuckDBPyConnection,
+    found: PlatformBest,
+    config: tuple[str, str],
+    runs: Sequence[str],
+    per_gpu: Sequence[float],
+    need: float,
+    peak: float,
+    o: PlanOptions,
+    replay: float | None = None,
+) -> tuple[PlatformPlan, dict[str, dict[int, float]]]:
+    """The fleet of one configuration (key, label) of ``runs`` at each draw's tok/s per GPU (table macro
+    capacity_plan), and per basis each draw's monthly cost; ``replay``: the time scale of the replay it was measured
+    by (the source is then FROM_REPLAYS, one draw, no CI)."""
     rows = con.execute(
         _PLAN_SQL,
         {
-            "ids": id_list(deploy.runs),
-            "per_gpu": id_list(repr(v) for v in (deploy.tok_s_per_gpu, *deploy.replicates)),  # 'nan' is NaN
+            "ids": id_list(runs),
+            "per_gpu": id_list(repr(v) for v in per_gpu),  # 'nan' is NaN
             "need": need,
             "peak": peak,
         },
@@ -148,7 +199,7 @@ def _platform(
         shape = {"replica_gpus": replica_gpus, "host_gpus": host_gpus}
         prices[basis] = replica
     if not rows:
-        raise QueryError(f"{found.side}: the runs of {deploy.label} have no price on any basis")
+        raise QueryError(f"{found.side}: the runs of {config[1]} have no price on any basis")
     first = by_basis[next(iter(by_basis))]
     fig = {name: _figure(first[name], o.confidence) for name in names}
     costs = tuple(
@@ -160,8 +211,8 @@ def _platform(
         found.side,
         found.selection,
         found.name,
-        deploy.label,
-        deploy.key,
+        config[1],
+        config[0],
         fig["tok_s_per_gpu"],
         shape.get("replica_gpus"),
         shape.get("host_gpus"),
@@ -170,6 +221,9 @@ def _platform(
         fig["hosts"],
         fig["headroom_at_peak"],
         costs,
+        source=FROM_FRONTIER if replay is None else FROM_REPLAYS,
+        time_scale=replay,
+        ci_note=None if replay is None else REPLAY_NO_CI,
     )
     return made, {b: {d: v for d, v in by_basis[b]["usd_month"].items() if v is not None} for b in by_basis}
 
@@ -183,26 +237,137 @@ def _ratio(a: dict[int, float], b: dict[int, float], confidence: float) -> Figur
     return Figure(a[0] / b[0], lo, hi)
 
 
+@dataclass(frozen=True)
+class _Replayed:
+    """A configuration's replays of the trace (a row of table macro replay_capacity)."""
+
+    config: str
+    runs: tuple[str, ...]
+    replays: int
+    met: int
+    replica_gpus: int
+    time_scale: float | None
+    tok_s_per_gpu: float | None
+
+
+def _replayed(
+    con: duckdb.DuckDBPyConnection, profile: TraceStatsRecord, found: BestResult, peak: float, o: PlanOptions
+) -> dict[str, list[_Replayed]]:
+    """Per side, its configurations' replays of the whole trace file (runs.prompt_set_hash of the file's sha256, no
+    window, the run's seed: tasks/workload/plan.replay_set_key); the platforms' runs are read only when the store
+    holds such a replay."""
+    stored = con.execute(_REPLAY_SETS_SQL).fetchall()
+    hashes = sorted({h for h, seed in stored if h == sha256_json(replay_set_key(profile.sha256, None, seed))})
+    if not hashes:
+        return {}
+    runs = load_runs(con, o.basis)
+    made: dict[str, list[_Replayed]] = {}
+    for p in found.platforms:
+        selection = parse_selection(p.selection, f"--{p.side.lower()}")
+        ids = [r["run_id"] for r in runs if selection.matches(r)]
+        params = {
+            "ids": id_list(ids),
+            "hashes": id_list(hashes),
+            "target": o.interactivity,
+            "ttft": o.slo_ttft_ms,
+            "tpot": o.slo_tpot_ms,
+            "peak": peak,
+        }
+        made[p.side] = [
+            _Replayed(c, tuple(r), n, m, g, t, y) for c, r, n, m, g, t, y in con.execute(_REPLAY_SQL, params).fetchall()
+        ]
+    return made
+
+
+def _from_replays(
+    con: duckdb.DuckDBPyConnection,
+    found: PlatformBest,
+    replayed: Sequence[_Replayed],
+    need: float,
+    peak: float,
+    o: PlanOptions,
+    notes: list[str],
+) -> tuple[PlatformPlan, dict[str, dict[int, float]]] | None:
+    """The side's fleet from its replays of the trace: of the configurations with a capacity point, the one whose
+    fleet costs least per month on the chosen basis; None (and a note) when no replay met the target."""
+    if not replayed:
+        return None
+    labels = {c.key: c.label for c in found.candidates}
+    fleets = [
+        _fleet(
+            con,
+            found,
+            (r.config, labels.get(r.config, r.config)),
+            r.runs,
+            (r.tok_s_per_gpu,),
+            need,
+            peak,
+            o,
+            r.time_scale,
+        )
+        for r in replayed
+        if r.tok_s_per_gpu is not None and r.time_scale is not None
+    ]
+    if not fleets:
+        slo = "" if o.slo_ttft_ms is None and o.slo_tpot_ms is None else " within the SLO"
+        n = sum(r.replays for r in replayed)
+        notes.append(
+            f"{found.side}: {n} replayed run(s) of this trace, none met {o.interactivity:g} tok/s/user{slo} (or a "
+            "slower replay of the same configuration did not): sized from the frontier"
+        )
+        return None
+    basis = str(o.basis)
+
+    def monthly(fleet: tuple[PlatformPlan, dict[str, dict[int, float]]]) -> tuple[bool, float]:
+        cost = fleet[1].get(basis, {}).get(0)
+        return cost is None, cost or 0.0
+
+    chosen = min(fleets, key=monthly)
+    plan_, _ = chosen
+    notes.append(
+        f"{found.side}: sized from replayed runs: {plan_.config} met {o.interactivity:g} tok/s/user replaying the "
+        f"trace at time scale {plan_.time_scale:g} on {plan_.replica_gpus} GPU(s); {REPLAY_NO_CI}"
+    )
+    return chosen
+
+
 def plan_on(
     con: duckdb.DuckDBPyConnection, profile: TraceStatsRecord, a: str, b: str | None, options: PlanOptions
 ) -> PlanResult:
     """``plan`` over an open connection and a trace's profile."""
     need, peak = _rates(profile, options)
     found = best_on(con, a, b, options)
-    if not any(c.usd_per_m is not None for p in found.platforms for c in p.candidates):
+    notes = list(found.notes)
+    replayed = _replayed(con, profile, found, peak, options)
+    if replayed and options.interactivity_quantile != _REPLAY_QUANTILE:
+        notes.append(
+            f"replayed runs of this trace are judged at their median TPOT (run_summary.interactivity); with "
+            f"--interactivity-quantile {options.interactivity_quantile:g} they are not used: sized from the frontier"
+        )
+        replayed = {}
+    from_replays = [
+        _from_replays(con, p, replayed.get(p.side, ()), need, peak, options, notes) for p in found.platforms
+    ]
+    if all(r is None for r in from_replays) and not any(
+        c.usd_per_m is not None for p in found.platforms for c in p.candidates
+    ):
         ranges = "; ".join(
             f"{p.side}: " + ", ".join(f"{c.label} {c.reason}" for c in p.candidates) for p in found.platforms
         )
         raise QueryError(
             f"--interactivity {options.interactivity:g} tok/s/user is outside every configuration's frontier "
-            f"({ranges}); tcobench does not extrapolate, so it cannot plan this traffic there"
+            f"({ranges}){' and no replay of the trace met it' if replayed else ''}; tcobench does not extrapolate, "
+            "so it cannot plan this traffic there"
         )
-    made = [_platform(con, p, need, peak, options) for p in found.platforms]
+    made = [
+        r if r is not None else _platform(con, p, need, peak, options)
+        for p, r in zip(found.platforms, from_replays, strict=True)
+    ]
     ratio = None
     basis = str(options.basis)
     if len(made) == 2 and basis in made[0][1] and basis in made[1][1]:
         ratio = _ratio(made[0][1][basis], made[1][1][basis], options.confidence)
-    return PlanResult(options, profile, need, peak, tuple(p for p, _ in made), ratio, notes=found.notes)
+    return PlanResult(options, profile, need, peak, tuple(p for p, _ in made), ratio, notes=tuple(notes))
 
 
 def plan(
@@ -265,6 +430,9 @@ def plan_document(result: PlanResult) -> dict[str, Any]:
                 "config": p.config,
                 "config_id": p.config_id,
                 "reason": p.reason,
+                "source": p.source,
+                "time_scale": p.time_scale,
+                "ci_note": p.ci_note,
                 "tok_s_per_gpu": _fig(p.tok_s_per_gpu),
                 "replica_gpus": p.replica_gpus,
                 "host_gpus": p.host_gpus,

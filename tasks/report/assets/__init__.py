@@ -22,6 +22,7 @@ from tcobench.tasks.report.assets.figures import (
 )
 from tcobench.tasks.report.assets.operations import operations_section
 from tcobench.tasks.report.assets.page import PAGE_CSS, PAGE_SCRIPT, filter_bar, page
+from tcobench.tasks.report.assets.plan_section import plan_section
 from tcobench.tasks.report.assets.svg import (
     PALETTE,
     Bar,
@@ -65,6 +66,7 @@ __all__ = [
     "operations_section",
     "page",
     "pareto_figure",
+    "plan_section",
     "group_platforms",
     "provenance_section",
     "record_card_section",

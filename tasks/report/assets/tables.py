@@ -34,6 +34,7 @@ __all__ = [
     "claim_verdict_html",
     "trend_label",
     "cheapest_pair",
+    "headline_pair",
     "headline_section",
     "provenance_section",
     "record_card_section",
@@ -71,6 +72,16 @@ def _vendors(ctx: ReportContext, selection: str) -> str:
         {(str(r["gpu_vendor"] or "cpu"), r["gpu_source"] == "declared") for r in ctx.runs if chosen.matches(r)}
     )
     return ", ".join(f"{vendor}{' declared' if declared else ''}" for vendor, declared in found) or "no runs"
+
+
+def headline_pair(ctx: ReportContext) -> tuple[str, str] | None:
+    """The headline pair's selections, as headline_section takes them (--a/--b, or the cheapest pair of different
+    vendors; each narrowed by --select): what the capacity plan section plans (plan_section.py); None: no pair."""
+    extra = f",{ctx.select}" if ctx.select else ""
+    if ctx.a is not None and ctx.b is not None:
+        return ctx.a + extra, ctx.b + extra
+    pair = cheapest_pair(ctx)
+    return None if pair is None else (_platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra)
 
 
 def headline_section(ctx: ReportContext) -> str:

@@ -16,7 +16,8 @@
 --                      serves on (its throughput per GPU is divided by these), GPUs
 --   host_gpus          greatest(replica_gpus, max(tco.gpu_count), else max(tco.accelerators)): GPUs per host,
 --                      as the inventory detected or declared them, GPUs
---   replicas           ceil(need_tok_s / (tok_s_per_gpu * replica_gpus)): instances to run; NULL when
+--   replicas           ceil(need_tok_s / (tok_s_per_gpu * replica_gpus)): instances to run, the quotient rounded to
+--                      9 decimals first (float noise such as 3.0000000000000004 buys no instance); NULL when
 --                      tok_s_per_gpu is NaN or not above 0
 --   gpus               replicas * replica_gpus, GPUs
 --   hosts              ceil(gpus / host_gpus): whole hosts
@@ -65,7 +66,7 @@ CREATE OR REPLACE MACRO capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s) AS T
             s.host_gpus,
             CASE
                 WHEN isfinite(d.tok_s_per_gpu) AND d.tok_s_per_gpu > 0
-                    THEN CAST(ceil(need_tok_s / (d.tok_s_per_gpu * s.replica_gpus)) AS BIGINT)
+                    THEN CAST(ceil(round(need_tok_s / (d.tok_s_per_gpu * s.replica_gpus), 9)) AS BIGINT)
             END AS replicas
         FROM draws AS d, shape AS s
     )

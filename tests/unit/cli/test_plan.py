@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tcobench.cli import app
-from tests.unit.factories import SimulatedConfig, write_configs
+from tests.unit.factories import SimulatedConfig, write_configs, write_replay
 from tests.unit.tasks.analysis.test_plan import write_trace
 
 runner = CliRunner()
@@ -72,3 +72,17 @@ def test_a_bad_at_and_a_bad_trace_line_are_one_line(setup: tuple[Path, Path], tm
     code, _, stderr = _invoke(setup, "--interactivity", "50", trace=bad)
     assert code != 0 and len(stderr.strip().splitlines()) == 1
     assert "bad.jsonl" in stderr and "line 2" in stderr
+
+
+def test_the_table_says_a_platform_was_sized_from_replayed_runs(tmp_path: Path) -> None:
+    """A replayed the trace at time scale 2 and met 75 tok/s/user (TPOT 10 ms); B has no replay that met it (TPOT
+    20 ms: 50 tok/s/user) and no frontier either: A's title says where its fleet came from, B cannot plan."""
+    trace = write_trace(tmp_path / "m.jsonl")
+    write_replay(tmp_path / "store", NV, trace, 2.0, 10.0, "nv-replay")
+    write_replay(tmp_path / "store", AMD, trace, 2.0, 20.0, "amd-replay")
+    code, stdout, stderr = _invoke((tmp_path / "store", trace), "--interactivity", "75")
+    assert code == 0, stderr
+    text = " ".join(stdout.split())
+    assert "sized from replayed runs (time scale 2; no CI)" in text
+    assert text.count("sized from replayed runs (time scale") == 1 and "B: cannot plan" in text
+    assert "B: 1 replayed run(s) of this trace, none met 75 tok/s/user" in text

@@ -265,3 +265,115 @@ def test_capacity_plan_sizes_whole_instances_and_hosts_and_prices_each_basis() -
 def test_capacity_plan_takes_the_price_tables_gpus_per_host_when_none_were_detected() -> None:
     rows = _plan_rows(None, [1000.0])  # gpu_count unknown: [hardware] accelerators, 4 GPUs a host
     assert [(r["gpus"], r["hosts"]) for r in rows if r["basis"] == "owned"] == [(10, 3)]
+
+
+def _replay(run_id: str, hardware: str, scale: float | None, **changes: Any) -> dict[str, Any]:
+    """A runs row of a replay of trace set 'h1' (a closed-loop run with load_mode 'closed' and no scale)."""
+    return {
+        "run_id": run_id,
+        "hardware_key": hardware,
+        "status": "ok",
+        "load_mode": "replay",
+        "prompt_set_hash": "h1",
+        "seed": 42,
+        "time_scale": scale,
+        **changes,
+    }
+
+
+def _summary(run_id: str, config: str, gpus: int, tok_s_user: float, **changes: Any) -> dict[str, Any]:
+    """A run_summary row: interactivity (median) tok_s_user, its p90 half of it, TTFT p90 100 ms, client fine."""
+    return {
+        "run_id": run_id,
+        "config_id": config,
+        "gpus_counted": gpus,
+        "client_saturated": False,
+        "interactivity": tok_s_user,
+        "interactivity_p90": tok_s_user / 2,
+        "ttft_p90_ms": 100.0,
+        **changes,
+    }
+
+
+def test_replay_sets_lists_each_replayed_prompt_set_once() -> None:
+    """Replays (load_mode 'replay' with a time scale) give their (prompt_set_hash, seed) once each; a closed-loop
+    run and a replay stored before time_scale (NULL) give none."""
+    runs = [
+        _replay("r1", "hw", 1.0),
+        _replay("r2", "hw", 0.5),  # the same set at another scale: one row
+        _replay("r3", "hw", 1.0, prompt_set_hash="h2", seed=7),
+        _replay("r4", "hw", None, prompt_set_hash="h3"),  # no time scale recorded
+        _replay("r5", "hw", None, load_mode="closed", prompt_set_hash="h4"),
+    ]
+    rows = run("replay_sets", {"runs": runs}, "SELECT * FROM replay_sets()")
+    expect_rows(rows, [{"prompt_set_hash": "h1", "seed": 42}, {"prompt_set_hash": "h2", "seed": 7}])
+
+
+def test_replay_capacity_takes_the_fastest_met_replay_above_every_missed_one() -> None:
+    """Target 50 tok/s/user, SLO TTFT p90 200 ms and TPOT p90 60 ms, busiest minute 1,000 tok/s.
+    hw-a cfg-a (2 GPUs): met at scales 2, 1 and 0.25, missed at 0.5 (40 tok/s/user): 0.25 is faster than a miss,
+    not trusted; its point is scale 1: 1,000 / (1 x 2) = 500 tok/s per GPU.
+    hw-a cfg-b: a partial replay and a client-saturated one: none met, no point.
+    hw-b cfg-c (1 GPU): missed at 1 (TTFT p90 300 ms), met at 4 (TPOT p90 1000 / 20 = 50 ms): 1,000 / 4 = 250.
+    Not counted: another trace set, a closed-loop run, a replay without a scale, a run outside ids."""
+    runs = [
+        _replay("a1", "hw-a", 2.0),
+        _replay("a2", "hw-a", 1.0),
+        _replay("a3", "hw-a", 0.5),
+        _replay("a4", "hw-a", 0.25),
+        _replay("b1", "hw-a", 1.0, status="partial"),
+        _replay("b2", "hw-a", 3.0),
+        _replay("c1", "hw-b", 1.0),
+        _replay("c2", "hw-b", 4.0),
+        _replay("x1", "hw-b", 8.0, prompt_set_hash="other"),
+        _replay("x2", "hw-b", None, load_mode="closed"),
+        _replay("x3", "hw-b", None),
+        _replay("x4", "hw-b", 16.0),
+    ]
+    summaries = [
+        _summary("a1", "cfg-a", 2, 80.0),
+        _summary("a2", "cfg-a", 2, 60.0),
+        _summary("a3", "cfg-a", 2, 40.0),
+        _summary("a4", "cfg-a", 2, 55.0),
+        _summary("b1", "cfg-b", 1, 90.0),
+        _summary("b2", "cfg-b", 1, 90.0, client_saturated=True),
+        _summary("c1", "cfg-c", 1, 60.0, ttft_p90_ms=300.0),
+        _summary("c2", "cfg-c", 1, 60.0, interactivity_p90=20.0),
+        *(_summary(r, "cfg-c", 1, 90.0) for r in ("x1", "x2", "x3", "x4")),
+    ]
+    ids = ["a1", "a2", "a3", "a4", "b1", "b2", "c1", "c2", "x1", "x2", "x3"]
+    rows = run(
+        "replay_capacity",
+        {"runs": runs, "run_summary": summaries},
+        "SELECT * FROM replay_capacity($ids, ['h1'], 50.0, CAST(200.0 AS DOUBLE), CAST(60.0 AS DOUBLE), 1000.0)",
+        {"ids": ids},
+    )
+    expect_rows(
+        rows,
+        [
+            {
+                "config": "hw-a cfg-a",
+                "runs": ["a1", "a2", "a3", "a4"],
+                "replays": 4,
+                "met": 3,
+                "replica_gpus": 2,
+                "time_scale": 1.0,
+                "tok_s_per_gpu": 500.0,
+            },
+            {"config": "hw-a cfg-b", "replays": 2, "met": 0, "time_scale": None, "tok_s_per_gpu": None},
+            {"config": "hw-b cfg-c", "runs": ["c1", "c2"], "met": 1, "time_scale": 4.0, "tok_s_per_gpu": 250.0},
+        ],
+    )
+    no_slo = run(
+        "replay_capacity",
+        {"runs": runs, "run_summary": summaries},
+        "SELECT config, time_scale FROM replay_capacity($ids, ['h1'], 50.0, CAST(NULL AS DOUBLE), "
+        "CAST(NULL AS DOUBLE), 1000.0)",
+        {"ids": ids},
+    )
+    # without the SLO, hw-b cfg-c met at 1 too (interactivity 60): its point is scale 1
+    assert [(r["config"], r["time_scale"]) for r in no_slo] == [
+        ("hw-a cfg-a", 1.0),
+        ("hw-a cfg-b", None),
+        ("hw-b cfg-c", 1.0),
+    ]

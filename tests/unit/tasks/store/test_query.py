@@ -285,6 +285,31 @@ def test_a_store_from_before_failure_classes_reads_them_as_null(tmp_path: Path) 
         con.close()
 
 
+def test_a_store_from_before_time_scale_reads_it_as_null(tmp_path: Path) -> None:
+    """Replays stored before `time_scale` existed read NULL there, and macro replay_sets (`tcobench plan`) leaves
+    them out rather than failing to bind; the next write adds the column and its replay is listed."""
+    write_results(tmp_path, make_run(run_id="old0", load_mode="replay", prompt_set_hash="h-old"), [])
+    _drop_columns(tmp_path, "runs", ["time_scale"])  # as an older tcobench created the table
+    con = connect(tmp_path, make_prices())
+    try:
+        assert con.sql("SELECT run_id, time_scale FROM runs").fetchall() == [("old0", None)]
+        define_needed(con, ["replay_sets"])
+        assert con.sql("SELECT * FROM replay_sets()").fetchall() == []
+    finally:
+        con.close()
+    store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
+    new = make_run(run_id="new0", load_mode="replay", prompt_set_hash="h-new", seed=7, time_scale=0.5)
+    write_results(tmp_path, new, [])
+    con = connect(tmp_path, make_prices())
+    try:
+        rows = con.sql("SELECT run_id, time_scale FROM runs ORDER BY run_id").fetchall()
+        assert rows == [("new0", 0.5), ("old0", None)]
+        define_needed(con, ["replay_sets"])
+        assert con.sql("SELECT * FROM replay_sets()").fetchall() == [("h-new", 7)]
+    finally:
+        con.close()
+
+
 def _drop_columns(store: Path, table: str, columns: list[str]) -> None:
     from tcobench.tasks.store.lake import attach_sql, new_instance, parse_store
 

@@ -12,7 +12,10 @@ import pytest
 from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, TraceConfig, WorkloadConfig
 from tcobench.tasks.load.loadgen import client_procs
+from tcobench.tasks.runs import prompt_set_hash
 from tcobench.tasks.workload import WorkloadPlan
+from tcobench.tasks.workload.plan import replay_set_key, sha256_json
+from tcobench.tasks.workload.read_trace import file_sha256
 from tcobench.tasks.workload.replay import read_replay
 
 
@@ -35,6 +38,23 @@ def test_the_plan_sends_the_traces_requests_at_their_offsets(tmp_path: Path) -> 
     assert [s.output_tokens for s in specs] == [1, 1, 2, 1, 1]  # as recorded; 0 recorded: at least 1
     assert plan.spec(Phase.warmup, 0).user == workload.prompts[0]
     assert plan.prompt_set_key()["trace_sha256"] == replay.sha256
+
+
+def test_a_replays_prompt_set_hash_is_what_plan_looks_up(tmp_path: Path) -> None:
+    """`tcobench plan` finds a replay of a trace file from the file alone (tasks/analysis/compare/plan.py): the run
+    row's prompt_set_hash of a whole-file replay is sha256_json(replay_set_key(file sha256, None, seed)) at any time
+    scale; a windowed replay's is another (a slice is other traffic)."""
+    path = trace(tmp_path, 5, 250.0)
+    wanted = sha256_json(replay_set_key(file_sha256(path), None, 7))
+    for scale in (1.0, 0.5):
+        config = {"path": path, "time_scale": scale}
+        workload = WorkloadConfig.model_validate({"trace": config, "seed": 7})
+        plan = WorkloadPlan(workload, replay=read_replay(TraceConfig.model_validate(config)))
+        assert prompt_set_hash(plan) == wanted
+    windowed = {"path": path, "window_s": "0,0.6"}
+    workload = WorkloadConfig.model_validate({"trace": windowed, "seed": 7})
+    plan = WorkloadPlan(workload, replay=read_replay(TraceConfig.model_validate(windowed)))
+    assert prompt_set_hash(plan) != wanted
 
 
 def test_client_processes_follow_the_replays_rate(tmp_path: Path) -> None:
