@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import OWNED, CompareOptions, CostBasis, FailureClass, RentalTier, RunStatus
+from tcobench.schemas import OWNED, CompareOptions, CostBasis, FailureClass, PriceTable, RentalTier, RunStatus
 from tcobench.tasks.analysis.compare import (
     Comparison,
     RunSample,
@@ -212,7 +212,7 @@ def test_compare_with_operations_on_one_connection_is_compare_beside_operations(
     compare() over the price table it prices (the measured adaptation days bound in, or the table as it is), and
     the same rows as operations()."""
     from tcobench.tasks.analysis.compare import compare_with_operations
-    from tcobench.tasks.analysis.operations import operations, with_measured_adaptation
+    from tcobench.tasks.analysis.operations import Adaptation, operations, with_measured_adaptation
 
     write_fleet(tmp_path, nights=3, concurrency=(1, 4), regression=None, requests=8, cells=True)
     prices = load_prices(None)
@@ -220,7 +220,11 @@ def test_compare_with_operations_on_one_connection_is_compare_beside_operations(
     ops = operations(tmp_path, prices)
     fields = ("strata", "pooled", "frontier", "notes", "flagged", "claim_grade", "setup", "snapshot")
     by_basis = {}
-    for adaptation, priced in (("assumed", prices), ("measured", with_measured_adaptation(prices, ops.adaptation))):
+    tables: tuple[tuple[Adaptation, PriceTable], ...] = (
+        ("assumed", prices),
+        ("measured", with_measured_adaptation(prices, ops.adaptation)),
+    )
+    for adaptation, priced in tables:
         found, beside = compare_with_operations(
             tmp_path, prices, "vendor=nvidia", "vendor=amd", options, adaptation=adaptation
         )
