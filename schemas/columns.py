@@ -23,6 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tcobench.schemas.layers import LAYERS
+
 __all__ = [
     "LAYERS",
     "NAV_BEGIN",
@@ -50,9 +52,6 @@ __all__ = [
     "view_page",
 ]
 
-# the folders of tcobench/sql, lowest first; macros: the table macros Python calls with its parameters (no .yml:
-# each macro's header documents its columns; docs/dev/sql.md)
-LAYERS = ("request", "run", "cost", "trend", "report", "macros")
 
 DuckType = Literal[
     "VARCHAR",

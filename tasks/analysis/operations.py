@@ -36,6 +36,7 @@ from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
     "ADAPTATIONS",
+    "OPERATIONS_VIEWS",
     "Adaptation",
     "EnvironmentChange",
     "Operations",
@@ -47,6 +48,7 @@ __all__ = [
     "environment_changes",
     "measured_adaptation",
     "operations",
+    "operations_of",
     "with_measured_adaptation",
 ]
 
@@ -166,17 +168,25 @@ class Operations:
     changes: list[EnvironmentChange]
 
 
+# the views and macros operations_of reads: a connection for it defines these and what they build on
+OPERATIONS_VIEWS = frozenset({"measured_adaptation", "availability_since", "environment_changes"})
+
+
+def operations_of(con: duckdb.DuckDBPyConnection) -> Operations:
+    """The three views' rows over ``con`` (a connection that defines ``OPERATIONS_VIEWS``)."""
+    return Operations(
+        fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow),
+        availability_of(con),
+        [EnvironmentChange(row, ()) for row in fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)],
+    )
+
+
 def operations(store: StoreRef, prices: PriceTable, snapshot: int | None = None) -> Operations:
-    """The three views' rows over one connection."""
-    needs = {"measured_adaptation", "availability_since", "environment_changes"}
+    """operations_of over the store."""
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs=needs)
+        con = connect(store, prices, snapshot=snapshot, needs=OPERATIONS_VIEWS)
         try:
-            return Operations(
-                fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow),
-                availability_of(con),
-                [EnvironmentChange(row, ()) for row in fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)],
-            )
+            return operations_of(con)
         finally:
             con.close()
 

@@ -286,6 +286,7 @@ def _open(
             ":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
         )
         con.execute("SET enable_progress_bar = false")
+        con.execute("BEGIN TRANSACTION")  # the set-up's (connect commits it)
         _base_views(con, None, [], [])
         con.execute(
             f"CREATE VIEW store_snapshot AS SELECT NULL::BIGINT AS snapshot_id, NULL::TIMESTAMPTZ AS "
@@ -295,6 +296,10 @@ def _open(
     con = new_instance(location)
     try:
         snap, when = _attach(con, location, snapshot)
+        # the set-up in one transaction, which connect commits: DuckLake reads what it needs of the catalog once per
+        # transaction, where a statement of its own (autocommit) read it again for every view bound over a lake
+        # table (docs/dev/performance.md#small-store)
+        con.execute("BEGIN TRANSACTION")
         con.execute(
             f"CREATE VIEW store_snapshot AS SELECT {snap}::BIGINT AS snapshot_id, "
             f"{sql_string(when)}::TIMESTAMPTZ AS snapshot_time, {sql_string(str(location))} AS store"
@@ -386,6 +391,7 @@ def connect(
             {"names": id_list(sorted(cached))},
         )
         snap = con.execute("SELECT snapshot_id FROM store_snapshot").fetchone()
+        con.execute("COMMIT")  # _open's set-up transaction: what follows (compare's thread) sees the views
         sandbox(con, location, store_paths(con, location, snap[0] if snap else None))
     except QueryError:
         con.close()

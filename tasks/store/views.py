@@ -22,7 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from tcobench.errors import QueryError
-from tcobench.schemas.columns import LAYERS
+from tcobench.schemas.layers import LAYERS
 
 __all__ = [
     "CACHED_VIEWS",

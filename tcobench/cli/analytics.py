@@ -76,8 +76,8 @@ def _compare_own(
 def _compare(**values: Any) -> None:
     """Cost efficiency of A vs B (tokens per USD, A / B) with a bootstrap CI, its cost drivers and a verdict, per
     concurrency level and at equal interactivity (tok/s per user, on each side's throughput frontier)."""
-    from tcobench.tasks.analysis.compare import compare, parse_targets
-    from tcobench.tasks.analysis.operations import adaptation_choice, operations, with_measured_adaptation
+    from tcobench.tasks.analysis.compare import compare_with_operations, parse_targets
+    from tcobench.tasks.analysis.operations import adaptation_choice
     from tcobench.tasks.prices import load_prices
 
     fmt = values["fmt"]
@@ -89,16 +89,10 @@ def _compare(**values: Any) -> None:
     targets = parse_targets(values["interactivity"]) if values["interactivity"] is not None else None
     options = CompareOptions(**overrides(_COMPARE_FLAGS, values), basis=_basis(values["basis"]), interactivity=targets)
     store, prices = read_settings(values["store"]).store, load_prices(values["prices_file"])
-    ops = operations(store, prices, snapshot=values["snapshot"])
-    measured = ops.adaptation
-    result = compare(
-        store,
-        prices if used == "assumed" else with_measured_adaptation(prices, measured),
-        values["a"],
-        values["b"],
-        options,
-        snapshot=values["snapshot"],
+    result, ops = compare_with_operations(
+        store, prices, values["a"], values["b"], options, snapshot=values["snapshot"], adaptation=used
     )
+    measured = ops.adaptation
     if fmt == "table":
         from tcobench.cli._operations_table import print_adaptation, print_side_operations
 

@@ -54,6 +54,7 @@ from tcobench.tasks.analysis.compare.comparison import (
     Verdict,
     compare,
     compare_on,
+    compare_with_operations,
     token_count,
     verdict,
 )
@@ -133,6 +134,7 @@ __all__ = [
     "bootstrap_bases",
     "bootstrap_efficiency",
     "compare",
+    "compare_with_operations",
     "compare_on",
     "comparison_differences",
     "goodput_of",

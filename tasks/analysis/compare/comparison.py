@@ -54,7 +54,14 @@ from tcobench.tasks.analysis.compare.selection import Selection, parse_selection
 from tcobench.tasks.analysis.compare.setup_table import SetupDifference, setup_differences
 from tcobench.tasks.analysis.compare.sides import config_key, config_labels, frontier_comparison
 from tcobench.tasks.analysis.history import HISTORY_MACROS, detect_changes
-from tcobench.tasks.store.query import connect, describe_snapshot
+from tcobench.tasks.analysis.operations import (
+    OPERATIONS_VIEWS,
+    Adaptation,
+    Operations,
+    operations_of,
+    with_measured_adaptation,
+)
+from tcobench.tasks.store.query import connect, describe_snapshot, register_prices
 from tcobench.tasks.store.rows import IDS, collection_paused, id_list
 from tcobench.tasks.store.store import StoreRef
 from tcobench.tasks.workload.accuracy import parse_accuracy_name
@@ -68,6 +75,7 @@ __all__ = [
     "compare",
     "compare_on",
     "compare_views",
+    "compare_with_operations",
     "token_count",
     "verdict",
 ]
@@ -412,13 +420,46 @@ def compare(
     with collection_paused():
         con = connect(store, prices, snapshot=snapshot, needs=compare_views(opts.basis))
         try:
-            # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates
-            # its selections allow, so computing every run's tco and cost_basis first cost more than it saved
-            # (docs/dev/performance.md#compare-no-freeze)
-            with contextlib.closing(con.cursor()) as frontier_con:
-                return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
+            return _compare_store(con, sel_a, sel_b, opts)
         finally:
             con.close()
+
+
+def compare_with_operations(
+    store: StoreRef,
+    prices: PriceTable,
+    a: str,
+    b: str,
+    options: CompareOptions = _DEFAULT,
+    snapshot: int | None = None,
+    adaptation: Adaptation = "assumed",
+) -> tuple[Comparison, Operations]:
+    """compare, and the operations views' rows that `tcobench compare` shows beside it (``operations_of``), over one
+    connection: the store is opened, checked and its views defined once. ``adaptation`` 'measured': the comparison
+    prices each platform's measured adaptation days (``with_measured_adaptation``), as compare over such a price
+    table does."""
+    opts = _checked(options)  # bad arguments fail before the store is opened
+    sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
+    with collection_paused():
+        con = connect(store, prices, snapshot=snapshot, needs={*compare_views(opts.basis), *OPERATIONS_VIEWS})
+        try:
+            ops = operations_of(con)
+            if adaptation == "measured":
+                register_prices(con, with_measured_adaptation(prices, ops.adaptation))
+            return _compare_store(con, sel_a, sel_b, opts), ops
+        finally:
+            con.close()
+
+
+def _compare_store(
+    con: duckdb.DuckDBPyConnection, sel_a: Selection, sel_b: Selection, opts: CompareOptions
+) -> Comparison:
+    """The comparison over a connection made by ``connect``, naming the snapshot it read."""
+    # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
+    # selections allow, so computing every run's tco and cost_basis first cost more than it saved
+    # (docs/dev/performance.md#compare-no-freeze)
+    with contextlib.closing(con.cursor()) as frontier_con:
+        return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
 
 
 def _sides(

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tcobench.errors import ConfigError, QueryError
-from tcobench.schemas import OWNED, CompareOptions, CostBasis, FailureClass, RentalTier, RunStatus
+from tcobench.schemas import OWNED, CompareOptions, CostBasis, FailureClass, PriceTable, RentalTier, RunStatus
 from tcobench.tasks.analysis.compare import (
     Comparison,
     RunSample,
@@ -205,6 +205,34 @@ def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_
         )
 
     assert threaded.strata and _same(rest(threaded), rest(in_turn))
+
+
+def test_compare_with_operations_on_one_connection_is_compare_beside_operations(tmp_path: Path) -> None:
+    """`tcobench compare` reads the comparison and the operations views over one connection: the same comparison as
+    compare() over the price table it prices (the measured adaptation days bound in, or the table as it is), and
+    the same rows as operations()."""
+    from tcobench.tasks.analysis.compare import compare_with_operations
+    from tcobench.tasks.analysis.operations import Adaptation, operations, with_measured_adaptation
+
+    write_fleet(tmp_path, nights=3, concurrency=(1, 4), regression=None, requests=8, cells=True)
+    prices = load_prices(None)
+    options = CompareOptions(interactivity=(60.0,), resamples=200)
+    ops = operations(tmp_path, prices)
+    fields = ("strata", "pooled", "frontier", "notes", "flagged", "claim_grade", "setup", "snapshot")
+    by_basis = {}
+    tables: tuple[tuple[Adaptation, PriceTable], ...] = (
+        ("assumed", prices),
+        ("measured", with_measured_adaptation(prices, ops.adaptation)),
+    )
+    for adaptation, priced in tables:
+        found, beside = compare_with_operations(
+            tmp_path, prices, "vendor=nvidia", "vendor=amd", options, adaptation=adaptation
+        )
+        alone = compare(tmp_path, priced, "vendor=nvidia", "vendor=amd", options)
+        assert beside == ops
+        assert _same(_flat([getattr(found, f) for f in fields]), _flat([getattr(alone, f) for f in fields]))
+        by_basis[adaptation] = found.strata[0].b_usd_per_m
+    assert by_basis["measured"] != pytest.approx(by_basis["assumed"], rel=1e-6)  # the measured days were priced
 
 
 def test_an_interrupt_while_comparing_per_level_stops_the_frontiers_query_too(
