@@ -47,6 +47,7 @@ __all__ = [
     "changes_of",
     "environment_changes",
     "measured_adaptation",
+    "measured_adaptation_of",
     "operations",
     "operations_of",
     "with_measured_adaptation",
@@ -172,10 +173,15 @@ class Operations:
 OPERATIONS_VIEWS = frozenset({"measured_adaptation", "availability_since", "environment_changes"})
 
 
+def measured_adaptation_of(con: duckdb.DuckDBPyConnection) -> list[MeasuredAdaptationRow]:
+    """View measured_adaptation's rows over ``con``: per platform, then per host."""
+    return fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow)
+
+
 def operations_of(con: duckdb.DuckDBPyConnection) -> Operations:
     """The three views' rows over ``con`` (a connection that defines ``OPERATIONS_VIEWS``)."""
     return Operations(
-        fetch_rows(con, _ADAPTATION_SQL, MeasuredAdaptationRow),
+        measured_adaptation_of(con),
         availability_of(con),
         [EnvironmentChange(row, ()) for row in fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)],
     )

@@ -29,7 +29,13 @@ from tcobench.tasks.analysis.compare import parse_selection
 from tcobench.tasks.analysis.compare.candidates import left_out_runs
 from tcobench.tasks.analysis.compare.selection import left_out_words
 from tcobench.tasks.analysis.history import HISTORY_MACROS, Series, detect_changes
-from tcobench.tasks.analysis.operations import availability_of, changes_of
+from tcobench.tasks.analysis.operations import (
+    Adaptation,
+    availability_of,
+    changes_of,
+    measured_adaptation_of,
+    with_measured_adaptation,
+)
 from tcobench.tasks.analysis.summarise import rows_by_equality
 from tcobench.tasks.report.assets import (
     Platform,
@@ -55,7 +61,7 @@ from tcobench.tasks.report.assets import (
     trend_label,
     trend_section,
 )
-from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views
+from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views, register_prices
 from tcobench.tasks.store.rows import IDS, RecordCardRow, collection_paused, fetch_rows, typed_rows
 from tcobench.tasks.store.store import StoreRef
 from tcobench.tasks.workload.profile_trace import profile_trace
@@ -171,12 +177,14 @@ def build_report(
     price_table: str = "the shipped price table",
     interactivity: float | None = None,
     trace: TraceConfig | None = None,
+    adaptation: Adaptation = "assumed",
 ) -> str:
     """The report's HTML (one string, self-contained). ``a`` and ``b``: the headline pair (selections, both or
     neither; default: the cheapest pair of different vendors). ``claim``: a ratio the headline is checked against
     (None: no claim is stated); ``interactivity``: the headline's target in tok/s per user (None: the middle of
     the overlap of both sides' measured ranges); ``trace``: a recorded trace to plan the headline pair's fleets for
-    at ``interactivity`` (the "Capacity plan" section, `tcobench plan`'s figures; None: no such section)."""
+    at ``interactivity`` (the "Capacity plan" section, `tcobench plan`'s figures; None: no such section);
+    ``adaptation`` 'measured': every figure prices each platform's measured adaptation days, as compare does."""
     if (a is None) != (b is None):
         given, value, missing = ("--a", a, "--b") if b is None else ("--b", b, "--a")
         raise ConfigError(
@@ -194,6 +202,9 @@ def build_report(
         profile = profile_trace(trace)  # a bad trace line fails before the store is opened
     con = connect(store, prices, snapshot=snapshot)
     try:
+        measured = measured_adaptation_of(con)
+        if adaptation == "measured":  # before the views are frozen: every cost figure reads these prices
+            register_prices(con, with_measured_adaptation(prices, measured))
         freeze_views(con)
         ctx = _context(con, select, claim, resamples, seed, (a, b), interactivity)
         series = detect_changes(con)
@@ -227,7 +238,11 @@ def build_report(
             targets_section(ctx),
             *([plan_section(ctx, profile)] if profile is not None else []),  # without a trace, the page as before
             trend_section(ctx, series),
-            operations_section(availability_of(con), changes_of(con, series)),
+            operations_section(
+                availability_of(con),
+                changes_of(con, series),
+                (measured, {key: row.adaptation_days for key, row in prices.hardware.items()}, adaptation),
+            ),
             provenance_section(ctx),
         ]
     except duckdb.Error as exc:

@@ -596,7 +596,7 @@ def _operations(
         found = operations.environment_changes(store, prices, snapshot=snapshot)
         if not found:
             out.print(
-                f"no change of driver, runtime, kernel, engine version or image in {store}",
+                f"no change of driver, runtime, firmware, kernel, engine version or image in {store}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -637,11 +637,18 @@ def _report(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (compare's default).")] = CompareOptions.model_fields[
         "seed"
     ].default,
+    adaptation: Annotated[
+        str,
+        typer.Option(
+            help="Days in the adaptation term: assumed (the price table's adaptation_days) or measured (as compare)."
+        ),
+    ] = "assumed",
     prices_file: PricesOpt = None,
     store: StoreOpt = None,
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
+    from tcobench.tasks.analysis.operations import adaptation_choice
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report.report import write_report
 
@@ -662,6 +669,7 @@ def _report(
         snapshot=snapshot,
         interactivity=interactivity,
         trace=None if trace is None else TraceConfig(path=trace),
+        adaptation=adaptation_choice(adaptation),
     )
     out.print(f"wrote {path} ({path.stat().st_size / 1024:,.0f} KiB); open it in any browser, offline", highlight=False)
 

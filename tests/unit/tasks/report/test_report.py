@@ -170,6 +170,29 @@ def test_operations_section_has_the_changes_and_the_availability(tmp_path: Path)
     assert cells[0] == "9" and cells[4] == "1"  # nights, platform failures (one outage: nights 4-5 of amd-01)
 
 
+def test_measured_adaptation_sits_beside_the_assumption_and_prices_the_report_when_asked(tmp_path: Path) -> None:
+    """The adaptation table (view measured_adaptation beside the price table's adaptation_days) says which days the
+    figures use; --adaptation measured prices every cost figure with the measured days, as compare does."""
+    write_fleet(tmp_path)
+    write_runs(tmp_path, [RunRows(r) for r in history()])
+    prices = load_prices(None)
+
+    def section(html: str) -> str:
+        return unescape(html.split('<h2 id="operations">')[1].split("<h2")[0])
+
+    assumed, measured = (build_report(tmp_path, prices, resamples=100, adaptation=a) for a in ("assumed", "measured"))
+    assert "the cost figures use the assumed days" in section(assumed)
+    assert "the cost figures use the measured days" in section(measured)
+    rows = re.findall(
+        r"<tr[^>]*><td>(amd-mi300x|nvidia-h100-sxm)</td>(.*?)</tr>", section(assumed).split("Adaptation")[1]
+    )
+    days = {key: re.findall(r"<td[^>]*>(.*?)</td>", cells)[:3] for key, cells in rows}
+    assert days["amd-mi300x"][0] == f"{prices.hardware['amd-mi300x'].adaptation_days:.2f}"
+    assert days["amd-mi300x"][2] == "1 of 2"  # amd-02 never served (tests/unit/operations_history.py)
+    cost = assumed.split('<h2 id="cost">')[1].split('<h2 id="operations">')[0]
+    assert cost != measured.split('<h2 id="cost">')[1].split('<h2 id="operations">')[0]
+
+
 def test_select_and_errors(tmp_path: Path, fleet: Path) -> None:
     nvidia_only = build_report(fleet, load_prices(None), select="vendor=nvidia", resamples=200)
     assert "Fewer than two GPU vendors" in nvidia_only and "MI300X @" not in nvidia_only
