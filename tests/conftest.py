@@ -16,6 +16,19 @@ import pytest
 
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
+# The folders whose tests get the marker `servers` (their own lane in tests/run_suite.sh).
+SERVERS_FOLDERS = ("integration", "faults")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `servers` each test under tests/integration or tests/faults: `make test` runs them in a lane beside
+    tests/unit (tests/run_suite.sh)."""
+    tests = config.rootpath / "tests"
+    for item in items:
+        if item.path.is_relative_to(tests) and item.path.relative_to(tests).parts[0] in SERVERS_FOLDERS:
+            item.add_marker(pytest.mark.servers)
+
 
 @pytest.fixture(autouse=True)
 def _environment_restored() -> Iterator[None]:
