@@ -16,18 +16,15 @@ import pytest
 
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
-# The folders whose tests get the marker `servers` (their own lane in tests/run_suite.sh).
-SERVERS_FOLDERS = ("integration", "faults")
-
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark `servers` each test under tests/integration or tests/faults: `make test` runs them in a lane beside
-    tests/unit (tests/run_suite.sh)."""
-    tests = config.rootpath / "tests"
+    """Mark `integration` each test under tests/integration: `make test` runs them in a lane of their own, beside the
+    rest (tests/run_suite.sh)."""
+    folder = config.rootpath / "tests" / "integration"
     for item in items:
-        if item.path.is_relative_to(tests) and item.path.relative_to(tests).parts[0] in SERVERS_FOLDERS:
-            item.add_marker(pytest.mark.servers)
+        if item.path.is_relative_to(folder):
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(autouse=True)

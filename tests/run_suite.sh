@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: three pytest processes at once (the lanes), then two more, alone, one
 # after the other; docs/dev/performance.md#ci-lanes has the figures behind the choice.
-#   - unit: tests/unit (in the foreground: its report streams);
-#   - servers: tests/integration and tests/faults (marker `servers`, set from the path by tests/conftest.py): the
-#     tests that start servers, engines, containers and tcobench processes. With tests/unit in one process beside
-#     them, the two cores are both busy until the end instead of one pytest process holding the critical path;
+#   - integration: tests/integration (marker `integration`, set from the path by tests/conftest.py), in the
+#     foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
+#   - rest: tests/unit and tests/faults. One pytest process for the whole suite held CI's critical path while the
+#     second core idled: split in two, both cores are busy to the end;
 #   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
 #     worker timeouts and server restarts);
 #   - then quiet: the tests marked `quiet` time the machine to 1 ms and skip when it is loaded, so they run alone,
-#     once the lanes' load average has fallen below one per core (at most 2 minutes' wait);
+#     once the lanes' 1-minute load average has fallen below one per core (at most 2 minutes' wait);
 #   - then hog: the tests marked `hog` load the machine on purpose (a signal's exit under a CPU hog they start), so
 #     they run alone and last: their hog slows no other test, and no other test adds to their load.
-# Every test is in exactly one of the five: their marker expressions below are checked by tests/unit/test_run_suite.py.
-# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order above; the exit
-# status is the first failing of the five in that order (pytest's 5, "no test selected", counts as passing).
+# Every test is in exactly one of the five: tests/unit/test_run_suite.py checks their marker expressions below.
+# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order above, each
+# closed by pytest's own wall time; the exit status is the first failing of the five in that order (pytest's 5, "no test
+# selected", counts as passing).
 set -u
 pytest_bin=$1
 shift
-UNIT="not servers and not waits and not quiet and not hog"
-SERVERS="servers and not waits and not quiet and not hog"
+INTEGRATION="integration and not waits and not quiet and not hog"
+REST="not integration and not waits and not quiet and not hog"
 WAITS="waits and not quiet and not hog"
 QUIET="quiet and not hog"
 HOG="hog"
@@ -27,23 +28,25 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/tcobench-lanes.XXXXXX")
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$logs"' EXIT
 
-passed() {  # the status of a pytest run, 5 ("no test selected") read as 0
+passed() {  # a pytest exit status, 5 ("no test selected") read as 0
   [ "$1" -eq 5 ] && echo 0 || echo "$1"
 }
 
-"$pytest_bin" -m "$SERVERS" "$@" >"$logs/servers" 2>&1 &
+# `( exec ... ) &`, not `... &`: a script's plain background command ignores SIGINT, and so would the tcobench, engine
+# and server processes a test starts from it (a test's Ctrl-C to them would go unheard).
+( exec "$pytest_bin" -m "$REST" "$@" >"$logs/rest" 2>&1 ) &
 pids+=($!)
-"$pytest_bin" -m "$WAITS" "$@" >"$logs/waits" 2>&1 &
+( exec "$pytest_bin" -m "$WAITS" "$@" >"$logs/waits" 2>&1 ) &
 pids+=($!)
-"$pytest_bin" -m "$UNIT" "$@"
-unit=$(passed $?)
+"$pytest_bin" -m "$INTEGRATION" "$@"
+integration=$(passed $?)
 wait "${pids[0]}"
-servers=$(passed $?)
+rest=$(passed $?)
 wait "${pids[1]}"
 waits=$(passed $?)
 echo
-echo "=============== the tests under tests/integration and tests/faults (lane servers, beside tests/unit) ==============="
-cat "$logs/servers"
+echo "=============== tests/unit and tests/faults (lane rest, beside tests/integration) ==============="
+cat "$logs/rest"
 echo
 echo "=============== the tests marked waits (lane waits, beside the others) ==============="
 cat "$logs/waits"
@@ -64,7 +67,7 @@ echo "=============== the tests marked hog (alone, last) ==============="
 "$pytest_bin" -m "$HOG" "$@"
 hog=$(passed $?)
 
-for status in "$unit" "$servers" "$waits" "$quiet" "$hog"; do
+for status in "$integration" "$rest" "$waits" "$quiet" "$hog"; do
   [ "$status" -ne 0 ] && exit "$status"
 done
 exit 0

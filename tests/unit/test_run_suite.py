@@ -1,5 +1,6 @@
 """tests/run_suite.sh runs every test exactly once: its five marker expressions (three lanes at once, then two alone)
-are disjoint and cover every combination of the markers they split on, and the markers are where the script says."""
+are disjoint and cover every combination of the markers they split on, and real tests land where their folder and
+markers say."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "run_suite.sh"
-LANES = ("UNIT", "SERVERS", "WAITS", "QUIET", "HOG")
-SPLIT_ON = ("servers", "waits", "quiet", "hog")
+LANES = ("INTEGRATION", "REST", "WAITS", "QUIET", "HOG")
+SPLIT_ON = ("integration", "waits", "quiet", "hog")
 NAME = re.compile(r"[a-z_]+")
 
 
@@ -47,34 +48,53 @@ def test_the_lanes_use_declared_markers_only() -> None:
     assert used == set(SPLIT_ON) and used <= declared, (used, declared)
 
 
-def _collected(*args: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+FILES = (  # a file or two per lane
+    "tests/unit/tasks/load/test_measure_poisson.py",
+    "tests/faults/test_signals.py",
+    "tests/integration/test_replay.py",
+    "tests/integration/test_fleet_outages.py",
+)
+# Collects FILES in this subprocess's own pytest and prints each test's id and markers (tab-separated), or with -m
+# given, each selected test's id only.
+COLLECT = """
+import sys, pytest
+class Show:
+    def pytest_collection_finish(self, session):
+        for item in session.items:
+            print("TEST", item.nodeid, *sorted({m.name for m in item.iter_markers()}), sep="\t")
+sys.exit(pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Show()]))
+"""
+
+
+def _collected(*args: str) -> dict[str, set[str]]:
+    """Each collected test's id and its markers."""
+    done = subprocess.run([sys.executable, "-c", COLLECT, *args], cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]
-    return {line for line in done.stdout.splitlines() if "::" in line}
+    rows = [line.split("\t")[1:] for line in done.stdout.splitlines() if line.startswith("TEST\t")]
+    return {row[0]: set(row[1:]) for row in rows}
 
 
 def test_real_tests_land_in_the_lane_their_folder_and_markers_say() -> None:
-    """Collected for real, with one file per kind: a unit test, a quiet one, a fault test, a waits one and a hog one."""
-    files = [
-        "tests/unit/tasks/load/test_measure_poisson.py",
-        "tests/faults/test_signals.py",
-        "tests/integration/test_fleet_outages.py",
-    ]
-    every = _collected(*files)
-    lanes = {lane: _collected("-m", expression, *files) for lane, expression in _expressions().items()}
-    assert sum(len(tests) for tests in lanes.values()) == len(every) and set().union(*lanes.values()) == every
-    expected = {
-        "UNIT": "tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential",
-        "SERVERS": "tests/faults/test_signals.py::test_a_second_signal_ends_the_grace_period",
-        "WAITS": "tests/integration/test_fleet_outages.py::",
-        "QUIET": "tests/unit/tasks/load/test_measure_poisson.py::test_a_poisson_run_sends_at_exponential_gaps",
-        "HOG": "tests/faults/test_signals.py::test_a_signal_under_load_ends_the",
+    """Collected for real: each test is in exactly one lane, the one its folder (the marker `integration` comes from
+    the path) and its markers say; and pytest's own `-m` selects what this test's reading of an expression does."""
+    expressions = _expressions()
+    tests = _collected(*FILES)
+    lanes = {
+        lane: {t for t, markers in tests.items() if _selects(e, {n: n in markers for n in SPLIT_ON})}
+        for lane, e in expressions.items()
     }
-    for lane, prefix in expected.items():
-        assert any(test.startswith(prefix) for test in lanes[lane]), f"{lane} lacks {prefix}: {sorted(lanes[lane])}"
+    assert sorted(t for selected in lanes.values() for t in selected) == sorted(tests)
+    expected = {
+        "INTEGRATION": ["tests/integration/test_replay.py::"],
+        "REST": [
+            "tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential",
+            "tests/faults/test_signals.py::test_a_second_signal_ends_the_grace_period",
+        ],
+        "WAITS": ["tests/integration/test_fleet_outages.py::"],
+        "QUIET": ["tests/unit/tasks/load/test_measure_poisson.py::test_a_poisson_run_sends_at_exponential_gaps"],
+        "HOG": ["tests/faults/test_signals.py::test_a_signal_under_load_ends_the"],
+    }
+    for lane, prefixes in expected.items():
+        for prefix in prefixes:
+            assert any(t.startswith(prefix) for t in lanes[lane]), f"{lane} lacks {prefix}: {sorted(lanes[lane])}"
+    assert set(_collected("-m", expressions["REST"], *FILES)) == lanes["REST"]
