@@ -31,7 +31,7 @@ check: install typecheck docs
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/sqlfluff lint tcobench/sql  # the house SQL style: .sqlfluff, docs/dev/sql.md
-	tests/run_suite.sh $(VENV)/bin/pytest  # two lanes, then the hog tests alone: tests/run_suite.sh says why
+	tests/run_suite.sh $(VENV)/bin/pytest  # three lanes at once, then the quiet and hog tests alone: tests/run_suite.sh says why
 
 # mypy (strict) over the package, the tests and the bench scripts ([tool.mypy] files in pyproject). The package's
 # sub-packages are committed links (tcobench/schemas -> ../schemas, ...), so mypy sees the installed layout directly.

@@ -17,6 +17,16 @@ import pytest
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `integration` each test under tests/integration: `make test` runs them in a lane of their own, beside the
+    rest (tests/run_suite.sh)."""
+    folder = config.rootpath / "tests" / "integration"
+    for item in items:
+        if item.path.is_relative_to(folder):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(autouse=True)
 def _environment_restored() -> Iterator[None]:
     """Each test gets the process environment back as it found it: a command run in-process (CliRunner) writes

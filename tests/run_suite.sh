@@ -1,34 +1,73 @@
 #!/usr/bin/env bash
-# The whole test suite, as `make test` runs it: two pytest processes at once, then a third alone. The tests marked
-# `waits` are long and leave the CPU idle much of the time (they sit through outages, worker timeouts and server
-# restarts), so they run in a second lane beside the rest instead of after it; docs/dev/performance.md#ci-lanes has
-# the figures behind the choice. The tests marked `hog` load the machine on purpose (a signal's exit under a CPU hog
-# they start): they run alone, after both lanes, so that their hog slows no other test and no other test adds to
-# their load.
-# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The second lane's report follows the first's, then the hog
-# tests'; the exit status is the first failing of the three in that order (pytest's 5, "no test selected", counts as
-# passing).
+# The whole test suite, as `make test` runs it: three pytest processes at once (the lanes), then two more, alone, one
+# after the other; docs/dev/performance.md#ci-lanes has the figures behind the choice.
+#   - integration: tests/integration (marker `integration`, set from the path by tests/conftest.py), in the
+#     foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
+#   - rest: tests/unit and tests/faults. One pytest process for the whole suite held CI's critical path while the
+#     second core idled: split in two, both cores are busy to the end;
+#   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
+#     worker timeouts and server restarts);
+#   - then quiet: the tests marked `quiet` time the machine to 1 ms and skip when it is loaded, so they run alone,
+#     once the lanes' 1-minute load average has fallen below one per core (at most 2 minutes' wait);
+#   - then hog: the tests marked `hog` load the machine on purpose (a signal's exit under a CPU hog they start), so
+#     they run alone and last: their hog slows no other test, and no other test adds to their load.
+# Every test is in exactly one of the five: tests/unit/test_run_suite.py checks their marker expressions below.
+# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order above, each
+# closed by pytest's own wall time; the exit status is the first failing of the five in that order (pytest's 5, "no test
+# selected", counts as passing).
 set -u
 pytest_bin=$1
 shift
-log=$(mktemp "${TMPDIR:-/tmp}/tcobench-waits.XXXXXX")
-"$pytest_bin" -m "waits and not hog" "$@" >"$log" 2>&1 &
-side=$!
-trap 'kill "$side" 2>/dev/null; rm -f "$log"' EXIT
-"$pytest_bin" -m "not waits and not hog" "$@"
-main=$?
-[ "$main" -eq 5 ] && main=0
-wait "$side"
-waits=$?
-[ "$waits" -eq 5 ] && waits=0
+INTEGRATION="integration and not waits and not quiet and not hog"
+REST="not integration and not waits and not quiet and not hog"
+WAITS="waits and not quiet and not hog"
+QUIET="quiet and not hog"
+HOG="hog"
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/tcobench-lanes.XXXXXX")
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$logs"' EXIT
+
+passed() {  # a pytest exit status, 5 ("no test selected") read as 0
+  [ "$1" -eq 5 ] && echo 0 || echo "$1"
+}
+
+# `( exec ... ) &`, not `... &`: a script's plain background command ignores SIGINT, and so would the tcobench, engine
+# and server processes a test starts from it (a test's Ctrl-C to them would go unheard).
+( exec "$pytest_bin" -m "$REST" "$@" >"$logs/rest" 2>&1 ) &
+pids+=($!)
+( exec "$pytest_bin" -m "$WAITS" "$@" >"$logs/waits" 2>&1 ) &
+pids+=($!)
+"$pytest_bin" -m "$INTEGRATION" "$@"
+integration=$(passed $?)
+wait "${pids[0]}"
+rest=$(passed $?)
+wait "${pids[1]}"
+waits=$(passed $?)
 echo
-echo "=============== the tests marked waits (second lane, run beside the rest) ==============="
-cat "$log"
+echo "=============== tests/unit and tests/faults (lane rest, beside tests/integration) ==============="
+cat "$logs/rest"
 echo
-echo "=============== the tests marked hog (alone, after both lanes) ==============="
-"$pytest_bin" -m hog "$@"
-hog=$?
-[ "$hog" -eq 5 ] && hog=0
-[ "$main" -ne 0 ] && exit "$main"
-[ "$waits" -ne 0 ] && exit "$waits"
-exit "$hog"
+echo "=============== the tests marked waits (lane waits, beside the others) ==============="
+cat "$logs/waits"
+
+echo
+echo "=============== the tests marked quiet (alone, after the lanes) ==============="
+cores=$(nproc)
+for _ in $(seq 1 24); do
+  awk -v cores="$cores" '{ exit !($1 < cores) }' /proc/loadavg && break
+  sleep 5
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) on $cores cores"
+"$pytest_bin" -m "$QUIET" "$@"
+quiet=$(passed $?)
+
+echo
+echo "=============== the tests marked hog (alone, last) ==============="
+"$pytest_bin" -m "$HOG" "$@"
+hog=$(passed $?)
+
+for status in "$integration" "$rest" "$waits" "$quiet" "$hog"; do
+  [ "$status" -ne 0 ] && exit "$status"
+done
+exit 0
