@@ -159,7 +159,10 @@ def prefect_defaults() -> None:
             # Our own warnings are not affected: the `tcobench` logger has its own handler (show_warnings).
             "PREFECT_LOGGING_ROOT_LEVEL": "CRITICAL",
             "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180",
-            "PREFECT_SERVER_LOGGING_LEVEL": "WARNING",
+            # The in-process API server's services log on `prefect.server`, whose level is this one: a command that
+            # fails fast stops the server while task_run_recorder flushes, and its "Error flushing 1 events" (an
+            # ERROR with a traceback) followed run's one-line EngineError in a CI preview.
+            "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false",  # no network here; avoids an error line
         }
     )
