@@ -19,11 +19,11 @@ from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark `integration` each test under tests/integration: `make test` runs them in a lane of their own, beside the
-    rest (tests/run_suite.sh)."""
-    folder = config.rootpath / "tests" / "integration"
+    """Mark `integration` each test under tests/integration and tests/faults (they start servers, engines and tcobench
+    processes): `make test` runs them in a lane of their own, beside tests/unit (tests/run_suite.sh)."""
+    folders = [config.rootpath / "tests" / name for name in ("integration", "faults")]
     for item in items:
-        if item.path.is_relative_to(folder):
+        if any(item.path.is_relative_to(folder) for folder in folders):
             item.add_marker(pytest.mark.integration)
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: three pytest processes at once (the lanes), then two more, alone, one
 # after the other; docs/dev/performance.md#ci-lanes has the figures behind the choice.
-#   - integration: tests/integration (marker `integration`, set from the path by tests/conftest.py), in the
-#     foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
-#   - rest: tests/unit and tests/faults. One pytest process for the whole suite held CI's critical path while the
-#     second core idled: split in two, both cores are busy to the end;
+#   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py),
+#     in the foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
+#   - rest: tests/unit. One pytest process for the whole suite held CI's critical path while the second core idled:
+#     split in two, both cores are busy to the end;
 #   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
 #     worker timeouts and server restarts);
 #   - then quiet: the tests marked `quiet` time the machine to 1 ms and skip when it is loaded, so they run alone,
@@ -45,7 +45,7 @@ rest=$(passed $?)
 wait "${pids[1]}"
 waits=$(passed $?)
 echo
-echo "=============== tests/unit and tests/faults (lane rest, beside tests/integration) ==============="
+echo "=============== tests/unit (lane rest, beside tests/integration and tests/faults) ==============="
 cat "$logs/rest"
 echo
 echo "=============== the tests marked waits (lane waits, beside the others) ==============="

@@ -85,11 +85,11 @@ def test_real_tests_land_in_the_lane_their_folder_and_markers_say() -> None:
     }
     assert sorted(t for selected in lanes.values() for t in selected) == sorted(tests)
     expected = {
-        "INTEGRATION": ["tests/integration/test_replay.py::"],
-        "REST": [
-            "tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential",
+        "INTEGRATION": [
+            "tests/integration/test_replay.py::",
             "tests/faults/test_signals.py::test_a_second_signal_ends_the_grace_period",
         ],
+        "REST": ["tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential"],
         "WAITS": ["tests/integration/test_fleet_outages.py::"],
         "QUIET": ["tests/unit/tasks/load/test_measure_poisson.py::test_a_poisson_run_sends_at_exponential_gaps"],
         "HOG": ["tests/faults/test_signals.py::test_a_signal_under_load_ends_the"],
