@@ -74,30 +74,37 @@ def _vendors(ctx: ReportContext, selection: str) -> str:
     return ", ".join(f"{vendor}{' declared' if declared else ''}" for vendor, declared in found) or "no runs"
 
 
-def headline_pair(ctx: ReportContext) -> tuple[str, str] | None:
-    """The headline pair's selections, as headline_section takes them (--a/--b, or the cheapest pair of different
-    vendors; each narrowed by --select): what the capacity plan section plans (plan_section.py); None: no pair."""
+def _headline(ctx: ReportContext) -> tuple[str, str, tuple[Platform, Platform] | None] | None:
+    """The headline pair's selections (--a/--b, or the cheapest pair of different vendors; each narrowed by
+    --select) and, when chosen by cost, that pair of platforms; None: no pair."""
     extra = f",{ctx.select}" if ctx.select else ""
     if ctx.a is not None and ctx.b is not None:
-        return ctx.a + extra, ctx.b + extra
+        return ctx.a + extra, ctx.b + extra, None
     pair = cheapest_pair(ctx)
-    return None if pair is None else (_platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra)
+    if pair is None:
+        return None
+    return _platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra, pair
+
+
+def headline_pair(ctx: ReportContext) -> tuple[str, str] | None:
+    """The headline pair's selections, as headline_section compares them: what the capacity plan section plans
+    (plan_section.py); None: no pair."""
+    found = _headline(ctx)
+    return None if found is None else (found[0], found[1])
 
 
 def headline_section(ctx: ReportContext) -> str:
     """The comparison of the headline pair: --a/--b, or the cheapest pair of platforms of different vendors."""
-    extra = f",{ctx.select}" if ctx.select else ""
-    if ctx.a is not None and ctx.b is not None:
-        a, b, chosen = ctx.a + extra, ctx.b + extra, "chosen with --a/--b"
-        names = (a, b)
+    found = _headline(ctx)
+    if found is None:
+        return (
+            '<p class="headline">Fewer than two GPU vendors with a cost in these runs: no cross-vendor '
+            "comparison here (report --a/--b and tcobench compare take any two selections).</p>"
+        )
+    a, b, pair = found
+    if pair is None:
+        chosen, names = "chosen with --a/--b", (a, b)
     else:
-        pair = cheapest_pair(ctx)
-        if pair is None:
-            return (
-                '<p class="headline">Fewer than two GPU vendors with a cost in these runs: no cross-vendor '
-                "comparison here (report --a/--b and tcobench compare take any two selections).</p>"
-            )
-        a, b = _platform_selection(pair[0]) + extra, _platform_selection(pair[1]) + extra
         names = (pair[0].label, pair[1].label)
         chosen = (
             f"the cheapest pair of different vendors: {escape(pair[0].label)} vs {escape(pair[1].label)}; "
