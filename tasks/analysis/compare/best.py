@@ -22,7 +22,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import BestOptions, PriceTable
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
-from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_runs, priced
+from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_selected, priced
 from tcobench.tasks.analysis.compare.frontier import FRONTIER_MACROS, Frontier, RunPoint, night_mean
 from tcobench.tasks.analysis.compare.interactivity import (
     ConfigCurve,
@@ -234,7 +234,7 @@ def best_on(con: duckdb.DuckDBPyConnection, a: str, b: str | None, options: Best
             f"resamples must be >= 100 and confidence in (0, 1), got {options.resamples}, {options.confidence}"
         )
     selections = [("A", parse_selection(a, "--a"))] + ([("B", parse_selection(b, "--b"))] if b is not None else [])
-    runs = load_runs(con, options.basis)
+    runs = load_selected(con, options.basis, *(sel for _, sel in selections))
     notes: list[str] = []
     chosen = [(label, sel, priced(pick(runs, sel, label), label, options.basis, notes)) for label, sel in selections]
     point_sets = side_points(con, [(rows, label, sel.text) for label, sel, rows in chosen], options.basis)

@@ -26,12 +26,12 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
 from tcobench.tasks.analysis.compare.best import BEST_VIEWS, BestResult, PlatformBest, best_on, options_document
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
-from tcobench.tasks.analysis.compare.candidates import load_runs
+from tcobench.tasks.analysis.compare.candidates import load_selected
 from tcobench.tasks.analysis.compare.selection import parse_selection
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import IDS, id_list, listed
 from tcobench.tasks.store.store import StoreRef
-from tcobench.tasks.workload.plan import replay_set_key, sha256_json
+from tcobench.tasks.workload.keys import replay_set_key, sha256_json
 from tcobench.tasks.workload.profile_trace import profile_trace
 
 __all__ = [
@@ -254,17 +254,17 @@ def _replayed(
     con: duckdb.DuckDBPyConnection, profile: TraceStatsRecord, found: BestResult, peak: float, o: PlanOptions
 ) -> dict[str, list[_Replayed]]:
     """Per side, its configurations' replays of the whole trace file (runs.prompt_set_hash of the file's sha256, no
-    window, the run's seed: tasks/workload/plan.replay_set_key); the platforms' runs are read only when the store
+    window, the run's seed: tasks/workload/keys.replay_set_key); the platforms' runs are read only when the store
     holds such a replay."""
     stored = con.execute(_REPLAY_SETS_SQL).fetchall()
     hashes = sorted({h for h, seed in stored if h == sha256_json(replay_set_key(profile.sha256, None, seed))})
     if not hashes:
         return {}
-    runs = load_runs(con, o.basis)
+    selections = {p.side: parse_selection(p.selection, f"--{p.side.lower()}") for p in found.platforms}
+    runs = load_selected(con, o.basis, *selections.values())
     made: dict[str, list[_Replayed]] = {}
     for p in found.platforms:
-        selection = parse_selection(p.selection, f"--{p.side.lower()}")
-        ids = [r["run_id"] for r in runs if selection.matches(r)]
+        ids = [r["run_id"] for r in runs if selections[p.side].matches(r)]
         params = {
             "ids": id_list(ids),
             "hashes": id_list(hashes),

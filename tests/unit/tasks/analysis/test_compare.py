@@ -140,7 +140,7 @@ def test_compare_reads_only_the_dates_its_sides_can_match(
     dates = [d for (d,) in con.sql("SELECT DISTINCT CAST(date AS VARCHAR) FROM runs ORDER BY 1").fetchall()]
     a, b = f"vendor=nvidia,since={dates[1]}", f"vendor=amd,since={dates[1]},until={dates[-1]}"
     bounded = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
-    monkeypatch.setattr("tcobench.tasks.analysis.compare.comparison._date_bounds", lambda *_: (None, None))
+    monkeypatch.setattr("tcobench.tasks.analysis.compare.candidates.date_bounds", lambda *_: (None, None))
     everything = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
     assert _same(_flat(bounded.strata), _flat(everything.strata))
     assert bounded.a_desc == everything.a_desc
