@@ -80,6 +80,10 @@ class RunPoint:
     e2e_s: np.ndarray
     steady: bool = False  # its figures and requests are its steady state's (view frontier), else the whole run's
     config: str = ""  # its serving configuration's curve: "<hardware_key> <config_id>" (view frontier_points)
+    # what best checks an SLO against (macro frontier_run_points): run_summary.ttft_p90_ms, and the point's
+    # frontier_points.interactivity_p90 (tok/s per user; TPOT p90 = 1000 / it); None: not measured
+    ttft_p90_ms: float | None = None
+    interactivity_p90: float | None = None
 
     def interactivity(self, q: float) -> float:
         """1000 / the q-quantile of the run's TPOT (ms): tok/s per user."""
@@ -482,8 +486,8 @@ def load_points(
     basis: CostBasis,
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
-    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs, cost and configuration
-    (hardware and config_id) from view
+    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs, cost, configuration
+    (hardware and config_id) and SLO figures from view
     frontier_points (the one place the frontier's figures come from; view frontier adds the pareto flag, which
     needs every run of the store's platforms), its requests with a TPOT from view frontier_requests (a row per run,
     cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
@@ -501,7 +505,7 @@ def load_points(
     for run_id, night, level in runs:
         if run_id not in figures:
             continue
-        gpus, per_gpu, per_gpu_s, steady, config = figures[run_id]
+        gpus, per_gpu, per_gpu_s, steady, config, ttft, per_user = figures[run_id]
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
         found.append(
             RunPoint(
@@ -516,6 +520,8 @@ def load_points(
                 e2e,
                 bool(steady),
                 str(config),
+                ttft,
+                per_user,
             )
         )
     return found

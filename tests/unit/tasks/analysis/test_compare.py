@@ -858,7 +858,7 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     folder = Path(package.__file__).parent
     strings = []  # the SQL lives in string literals; docstrings (prose) are left out
     # best.py's and plan.py's queries run on their own connections (BEST_VIEWS, PLAN_VIEWS), not compare's
-    assert "slo_figures" in BEST_VIEWS and "capacity_plan" in PLAN_VIEWS
+    assert "frontier_run_points" in BEST_VIEWS and "capacity_plan" in PLAN_VIEWS
     own = {"best.py", "plan.py"}
     for path in [*sorted(p for p in folder.glob("*.py") if p.name not in own), Path(history.__file__)]:
         tree = ast.parse(path.read_text("utf-8"))
