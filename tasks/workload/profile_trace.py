@@ -61,8 +61,8 @@ def _batch(columns: list[list[object]]) -> pa.RecordBatch:
 
 class _Stream:
     """An Arrow table offered to DuckDB as a bare Arrow C stream (the PyCapsule interface): DuckDB scans a pyarrow
-    Table through pyarrow.dataset, an import that is a fixed cost of `tcobench plan` (docs/dev/performance.md#plan),
-    and a stream without it."""
+    Table through pyarrow.dataset, an import that was a fixed cost of `tcobench plan`
+    (docs/dev/bench-log/2026-12-07-plan-2.md), and a stream without it."""
 
     def __init__(self, table: pa.Table) -> None:
         self._table = table
