@@ -24,6 +24,7 @@ from tcobench.errors import ConfigError
 from tcobench.schemas import Phase, WorkloadConfig
 from tcobench.tasks.workload.corpus import TAG_BASE, CorpusTokens
 from tcobench.tasks.workload.dataset import Dataset, DatasetRecord
+from tcobench.tasks.workload.keys import replay_set_key, sha256_json
 from tcobench.tasks.workload.lengths import draw_length, rng_for
 from tcobench.tasks.workload.tokenizer import PromptTokenizer
 
@@ -58,20 +59,6 @@ def tag_words(corpus: CorpusTokens, number: int) -> list[str]:
         number, digit = divmod(number, TAG_BASE)
         words.append(corpus.tag_words[digit])
     return words
-
-
-def sha256_json(value: Any) -> str:
-    """sha256 of the canonical JSON of ``value`` (sorted keys, no spaces): what run rows store as
-    prompt_set_hash (of ``WorkloadPlan.prompt_set_key``) and config_hash."""
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def replay_set_key(trace_sha256: str, window_s: tuple[float, float] | None, seed: int) -> dict[str, Any]:
-    """The prompt set of a replayed trace: the trace file's sha256, its window (None: the whole file) and the
-    workload seed. Its ``sha256_json`` is the run row's prompt_set_hash, so `tcobench plan` finds the replays of
-    a trace from the file alone (tasks/analysis/compare/plan.py)."""
-    return {"trace_sha256": trace_sha256, "window": window_s, "seed": seed}
 
 
 @dataclass(frozen=True)

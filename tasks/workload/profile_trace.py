@@ -59,6 +59,18 @@ def _batch(columns: list[list[object]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=TRACE_COLUMNS)
 
 
+class _Stream:
+    """An Arrow table offered to DuckDB as a bare Arrow C stream (the PyCapsule interface): DuckDB scans a pyarrow
+    Table through pyarrow.dataset, an import that was a fixed cost of `tcobench plan`
+    (docs/dev/bench-log/2026-12-07-plan-2.md), and a stream without it."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self._table.__arrow_c_stream__(requested_schema)
+
+
 def _macro(con: duckdb.DuckDBPyConnection) -> None:
     define_views(con, [(name, text) for name, text in sql_views() if name == "trace_profile"])
 
@@ -69,11 +81,11 @@ def profile_trace(config: TraceConfig, progress: Callable[[int], None] | None = 
     trace = open_trace(config)
     con = duckdb.connect(":memory:")
     try:
-        con.register("_tcob_batch", TRACE_COLUMNS.empty_table())
+        con.register("_tcob_batch", _Stream(TRACE_COLUMNS.empty_table()))
         con.execute(f"CREATE TABLE {_TABLE} AS SELECT * FROM _tcob_batch")
         read = 0
         for batch in trace_batches(trace.requests()):
-            con.register("_tcob_batch", pa.Table.from_batches([batch]))
+            con.register("_tcob_batch", _Stream(pa.Table.from_batches([batch])))
             con.execute(f"INSERT INTO {_TABLE} SELECT * FROM _tcob_batch")
             read += batch.num_rows
             if progress is not None:

@@ -22,7 +22,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import BestOptions, PriceTable
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
-from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_runs, priced
+from tcobench.tasks.analysis.compare.candidates import CANDIDATE_MACROS, load_selected, priced
 from tcobench.tasks.analysis.compare.frontier import FRONTIER_MACROS, Frontier, RunPoint, night_mean
 from tcobench.tasks.analysis.compare.interactivity import (
     ConfigCurve,
@@ -34,7 +34,6 @@ from tcobench.tasks.analysis.compare.interactivity import (
 from tcobench.tasks.analysis.compare.selection import parse_selection, pick
 from tcobench.tasks.analysis.compare.sides import config_labels, side_name, side_points
 from tcobench.tasks.store.query import connect, describe_snapshot
-from tcobench.tasks.store.rows import IDS, id_list
 from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
@@ -53,7 +52,6 @@ BEST_VIEWS = (
     "cost_basis",
     "run_summary",
     "tco",
-    "slo_figures",
     *FRONTIER_MACROS,
     *CANDIDATE_MACROS,
 )
@@ -107,13 +105,9 @@ class BestResult:
     notes: tuple[str, ...] = ()
 
 
-def _slo_figures(
-    con: duckdb.DuckDBPyConnection, points: Sequence[RunPoint], basis: str
-) -> dict[str, tuple[float | None, float | None]]:
+def _slo_figures(points: Sequence[RunPoint]) -> dict[str, tuple[float | None, float | None]]:
     """Per run: (TTFT p90 ms of the run, TPOT p90 ms of its frontier point: 1000 / interactivity_p90)."""
-    ids = [p.run_id for p in points]
-    rows = con.execute(f"SELECT * FROM slo_figures($basis, {IDS})", {"basis": basis, "ids": id_list(ids)}).fetchall()
-    return {str(r): (t, 1000.0 / x if x else None) for r, t, x in rows}
+    return {p.run_id: (p.ttft_p90_ms, 1000.0 / x if (x := p.interactivity_p90) else None) for p in points}
 
 
 def _at_target(
@@ -161,10 +155,10 @@ class _Side:
     tok: np.ndarray  # configurations x replicates: output tok/s per GPU at the target (NaN: not reached)
 
 
-def _platform(side: _Side, options: BestOptions, con: duckdb.DuckDBPyConnection) -> tuple[PlatformBest, np.ndarray]:
+def _platform(side: _Side, options: BestOptions) -> tuple[PlatformBest, np.ndarray]:
     """The side's ranked candidates, and per replicate the tokens per USD-second of its cheapest eligible one."""
     target = options.interactivity
-    figures = _slo_figures(con, [p for _, _, pts in side.found for p in pts], str(options.basis))
+    figures = _slo_figures([p for _, _, pts in side.found for p in pts])
     rows: list[Candidate] = []
     for i, (curve, front, points) in enumerate(side.found):
         ttft, tpot = _at_target(curve, points, figures, target)
@@ -234,7 +228,7 @@ def best_on(con: duckdb.DuckDBPyConnection, a: str, b: str | None, options: Best
             f"resamples must be >= 100 and confidence in (0, 1), got {options.resamples}, {options.confidence}"
         )
     selections = [("A", parse_selection(a, "--a"))] + ([("B", parse_selection(b, "--b"))] if b is not None else [])
-    runs = load_runs(con, options.basis)
+    runs = load_selected(con, options.basis, *(sel for _, sel in selections))
     notes: list[str] = []
     chosen = [(label, sel, priced(pick(runs, sel, label), label, options.basis, notes)) for label, sel in selections]
     point_sets = side_points(con, [(rows, label, sel.text) for label, sel, rows in chosen], options.basis)
@@ -253,7 +247,7 @@ def best_on(con: duckdb.DuckDBPyConnection, a: str, b: str | None, options: Best
         eff = np.stack(effs) if effs else np.empty((0, options.resamples))
         tok = np.stack(toks) if toks else np.empty((0, options.resamples))
         sides.append(_Side(label, sel.text, side_name(rows), list(found), eff, tok))
-    made = [_platform(s, options, con) for s in sides]
+    made = [_platform(s, options) for s in sides]
     ratio = None
     if len(made) == 2 and all(p.deploy is not None for p, _ in made):
         (pa_, ra), (pb, rb) = made

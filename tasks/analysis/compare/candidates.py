@@ -23,6 +23,7 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import CostBasis
 from tcobench.schemas.units import usd_per_m
 from tcobench.tasks.analysis.compare.bootstrap import RunSample, TokenCount, load_samples
+from tcobench.tasks.analysis.compare.selection import Selection, date_bounds, level_bounds, workload_bounds
 from tcobench.tasks.store.query import define_needed
 from tcobench.tasks.store.rows import IDS, RunRow, arrow_of, fetch_rows, id_list, listed, typed_rows
 
@@ -41,6 +42,7 @@ __all__ = [
     "left_out_runs",
     "load_priced",
     "load_runs",
+    "load_selected",
     "night_weighted",
     "night_weighted_sides",
     "priced",
@@ -195,6 +197,14 @@ def load_runs(
     if not any(r["has_cost_basis"] for r in rows):
         _check_basis(con, basis)
     return rows
+
+
+def load_selected(con: duckdb.DuckDBPyConnection, basis: CostBasis, *selections: Selection) -> list[CandidateRun]:
+    """``load_runs`` of the runs any of ``selections`` can match: the dates, concurrency levels and workloads their
+    terms bound (selection.date_bounds, level_bounds, workload_bounds), applied in the query, so the other runs are
+    neither read nor typed. A superset: each selection still picks its own runs (selection.pick)."""
+    levels, workloads = level_bounds(*selections), workload_bounds(*selections)
+    return load_runs(con, basis, date_bounds(*selections), levels=levels, workloads=workloads)
 
 
 def left_out_runs(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:

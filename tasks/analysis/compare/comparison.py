@@ -41,7 +41,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     comparison_differences,
     goodput_of,
     left_out_runs,
-    load_runs,
+    load_selected,
     night_weighted_sides,
     priced,
     samples_of,
@@ -603,27 +603,6 @@ def _without_flagged(
     return kept
 
 
-def _date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
-    """The dates any side's runs can have (Selection.dates over the sides; None: unbounded)."""
-    firsts, lasts = zip(*(s.dates() for s in selections), strict=True)
-    return (
-        None if None in firsts else min(f for f in firsts if f is not None),
-        None if None in lasts else max(last for last in lasts if last is not None),
-    )
-
-
-def _workload_bounds(*selections: Selection) -> frozenset[str] | None:
-    """The workloads any side's runs can have (Selection.workloads over the sides; None: unbounded)."""
-    found = [s.workloads() for s in selections]
-    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
-
-
-def _level_bounds(*selections: Selection) -> frozenset[int] | None:
-    """The concurrency levels any side's runs can have (Selection.levels over the sides; None: unbounded)."""
-    found = [s.levels() for s in selections]
-    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
-
-
 def _compare(
     con: duckdb.DuckDBPyConnection,
     sel_a: Selection,
@@ -634,10 +613,7 @@ def _compare(
     """The comparison over ``con``. ``frontier_con``: a cursor of ``con`` on which the comparison at equal
     interactivity is made on a second thread while this one compares per concurrency level (the two draw from
     streams of their own: the same numbers either way); None: one after the other."""
-    bound = _level_bounds(sel_a, sel_b)
-    loaded = load_runs(
-        con, opts.basis, _date_bounds(sel_a, sel_b), levels=bound, workloads=_workload_bounds(sel_a, sel_b)
-    )
+    loaded = load_selected(con, opts.basis, sel_a, sel_b)
     scored = [r for r in loaded if parse_accuracy_name(r["workload"])]  # accuracy runs: judged, not priced
     runs = [r for r in loaded if not parse_accuracy_name(r["workload"])]
     if frontier_con is None or not opts.frontier:

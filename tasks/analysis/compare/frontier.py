@@ -15,6 +15,7 @@ Design notes: docs/dev/architecture/analysis.md#tasks-compare-frontier.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from tcobench.schemas import CostBasis
 from tcobench.tasks.analysis.compare.bootstrap import NORMAL_FROM_REQUESTS, NightDraws
 from tcobench.tasks.analysis.incomplete_beta import betainc  # scipy.special's, without importing scipy
 from tcobench.tasks.analysis.pchip import pchip  # scipy.interpolate's PchipInterpolator, to the bit, without scipy
-from tcobench.tasks.analysis.quantile import quantile, quantile_rows
+from tcobench.tasks.analysis.quantile import interpolate, quantile, quantile_positions, quantile_rows
 from tcobench.tasks.store.arrays import filled_flags, list_parts
 from tcobench.tasks.store.rows import IDS, id_list
 
@@ -56,7 +57,7 @@ FRONTIER_MACROS = (
     "in_steady",
 )
 
-_DRAW_CELLS = 4_000_000  # request indices drawn at once per run (replicates are drawn in chunks of this many)
+_DRAW_CELLS = 1 << 18  # request indices drawn at once (_drawn: its arrays stay in the CPU's cache)
 _BATCH_RUNS = 256  # runs whose replicates are computed at once (their draws, a few MB, stay small)
 _CELL_BITS = 16  # a quantile's order-statistic table has 2 ** _CELL_BITS guide cells (_order_statistic)
 _CELLS = 1 << _CELL_BITS
@@ -79,6 +80,10 @@ class RunPoint:
     e2e_s: np.ndarray
     steady: bool = False  # its figures and requests are its steady state's (view frontier), else the whole run's
     config: str = ""  # its serving configuration's curve: "<hardware_key> <config_id>" (view frontier_points)
+    # what best checks an SLO against (macro frontier_run_points): run_summary.ttft_p90_ms, and the point's
+    # frontier_points.interactivity_p90 (tok/s per user; TPOT p90 = 1000 / it); None: not measured
+    ttft_p90_ms: float | None = None
+    interactivity_p90: float | None = None
 
     def interactivity(self, q: float) -> float:
         """1000 / the q-quantile of the run's TPOT (ms): tok/s per user."""
@@ -252,21 +257,74 @@ def _run_replicates(
     """A run's replicates of (interactivity, tok/s/GPU), its requests drawn with replacement (bootstrap.py), and the
     sd of its tok/s/GPU's normal part (0: none). From NORMAL_FROM_REQUESTS requests on, by their large-sample forms:
     the interactivity by ``_large_x``, the tok/s/GPU as its figure with the sd of its normal approximation
-    (``_throughput_sd``), which ``replicate_levels`` adds per level."""
+    (``_throughput_sd``), which ``replicate_levels`` adds per level; below, drawn (``_drawn``)."""
     n = len(p.tpot_ms)
     if n < 2:
         return np.full(resamples, p.interactivity(q)), np.full(resamples, p.tok_s_per_gpu), 0.0
     if n >= NORMAL_FROM_REQUESTS:
         x = _large_x([p], q, rng.bit_generator.random_raw((1, resamples)))
         return x[0], np.full(resamples, p.tok_s_per_gpu), float(_throughput_sd([p])[0])
-    rate = p.tokens.sum() / p.e2e_s.sum()
-    xs, ys = [], []
+    xs, ys = _drawn([p], q, resamples, rng)
+    return xs[0], ys[0], 0.0
+
+
+def _drawn(
+    points: Sequence[RunPoint], q: float, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Replicates (points x resamples) of the interactivity and tok/s/GPU of runs of one request count n (2 <= n <
+    NORMAL_FROM_REQUESTS), each run's n requests drawn with replacement in each replicate, run after run from one
+    stream: a replicate's interactivity is 1000 / the q-quantile of its drawn TPOTs (quantile.py's rule), its tok/s/GPU
+    the run's figure times (sum tokens* / sum e2e*) / (sum tokens / sum e2e) over the drawn requests (a ratio
+    estimator of its throughput).
+
+    The runs' request indices are drawn _DRAW_CELLS at a time: one ``integers`` call of k x resamples rows of n is
+    the k calls of resamples rows in turn, to the bit (the generator keeps the unused half of a 64-bit draw for its
+    next call). A replicate's two order statistics are read off its run's sorted TPOTs at the ranks its drawn
+    requests have there, counted rather than sorted (the same values as sorting the drawn TPOTs); its sums add the
+    drawn requests in their drawn order (``_row_sums``). tests/unit/tasks/analysis/test_frontier.py checks it
+    against drawing and sorting run after run, to the bit."""
+    n = len(points[0].tpot_ms)
+    lo, hi, h = (v.item() for v in quantile_positions(np.array([n]), q))
+    tpot = np.stack([p.tpot_ms for p in points]).astype(float)
+    order = np.argsort(tpot, axis=1, kind="stable")
+    ordered = np.take_along_axis(tpot, order, axis=1).ravel()  # each run's TPOTs, ascending
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(n)[None, :], axis=1)  # each request's place among its run's
+    rank = rank.ravel()
+    tokens, e2e = (np.stack([getattr(p, name) for p in points]).astype(float).ravel() for name in ("tokens", "e2e_s"))
+    per_gpu = np.array([p.tok_s_per_gpu for p in points])
+    rate = np.array([p.tokens.sum() / p.e2e_s.sum() for p in points])
+    x, y = np.empty(len(points) * resamples), np.empty(len(points) * resamples)
     step = max(1, _DRAW_CELLS // n)
-    for start in range(0, resamples, step):
-        idx = rng.integers(0, n, size=(min(step, resamples - start), n))
-        xs.append(1000.0 / quantile_rows(p.tpot_ms[idx], q))
-        ys.append(p.tok_s_per_gpu * (p.tokens[idx].sum(axis=1) / p.e2e_s[idx].sum(axis=1)) / rate)
-    return np.concatenate(xs), np.concatenate(ys), 0.0
+    for start in range(0, len(x), step):
+        rows = slice(start, min(start + step, len(x)))
+        run = np.arange(rows.start, rows.stop) // resamples
+        base = run * n
+        drawn = rng.integers(0, n, size=(len(run), n))
+        drawn += base[:, None]  # the drawn requests' places in the runs' flattened arrays
+        # per replicate, how many of its drawn requests rank at or under each place (n x rows); the k-th smallest
+        # ranks where that count first exceeds k
+        places = rank[drawn] * len(run) + np.arange(len(run))[:, None]
+        under = np.bincount(places.ravel(), minlength=n * len(run)).reshape(n, len(run))
+        for place in range(1, n):
+            under[place] += under[place - 1]
+        low, high = (ordered[base + (under <= k).sum(axis=0)] for k in (lo, hi))
+        x[rows] = 1000.0 / interpolate(low, high, h, lo)
+        y[rows] = per_gpu[run] * (_row_sums(tokens, drawn) / _row_sums(e2e, drawn)) / rate[run]
+    return x.reshape(len(points), resamples), y.reshape(len(points), resamples)
+
+
+def _row_sums(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """Per row of ``drawn`` (indices into ``values``), the sum of its values as numpy sums a row
+    (``values[drawn].sum(axis=1)``), to the bit. numpy adds a row of fewer than 8 values one by one from 0, which
+    adding the columns in turn does at a few operations per row; a longer row is summed by numpy (pairwise)."""
+    if drawn.shape[1] >= 8:
+        found: np.ndarray = values[drawn].sum(axis=1)
+        return found
+    total = np.zeros(len(drawn))
+    for column in drawn.T:
+        total += values[column]
+    return total
 
 
 @functools.lru_cache(maxsize=256)
@@ -335,7 +393,8 @@ def _replicates_of(
     """Each point's replicates of (interactivity, tok/s/GPU): points x resamples each, from one stream, and the sd of
     each point's tok/s/GPU's normal part (points; ``_run_replicates``). The large runs come in chunks of _BATCH_RUNS
     in the points' order: the chunk's uniforms, then its runs of one request count at once (``_large_x``); then the
-    chunk's other runs in order (``_run_replicates``)."""
+    chunk's other runs in order (``_run_replicates``), a stretch of them of one request count drawn at once
+    (``_drawn``: the same numbers as run after run)."""
     x, y = np.empty((len(points), resamples)), np.empty((len(points), resamples))
     noise = np.zeros(len(points))
     for start in range(0, len(points), _BATCH_RUNS):
@@ -353,9 +412,15 @@ def _replicates_of(
             at += len(rows)
             y[where] = np.array([p.tok_s_per_gpu for p in members])[:, None]
             noise[where] = _throughput_sd(members)
-        for i, p in enumerate(chunk):
-            if len(p.tpot_ms) < NORMAL_FROM_REQUESTS:
-                x[start + i], y[start + i], noise[start + i] = _run_replicates(p, q, resamples, rng)
+        # then its other runs in order: those of fewer than 2 requests take no numbers; the others draw theirs in
+        # turn, each stretch of one request count at once
+        for i in [i for i, p in enumerate(chunk) if len(p.tpot_ms) < 2]:
+            x[start + i], y[start + i], noise[start + i] = _run_replicates(chunk[i], q, resamples, rng)
+        drawn = [i for i, p in enumerate(chunk) if 2 <= len(p.tpot_ms) < NORMAL_FROM_REQUESTS]
+        for _, stretch in itertools.groupby(drawn, key=lambda i: len(chunk[i].tpot_ms)):
+            rows = list(stretch)
+            where = [start + i for i in rows]
+            x[where], y[where] = _drawn([chunk[i] for i in rows], q, resamples, rng)
     return x, y, noise
 
 
@@ -421,8 +486,8 @@ def load_points(
     basis: CostBasis,
     dates: tuple[str, str] | None = None,
 ) -> list[RunPoint]:
-    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs, cost and configuration
-    (hardware and config_id) from view
+    """A RunPoint per (run_id, night, concurrency) priced on ``basis``: its tok/s/GPU, GPUs, cost, configuration
+    (hardware and config_id) and SLO figures from view
     frontier_points (the one place the frontier's figures come from; view frontier adds the pareto flag, which
     needs every run of the store's platforms), its requests with a TPOT from view frontier_requests (a row per run,
     cached by the store). ``dates``: the runs' first and last date (the cache is partitioned by month, and a file
@@ -440,7 +505,7 @@ def load_points(
     for run_id, night, level in runs:
         if run_id not in figures:
             continue
-        gpus, per_gpu, per_gpu_s, steady, config = figures[run_id]
+        gpus, per_gpu, per_gpu_s, steady, config, ttft, per_user = figures[run_id]
         tpot, tokens, e2e = requests.get(run_id, (empty, empty, empty))
         found.append(
             RunPoint(
@@ -455,6 +520,8 @@ def load_points(
                 e2e,
                 bool(steady),
                 str(config),
+                ttft,
+                per_user,
             )
         )
     return found

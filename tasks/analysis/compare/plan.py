@@ -26,12 +26,12 @@ from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
 from tcobench.tasks.analysis.compare.best import BEST_VIEWS, BestResult, PlatformBest, best_on, options_document
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
-from tcobench.tasks.analysis.compare.candidates import load_runs
+from tcobench.tasks.analysis.compare.candidates import load_selected
 from tcobench.tasks.analysis.compare.selection import parse_selection
 from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.rows import IDS, id_list, listed
 from tcobench.tasks.store.store import StoreRef
-from tcobench.tasks.workload.plan import replay_set_key, sha256_json
+from tcobench.tasks.workload.keys import replay_set_key, sha256_json
 from tcobench.tasks.workload.profile_trace import profile_trace
 
 __all__ = [
@@ -49,7 +49,10 @@ __all__ = [
 ]
 
 PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan", "replay_sets", "replay_capacity")
-_PLAN_SQL = f"SELECT * FROM capacity_plan({IDS}, CAST({listed('per_gpu')} AS DOUBLE[]), $need, $peak)"
+_PLAN_SQL = (
+    f"SELECT * FROM capacity_plan({IDS}, {listed('fleets')}, CAST({listed('per_gpu')} AS DOUBLE[]), "
+    f"{listed('draw_fleets')}, $need, $peak)"
+)
 _REPLAY_SETS_SQL = "SELECT * FROM replay_sets()"
 _REPLAY_SQL = (
     f"SELECT * FROM replay_capacity({IDS}, {listed('hashes')}, $target, CAST($ttft AS DOUBLE), "
@@ -143,51 +146,70 @@ def _figure(values: dict[int, float | None], confidence: float) -> Figure | None
     return Figure(float(value), lo, hi)
 
 
-def _platform(
-    con: duckdb.DuckDBPyConnection, found: PlatformBest, need: float, peak: float, o: PlanOptions
-) -> tuple[PlatformPlan, dict[str, dict[int, float]]]:
-    """The side's fleet and, per basis, each draw's monthly cost (for the ratio)."""
+def _undeployable(found: PlatformBest, o: PlanOptions) -> PlatformPlan | None:
+    """The side's plan without a fleet (and why) when it has no configuration to deploy at the target; None when it
+    has one."""
     deploy = found.deploy
-    if deploy is None or deploy.tok_s_per_gpu is None:
-        why = (
-            f"no configuration meets the SLO at {o.interactivity:g} tok/s/user"
-            if any(c.usd_per_m is not None for c in found.candidates)
-            else "outside its frontier ("
-            + ", ".join(f"{c.label}: {c.reason}" for c in found.candidates)
-            + "); tcobench does not extrapolate"
-        )
-        empty = PlatformPlan(
-            found.side, found.selection, found.name, None, None, None, None, None, None, None, None, None, reason=why
-        )
-        return empty, {}
-    return _fleet(
-        con, found, (deploy.key, deploy.label), deploy.runs, (deploy.tok_s_per_gpu, *deploy.replicates), need, peak, o
+    if deploy is not None and deploy.tok_s_per_gpu is not None:
+        return None
+    why = (
+        f"no configuration meets the SLO at {o.interactivity:g} tok/s/user"
+        if any(c.usd_per_m is not None for c in found.candidates)
+        else "outside its frontier ("
+        + ", ".join(f"{c.label}: {c.reason}" for c in found.candidates)
+        + "); tcobench does not extrapolate"
+    )
+    return PlatformPlan(
+        found.side, found.selection, found.name, None, None, None, None, None, None, None, None, None, reason=why
     )
 
 
+@dataclass(frozen=True)
+class _Fleet:
+    """A configuration to size: of ``found``'s side, its (key, label), its runs and each draw's tok/s per GPU;
+    ``replay``: the time scale of the replay it was measured by (the source is then FROM_REPLAYS, one draw, no CI)."""
+
+    found: PlatformBest
+    config: tuple[str, str]
+    runs: Sequence[str]
+    per_gpu: Sequence[float]
+    replay: float | None = None
+
+
+def _deployed(found: PlatformBest) -> _Fleet:
+    """The fleet of the side's configuration to deploy (best's), at its frontier's figure and replicates."""
+    deploy = found.deploy
+    assert deploy is not None and deploy.tok_s_per_gpu is not None
+    return _Fleet(found, (deploy.key, deploy.label), deploy.runs, (deploy.tok_s_per_gpu, *deploy.replicates))
+
+
+def _fleets(
+    con: duckdb.DuckDBPyConnection, wanted: Sequence[_Fleet], need: float, peak: float, o: PlanOptions
+) -> list[tuple[PlatformPlan, dict[str, dict[int, float]]]]:
+    """Each configuration's fleet at each draw's tok/s per GPU, and per basis each draw's monthly cost: all of them
+    in one call of table macro capacity_plan (the TCO's views computed once)."""
+    if not wanted:
+        return []
+    params = {
+        "ids": id_list(run for f in wanted for run in f.runs),
+        "fleets": id_list(str(i) for i, f in enumerate(wanted) for _ in f.runs),
+        "per_gpu": id_list(repr(v) for f in wanted for v in f.per_gpu),  # 'nan' is NaN
+        "draw_fleets": id_list(str(i) for i, f in enumerate(wanted) for _ in f.per_gpu),
+        "need": need,
+        "peak": peak,
+    }
+    rows: list[list[tuple[Any, ...]]] = [[] for _ in wanted]
+    for fleet, *row in con.execute(_PLAN_SQL, params).fetchall():
+        rows[int(fleet)].append(tuple(row))
+    return [_fleet(f, mine, o) for f, mine in zip(wanted, rows, strict=True)]
+
+
 def _fleet(
-    con: duckdb.DuckDBPyConnection,
-    found: PlatformBest,
-    config: tuple[str, str],
-    runs: Sequence[str],
-    per_gpu: Sequence[float],
-    need: float,
-    peak: float,
-    o: PlanOptions,
-    replay: float | None = None,
+    wanted: _Fleet, rows: Sequence[tuple[Any, ...]], o: PlanOptions
 ) -> tuple[PlatformPlan, dict[str, dict[int, float]]]:
-    """The fleet of one configuration (key, label) of ``runs`` at each draw's tok/s per GPU (table macro
-    capacity_plan), and per basis each draw's monthly cost; ``replay``: the time scale of the replay it was measured
-    by (the source is then FROM_REPLAYS, one draw, no CI)."""
-    rows = con.execute(
-        _PLAN_SQL,
-        {
-            "ids": id_list(runs),
-            "per_gpu": id_list(repr(v) for v in per_gpu),  # 'nan' is NaN
-            "need": need,
-            "peak": peak,
-        },
-    ).fetchall()
+    """The configuration's plan from its rows of table macro capacity_plan, and per basis each draw's monthly
+    cost."""
+    found, config, replay = wanted.found, wanted.config, wanted.replay
     names = ("tok_s_per_gpu", "replicas", "gpus", "hosts", "headroom_at_peak")
     by_basis: dict[str, dict[str, dict[int, float | None]]] = defaultdict(lambda: defaultdict(dict))
     shape: dict[str, Any] = {}
@@ -254,17 +276,17 @@ def _replayed(
     con: duckdb.DuckDBPyConnection, profile: TraceStatsRecord, found: BestResult, peak: float, o: PlanOptions
 ) -> dict[str, list[_Replayed]]:
     """Per side, its configurations' replays of the whole trace file (runs.prompt_set_hash of the file's sha256, no
-    window, the run's seed: tasks/workload/plan.replay_set_key); the platforms' runs are read only when the store
+    window, the run's seed: tasks/workload/keys.replay_set_key); the platforms' runs are read only when the store
     holds such a replay."""
     stored = con.execute(_REPLAY_SETS_SQL).fetchall()
     hashes = sorted({h for h, seed in stored if h == sha256_json(replay_set_key(profile.sha256, None, seed))})
     if not hashes:
         return {}
-    runs = load_runs(con, o.basis)
+    selections = {p.side: parse_selection(p.selection, f"--{p.side.lower()}") for p in found.platforms}
+    runs = load_selected(con, o.basis, *selections.values())
     made: dict[str, list[_Replayed]] = {}
     for p in found.platforms:
-        selection = parse_selection(p.selection, f"--{p.side.lower()}")
-        ids = [r["run_id"] for r in runs if selection.matches(r)]
+        ids = [r["run_id"] for r in runs if selections[p.side].matches(r)]
         params = {
             "ids": id_list(ids),
             "hashes": id_list(hashes),
@@ -293,21 +315,12 @@ def _from_replays(
     if not replayed:
         return None
     labels = {c.key: c.label for c in found.candidates}
-    fleets = [
-        _fleet(
-            con,
-            found,
-            (r.config, labels.get(r.config, r.config)),
-            r.runs,
-            (r.tok_s_per_gpu,),
-            need,
-            peak,
-            o,
-            r.time_scale,
-        )
+    wanted = [
+        _Fleet(found, (r.config, labels.get(r.config, r.config)), r.runs, (r.tok_s_per_gpu,), r.time_scale)
         for r in replayed
         if r.tok_s_per_gpu is not None and r.time_scale is not None
     ]
+    fleets = _fleets(con, wanted, need, peak, o)
     if not fleets:
         slo = "" if o.slo_ttft_ms is None and o.slo_tpot_ms is None else " within the SLO"
         n = sum(r.replays for r in replayed)
@@ -359,9 +372,17 @@ def plan_on(
             f"({ranges}){' and no replay of the trace met it' if replayed else ''}; tcobench does not extrapolate, "
             "so it cannot plan this traffic there"
         )
+    # the sides sized from their frontiers, in one call of capacity_plan
+    empty = [
+        _undeployable(p, options) if r is None else None for p, r in zip(found.platforms, from_replays, strict=True)
+    ]
+    todo = [
+        _deployed(p) for p, r, e in zip(found.platforms, from_replays, empty, strict=True) if r is None and e is None
+    ]
+    sized = iter(_fleets(con, todo, need, peak, options))
     made = [
-        r if r is not None else _platform(con, p, need, peak, options)
-        for p, r in zip(found.platforms, from_replays, strict=True)
+        r if r is not None else (e, {}) if e is not None else next(sized)
+        for r, e in zip(from_replays, empty, strict=True)
     ]
     ratio = None
     basis = str(options.basis)

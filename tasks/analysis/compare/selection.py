@@ -22,9 +22,12 @@ __all__ = [
     "MatchMode",
     "Selection",
     "SelectionTerm",
+    "date_bounds",
     "left_out_words",
+    "level_bounds",
     "parse_selection",
     "pick",
+    "workload_bounds",
 ]
 
 
@@ -159,6 +162,27 @@ class Selection:
                 return None
             found = values if found is None else found & values
         return found
+
+
+def date_bounds(*selections: Selection) -> tuple[str | None, str | None]:
+    """The dates any of the selections' runs can have (Selection.dates over them; None: unbounded)."""
+    firsts, lasts = zip(*(s.dates() for s in selections), strict=True)
+    return (
+        None if None in firsts else min(f for f in firsts if f is not None),
+        None if None in lasts else max(last for last in lasts if last is not None),
+    )
+
+
+def workload_bounds(*selections: Selection) -> frozenset[str] | None:
+    """The workloads any of the selections' runs can have (Selection.workloads over them; None: unbounded)."""
+    found = [s.workloads() for s in selections]
+    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
+
+
+def level_bounds(*selections: Selection) -> frozenset[int] | None:
+    """The concurrency levels any of the selections' runs can have (Selection.levels over them; None: unbounded)."""
+    found = [s.levels() for s in selections]
+    return None if any(f is None for f in found) else frozenset().union(*(f for f in found if f is not None))
 
 
 def parse_selection(text: str, label: str = "selection") -> Selection:

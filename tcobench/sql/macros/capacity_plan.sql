@@ -1,14 +1,19 @@
--- capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s): a table macro, not a view. The fleet one serving
--- configuration needs for a trace's output token rate, and what it costs per month on every cost basis its runs are
--- priced on (`tcobench plan`: tasks/analysis/compare/plan.py binds the parameters).
+-- capacity_plan(ids, fleets, per_gpu, draw_fleets, need_tok_s, peak_tok_s): a table macro, not a view. The fleet
+-- each of several serving configurations needs for a trace's output token rate, and what it costs per month on every
+-- cost basis its runs are priced on (`tcobench plan`: tasks/analysis/compare/plan.py binds the parameters). Every
+-- configuration of a plan in one call: the TCO's views are computed once.
 --
--- ids         LIST of the configuration's run ids (tasks/store/rows.py's id_list, split by the caller)
--- per_gpu     LIST of DOUBLE: the configuration's output tok/s per GPU at the interactivity target, read off its
---             frontier; element 1 is the frontier's own figure (draw 0), the others the bootstrap's replicates
---             (draw 1, 2, ...); NaN: that replicate's rebuilt frontier does not reach the target
--- need_tok_s  DOUBLE: the output tokens per second to serve (the trace's per-minute output rate at --at, / 60)
--- peak_tok_s  DOUBLE: the trace's busiest minute's output tokens per second
--- result: one row per (cost basis, draw)
+-- ids          LIST of the configurations' run ids (tasks/store/rows.py's id_list, split by the caller)
+-- fleets       LIST of texts as long as ids: the configuration (a label of the caller's) each run id is one of
+-- per_gpu      LIST of DOUBLE: each configuration's output tok/s per GPU at the interactivity target, read off its
+--              frontier, one after the other; of a configuration's, the first is the frontier's own figure (draw 0),
+--              the others the bootstrap's replicates (draw 1, 2, ...); NaN: that replicate's rebuilt frontier does not
+--              reach the target
+-- draw_fleets  LIST of texts as long as per_gpu: the configuration each element is a draw of
+-- need_tok_s   DOUBLE: the output tokens per second to serve (the trace's per-minute output rate at --at, / 60)
+-- peak_tok_s   DOUBLE: the trace's busiest minute's output tokens per second
+-- result: one row per (configuration, cost basis, draw); each configuration's from its own runs and draws
+--   fleet              the configuration's label (fleets, draw_fleets)
 --   basis              cost_basis.basis
 --   draw               0: the frontier's figure; 1, 2, ...: the bootstrap's replicates
 --   tok_s_per_gpu      the element of per_gpu, output tok/s per GPU
@@ -28,38 +33,54 @@
 --                      one instance uses, on the TCO's own formula and assumptions (view tco_scenarios), USD/month
 --   usd_month          replicas * replica_usd_month, USD/month
 -- reads: cost_basis, run_summary, tco
-CREATE OR REPLACE MACRO capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s) AS TABLE
+CREATE OR REPLACE MACRO capacity_plan(ids, fleets, per_gpu, draw_fleets, need_tok_s, peak_tok_s) AS TABLE
     WITH chosen AS (
-        SELECT unnest(ids) AS run_id
+        SELECT DISTINCT
+            unnest(ids) AS run_id,
+            unnest(fleets) AS fleet
     ),
 
     shape AS (
         SELECT
+            c.fleet,
             max(s.gpus_counted) AS replica_gpus,
             greatest(max(s.gpus_counted), coalesce(nullif(max(t.gpu_count), 0), max(t.accelerators)))
                 AS host_gpus
         FROM run_summary AS s
         INNER JOIN tco AS t ON s.run_id = t.run_id
-        WHERE s.run_id IN (SELECT c.run_id FROM chosen AS c)
+        INNER JOIN chosen AS c ON s.run_id = c.run_id
+        GROUP BY c.fleet
     ),
 
     prices AS (
         SELECT
-            basis,
-            avg(total_usd_month) AS replica_usd_month
-        FROM cost_basis
-        WHERE run_id IN (SELECT c.run_id FROM chosen AS c) AND total_usd_month IS NOT NULL
-        GROUP BY basis
+            c.fleet,
+            b.basis,
+            avg(b.total_usd_month) AS replica_usd_month
+        FROM cost_basis AS b
+        INNER JOIN chosen AS c ON b.run_id = c.run_id
+        WHERE b.total_usd_month IS NOT NULL
+        GROUP BY c.fleet, b.basis
+    ),
+
+    listed AS (
+        SELECT
+            generate_subscripts(per_gpu, 1) AS place,
+            unnest(per_gpu) AS tok_s_per_gpu,
+            unnest(draw_fleets) AS fleet
     ),
 
     draws AS (
         SELECT
-            generate_subscripts(per_gpu, 1) - 1 AS draw,
-            unnest(per_gpu) AS tok_s_per_gpu
+            fleet,
+            tok_s_per_gpu,
+            row_number() OVER (PARTITION BY fleet ORDER BY place) - 1 AS draw
+        FROM listed
     ),
 
     sized AS (
         SELECT
+            d.fleet,
             d.draw,
             d.tok_s_per_gpu,
             s.replica_gpus,
@@ -68,10 +89,12 @@ CREATE OR REPLACE MACRO capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s) AS T
                 WHEN isfinite(d.tok_s_per_gpu) AND d.tok_s_per_gpu > 0
                     THEN CAST(ceil(round(need_tok_s / (d.tok_s_per_gpu * s.replica_gpus), 9)) AS BIGINT)
             END AS replicas
-        FROM draws AS d, shape AS s
+        FROM draws AS d
+        INNER JOIN shape AS s ON d.fleet = s.fleet
     )
 
     SELECT
+        z.fleet,
         p.basis,
         z.draw,
         z.tok_s_per_gpu,
@@ -84,5 +107,6 @@ CREATE OR REPLACE MACRO capacity_plan(ids, per_gpu, need_tok_s, peak_tok_s) AS T
         z.replicas * z.replica_gpus * z.tok_s_per_gpu / peak_tok_s - 1 AS headroom_at_peak,
         p.replica_usd_month,
         z.replicas * p.replica_usd_month AS usd_month
-    FROM sized AS z, prices AS p
-    ORDER BY p.basis, z.draw;
+    FROM sized AS z
+    INNER JOIN prices AS p ON z.fleet = p.fleet
+    ORDER BY z.fleet, p.basis, z.draw;

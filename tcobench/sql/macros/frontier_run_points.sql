@@ -4,12 +4,22 @@
 -- date (NULL: every date).
 --   run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady      (frontier_points: formulas there)
 --   config     hardware_key || ' ' || config_id: the serving configuration's curve
--- reads: frontier_points
+--   ttft_p90_ms, interactivity_p90   run_summary.ttft_p90_ms (ms) and frontier_points.interactivity_p90
+--              (tokens/s/user; TPOT p90 = 1000 / it): what `tcobench best` checks an SLO against (best.py)
+-- reads: frontier_points, run_summary
 CREATE OR REPLACE MACRO frontier_run_points(on_basis, ids, first_date := NULL, last_date := NULL) AS TABLE
 SELECT
-    run_id, gpus_counted, output_tok_s_per_gpu, usd_per_gpu_s, steady, hardware_key || ' ' || config_id AS config
-FROM frontier_points
+    f.run_id,
+    f.gpus_counted,
+    f.output_tok_s_per_gpu,
+    f.usd_per_gpu_s,
+    f.steady,
+    f.hardware_key || ' ' || f.config_id AS config,
+    s.ttft_p90_ms,
+    f.interactivity_p90
+FROM frontier_points AS f
+JOIN run_summary AS s ON s.run_id = f.run_id
 WHERE
-    basis = on_basis
-    AND run_id IN (SELECT unnest(ids))
-    AND (first_date IS NULL OR date BETWEEN first_date AND last_date);
+    f.basis = on_basis
+    AND f.run_id IN (SELECT unnest(ids))
+    AND (first_date IS NULL OR f.date BETWEEN first_date AND last_date);

@@ -215,24 +215,30 @@ def test_selectable_runs_are_every_run_with_its_summary_or_nulls() -> None:
     assert list(left_out[0])[:2] == ["status", "run_id"] and "summarised" not in left_out[0]
 
 
+_PLAN_TABLES: dict[str, list[dict[str, Any]]] = {
+    # two 2-GPU runs priced owned (1,000 and 1,200 USD/month: 1,100 on average) and on one rented tier (1,500); a
+    # 4-GPU run r3 on another configuration's 8-GPU hosts, at 3,000 owned
+    "run_summary": [{"run_id": r, "gpus_counted": 2} for r in ("r1", "r2")] + [{"run_id": "r3", "gpus_counted": 4}],
+    "cost_basis": [
+        {"run_id": "r1", "basis": "owned", "total_usd_month": 1000.0},
+        {"run_id": "r2", "basis": "owned", "total_usd_month": 1200.0},
+        {"run_id": "r1", "basis": "rented: x", "total_usd_month": 1500.0},
+        {"run_id": "r2", "basis": "rented: x", "total_usd_month": None},  # no price: left out of the mean
+        {"run_id": "r3", "basis": "owned", "total_usd_month": 3000.0},
+    ],
+}
+_PLAN_COLUMNS = "basis, draw, replicas, gpus, hosts, headroom_at_peak, replica_usd_month, usd_month"
+
+
 def _plan_rows(gpu_count: int | None, per_gpu: list[float]) -> list[dict[str, Any]]:
-    """capacity_plan over one 2-GPU configuration's two runs, priced owned (1,000 and 1,200 USD/month: 1,100 on
-    average) and on one rented tier (1,500), for 9,000 output tok/s with a busiest minute of 10,000."""
+    """capacity_plan over one 2-GPU configuration's two runs (r1, r2: _PLAN_TABLES) for 9,000 output tok/s with a
+    busiest minute of 10,000."""
+    tco = [{"run_id": r, "gpu_count": gpu_count, "accelerators": 4} for r in ("r1", "r2")]
     return run(
         "capacity_plan",
-        {
-            "run_summary": [{"run_id": r, "gpus_counted": 2} for r in ("r1", "r2")],
-            "tco": [{"run_id": r, "gpu_count": gpu_count, "accelerators": 4} for r in ("r1", "r2")],
-            "cost_basis": [
-                {"run_id": "r1", "basis": "owned", "total_usd_month": 1000.0},
-                {"run_id": "r2", "basis": "owned", "total_usd_month": 1200.0},
-                {"run_id": "r1", "basis": "rented: x", "total_usd_month": 1500.0},
-                {"run_id": "r2", "basis": "rented: x", "total_usd_month": None},  # no price: left out of the mean
-            ],
-        },
-        "SELECT basis, draw, replicas, gpus, hosts, headroom_at_peak, replica_usd_month, usd_month "
-        "FROM capacity_plan(['r1', 'r2'], $per_gpu, 9000.0, 10000.0)",
-        {"per_gpu": per_gpu},
+        {**_PLAN_TABLES, "tco": tco},
+        f"SELECT {_PLAN_COLUMNS} FROM capacity_plan(['r1', 'r2'], ['c', 'c'], $per_gpu, $fleets, 9000.0, 10000.0)",
+        {"per_gpu": per_gpu, "fleets": ["c"] * len(per_gpu)},
     )
 
 
@@ -265,6 +271,24 @@ def test_capacity_plan_sizes_whole_instances_and_hosts_and_prices_each_basis() -
 def test_capacity_plan_takes_the_price_tables_gpus_per_host_when_none_were_detected() -> None:
     rows = _plan_rows(None, [1000.0])  # gpu_count unknown: [hardware] accelerators, 4 GPUs a host
     assert [(r["gpus"], r["hosts"]) for r in rows if r["basis"] == "owned"] == [(10, 3)]
+
+
+def test_capacity_plan_sizes_several_configurations_in_one_call_each_as_alone() -> None:
+    """Two configurations in one call (their runs and draws interleaved in the lists): each gets the rows it gets in
+    a call of its own, from its own runs and draws only."""
+    tables = {**_PLAN_TABLES, "tco": [{"run_id": r, "gpu_count": 8, "accelerators": 8} for r in ("r1", "r2", "r3")]}
+
+    def rows(ids: list[str], fleets: list[str], per_gpu: list[float], draws: list[str]) -> list[dict[str, Any]]:
+        sql = f"SELECT fleet, {_PLAN_COLUMNS} FROM capacity_plan($ids, $fleets, $per_gpu, $draws, 9000.0, 10000.0)"
+        return run("capacity_plan", tables, sql, {"ids": ids, "fleets": fleets, "per_gpu": per_gpu, "draws": draws})
+
+    both = rows(["r3", "r1", "r2"], ["b", "a", "a"], [1000.0, 500.0, 1500.0, 700.0], ["a", "b", "a", "b"])
+    alone_a = rows(["r1", "r2"], ["a", "a"], [1000.0, 1500.0], ["a", "a"])
+    alone_b = rows(["r3"], ["b"], [500.0, 700.0], ["b", "b"])
+    assert [r for r in both if r["fleet"] == "a"] == alone_a and [r for r in both if r["fleet"] == "b"] == alone_b
+    # b: 9,000 / (500 x 4) = 4.5: 5 instances of 4 GPUs, 20 GPUs on 3 hosts of 8, 5 x 3,000 a month
+    assert [(r["draw"], r["gpus"], r["hosts"], r["usd_month"]) for r in alone_b][0] == (0, 20, 3, 15000.0)
+    assert {r["basis"] for r in alone_b} == {"owned"} and len(alone_a) == 4  # a: 2 bases x 2 draws
 
 
 def _replay(run_id: str, hardware: str, scale: float | None, **changes: Any) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def test_compare_reads_only_the_dates_its_sides_can_match(
     dates = [d for (d,) in con.sql("SELECT DISTINCT CAST(date AS VARCHAR) FROM runs ORDER BY 1").fetchall()]
     a, b = f"vendor=nvidia,since={dates[1]}", f"vendor=amd,since={dates[1]},until={dates[-1]}"
     bounded = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
-    monkeypatch.setattr("tcobench.tasks.analysis.compare.comparison._date_bounds", lambda *_: (None, None))
+    monkeypatch.setattr("tcobench.tasks.analysis.compare.candidates.date_bounds", lambda *_: (None, None))
     everything = compare(fleet, load_prices(None), a, b, CompareOptions(resamples=200))
     assert _same(_flat(bounded.strata), _flat(everything.strata))
     assert bounded.a_desc == everything.a_desc
@@ -858,7 +858,7 @@ def test_compare_connects_with_every_view_and_macro_its_queries_name() -> None:
     folder = Path(package.__file__).parent
     strings = []  # the SQL lives in string literals; docstrings (prose) are left out
     # best.py's and plan.py's queries run on their own connections (BEST_VIEWS, PLAN_VIEWS), not compare's
-    assert "slo_figures" in BEST_VIEWS and "capacity_plan" in PLAN_VIEWS
+    assert "frontier_run_points" in BEST_VIEWS and "capacity_plan" in PLAN_VIEWS
     own = {"best.py", "plan.py"}
     for path in [*sorted(p for p in folder.glob("*.py") if p.name not in own), Path(history.__file__)]:
         tree = ast.parse(path.read_text("utf-8"))

@@ -111,6 +111,37 @@ def test_targets_spread_over_the_overlap() -> None:
     assert spread_targets(20.0, 60.0) == (30.0, 40.0, 50.0)
 
 
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 8, 9, 33, 99])
+@pytest.mark.parametrize("q", [0.5, 0.9, 0.37])
+def test_a_stretch_of_small_runs_drawn_at_once_is_drawing_run_after_run_to_the_bit(
+    n: int, q: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """_drawn (runs of one request count under NORMAL_FROM_REQUESTS, in chunks of draws that cut across runs) gives
+    each run the replicates of drawing its n requests resamples times, sorting the drawn TPOTs and summing the drawn
+    tokens and e2e in numpy, run after run from the same stream, and leaves the stream where that does."""
+    from tcobench.tasks.analysis.compare import frontier
+
+    monkeypatch.setattr(frontier, "_DRAW_CELLS", 1000)  # chunks of draws that end inside a run
+    rng = np.random.default_rng(n)
+    points = []
+    for i in range(5):
+        tpot = rng.lognormal(3.0, 0.5, n)
+        tpot = np.round(tpot) if i % 2 else tpot  # tied TPOTs
+        tokens = rng.integers(1, 500, n).astype(float) if i % 3 else rng.random(n) * 100
+        points.append(
+            RunPoint(f"r{i}", "n", 1, 1, float(rng.random() * 100), 1e-3, tpot, tokens, rng.lognormal(0, 1, n))
+        )
+    resamples = 301  # odd: a run's draws end on half of a 64-bit number for odd n
+    mine, theirs = np.random.default_rng(1), np.random.default_rng(1)
+    x, y = frontier._drawn(points, q, resamples, mine)
+    for i, p in enumerate(points):
+        idx = theirs.integers(0, n, size=(resamples, n))
+        rate = p.tokens.sum() / p.e2e_s.sum()
+        assert np.array_equal(x[i], 1000.0 / quantile_rows(p.tpot_ms[idx], q))
+        assert np.array_equal(y[i], p.tok_s_per_gpu * (p.tokens[idx].sum(axis=1) / p.e2e_s[idx].sum(axis=1)) / rate)
+    assert mine.random() == theirs.random()
+
+
 def test_a_large_runs_replicates_by_their_large_sample_forms_agree_with_drawing() -> None:
     from tcobench.tasks.analysis.compare.frontier import _run_replicates
 
