@@ -363,6 +363,7 @@ def connect(
     snapshot: int | None = None,
     on_warning: Callable[[str], None] | None = None,
     shape_tolerance: float | None = None,
+    freeze: Iterable[str] = (),
 ) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
@@ -372,6 +373,8 @@ def connect(
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
     ``shape_tolerance``: how far a run's mean input or output length may be from the asked before view run_shape
     flags it, as a fraction (`tcobench run --shape-tolerance`); default: ``Settings.shape_tolerance``.
+    ``freeze``: views computed once, as ``freeze_views`` does, each as soon as it is defined: the views defined over
+    it then bind a table, not its whole tree again (docs/dev/performance.md#freeze-as-defined).
     """
     if shape_tolerance is None:
         shape_tolerance = current().shape_tolerance
@@ -385,7 +388,7 @@ def connect(
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)
-        _define(con, views, cached)
+        _define(con, views, cached, frozenset(freeze))
         con.execute(
             "CREATE TABLE _cached_names AS SELECT unnest(string_split($names, chr(31))) AS name",
             {"names": id_list(sorted(cached))},
@@ -405,14 +408,22 @@ def connect(
 _DEFINING = threading.Lock()  # define_needed's
 
 
-def _define(con: duckdb.DuckDBPyConnection, views: list[tuple[str, str]], cached: set[str]) -> None:
+def _define(
+    con: duckdb.DuckDBPyConnection,
+    views: list[tuple[str, str]],
+    cached: set[str],
+    freeze: frozenset[str] = frozenset(),
+) -> None:
     """Define ``views`` (shipped views and macros, in creation order), the cached ones over their stored rows, and
-    note each in table ``_defined_views`` (``define_needed`` reads it)."""
+    note each in table ``_defined_views`` (``define_needed`` reads it); each of ``freeze`` is computed into a
+    temporary table as soon as it is defined (``_freeze``)."""
     for name, text in views:
         if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
         else:
             define_views(con, [(name, text)])
+        if name in freeze:
+            _freeze(con, name)
     con.execute("CREATE TABLE IF NOT EXISTS _defined_views (name VARCHAR)")
     if views:
         con.execute(
@@ -456,10 +467,15 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
     made with ``needs`` defines only what it reads).
     """
     defined = {str(r[0]) for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    for name in (n for n in names if n in defined):
+        _freeze(con, name)
+
+
+def _freeze(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """View ``name`` computed into a temporary table, and the view pointed at it."""
     try:
-        for name in (n for n in names if n in defined):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:
         raise QueryError(f"cannot compute view {name!r}: {one_line(exc)}") from exc
 

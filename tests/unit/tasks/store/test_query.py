@@ -15,9 +15,11 @@ from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store.query import (
+    FROZEN_VIEWS,
     connect,
     define_needed,
     describe_snapshot,
+    freeze_views,
     read_only_query,
     sql_views,
     views_named,
@@ -350,6 +352,26 @@ def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_pat
                 some.close()
     finally:
         full.close()
+
+
+def test_views_frozen_as_defined_read_the_same_rows_as_frozen_after(tmp_path: Path) -> None:
+    """connect's ``freeze``: each named view is a temporary table from its definition on, and every view (those over
+    it too) reads the rows it reads when freeze_views runs after connect."""
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    prices = make_prices()
+    after = connect(store, prices)
+    freeze_views(after)
+    early = connect(store, prices, freeze=FROZEN_VIEWS)
+    try:
+        temp = {str(r[0]) for r in early.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()}
+        assert temp == {f"_frozen_{name}" for name in FROZEN_VIEWS}
+        for view in ("run_summary", "tco", "cost_basis", "efficiency", "sensitivity", "nightly_trend", "goodput"):
+            sql = f"SELECT * FROM {view} ORDER BY ALL"
+            assert read_only_query(early, sql) == read_only_query(after, sql), view
+    finally:
+        early.close()
+        after.close()
 
 
 def test_a_macro_needed_later_is_defined_then_with_what_it_builds_on(tmp_path: Path) -> None:
