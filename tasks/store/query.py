@@ -364,6 +364,7 @@ def connect(
     on_warning: Callable[[str], None] | None = None,
     shape_tolerance: float | None = None,
     freeze: Iterable[str] = (),
+    freeze_max_runs: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
@@ -374,7 +375,9 @@ def connect(
     ``shape_tolerance``: how far a run's mean input or output length may be from the asked before view run_shape
     flags it, as a fraction (`tcobench run --shape-tolerance`); default: ``Settings.shape_tolerance``.
     ``freeze``: views computed once, as ``freeze_views`` does, each as soon as it is defined: the views defined over
-    it then bind a table, not its whole tree again (docs/dev/performance.md#freeze-as-defined).
+    it then bind a table, not its whole tree again (docs/dev/performance.md#freeze-as-defined); with
+    ``freeze_max_runs``, only when the snapshot holds at most that many runs (computing every run's figures costs more
+    than binding saves on a larger store: docs/dev/performance.md#compare-no-freeze).
     """
     if shape_tolerance is None:
         shape_tolerance = current().shape_tolerance
@@ -388,6 +391,8 @@ def connect(
         views = sql_views()
         if needs is not None:
             views = _needed(views, set(needs), cached)
+        if freeze_max_runs is not None and _runs(con) > freeze_max_runs:
+            freeze = ()
         _define(con, views, cached, frozenset(freeze))
         con.execute(
             "CREATE TABLE _cached_names AS SELECT unnest(string_split($names, chr(31))) AS name",
@@ -416,7 +421,7 @@ def _define(
 ) -> None:
     """Define ``views`` (shipped views and macros, in creation order), the cached ones over their stored rows, and
     note each in table ``_defined_views`` (``define_needed`` reads it); each of ``freeze`` is computed into a
-    temporary table as soon as it is defined (``_freeze``)."""
+    table as soon as it is defined (``_freeze``)."""
     for name, text in views:
         if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
@@ -459,7 +464,7 @@ def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:
-    """Compute the named views once into temporary tables and point the views at them.
+    """Compute the named views once into tables (``_freeze``) and point the views at them.
 
     DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
     of the same store (compare, history, report) computes the per-run views once instead. Views defined on
@@ -471,10 +476,17 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
         _freeze(con, name)
 
 
+def _runs(con: duckdb.DuckDBPyConnection) -> int:
+    """How many runs the connection's snapshot holds."""
+    found = con.execute("SELECT count(*) FROM runs").fetchone()
+    return int(found[0]) if found else 0
+
+
 def _freeze(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    """View ``name`` computed into a temporary table, and the view pointed at it."""
+    """View ``name`` computed into a table of the connection's in-memory database (not a temporary one: the
+    connection's cursors, compare's frontier thread, read it too), and the view pointed at it."""
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
+        con.execute(f"CREATE OR REPLACE TABLE _frozen_{name} AS SELECT * FROM {name}")
         con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:
         raise QueryError(f"cannot compute view {name!r}: {one_line(exc)}") from exc
