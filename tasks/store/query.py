@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import get_args
 
@@ -271,10 +272,10 @@ def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: i
 
 
 def _open(
-    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None]
+    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None], use_cache: bool = True
 ) -> tuple[duckdb.DuckDBPyConnection, set[str]]:
     """A connection with the base views over the store (empty, typed views when there is none), and the names of
-    the cached per-run views it prepared (``_cached_<name>``)."""
+    the cached per-run views it prepared (``_cached_<name>``; none without ``use_cache``)."""
     legacy = legacy_layout(location.root)
     if legacy:
         raise StoreError(
@@ -313,7 +314,7 @@ def _open(
         if damage:
             _leave_out(con, damage, warn)
         usable = not any(d.schema == cache_schema() for d in damage)
-        cached = _cached_views(con, snap, usable)
+        cached = _cached_views(con, snap, usable) if use_cache else set()
         stored_tests = _at(cache_schema(), "change_tests", snap)
         if usable and _columns_at(con, stored_tests) is not None:  # tasks.analysis.history's stored tests
             con.execute(f"CREATE VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
@@ -331,9 +332,10 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text.lower()))
 
 
-def _code_words(text: str) -> set[str]:
+@cache
+def _code_words(text: str) -> frozenset[str]:
     """The words of a shipped view's SQL outside its ``--`` comments (a header names views it does not read)."""
-    return _words(re.sub(r"--[^\n]*", "", text))
+    return frozenset(_words(re.sub(r"--[^\n]*", "", text)))
 
 
 def views_named(sql: str) -> set[str]:
@@ -345,7 +347,7 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     """``views`` (file order) less those that neither ``needs`` nor anything it builds on names; a view read from
     the cache builds on nothing."""
     names = {name for name, _ in views}
-    uses = {name: set() if name in cached else (_code_words(text) & names) - {name} for name, text in views}
+    uses = {name: frozenset() if name in cached else (_code_words(text) & names) - {name} for name, text in views}
     wanted, todo = set(), list(needs & names)
     while todo:
         name = todo.pop()
@@ -382,15 +384,19 @@ def connect(
     if shape_tolerance is None:
         shape_tolerance = current().shape_tolerance
     location = open_store(store).location if not isinstance(store, StoreLocation) else store
-    con, cached = _open(location, snapshot, on_warning or log.warning)
+    # the cached per-run views are prepared only where a needed view builds on one (`tcobench query "select 1"`:
+    # none); without the cache, what needs builds on is a superset of what it builds on with it
+    wanted = None if needs is None else set(needs)
+    use_cache = wanted is None or bool(set(CACHED_VIEWS) & {n for n, _ in _needed(sql_views(), wanted, set())})
+    con, cached = _open(location, snapshot, on_warning or log.warning, use_cache)
     try:
         register_prices(con, prices)
         con.execute("SET VARIABLE shape_tolerance = $t", {"t": float(shape_tolerance)})  # view run_shape
         # view tco_scenarios: the history a platform needs before its downtime term is priced
         con.execute(f"SET VARIABLE downtime_min_nights = {int(current().downtime_min_nights)}")
         views = sql_views()
-        if needs is not None:
-            views = _needed(views, set(needs), cached)
+        if wanted is not None:
+            views = _needed(views, wanted, cached)
         if freeze_max_runs is not None and _runs(con) > freeze_max_runs:
             freeze = ()
         _define(con, views, cached, frozenset(freeze))

@@ -381,6 +381,19 @@ def test_views_frozen_as_defined_read_the_same_rows_as_frozen_after(tmp_path: Pa
             con.close()
 
 
+def test_the_cached_views_are_prepared_only_when_a_needed_view_builds_on_one(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    for needs, prepared in (((), False), (("runs",), False), (("tco",), True), (None, True)):
+        con = connect(store, make_prices(), needs=needs)
+        try:
+            tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+            assert ("_uncovered" in tables) is prepared, needs
+            assert read_only_query(con, "SELECT count(*) AS n FROM runs").to_pylist() == [{"n": 1}]
+        finally:
+            con.close()
+
+
 def test_a_macro_needed_later_is_defined_then_with_what_it_builds_on(tmp_path: Path) -> None:
     """define_needed on a connection made for some views: the macro asked for and the views it reads that the
     connection lacks, over the stored per-run rows (the same rows as a connection with every view); nothing when
