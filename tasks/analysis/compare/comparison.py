@@ -468,7 +468,8 @@ def _compare_store(
     """The comparison over a connection made by ``connect``, naming the snapshot it read."""
     # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
     # selections allow, so computing every run's tco and cost_basis first cost more than it saved
-    # (docs/dev/performance.md#compare-no-freeze)
+    # (docs/dev/performance.md#compare-no-freeze); on a small store compare_with_operations' connection freezes them
+    # as they are defined (FREEZE_MAX_RUNS)
     with contextlib.closing(con.cursor()) as frontier_con:
         return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
 
