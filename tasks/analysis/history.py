@@ -31,7 +31,7 @@ from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
 from tcobench.tasks.store.arrays import split_lists
-from tcobench.tasks.store.query import connect, define_needed, freeze_views
+from tcobench.tasks.store.query import FROZEN_VIEWS, connect, define_needed
 from tcobench.tasks.store.rows import (
     IDS,
     NightlyTrendRow,
@@ -544,9 +544,8 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs=HISTORY_VIEWS)
+        con = connect(store, prices, snapshot=snapshot, needs=HISTORY_VIEWS, freeze=FROZEN_VIEWS)
         try:
-            freeze_views(con)
             return detect_changes(con, **rules)
         finally:
             con.close()

@@ -24,7 +24,7 @@ import duckdb
 from tcobench.errors import ConfigError
 from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.history import CHANGES_OF_RUNS_VIEWS, Change, Series, detect_changes
-from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.rows import (
     AvailabilityRow,
     EnvironmentChangeRow,
@@ -132,9 +132,9 @@ def environment_changes(store: StoreRef, prices: PriceTable, snapshot: int | Non
     change."""
     needs = {"environment_changes", "environment_change_runs", *CHANGES_OF_RUNS_VIEWS}
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs=needs)
+        # environment_changes is read twice: its rows, and the runs of their windows
+        con = connect(store, prices, snapshot=snapshot, needs=needs, freeze=("environment_changes",))
         try:
-            freeze_views(con, ("environment_changes",))  # read twice: its rows, and the runs of their windows
             rows = fetch_rows(con, _CHANGES_SQL, EnvironmentChangeRow)
             if not rows:
                 return []

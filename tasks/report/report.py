@@ -61,7 +61,7 @@ from tcobench.tasks.report.assets import (
     trend_label,
     trend_section,
 )
-from tcobench.tasks.store.query import connect, describe_snapshot, freeze_views, register_prices
+from tcobench.tasks.store.query import FROZEN_VIEWS, connect, describe_snapshot, freeze_views, register_prices
 from tcobench.tasks.store.rows import IDS, RecordCardRow, collection_paused, fetch_rows, typed_rows
 from tcobench.tasks.store.store import StoreRef
 from tcobench.tasks.workload.profile_trace import profile_trace
@@ -200,12 +200,14 @@ def build_report(
                 f"--trace {trace.path}: give --interactivity too, the capacity plan's target in tok/s per user"
             )
         profile = profile_trace(trace)  # a bad trace line fails before the store is opened
-    con = connect(store, prices, snapshot=snapshot)
+    # the per-run views computed as they are defined (connect's ``freeze``), but with measured adaptation only once
+    # its prices are registered: every cost figure reads them
+    con = connect(store, prices, snapshot=snapshot, freeze=FROZEN_VIEWS if adaptation != "measured" else ())
     try:
         measured = measured_adaptation_of(con)
-        if adaptation == "measured":  # before the views are frozen: every cost figure reads these prices
+        if adaptation == "measured":
             register_prices(con, with_measured_adaptation(prices, measured))
-        freeze_views(con)
+            freeze_views(con)
         ctx = _context(con, select, claim, resamples, seed, (a, b), interactivity)
         series = detect_changes(con)
         body = [

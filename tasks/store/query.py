@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import get_args
 
@@ -271,10 +272,10 @@ def _attach(con: duckdb.DuckDBPyConnection, location: StoreLocation, snapshot: i
 
 
 def _open(
-    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None]
+    location: StoreLocation, snapshot: int | None, warn: Callable[[str], None], use_cache: bool = True
 ) -> tuple[duckdb.DuckDBPyConnection, set[str]]:
     """A connection with the base views over the store (empty, typed views when there is none), and the names of
-    the cached per-run views it prepared (``_cached_<name>``)."""
+    the cached per-run views it prepared (``_cached_<name>``; none without ``use_cache``)."""
     legacy = legacy_layout(location.root)
     if legacy:
         raise StoreError(
@@ -313,7 +314,7 @@ def _open(
         if damage:
             _leave_out(con, damage, warn)
         usable = not any(d.schema == cache_schema() for d in damage)
-        cached = _cached_views(con, snap, usable)
+        cached = _cached_views(con, snap, usable) if use_cache else set()
         stored_tests = _at(cache_schema(), "change_tests", snap)
         if usable and _columns_at(con, stored_tests) is not None:  # tasks.analysis.history's stored tests
             con.execute(f"CREATE VIEW _stored_change_tests AS SELECT * FROM {stored_tests}")
@@ -331,9 +332,10 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text.lower()))
 
 
-def _code_words(text: str) -> set[str]:
+@cache
+def _code_words(text: str) -> frozenset[str]:
     """The words of a shipped view's SQL outside its ``--`` comments (a header names views it does not read)."""
-    return _words(re.sub(r"--[^\n]*", "", text))
+    return frozenset(_words(re.sub(r"--[^\n]*", "", text)))
 
 
 def views_named(sql: str) -> set[str]:
@@ -345,7 +347,7 @@ def _needed(views: list[tuple[str, str]], needs: set[str], cached: set[str]) -> 
     """``views`` (file order) less those that neither ``needs`` nor anything it builds on names; a view read from
     the cache builds on nothing."""
     names = {name for name, _ in views}
-    uses = {name: set() if name in cached else (_code_words(text) & names) - {name} for name, text in views}
+    uses = {name: frozenset() if name in cached else (_code_words(text) & names) - {name} for name, text in views}
     wanted, todo = set(), list(needs & names)
     while todo:
         name = todo.pop()
@@ -363,6 +365,8 @@ def connect(
     snapshot: int | None = None,
     on_warning: Callable[[str], None] | None = None,
     shape_tolerance: float | None = None,
+    freeze: Iterable[str] = (),
+    freeze_max_runs: int | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A read-only, sandboxed DuckDB connection with every view defined over ``store`` at one snapshot.
 
@@ -372,20 +376,30 @@ def connect(
     ``on_warning``: called with each warning (damaged files left out); default: the ``tcobench.store`` logger.
     ``shape_tolerance``: how far a run's mean input or output length may be from the asked before view run_shape
     flags it, as a fraction (`tcobench run --shape-tolerance`); default: ``Settings.shape_tolerance``.
+    ``freeze``: views computed once, as ``freeze_views`` does, each as soon as it is defined: the views defined over
+    it then bind a table, not its whole tree again (docs/dev/performance.md#freeze-as-defined); with
+    ``freeze_max_runs``, only when the snapshot holds at most that many runs (computing every run's figures costs more
+    than binding saves on a larger store: docs/dev/performance.md#compare-no-freeze).
     """
     if shape_tolerance is None:
         shape_tolerance = current().shape_tolerance
     location = open_store(store).location if not isinstance(store, StoreLocation) else store
-    con, cached = _open(location, snapshot, on_warning or log.warning)
+    # the cached per-run views are prepared only where a needed view builds on one (`tcobench query "select 1"`:
+    # none); without the cache, what needs builds on is a superset of what it builds on with it
+    wanted = None if needs is None else set(needs)
+    use_cache = wanted is None or bool(set(CACHED_VIEWS) & {n for n, _ in _needed(sql_views(), wanted, set())})
+    con, cached = _open(location, snapshot, on_warning or log.warning, use_cache)
     try:
         register_prices(con, prices)
         con.execute("SET VARIABLE shape_tolerance = $t", {"t": float(shape_tolerance)})  # view run_shape
         # view tco_scenarios: the history a platform needs before its downtime term is priced
         con.execute(f"SET VARIABLE downtime_min_nights = {int(current().downtime_min_nights)}")
         views = sql_views()
-        if needs is not None:
-            views = _needed(views, set(needs), cached)
-        _define(con, views, cached)
+        if wanted is not None:
+            views = _needed(views, wanted, cached)
+        if freeze_max_runs is not None and _runs(con) > freeze_max_runs:
+            freeze = ()
+        _define(con, views, cached, frozenset(freeze))
         con.execute(
             "CREATE TABLE _cached_names AS SELECT unnest(string_split($names, chr(31))) AS name",
             {"names": id_list(sorted(cached))},
@@ -405,14 +419,22 @@ def connect(
 _DEFINING = threading.Lock()  # define_needed's
 
 
-def _define(con: duckdb.DuckDBPyConnection, views: list[tuple[str, str]], cached: set[str]) -> None:
+def _define(
+    con: duckdb.DuckDBPyConnection,
+    views: list[tuple[str, str]],
+    cached: set[str],
+    freeze: frozenset[str] = frozenset(),
+) -> None:
     """Define ``views`` (shipped views and macros, in creation order), the cached ones over their stored rows, and
-    note each in table ``_defined_views`` (``define_needed`` reads it)."""
+    note each in table ``_defined_views`` (``define_needed`` reads it); each of ``freeze`` is computed into a
+    table as soon as it is defined (``_freeze``)."""
     for name, text in views:
         if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
         else:
             define_views(con, [(name, text)])
+        if name in freeze:
+            _freeze(con, name)
     con.execute("CREATE TABLE IF NOT EXISTS _defined_views (name VARCHAR)")
     if views:
         con.execute(
@@ -448,7 +470,7 @@ def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:
-    """Compute the named views once into temporary tables and point the views at them.
+    """Compute the named views once into tables (``_freeze``) and point the views at them.
 
     DuckDB re-evaluates a view (and every view under it) on each query; a session that asks many questions
     of the same store (compare, history, report) computes the per-run views once instead. Views defined on
@@ -456,10 +478,22 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
     made with ``needs`` defines only what it reads).
     """
     defined = {str(r[0]) for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    for name in (n for n in names if n in defined):
+        _freeze(con, name)
+
+
+def _runs(con: duckdb.DuckDBPyConnection) -> int:
+    """How many runs the connection's snapshot holds."""
+    found = con.execute("SELECT count(*) FROM runs").fetchone()
+    return int(found[0]) if found else 0
+
+
+def _freeze(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """View ``name`` computed into a table of the connection's in-memory database (not a temporary one: the
+    connection's cursors, compare's frontier thread, read it too), and the view pointed at it."""
     try:
-        for name in (n for n in names if n in defined):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _frozen_{name} AS SELECT * FROM {name}")
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
+        con.execute(f"CREATE OR REPLACE TABLE _frozen_{name} AS SELECT * FROM {name}")
+        con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
     except duckdb.Error as exc:
         raise QueryError(f"cannot compute view {name!r}: {one_line(exc)}") from exc
 

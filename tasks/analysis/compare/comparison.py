@@ -61,7 +61,7 @@ from tcobench.tasks.analysis.operations import (
     operations_of,
     with_measured_adaptation,
 )
-from tcobench.tasks.store.query import connect, describe_snapshot, register_prices
+from tcobench.tasks.store.query import FROZEN_VIEWS, connect, describe_snapshot, register_prices
 from tcobench.tasks.store.rows import IDS, collection_paused, id_list
 from tcobench.tasks.store.store import StoreRef
 from tcobench.tasks.workload.accuracy import parse_accuracy_name
@@ -367,6 +367,10 @@ def _checked(options: CompareOptions) -> CompareOptions:
 
 
 _DEFAULT = CompareOptions()
+# a store of at most this many runs: compare_with_operations freezes the per-run views as they are defined (connect's
+# ``freeze``), which saves binding and planning their trees again in every query; over more runs computing every run's
+# figures costs more than it saves (docs/dev/performance.md#compare-no-freeze, #freeze-as-defined)
+FREEZE_MAX_RUNS = 512
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareOptions = _DEFAULT) -> Comparison:
@@ -441,7 +445,14 @@ def compare_with_operations(
     opts = _checked(options)  # bad arguments fail before the store is opened
     sel_a, sel_b = parse_selection(a, "--a"), parse_selection(b, "--b")
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs={*compare_views(opts.basis), *OPERATIONS_VIEWS})
+        con = connect(
+            store,
+            prices,
+            snapshot=snapshot,
+            needs={*compare_views(opts.basis), *OPERATIONS_VIEWS},
+            freeze=FROZEN_VIEWS if adaptation != "measured" else (),
+            freeze_max_runs=FREEZE_MAX_RUNS,
+        )
         try:
             ops = operations_of(con)
             if adaptation == "measured":
@@ -457,7 +468,8 @@ def _compare_store(
     """The comparison over a connection made by ``connect``, naming the snapshot it read."""
     # no freeze_views: the connection reads one snapshot already, and compare's queries read only the dates its
     # selections allow, so computing every run's tco and cost_basis first cost more than it saved
-    # (docs/dev/performance.md#compare-no-freeze)
+    # (docs/dev/performance.md#compare-no-freeze); on a small store compare_with_operations' connection freezes them
+    # as they are defined (FREEZE_MAX_RUNS)
     with contextlib.closing(con.cursor()) as frontier_con:
         return replace(_compare(con, sel_a, sel_b, opts, frontier_con), snapshot=describe_snapshot(con))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +16,11 @@ from tcobench.tasks.analysis.classify_failure import classify_failure
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
 from tcobench.tasks.store.query import (
+    FROZEN_VIEWS,
     connect,
     define_needed,
     describe_snapshot,
+    freeze_views,
     read_only_query,
     sql_views,
     views_named,
@@ -350,6 +353,45 @@ def test_a_connection_for_some_views_defines_them_and_what_they_build_on(tmp_pat
                 some.close()
     finally:
         full.close()
+
+
+def test_views_frozen_as_defined_read_the_same_rows_as_frozen_after(tmp_path: Path) -> None:
+    """connect's ``freeze``: each named view is a table from its definition on, which the connection's cursors read
+    too, and every view (those over it too) reads the rows it reads when freeze_views runs after connect; with
+    ``freeze_max_runs`` under the runs stored, nothing is frozen."""
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    write_results(store, make_run(run_id="r2"), [make_request(run_id="r2", request_index=i) for i in range(3)])
+    prices = make_prices()
+    after = connect(store, prices)
+    freeze_views(after)
+    early = connect(store, prices, freeze=FROZEN_VIEWS, freeze_max_runs=2)
+    larger = connect(store, prices, freeze=FROZEN_VIEWS, freeze_max_runs=1)
+    try:
+        for con, frozen in ((early, {f"_frozen_{name}" for name in FROZEN_VIEWS}), (larger, set())):
+            with contextlib.closing(con.cursor()) as cursor:
+                tables = {str(r[0]) for r in cursor.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+            assert {t for t in tables if t.startswith("_frozen_")} == frozen
+        for view in ("run_summary", "tco", "cost_basis", "efficiency", "sensitivity", "nightly_trend", "goodput"):
+            sql = f"SELECT * FROM {view} ORDER BY ALL"
+            assert read_only_query(early, sql) == read_only_query(after, sql) == read_only_query(larger, sql), view
+            assert read_only_query(after, sql).num_rows > 0, view
+    finally:
+        for con in (early, larger, after):
+            con.close()
+
+
+def test_the_cached_views_are_prepared_only_when_a_needed_view_builds_on_one(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
+    for needs, prepared in (((), False), (("runs",), False), (("tco",), True), (None, True)):
+        con = connect(store, make_prices(), needs=needs)
+        try:
+            tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+            assert ("_uncovered" in tables) is prepared, needs
+            assert read_only_query(con, "SELECT count(*) AS n FROM runs").to_pylist() == [{"n": 1}]
+        finally:
+            con.close()
 
 
 def test_a_macro_needed_later_is_defined_then_with_what_it_builds_on(tmp_path: Path) -> None:
