@@ -12,9 +12,11 @@
 #   - then hog: the tests marked `hog` load the machine on purpose (a signal's exit under a CPU hog they start), so
 #     they run alone and last: their hog slows no other test, and no other test adds to their load.
 # Every test is in exactly one of the five: tests/unit/test_run_suite.py checks their marker expressions below.
-# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order above, each
-# closed by pytest's own wall time; the exit status is the first failing of the five in that order (pytest's 5, "no test
-# selected", counts as passing).
+# With LINT set (`make test` sets it to `make lint`: mypy, mkdocs, ruff, sqlfluff), that command runs beside the
+# three lanes: it needs one core for about 45 s, which it held CI's critical path for when it ran before them.
+# Usage: [LINT=COMMAND] tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order
+# above, each closed by pytest's own wall time, and the lint's after the lanes'; the exit status is the first failing
+# of the five in that order, then the lint's (pytest's 5, "no test selected", counts as passing).
 set -u
 pytest_bin=$1
 shift
@@ -35,14 +37,22 @@ passed() {  # a pytest exit status, 5 ("no test selected") read as 0
 # `( exec ... ) &`, not `... &`: a script's plain background command ignores SIGINT, and so would the tcobench, engine
 # and server processes a test starts from it (a test's Ctrl-C to them would go unheard).
 ( exec "$pytest_bin" -m "$REST" "$@" >"$logs/rest" 2>&1 ) &
-pids+=($!)
+rest_pid=$!
+pids+=("$rest_pid")
+lint_pid=
+if [ -n "${LINT:-}" ]; then
+  ( exec bash -c "$LINT" >"$logs/lint" 2>&1 ) &
+  lint_pid=$!
+  pids+=("$lint_pid")
+fi
 ( exec "$pytest_bin" -m "$WAITS" "$@" >"$logs/waits" 2>&1 ) &
-pids+=($!)
+waits_pid=$!
+pids+=("$waits_pid")
 "$pytest_bin" -m "$INTEGRATION" "$@"
 integration=$(passed $?)
-wait "${pids[0]}"
+wait "$rest_pid"
 rest=$(passed $?)
-wait "${pids[1]}"
+wait "$waits_pid"
 waits=$(passed $?)
 echo
 echo "=============== tests/unit (lane rest, beside tests/integration and tests/faults) ==============="
@@ -50,6 +60,15 @@ cat "$logs/rest"
 echo
 echo "=============== the tests marked waits (lane waits, beside the others) ==============="
 cat "$logs/waits"
+
+lint=0
+if [ -n "$lint_pid" ]; then
+  wait "$lint_pid"
+  lint=$?
+  echo
+  echo "=============== the lint: $LINT (beside the lanes), exit $lint ==============="
+  cat "$logs/lint"
+fi
 
 echo
 echo "=============== the tests marked quiet (alone, after the lanes) ==============="
@@ -67,7 +86,7 @@ echo "=============== the tests marked hog (alone, last) ==============="
 "$pytest_bin" -m "$HOG" "$@"
 hog=$(passed $?)
 
-for status in "$integration" "$rest" "$waits" "$quiet" "$hog"; do
+for status in "$integration" "$rest" "$waits" "$quiet" "$hog" "$lint"; do
   [ "$status" -ne 0 ] && exit "$status"
 done
 exit 0
