@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: three pytest processes at once (the lanes), then two more, alone, one
 # after the other; docs/dev/performance.md#ci-lanes has the figures behind the choice.
-#   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py),
-#     in the foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
-#   - rest: tests/unit. One pytest process for the whole suite held CI's critical path while the second core idled:
+#   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py,
+#     but for its BESIDE_UNIT files), in the foreground: its report streams. Its tests start engines, containers,
+#     servers and tcobench processes;
+#   - rest: tests/unit, and tests/conftest.py's BESIDE_UNIT. One pytest process for the whole suite held CI's critical path while the second core idled:
 #     split in two, both cores are busy to the end;
 #   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
 #     worker timeouts and server restarts);
@@ -18,6 +19,9 @@
 # above, each closed by pytest's own wall time, and the lint's after the lanes'; the exit status is the first failing
 # of the five in that order, then the lint's (pytest's 5, "no test selected", counts as passing).
 set -u
+# One DuckDB thread per instance: two lanes on two cores, each with DuckDB's default of a thread per core, spent
+# 11-28% more CPU on the same tests (docs/dev/performance.md#ci-lanes).
+export TCOBENCH_DUCKDB_THREADS="${TCOBENCH_DUCKDB_THREADS:-1}"
 pytest_bin=$1
 shift
 INTEGRATION="integration and not waits and not quiet and not hog"
