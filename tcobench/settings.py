@@ -197,6 +197,12 @@ class Settings(BaseModel):
         default=100.0,
         description="Free space (MiB) a store's folders must keep before a run starts (TCOBENCH_STORE_MIN_FREE_MB).",
     )
+    duckdb_threads: int | None = Field(
+        default=None,
+        ge=1,
+        description="Threads each DuckDB instance over a store may use (TCOBENCH_DUCKDB_THREADS); default: DuckDB's "
+        "own, one per core. 1 suits processes that share the cores with others (docs/store.md#duckdb-threads).",
+    )
     powercap_root: Path = Field(
         default=Path("/sys/class/powercap"),
         description="The powercap tree read for CPU energy (TCOBENCH_POWERCAP_ROOT), e.g. a copied or mounted /sys.",

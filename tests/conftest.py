@@ -16,14 +16,21 @@ import pytest
 
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
+# Fault tests that start no engine, server or container (damaged store files, the read-only query sandbox: tcobench
+# commands over a store): they run in tests/unit's lane, which ended about 300 s before the integration lane in the
+# last CI preview (docs/dev/performance.md#ci-lanes).
+BESIDE_UNIT = ("test_damaged_files.py", "test_query_readonly.py")
+
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `integration` each test under tests/integration and tests/faults (they start servers, engines and tcobench
-    processes): `make test` runs them in a lane of their own, beside tests/unit (tests/run_suite.sh)."""
+    processes), but those of BESIDE_UNIT: `make test` runs them in a lane of their own, beside tests/unit
+    (tests/run_suite.sh)."""
     folders = [config.rootpath / "tests" / name for name in ("integration", "faults")]
+    beside_unit = {config.rootpath / "tests" / "faults" / name for name in BESIDE_UNIT}
     for item in items:
-        if any(item.path.is_relative_to(folder) for folder in folders):
+        if any(item.path.is_relative_to(folder) for folder in folders) and item.path not in beside_unit:
             item.add_marker(pytest.mark.integration)
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` runs it: three pytest processes at once (the lanes), then two more, alone, one
 # after the other; docs/dev/performance.md#ci-lanes has the figures behind the choice.
-#   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py),
-#     in the foreground: its report streams. Its tests start engines, containers, servers and tcobench processes;
-#   - rest: tests/unit. One pytest process for the whole suite held CI's critical path while the second core idled:
+#   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py,
+#     but for its BESIDE_UNIT files), in the foreground: its report streams. Its tests start engines, containers,
+#     servers and tcobench processes;
+#   - rest: tests/unit, and tests/conftest.py's BESIDE_UNIT. One pytest process for the whole suite held CI's critical path while the second core idled:
 #     split in two, both cores are busy to the end;
 #   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
 #     worker timeouts and server restarts);
@@ -12,10 +13,15 @@
 #   - then hog: the tests marked `hog` load the machine on purpose (a signal's exit under a CPU hog they start), so
 #     they run alone and last: their hog slows no other test, and no other test adds to their load.
 # Every test is in exactly one of the five: tests/unit/test_run_suite.py checks their marker expressions below.
-# Usage: tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order above, each
-# closed by pytest's own wall time; the exit status is the first failing of the five in that order (pytest's 5, "no test
-# selected", counts as passing).
+# With LINT set (`make test` sets it to `make lint`: mypy, mkdocs, ruff, sqlfluff), that command runs beside the
+# three lanes: it needs one core for about 45 s, which it held CI's critical path for when it ran before them.
+# Usage: [LINT=COMMAND] tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order
+# above, each closed by pytest's own wall time, and the lint's after the lanes'; the exit status is the first failing
+# of the five in that order, then the lint's (pytest's 5, "no test selected", counts as passing).
 set -u
+# One DuckDB thread per instance: two lanes on two cores, each with DuckDB's default of a thread per core, spent
+# 11-28% more CPU on the same tests (docs/dev/performance.md#ci-lanes).
+export TCOBENCH_DUCKDB_THREADS="${TCOBENCH_DUCKDB_THREADS:-1}"
 pytest_bin=$1
 shift
 INTEGRATION="integration and not waits and not quiet and not hog"
@@ -35,14 +41,22 @@ passed() {  # a pytest exit status, 5 ("no test selected") read as 0
 # `( exec ... ) &`, not `... &`: a script's plain background command ignores SIGINT, and so would the tcobench, engine
 # and server processes a test starts from it (a test's Ctrl-C to them would go unheard).
 ( exec "$pytest_bin" -m "$REST" "$@" >"$logs/rest" 2>&1 ) &
-pids+=($!)
+rest_pid=$!
+pids+=("$rest_pid")
+lint_pid=
+if [ -n "${LINT:-}" ]; then
+  ( exec bash -c "$LINT" >"$logs/lint" 2>&1 ) &
+  lint_pid=$!
+  pids+=("$lint_pid")
+fi
 ( exec "$pytest_bin" -m "$WAITS" "$@" >"$logs/waits" 2>&1 ) &
-pids+=($!)
+waits_pid=$!
+pids+=("$waits_pid")
 "$pytest_bin" -m "$INTEGRATION" "$@"
 integration=$(passed $?)
-wait "${pids[0]}"
+wait "$rest_pid"
 rest=$(passed $?)
-wait "${pids[1]}"
+wait "$waits_pid"
 waits=$(passed $?)
 echo
 echo "=============== tests/unit (lane rest, beside tests/integration and tests/faults) ==============="
@@ -50,6 +64,15 @@ cat "$logs/rest"
 echo
 echo "=============== the tests marked waits (lane waits, beside the others) ==============="
 cat "$logs/waits"
+
+lint=0
+if [ -n "$lint_pid" ]; then
+  wait "$lint_pid"
+  lint=$?
+  echo
+  echo "=============== the lint: $LINT (beside the lanes), exit $lint ==============="
+  cat "$logs/lint"
+fi
 
 echo
 echo "=============== the tests marked quiet (alone, after the lanes) ==============="
@@ -67,7 +90,7 @@ echo "=============== the tests marked hog (alone, last) ==============="
 "$pytest_bin" -m "$HOG" "$@"
 hog=$(passed $?)
 
-for status in "$integration" "$rest" "$waits" "$quiet" "$hog"; do
+for status in "$integration" "$rest" "$waits" "$quiet" "$hog" "$lint"; do
   [ "$status" -ne 0 ] && exit "$status"
 done
 exit 0

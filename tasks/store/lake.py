@@ -25,7 +25,7 @@ import duckdb
 from tcobench.errors import StoreError
 from tcobench.schemas.base import redact_url
 from tcobench.schemas.urls import check_url
-from tcobench.settings import aws_variables, state_home
+from tcobench.settings import aws_variables, current, state_home
 
 __all__ = [
     "CATALOG_FILES",
@@ -378,6 +378,9 @@ def new_instance(location: StoreLocation) -> duckdb.DuckDBPyConnection:
         "autoload_known_extensions": False,
         "allow_unsigned_extensions": known,
     }
+    threads = current().duckdb_threads
+    if threads is not None:
+        config["threads"] = threads
     con = duckdb.connect(":memory:", config=config)
     try:
         con.execute("SET enable_progress_bar = false")

@@ -51,6 +51,7 @@ def test_the_lanes_use_declared_markers_only() -> None:
 FILES = (  # a file or two per lane
     "tests/unit/tasks/load/test_measure_poisson.py",
     "tests/faults/test_signals.py",
+    "tests/faults/test_query_readonly.py",
     "tests/integration/test_replay.py",
     "tests/integration/test_fleet_outages.py",
 )
@@ -89,7 +90,10 @@ def test_real_tests_land_in_the_lane_their_folder_and_markers_say() -> None:
             "tests/integration/test_replay.py::",
             "tests/faults/test_signals.py::test_a_second_signal_ends_the_grace_period",
         ],
-        "REST": ["tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential"],
+        "REST": [
+            "tests/unit/tasks/load/test_measure_poisson.py::test_the_ks_check_rejects_what_is_not_exponential",
+            "tests/faults/test_query_readonly.py::",  # conftest.BESIDE_UNIT
+        ],
         "WAITS": ["tests/integration/test_fleet_outages.py::"],
         "QUIET": ["tests/unit/tasks/load/test_measure_poisson.py::test_a_poisson_run_sends_at_exponential_gaps"],
         "HOG": ["tests/faults/test_signals.py::test_a_signal_under_load_ends_the"],

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tcobench.errors import StoreError
+from tcobench.errors import ConfigError, StoreError
 from tcobench.tasks.store import lake
 from tcobench.tasks.store.lake import _s3_secret, new_instance, parse_store
 
@@ -90,6 +90,31 @@ def test_s3_secret_comes_from_the_aws_variables(monkeypatch: pytest.MonkeyPatch)
             con.execute("SELECT * FROM duckdb_secrets(redact := false)").fetchall()
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("given", [None, "1", "3"])
+def test_duckdb_threads_are_what_the_setting_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, given: str | None
+) -> None:
+    """TCOBENCH_DUCKDB_THREADS caps each instance's threads; unset, DuckDB's own default (one per core) stays."""
+    if given is None:
+        monkeypatch.delenv("TCOBENCH_DUCKDB_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("TCOBENCH_DUCKDB_THREADS", given)
+    con = new_instance(parse_store(f"sqlite://{tmp_path}"))
+    try:
+        threads = con.execute("SELECT current_setting('threads')").fetchone()
+    finally:
+        con.close()
+    assert threads == (
+        int(given) if given else duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0],
+    )
+
+
+def test_a_bad_duckdb_threads_value_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TCOBENCH_DUCKDB_THREADS", "0")
+    with pytest.raises(ConfigError, match=r"^TCOBENCH_DUCKDB_THREADS: .*got '0'"):
+        new_instance(parse_store(f"sqlite://{tmp_path}"))
 
 
 def test_extensions_load_from_the_wheels_never_the_network(tmp_path: Path) -> None:
