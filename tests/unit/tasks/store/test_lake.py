@@ -106,9 +106,12 @@ def test_duckdb_threads_are_what_the_setting_says(
         threads = con.execute("SELECT current_setting('threads')").fetchone()
     finally:
         con.close()
-    assert threads == (
-        int(given) if given else duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0],
-    )
+    default = duckdb.connect(":memory:")
+    try:
+        own = default.execute("SELECT current_setting('threads')").fetchone()
+    finally:
+        default.close()
+    assert threads == ((int(given),) if given else own)
 
 
 def test_a_bad_duckdb_threads_value_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
