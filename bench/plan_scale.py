@@ -66,8 +66,11 @@ def main() -> None:
     target = middle_target(args.store)
     if target is None:
         raise SystemExit("no interactivity inside both sides' ranges: nothing to plan at")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryDirectory() as tmp:
+        # bytecode cached, as an installed wheel has it (bench/small_store.py does the same): without, every round
+        # compiles the package's modules again
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+        env.update(PYTHONPATH=str(ROOT), PYTHONPYCACHEPREFIX=str(Path(tmp) / "pyc"))
         trace = write_trace(Path(tmp) / "day.jsonl", args.requests)
         argv = [sys.executable, "-m", "tcobench", "plan", "--trace", str(trace), "--a", QUARTER_SWEEP[0]]
         argv += ["--b", QUARTER_SWEEP[1], "--interactivity", f"{target:.3f}", "--store", args.store]
