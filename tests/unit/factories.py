@@ -507,6 +507,28 @@ class SimulatedConfig:
             gpus=self.gpus,
         )
 
+    def run_labels(self) -> dict[str, Any]:
+        """The run row's fields this configuration fixes: host, engine, model, GPUs, price keys, serving config."""
+        serving = self.serving()
+        return {
+            "host": self.host,
+            "engine_kind": "endpoint",
+            "engine_name": "vllm",
+            "engine_version": self.engine_version,
+            "model_name": "sim-model",
+            "gpu_vendor": self.vendor,
+            "gpu_name": self.gpu_name,
+            "gpu_count": self.host_gpus,
+            "hardware_key": self.hardware_key,
+            "site_key": "datacenter",
+            "ops_key": "default",
+            "config_id": serving.config_id,
+            "serving_config": serving.canonical(),
+            "tensor_parallel": self.tensor_parallel,
+            "gpus_given": self.gpus,
+            "gpus_given_source": "declared",
+        }
+
 
 def write_configs(
     store: Path, configs: Sequence[SimulatedConfig], nights: int = 2, requests: int = 48, tokens: int = 16
@@ -555,31 +577,16 @@ def write_configs(
                     run_id=run_id,
                     batch_id=f"{cfg.host}-n{night}",
                     date=reqs[0].date,
-                    host=cfg.host,
                     started_ns=started,
                     finished_ns=end + 10**9,
                     measure_start_ns=started,
                     measure_end_ns=end,
-                    engine_kind="endpoint",
-                    engine_name="vllm",
-                    engine_version=cfg.engine_version,
-                    model_name="sim-model",
-                    gpu_vendor=cfg.vendor,
-                    gpu_name=cfg.gpu_name,
-                    gpu_count=cfg.host_gpus,
                     workload="sim",
                     concurrency=c,
                     measured_requests=requests,
                     max_tokens=tokens,
                     ignore_eos=True,
-                    hardware_key=cfg.hardware_key,
-                    site_key="datacenter",
-                    ops_key="default",
-                    config_id=serving.config_id,
-                    serving_config=serving.canonical(),
-                    tensor_parallel=cfg.tensor_parallel,
-                    gpus_given=cfg.gpus,
-                    gpus_given_source="declared",
+                    **cfg.run_labels(),
                 )
                 batch.append(RunRows(run, reqs))
                 written.append(run)
@@ -599,13 +606,12 @@ def write_replay(
     seed: int = 42,
 ) -> RunRecord:
     """A replay of the whole ``trace`` file (`tcobench run --trace`) on a simulated configuration, as a run row
-    records one: load_mode 'replay', the trace's prompt_set_hash (tasks/workload/plan.replay_set_key) and the time
+    records one: load_mode 'replay', the trace's prompt_set_hash (tasks/workload/keys.replay_set_key) and the time
     scale; ``requests`` measured requests of 101 output tokens, each with this TTFT and TPOT (decode 100 tokens)."""
     from tcobench.tasks.store.store import RunRows, write_runs
-    from tcobench.tasks.workload.plan import replay_set_key, sha256_json
+    from tcobench.tasks.workload.keys import replay_set_key, sha256_json
     from tcobench.tasks.workload.read_trace import file_sha256
 
-    serving = cfg.serving()
     started = _FLEET_T0_NS + 3_600 * 10**9
     date = dt.datetime.fromtimestamp(started / 1e9, dt.UTC).date().isoformat()
     decode_ns = int(tpot_ms * 1e6 * 100)
@@ -632,18 +638,10 @@ def write_replay(
         run_id=run_id,
         batch_id=f"{cfg.host}-replay",
         date=date,
-        host=cfg.host,
         started_ns=started,
         finished_ns=end + 10**9,
         measure_start_ns=started,
         measure_end_ns=end,
-        engine_kind="endpoint",
-        engine_name="vllm",
-        engine_version=cfg.engine_version,
-        model_name="sim-model",
-        gpu_vendor=cfg.vendor,
-        gpu_name=cfg.gpu_name,
-        gpu_count=cfg.host_gpus,
         workload="replay",
         load_mode="replay",
         concurrency=requests,
@@ -655,14 +653,7 @@ def write_replay(
         prompt_source="trace",
         dataset_path=str(trace),
         time_scale=time_scale,
-        hardware_key=cfg.hardware_key,
-        site_key="datacenter",
-        ops_key="default",
-        config_id=serving.config_id,
-        serving_config=serving.canonical(),
-        tensor_parallel=cfg.tensor_parallel,
-        gpus_given=cfg.gpus,
-        gpus_given_source="declared",
+        **cfg.run_labels(),
     )
     write_runs(store, [RunRows(run, reqs)])
     return run
