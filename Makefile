@@ -27,8 +27,8 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/tcobench run
 
-# The lint beside the three test lanes (it needs about 45 s of one core, which the lane of the `waits` tests leaves
-# idle), then the quiet and hog tests alone: tests/run_suite.sh says why.
+# The lint beside the three test lanes (it needs one core, which the lane of the `waits` tests leaves mostly idle),
+# then the quiet and hog tests alone: tests/run_suite.sh says why; docs/dev/performance.md#ci-lanes has the figures.
 check: install
 	LINT="$(MAKE) --no-print-directory lint" tests/run_suite.sh $(VENV)/bin/pytest
 

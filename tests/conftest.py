@@ -17,8 +17,8 @@ import pytest
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
 # Fault tests that start no engine, server or container (damaged store files, the read-only query sandbox: tcobench
-# commands over a store): they run in tests/unit's lane, which ended about 300 s before the integration lane in the
-# last CI preview (docs/dev/performance.md#ci-lanes).
+# commands over a store): they run in tests/unit's lane, which ended well before the integration lane in a CI preview
+# (the figures: docs/dev/performance.md#ci-lanes).
 BESIDE_UNIT = ("test_damaged_files.py", "test_query_readonly.py")
 
 

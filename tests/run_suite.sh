@@ -4,8 +4,8 @@
 #   - integration: tests/integration and tests/faults (marker `integration`, set from the path by tests/conftest.py,
 #     but for its BESIDE_UNIT files), in the foreground: its report streams. Its tests start engines, containers,
 #     servers and tcobench processes;
-#   - rest: tests/unit, and tests/conftest.py's BESIDE_UNIT. One pytest process for the whole suite held CI's critical path while the second core idled:
-#     split in two, both cores are busy to the end;
+#   - rest: tests/unit, and tests/conftest.py's BESIDE_UNIT. One pytest process for the whole suite held CI's
+#     critical path while the second core idled: split in two, both cores are busy to the end;
 #   - waits: the tests marked `waits`, long and leaving the CPU idle much of the time (they sit through outages,
 #     worker timeouts and server restarts);
 #   - then quiet: the tests marked `quiet` time the machine to 1 ms and skip when it is loaded, so they run alone,
@@ -14,13 +14,14 @@
 #     they run alone and last: their hog slows no other test, and no other test adds to their load.
 # Every test is in exactly one of the five: tests/unit/test_run_suite.py checks their marker expressions below.
 # With LINT set (`make test` sets it to `make lint`: mypy, mkdocs, ruff, sqlfluff), that command runs beside the
-# three lanes: it needs one core for about 45 s, which it held CI's critical path for when it ran before them.
+# three lanes: it needs one core, and it held CI's critical path when it ran before them
+# (docs/dev/performance.md#ci-lanes).
 # Usage: [LINT=COMMAND] tests/run_suite.sh PYTEST [pytest arguments...]. The reports follow each other in the order
 # above, each closed by pytest's own wall time, and the lint's after the lanes'; the exit status is the first failing
 # of the five in that order, then the lint's (pytest's 5, "no test selected", counts as passing).
 set -u
 # One DuckDB thread per instance: two lanes on two cores, each with DuckDB's default of a thread per core, spent
-# 11-28% more CPU on the same tests (docs/dev/performance.md#ci-lanes).
+# more CPU on the same tests (the figures: docs/dev/performance.md#ci-lanes).
 export TCOBENCH_DUCKDB_THREADS="${TCOBENCH_DUCKDB_THREADS:-1}"
 pytest_bin=$1
 shift
