@@ -284,22 +284,21 @@ def _drawn(
     tests/unit/tasks/analysis/test_frontier.py checks it against drawing and sorting run after run, to the bit."""
     n = len(points[0].tpot_ms)
     lo, hi, h = (v.item() for v in quantile_positions(np.array([n]), q))
-    tpot, tokens, e2e = (
-        np.stack([getattr(p, name) for p in points]).astype(float) for name in ("tpot_ms", "tokens", "e2e_s")
-    )
+    # each run's requests' (TPOT, tokens, e2e), a run's requests in a row of each (3 x runs x n)
+    requests = np.stack([np.stack([getattr(p, name) for p in points]) for name in ("tpot_ms", "tokens", "e2e_s")])
+    requests = requests.astype(float)
     per_gpu = np.array([p.tok_s_per_gpu for p in points])
-    rate = tokens.sum(axis=1) / e2e.sum(axis=1)
+    rate = requests[1].sum(axis=1) / requests[2].sum(axis=1)
     x, y = np.empty((len(points), resamples)), np.empty((len(points), resamples))
     step = max(1, _DRAW_CELLS // (n * resamples))
     for start in range(0, len(points), step):
         runs = slice(start, min(start + step, len(points)))
         drawn = rng.integers(0, n, size=(runs.stop - start, resamples, n))
-        drawn += (np.arange(runs.stop - start) * n)[:, None, None]  # the drawn requests' places in the runs' arrays
-        low, high = _smallest(tpot[runs].ravel()[drawn], (lo, hi))
+        drawn += (np.arange(runs.stop - start) * n)[:, None, None]  # the drawn requests' places in the runs' rows
+        tpot, tokens, e2e = np.take(requests[:, runs].reshape(3, -1), drawn, axis=1)  # each runs x resamples x n
+        low, high = _smallest(tpot, (lo, hi))
         x[runs] = 1000.0 / interpolate(low, high, h, lo)
-        drawn = drawn.reshape(-1, n)
-        ratio = (_row_sums(tokens[runs].ravel(), drawn) / _row_sums(e2e[runs].ravel(), drawn)).reshape(-1, resamples)
-        y[runs] = per_gpu[runs, None] * ratio / rate[runs, None]
+        y[runs] = per_gpu[runs, None] * (_row_sums(tokens) / _row_sums(e2e)) / rate[runs, None]
     return x, y
 
 
@@ -318,16 +317,16 @@ def _smallest(values: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
     return [columns[k] for k in ks]
 
 
-def _row_sums(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
-    """Per row of ``drawn`` (indices into ``values``), the sum of its values as numpy sums a row
-    (``values[drawn].sum(axis=1)``), to the bit. numpy adds a row of fewer than 8 values one by one from 0, which
-    adding the columns in turn does at a few operations per row; a longer row is summed by numpy (pairwise)."""
-    if drawn.shape[1] >= 8:
-        found: np.ndarray = values[drawn].sum(axis=1)
+def _row_sums(drawn: np.ndarray) -> np.ndarray:
+    """The sum of each row of ``drawn`` (its last axis) as numpy sums a row, to the bit. numpy adds a row of fewer
+    than 8 values one by one from 0, which adding the columns in turn does at a few operations per row; a longer row
+    is summed by numpy (pairwise)."""
+    if drawn.shape[-1] >= 8:
+        found: np.ndarray = drawn.sum(axis=-1)
         return found
-    total = np.zeros(len(drawn))
-    for column in drawn.T:
-        total += values[column]
+    total = np.zeros(drawn.shape[:-1])
+    for column in range(drawn.shape[-1]):
+        total += drawn[..., column]
     return total
 
 
