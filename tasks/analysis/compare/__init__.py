@@ -3,82 +3,169 @@
 Cost efficiency is tokens per USD (view ``cost_basis``: output_tokens_per_usd or total_tokens_per_usd); the ratio
 is A / B, which equals (cost per 1M tokens of B) / (cost per 1M tokens of A): "A is R times as cost-efficient".
 
+The names load on first use (PEP 562, tcobench/lazy.py): a command that needs one module of the package (``plan``,
+``best``) does not import the comparison, claim and history modules with it.
+
 Design notes: docs/dev/architecture/analysis.md#tasks-compare.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from tcobench import lazy
 from tcobench.schemas import CompareOptions
-from tcobench.tasks.analysis.compare.bootstrap import (
-    NightDraws,
-    RunSample,
-    TokenCount,
-    bootstrap_bases,
-    bootstrap_efficiency,
-    load_samples,
-    night_draws,
-    percentile_interval,
-)
-from tcobench.tasks.analysis.compare.candidates import (
-    COMPARABLE,
-    SHAPE_COLUMNS,
-    CandidateRun,
-    CostTermName,
-    PricedRun,
-    SideFigures,
-    comparison_differences,
-    goodput_of,
-    load_priced,
-    load_runs,
-    night_weighted,
-    priced,
-    samples_of,
-    shape_differences,
-)
-from tcobench.tasks.analysis.compare.claim_frame import ClaimJudgement, ClaimTarget, judge
-from tcobench.tasks.analysis.compare.claim_grade import (
-    RULES,
-    ClaimGrade,
-    ClaimThresholds,
-    RuleResult,
-    accuracy_scores,
-    claim_grade,
-    claim_thresholds,
-    prefix_parity,
-)
-from tcobench.tasks.analysis.compare.comparison import (
-    Comparison,
-    CostTerm,
-    FlaggedRun,
-    Stratum,
-    Verdict,
-    compare,
-    compare_on,
-    compare_with_operations,
-    token_count,
-    verdict,
-)
-from tcobench.tasks.analysis.compare.document import comparison_document, comparison_rows, unsupported
-from tcobench.tasks.analysis.compare.frontier import Frontier, Level, RunPoint, level_points, load_points, pareto_mask
-from tcobench.tasks.analysis.compare.interactivity import (
-    ConfigCurve,
-    Crossover,
-    FrontierComparison,
-    FrontierSide,
-    TargetRow,
-    compare_frontiers,
-    parse_targets,
-    spread_targets,
-)
-from tcobench.tasks.analysis.compare.selection import (
-    SELECTION_KEYS,
-    MatchMode,
-    Selection,
-    SelectionTerm,
-    parse_selection,
-    pick,
-)
-from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
+
+if TYPE_CHECKING:
+    from tcobench.tasks.analysis.compare.bootstrap import (
+        NightDraws,
+        RunSample,
+        TokenCount,
+        bootstrap_bases,
+        bootstrap_efficiency,
+        load_samples,
+        night_draws,
+        percentile_interval,
+    )
+    from tcobench.tasks.analysis.compare.candidates import (
+        COMPARABLE,
+        SHAPE_COLUMNS,
+        CandidateRun,
+        CostTermName,
+        PricedRun,
+        SideFigures,
+        comparison_differences,
+        goodput_of,
+        load_priced,
+        load_runs,
+        night_weighted,
+        priced,
+        samples_of,
+        shape_differences,
+    )
+    from tcobench.tasks.analysis.compare.claim_frame import ClaimJudgement, ClaimTarget, judge
+    from tcobench.tasks.analysis.compare.claim_grade import (
+        RULES,
+        ClaimGrade,
+        ClaimThresholds,
+        RuleResult,
+        accuracy_scores,
+        claim_grade,
+        claim_thresholds,
+        prefix_parity,
+    )
+    from tcobench.tasks.analysis.compare.comparison import (
+        Comparison,
+        CostTerm,
+        FlaggedRun,
+        Stratum,
+        Verdict,
+        compare,
+        compare_on,
+        compare_with_operations,
+        token_count,
+        verdict,
+    )
+    from tcobench.tasks.analysis.compare.document import comparison_document, comparison_rows, unsupported
+    from tcobench.tasks.analysis.compare.frontier import (
+        Frontier,
+        Level,
+        RunPoint,
+        level_points,
+        load_points,
+        pareto_mask,
+    )
+    from tcobench.tasks.analysis.compare.interactivity import (
+        ConfigCurve,
+        Crossover,
+        FrontierComparison,
+        FrontierSide,
+        TargetRow,
+        compare_frontiers,
+        parse_targets,
+        spread_targets,
+    )
+    from tcobench.tasks.analysis.compare.selection import (
+        SELECTION_KEYS,
+        MatchMode,
+        Selection,
+        SelectionTerm,
+        parse_selection,
+        pick,
+    )
+    from tcobench.tasks.analysis.compare.setup_table import SETUP_COLUMNS, SetupDifference, setup_differences
+
+_HOMES = {
+    "NightDraws": "bootstrap",
+    "RunSample": "bootstrap",
+    "TokenCount": "bootstrap",
+    "bootstrap_bases": "bootstrap",
+    "bootstrap_efficiency": "bootstrap",
+    "load_samples": "bootstrap",
+    "night_draws": "bootstrap",
+    "percentile_interval": "bootstrap",
+    "COMPARABLE": "candidates",
+    "SHAPE_COLUMNS": "candidates",
+    "CandidateRun": "candidates",
+    "CostTermName": "candidates",
+    "PricedRun": "candidates",
+    "SideFigures": "candidates",
+    "comparison_differences": "candidates",
+    "goodput_of": "candidates",
+    "load_priced": "candidates",
+    "load_runs": "candidates",
+    "night_weighted": "candidates",
+    "priced": "candidates",
+    "samples_of": "candidates",
+    "shape_differences": "candidates",
+    "ClaimJudgement": "claim_frame",
+    "ClaimTarget": "claim_frame",
+    "judge": "claim_frame",
+    "RULES": "claim_grade",
+    "ClaimGrade": "claim_grade",
+    "ClaimThresholds": "claim_grade",
+    "RuleResult": "claim_grade",
+    "accuracy_scores": "claim_grade",
+    "claim_grade": "claim_grade",
+    "claim_thresholds": "claim_grade",
+    "prefix_parity": "claim_grade",
+    "Comparison": "comparison",
+    "CostTerm": "comparison",
+    "FlaggedRun": "comparison",
+    "Stratum": "comparison",
+    "Verdict": "comparison",
+    "compare": "comparison",
+    "compare_on": "comparison",
+    "compare_with_operations": "comparison",
+    "token_count": "comparison",
+    "verdict": "comparison",
+    "comparison_document": "document",
+    "comparison_rows": "document",
+    "unsupported": "document",
+    "Frontier": "frontier",
+    "Level": "frontier",
+    "RunPoint": "frontier",
+    "level_points": "frontier",
+    "load_points": "frontier",
+    "pareto_mask": "frontier",
+    "ConfigCurve": "interactivity",
+    "Crossover": "interactivity",
+    "FrontierComparison": "interactivity",
+    "FrontierSide": "interactivity",
+    "TargetRow": "interactivity",
+    "compare_frontiers": "interactivity",
+    "parse_targets": "interactivity",
+    "spread_targets": "interactivity",
+    "SELECTION_KEYS": "selection",
+    "MatchMode": "selection",
+    "Selection": "selection",
+    "SelectionTerm": "selection",
+    "parse_selection": "selection",
+    "pick": "selection",
+    "SETUP_COLUMNS": "setup_table",
+    "SetupDifference": "setup_table",
+    "setup_differences": "setup_table",
+}
 
 __all__ = [
     "ClaimJudgement",
@@ -152,3 +239,7 @@ __all__ = [
     "token_count",
     "verdict",
 ]
+
+
+__getattr__, __dir__ = lazy.names(__name__, _HOMES, __all__)
+lazy.keep_functions(__name__, _HOMES)

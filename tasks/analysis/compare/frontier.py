@@ -277,53 +277,56 @@ def _drawn(
     the run's figure times (sum tokens* / sum e2e*) / (sum tokens / sum e2e) over the drawn requests (a ratio
     estimator of its throughput).
 
-    The runs' request indices are drawn _DRAW_CELLS at a time: one ``integers`` call of k x resamples rows of n is
-    the k calls of resamples rows in turn, to the bit (the generator keeps the unused half of a 64-bit draw for its
-    next call). A replicate's two order statistics are read off its run's sorted TPOTs at the ranks its drawn
-    requests have there, counted rather than sorted (the same values as sorting the drawn TPOTs); its sums add the
-    drawn requests in their drawn order (``_row_sums``). tests/unit/tasks/analysis/test_frontier.py checks it
-    against drawing and sorting run after run, to the bit."""
+    The request indices of as many whole runs as fit in _DRAW_CELLS are drawn at once: one ``integers`` call of k x
+    resamples rows of n is the k calls of resamples rows in turn, to the bit (the generator keeps the unused half of
+    a 64-bit draw for its next call). A replicate's two order statistics are the lo-th and hi-th smallest of its
+    drawn TPOTs (``_smallest``); its sums add the drawn requests in their drawn order (``_row_sums``).
+    tests/unit/tasks/analysis/test_frontier.py checks it against drawing and sorting run after run, to the bit."""
     n = len(points[0].tpot_ms)
     lo, hi, h = (v.item() for v in quantile_positions(np.array([n]), q))
-    tpot = np.stack([p.tpot_ms for p in points]).astype(float)
-    order = np.argsort(tpot, axis=1, kind="stable")
-    ordered = np.take_along_axis(tpot, order, axis=1).ravel()  # each run's TPOTs, ascending
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(n)[None, :], axis=1)  # each request's place among its run's
-    rank = rank.ravel()
-    tokens, e2e = (np.stack([getattr(p, name) for p in points]).astype(float).ravel() for name in ("tokens", "e2e_s"))
+    # each run's requests' (TPOT, tokens, e2e), a run's requests in a row of each (3 x runs x n)
+    requests = np.stack([np.stack([getattr(p, name) for p in points]) for name in ("tpot_ms", "tokens", "e2e_s")])
+    requests = requests.astype(float)
     per_gpu = np.array([p.tok_s_per_gpu for p in points])
-    rate = np.array([p.tokens.sum() / p.e2e_s.sum() for p in points])
-    x, y = np.empty(len(points) * resamples), np.empty(len(points) * resamples)
-    step = max(1, _DRAW_CELLS // n)
-    for start in range(0, len(x), step):
-        rows = slice(start, min(start + step, len(x)))
-        run = np.arange(rows.start, rows.stop) // resamples
-        base = run * n
-        drawn = rng.integers(0, n, size=(len(run), n))
-        drawn += base[:, None]  # the drawn requests' places in the runs' flattened arrays
-        # per replicate, how many of its drawn requests rank at or under each place (n x rows); the k-th smallest
-        # ranks where that count first exceeds k
-        places = rank[drawn] * len(run) + np.arange(len(run))[:, None]
-        under = np.bincount(places.ravel(), minlength=n * len(run)).reshape(n, len(run))
-        for place in range(1, n):
-            under[place] += under[place - 1]
-        low, high = (ordered[base + (under <= k).sum(axis=0)] for k in (lo, hi))
-        x[rows] = 1000.0 / interpolate(low, high, h, lo)
-        y[rows] = per_gpu[run] * (_row_sums(tokens, drawn) / _row_sums(e2e, drawn)) / rate[run]
-    return x.reshape(len(points), resamples), y.reshape(len(points), resamples)
+    rate = requests[1].sum(axis=1) / requests[2].sum(axis=1)
+    x, y = np.empty((len(points), resamples)), np.empty((len(points), resamples))
+    step = max(1, _DRAW_CELLS // (n * resamples))
+    for start in range(0, len(points), step):
+        runs = slice(start, min(start + step, len(points)))
+        drawn = rng.integers(0, n, size=(runs.stop - start, resamples, n))
+        drawn += (np.arange(runs.stop - start) * n)[:, None, None]  # the drawn requests' places in the runs' rows
+        tpot, tokens, e2e = np.take(requests[:, runs].reshape(3, -1), drawn, axis=1)  # each runs x resamples x n
+        low, high = _smallest(tpot, (lo, hi))
+        x[runs] = 1000.0 / interpolate(low, high, h, lo)
+        y[runs] = per_gpu[runs, None] * (_row_sums(tokens) / _row_sums(e2e)) / rate[runs, None]
+    return x, y
 
 
-def _row_sums(values: np.ndarray, drawn: np.ndarray) -> np.ndarray:
-    """Per row of ``drawn`` (indices into ``values``), the sum of its values as numpy sums a row
-    (``values[drawn].sum(axis=1)``), to the bit. numpy adds a row of fewer than 8 values one by one from 0, which
-    adding the columns in turn does at a few operations per row; a longer row is summed by numpy (pairwise)."""
-    if drawn.shape[1] >= 8:
-        found: np.ndarray = values[drawn].sum(axis=1)
+def _smallest(values: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
+    """The k-th smallest (0-based) of each row of ``values`` (its last axis) for each k in ``ks``. A row of fewer
+    than 8 values is sorted by compare-exchanges of whole columns (odd-even transposition: a few operations per row
+    where sorting row by row pays numpy's cost per row); a longer one by ``np.sort``."""
+    n = values.shape[-1]
+    if n >= 8:
+        ordered = np.sort(values, axis=-1)
+        return [ordered[..., k] for k in ks]
+    columns = [values[..., j] for j in range(n)]
+    for sweep in range(n):
+        for j in range(sweep % 2, n - 1, 2):
+            columns[j], columns[j + 1] = np.minimum(columns[j], columns[j + 1]), np.maximum(columns[j], columns[j + 1])
+    return [columns[k] for k in ks]
+
+
+def _row_sums(drawn: np.ndarray) -> np.ndarray:
+    """The sum of each row of ``drawn`` (its last axis) as numpy sums a row, to the bit. numpy adds a row of fewer
+    than 8 values one by one from 0, which adding the columns in turn does at a few operations per row; a longer row
+    is summed by numpy (pairwise)."""
+    if drawn.shape[-1] >= 8:
+        found: np.ndarray = drawn.sum(axis=-1)
         return found
-    total = np.zeros(len(drawn))
-    for column in drawn.T:
-        total += values[column]
+    total = np.zeros(drawn.shape[:-1])
+    for column in range(drawn.shape[-1]):
+        total += drawn[..., column]
     return total
 
 

@@ -49,6 +49,9 @@ __all__ = [
 ]
 
 PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan", "replay_sets", "replay_capacity")
+# computed once as connect defines it: a platform's availability (over every run of the store) is read by view
+# tco_scenarios in each of plan's queries, which otherwise computes it again (docs/dev/performance.md#plan-availability)
+_FROZEN = ("availability",)
 _PLAN_SQL = (
     f"SELECT * FROM capacity_plan({IDS}, {listed('fleets')}, CAST({listed('per_gpu')} AS DOUBLE[]), "
     f"{listed('draw_fleets')}, $need, $peak)"
@@ -405,7 +408,7 @@ def plan(
     if not (math.isfinite(options.interactivity) and options.interactivity > 0):
         raise ConfigError(f"--interactivity {options.interactivity}: must be a positive number of tok/s per user")
     profile = profile_trace(trace)
-    con = connect(store, prices, snapshot=snapshot, needs=PLAN_VIEWS)
+    con = connect(store, prices, snapshot=snapshot, needs=PLAN_VIEWS, freeze=_FROZEN)
     with contextlib.closing(con):
         found = plan_on(con, profile, a, b, options)
         return PlanResult(

@@ -116,12 +116,13 @@ def test_targets_spread_over_the_overlap() -> None:
 def test_a_stretch_of_small_runs_drawn_at_once_is_drawing_run_after_run_to_the_bit(
     n: int, q: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """_drawn (runs of one request count under NORMAL_FROM_REQUESTS, in chunks of draws that cut across runs) gives
-    each run the replicates of drawing its n requests resamples times, sorting the drawn TPOTs and summing the drawn
-    tokens and e2e in numpy, run after run from the same stream, and leaves the stream where that does."""
+    """_drawn (runs of one request count under NORMAL_FROM_REQUESTS, drawn a chunk of runs at a time) gives each run
+    the replicates of drawing its n requests resamples times, sorting the drawn TPOTs and summing the drawn tokens
+    and e2e in numpy, run after run from the same stream, and leaves the stream where that does."""
     from tcobench.tasks.analysis.compare import frontier
 
-    monkeypatch.setattr(frontier, "_DRAW_CELLS", 1000)  # chunks of draws that end inside a run
+    resamples = 301  # odd: a run's draws end on half of a 64-bit number for odd n
+    monkeypatch.setattr(frontier, "_DRAW_CELLS", 2 * n * resamples)  # chunks of 2 runs, the last of 1
     rng = np.random.default_rng(n)
     points = []
     for i in range(5):
@@ -131,7 +132,6 @@ def test_a_stretch_of_small_runs_drawn_at_once_is_drawing_run_after_run_to_the_b
         points.append(
             RunPoint(f"r{i}", "n", 1, 1, float(rng.random() * 100), 1e-3, tpot, tokens, rng.lognormal(0, 1, n))
         )
-    resamples = 301  # odd: a run's draws end on half of a 64-bit number for odd n
     mine, theirs = np.random.default_rng(1), np.random.default_rng(1)
     x, y = frontier._drawn(points, q, resamples, mine)
     for i, p in enumerate(points):
