@@ -85,8 +85,7 @@ def test_compare_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Pa
     modules = _imports(args, small_store)
     assert "tcobench.tasks.analysis.compare.interactivity" in modules
     heavy = (*NEVER, "tcobench.tasks.report", "tcobench.cli.run", "pyarrow.compute", "pyarrow.dataset", "numpy.ma")
-    heavy = (*heavy, "pytz")
-    assert _heavy(modules, (*heavy, *READER_NEVER)) == []
+    assert _heavy(modules, (*heavy, "pytz", *READER_NEVER)) == []
 
 
 def test_history_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Path) -> None:
