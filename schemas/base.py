@@ -59,9 +59,12 @@ def check_env_name(name: str) -> str:
 
 
 class StrictModel(BaseModel):
-    """Strict, closed model: unknown fields are errors, values are not coerced across types."""
+    """Strict, closed model: unknown fields are errors, values are not coerced across types.
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_enum_values=False)
+    Each model's validator is built when it is first used, not when its module is imported (``defer_build``): a
+    command imports many models it never validates (docs/dev/performance.md#models-built-when-used)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, use_enum_values=False, defer_build=True)
 
 
 class Protocol(StrEnum):

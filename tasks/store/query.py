@@ -9,7 +9,6 @@ Design notes: docs/dev/architecture/store.md#tasks-query.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import re
@@ -462,11 +461,14 @@ def define_needed(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
 
 def describe_snapshot(con: duckdb.DuckDBPyConnection) -> str:
     """Which store and snapshot a connection reads, for a report or comparison to state."""
-    row = con.execute("SELECT store, snapshot_id, snapshot_time FROM store_snapshot").fetchone()
+    # the time formatted as text in UTC by DuckDB: a TIMESTAMPTZ fetched into Python imports pytz and its zone list
+    row = con.execute(
+        "SELECT store, snapshot_id, strftime(timezone('UTC', snapshot_time), '%Y-%m-%d %H:%M:%S UTC') "
+        "FROM store_snapshot"
+    ).fetchone()
     if row is None or row[1] is None:
         return f"store {row[0] if row else '?'} (empty)"
-    when = row[2].astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if hasattr(row[2], "astimezone") else row[2]
-    return f"store {row[0]} at snapshot {row[1]} (committed {when})"
+    return f"store {row[0]} at snapshot {row[1]} (committed {row[2]})"
 
 
 def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN_VIEWS) -> None:

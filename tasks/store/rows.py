@@ -131,12 +131,10 @@ def collection_paused() -> Iterator[None]:
 
 
 def arrow_of(con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, object] | None = None) -> pa.Table:
-    """The result of ``sql`` (``$name`` parameters from ``params``) as an Arrow table. With parameters it is
-    executed as a statement: a relation (``con.sql(sql, params=...)``) materialises its result first and is then
-    scanned again, slower (docs/dev/performance.md#arrow-of-statement)."""
-    if not params:
-        return con.sql(sql).to_arrow_table()
-    return con.execute(sql, dict(params)).fetch_arrow_table()
+    """The result of ``sql`` (``$name`` parameters from ``params``) as an Arrow table, executed as a statement, with
+    or without parameters: a relation (``con.sql(sql)``) materialises its result first and is then scanned again,
+    slower (docs/dev/performance.md#arrow-of-statement)."""
+    return con.execute(sql, dict(params) if params else None).fetch_arrow_table()
 
 
 def fetch_rows(

@@ -371,6 +371,9 @@ _DEFAULT = CompareOptions()
 # ``freeze``), which saves binding and planning their trees again in every query; over more runs computing every run's
 # figures costs more than it saves (docs/dev/performance.md#compare-no-freeze, #freeze-as-defined)
 FREEZE_MAX_RUNS = 512
+# what it freezes there: FROZEN_VIEWS, and first view tco_scenarios, which cost_basis and tco both read: computed once,
+# not once for each, and those two bind a table, not its tree (docs/dev/performance.md#freeze-scenarios)
+COMPARE_FROZEN = ("tco_scenarios", *FROZEN_VIEWS)
 
 
 def compare_on(con: duckdb.DuckDBPyConnection, a: str, b: str, options: CompareOptions = _DEFAULT) -> Comparison:
@@ -450,7 +453,7 @@ def compare_with_operations(
             prices,
             snapshot=snapshot,
             needs={*compare_views(opts.basis), *OPERATIONS_VIEWS},
-            freeze=FROZEN_VIEWS if adaptation != "measured" else (),
+            freeze=COMPARE_FROZEN if adaptation != "measured" else (),
             freeze_max_runs=FREEZE_MAX_RUNS,
         )
         try:

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from tcobench.tasks.store.rows import IDS, arrow_of, id_list
+from tcobench.tasks.store.rows import IDS, arrow_of, id_list, listed
 
 __all__ = ["SETUP_COLUMNS", "SetupDifference", "setup_differences"]
 
@@ -37,8 +37,12 @@ SETUP_COLUMNS = {
     "GPU power limit (mW)": "gpu_power_limit_mw",
     "GPU": "gpu_name",
 }
-# each distinct combination once (macro run_setups: engine_settings and SETUP_COLUMNS' columns)
-_SQL = f"SELECT * FROM run_setups({IDS})"
+# each distinct combination once per side (macro run_setups: engine_settings and SETUP_COLUMNS' columns), both sides
+# in one statement
+_SQL = (
+    f"SELECT 'a' AS _side, * FROM run_setups({IDS}) "
+    f"UNION ALL BY NAME SELECT 'b' AS _side, * FROM run_setups({listed('b_ids')})"
+)
 
 
 @dataclass(frozen=True)
@@ -65,14 +69,18 @@ def _settings(text: str | None) -> dict[str, str]:
     return {f"engine setting {k}": _text(v) for k, v in data.items() if not k.lower().endswith(("path", "_dir"))}
 
 
-def _values(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for row in arrow_of(con, _SQL, {"ids": id_list(ids)}).to_pylist():
+def _values(
+    con: duckdb.DuckDBPyConnection, a_ids: Sequence[str], b_ids: Sequence[str]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Each side's values by label."""
+    found: dict[str, dict[str, set[str]]] = {"a": {}, "b": {}}
+    for row in arrow_of(con, _SQL, {"ids": id_list(a_ids), "b_ids": id_list(b_ids)}).to_pylist():
+        side = found[row["_side"]]
         for label, column in SETUP_COLUMNS.items():
-            found.setdefault(label, set()).add(_text(row[column]))
+            side.setdefault(label, set()).add(_text(row[column]))
         for label, value in _settings(row["engine_settings"]).items():
-            found.setdefault(label, set()).add(value)
-    return found
+            side.setdefault(label, set()).add(value)
+    return found["a"], found["b"]
 
 
 def setup_differences(
@@ -80,7 +88,7 @@ def setup_differences(
 ) -> tuple[SetupDifference, ...]:
     """One SetupDifference per setting whose values are not the same on both sides (a setting one side lacks is
     '-' there), in SETUP_COLUMNS order, then the engine settings by key."""
-    a, b = _values(con, a_ids), _values(con, b_ids)
+    a, b = _values(con, a_ids, b_ids)
     labels = list(SETUP_COLUMNS) + sorted((set(a) | set(b)) - set(SETUP_COLUMNS))
     rows = []
     for label in labels:
