@@ -37,6 +37,7 @@ from tcobench.tasks.store.query import connect, describe_snapshot
 from tcobench.tasks.store.store import StoreRef
 
 __all__ = [
+    "BEST_FROZEN",
     "BEST_VIEWS",
     "BestResult",
     "Candidate",
@@ -55,6 +56,10 @@ BEST_VIEWS = (
     *FRONTIER_MACROS,
     *CANDIDATE_MACROS,
 )
+# computed once as connect defines it: a platform's availability (over every run of the store) is read by view
+# tco_scenarios in each of best's and plan's queries, which otherwise computes it again
+# (docs/dev/performance.md#plan-availability)
+BEST_FROZEN = ("availability",)
 
 
 @dataclass(frozen=True)
@@ -267,7 +272,7 @@ def best(
     selection matches nothing or has no TPOT, ConfigError on bad input."""
     if not (math.isfinite(options.interactivity) and options.interactivity > 0):
         raise ConfigError(f"--interactivity {options.interactivity}: must be a positive number of tok/s per user")
-    con = connect(store, prices, snapshot=snapshot, needs=BEST_VIEWS)
+    con = connect(store, prices, snapshot=snapshot, needs=BEST_VIEWS, freeze=BEST_FROZEN)
     with contextlib.closing(con):
         found = best_on(con, a, b, options)
         if not any(c.usd_per_m is not None for p in found.platforms for c in p.candidates):

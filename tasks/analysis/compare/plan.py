@@ -24,7 +24,14 @@ import numpy as np
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PriceTable, TraceConfig, TraceStatsRecord
-from tcobench.tasks.analysis.compare.best import BEST_VIEWS, BestResult, PlatformBest, best_on, options_document
+from tcobench.tasks.analysis.compare.best import (
+    BEST_FROZEN,
+    BEST_VIEWS,
+    BestResult,
+    PlatformBest,
+    best_on,
+    options_document,
+)
 from tcobench.tasks.analysis.compare.bootstrap import percentile_interval
 from tcobench.tasks.analysis.compare.candidates import load_selected
 from tcobench.tasks.analysis.compare.selection import parse_selection
@@ -49,9 +56,6 @@ __all__ = [
 ]
 
 PLAN_VIEWS = (*BEST_VIEWS, "capacity_plan", "replay_sets", "replay_capacity")
-# computed once as connect defines it: a platform's availability (over every run of the store) is read by view
-# tco_scenarios in each of plan's queries, which otherwise computes it again (docs/dev/performance.md#plan-availability)
-_FROZEN = ("availability",)
 _PLAN_SQL = (
     f"SELECT * FROM capacity_plan({IDS}, {listed('fleets')}, CAST({listed('per_gpu')} AS DOUBLE[]), "
     f"{listed('draw_fleets')}, $need, $peak)"
@@ -408,7 +412,7 @@ def plan(
     if not (math.isfinite(options.interactivity) and options.interactivity > 0):
         raise ConfigError(f"--interactivity {options.interactivity}: must be a positive number of tok/s per user")
     profile = profile_trace(trace)
-    con = connect(store, prices, snapshot=snapshot, needs=PLAN_VIEWS, freeze=_FROZEN)
+    con = connect(store, prices, snapshot=snapshot, needs=PLAN_VIEWS, freeze=BEST_FROZEN)
     with contextlib.closing(con):
         found = plan_on(con, profile, a, b, options)
         return PlanResult(

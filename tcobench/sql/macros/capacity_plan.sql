@@ -19,8 +19,10 @@
 --   tok_s_per_gpu      the element of per_gpu, output tok/s per GPU
 --   replica_gpus       max(run_summary.gpus_counted) of the runs: the GPUs one instance of the configuration
 --                      serves on (its throughput per GPU is divided by these), GPUs
---   host_gpus          greatest(replica_gpus, max(tco.gpu_count), else max(tco.accelerators)): GPUs per host,
---                      as the inventory detected or declared them, GPUs
+--   host_gpus          greatest(replica_gpus, max(runs.gpu_count), else max(hardware.accelerators)): GPUs per
+--                      host, as the inventory detected or declared them (view tco's gpu_count and accelerators, read
+--                      from their tables: view tco computes every cost of the run, which the fleet's shape does not
+--                      need), GPUs
 --   replicas           ceil(need_tok_s / (tok_s_per_gpu * replica_gpus)): instances to run, the quotient rounded to
 --                      9 decimals first (float noise such as 3.0000000000000004 buys no instance); NULL when
 --                      tok_s_per_gpu is NaN or not above 0
@@ -32,7 +34,7 @@
 --   replica_usd_month  avg(cost_basis.total_usd_month) of the runs on the basis: the monthly cost of the hardware
 --                      one instance uses, on the TCO's own formula and assumptions (view tco_scenarios), USD/month
 --   usd_month          replicas * replica_usd_month, USD/month
--- reads: cost_basis, run_summary, tco
+-- reads: cost_basis, run_summary; tables: runs, hardware
 CREATE OR REPLACE MACRO capacity_plan(ids, fleets, per_gpu, draw_fleets, need_tok_s, peak_tok_s) AS TABLE
     WITH chosen AS (
         SELECT DISTINCT
@@ -44,10 +46,11 @@ CREATE OR REPLACE MACRO capacity_plan(ids, fleets, per_gpu, draw_fleets, need_to
         SELECT
             c.fleet,
             max(s.gpus_counted) AS replica_gpus,
-            greatest(max(s.gpus_counted), coalesce(nullif(max(t.gpu_count), 0), max(t.accelerators)))
+            greatest(max(s.gpus_counted), coalesce(nullif(max(r.gpu_count), 0), max(h.accelerators)))
                 AS host_gpus
         FROM run_summary AS s
-        INNER JOIN tco AS t ON s.run_id = t.run_id
+        INNER JOIN runs AS r ON s.run_id = r.run_id
+        LEFT JOIN hardware AS h ON r.hardware_key = h.key
         INNER JOIN chosen AS c ON s.run_id = c.run_id
         GROUP BY c.fleet
     ),

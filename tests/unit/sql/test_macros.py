@@ -230,13 +230,19 @@ _PLAN_TABLES: dict[str, list[dict[str, Any]]] = {
 _PLAN_COLUMNS = "basis, draw, replicas, gpus, hosts, headroom_at_peak, replica_usd_month, usd_month"
 
 
+def _inventory(gpu_count: int | None, accelerators: int, ids: tuple[str, ...]) -> dict[str, list[dict[str, Any]]]:
+    """Tables runs and hardware for capacity_plan's GPUs per host: the runs ``ids`` on one hardware row, each with
+    the GPUs detected where it ran (``gpu_count``) and the row's declared ``accelerators``."""
+    runs = [{"run_id": r, "hardware_key": "hw", "gpu_count": gpu_count} for r in ids]
+    return {"runs": runs, "hardware": [{"key": "hw", "accelerators": accelerators}]}
+
+
 def _plan_rows(gpu_count: int | None, per_gpu: list[float]) -> list[dict[str, Any]]:
     """capacity_plan over one 2-GPU configuration's two runs (r1, r2: _PLAN_TABLES) for 9,000 output tok/s with a
     busiest minute of 10,000."""
-    tco = [{"run_id": r, "gpu_count": gpu_count, "accelerators": 4} for r in ("r1", "r2")]
     return run(
         "capacity_plan",
-        {**_PLAN_TABLES, "tco": tco},
+        {**_PLAN_TABLES, **_inventory(gpu_count, 4, ("r1", "r2"))},
         f"SELECT {_PLAN_COLUMNS} FROM capacity_plan(['r1', 'r2'], ['c', 'c'], $per_gpu, $fleets, 9000.0, 10000.0)",
         {"per_gpu": per_gpu, "fleets": ["c"] * len(per_gpu)},
     )
@@ -276,7 +282,7 @@ def test_capacity_plan_takes_the_price_tables_gpus_per_host_when_none_were_detec
 def test_capacity_plan_sizes_several_configurations_in_one_call_each_as_alone() -> None:
     """Two configurations in one call (their runs and draws interleaved in the lists): each gets the rows it gets in
     a call of its own, from its own runs and draws only."""
-    tables = {**_PLAN_TABLES, "tco": [{"run_id": r, "gpu_count": 8, "accelerators": 8} for r in ("r1", "r2", "r3")]}
+    tables = {**_PLAN_TABLES, **_inventory(8, 8, ("r1", "r2", "r3"))}
 
     def rows(ids: list[str], fleets: list[str], per_gpu: list[float], draws: list[str]) -> list[dict[str, Any]]:
         sql = f"SELECT fleet, {_PLAN_COLUMNS} FROM capacity_plan($ids, $fleets, $per_gpu, $draws, 9000.0, 10000.0)"
