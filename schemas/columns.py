@@ -7,8 +7,9 @@ by tests/unit/schemas/test_columns.py. ``not_null`` also makes the column's Pyth
 
 A view with ``row: <ClassName>`` is read typed: its full declarations are the metric catalogue (``metrics()``).
 ``python -m tcobench.schemas.columns`` writes the TypedDicts (tasks/store/view_rows.py) and a docs page per view
-(docs/reference/columns/, listed in mkdocs.yml's nav); tests check they are current. docs/dev/columns.md shows how to
-add a column.
+(docs/reference/columns/, listed in mkdocs.yml's nav), and the stored tables' column names
+(tasks/store/table_columns.py, from their record models); tests check they are current. docs/dev/columns.md shows
+how to add a column.
 """
 
 from __future__ import annotations
@@ -482,8 +483,11 @@ def mkdocs_with_pages(text: str) -> str:
 
 def _main() -> None:
     """Write tasks/store/view_rows.py, the pages of docs/reference/columns/ (removing a page of a view that is gone)
-    and their lines of mkdocs.yml's nav, from the declarations (run from a source checkout: the package's tasks/,
-    docs/ and mkdocs.yml are the checkout's)."""
+    and their lines of mkdocs.yml's nav, from the declarations, and tasks/store/table_columns.py from the stored
+    tables' record models (run from a source checkout: the package's tasks/, docs/ and mkdocs.yml are the
+    checkout's)."""
+    from tcobench.tasks.store.store import table_columns_module
+
     package = Path(str(files("tcobench")))
     rows, pages, nav = (
         package / "tasks" / "store" / "view_rows.py",
@@ -491,6 +495,7 @@ def _main() -> None:
         package.parent / "mkdocs.yml",
     )
     rows.write_text(typed_rows_module(), "utf-8")
+    (package / "tasks" / "store" / "table_columns.py").write_text(table_columns_module(), "utf-8")
     pages.mkdir(parents=True, exist_ok=True)
     wanted = column_pages()
     for stale in (p for p in pages.glob("*.md") if p.name not in wanted):

@@ -48,6 +48,7 @@ from tcobench.tasks.store.store import (
     retry_while_busy,
     table_schema,
 )
+from tcobench.tasks.store.table_columns import TABLE_COLUMNS
 from tcobench.tasks.store.views import CACHED_VIEWS, compute_per_run, define_views, sql_views
 
 __all__ = [
@@ -89,8 +90,12 @@ def _columns_at(con: duckdb.DuckDBPyConnection, ref: str) -> list[str] | None:
 
 
 def _null_columns(con: duckdb.DuckDBPyConnection, table: str, have: list[str]) -> str:
-    """``, CAST(NULL AS type) AS name`` for each column of today's record the stored table lacks."""
-    missing = pa.schema([f for f in table_schema(table) if f.name not in have])
+    """``, CAST(NULL AS type) AS name`` for each column of today's record the stored table lacks (names from
+    ``TABLE_COLUMNS``: a store this version wrote lacks none, and the record models are not defined to learn it)."""
+    known = set(have)
+    if all(name in known for name in TABLE_COLUMNS[table]):
+        return ""
+    missing = pa.schema([f for f in table_schema(table) if f.name not in known])
     if not len(missing):
         return ""
     con.register("_tcob_missing", missing.empty_table())

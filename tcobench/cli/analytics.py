@@ -17,7 +17,7 @@ from tcobench.cli._common import PricesOpt, SnapshotOpt, StoreOpt, err, guard, o
 from tcobench.cli._damage import tolerate_damage
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.cli._flags import declared, overrides, parameter, with_parameters
-from tcobench.schemas import CompareOptions, CostBasis, TraceConfig
+from tcobench.schemas import CompareOptions, CostBasis
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -648,6 +648,7 @@ def _report(
     snapshot: SnapshotOpt = None,
 ) -> None:
     """Write one self-contained HTML report: throughput, latency, cost with CIs, energy, trend, provenance."""
+    from tcobench.schemas import TraceConfig
     from tcobench.tasks.analysis.operations import adaptation_choice
     from tcobench.tasks.prices import SHIPPED_TABLE, load_prices
     from tcobench.tasks.report.report import write_report

@@ -19,10 +19,12 @@ from tcobench.tasks.store.store import (
     cache_schema,
     check_store,
     open_store,
+    table_columns_module,
     write_image_record,
     write_results,
     write_trace_stats,
 )
+from tcobench.tasks.store.table_columns import TABLE_COLUMNS
 from tcobench.tasks.store.views import CACHED_VIEWS
 from tcobench.tasks.workload import profile_trace
 from tests.store_helpers import data_files, lake_rows, on_disk, write_folder_run
@@ -130,6 +132,16 @@ def test_a_failed_commit_leaves_no_row_and_no_file(tmp_path: Path, monkeypatch: 
     assert lake_rows(tmp_path, "SELECT run_id FROM lake.runs") == [("kept",)]
     assert _count(tmp_path, "requests", "WHERE run_id = 'lost'") == 0
     assert on_disk(tmp_path) == before, "the rolled-back transaction's files are gone"
+
+
+def test_the_table_columns_are_generated_from_the_record_models() -> None:
+    """tasks/store/table_columns.py: the names a reader checks a stored table's columns against."""
+    generated = Path(store_module.__file__).with_name("table_columns.py")
+    assert generated.read_text("utf-8") == table_columns_module(), (
+        "tasks/store/table_columns.py: regenerate with `python -m tcobench.schemas.columns`"
+    )
+    assert list(TABLE_COLUMNS) == list(store_module.TABLES)
+    assert TABLE_COLUMNS["runs"][0] == "run_id" and "gpu_vendor" in TABLE_COLUMNS["runs"]
 
 
 def test_a_field_added_to_a_record_becomes_a_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
