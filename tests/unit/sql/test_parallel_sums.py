@@ -85,7 +85,9 @@ def test_the_list_forms_give_night_weighteds_bits_on_several_threads() -> None:
     lists = source.set_column(1, "value", pa.array([[v] for v in source.column("value").to_pylist()]))
     per_key = "SELECT key, night_weighted_mean(list((value, night))) AS mean FROM source GROUP BY key ORDER BY key"
     means = _same_bits("night_weighted_mean", {"source": source}, per_key)
-    listed = _same_bits("night_weighted_lists", {"source": lists}, "SELECT * FROM night_weighted_lists('source')")
+    listed = _same_bits(
+        "night_weighted_lists", {"source": lists}, "SELECT * FROM night_weighted_lists('source') ORDER BY key"
+    )
     weighted = run("night_weighted", {"source": source}, "SELECT key, mean FROM night_weighted('source') ORDER BY key")
     assert means == weighted
     assert sorted((r["key"], r["mean"]) for r in listed) == [(r["key"], [r["mean"]]) for r in weighted]
