@@ -2,6 +2,10 @@
 -- give the rules, formulas and units) over the nightly batches (runs.batch_id) whose first run started at or after
 -- since_ns (ns since epoch, UTC; NULL: every night, which is view availability). A night is kept or left out whole,
 -- for every host; no night in the window: no row. `tcobench history --availability --since DATE` binds since_ns.
+-- Durations are summed as integers (half-nanoseconds: twice the ns, so that a median of two middle durations is a
+-- whole number of them) and divided once at the end: an integer sum is exact in any order, where a sum of DOUBLE
+-- seconds in a parallel GROUP BY gave figures a few ulps apart from one query to the next
+-- (docs/store.md#duckdb-threads).
 -- reads: -; tables: runs
 CREATE OR REPLACE MACRO availability_since(since_ns) AS TABLE
 WITH cell_nights AS (
@@ -11,7 +15,7 @@ WITH cell_nights AS (
         batch_id,
         cell,
         min(started_ns) AS started_ns,
-        (max(finished_ns) - min(started_ns)) / 1e9 AS seconds,
+        2 * (max(finished_ns) - min(started_ns)) AS duration_hns,
         bool_and(status = 'ok') AS ok,
         bool_or(status IN ('ok', 'partial')) AS served,
         arg_min(coalesce(failure_class, 'unknown'), (started_ns, run_id)) FILTER (
@@ -32,7 +36,8 @@ usual AS (
         host,
         platform,
         cell,
-        median(seconds) AS seconds
+        -- the median of integers, exact as a DOUBLE (a whole number of half-ns below 2^53)
+        median(duration_hns)::BIGINT AS duration_hns
     FROM cell_nights
     WHERE ok
     GROUP BY host, platform, cell
@@ -41,7 +46,7 @@ usual AS (
 scheduled AS (
     SELECT
         c.*,
-        coalesce(u.seconds, c.seconds) AS scheduled_s
+        coalesce(u.duration_hns, c.duration_hns) AS scheduled_hns
     FROM cell_nights AS c
     LEFT JOIN usual AS u ON c.host = u.host AND c.platform = u.platform AND c.cell = u.cell
 ),
@@ -98,8 +103,8 @@ per_host AS (
         count(*) FILTER (WHERE failure_class = 'harness') AS cells_failed_harness,
         count(*) FILTER (WHERE failure_class = 'infrastructure') AS cells_failed_infrastructure,
         count(*) FILTER (WHERE failure_class = 'unknown') AS cells_failed_unknown,
-        sum(scheduled_s) AS scheduled_s,
-        coalesce(sum(scheduled_s) FILTER (WHERE failure_class = 'platform'), 0) AS down_s,
+        sum(scheduled_hns) AS scheduled_hns,
+        coalesce(sum(scheduled_hns) FILTER (WHERE failure_class = 'platform'), 0) AS down_hns,
         min(started_ns) AS first_ns,
         max(started_ns) AS last_ns
     FROM scheduled
@@ -122,7 +127,7 @@ recovery_counts AS (
         platform,
         count(*) AS platform_failures,
         count(recovered_ns) AS recoveries,
-        sum((recovered_ns - started_ns) / 3.6e12) AS recovery_hours
+        sum(recovered_ns - started_ns) AS recovery_ns
     FROM recoveries
     GROUP BY host, platform
 ),
@@ -143,9 +148,9 @@ hosts AS (
         n.platform_failure_nights,
         coalesce(r.platform_failures, 0) AS platform_failures,
         coalesce(r.recoveries, 0) AS recoveries,
-        r.recovery_hours,
-        p.scheduled_s,
-        p.down_s,
+        r.recovery_ns,
+        p.scheduled_hns,
+        p.down_hns,
         p.first_ns,
         p.last_ns
     FROM per_host AS p
@@ -169,9 +174,9 @@ platforms AS (
         sum(platform_failure_nights) AS platform_failure_nights,
         sum(platform_failures) AS platform_failures,
         sum(recoveries) AS recoveries,
-        sum(recovery_hours) AS recovery_hours,
-        sum(scheduled_s) AS scheduled_s,
-        sum(down_s) AS down_s,
+        sum(recovery_ns) AS recovery_ns,
+        sum(scheduled_hns) AS scheduled_hns,
+        sum(down_hns) AS down_hns,
         min(first_ns) AS first_ns,
         max(last_ns) AS last_ns
     FROM hosts
@@ -217,11 +222,11 @@ SELECT
     platform_failures::BIGINT AS platform_failures,
     nights_scheduled / nullif(platform_failures, 0) AS mtbpf_nights,
     recoveries::BIGINT AS recoveries,
-    recovery_hours / nullif(recoveries, 0) AS recovery_hours_mean,
+    recovery_ns / (3.6e12 * nullif(recoveries, 0)) AS recovery_hours_mean,
     (platform_failures - recoveries)::BIGINT AS unrecovered,
-    scheduled_s / 3600 AS scheduled_host_hours,
-    down_s / 3600 AS downtime_host_hours,
-    1 - down_s / nullif(scheduled_s, 0) AS availability,
+    scheduled_hns / 7.2e12 AS scheduled_host_hours,
+    down_hns / 7.2e12 AS downtime_host_hours,
+    1 - down_hns / nullif(scheduled_hns, 0) AS availability,
     p AS night_availability,
     greatest(centre - half, 0) AS night_availability_ci_low,
     least(centre + half, 1) AS night_availability_ci_high,

@@ -7,6 +7,13 @@
 --           reports runs.date (UTC) beside it as "dates".
 -- result    LIST of the mean value of each night (nights in ascending order); NULL values are left out of a
 --           night's mean, and a night with no value has a NULL mean
+-- order     a night's mean adds its values in ascending order, so its bits do not depend on the order of pairs
+--           (list() in a parallel GROUP BY gathers in no fixed order, and float sums depend on the order);
+--           table macros night_weighted and night_weighted_lists add in the same order
+--           (docs/store.md#duckdb-threads)
 -- reads: -
 CREATE OR REPLACE MACRO night_means(pairs) AS
-    [list_avg([p[1] FOR p IN pairs IF p[2] = night]) FOR night IN list_sort(list_distinct([p[2] FOR p IN pairs]))];
+    [
+        list_avg(list_sort([p[1] FOR p IN pairs IF p[2] = night]))
+        FOR night IN list_sort(list_distinct([p[2] FOR p IN pairs]))
+    ];

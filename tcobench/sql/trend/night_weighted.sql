@@ -13,15 +13,20 @@
 --   highest   the highest night's mean                    = list_max(night_means(list((value, night))))
 --   nights    the nights with a value                     count
 --   runs      the rows with a value                       count
+-- Each avg adds in a fixed order (a night's values ascending, then the nights ascending), the order of macro
+-- night_means: a parallel aggregate feeds a group's rows in no fixed order and a float sum depends on it, so
+-- without it the same rows gave means a few ulps apart from one query to the next (docs/store.md#duckdb-threads).
+-- Values are not integers here (tokens per USD, USD), so no integer sum can make the order irrelevant; a sorted
+-- list is averaged rather than avg(... ORDER BY ...), which DuckDB computes several times slower.
 -- reads: -
 CREATE OR REPLACE MACRO night_weighted(source) AS TABLE
     WITH nights AS (
-        SELECT "key", night, avg("value") AS night_mean, count(*) AS runs
+        SELECT "key", night, list_avg(list_sort(list("value"))) AS night_mean, count(*) AS runs
         FROM query_table(source)
         WHERE "value" IS NOT NULL AND night IS NOT NULL
         GROUP BY "key", night
     )
-    SELECT "key", avg(night_mean) AS mean, min(night_mean) AS lowest, max(night_mean) AS highest,
-           count(*) AS nights, CAST(sum(runs) AS BIGINT) AS runs
+    SELECT "key", list_avg(list(night_mean ORDER BY night)) AS mean, min(night_mean) AS lowest,
+           max(night_mean) AS highest, count(*) AS nights, CAST(sum(runs) AS BIGINT) AS runs
     FROM nights
     GROUP BY "key";

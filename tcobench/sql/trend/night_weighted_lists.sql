@@ -14,6 +14,8 @@
 --   highest   per position: the highest night's mean                       = night_weighted's highest
 --   nights    the nights with a list                                       count
 --   runs      the lists                                                    count
+-- The means add in night_weighted's order (a night's values ascending, then the nights ascending), so the bits
+-- are night_weighted's and do not depend on the order a parallel aggregate gathers the rows in.
 -- reads: night_means
 CREATE OR REPLACE MACRO night_weighted_lists(source) AS TABLE
     WITH nights AS (
@@ -22,12 +24,12 @@ CREATE OR REPLACE MACRO night_weighted_lists(source) AS TABLE
         WHERE "value" IS NOT NULL AND night IS NOT NULL
         GROUP BY "key", night
     ), night_means AS (
-        SELECT "key", runs,
+        SELECT "key", night, runs,
                list_transform(range(1, list_max(list_transform(lists, l -> len(l))) + 1),
-                              i -> list_avg(list_transform(lists, l -> l[i]))) AS night_mean
+                              i -> list_avg(list_sort(list_transform(lists, l -> l[i])))) AS night_mean
         FROM nights
     ), per_key AS (
-        SELECT "key", list(night_mean) AS means, count(*) AS nights, CAST(sum(runs) AS BIGINT) AS runs
+        SELECT "key", list(night_mean ORDER BY night) AS means, count(*) AS nights, CAST(sum(runs) AS BIGINT) AS runs
         FROM night_means
         GROUP BY "key"
     ), positions AS (

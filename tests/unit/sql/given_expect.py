@@ -40,12 +40,16 @@ def _needed(subject: str, provided: set[str]) -> list[tuple[str, str]]:
 
 
 def run(
-    subject: str, tables: Given, sql: str | None = None, params: Mapping[str, object] | None = None
+    subject: str,
+    tables: Given,
+    sql: str | None = None,
+    params: Mapping[str, object] | None = None,
+    threads: int | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of ``sql`` (default ``SELECT * FROM subject``) over the given tables: each a pa.Table, or a list
     of dicts (its types inferred by Arrow) registered under its name; ``subject`` and what it reads are created
-    from tcobench/sql unless given."""
-    con = duckdb.connect()
+    from tcobench/sql unless given. ``threads``: DuckDB's threads (default: its own, one per core)."""
+    con = duckdb.connect(config={} if threads is None else {"threads": threads})
     try:
         for name, rows in tables.items():
             con.register(name, rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows)))
