@@ -24,7 +24,7 @@ def _history(fleet: Path, *args: str, width: int = 160) -> str:
 
 
 def _latest_costs(fleet: Path) -> list[tuple[str, int, float]]:
-    con = connect(fleet, load_prices(None))
+    con = connect(fleet, load_prices(None), needs=("nightly_trend",))  # the view it reads
     try:
         return con.execute(
             "SELECT host, concurrency, arg_max(usd_per_m_output_tokens, started) FROM nightly_trend GROUP BY ALL "

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.cli._common import usd
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 
 runner = CliRunner()
 
@@ -27,7 +27,7 @@ def _summary(fleet: Path, *args: str, width: int = 80) -> str:
 
 
 def _rows(fleet: Path, sql: str) -> list[tuple[object, ...]]:
-    con = connect(fleet, load_prices(None))
+    con = connect(fleet, load_prices(None), needs=views_named(sql))  # the views the query reads
     try:
         return con.execute(sql).fetchall()
     finally:

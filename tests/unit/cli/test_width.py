@@ -17,7 +17,7 @@ from tcobench.cli._common import usd
 from tcobench.cli._fit import Col, number, print_table
 from tcobench.tasks.analysis.compare import CompareOptions, compare
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 
 runner = CliRunner()
 WIDTHS = (80, 160)
@@ -34,7 +34,7 @@ def _run(args: list[str], width: int) -> str:
 
 
 def _rows(store: Path, sql: str) -> list[tuple[object, ...]]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=views_named(sql))  # the views the query reads
     try:
         return con.execute(sql).fetchall()
     finally:

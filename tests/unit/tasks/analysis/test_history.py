@@ -218,11 +218,16 @@ def _fresh(store: Path) -> list[str]:
         con.close()
 
 
-def _changes(store: Path, stored: bool = True, **rules: Any) -> list[Series]:
+def _connection(store: Path, stored: bool = True) -> duckdb.DuckDBPyConnection:
     con = connect(store, load_prices(None))
+    if not stored:
+        con.execute("DROP VIEW IF EXISTS _stored_change_tests")  # every test computed from the samples
+    return con
+
+
+def _changes(store: Path, stored: bool = True, **rules: Any) -> list[Series]:
+    con = _connection(store, stored)
     try:
-        if not stored:
-            con.execute("DROP VIEW IF EXISTS _stored_change_tests")  # every test computed from the samples
         return detect_changes(con, **rules)
     finally:
         con.close()
@@ -269,11 +274,16 @@ def test_stored_change_tests_are_the_computed_ones_and_only_stale_ones_are_retes
     assert _fresh(tmp_path) == []
     assert _changes(tmp_path) == computed == _changes(tmp_path, stored=False)
     assert [f for s in computed for f in s.flags]  # the regression is flagged from the stored tests too
-    for window in (3, 5):  # another window is never read from the stored tests; a subset reads them
-        for run in [r.run_id for r in runs][::5]:
-            assert _changes(tmp_path, runs=[run], window=window, min_prior=1) == _changes(
-                tmp_path, stored=False, runs=[run], window=window, min_prior=1
-            )
+    stored, computed_only = _connection(tmp_path), _connection(tmp_path, stored=False)  # read only: shared
+    try:
+        for window in (3, 5):  # another window is never read from the stored tests; a subset reads them
+            for run in [r.run_id for r in runs][::5]:
+                assert detect_changes(stored, runs=[run], window=window, min_prior=1) == detect_changes(
+                    computed_only, runs=[run], window=window, min_prior=1
+                )
+    finally:
+        stored.close()
+        computed_only.close()
 
     amd = sorted((r for r in runs if r.host == "gpu-amd-1"), key=lambda r: r.started_ns)
     late = (amd[2].started_ns + amd[3].started_ns) // 2  # between nights 3 and 4 of gpu-amd-1's series

@@ -15,7 +15,7 @@ import pytest
 from tcobench.schemas.export import ExportFormat
 from tcobench.tasks.export.export_runs import export_runs
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 from tests.store_helpers import table_rows
 from tests.vendor.llmd_benchmark_report.schema_v0_2 import BenchmarkReportV02
 
@@ -39,7 +39,7 @@ def _valid(doc: dict[str, Any]) -> None:
 
 
 def _view(store: Path, sql: str) -> dict[str, dict[str, Any]]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=views_named(sql))  # the views the query reads
     try:
         return {r["run_id"]: r for r in con.sql(sql).to_arrow_table().to_pylist()}
     finally:

@@ -19,7 +19,7 @@ from tcobench.tasks.store.query import connect
 
 
 def _store_rows(store: Path, table: str, where: str = "") -> list[dict[str, Any]]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=(table,))  # that table or view and what it builds on
     try:
         rows: list[dict[str, Any]] = con.sql(f"SELECT * FROM {table} {where}").to_arrow_table().to_pylist()
         return rows
@@ -49,7 +49,7 @@ def test_parquet_round_trip_equals_the_store_row_by_row(fleet: Path, parquet_out
 
 
 def test_parquet_keeps_the_store_types(fleet: Path, parquet_out: Path) -> None:
-    con = connect(fleet, load_prices(None))
+    con = connect(fleet, load_prices(None), needs=("runs", "requests"))
     try:
         for table in ("runs", "requests"):
             assert pq.read_schema(parquet_out / f"{table}.parquet") == con.sql(f"SELECT * FROM {table}").arrow().schema

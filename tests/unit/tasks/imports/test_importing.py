@@ -14,7 +14,7 @@ from tcobench.schemas import GpuVendor
 from tcobench.schemas.imports import ImportFormat, ImportLabels
 from tcobench.tasks.imports import import_file
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 
 FILES = Path(__file__).parent / "files" / "aiperf"
 LABELS = ImportLabels(host="far-h100", hardware="nvidia-h100-sxm", gpus=1, vendor=GpuVendor.nvidia, engine="vllm")
@@ -28,7 +28,7 @@ def export(tmp_path: Path) -> Path:
 
 
 def _one(store: Path, sql: str) -> tuple[object, ...]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=views_named(sql))  # the views the query reads
     try:
         row = con.execute(sql).fetchone()
     finally:

@@ -21,7 +21,7 @@ from tcobench.tasks.store.query import connect
 
 
 def _rows(store: Path, view: str) -> list[dict[str, Any]]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=(view,))  # that view and what it builds on
     try:
         rows: list[dict[str, Any]] = con.sql(f"SELECT * FROM {view}").to_arrow_table().to_pylist()
     finally:

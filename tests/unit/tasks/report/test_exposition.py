@@ -22,7 +22,7 @@ from tcobench.errors import ConfigError, StoreError
 from tcobench.schemas import FailureClass, RunStatus
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report.exposition import metric_rows, render_metrics, serve_metrics, write_textfile
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 from tcobench.tasks.store.store import write_results
 from tests.unit.factories import make_run, write_fleet
 
@@ -56,7 +56,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _view(store: Path, sql: str) -> list[dict[str, Any]]:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=views_named(sql))  # the views the query reads
     try:
         rows: list[dict[str, Any]] = con.execute(sql).fetch_arrow_table().to_pylist()
     finally:

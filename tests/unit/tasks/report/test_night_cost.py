@@ -62,7 +62,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _best(store: Path, batch: str) -> dict[str, float]:
     """Per hardware key, its most output tokens per USD over the night's levels (one run per level here)."""
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=("cost_basis",))  # the view it reads
     try:
         found = con.execute(
             "SELECT hardware_key, max(output_tokens_per_usd) FROM cost_basis WHERE basis = 'owned' AND "

@@ -55,6 +55,12 @@ def html(fleet: Path) -> str:
     return build_report(fleet, load_prices(None), resamples=200, claim=5.0)
 
 
+@pytest.fixture(scope="module")
+def summary(fleet: Path) -> str:
+    """The whole fleet's summary markdown, made once: the tests that use it only read it."""
+    return summary_markdown(fleet, load_prices(None))
+
+
 def test_sections_and_record_template(html: str) -> None:
     for heading in (
         "Headline",
@@ -210,17 +216,16 @@ def test_write_report_is_atomic(tmp_path: Path, fleet: Path) -> None:
     assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no temporary file left
 
 
-def test_summary_markdown(fleet: Path) -> None:
-    text = summary_markdown(fleet, load_prices(None))
-    assert text.startswith("# tcobench summary\n")
-    assert "| run | host | GPU model | driver | engine | model | c | mean tok/s | P50 latency ms |" in text
-    assert "30 run(s). Changes beyond run-to-run noise: 1." in text
-    assert "- gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26: decode_tok_s" in text
+def test_summary_markdown(summary: str) -> None:
+    assert summary.startswith("# tcobench summary\n")
+    assert "| run | host | GPU model | driver | engine | model | c | mean tok/s | P50 latency ms |" in summary
+    assert "30 run(s). Changes beyond run-to-run noise: 1." in summary
+    assert "- gpu-amd-1 | llama3.2:3b | chat-short | c=4, 2026-11-26: decode_tok_s" in summary
 
 
-def test_summary_markdown_of_some_runs_is_their_lines_of_the_whole_stores(fleet: Path) -> None:
+def test_summary_markdown_of_some_runs_is_their_lines_of_the_whole_stores(fleet: Path, summary: str) -> None:
     prices = load_prices(None)
-    whole = summary_markdown(fleet, prices).splitlines()
+    whole = summary.splitlines()
     con = connect(fleet, prices)
     try:
         rows = con.sql("SELECT run_id FROM runs ORDER BY started_ns DESC").fetchall()
@@ -320,11 +325,11 @@ def test_headline_pair_chosen_with_a_and_b(fleet: Path) -> None:
         build_report(fleet, load_prices(None), a="host=gpu-amd-1", b="host")
 
 
-def test_flagged_changes_say_what_they_did_to_cost(html: str, fleet: Path) -> None:
+def test_flagged_changes_say_what_they_did_to_cost(html: str, summary: str) -> None:
     trend = html[html.index('<h2 id="trend">') :]
     assert "<th>$/1M output tokens: prior median -&gt; run</th>" in trend
     assert "$3.01 -> $3.42 (+13.5%)" in trend
-    assert "cost per 1M output tokens 3.0104 -> 3.4183;" in summary_markdown(fleet, load_prices(None))
+    assert "cost per 1M output tokens 3.0104 -> 3.4183;" in summary
 
 
 def test_provenance_groups_identical_platforms(html: str) -> None:

@@ -36,9 +36,9 @@ def _everything(store: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def _views(store: Path) -> dict[str, list[tuple[object, ...]]]:
-    con = connect(store, load_prices(None))
+    views = ("run_summary", "energy", "tco", "frontier_requests")
+    con = connect(store, load_prices(None), needs=views)  # those views and what they build on
     try:
-        views = ("run_summary", "energy", "tco", "frontier_requests")
         return {v: con.execute(f"SELECT * FROM {v} ORDER BY ALL").fetchall() for v in views}
     finally:
         con.close()

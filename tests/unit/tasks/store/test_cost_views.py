@@ -24,8 +24,10 @@ from tests.unit.factories import make_prices, make_run, write_fleet, write_night
 from tests.unit.tasks.store.test_tco import _requests
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Connected once: the tests that use it read it (a test's own temporary tables are dropped in its finally)."""
+    tmp_path = tmp_path_factory.mktemp("cost-views")
     write_results(tmp_path, make_run(), _requests())
     connection = connect(tmp_path, make_prices(rental={}, latency_target={}))
     yield connection

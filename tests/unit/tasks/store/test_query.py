@@ -33,11 +33,20 @@ SHIPPED_VIEWS = [name for name, text in sql_views() if "CREATE OR REPLACE VIEW" 
 VIEWS = ("runs", "requests", "telemetry", *SHIPPED_VIEWS)
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    store = tmp_path / "store"
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One run of three requests, connected once: the tests that use it only read it (writes are refused)."""
+    store = tmp_path_factory.mktemp("query") / "store"
     write_results(store, make_run(), [make_request(request_index=i) for i in range(3)])
     connection = connect(store, make_prices())
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def empty_con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to a store that does not exist yet, every view defined; read only."""
+    connection = connect(tmp_path_factory.mktemp("empty") / "nothing-here", load_prices(None))
     yield connection
     connection.close()
 
@@ -50,12 +59,8 @@ def test_shipped_views_are_found_in_order() -> None:
 
 
 @pytest.mark.parametrize("view", VIEWS)
-def test_views_on_an_empty_store_return_no_rows(tmp_path: Path, view: str) -> None:
-    con = connect(tmp_path / "nothing-here", load_prices(None))
-    try:
-        assert read_only_query(con, f"SELECT * FROM {view}").num_rows == 0
-    finally:
-        con.close()
+def test_views_on_an_empty_store_return_no_rows(empty_con: duckdb.DuckDBPyConnection, view: str) -> None:
+    assert read_only_query(empty_con, f"SELECT * FROM {view}").num_rows == 0
 
 
 def test_price_tables_are_registered_with_their_keys(tmp_path: Path) -> None:
@@ -243,27 +248,36 @@ def test_partition_columns_come_back_as_text(con: duckdb.DuckDBPyConnection) -> 
     assert row == [{"d": "VARCHAR", "h": "VARCHAR", "date": "2023-11-14", "host": "testhost"}]
 
 
+@pytest.fixture(scope="module")
+def before_a_column(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection]]:
+    """Two stores whose tables predate `extra_body` and `rocm_version` (as an older tcobench created them), the
+    second written to since by a newer tcobench; a connection to each, read only."""
+    old, newer = tmp_path_factory.mktemp("old-columns"), tmp_path_factory.mktemp("old-columns-then-new")
+    for store in (old, newer):
+        write_results(store, make_run(run_id="old0"), [make_request(run_id="old0")])
+        _drop_columns(store, "runs", ["extra_body", "rocm_version"])  # as an older tcobench created the table
+    store_module.open_store(newer)._tables_ready = False  # a newer tcobench's first write
+    write_results(newer, make_run(run_id="new0", extra_body='{"top_k": 1}'), [make_request(run_id="new0")])
+    cons = connect(old, make_prices()), connect(newer, make_prices())
+    yield cons
+    for con in cons:
+        con.close()
+
+
 @pytest.mark.parametrize("view", SHIPPED_VIEWS)
-def test_views_work_on_runs_written_before_a_column_existed(tmp_path: Path, view: str) -> None:
+def test_views_work_on_runs_written_before_a_column_existed(
+    before_a_column: tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection], view: str
+) -> None:
     """A store spans tcobench versions: a store whose tables predate `extra_body` and `rocm_version` reads them as
     NULL, and once a newer tcobench writes, the older rows read NULL there."""
-    write_results(tmp_path, make_run(run_id="old0"), [make_request(run_id="old0")])
-    _drop_columns(tmp_path, "runs", ["extra_body", "rocm_version"])  # as an older tcobench created the table
-    con = connect(tmp_path, make_prices())
-    try:
-        assert con.sql("SELECT run_id, extra_body, rocm_version FROM runs").fetchall() == [("old0", None, None)]
-        con.sql(f"SELECT * FROM {view}").fetchall()
-    finally:
-        con.close()
-    store_module.open_store(tmp_path)._tables_ready = False  # a newer tcobench's first write
-    write_results(tmp_path, make_run(run_id="new0", extra_body='{"top_k": 1}'), [make_request(run_id="new0")])
-    con = connect(tmp_path, make_prices())
-    try:
-        rows = con.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
-        assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
-        con.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both
-    finally:
-        con.close()
+    old, newer = before_a_column
+    assert old.sql("SELECT run_id, extra_body, rocm_version FROM runs").fetchall() == [("old0", None, None)]
+    old.sql(f"SELECT * FROM {view}").fetchall()
+    rows = newer.sql("SELECT run_id, extra_body, rocm_version FROM runs ORDER BY run_id").fetchall()
+    assert rows == [("new0", '{"top_k": 1}', None), ("old0", None, None)]
+    newer.sql(f"SELECT * FROM {view}").fetchall()  # binds and runs over both
 
 
 def test_a_store_from_before_failure_classes_reads_them_as_null(tmp_path: Path) -> None:

@@ -103,8 +103,10 @@ def _row(con: duckdb.DuckDBPyConnection, view: str, run_id: str = "run0") -> dic
     return dict(zip(names, rows[0], strict=True))
 
 
-@pytest.fixture
-def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+@pytest.fixture(scope="module")
+def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Connected once: the tests that use it only read it."""
+    tmp_path = tmp_path_factory.mktemp("tco")
     # measured window: measure_end - measure_start = 10 000 000 000 ns = 10 s exactly
     run = make_run(measure_start_ns=T0_NS + 5_000_000_000, measure_end_ns=T0_NS + 15_000_000_000, utilisation=0.5)
     write_results(tmp_path, run, _requests())
@@ -314,8 +316,10 @@ def _samples() -> list[TelemetryRecord]:
     return rows
 
 
-@pytest.fixture
-def measured(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Connected once: the tests that use it only read it."""
+    tmp_path = tmp_path_factory.mktemp("measured")
     run = make_run(gpu_count=2, gpu_vendor="nvidia", gpu_name="Test GPU", telemetry_source="nvml")
     write_results(tmp_path, run, _requests(), _samples())
     connection = connect(tmp_path, make_prices(rental={}))
