@@ -476,7 +476,9 @@ HISTORY_MACROS = (
     "run_commits",
     "stored_change_tests",
 )
-HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics", *HISTORY_MACROS})
+# HISTORY_VIEWS: what `history` (detect_changes over the whole store) reads, and so defines as it connects; macro
+# history_samples only where some tests are not stored (``_samples`` defines it), the macros of a ``runs`` list never
+HISTORY_VIEWS = frozenset({"nightly_trend", "history_points", "run_commits", "stored_change_tests"})
 # What history computes once, as it connects: view availability (so that tco_scenarios binds a table, not
 # availability_since's tree) and the per-run views that both trend_runs and tco read; not tco itself, which
 # nightly_trend reads one column of, once (docs/dev/performance.md#history-freeze)
