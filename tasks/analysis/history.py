@@ -480,9 +480,10 @@ HISTORY_MACROS = (
 # history_samples only where some tests are not stored (``_samples`` defines it), the macros of a ``runs`` list never
 HISTORY_VIEWS = frozenset({"nightly_trend", "history_points", "run_commits", "stored_change_tests"})
 # What history computes once, as it connects: view availability (so that tco_scenarios binds a table, not
-# availability_since's tree) and the per-run views that both trend_runs and tco read; not tco itself, which
-# nightly_trend reads one column of, once (docs/dev/performance.md#history-freeze)
-HISTORY_FROZEN = ("availability", "run_summary", "energy")
+# availability_since's tree), the per-run views that both trend_runs and tco read, and nightly_trend, which it reads
+# whole (history_points then binds a table); not tco, of which nightly_trend reads one column
+# (docs/dev/performance.md#history-freeze)
+HISTORY_FROZEN = ("availability", "run_summary", "energy", "nightly_trend")
 # What detect_changes reads when given ``runs`` and ``costs=False`` (`tcobench history --changes`): view trend_runs,
 # not nightly_trend and the cost views under it; macro history_samples is defined only if some tests are not stored
 CHANGES_OF_RUNS_VIEWS = frozenset(
