@@ -31,7 +31,7 @@ from tcobench.schemas import PriceTable
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.analysis.ranktests import SeriesTests, series_tests, u_p_value
 from tcobench.tasks.store.arrays import split_lists
-from tcobench.tasks.store.query import FROZEN_VIEWS, connect, define_needed
+from tcobench.tasks.store.query import connect, define_needed
 from tcobench.tasks.store.rows import (
     IDS,
     NightlyTrendRow,
@@ -45,6 +45,7 @@ from tcobench.tasks.store.store import StoreRef
 __all__ = [
     "CACHED_WINDOW",
     "CHANGES_OF_RUNS_VIEWS",
+    "HISTORY_FROZEN",
     "HISTORY_MACROS",
     "HISTORY_VIEWS",
     "METRICS",
@@ -475,7 +476,14 @@ HISTORY_MACROS = (
     "run_commits",
     "stored_change_tests",
 )
-HISTORY_VIEWS = frozenset({"nightly_trend", "trend_runs", "trend_series", "request_metrics", *HISTORY_MACROS})
+# HISTORY_VIEWS: what `history` (detect_changes over the whole store) reads, and so defines as it connects; macro
+# history_samples only where some tests are not stored (``_samples`` defines it), the macros of a ``runs`` list never
+HISTORY_VIEWS = frozenset({"nightly_trend", "history_points", "run_commits", "stored_change_tests"})
+# What history computes once, as it connects: view availability (so that tco_scenarios binds a table, not
+# availability_since's tree), the per-run views that both trend_runs and tco read, and nightly_trend, which it reads
+# whole (history_points then binds a table); not tco, of which nightly_trend reads one column
+# (docs/dev/performance.md#history-freeze)
+HISTORY_FROZEN = ("availability", "run_summary", "energy", "nightly_trend")
 # What detect_changes reads when given ``runs`` and ``costs=False`` (`tcobench history --changes`): view trend_runs,
 # not nightly_trend and the cost views under it; macro history_samples is defined only if some tests are not stored
 CHANGES_OF_RUNS_VIEWS = frozenset(
@@ -544,7 +552,7 @@ def change_test_rows(con: duckdb.DuckDBPyConnection) -> pa.Table:
 def history(store: StoreRef, prices: PriceTable, snapshot: int | None = None, **rules: Any) -> list[Series]:
     """detect_changes over the store (rules: window, min_prior, alpha, min_change, min_effect, noise_k)."""
     with collection_paused():
-        con = connect(store, prices, snapshot=snapshot, needs=HISTORY_VIEWS, freeze=FROZEN_VIEWS)
+        con = connect(store, prices, snapshot=snapshot, needs=HISTORY_VIEWS, freeze=HISTORY_FROZEN)
         try:
             return detect_changes(con, **rules)
         finally:

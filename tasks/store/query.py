@@ -431,10 +431,15 @@ def _define(
 ) -> None:
     """Define ``views`` (shipped views and macros, in creation order), the cached ones over their stored rows, and
     note each in table ``_defined_views`` (``define_needed`` reads it); each of ``freeze`` is computed into a
-    table as soon as it is defined (``_freeze``)."""
+    table as it is defined (``_freeze``'s table, from the view's own query: docs/dev/performance.md#freeze-direct)."""
     for name, text in views:
         if name in cached:  # the stored rows (and the computed rows of runs the cache lacks)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _cached_{name}")
+        elif name in freeze and (table := _as_frozen_table(name, text)) is not None:
+            # computed straight from its query: a view defined first would bind that query once more
+            define_views(con, [(name, table)])
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _frozen_{name}")
+            continue
         else:
             define_views(con, [(name, text)])
         if name in freeze:
@@ -445,6 +450,15 @@ def _define(
             "INSERT INTO _defined_views SELECT unnest(string_split($names, chr(31)))",
             {"names": id_list(name for name, _ in views)},
         )
+
+
+def _as_frozen_table(name: str, text: str) -> str | None:
+    """A shipped view's CREATE statement as the one that computes its rows into ``_frozen_<name>`` (``_freeze``'s
+    table); None for a macro."""
+    head = f"CREATE OR REPLACE VIEW {name} AS"
+    if text.count(head) != 1:
+        return None
+    return text.replace(head, f"CREATE OR REPLACE TABLE _frozen_{name} AS")
 
 
 def define_needed(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
