@@ -152,11 +152,11 @@ def synth_model(shape: ModelShape, out: Path, tokenizer: Path, seed: int = 0) ->
 
 
 def is_synthetic(path: Path) -> bool:
-    """Whether a GGUF file was written by synth_model."""
-    from gguf import GGUFReader
+    """Whether a GGUF file was written by synth_model (its metadata read by the memory-mapped reader: the ``gguf``
+    package's took seconds of CPU for a vocabulary of Gemma's size, docs/dev/performance.md#gguf-reader)."""
+    from tcobench.tasks.workload.gguf_vocab import read_gguf_metadata
 
     try:
-        field = GGUFReader(str(path)).fields.get(SYNTHETIC_KEY)
-    except (OSError, ValueError):
+        return bool(read_gguf_metadata(path, prefix=SYNTHETIC_KEY).get(SYNTHETIC_KEY))
+    except ConfigError:  # not a GGUF file, or not readable
         return False
-    return bool(field is not None and field.contents())

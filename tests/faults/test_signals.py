@@ -141,7 +141,7 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
         "--warmup",
         "1",
         "--max-tokens",
-        "32",
+        "16",
         "--concurrency",
         "1",
         "--concurrency",
@@ -149,8 +149,8 @@ def test_a_signal_stops_the_engine_and_prefect_and_keeps_the_run(tmp_path: Path,
     )
     with start(tmp_path, *args, env=env, own_group=True) as run:
         port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
-        # llama-server counts a request's tokens when it completes: over the warm-up's 32, a measured one is done
-        wait_for(lambda: _tokens_served(port) > 32, 900, "a measured request to be served", interval_s=1)
+        # llama-server counts a request's tokens when it completes: over the warm-up's 16, a measured one is done
+        wait_for(lambda: _tokens_served(port) > 16, 900, "a measured request to be served")
         processes = descendants(run.pid)
         assert len(processes) >= 3  # the engine, Prefect's API server, the watchdog
         assert all(os.getsid(p.pid) == p.pid for p in processes)  # each in its own session
@@ -295,9 +295,10 @@ def test_a_signal_under_load_ends_the_night_within_the_bound(
 @pytest.mark.prefect
 def test_sigkill_leaves_no_process_and_the_next_run_clears_its_pid_file(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
-    with start(tmp_path, "run", "--yes", "--requests", "200", "--concurrency", "1", env=env) as run:
+    args = ("run", "--yes", "--requests", "200", "--max-tokens", "16", "--concurrency", "1")
+    with start(tmp_path, *args, env=env) as run:
         port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served")
         processes = descendants(run.pid)
         assert any("prefect.server.api.server:create_app" in p.cmdline for p in processes)
         run.signal(signal.SIGKILL)  # no code of tcobench runs after this

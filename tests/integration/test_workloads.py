@@ -447,8 +447,8 @@ def test_reproduce_a_claim_between_two_hosts(env: dict[str, str], stub_tokenizer
                 "stub-model",
                 "--preset",
                 "chat-1k-1k",
-                "--duration",
-                "2",
+                "--duration",  # 1 s a level and at least 3 requests: what the claim and the shapes below need
+                "1",
                 "--min-requests",
                 "3",
                 "--warmup",

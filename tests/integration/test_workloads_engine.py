@@ -27,9 +27,20 @@ def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
 def test_preset_512_128_is_token_exact_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     """Acceptance: server-reported prompt_tokens within 1 of 512 on every measured request (it is exactly 512:
     the probe measured llama-server's BOS), and exactly 128 output tokens (ignore_eos)."""
-    # Prefect on (the default): the workload plan travels through the flow's tasks
+    # Prefect on (the default): the workload plan travels through the flow's tasks. No warm-up request: the claim is
+    # on the measured ones, and a warm-up of 512/128 is engine time it does not need (docs/dev/performance.md#ci-lanes)
     done = tcobench(
-        "run", "--preset", "smoke-512-128", "--requests", "4", "--concurrency", "2", env=cli_env, timeout=1800
+        "run",
+        "--preset",
+        "smoke-512-128",
+        "--requests",
+        "4",
+        "--warmup",
+        "0",
+        "--concurrency",
+        "2",
+        env=cli_env,
+        timeout=1800,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = query(
@@ -81,7 +92,7 @@ def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     """--duration (short in CI; docs/workloads.md shows --duration 60): ends after the duration plus at most the longest
     request in flight, and the run row says stop_rule = duration."""
     done = tcobench(
-        "run", "--no-prefect", "--duration", "8", "--concurrency", "2", "--max-tokens", "16", env=cli_env, timeout=1800
+        "run", "--no-prefect", "--duration", "4", "--concurrency", "2", "--max-tokens", "16", env=cli_env, timeout=1800
     )
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = query(
@@ -94,7 +105,7 @@ def test_timed_run_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     )
     assert run["stop_rule"] == "duration" and run["measured_requests"] == len(rows) >= 2
     longest = max(r["e2e_ns"] for r in rows)
-    assert run["measure_end_ns"] - run["measure_start_ns"] <= 8e9 + longest + 0.5e9
+    assert run["measure_end_ns"] - run["measure_start_ns"] <= 4e9 + longest + 0.5e9
     assert sum(r["in_flight_at_stop"] for r in rows) <= 2  # at most one per slot crossed the end
 
 
