@@ -17,7 +17,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tcobench.cli._coercion import defer_coercion
 from tcobench.cli._help import install, render_help
 from tcobench.errors import ExitCode
 
@@ -134,7 +133,6 @@ class _OneLineErrors(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        defer_coercion(self)  # its own options (--version, --help); a command's: get_command
         args = list(sys.argv[1:] if args is None else args)
         if args[:1] == ["run"]:
             from tcobench.cli.run import expand_synthetic
@@ -175,7 +173,7 @@ class _OneLineErrors(TyperGroup):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             self._load(COMMANDS[cmd_name][0])
         command = super().get_command(ctx, cmd_name)
-        return install(defer_coercion(command)) if command is not None else None
+        return install(command) if command is not None else None
 
     def listed_help(self, ctx: Any, cmd_name: str) -> str | None:
         """What --help lists beside a command, without importing its module (``COMMANDS``)."""

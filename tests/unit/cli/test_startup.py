@@ -63,11 +63,7 @@ def test_help_imports_no_command_module_nor_pydantic_duckdb_or_arrow(tmp_path: P
     modules = _imports(["--help"], tmp_path / "none")
     light = (*NEVER, "pydantic", "pydantic_settings", "duckdb", "pyarrow", "numpy", "rich.console", "tcobench.schemas")
     assert _heavy(modules, light) == []
-    assert {m for m in modules if m.startswith("tcobench.cli.")} <= {
-        "tcobench.cli.main",
-        "tcobench.cli._help",
-        "tcobench.cli._coercion",
-    }
+    assert {m for m in modules if m.startswith("tcobench.cli.")} <= {"tcobench.cli.main", "tcobench.cli._help"}
 
 
 # the views' column declarations (their pydantic models): a reader orders the views by tcobench.schemas.layers; nor
@@ -83,16 +79,11 @@ READER_NEVER = (
 )
 
 
-# typer's pydantic adapters (typer._adapters), built per option on its first value: a command whose values need no
-# conversion (defaults, text for a text option) builds none (cli/_coercion.py)
-NO_CONVERSION = ("typer._adapters",)
-
-
 def test_query_imports_the_store_reader_only(small_store: Path) -> None:
     modules = _imports(["query", "select count(*) AS n from runs"], small_store)
     assert "tcobench.tasks.store.query" in modules  # the probe saw the command run
     heavy = (*NEVER, *READER_NEVER, "tcobench.tasks.analysis", "tcobench.tasks.report", "tcobench.tasks.workload")
-    assert _heavy(modules, (*heavy, "tcobench.cli.run", *NO_CONVERSION)) == []
+    assert _heavy(modules, (*heavy, "tcobench.cli.run")) == []
 
 
 @pytest.mark.parametrize("interactivity", [[], ["--interactivity", "42"]], ids=["levels", "interactivity"])
@@ -109,11 +100,10 @@ def test_compare_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Pa
 
 
 def test_history_imports_no_scipy_no_report_and_no_arrow_compute(small_store: Path) -> None:
-    """pyarrow.compute is a fixed cost of its own; history splits its samples without it. Its options keep their
-    defaults, which need no conversion (NO_CONVERSION)."""
+    """pyarrow.compute is a fixed cost of its own; history splits its samples without it."""
     modules = _imports(["history"], small_store)
     assert "tcobench.tasks.analysis.history" in modules
-    heavy = (*NEVER, *READER_NEVER, "tcobench.tasks.report", "tcobench.cli.run", "pyarrow.compute", *NO_CONVERSION)
+    heavy = (*NEVER, *READER_NEVER, "tcobench.tasks.report", "tcobench.cli.run", "pyarrow.compute")
     assert _heavy(modules, heavy) == []
 
 
