@@ -16,10 +16,10 @@ import pytest
 
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
-# Fault tests that start no engine, server or container (damaged store files, the read-only query sandbox: tcobench
-# commands over a store): they run in tests/unit's lane, which ended well before the integration lane in a CI preview
-# (the figures: docs/dev/performance.md#ci-lanes).
-BESIDE_UNIT = ("test_damaged_files.py", "test_query_readonly.py")
+# Fault tests that start no engine, container or shared service (damaged store files, the read-only query sandbox,
+# hostile endpoints and the secrets walk, whose servers are the tests' own): they run in tests/unit's lane, which ended
+# well before the integration lane in a CI preview (the figures: docs/dev/performance.md#ci-lanes).
+BESIDE_UNIT = ("test_damaged_files.py", "test_query_readonly.py", "test_hostile_servers.py", "test_secrets.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
