@@ -153,7 +153,7 @@ def synth_model(shape: ModelShape, out: Path, tokenizer: Path, seed: int = 0) ->
 
 def is_synthetic(path: Path) -> bool:
     """Whether a GGUF file was written by synth_model (its metadata read by the memory-mapped reader: the ``gguf``
-    package's took seconds of CPU for a vocabulary of Gemma's size, docs/dev/performance.md#gguf-reader)."""
+    package's reader parses the whole vocabulary to read this one key; figures: docs/dev/performance.md#gguf-reader)."""
     from tcobench.tasks.workload.gguf_vocab import read_gguf_metadata
 
     try:
