@@ -19,6 +19,7 @@ __all__ = [
     "SUMMARY_NEEDS",
     "SUMMARY_VIEWS",
     "Summary",
+    "most_of_the_store",
     "rows_by_equality",
     "rows_of_runs",
     "run_summaries",
@@ -52,13 +53,27 @@ _SORT = {"tco_sources": ("run_id", "term"), "goodput": ("run_id",)}
 BY_EQUALITY = 32
 
 
+def most_of_the_store(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str]) -> bool:
+    """Whether these runs are at least half of the store's (view runs): then one pass over the store reads at most
+    twice their rows, and costs less than a call per run, each of which plans the whole view tree again (a small
+    store's night, a new user's store: docs/dev/performance.md#per-cell-by-equality)."""
+    wanted = len(set(run_ids))
+    if not wanted:
+        return False
+    found = con.execute("SELECT count(*) FROM runs").fetchone()
+    return found is not None and 2 * wanted >= int(found[0])
+
+
 def rows_by_equality(
     con: duckdb.DuckDBPyConnection, sql: str, run_ids: Sequence[str], params: Mapping[str, object] | None = None
 ) -> pa.Table:
     """The rows of ``sql`` (a table macro call binding ``$one`` and ``$ids``, as summary_cards or rows_of_runs) of
     each of the given runs, one call each with ``$one`` bound to its id (a repeated id is read once), in the order of
-    the ids. No run: the call for the empty id, which no run has (no row, and nothing read: the equality is pushed
-    down), for the columns."""
+    the ids; in one call with the list of ids where they are most of the store (``most_of_the_store``: the same
+    rows, in the store's order). No run: the call for the empty id, which no run has (no row, and nothing read: the
+    equality is pushed down), for the columns."""
+    if most_of_the_store(con, run_ids):
+        return arrow_of(con, sql, {**(params or {}), "one": None, "ids": id_list(run_ids)})
     ids = list(dict.fromkeys(run_ids)) or [""]
     parts = [arrow_of(con, sql, {**(params or {}), "one": run_id, "ids": None}) for run_id in ids]
     return pa.concat_tables(parts)
@@ -73,7 +88,8 @@ def rows_of_runs(
 ) -> pa.Table:
     """The rows of ``sql`` (a table macro call binding ``$one`` and ``$ids``, as rows_of_runs or owned_goodput) of
     the given runs (all when None), sorted by the ``order`` columns (ascending, NULL last): up to ``BY_EQUALITY`` runs
-    one call each (rows_by_equality), more in one call with the list of ids."""
+    one call each (rows_by_equality, which reads them in one call too where they are most of the store), more in one
+    call with the list of ids."""
     if run_ids is None or len(run_ids) > BY_EQUALITY:
         ids = id_list(run_ids) if run_ids is not None else None
         found = arrow_of(con, sql, {**(params or {}), "one": None, "ids": ids})

@@ -322,7 +322,7 @@ def markdown_of(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None = 
     """``summary_markdown`` on a connection that defines ``MARKDOWN_VIEWS``."""
     ids = run_ids if run_ids is not None else [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
     # one call per run (rows_by_equality): DuckDB does not push a list filter down through the views; a night's
-    # runs too, not one pass over the whole store
+    # runs too, not one pass over the whole store, unless they are most of it
     cards = sorted(typed_rows(rows_by_equality(con, _CARDS_SQL, ids), _SummaryCard), key=_started)
     flags = [(s, p, c) for s in detect_changes(con, runs=ids) for p, c in s.flags if p.run_id in set(ids)]
     lines = [

@@ -11,9 +11,16 @@ import pyarrow.compute as pc
 import pytest
 
 from tcobench.tasks.analysis import summarise as summarise_module
-from tcobench.tasks.analysis.summarise import run_summaries, summarise
+from tcobench.tasks.analysis.summarise import (
+    SUMMARY_NEEDS,
+    most_of_the_store,
+    rows_by_equality,
+    run_summaries,
+    summarise,
+)
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store import store as store_module
+from tcobench.tasks.store.query import connect
 from tests.unit.factories import make_request, make_run, write_fleet
 
 
@@ -40,6 +47,30 @@ def test_some_runs_are_the_whole_stores_rows_of_those_runs(
     none = summarise(tmp_path, prices, [])
     assert (none.runs.num_rows, none.goodput.num_rows) == (0, 0)
     assert none.runs.schema == everything.runs.schema
+
+
+def test_most_of_the_store_is_read_in_one_pass_with_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rows_by_equality reads runs that are at least half of the store in one call with the list of ids: the same
+    rows as one call per run (what summary_cards and rows_of_runs read for a night of a small store)."""
+    runs = write_fleet(tmp_path, nights=2, concurrency=(1, 4), requests=6)
+    ids = [r.run_id for r in runs]
+    con = connect(tmp_path, load_prices(None), needs=SUMMARY_NEEDS)
+    try:
+        assert [most_of_the_store(con, ids[:n]) for n in (0, 3, 4, 8)] == [False, False, True, True]
+        assert not most_of_the_store(con, [ids[0]] * 4 + ids[1:3])  # a repeated id counts once
+        sql = "SELECT * FROM rows_of_runs('run_summary', one_run := $one, ids := string_split($ids, chr(31)))"
+        half = [ids[6], ids[1], ids[4], ids[2]]
+        one_pass = rows_by_equality(con, sql, half)
+        calls: list[object] = []
+        monkeypatch.setattr(summarise_module, "most_of_the_store", lambda *args: calls.append(args) or False)
+        by_equality = rows_by_equality(con, sql, half)
+    finally:
+        con.close()
+    assert calls and one_pass.num_rows == by_equality.num_rows == 4
+    key = [("run_id", "ascending")]
+    assert one_pass.sort_by(key).equals(by_equality.sort_by(key))
 
 
 def _no_connection(*args: object, **kwargs: object) -> None:

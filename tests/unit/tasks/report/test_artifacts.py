@@ -94,7 +94,7 @@ def test_summarise_and_publish_reads_the_summary_and_the_artifact_from_one_conne
 def test_a_nights_runs_are_one_summary_artifact_a_card_each(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from tcobench.tasks.analysis import summarise
 
-    runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than BY_EQUALITY, read one by one
+    runs = write_fleet(tmp_path, nights=6, concurrency=(1, 4, 16))  # 36 runs: more than BY_EQUALITY, the whole store
     ids = [r.run_id for r in reversed(runs)]
     assert len(ids) > summarise.BY_EQUALITY
     prices = load_prices(None)
