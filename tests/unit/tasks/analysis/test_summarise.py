@@ -64,7 +64,12 @@ def test_most_of_the_store_is_read_in_one_pass_with_the_same_rows(
         half = [ids[6], ids[1], ids[4], ids[2]]
         one_pass = rows_by_equality(con, sql, half)
         calls: list[object] = []
-        monkeypatch.setattr(summarise_module, "most_of_the_store", lambda *args: calls.append(args) or False)
+
+        def never(*args: object) -> bool:
+            calls.append(args)
+            return False
+
+        monkeypatch.setattr(summarise_module, "most_of_the_store", never)
         by_equality = rows_by_equality(con, sql, half)
     finally:
         con.close()
