@@ -362,9 +362,12 @@ def test_the_next_run_reclaims_what_a_crashed_run_left(tmp_path: Path) -> None:
 def test_an_engine_that_dies_mid_run_exits_3(tmp_path: Path, model_cache: Path) -> None:
     env = fault_env(tmp_path, model_cache)
     # --yes: a long run on purpose (it is stopped midway), whatever the estimate on a loaded machine
-    with start(tmp_path, "run", "--yes", "--no-prefect", "--requests", "200", "--concurrency", "1", env=env) as run:
+    # 16 tokens a request, not the default 64: the engine is killed once its first request is served, and what is
+    # asserted is the death, not the length of that request
+    args = ("run", "--yes", "--no-prefect", "--requests", "200", "--max-tokens", "16", "--concurrency", "1")
+    with start(tmp_path, *args, env=env) as run:
         port = wait_for(lambda: _engine_port(descendants(run.pid)), 900, "llama-server to start")
-        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served", interval_s=1)
+        wait_for(lambda: _tokens_served(port) > 0, 900, "a request to be served")
         processes = descendants(run.pid)
         engine = next(p for p in processes if "--port" in p.cmdline)
         os.kill(engine.pid, signal.SIGKILL)

@@ -224,11 +224,17 @@ def test_a_write_that_runs_out_of_space_midway_removes_its_files(tiny_disk: Path
         with pytest.raises(StoreError, match="No space left on device|no space left"):
             for i in range(400):
                 run_id = f"r{i}"
+                # inter-token gaps that do not compress (an arithmetic run does): each run's requests file takes a
+                # few MiB, so the disk fills after a few runs rather than after dozens of commits
                 store_module.write_results(
                     store,
                     make_run(run_id=run_id),
                     [
-                        make_request(run_id=run_id, request_index=k, itl_ns=list(range(k * 997, k * 997 + 500)))
+                        make_request(
+                            run_id=run_id,
+                            request_index=k,
+                            itl_ns=[(k * 7_919 + j * 104_729) % 1_000_003 for j in range(20_000)],
+                        )
                         for k in range(40)
                     ],
                 )

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from tcobench.tasks.engine import RunningEngine
+from tcobench.tasks.prices import load_prices
+from tcobench.tasks.store.query import connect, views_named
 from tests.store_helpers import data_files
 
 pytestmark = [pytest.mark.engine, pytest.mark.prefect]
@@ -28,6 +30,17 @@ def query_json(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
     done = tcobench("query", sql, "--format", "json", env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def view_rows(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
+    """Rows of ``sql`` over the store's views, read in this process with only the views it names (the command's own
+    reading, `tcobench query`, is asserted in the same test)."""
+    con = connect(Path(env["TCOBENCH_STORE"]), load_prices(None), needs=views_named(sql))
+    try:
+        rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
+        return rows
+    finally:
+        con.close()
 
 
 def parquet_files(store: Path) -> list[Path]:
@@ -47,9 +60,9 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
     store = Path(cli_env["TCOBENCH_STORE"])
     assert data_files(store, "runs") and data_files(store, "requests")
 
-    counts = query_json("select phase, count(*) as n from requests group by 1 order by 1", cli_env)
+    counts = view_rows("select phase, count(*) as n from requests group by 1 order by 1", cli_env)
     assert counts == [{"phase": "measure", "n": 8}, {"phase": "warmup", "n": 2}]
-    runs = query_json(
+    runs = view_rows(
         "select r.concurrency, r.status, r.model_digest, r.engine_name, s.errors, s.output_tok_s, "
         "t.usd_per_m_output_tokens from runs r join run_summary s using (run_id) join tco t using (run_id) "
         "order by 1",
@@ -61,7 +74,7 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
         assert run["engine_name"] == "llama.cpp"
         assert run["model_digest"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
         assert run["output_tok_s"] > 0 and run["usd_per_m_output_tokens"] > 0
-    tokens = query_json(
+    tokens = view_rows(
         "select min(output_tokens) as lo, max(output_tokens) as hi, count(*) filter (where token_count_source "
         "<> 'usage') as not_usage from requests",
         cli_env,

@@ -124,10 +124,11 @@ def test_containerised_run_and_engine_killed_mid_run(
     assert killed["name"] in failed["error"] and "exited with code 137" in failed["error"]
 
     # The second run's finished requests are kept; its run row flags the run as failed, with the reason.
-    second = [r for r in _rows(store, "requests") if r["run_id"] == failed["run_id"]]
+    requests = _rows(store, "requests")
+    second = [r for r in requests if r["run_id"] == failed["run_id"]]
     assert any(r["phase"] == "measure" and r["error"] is None for r in second), second
     assert any(r["error"] is not None for r in second)
-    first = [r for r in _rows(store, "requests") if r["run_id"] == runs[0]["run_id"]]
+    first = [r for r in requests if r["run_id"] == runs[0]["run_id"]]
     assert len(first) == REQUESTS + 1 and all(r["error"] is None for r in first)
 
     # Nothing of the batch is left on the Docker host, and the container's log is kept beside the runs.
