@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
 from tcobench.tasks.store.lake import LAKE, attach_sql, new_instance, parse_store
@@ -68,12 +70,18 @@ def _legacy_file(
     pq.write_table(data, path, compression="zstd")
 
 
+@functools.cache
+def _schema(model: type[BaseModel]) -> pa.Schema:
+    """A record's Arrow schema, derived once (write_fleet's folder layout writes three files per run)."""
+    from tcobench.schemas import arrow_schema
+
+    return arrow_schema(model)
+
+
 def write_folder_run(
     folder: Path, run: RunRecord, requests: Sequence[RequestRecord], telemetry: Sequence[TelemetryRecord] = ()
 ) -> None:
     """Write one run the way tcobench < 0.2 did: STORE/<table>/date=/host=/run-<id>.parquet per table."""
-    from tcobench.schemas import arrow_schema
-
     name = f"run-{run.run_id}.parquet"
     for table, rows, model in (
         ("runs", [run], RunRecord),
@@ -81,4 +89,4 @@ def write_folder_run(
         ("telemetry", telemetry, TelemetryRecord),
     ):
         if rows:
-            _legacy_file(folder, table, rows, arrow_schema(model), run.date, run.host, name)
+            _legacy_file(folder, table, rows, _schema(model), run.date, run.host, name)

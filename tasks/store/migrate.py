@@ -169,7 +169,7 @@ def migrate_folder(
 
 def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb.DuckDBPyConnection:
     """The shipped views over folder-store files, read as tcobench < 0.2 read them (hive partitions, by name)."""
-    from tcobench.tasks.store.query import register_prices
+    from tcobench.tasks.store.query import freeze_views, register_prices
 
     con = duckdb.connect(":memory:")
     for table in ("runs", "requests", "telemetry", "engine_metrics", "images"):  # the folder layout had no
@@ -192,12 +192,22 @@ def folder_connection(files: dict[str, list[str]], prices: PriceTable) -> duckdb
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM {source}{where}")
     register_prices(con, prices)
     present = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    compared = set(_compared())
     for name, text in sql_views():
         # what reads a table a folder store never had (macro run_commits: the lake's commits) is not defined; a view
         # left out would fail compare_views by name
         if sql_reads(name, text)[1] <= present:
             con.execute(text)
+            if name in compared:
+                # computed once, as defined: the views over it bind and read its rows, not its whole tree again
+                # (docs/dev/performance.md#freeze-as-defined); compare_views reads every one of them anyway
+                freeze_views(con, (name,))
     return con
+
+
+def _compared() -> list[str]:
+    """What compare_views compares: the three tables, then every shipped view (not the macros), in creation order."""
+    return ["runs", "requests", "telemetry", *(n for n, text in sql_views() if "CREATE OR REPLACE VIEW" in text)]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -212,9 +222,11 @@ def compare_views(files: dict[str, list[str]], store: StoreRef, prices: PriceTab
     """Every shipped view over the folder files and over the store, row by row; (differences, views compared)."""
     from tcobench.tasks.store.query import connect
 
-    old, new = folder_connection(files, prices), connect(store, prices)
+    names = _compared()
+    # the store's views frozen as defined too (as `tcobench report` reads them): each computed once, not again inside
+    # every view over it
+    old, new = folder_connection(files, prices), connect(store, prices, freeze=names)
     differences: list[str] = []
-    names = ["runs", "requests", "telemetry", *(n for n, text in sql_views() if "CREATE OR REPLACE VIEW" in text)]
     try:
         for name in names:
             columns = [c[0] for c in old.execute(f"SELECT * FROM {name} LIMIT 0").description]
