@@ -15,7 +15,7 @@ from tcobench.tasks.engine import RunningEngine
 from tcobench.tasks.engine.model import bundled_model
 from tcobench.tasks.workload import corpus_text, local_tokenizer
 
-pytestmark = [pytest.mark.engine, pytest.mark.prefect]
+pytestmark = pytest.mark.engine
 
 
 def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
@@ -24,6 +24,7 @@ def query(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+@pytest.mark.prefect
 def test_preset_512_128_is_token_exact_on_the_embedded_engine(cli_env: dict[str, str]) -> None:
     """Acceptance: server-reported prompt_tokens within 1 of 512 on every measured request (it is exactly 512:
     the probe measured llama-server's BOS), and exactly 128 output tokens (ignore_eos)."""
