@@ -222,11 +222,12 @@ def one_error_line(stderr: str) -> str:
 
 
 def store_rows(store: Path, sql: str) -> list[dict[str, Any]]:
-    """Rows of a query over the store's views, read in this process (as `tcobench query` would)."""
+    """Rows of a query over the store's views, read in this process (as `tcobench query` would: only the views
+    ``sql`` names are defined)."""
     from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.store.query import connect
+    from tcobench.tasks.store.query import connect, views_named
 
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=views_named(sql))
     try:
         rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
         return rows

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from tcobench.cli import app
 from tcobench.errors import QueryError
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect, read_only_query
+from tcobench.tasks.store.query import connect, read_only_query, views_named
 from tcobench.tasks.store.readonly import REFUSED_FUNCTIONS
 from tcobench.tasks.store.store import write_results
 from tests.store_helpers import data_files, lake_rows
@@ -123,7 +123,7 @@ def test_tcobench_query_refuses_each_ducklake_function_by_name_and_changes_nothi
 )
 def test_side_effects_and_hidden_names_are_refused(store: tuple[Path, Path], name: str, sql: str) -> None:
     root, _ = store
-    con = connect(root, load_prices(None))
+    con = connect(root, load_prices(None), needs=views_named(sql))  # as `tcobench query` connects
     try:
         with pytest.raises(QueryError, match=rf"^refused: the function {name} \("):
             read_only_query(con, sql)
@@ -144,7 +144,7 @@ def test_every_ducklake_function_that_changes_the_store_is_listed(store: tuple[P
         "ducklake_table_info",
         "ducklake_table_insertions",
     }
-    con = connect(store[0], load_prices(None))
+    con = connect(store[0], load_prices(None), needs=())  # the extension's functions: no view read
     try:
         names = {
             r[0]

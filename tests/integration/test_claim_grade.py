@@ -134,7 +134,7 @@ def test_steady_throughput_is_the_batching_models_and_closer_than_the_whole_wind
     )
     assert done.returncode == 0, done.stderr
     assert "steady state (all streams busy)" in done.stdout
-    con = connect(tmp_path / "store", load_prices(None))
+    con = connect(tmp_path / "store", load_prices(None), needs={"run_summary"})
     try:
         row = con.execute("SELECT steady_output_tok_s, output_tok_s, steady_share FROM run_summary").fetchone()
     finally:

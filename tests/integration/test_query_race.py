@@ -151,7 +151,7 @@ def test_maintenance_calls_during_a_nightly_lose_nothing(store: str, endpoint: s
     )
     result = verify_store(store, orphan_age_s=0.0)  # `tcobench store verify`, counting even fresh orphans
     assert result.problems == [], result.problems
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs={"run_summary"})
     try:
         counted = con.execute("SELECT count(*), sum(n) FROM run_summary").fetchone()
     finally:

@@ -78,7 +78,7 @@ def test_eight_writers_on_the_shared_sqlite_catalog(tmp_path: Path) -> None:
     store = f"sqlite://{tmp_path / 'shared'}"
     _run_writers(store, dict(os.environ, TCOBENCH_STORE_WAIT_S="600"))
     _check_runs(store, WRITERS * RUNS)
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs={"run_summary"})
     try:
         assert con.execute("SELECT count(*), sum(n) FROM run_summary").fetchone() == (
             WRITERS * RUNS,

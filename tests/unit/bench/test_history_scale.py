@@ -9,7 +9,7 @@ import pytest
 from history_scale import QUERIES, RUNS, WARMUP, _folder_schema, _host_year, to_lake
 
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 
 
 @pytest.mark.parametrize("layout", ["per-run", "per-night"])
@@ -30,7 +30,9 @@ def test_generated_store_has_the_real_layout(tmp_path: Path, layout: str) -> Non
 def test_views_read_the_generated_store_once_imported(tmp_path: Path) -> None:
     _host_year((tmp_path / "folder", "per-run", 0, 1, 10, 4, 0))
     to_lake(tmp_path / "folder", str(tmp_path / "lake"), batch=2)
-    con = connect(tmp_path / "lake", load_prices(None))
+    con = connect(
+        tmp_path / "lake", load_prices(None), needs={"run_summary", "tco", *views_named(" ".join(QUERIES.values()))}
+    )
     try:
         summary = con.sql("SELECT n, ok, output_tokens, itl_p50_ms FROM run_summary").fetchall()
         tco = con.sql("SELECT count(*), count(usd_per_m_output_tokens) FROM tco").fetchall()
@@ -51,7 +53,7 @@ def test_with_configs_the_hosts_of_a_hardware_key_take_turns_and_count_the_gpus_
     for host in (0, 5):
         _host_year((tmp_path / "folder", "per-run", host, 1, 10, 4, 4))
     to_lake(tmp_path / "folder", str(tmp_path / "lake"), batch=20)
-    con = connect(tmp_path / "lake", load_prices(None))
+    con = connect(tmp_path / "lake", load_prices(None), needs={"run_summary"})
     try:
         rows = con.sql(
             "SELECT host, count(DISTINCT config_id), min(gpus_counted), max(gpus_counted), "

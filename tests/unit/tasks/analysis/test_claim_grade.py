@@ -10,6 +10,7 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.tasks.analysis.compare import RULES, CompareOptions, Comparison, claim_thresholds, compare_on
+from tcobench.tasks.analysis.compare.comparison import compare_views
 from tcobench.tasks.store.query import connect
 from tcobench.tasks.store.store import write_results
 from tcobench.tasks.workload.accuracy import accuracy_name, questions
@@ -51,9 +52,10 @@ def side(store: Path, host: str, answers: list[str], **run: Any) -> None:
 
 
 def compared(store: Path, *rules: str, a: str = "host=a", b: str = "host=b") -> Comparison:
-    con = connect(store, make_prices())
+    options = CompareOptions(resamples=100, claim_rules=tuple(rules))
+    con = connect(store, make_prices(), needs=compare_views(options.basis))  # as compare() connects
     try:
-        return compare_on(con, a, b, CompareOptions(resamples=100, claim_rules=tuple(rules)))
+        return compare_on(con, a, b, options)
     finally:
         con.close()
 

@@ -41,6 +41,7 @@ from tcobench.tasks.analysis.compare.candidates import (
     night_weighted,
     night_weighted_sides,
 )
+from tcobench.tasks.analysis.compare.comparison import compare_views
 from tcobench.tasks.analysis.quantile import quantile
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect, freeze_views, views_named
@@ -178,7 +179,7 @@ def test_compare_with_the_frontier_on_a_second_thread_is_the_comparison_made_in_
 
     monkeypatch.setattr(comparison_module, "_frontier", recorded)
     threaded = compare(tmp_path, prices, "vendor=nvidia", "vendor=amd", options)
-    con = connect(tmp_path, prices)
+    con = connect(tmp_path, prices, needs=compare_views(options.basis))  # as compare() connects
     try:
         in_turn = compare_on(con, "vendor=nvidia", "vendor=amd", options)
     finally:
@@ -583,7 +584,7 @@ def test_runs_without_a_cost_are_left_out_with_a_note(tmp_path: Path) -> None:
 
 
 def test_a_note_when_one_side_is_measured_and_the_other_estimated(fleet: Path) -> None:
-    own = connect(fleet, load_prices(None))
+    own = connect(fleet, load_prices(None), needs=compare_views(CostBasis(RentalTier.on_demand)))  # tco too
     try:
         freeze_views(own)
         # as if gpu-nv-1 had no valid telemetry: its power would be the price-table estimate (tco and cost_basis
@@ -610,7 +611,7 @@ def test_an_owned_comparison_reads_view_tcos_columns_from_cost_basis(tmp_path: P
     ]
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
-    own = connect(tmp_path, make_prices(rental={}))
+    own = connect(tmp_path, make_prices(rental={}), needs=compare_views(CostBasis(RentalTier.on_demand)))
     try:
         # the tco columns as view tco has them, beside macro candidate_runs' rows (on owned: from cost_basis)
         joined = (
@@ -657,7 +658,7 @@ def test_load_priced_reads_the_runs_load_runs_prices_with_their_figures(tmp_path
     ]
     for run in runs:
         write_results(tmp_path, run, [make_request(run_id=run.run_id, request_index=i) for i in range(3)])
-    con = connect(tmp_path, make_prices(rental={}))
+    con = connect(tmp_path, make_prices(rental={}), needs=compare_views(CostBasis(RentalTier.on_demand)))
     try:
         bases = [OWNED, CostBasis(RentalTier.on_demand)]
         found = load_priced(con, bases)
@@ -730,7 +731,7 @@ def test_three_batches_on_one_date_are_three_nights(tmp_path: Path) -> None:
     assert (s.a_runs, s.a_nights, s.b_runs, s.b_nights) == (4, 3, 3, 3)
     assert s.a_tok_s == pytest.approx(60.0) and s.ratio == pytest.approx(1.0)
     assert "4 run(s) over 3 night(s) (nightly batches) on 1 UTC date(s)" in result.a_desc
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs={"platform_cost"})
     try:
         rows = con.execute("SELECT host, runs, nights, dates, output_tok_s FROM platform_cost ORDER BY host").fetchall()
     finally:
@@ -930,7 +931,7 @@ def test_compare_shows_the_downtime_term_once_the_history_is_long_enough(
     prices = load_prices(None)
     result = compare(tmp_path, prices, "vendor=nvidia", "vendor=amd", CompareOptions(resamples=100))
     (s,) = result.strata
-    connection = connect(tmp_path, prices)
+    connection = connect(tmp_path, prices, needs={"tco"})
     try:
         # one figure a platform: its availability over the history, per host
         ((month,),) = connection.execute(

@@ -15,9 +15,10 @@ import duckdb
 import pytest
 
 from tcobench.errors import QueryError
-from tcobench.schemas import BestOptions, CompareOptions
+from tcobench.schemas import BestOptions, CompareOptions, CostBasis, RentalTier
 from tcobench.tasks.analysis.compare import TargetRow, compare_on
-from tcobench.tasks.analysis.compare.best import best_on
+from tcobench.tasks.analysis.compare.best import BEST_VIEWS, best_on
+from tcobench.tasks.analysis.compare.comparison import compare_views
 from tcobench.tasks.analysis.compare.document import comparison_document
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.store.query import connect
@@ -37,7 +38,8 @@ RESAMPLES = 500
 def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
     store = tmp_path_factory.mktemp("configs")
     write_configs(store, [TP1, TP2, AMD])
-    found = connect(store, load_prices(None))
+    # what compare_on (on either basis) and best_on read
+    found = connect(store, load_prices(None), needs={*compare_views(CostBasis(RentalTier.on_demand)), *BEST_VIEWS})
     try:
         yield found
     finally:

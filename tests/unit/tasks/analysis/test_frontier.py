@@ -17,11 +17,11 @@ from tcobench.tasks.analysis.compare import (
     pareto_mask,
     parse_targets,
 )
-from tcobench.tasks.analysis.compare.frontier import build
+from tcobench.tasks.analysis.compare.frontier import FRONTIER_MACROS, build
 from tcobench.tasks.analysis.compare.interactivity import check_quantile, spread_targets
 from tcobench.tasks.analysis.quantile import quantile, quantile_rows
 from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 from tests.unit.factories import write_fleet
 
 
@@ -264,15 +264,17 @@ def test_load_points_reads_each_runs_requests_and_of_a_steady_run_those_in_its_w
     order they were sent); of a run whose point is its steady state (view frontier_points: steady), only those that
     decoded in its window, as filtering request_metrics directly gives them."""
     write_fleet(tmp_path, nights=1, concurrency=(1, 16, 32), regression=None)  # 20 requests: 32 streams never fill
-    con = connect(tmp_path, load_prices(None))
+    requests = (
+        "FROM request_metrics AS m JOIN frontier_points AS f ON f.run_id = m.run_id AND f.basis = 'owned' "
+        "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
+    )
+    outside = "f.steady AND NOT in_steady(m.start_ns + m.ttft_ns, m.decode_ns, f.steady_start_ns, f.steady_end_ns)"
+    # load_points reads the frontier's macros (FRONTIER_MACROS)
+    needs = {"runs", *FRONTIER_MACROS, *views_named(requests + outside)}
+    con = connect(tmp_path, load_prices(None), needs=needs)
     try:
         runs = [(r, n, int(c)) for r, n, c in con.execute("SELECT run_id, batch_id, concurrency FROM runs").fetchall()]
         points = {p.run_id: p for p in load_points(con, runs, CostBasis())}
-        requests = (
-            "FROM request_metrics AS m JOIN frontier_points AS f ON f.run_id = m.run_id AND f.basis = 'owned' "
-            "WHERE m.ok AND m.tpot_ns > 0 AND m.output_tokens IS NOT NULL AND m.e2e_ns > 0 "
-        )
-        outside = "f.steady AND NOT in_steady(m.start_ns + m.ttft_ns, m.decode_ns, f.steady_start_ns, f.steady_end_ns)"
         wanted = con.execute(
             "SELECT m.run_id, list(m.tpot_ns / 1e6 ORDER BY m.request_index), "
             "list(m.output_tokens::DOUBLE ORDER BY m.request_index), list(m.e2e_ns / 1e9 ORDER BY m.request_index) "

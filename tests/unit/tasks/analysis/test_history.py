@@ -15,6 +15,8 @@ from tcobench.errors import ConfigError
 from tcobench.schemas import RunRecord
 from tcobench.tasks.analysis.history import (
     CACHED_WINDOW,
+    CHANGES_OF_RUNS_VIEWS,
+    HISTORY_VIEWS,
     Series,
     _samples,
     _test_all,
@@ -207,9 +209,13 @@ def test_changes_without_costs_are_the_changes_with_them(con: duckdb.DuckDBPyCon
     ]
 
 
+# what detect_changes reads, over the whole store (history) and of some runs (runs=)
+_NEEDS = {*HISTORY_VIEWS, *CHANGES_OF_RUNS_VIEWS}
+
+
 def _fresh(store: Path) -> list[str]:
     """The runs detect_changes tests afresh (their stored tests missing or stale), over the whole store."""
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=_NEEDS)
     try:
         by_series = _trend(con, CACHED_WINDOW, None)
         tests = _test_all(con, by_series, None, CACHED_WINDOW)
@@ -219,7 +225,7 @@ def _fresh(store: Path) -> list[str]:
 
 
 def _connection(store: Path, stored: bool = True) -> duckdb.DuckDBPyConnection:
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs=_NEEDS)
     if not stored:
         con.execute("DROP VIEW IF EXISTS _stored_change_tests")  # every test computed from the samples
     return con

@@ -10,7 +10,7 @@ import pytest
 
 from tcobench.errors import ConfigError
 from tcobench.schemas import RequestRecord
-from tcobench.tasks.analysis.history import detect_changes
+from tcobench.tasks.analysis.history import CHANGES_OF_RUNS_VIEWS, HISTORY_VIEWS, detect_changes
 from tcobench.tasks.analysis.operations import (
     adaptation_choice,
     availability,
@@ -80,7 +80,9 @@ def test_change_flags_are_those_of_the_whole_history(tmp_path: Path) -> None:
     that detect_changes over every series of the store gives among them."""
     write_fleet(tmp_path)  # gpu-amd-1 at concurrency 4 decodes 15% slower on the last night, after a driver update
     found = environment_changes(tmp_path, PRICES)
-    con = connect(tmp_path, PRICES)
+    # what changes_of reads, and detect_changes over the whole store
+    needs = {"environment_changes", "environment_change_runs", *HISTORY_VIEWS, *CHANGES_OF_RUNS_VIEWS}
+    con = connect(tmp_path, PRICES, needs=needs)
     try:
         freeze_views(con)
         whole = changes_of(con, detect_changes(con, costs=False))
@@ -99,7 +101,7 @@ def test_measured_days_replace_the_assumption_in_the_one_tco_formula(store: Path
     assert measured.hardware["amd-mi300x"].adaptation_days == 2.0  # was 7.0
     assert measured.hardware["nvidia-h100-sxm"].adaptation_days == 0.0
     assert measured.hardware["amd-mi325x"] == PRICES.hardware["amd-mi325x"]  # nothing measured: kept
-    con = connect(store, measured)
+    con = connect(store, measured, needs={"tco"})
     try:
         found = con.execute(
             "SELECT adaptation_days, adaptation_usd_month FROM tco WHERE run_id = 'amd-01-x-2'"

@@ -18,7 +18,7 @@ import pytest
 
 from tcobench.errors import ConfigError, QueryError
 from tcobench.schemas import PlanOptions, PlanRate, TraceConfig
-from tcobench.tasks.analysis.compare.plan import PlanResult, PlatformPlan, plan_document, plan_on
+from tcobench.tasks.analysis.compare.plan import PLAN_VIEWS, PlanResult, PlatformPlan, plan_document, plan_on
 from tcobench.tasks.prices import load_prices
 from tcobench.tasks.report.report import build_report
 from tcobench.tasks.store.query import connect
@@ -55,7 +55,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def con(store: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    found = connect(store, load_prices(None))
+    found = connect(store, load_prices(None), needs=_NEEDS)
     try:
         yield found
     finally:
@@ -65,6 +65,10 @@ def con(store: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_trace(tmp_path_factory.mktemp("trace") / "m.jsonl")
+
+
+# what plan_on reads (as plan() connects), and view tco (_owned_usd_month)
+_NEEDS = {*PLAN_VIEWS, "tco"}
 
 
 def _plan(con: duckdb.DuckDBPyConnection, trace: Path, b: str | None = B, **options: object) -> PlanResult:
@@ -182,7 +186,7 @@ def replayed(tmp_path_factory: pytest.TempPathFactory, trace: Path) -> Iterator[
     write_replay(store, AMD, trace, 0.5, 20.0, "amd-replay-x05")
     other = write_trace(tmp_path_factory.mktemp("other") / "o.jsonl", per_minute=(60, 90, 31))
     write_replay(store, AMD, other, 0.1, 10.0, "amd-replay-other")
-    found = connect(store, load_prices(None))
+    found = connect(store, load_prices(None), needs=_NEEDS)
     try:
         yield found
     finally:
@@ -250,7 +254,7 @@ def test_replays_alone_plan_where_no_frontier_exists(tmp_path: Path) -> None:
     write_replay(tmp_path / "store", TP2, trace, 7.0, 10.0, "nv-replay")
     for scale, tpot_ms in ((3.0, 10.0), (1.0, 20.0), (0.25, 10.0)):
         write_replay(tmp_path / "store", AMD, trace, scale, tpot_ms, f"amd-replay-{scale:g}")
-    con = connect(tmp_path / "store", load_prices(None))
+    con = connect(tmp_path / "store", load_prices(None), needs=_NEEDS)
     try:
         found = _plan(con, trace, interactivity=75.0, at=PlanRate.peak)
         with pytest.raises(QueryError, match=r"outside every configuration's frontier .* and no replay of the trace"):

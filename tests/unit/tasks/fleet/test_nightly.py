@@ -116,7 +116,7 @@ def test_other_failures_are_final_and_stored(tmp_path: Path) -> None:
 
     (result,) = run_cells(cells(), broken, PRICES, tmp_path, tmp_path, "night1", attempts=3, backoff_s=0)
     assert result.status == "failed" and result.attempts == 1 and result.error == "ConfigError: model not pulled"
-    con = connect(tmp_path, PRICES)
+    con = connect(tmp_path, PRICES, needs={"runs"})
     rows = con.sql("select host, batch_id, status, error, hardware_key, cell from runs").to_arrow_table().to_pylist()
     assert rows == [
         {

@@ -160,7 +160,7 @@ def test_the_report_goes_into_a_store_as_two_runs_and_a_bad_one_writes_nothing(t
     store = tmp_path / "store"
     done = import_file(store, FILE, ImportFormat.guidellm, LABELS)
     assert [done.requests[r.run_id] for r in done.runs] == [8, 8]
-    con = connect(store, load_prices(None))
+    con = connect(store, load_prices(None), needs={"runs", "requests"})
     try:
         rows = con.execute("SELECT source, concurrency, measured_requests FROM runs ORDER BY concurrency").fetchall()
         requests = con.execute("SELECT count(*), count(itl_ns) FILTER (WHERE len(itl_ns) > 0) FROM requests").fetchone()

@@ -24,7 +24,7 @@ from tcobench.tasks.report.assets import (
 )
 from tcobench.tasks.report.assets.context import night_weighted_rows
 from tcobench.tasks.report.report import build_report, summary_markdown, write_report
-from tcobench.tasks.store.query import connect, freeze_views
+from tcobench.tasks.store.query import connect, freeze_views, views_named
 from tcobench.tasks.store.store import RunRows, write_runs
 from tests.unit.factories import make_prices, write_fleet, write_nights
 from tests.unit.operations_history import history
@@ -226,7 +226,7 @@ def test_summary_markdown(summary: str) -> None:
 def test_summary_markdown_of_some_runs_is_their_lines_of_the_whole_stores(fleet: Path, summary: str) -> None:
     prices = load_prices(None)
     whole = summary.splitlines()
-    con = connect(fleet, prices)
+    con = connect(fleet, prices, needs={"runs"})
     try:
         rows = con.sql("SELECT run_id FROM runs ORDER BY started_ns DESC").fetchall()
     finally:
@@ -273,12 +273,16 @@ def test_provenance_names_an_imported_runs_source(tmp_path: Path) -> None:
     assert "; imported:vllm-bench 0.32.0" in section
 
 
+# what report._context and night_weighted_rows read (macros report_runs, platform_night_weighted(_lists))
+_CONTEXT_NEEDS = views_named("report_runs left_out_runs platform_night_weighted platform_night_weighted_lists")
+
+
 def test_averaged_figures_are_night_weighted(tmp_path: Path) -> None:
     # platform ha: night 1 runs of 60 and 120 output tok/s, night 2 one of 30: night means 90 and 30 -> 60 tok/s
     # (a run-weighted mean says 70); hb: 60 tok/s each night
     write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10, 5], "2023-11-15": [20]})
     write_nights(tmp_path, "hb", "amd", {"2023-11-14": [10], "2023-11-15": [10]})
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs=_CONTEXT_NEEDS | {"run_summary", "cost_basis"})
     try:
         freeze_views(con)
         ctx = report._context(con, None, 5.0, 200, 0)
@@ -405,7 +409,7 @@ def test_a_quantile_curve_is_each_quantiles_night_weighted_mean(fleet: Path) -> 
     """The latency distributions night-weight each position of the runs' quantile lists (night_weighted_rows with
     ``lists``: macro night_weighted_lists): the same figures as macro night_weighted over the lists unnested,
     one row per run and position."""
-    con = connect(fleet, load_prices(None))
+    con = connect(fleet, load_prices(None), needs=_CONTEXT_NEEDS | {"run_statistics"})
     try:
         freeze_views(con)
         ctx = report._context(con, None, 5.0, 200, 0)

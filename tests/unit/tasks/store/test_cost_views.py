@@ -62,7 +62,7 @@ def test_sensitivity_hand_worked(con: duckdb.DuckDBPyConnection) -> None:
 
 def test_cost_at_latency_target(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(), _requests())
-    con = connect(tmp_path, make_prices(latency_target={"ttft_p90_ms": 250.0}))
+    con = connect(tmp_path, make_prices(latency_target={"ttft_p90_ms": 250.0}), needs={"cost_at_latency_target"})
     try:
         (strict,) = _dicts(con, "SELECT * FROM cost_at_latency_target")
     finally:
@@ -173,7 +173,7 @@ def test_the_table_form_of_the_night_weighting_gives_the_list_macros_figures(con
 def test_platform_cost_is_night_weighted_where_that_differs_from_run_weighted(tmp_path: Path) -> None:
     # 600 output tokens a run: night 1 windows 10 s and 5 s (60 and 120 tok/s), night 2 one of 20 s (30 tok/s)
     write_nights(tmp_path, "ha", "nvidia", {"2023-11-14": [10, 5], "2023-11-15": [20]})
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs={"platform_cost"})
     try:
         (row,) = _dicts(con, "SELECT * FROM platform_cost WHERE basis = 'owned'")
     finally:
@@ -197,7 +197,7 @@ def test_platform_cost_groups_and_its_terms_add_up_on_the_fleet(tmp_path: Path) 
     """On the simulated fleet (measured power, shipped prices): one group per platform, the four cost terms add up
     to the cost per 1M tokens, which is 1e6 / tokens per USD (the arithmetic itself: the hand-worked tests above)."""
     write_fleet(tmp_path, nights=2, concurrency=(4,), regression=None)
-    con = connect(tmp_path, load_prices(None))
+    con = connect(tmp_path, load_prices(None), needs={"platform_cost"})
     try:
         freeze_views(con)
         rows = _dicts(con, "SELECT * FROM platform_cost WHERE basis = 'owned' ORDER BY host")

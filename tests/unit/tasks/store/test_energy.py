@@ -41,7 +41,7 @@ def sample(ts: int, phase: str, watts: float, device: int = 0) -> TelemetryRecor
 def energy_row(tmp_path: Path, samples: list[TelemetryRecord]) -> dict[str, Any]:
     requests = [make_request(request_index=i, output_tokens=100) for i in range(4)]  # 400 output tokens
     write_results(tmp_path, make_run(telemetry_source="nvml"), requests, samples)
-    con = connect(tmp_path, load_prices(None))
+    con = connect(tmp_path, load_prices(None), needs={"energy"})
     rows: list[dict[str, Any]] = con.sql("SELECT * FROM energy").to_arrow_table().to_pylist()
     con.close()
     assert len(rows) == 1

@@ -32,7 +32,7 @@ def row(run_id: str, t_s: int, quantity: EngineQuantity, value: float, **labels:
 def load_rows(tmp_path: Path, runs: dict[str, list[EngineMetricRecord]]) -> dict[str, dict[str, Any]]:
     for run_id, samples in runs.items():
         write_results(tmp_path, make_run(run_id=run_id), [make_request(run_id=run_id)], [], samples)
-    con = connect(tmp_path, load_prices(None))
+    con = connect(tmp_path, load_prices(None), needs={"engine_load"})
     rows = con.sql("SELECT * FROM engine_load ORDER BY run_id").to_arrow_table().to_pylist()
     con.close()
     return {r["run_id"]: r for r in rows}

@@ -17,7 +17,7 @@ import pytest
 
 from tcobench.schemas import WorkloadConfig
 from tcobench.tasks.analysis.sweep import sweep_verdict
-from tcobench.tasks.store.query import connect
+from tcobench.tasks.store.query import connect, views_named
 from tcobench.tasks.store.store import write_results
 from tests.unit.factories import T0_NS, make_prices, make_run
 from tests.unit.tasks.store.test_tco import _requests
@@ -26,9 +26,9 @@ from tests.unit.tasks.store.test_tco import _requests
 def goodput(tmp_path: Path, **slo: Any) -> dict[str, Any]:
     run = make_run(measure_start_ns=T0_NS + 5_000_000_000, measure_end_ns=T0_NS + 15_000_000_000, **slo)
     write_results(tmp_path, run, _requests())
-    con = connect(tmp_path, make_prices(rental={}, latency_target={}))
+    sql = "SELECT g.*, t.usd_per_m_output_tokens FROM goodput g JOIN tco t USING (run_id) WHERE g.basis = 'owned'"
+    con = connect(tmp_path, make_prices(rental={}, latency_target={}), needs=views_named(sql))
     try:
-        sql = "SELECT g.*, t.usd_per_m_output_tokens FROM goodput g JOIN tco t USING (run_id) WHERE g.basis = 'owned'"
         rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
     finally:
         con.close()
@@ -80,7 +80,7 @@ def test_sweep_stops_when_the_gain_is_under_the_margin(tmp_path: Path) -> None:
             measure_end_ns=T0_NS + ms * 1_000_000,
         )
         write_results(tmp_path, run, _requests(run_id))
-    con = connect(tmp_path, make_prices(rental={}, latency_target={}))
+    con = connect(tmp_path, make_prices(rental={}, latency_target={}), needs={"sweep"})
     rows = {r["concurrency"]: r for r in con.sql("SELECT * FROM sweep").to_arrow_table().to_pylist()}
     con.close()
     assert rows[1]["best_before_tok_s"] is None and rows[1]["stops_sweep"] is False
@@ -96,7 +96,7 @@ def test_sweep_stops_when_the_gain_is_under_the_margin(tmp_path: Path) -> None:
 def test_sweep_stops_when_the_slo_breaks(tmp_path: Path) -> None:
     run = make_run(run_id="r1", sweep_margin=0.0, sweep_stop_on_slo=True, slo_ttft_ms=150.0, slo_quantile=0.9)
     write_results(tmp_path, run, _requests("r1"))
-    con = connect(tmp_path, make_prices(rental={}, latency_target={}))
+    con = connect(tmp_path, make_prices(rental={}, latency_target={}), needs={"sweep"})
     (row,) = con.sql("SELECT * FROM sweep").to_arrow_table().to_pylist()
     con.close()
     assert row["slo_broken"] is True and row["reason"] == "concurrency 1 broke the SLO"

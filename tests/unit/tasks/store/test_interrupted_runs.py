@@ -34,7 +34,7 @@ def _store(tmp_path: Path) -> Path:
 
 def test_interrupted_runs_stay_out_of_cost_figures(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    con: duckdb.DuckDBPyConnection = connect(store, make_prices())
+    con: duckdb.DuckDBPyConnection = connect(store, make_prices(), needs={"runs", "platform_cost"})
     try:
         status = dict(con.execute("SELECT run_id, status FROM runs").fetchall())
         assert status == {"a1": "ok", "a2": "interrupted", "b1": "ok"}  # stored, with its status

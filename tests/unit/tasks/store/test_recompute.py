@@ -91,7 +91,7 @@ def test_cost_per_million_output_tokens_matches_the_view_to_the_cent(compacted: 
     prices = load_prices(None)
     runs, requests, telemetry = (_table(compacted, t) for t in ("runs", "requests", "telemetry"))
     sample = random.Random(3).sample(runs, 8)
-    con = connect(compacted, prices)
+    con = connect(compacted, prices, needs={"tco"})
     try:
         from_view = dict(con.execute("SELECT run_id, usd_per_m_output_tokens FROM tco").fetchall())
     finally:

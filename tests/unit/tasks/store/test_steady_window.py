@@ -41,7 +41,7 @@ def rows(tmp_path: Path, view: str, requests: list[RequestRecord], end_s: float,
     samples: list[TelemetryRecord] = run.pop("samples", [])
     record = make_run(measure_start_ns=BASE, measure_end_ns=BASE + round(end_s * S), **run)
     write_results(tmp_path, record, requests, samples)
-    con = connect(tmp_path, load_prices(None))
+    con = connect(tmp_path, load_prices(None), needs=(view,))
     try:
         found: list[dict[str, Any]] = con.sql(f"SELECT * FROM {view}").to_arrow_table().to_pylist()
     finally:
@@ -127,7 +127,7 @@ def test_run_summary_and_energy_carry_the_steady_figures(tmp_path: Path) -> None
     assert summary["steady_output_tok_s"] == pytest.approx(29.0 / 7)
     assert summary["steady_interactivity"] == pytest.approx(2.5)
     assert summary["output_tok_s"] == pytest.approx(44 / 10.5)  # the whole window's figure stays as it was
-    con = connect(tmp_path, load_prices(None))
+    con = connect(tmp_path, load_prices(None), needs={"energy"})
     energy = con.sql("SELECT steady_mean_w, steady_j_per_token FROM energy").fetchone()
     con.close()
     assert energy is not None

@@ -188,7 +188,7 @@ def test_run_summary_cached_share(con: duckdb.DuckDBPyConnection, tmp_path: Path
     ]
     run = make_run(run_id="run1", measure_start_ns=T0_NS, measure_end_ns=T0_NS + 10_000_000_000)
     write_results(tmp_path / "cached", run, requests)
-    other = connect(tmp_path / "cached", make_prices())
+    other = connect(tmp_path / "cached", make_prices(), needs={"run_summary"})
     try:
         s = _row(other, "run_summary", "run1")
     finally:
@@ -250,7 +250,7 @@ def test_tco_is_null_without_tokens_and_null_prices_for_unknown_keys(tmp_path: P
     write_results(tmp_path, zero_window, [make_request(run_id="zero")])
     unpriced = make_run(run_id="unpriced", hardware_key="not-in-table")
     write_results(tmp_path, unpriced, [make_request(run_id="unpriced")])
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs={"tco"})
     try:
         failed_row = _row(con, "tco", "failed")
         assert failed_row["output_tok_s"] is None
@@ -270,7 +270,7 @@ def test_tco_is_null_without_tokens_and_null_prices_for_unknown_keys(tmp_path: P
 
 def test_run_without_measured_requests_still_has_a_summary_row(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(status=RunStatus.failed, error="no engine"), [])
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs={"run_summary"})
     try:
         s = _row(con, "run_summary")
         assert (s["n"], s["errors"], s["ok"]) == (0, 0, 0)
@@ -391,7 +391,7 @@ def test_tco_rented_hand_worked(measured: duckdb.DuckDBPyConnection) -> None:
 
 def test_rented_basis_of_the_first_example_uses_the_row_accelerators(tmp_path: Path) -> None:
     write_results(tmp_path, make_run(), _requests())  # no gpu_count: the row's accelerators (1) are rented
-    con = connect(tmp_path, make_prices(rental={}))
+    con = connect(tmp_path, make_prices(rental={}), needs={"tco_rented"})
     try:
         r = _row(con, "tco_rented")
         # 2.00 x 1 x 730 = 1 460.00; + 200 + 100 = 1 760.00; / 78.84 M = 22.3237... -> 22.32
@@ -409,7 +409,7 @@ def test_tco_estimate_says_why_telemetry_was_not_used(tmp_path: Path) -> None:
         if not (WINDOW_START + 2 * 10**9 <= s.ts_ns <= WINDOW_START + 3 * 10**9)
     ]
     write_results(tmp_path, make_run(gpu_count=2), _requests(), gappy)
-    con = connect(tmp_path, make_prices())
+    con = connect(tmp_path, make_prices(), needs={"tco"})
     try:
         t = _row(con, "tco")
         assert t["power_basis"] == (
