@@ -16,10 +16,18 @@ import pytest
 
 from tests.services import S3_KEY_ID, S3_SECRET, PostgresServer, PrefectServer, S3Server, require
 
-# Fault tests that start no engine, container or shared service (damaged store files, the read-only query sandbox,
-# hostile endpoints and the secrets walk, whose servers are the tests' own): they run in tests/unit's lane, which ended
-# well before the integration lane in a CI preview (the figures: docs/dev/performance.md#ci-lanes).
-BESIDE_UNIT = ("test_damaged_files.py", "test_query_readonly.py", "test_hostile_servers.py", "test_secrets.py")
+# Files under tests/faults and tests/integration (paths under tests/) whose tests run in tests/unit's lane all the
+# same, so that both lanes end together (the figures: docs/dev/performance.md#ci-lanes): first the fault tests that
+# start no engine, container or shared service (damaged store files, the read-only query sandbox, hostile endpoints and
+# the secrets walk, whose servers are the tests' own), then the workload and import tests (no container either).
+BESIDE_UNIT = (
+    "faults/test_damaged_files.py",
+    "faults/test_query_readonly.py",
+    "faults/test_hostile_servers.py",
+    "faults/test_secrets.py",
+    "integration/test_workloads.py",
+    "integration/test_imports.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
@@ -28,7 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     processes), but those of BESIDE_UNIT: `make test` runs them in a lane of their own, beside tests/unit
     (tests/run_suite.sh)."""
     folders = [config.rootpath / "tests" / name for name in ("integration", "faults")]
-    beside_unit = {config.rootpath / "tests" / "faults" / name for name in BESIDE_UNIT}
+    beside_unit = {config.rootpath / "tests" / name for name in BESIDE_UNIT}
     for item in items:
         if any(item.path.is_relative_to(folder) for folder in folders) and item.path not in beside_unit:
             item.add_marker(pytest.mark.integration)
