@@ -60,6 +60,7 @@ __all__ = [
     "freeze_views",
     "read_only_query",
     "register_prices",
+    "run_count",
     "sql_views",
     "views_named",
 ]
@@ -401,7 +402,7 @@ def connect(
         views = sql_views()
         if wanted is not None:
             views = _needed(views, wanted, cached)
-        if freeze_max_runs is not None and _runs(con) > freeze_max_runs:
+        if freeze_max_runs is not None and run_count(con) > freeze_max_runs:
             freeze = ()
         _define(con, views, cached, frozenset(freeze))
         con.execute(
@@ -503,8 +504,8 @@ def freeze_views(con: duckdb.DuckDBPyConnection, names: tuple[str, ...] = FROZEN
         _freeze(con, name)
 
 
-def _runs(con: duckdb.DuckDBPyConnection) -> int:
-    """How many runs the connection's snapshot holds."""
+def run_count(con: duckdb.DuckDBPyConnection) -> int:
+    """How many runs the connection's snapshot holds (view runs)."""
     found = con.execute("SELECT count(*) FROM runs").fetchone()
     return int(found[0]) if found else 0
 

@@ -40,7 +40,7 @@ __all__ = ["model_cache"]  # the session fixture, imported for the engine tests
 EXIT_BOUND_S = 15.0  # a signal to a run of the embedded engine: stopped, stored and summarised within this
 LOAD_PER_CORE = 5  # the loaded machine of the promise: load average 5 per core (10 on 2 cores)
 # the hog's size, in targets, while the 1-minute average builds: 4 reaches the target from an idle machine in
-# 60 * ln(4 / 3) s, about 17 s, where 2 took 60 * ln(2), about 42 s (CI time: docs/dev/performance.md#hog-ramp)
+# 60 * ln(4 / 3) s, where 2 took 60 * ln(2) s (CI time: docs/dev/performance.md#hog-ramp)
 HOG_RAMP = 4
 ENDPOINT_ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect")
 KEPT = re.compile(

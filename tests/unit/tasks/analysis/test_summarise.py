@@ -59,6 +59,7 @@ def test_most_of_the_store_is_read_in_one_pass_with_the_same_rows(
     con = connect(tmp_path, load_prices(None), needs=SUMMARY_NEEDS)
     try:
         assert [most_of_the_store(con, ids[:n]) for n in (0, 3, 4, 8)] == [False, False, True, True]
+        assert not most_of_the_store(con, ids[:1])  # one run: one call either way
         assert not most_of_the_store(con, [ids[0]] * 4 + ids[1:3])  # a repeated id counts once
         sql = "SELECT * FROM rows_of_runs('run_summary', one_run := $one, ids := string_split($ids, chr(31)))"
         half = [ids[6], ids[1], ids[4], ids[2]]
