@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from tcobench.schemas import RequestRecord, RunRecord, TelemetryRecord
 from tcobench.tasks.store.lake import LAKE, attach_sql, new_instance, parse_store
 
-__all__ = ["data_files", "lake", "lake_rows", "on_disk", "table_rows", "write_folder_run"]
+__all__ = ["data_files", "lake", "lake_rows", "on_disk", "store_rows", "table_rows", "write_folder_run"]
 
 
 @contextlib.contextmanager
@@ -90,3 +90,17 @@ def write_folder_run(
     ):
         if rows:
             _legacy_file(folder, table, rows, _schema(model), run.date, run.host, name)
+
+
+def store_rows(store: Path, sql: str) -> list[dict[str, Any]]:
+    """Rows of a query over the store's views, read in this process (as `tcobench query` would: only the views
+    ``sql`` names are defined)."""
+    from tcobench.tasks.prices import load_prices
+    from tcobench.tasks.store.query import connect, views_named
+
+    con = connect(store, load_prices(None), needs=views_named(sql))
+    try:
+        rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
+        return rows
+    finally:
+        con.close()

@@ -37,7 +37,6 @@ __all__ = [
     "files_with",
     "start",
     "still_running",
-    "store_rows",
     "tcobench",
     "wait_for",
 ]
@@ -219,20 +218,6 @@ def one_error_line(stderr: str) -> str:
     lines = error_lines(stderr)
     assert len(lines) == 1, stderr[-4000:]
     return lines[0]
-
-
-def store_rows(store: Path, sql: str) -> list[dict[str, Any]]:
-    """Rows of a query over the store's views, read in this process (as `tcobench query` would: only the views
-    ``sql`` names are defined)."""
-    from tcobench.tasks.prices import load_prices
-    from tcobench.tasks.store.query import connect, views_named
-
-    con = connect(store, load_prices(None), needs=views_named(sql))
-    try:
-        rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
-        return rows
-    finally:
-        con.close()
 
 
 def files_with(roots: list[Path], needle: str) -> list[Path]:

@@ -16,8 +16,9 @@ import pytest
 from tcobench.errors import ConfigError
 from tcobench.schemas import LoadMode, RequestRecord, WorkloadConfig
 from tcobench.tasks.load.limits import FD_HEADROOM, check_load, plan_bound, port_range, reached
-from tests.faults.harness import error_lines, fault_env, store_rows, tcobench
+from tests.faults.harness import error_lines, fault_env, tcobench
 from tests.services import free_ports
+from tests.store_helpers import store_rows
 from tests.unit.factories import make_request
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,8 @@ import pytest
 
 from tcobench.tasks.host.procs import ProcessId
 from tests.faults.fakes import MODEL, fake_server
-from tests.faults.harness import descendants, fault_env, one_error_line, start, still_running, store_rows
+from tests.faults.harness import descendants, fault_env, one_error_line, start, still_running
+from tests.store_helpers import store_rows
 
 ARGS = ("--model", MODEL, "--protocol", "openai", "--no-prefect", "--warmup", "1", "--concurrency", "1")
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.faults.fakes import MODEL, fake_server
-from tests.faults.harness import fault_env, files_with, one_error_line, start, store_rows, tcobench, wait_for
+from tests.faults.harness import fault_env, files_with, one_error_line, start, tcobench, wait_for
+from tests.store_helpers import store_rows
 
 KEY = "sk-tcobench-test-7f3a9c"
 OTHER_KEY = "sk-tcobench-other-1b2d4e"

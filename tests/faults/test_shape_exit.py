@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import error_lines, fault_env, store_rows, tcobench
+from tests.faults.harness import error_lines, fault_env, tcobench
 from tests.services import free_ports
+from tests.store_helpers import store_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ("--model", "zero", "--output-tokens", "32", "--requests", "3", "--warmup", "0", "--concurrency", "1")

@@ -30,10 +30,10 @@ from tests.faults.harness import (
     one_error_line,
     start,
     still_running,
-    store_rows,
     tcobench,
     wait_for,
 )
+from tests.store_helpers import store_rows
 
 __all__ = ["model_cache"]  # the session fixture, imported for the engine tests
 

@@ -12,9 +12,7 @@ from typing import Any
 import pytest
 
 from tcobench.tasks.engine import RunningEngine
-from tcobench.tasks.prices import load_prices
-from tcobench.tasks.store.query import connect, views_named
-from tests.store_helpers import data_files
+from tests.store_helpers import data_files, store_rows
 
 pytestmark = [pytest.mark.engine, pytest.mark.prefect]
 
@@ -30,17 +28,6 @@ def query_json(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
     done = tcobench("query", sql, "--format", "json", env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)  # type: ignore[no-any-return]
-
-
-def view_rows(sql: str, env: dict[str, str]) -> list[dict[str, Any]]:
-    """Rows of ``sql`` over the store's views, read in this process with only the views it names (the command's own
-    reading, `tcobench query`, is asserted in the same test)."""
-    con = connect(Path(env["TCOBENCH_STORE"]), load_prices(None), needs=views_named(sql))
-    try:
-        rows: list[dict[str, Any]] = con.sql(sql).to_arrow_table().to_pylist()
-        return rows
-    finally:
-        con.close()
 
 
 def parquet_files(store: Path) -> list[Path]:
@@ -60,13 +47,13 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
     store = Path(cli_env["TCOBENCH_STORE"])
     assert data_files(store, "runs") and data_files(store, "requests")
 
-    counts = view_rows("select phase, count(*) as n from requests group by 1 order by 1", cli_env)
+    counts = store_rows(store, "select phase, count(*) as n from requests group by 1 order by 1")
     assert counts == [{"phase": "measure", "n": 8}, {"phase": "warmup", "n": 2}]
-    runs = view_rows(
+    runs = store_rows(
+        store,
         "select r.concurrency, r.status, r.model_digest, r.engine_name, s.errors, s.output_tok_s, "
         "t.usd_per_m_output_tokens from runs r join run_summary s using (run_id) join tco t using (run_id) "
         "order by 1",
-        cli_env,
     )
     assert [r["concurrency"] for r in runs] == [1, 2]
     for run in runs:
@@ -74,10 +61,10 @@ def test_default_run_end_to_end(cli_env: dict[str, str]) -> None:
         assert run["engine_name"] == "llama.cpp"
         assert run["model_digest"] == "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
         assert run["output_tok_s"] > 0 and run["usd_per_m_output_tokens"] > 0
-    tokens = view_rows(
+    tokens = store_rows(
+        store,
         "select min(output_tokens) as lo, max(output_tokens) as hi, count(*) filter (where token_count_source "
         "<> 'usage') as not_usage from requests",
-        cli_env,
     )[0]
     assert tokens["lo"] >= 1 and tokens["hi"] <= 16 and tokens["not_usage"] == 0
 
